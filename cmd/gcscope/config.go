@@ -1,0 +1,105 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"strings"
+)
+
+// version is gcscope's version, set at link time by the Makefile.
+var version = "dev"
+
+// config is the parsed command line.
+type config struct {
+	listen          string
+	kubeconfig      string
+	kubeContext     string
+	inCluster       bool
+	dataDir         string
+	writeKubeconfig string
+	demo            bool
+	logLevel        slog.Level
+	showVersion     bool
+}
+
+// embedded reports whether gcscope boots its own control plane.
+func (c *config) embedded() bool {
+	return c.kubeconfig == "" && c.kubeContext == "" && !c.inCluster
+}
+
+// usageError is a mistake on the command line (exit code 2).
+type usageError struct{ error }
+
+func parseFlags(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("gcscope", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: gcscope [flags]\n\n"+
+			"With no cluster flags, gcscope boots its own Kubernetes control plane on loopback\n"+
+			"(etcd, kube-apiserver, controllers) and fills it with demo workloads.\n\nFlags:\n")
+		fs.PrintDefaults()
+	}
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address to serve the UI and API on (loopback only for now)")
+	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "use the cluster of this kubeconfig instead of the embedded one")
+	fs.StringVar(&c.kubeContext, "context", "", "kubeconfig context to use (implies an existing cluster; default: the current context)")
+	fs.BoolVar(&c.inCluster, "in-cluster", false, "use the service account of the pod gcscope runs in")
+	fs.StringVar(&c.dataDir, "data-dir", "", "embedded cluster: keep etcd data, credentials and logs here across restarts (default: a temporary dir removed on exit)")
+	fs.StringVar(&c.writeKubeconfig, "write-kubeconfig", "", "embedded cluster: also write an admin kubeconfig to this path")
+	fs.BoolVar(&c.demo, "demo", true, "create the demo workloads (default true for the embedded cluster, false otherwise)")
+	level := fs.String("log-level", "info", "log level: debug, info, warn or error (debug also shows the control plane's logs)")
+	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
+
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return nil, usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0))}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	if err := c.logLevel.UnmarshalText([]byte(*level)); err != nil {
+		return nil, usageError{fmt.Errorf("--log-level %q: want debug, info, warn or error", *level)}
+	}
+	if !set["demo"] {
+		c.demo = c.embedded()
+	}
+	if c.inCluster && (c.kubeconfig != "" || c.kubeContext != "") {
+		return nil, usageError{errors.New("--in-cluster cannot be combined with --kubeconfig or --context")}
+	}
+	if !c.embedded() {
+		for _, name := range []string{"data-dir", "write-kubeconfig"} {
+			if set[name] {
+				return nil, usageError{fmt.Errorf("--%s applies to the embedded cluster only; drop it or drop --kubeconfig/--context/--in-cluster", name)}
+			}
+		}
+	}
+	if err := checkLoopback(c.listen); err != nil {
+		return nil, usageError{err}
+	}
+	return c, nil
+}
+
+// checkLoopback refuses addresses other machines could reach: gcscope can delete objects,
+// and until authentication exists it serves loopback only.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: want host:port, for example 127.0.0.1:8080", addr)
+	}
+	if strings.EqualFold(host, "localhost") {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("--listen %q is not a loopback address; gcscope serves only 127.0.0.1 or ::1 until it has authentication", addr)
+}

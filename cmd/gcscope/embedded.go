@@ -1,0 +1,24 @@
+//go:build !noembedded
+
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/gcscope/gcscope/cluster"
+)
+
+// startControlPlane boots the embedded etcd, kube-apiserver and controllers.
+func startControlPlane(ctx context.Context, cfg *config, log *slog.Logger) (controlPlane, error) {
+	c, err := cluster.Start(ctx, cluster.Options{
+		DataDir:     cfg.dataDir,
+		Controllers: true,
+		Debug:       cfg.logLevel <= slog.LevelDebug,
+		Logger:      log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gcscope/gcscope/cluster/demo"
+	"github.com/gcscope/gcscope/server"
+)
+
+// controlPlane is the embedded cluster as run needs it (see embedded.go).
+type controlPlane interface {
+	RESTConfig() *rest.Config
+	KubeconfigPath() string
+	WriteKubeconfig(path string) error
+	Failed() <-chan error
+	Stop()
+}
+
+// run is gcscope from flags to shutdown: listen, connect to (or boot) the cluster, apply the
+// demo, serve until ctx is cancelled, then stop everything in reverse order.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if cfg.showVersion {
+		fmt.Fprintf(stdout, "gcscope %s\n", version)
+		return nil
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+
+	// Listen first: a port in use is reported before seconds go into booting a cluster.
+	ln, err := net.Listen("tcp", cfg.listen)
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return fmt.Errorf("%s is already in use; stop whatever listens there or pick another address with --listen", cfg.listen)
+		}
+		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
+	}
+	ready := &readiness{waiting: "connecting to the cluster"}
+	srv := &http.Server{
+		Handler:           server.New(server.Options{Logger: log, Ready: ready.check, Version: version}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+
+	start := time.Now()
+	var restConfig *rest.Config
+	var failed <-chan error
+	if cfg.embedded() {
+		cp, err := startControlPlane(ctx, cfg, log)
+		if err != nil {
+			return fmt.Errorf("embedded control plane: %w", err)
+		}
+		defer cp.Stop()
+		restConfig, failed = cp.RESTConfig(), cp.Failed()
+		kubeconfig := cp.KubeconfigPath()
+		if cfg.writeKubeconfig != "" {
+			if err := cp.WriteKubeconfig(cfg.writeKubeconfig); err != nil {
+				return err
+			}
+			kubeconfig = cfg.writeKubeconfig
+		}
+		v, err := serverVersion(restConfig)
+		if err != nil {
+			return fmt.Errorf("embedded control plane: %w", err)
+		}
+		fmt.Fprintf(stdout, "embedded Kubernetes %s ready in %s at %s\n", v, time.Since(start).Round(100*time.Millisecond), restConfig.Host)
+		fmt.Fprintf(stdout, "kubectl: export KUBECONFIG=%s\n", kubeconfig)
+	} else {
+		if restConfig, err = externalConfig(cfg, getenv); err != nil {
+			return err
+		}
+		v, err := serverVersion(restConfig)
+		if err != nil {
+			return fmt.Errorf("cannot reach the cluster at %s: %v; check that it is running and that the kubeconfig and context are the right ones", restConfig.Host, err)
+		}
+		fmt.Fprintf(stdout, "connected to Kubernetes %s at %s\n", v, restConfig.Host)
+	}
+
+	if cfg.demo {
+		ready.set("creating demo workloads")
+		dstart := time.Now()
+		if err := demo.Apply(ctx, restConfig, log); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			log.Warn("demo workloads incomplete; gcscope runs on without them", "err", err)
+		} else {
+			fmt.Fprintf(stdout, "demo workloads in namespaces %s (%s)\n", strings.Join(demo.Namespaces, ", "), time.Since(dstart).Round(100*time.Millisecond))
+		}
+	}
+	ready.set("")
+	fmt.Fprintf(stdout, "gcscope %s serving on http://%s\n", version, ln.Addr())
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+		return nil
+	case err := <-failed:
+		return err
+	case err := <-serveErr:
+		return fmt.Errorf("http server: %w", err)
+	}
+}
+
+// externalConfig loads the client configuration of an existing cluster.
+func externalConfig(cfg *config, getenv func(string) string) (*rest.Config, error) {
+	if cfg.inCluster {
+		rc, err := rest.InClusterConfig()
+		if err != nil {
+			return nil, fmt.Errorf("--in-cluster: %v; run gcscope in a pod with a service account, or use --kubeconfig", err)
+		}
+		return rc, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.Precedence = []string{clientcmd.RecommendedHomeFile}
+	if env := getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
+		rules.Precedence = filepath.SplitList(env)
+	}
+	rules.ExplicitPath = cfg.kubeconfig
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: cfg.kubeContext}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
+	if err != nil {
+		where := cfg.kubeconfig
+		if where == "" {
+			where = "the default kubeconfig"
+		}
+		return nil, fmt.Errorf("cannot use %s: %v; check the file and --context, or omit both to use the embedded cluster", where, oneLine(err))
+	}
+	return rc, nil
+}
+
+// serverVersion asks the apiserver for its version, with a short timeout.
+func serverVersion(rc *rest.Config) (string, error) {
+	rc = rest.CopyConfig(rc)
+	rc.Timeout = 10 * time.Second
+	dc, err := discovery.NewDiscoveryClientForConfig(rc)
+	if err != nil {
+		return "", err
+	}
+	v, err := dc.ServerVersion()
+	if err != nil {
+		return "", oneLineErr(err)
+	}
+	return v.GitVersion, nil
+}
+
+func oneLine(err error) string { return strings.Join(strings.Fields(err.Error()), " ") }
+
+func oneLineErr(err error) error { return errors.New(oneLine(err)) }
+
+// readiness is what /readyz reports: empty waiting means ready.
+type readiness struct {
+	mu      sync.Mutex
+	waiting string
+}
+
+func (r *readiness) set(waiting string) {
+	r.mu.Lock()
+	r.waiting = waiting
+	r.mu.Unlock()
+}
+
+func (r *readiness) check() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.waiting != "" {
+		return errors.New(r.waiting)
+	}
+	return nil
+}
