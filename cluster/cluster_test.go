@@ -489,4 +489,3 @@ func metas[T any, PT interface {
 	}
 	return out
 }
-

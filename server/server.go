@@ -32,7 +32,7 @@ func New(o Options) http.Handler {
 	r.Use(middleware.Recoverer)
 
 	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) { plain(w, http.StatusOK, "ok") }) // the process is alive
-	r.Get("/readyz", readyz(o.Ready))                                                                // ready to serve: cluster reachable, demo applied
+	r.Get("/readyz", readyz(o.Ready))                                                                 // ready to serve: cluster reachable, demo applied
 	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusOK, fmt.Sprintf("gcscope %s\nhealth: /healthz\nreadiness: /readyz\n", o.Version))
 	})

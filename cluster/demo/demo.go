@@ -32,14 +32,14 @@ import (
 
 // The demo's namespaces, one per scenario.
 const (
-	NamespaceWeb       = "demo-web"       // Deployments, one with two ReplicaSet revisions; a bare ReplicaSet
-	NamespaceStateful  = "demo-stateful"  // StatefulSet: ControllerRevision, Pods, PVCs it owns
-	NamespaceBatch     = "demo-batch"     // CronJob → Jobs → Pods
-	NamespaceDaemon    = "demo-daemon"    // DaemonSet on a node object
-	NamespaceCRD       = "demo-crd"       // Widgets (custom resources) owning ConfigMaps and Secrets; two owners
-	NamespaceStuck     = "demo-stuck"     // a Deployment whose Pod a finalizer holds
-	NamespaceDangling  = "demo-dangling"  // an ownerReference to an owner that does not exist
-	NamespaceCrossNS   = "demo-crossns"   // an ownerReference to an object in another namespace
+	NamespaceWeb       = "demo-web"      // Deployments, one with two ReplicaSet revisions; a bare ReplicaSet
+	NamespaceStateful  = "demo-stateful" // StatefulSet: ControllerRevision, Pods, PVCs it owns
+	NamespaceBatch     = "demo-batch"    // CronJob → Jobs → Pods
+	NamespaceDaemon    = "demo-daemon"   // DaemonSet on a node object
+	NamespaceCRD       = "demo-crd"      // Widgets (custom resources) owning ConfigMaps and Secrets; two owners
+	NamespaceStuck     = "demo-stuck"    // a Deployment whose Pod a finalizer holds
+	NamespaceDangling  = "demo-dangling" // an ownerReference to an owner that does not exist
+	NamespaceCrossNS   = "demo-crossns"  // an ownerReference to an object in another namespace
 	HoldFinalizer      = "demo.gcscope.io/hold"
 	PartOfLabel        = "app.kubernetes.io/part-of"
 	PartOfValue        = "gcscope-demo"
@@ -438,4 +438,3 @@ func describe(obj metav1.Object) string {
 }
 
 func ptr[T any](v T) *T { return &v }
-

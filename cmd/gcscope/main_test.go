@@ -258,9 +258,9 @@ type process struct {
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed once the process has exited; waitErr is then set
 	waitErr error
-	mu     sync.Mutex
-	out    bytes.Buffer
-	errBuf bytes.Buffer
+	mu      sync.Mutex
+	out     bytes.Buffer
+	errBuf  bytes.Buffer
 }
 
 func startProcess(t *testing.T, dir string, env []string, bin string, args ...string) *process {
