@@ -331,7 +331,15 @@ func TestDemoBrokenReferences(t *testing.T) {
 
 func TestDemoSizeAndIdempotence(t *testing.T) {
 	ctx := context.Background()
-	before := countDemoObjects(t)
+	// Controllers are still creating Pods when the tests start: wait for the count to settle.
+	before := -1
+	eventually(t, "demo object count settles", func(ctx context.Context) (bool, error) {
+		n := countDemoObjects(t)
+		settled := n == before
+		before = n
+		time.Sleep(time.Second)
+		return settled, nil
+	})
 	if before < 100 || before > 300 {
 		t.Errorf("demo has %d objects, want between 100 and 300", before)
 	}

@@ -123,14 +123,14 @@ func (d *applier) meta(ns, name string, owners ...metav1.OwnerReference) metav1.
 	return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{PartOfLabel: PartOfValue}, OwnerReferences: owners}
 }
 
-// web: several Deployments, one rolled out twice so it has two ReplicaSet revisions (with
+// web: six Deployments, one rolled out twice so it has two ReplicaSet revisions (with
 // no nodes the rollout never completes, so both keep Pods), and a bare ReplicaSet.
 func (d *applier) web(ctx context.Context) error {
 	deps := d.core.AppsV1().Deployments(NamespaceWeb)
 	for _, spec := range []struct {
 		name     string
 		replicas int32
-	}{{"frontend", 4}, {"api", 4}, {"worker", 3}, {"cache", 2}, {"canary", 1}} {
+	}{{"frontend", 6}, {"api", 4}, {"worker", 5}, {"cache", 2}, {"search", 4}, {"canary", 1}} {
 		if _, err := ensure(ctx, deps, deployment(NamespaceWeb, spec.name, spec.replicas, "nginx:1.27", d.meta)); err != nil {
 			return err
 		}
