@@ -363,12 +363,19 @@ func (d *applier) stuck(ctx context.Context) error {
 	return err
 }
 
-// broken: references the collector treats as absent. A ConfigMap whose owner never
-// existed; a ConfigMap naming the UID of a Deployment in another namespace; a
-// cluster-scoped ClusterRole naming a namespaced owner.
+// broken: references the collector treats as absent or cannot resolve. A ConfigMap whose
+// owner never existed; one whose owner's kind is not served; a ConfigMap naming the UID of
+// a Deployment in another namespace; a cluster-scoped ClusterRole naming a namespaced owner.
 func (d *applier) broken(ctx context.Context) error {
 	ghost := controllerRef("apps/v1", "Deployment", "ghost", uuid.NewUUID())
 	cm := &corev1.ConfigMap{ObjectMeta: d.meta(NamespaceDangling, "orphan-config", ghost), Data: map[string]string{"owner": "ghost"}}
+	if _, err := ensure(ctx, d.core.CoreV1().ConfigMaps(NamespaceDangling), cm); err != nil {
+		return err
+	}
+	// An owner of a kind no API serves: the collector can never verify it, so it never
+	// deletes the dependent and keeps retrying (a virtual owner that stays).
+	gadget := controllerRef(WidgetGroup+"/v1alpha1", "Gadget", "unserved", uuid.NewUUID())
+	cm = &corev1.ConfigMap{ObjectMeta: d.meta(NamespaceDangling, "unserved-owner-config", gadget), Data: map[string]string{"owner": "Gadget (unserved)"}}
 	if _, err := ensure(ctx, d.core.CoreV1().ConfigMaps(NamespaceDangling), cm); err != nil {
 		return err
 	}
@@ -381,7 +388,11 @@ func (d *applier) broken(ctx context.Context) error {
 	if _, err := ensure(ctx, d.core.CoreV1().ConfigMaps(NamespaceCrossNS), cm); err != nil {
 		return err
 	}
-	cr := &rbacv1.ClusterRole{ObjectMeta: d.meta("", InvalidClusterRole, cross)}
+	// Not blocking: a blocking reference, even an invalid one, would hold a foreground
+	// deletion of the api Deployment forever, as it does upstream.
+	invalid := cross
+	invalid.BlockOwnerDeletion = ptr(false)
+	cr := &rbacv1.ClusterRole{ObjectMeta: d.meta("", InvalidClusterRole, invalid)}
 	_, err = ensure(ctx, d.core.RbacV1().ClusterRoles(), cr)
 	return err
 }

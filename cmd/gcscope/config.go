@@ -8,6 +8,11 @@ import (
 	"log/slog"
 	"net"
 	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gcscope/gcscope/gc"
 )
 
 // version is gcscope's version, set at link time by the Makefile.
@@ -24,6 +29,14 @@ type config struct {
 	demo            bool
 	logLevel        slog.Level
 	showVersion     bool
+
+	// The engine.
+	workers     int
+	gcMode      gc.Mode
+	actionDelay time.Duration
+	ignored     []schema.GroupResource
+	qps         float64
+	burst       int
 }
 
 // embedded reports whether gcscope boots its own control plane.
@@ -51,6 +64,12 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.dataDir, "data-dir", "", "embedded cluster: keep etcd data, credentials and logs here across restarts (default: a temporary dir removed on exit)")
 	fs.StringVar(&c.writeKubeconfig, "write-kubeconfig", "", "embedded cluster: also write an admin kubeconfig to this path")
 	fs.BoolVar(&c.demo, "demo", true, "create the demo workloads (default true for the embedded cluster, false otherwise)")
+	fs.IntVar(&c.workers, "workers", 20, "collector workers for each of the attemptToDelete and attemptToOrphan queues")
+	mode := fs.String("gc-mode", "", "active (the engine deletes) or shadow (it records what it would do, writes nothing); default active for the embedded cluster, shadow otherwise")
+	fs.DurationVar(&c.actionDelay, "gc-action-delay", 0, "wait this long before each write of the engine: slow motion for demos")
+	ignored := fs.String("gc-ignored-resources", "events,events.events.k8s.io", "comma-separated resource[.group] the engine does not monitor")
+	fs.Float64Var(&c.qps, "kube-api-qps", 50, "queries per second to the apiserver")
+	fs.IntVar(&c.burst, "kube-api-burst", 100, "burst of queries to the apiserver")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error (debug also shows the control plane's logs)")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 
@@ -71,6 +90,34 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if !set["demo"] {
 		c.demo = c.embedded()
+	}
+	switch gc.Mode(*mode) {
+	case "":
+		// Collecting in a cluster whose own controller-manager collects too would race
+		// it: only the embedded cluster, which runs no other collector, is active by default.
+		c.gcMode = gc.ModeShadow
+		if c.embedded() {
+			c.gcMode = gc.ModeActive
+		}
+	case gc.ModeActive, gc.ModeShadow:
+		c.gcMode = gc.Mode(*mode)
+	default:
+		return nil, usageError{fmt.Errorf("--gc-mode %q: want active or shadow", *mode)}
+	}
+	if c.workers < 1 {
+		return nil, usageError{fmt.Errorf("--workers %d: want at least 1", c.workers)}
+	}
+	if c.actionDelay < 0 {
+		return nil, usageError{fmt.Errorf("--gc-action-delay %v: want a positive duration", c.actionDelay)}
+	}
+	if c.qps <= 0 || c.burst < 1 {
+		return nil, usageError{errors.New("--kube-api-qps and --kube-api-burst must be positive")}
+	}
+	c.ignored = []schema.GroupResource{}
+	for _, r := range strings.Split(*ignored, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			c.ignored = append(c.ignored, schema.ParseGroupResource(r))
+		}
 	}
 	if c.inCluster && (c.kubeconfig != "" || c.kubeContext != "") {
 		return nil, usageError{errors.New("--in-cluster cannot be combined with --kubeconfig or --context")}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gcscope/gcscope/cluster/demo"
+	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server"
 )
 
@@ -101,6 +102,39 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("cannot reach the cluster at %s: %v; check that it is running and that the kubeconfig and context are the right ones", restConfig.Host, err)
 		}
 		fmt.Fprintf(stdout, "connected to Kubernetes %s at %s\n", v, restConfig.Host)
+	}
+
+	restConfig.QPS, restConfig.Burst = float32(cfg.qps), cfg.burst
+	engine, err := gc.NewForConfig(restConfig, gc.Options{
+		Workers:          cfg.workers,
+		Mode:             cfg.gcMode,
+		ActionDelay:      cfg.actionDelay,
+		IgnoredResources: cfg.ignored,
+		Logger:           log.With("component", "gc"),
+	})
+	if err != nil {
+		return fmt.Errorf("garbage collector: %w", err)
+	}
+	engineCtx, stopEngine := context.WithCancel(context.Background())
+	engineDone := make(chan error, 1)
+	go func() { engineDone <- engine.Run(engineCtx) }()
+	defer func() {
+		stopEngine()
+		select {
+		case <-engineDone:
+		case <-time.After(2 * time.Second):
+			log.Warn("garbage collector still stopping; not waiting longer")
+		}
+	}()
+	ready.set("garbage collector syncing its monitors")
+	select {
+	case <-engine.Started():
+		st := engine.SyncState()
+		fmt.Fprintf(stdout, "garbage collector (%s, %d workers) monitoring %d resources\n", cfg.gcMode, cfg.workers, len(st.Resources))
+	case err := <-engineDone:
+		return fmt.Errorf("garbage collector: %w", err)
+	case <-ctx.Done():
+		return nil
 	}
 
 	if cfg.demo {

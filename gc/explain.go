@@ -1,0 +1,249 @@
+package gc
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// OwnerState classifies one ownerReference as the engine sees it from its graph.
+type OwnerState string
+
+const (
+	OwnerSolid      OwnerState = "solid"      // the owner exists and keeps the object
+	OwnerWaiting    OwnerState = "waiting"    // the owner is being deleted in the foreground: it waits for this object
+	OwnerDangling   OwnerState = "dangling"   // the owner is verified absent
+	OwnerUnverified OwnerState = "unverified" // the owner has not been observed; the engine is checking it
+	OwnerInvalid    OwnerState = "invalid"    // the reference can never resolve (namespace rules)
+)
+
+// OwnerStatus is one owner of an explained object.
+type OwnerStatus struct {
+	OwnerRef
+	State  OwnerState `json:"state"`
+	Reason string     `json:"reason"`
+}
+
+// Blocker is a dependent that blocks a foreground deletion, with what holds it.
+type Blocker struct {
+	Object             ObjectRef `json:"object"`
+	Finalizers         []string  `json:"finalizers,omitempty"`
+	BeingDeleted       bool      `json:"beingDeleted,omitempty"`
+	DeletingDependents bool      `json:"deletingDependents,omitempty"`
+	// Blockers are its own blocking dependents, when it waits for them too.
+	Blockers []Blocker `json:"blockers,omitempty"`
+}
+
+// QueuePosition is where the object stands in one of the engine's queues.
+type QueuePosition struct {
+	Queue QueueName `json:"queue"`
+	QueueItem
+}
+
+// Explanation says why an object still exists or what it waits for.
+type Explanation struct {
+	Object     NodeState     `json:"object"`
+	Dependents []ObjectRef   `json:"dependents,omitempty"`
+	Owners     []OwnerStatus `json:"owners,omitempty"`
+	// Blockers: blocking dependents a foreground deletion of the object waits for.
+	Blockers []Blocker `json:"blockers,omitempty"`
+	// HeldBy: finalizers of other controllers that keep the object after its deletion.
+	HeldBy []string        `json:"heldBy,omitempty"`
+	Queues []QueuePosition `json:"queues,omitempty"`
+	Last   *Action         `json:"lastAction,omitempty"`
+	Next   string          `json:"next"`
+	Words  []string        `json:"words"`
+}
+
+// maxBlockerDepth bounds how deep Explain follows blockers of blockers.
+const maxBlockerDepth = 8
+
+// Explain describes the object of uid from the engine's graph, without asking the
+// apiserver. False if the graph does not hold it.
+func (gc *GarbageCollector) Explain(uid types.UID) (Explanation, bool) {
+	gc.graph.mu.RLock()
+	n, ok := gc.graph.read(uid)
+	if !ok {
+		gc.graph.mu.RUnlock()
+		return Explanation{}, false
+	}
+	e := Explanation{Object: *stateOf(n)}
+	for _, d := range n.dependentList() {
+		e.Dependents = append(e.Dependents, refOf(d.identity))
+	}
+	for _, ref := range n.owners {
+		e.Owners = append(e.Owners, gc.ownerStatus(n, ref))
+	}
+	if n.deletingDependents {
+		e.Blockers = blockersOf(n, maxBlockerDepth, map[*node]bool{n: true})
+	}
+	gc.graph.mu.RUnlock()
+
+	for _, f := range e.Object.Finalizers {
+		if f != metav1.FinalizerDeleteDependents && f != metav1.FinalizerOrphanDependents {
+			e.HeldBy = append(e.HeldBy, f)
+		}
+	}
+	gc.feed.mu.Lock()
+	for _, q := range []QueueName{GraphChanges, AttemptToDelete, AttemptToOrphan} {
+		m := gc.feed.queues[q]
+		if it, ok := m.items[uid]; ok {
+			e.Queues = append(e.Queues, QueuePosition{Queue: q, QueueItem: *it})
+		}
+		for _, a := range m.recent {
+			if a.Object.UID == uid && (e.Last == nil || a.Verb != VerbGet) {
+				c := a
+				e.Last = &c
+			}
+		}
+	}
+	gc.feed.mu.Unlock()
+	e.Next, e.Words = gc.narrate(&e, time.Now())
+	return e, true
+}
+
+// ownerStatus classifies ref from the graph. Requires graph.mu.
+func (gc *GarbageCollector) ownerStatus(dep *node, ref metav1.OwnerReference) OwnerStatus {
+	s := OwnerStatus{OwnerRef: ownerRefOf(ref)}
+	absentKey := objectReference{OwnerReference: ownerCoordinates(ref), Namespace: dep.identity.Namespace}
+	clusterKey := objectReference{OwnerReference: ownerCoordinates(ref)}
+	owner, inGraph := gc.graph.read(ref.UID)
+	switch {
+	case dep.identity.Namespace == "" && gc.namespacedKind(ref):
+		s.State, s.Reason = OwnerInvalid, "a cluster-scoped object cannot have a namespaced owner; the reference is ignored"
+	case gc.absentOwners.Has(absentKey) || gc.absentOwners.Has(clusterKey):
+		s.State, s.Reason = OwnerDangling, "verified absent"
+	case !inGraph:
+		s.State, s.Reason = OwnerUnverified, "not observed yet"
+	case owner.virtual:
+		s.State, s.Reason = OwnerUnverified, "not observed yet; the engine is verifying it exists"
+	case owner.identity.Namespace != "" && owner.identity.Namespace != dep.identity.Namespace:
+		s.State, s.Reason = OwnerInvalid, fmt.Sprintf("the owner is in namespace %s; a reference resolves only in the dependent's own namespace, so it counts as absent", owner.identity.Namespace)
+	case ownerCoordinates(ref) != owner.identity.OwnerReference:
+		s.State, s.Reason = OwnerDangling, fmt.Sprintf("uid %s belongs to %s %s, not to the %s %s referenced", ref.UID, owner.identity.Kind, owner.identity.Name, ref.Kind, ref.Name)
+	case owner.deletingDependents:
+		s.State, s.Reason = OwnerWaiting, "being deleted in the foreground, waiting for its dependents"
+	case owner.beingDeleted:
+		s.State, s.Reason = OwnerSolid, "exists (being deleted, not waiting for dependents)"
+	default:
+		s.State, s.Reason = OwnerSolid, "exists"
+	}
+	return s
+}
+
+// namespacedKind reports whether ref's kind is namespaced, per the REST mapper (false if
+// unknown).
+func (gc *GarbageCollector) namespacedKind(ref metav1.OwnerReference) bool {
+	_, namespaced, err := gc.apiResource(ref.APIVersion, ref.Kind)
+	return err == nil && namespaced
+}
+
+// blockersOf lists n's blocking dependents and, for those deleting their own dependents,
+// theirs. Requires graph.mu.
+func blockersOf(n *node, depth int, seen map[*node]bool) []Blocker {
+	var out []Blocker
+	for _, d := range n.blockingDependents() {
+		b := Blocker{Object: refOf(d.identity), Finalizers: slices.Clone(d.finalizers),
+			BeingDeleted: d.beingDeleted, DeletingDependents: d.deletingDependents}
+		if d.deletingDependents && depth > 1 && !seen[d] {
+			seen[d] = true
+			b.Blockers = blockersOf(d, depth-1, seen)
+		}
+		out = append(out, b)
+	}
+	return out
+}
+
+// narrate puts an explanation in words: the next step, then the reasons.
+func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []string) {
+	o := e.Object
+	var words []string
+	count := map[OwnerState][]string{}
+	for _, s := range e.Owners {
+		count[s.State] = append(count[s.State], s.Kind+" "+s.Name)
+	}
+	var next string
+	switch {
+	case o.Virtual:
+		next = "verify whether it exists: it is only known because dependents name it as their owner"
+		words = append(words, fmt.Sprintf("%s %s has not been observed; %d dependents name it as owner", o.Kind, o.Name, len(e.Dependents)))
+	case o.DeletingDependents:
+		if len(e.Blockers) == 0 {
+			next = "remove the foregroundDeletion finalizer: no blocking dependent remains"
+		} else {
+			next = fmt.Sprintf("wait for %d blocking dependents to be deleted", len(e.Blockers))
+			words = append(words, "waiting for "+describeBlockers(e.Blockers))
+		}
+	case o.BeingDeleted && slices.Contains(o.Finalizers, metav1.FinalizerOrphanDependents):
+		next = fmt.Sprintf("remove its reference from %d dependents, then the orphan finalizer", len(e.Dependents))
+	case o.BeingDeleted:
+		next = "nothing: the apiserver deletes it once its finalizers are removed"
+	case len(e.Owners) == 0:
+		next = "nothing: an object without owners is never collected"
+	case len(count[OwnerSolid]) > 0:
+		next = "keep it: owner " + strings.Join(count[OwnerSolid], ", ") + " exists"
+		if stale := append(count[OwnerDangling], count[OwnerWaiting]...); len(stale) > 0 {
+			next += "; remove its references to " + strings.Join(stale, ", ")
+		}
+	case len(count[OwnerUnverified]) > 0:
+		next = "verify owner " + strings.Join(count[OwnerUnverified], ", ") + " before deciding"
+	case len(count[OwnerInvalid]) == len(e.Owners) && o.Namespace == "":
+		next = "nothing: its only owners are namespaced, which a cluster-scoped object cannot have"
+	case len(count[OwnerWaiting]) > 0 && len(e.Dependents) > 0:
+		next = "delete it in the foreground: its owner waits for it, and it has dependents of its own"
+	case len(count[OwnerWaiting]) > 0:
+		next = "delete it: its owner waits for it"
+	default:
+		next = "delete it: none of its owners exists"
+	}
+	for _, s := range e.Owners {
+		words = append(words, fmt.Sprintf("owner %s %s: %s (%s)", s.Kind, s.Name, s.State, s.Reason))
+	}
+	if len(e.HeldBy) > 0 && o.BeingDeleted {
+		words = append(words, "held by finalizer "+strings.Join(e.HeldBy, ", "))
+	}
+	for _, q := range e.Queues {
+		switch {
+		case q.InFlight:
+			words = append(words, fmt.Sprintf("a %s worker is processing it", q.Queue))
+		case q.Queued:
+			words = append(words, fmt.Sprintf("queued in %s", q.Queue))
+		}
+		if q.BackoffUntil != nil {
+			words = append(words, fmt.Sprintf("%s retries it in %s (retry %d)", q.Queue, q.BackoffUntil.Sub(now).Round(time.Millisecond), q.Retries))
+		}
+	}
+	if e.Last != nil && e.Last.Error != "" {
+		words = append(words, fmt.Sprintf("last %s failed: %s", e.Last.Verb, e.Last.Error))
+	}
+	return next, words
+}
+
+func describeBlockers(bs []Blocker) string {
+	parts := make([]string, len(bs))
+	for i, b := range bs {
+		p := strings.ToLower(b.Object.Kind) + " " + b.Object.Name
+		var held []string
+		for _, f := range b.Finalizers {
+			if f != metav1.FinalizerDeleteDependents && f != metav1.FinalizerOrphanDependents {
+				held = append(held, f)
+			}
+		}
+		switch {
+		case len(held) > 0:
+			p += " is held by finalizer " + strings.Join(held, ", ")
+		case b.DeletingDependents:
+			p += " waits for " + describeBlockers(b.Blockers)
+		case b.BeingDeleted:
+			p += " is being deleted"
+		default:
+			p += " is not deleted yet"
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, "; ")
+}

@@ -1,0 +1,432 @@
+package gc
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The feed is the engine's only door to the rest of gcscope: a sequence-numbered stream
+// of every graph mutation, every queue transition and every worker action. Publishing
+// never waits for a reader: events go into a bounded ring, and a reader that falls more
+// than the ring behind gets ErrTooOld and must take a fresh Snapshot.
+
+// EventType says what an Event reports; exactly one of its payload fields is set.
+type EventType string
+
+const (
+	NodeAdded   EventType = "nodeAdded"   // Node: a new node (observed or virtual)
+	NodeUpdated EventType = "nodeUpdated" // Node: the node's full new state
+	NodeRemoved EventType = "nodeRemoved" // Node: the node as it was when removed
+	EdgeAdded   EventType = "edgeAdded"   // Edge: a dependent names an owner (or the reference changed)
+	EdgeRemoved EventType = "edgeRemoved" // Edge: the reference is gone
+	QueueChange EventType = "queue"       // Queue: a work-queue transition
+	ActionTaken EventType = "action"      // Action: a worker's decision or API call, with its result
+	SyncChange  EventType = "sync"        // Sync: the monitored resources or their sync state changed
+)
+
+// Event is one entry of the feed.
+type Event struct {
+	Seq    uint64      `json:"seq"`
+	Time   time.Time   `json:"time"`
+	Type   EventType   `json:"type"`
+	Node   *NodeState  `json:"node,omitempty"`
+	Edge   *Edge       `json:"edge,omitempty"`
+	Queue  *QueueEvent `json:"queue,omitempty"`
+	Action *Action     `json:"action,omitempty"`
+	Sync   *SyncState  `json:"sync,omitempty"`
+}
+
+// ObjectRef identifies an object.
+type ObjectRef struct {
+	APIVersion string    `json:"apiVersion"`
+	Kind       string    `json:"kind"`
+	Namespace  string    `json:"namespace,omitempty"`
+	Name       string    `json:"name"`
+	UID        types.UID `json:"uid"`
+}
+
+// OwnerRef is one ownerReference of an object.
+type OwnerRef struct {
+	APIVersion         string    `json:"apiVersion"`
+	Kind               string    `json:"kind"`
+	Name               string    `json:"name"`
+	UID                types.UID `json:"uid"`
+	Controller         bool      `json:"controller,omitempty"`
+	BlockOwnerDeletion bool      `json:"blockOwnerDeletion,omitempty"`
+}
+
+// NodeState is a node of the dependency graph as the engine sees it.
+type NodeState struct {
+	ObjectRef
+	Owners            []OwnerRef `json:"owners,omitempty"`
+	Finalizers        []string   `json:"finalizers,omitempty"`
+	DeletionTimestamp *time.Time `json:"deletionTimestamp,omitempty"`
+	// BeingDeleted: the object has a deletionTimestamp.
+	BeingDeleted bool `json:"beingDeleted,omitempty"`
+	// DeletingDependents: a foreground deletion is waiting for blocking dependents.
+	DeletingDependents bool `json:"deletingDependents,omitempty"`
+	// Virtual: only known as the owner named by dependents; not observed yet.
+	Virtual bool `json:"virtual,omitempty"`
+	// Observed: seen through an informer (the opposite of Virtual).
+	Observed bool `json:"observed,omitempty"`
+}
+
+// Edge is the ownerReference from Dependent to Owner.
+type Edge struct {
+	Dependent          types.UID `json:"dependent"`
+	Owner              types.UID `json:"owner"`
+	Controller         bool      `json:"controller,omitempty"`
+	BlockOwnerDeletion bool      `json:"blockOwnerDeletion,omitempty"`
+}
+
+// QueueName names one of the engine's three work queues, as upstream does.
+type QueueName string
+
+const (
+	GraphChanges    QueueName = "graphChanges"
+	AttemptToDelete QueueName = "attemptToDelete"
+	AttemptToOrphan QueueName = "attemptToOrphan"
+)
+
+// QueueOp is a work-queue transition.
+type QueueOp string
+
+const (
+	QueueAdded      QueueOp = "added"      // put in the queue (or marked dirty while in flight)
+	QueueAddedAfter QueueOp = "addedAfter" // scheduled to be added after its backoff Delay
+	QueueTaken      QueueOp = "taken"      // taken by a worker
+	QueueDone       QueueOp = "done"       // the worker finished with it
+	QueueForgotten  QueueOp = "forgotten"  // its backoff was reset
+)
+
+// QueueEvent is one queue transition of one item.
+type QueueEvent struct {
+	Queue  QueueName `json:"queue"`
+	Op     QueueOp   `json:"op"`
+	Object ObjectRef `json:"object"`
+	// Change is what a graphChanges item carries: add, update, delete or virtualDelete.
+	Change string `json:"change,omitempty"`
+	// Delay is the backoff of an addedAfter transition.
+	Delay time.Duration `json:"delay,omitempty"`
+	// Retries is how many times the item has been requeued with backoff so far.
+	Retries int `json:"retries,omitempty"`
+}
+
+// ActionVerb is what a worker did.
+type ActionVerb string
+
+const (
+	VerbGet             ActionVerb = "get"             // looked the item or an owner up
+	VerbKeep            ActionVerb = "keep"            // decided to leave the item alone
+	VerbRemoveRefs      ActionVerb = "patchRemoveRefs" // patched away dangling/waiting ownerReferences
+	VerbUnblock         ActionVerb = "patchUnblock"    // set blockOwnerDeletion=false on its references
+	VerbDelete          ActionVerb = "delete"          // DELETE with Policy
+	VerbRemoveFinalizer ActionVerb = "removeFinalizer" // removed Finalizer
+	VerbOrphan          ActionVerb = "orphan"          // removed the reference to the owner from one dependent
+	VerbWarn            ActionVerb = "warn"            // recorded a Warning event on the object
+	VerbRequeue         ActionVerb = "requeue"         // will retry the item
+)
+
+// Action is one decision or API call of a worker and its result.
+type Action struct {
+	Queue     QueueName  `json:"queue"`
+	Verb      ActionVerb `json:"verb"`
+	Object    ObjectRef  `json:"object"`
+	Policy    string     `json:"policy,omitempty"`
+	Finalizer string     `json:"finalizer,omitempty"`
+	// Refs are the owner uids a patch touches, or the owner an orphaning removes.
+	Refs []types.UID `json:"refs,omitempty"`
+	// Reason says why, in words.
+	Reason string `json:"reason,omitempty"`
+	// Error is the API error, if the call failed.
+	Error string `json:"error,omitempty"`
+	// Shadow: computed but not performed (shadow mode).
+	Shadow   bool          `json:"shadow,omitempty"`
+	Duration time.Duration `json:"duration,omitempty"`
+}
+
+// SyncState is which resources the engine monitors and whether their caches have synced.
+type SyncState struct {
+	Resources []string `json:"resources"`
+	Unsynced  []string `json:"unsynced,omitempty"`
+	// Failing are resources whose list or watch keeps failing, with the last error.
+	Failing map[string]string `json:"failing,omitempty"`
+}
+
+// ErrTooOld means the events asked for have left the ring: take a fresh Snapshot.
+var ErrTooOld = errors.New("gc feed: events no longer held; take a new snapshot")
+
+// DefaultFeedSize is how many events the feed holds for readers.
+const DefaultFeedSize = 1 << 16
+
+// recentActions is how many actions per queue the feed keeps for the queues view.
+const recentActions = 64
+
+// Feed is the engine's event stream. Safe for concurrent use.
+type Feed struct {
+	mu     sync.Mutex
+	now    func() time.Time
+	seq    uint64 // of the last event published
+	ring   []Event
+	start  int // index of the oldest held event
+	count  int
+	notify chan struct{} // closed at the next publish; nil when nobody waits
+
+	queues map[QueueName]*queueMirror
+	sync   SyncState
+}
+
+func newFeed(size int, now func() time.Time) *Feed {
+	if size <= 0 {
+		size = DefaultFeedSize
+	}
+	f := &Feed{now: now, ring: make([]Event, size), queues: map[QueueName]*queueMirror{}}
+	for _, q := range []QueueName{GraphChanges, AttemptToDelete, AttemptToOrphan} {
+		f.queues[q] = newQueueMirror(q)
+	}
+	return f
+}
+
+// publish appends e, assigning its sequence number and time. It never blocks on readers.
+func (f *Feed) publish(e Event) {
+	f.mu.Lock()
+	f.publishLocked(e)
+	f.mu.Unlock()
+}
+
+func (f *Feed) publishLocked(e Event) {
+	f.seq++
+	e.Seq = f.seq
+	e.Time = f.now()
+	switch {
+	case e.Queue != nil:
+		f.queues[e.Queue.Queue].apply(e.Queue, e.Time)
+	case e.Action != nil:
+		f.queues[e.Action.Queue].record(*e.Action)
+	case e.Sync != nil:
+		f.sync = *e.Sync
+	}
+	if f.count < len(f.ring) {
+		f.ring[(f.start+f.count)%len(f.ring)] = e
+		f.count++
+	} else {
+		f.ring[f.start] = e
+		f.start = (f.start + 1) % len(f.ring)
+	}
+	if f.notify != nil {
+		close(f.notify)
+		f.notify = nil
+	}
+}
+
+// LastSeq is the sequence number of the newest event (0 before the first).
+func (f *Feed) LastSeq() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.seq
+}
+
+// Since returns up to max events that follow seq, oldest first. ErrTooOld means some of
+// them have already been overwritten.
+func (f *Feed) Since(seq uint64, max int) ([]Event, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if seq >= f.seq {
+		return nil, nil
+	}
+	oldest := f.seq - uint64(f.count) + 1
+	if seq+1 < oldest {
+		return nil, ErrTooOld
+	}
+	n := int(f.seq - seq)
+	if max > 0 && n > max {
+		n = max
+	}
+	out := make([]Event, n)
+	first := int(seq + 1 - oldest)
+	for i := range n {
+		out[i] = f.ring[(f.start+first+i)%len(f.ring)]
+	}
+	return out, nil
+}
+
+// Wait blocks until an event after seq exists or ctx ends.
+func (f *Feed) Wait(ctx context.Context, seq uint64) error {
+	f.mu.Lock()
+	if f.seq > seq {
+		f.mu.Unlock()
+		return nil
+	}
+	if f.notify == nil {
+		f.notify = make(chan struct{})
+	}
+	ch := f.notify
+	f.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// queueMirror follows one work queue's items through the feed's own transitions, with
+// the queue's semantics: a set of queued items, items in flight, and items added while in
+// flight ("dirty") that go back in when done.
+type queueMirror struct {
+	name    QueueName
+	items   map[types.UID]*QueueItem
+	queued  int
+	adds    uint64
+	retries uint64
+	recent  []Action // ring of the latest actions
+	next    int
+}
+
+// QueueItem is where one object stands in a queue.
+type QueueItem struct {
+	Object ObjectRef `json:"object"`
+	Change string    `json:"change,omitempty"`
+	// Queued: waiting for a worker. InFlight: a worker has it. Both: it was added again
+	// while in flight and goes back in when the worker is done.
+	Queued   bool      `json:"queued,omitempty"`
+	InFlight bool      `json:"inFlight,omitempty"`
+	Since    time.Time `json:"since"`
+	// BackoffUntil: a retry is scheduled for then.
+	BackoffUntil *time.Time `json:"backoffUntil,omitempty"`
+	Retries      int        `json:"retries,omitempty"`
+}
+
+// QueueState is a queue as a snapshot shows it.
+type QueueState struct {
+	Name     QueueName   `json:"name"`
+	Depth    int         `json:"depth"`
+	InFlight int         `json:"inFlight"`
+	Backoff  int         `json:"backoff"`
+	Adds     uint64      `json:"adds"`
+	Retries  uint64      `json:"retries"`
+	Items    []QueueItem `json:"items,omitempty"`
+	Recent   []Action    `json:"recent,omitempty"`
+}
+
+func newQueueMirror(name QueueName) *queueMirror {
+	return &queueMirror{name: name, items: map[types.UID]*QueueItem{}}
+}
+
+func (m *queueMirror) apply(e *QueueEvent, now time.Time) {
+	it := m.items[e.Object.UID]
+	if it == nil {
+		it = &QueueItem{Object: e.Object, Since: now}
+		m.items[e.Object.UID] = it
+	}
+	it.Object, it.Retries = e.Object, e.Retries
+	if e.Change != "" {
+		it.Change = e.Change
+	}
+	switch e.Op {
+	case QueueAdded:
+		m.adds++
+		if !it.Queued {
+			it.Queued, it.Since = true, now
+			m.queued++
+		}
+		it.BackoffUntil = nil
+	case QueueAddedAfter:
+		m.retries++
+		until := now.Add(e.Delay)
+		it.BackoffUntil = &until
+	case QueueTaken:
+		if it.Queued {
+			it.Queued = false
+			m.queued--
+		}
+		it.InFlight, it.Since = true, now
+	case QueueDone:
+		it.InFlight = false
+	case QueueForgotten:
+		it.Retries = 0
+	}
+	if !it.Queued && !it.InFlight && it.BackoffUntil == nil && it.Retries == 0 {
+		delete(m.items, e.Object.UID)
+	}
+}
+
+func (m *queueMirror) record(a Action) {
+	if len(m.recent) < recentActions {
+		m.recent = append(m.recent, a)
+		return
+	}
+	m.recent[m.next] = a
+	m.next = (m.next + 1) % recentActions
+}
+
+// state copies the mirror; items sorted by uid, actions oldest first.
+func (m *queueMirror) state() QueueState {
+	s := QueueState{Name: m.name, Depth: m.queued, Adds: m.adds, Retries: m.retries}
+	s.Items = make([]QueueItem, 0, len(m.items))
+	for _, it := range m.items {
+		c := *it
+		if c.InFlight {
+			s.InFlight++
+		}
+		if c.BackoffUntil != nil {
+			s.Backoff++
+		}
+		s.Items = append(s.Items, c)
+	}
+	slices.SortFunc(s.Items, func(a, b QueueItem) int {
+		switch {
+		case a.Object.UID < b.Object.UID:
+			return -1
+		case a.Object.UID > b.Object.UID:
+			return 1
+		}
+		return 0
+	})
+	s.Recent = append(slices.Clone(m.recent[m.next:]), m.recent[:m.next]...)
+	return s
+}
+
+// refOf converts an internal identity to the feed's form.
+func refOf(r objectReference) ObjectRef {
+	return ObjectRef{APIVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, UID: r.UID}
+}
+
+func ownerRefOf(r metav1.OwnerReference) OwnerRef {
+	return OwnerRef{
+		APIVersion: r.APIVersion, Kind: r.Kind, Name: r.Name, UID: r.UID,
+		Controller:         r.Controller != nil && *r.Controller,
+		BlockOwnerDeletion: r.BlockOwnerDeletion != nil && *r.BlockOwnerDeletion,
+	}
+}
+
+// stateOf describes n for the feed. Requires graph.mu.
+func stateOf(n *node) *NodeState {
+	s := &NodeState{
+		ObjectRef:          refOf(n.identity),
+		Finalizers:         slices.Clone(n.finalizers),
+		DeletionTimestamp:  n.deletionTimestamp,
+		BeingDeleted:       n.beingDeleted,
+		DeletingDependents: n.deletingDependents,
+		Virtual:            n.virtual,
+		Observed:           !n.virtual,
+	}
+	if len(n.owners) > 0 {
+		s.Owners = make([]OwnerRef, len(n.owners))
+		for i, o := range n.owners {
+			s.Owners[i] = ownerRefOf(o)
+		}
+	}
+	return s
+}
+
+func edgeOf(dependent types.UID, ref metav1.OwnerReference) *Edge {
+	o := ownerRefOf(ref)
+	return &Edge{Dependent: dependent, Owner: ref.UID, Controller: o.Controller, BlockOwnerDeletion: o.BlockOwnerDeletion}
+}

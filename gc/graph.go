@@ -1,0 +1,151 @@
+package gc
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// objectReference is an object's identity: the coordinates of an ownerReference plus the
+// namespace, which an ownerReference leaves implicit (the dependent's own).
+type objectReference struct {
+	metav1.OwnerReference // only APIVersion, Kind, Name and UID are set
+	Namespace             string
+}
+
+func (r objectReference) String() string {
+	return fmt.Sprintf("[%s/%s, namespace: %s, name: %s, uid: %s]", r.APIVersion, r.Kind, r.Namespace, r.Name, r.UID)
+}
+
+// ownerCoordinates strips an ownerReference down to what identifies the owner; the
+// controller and blockOwnerDeletion flags describe the edge, not the owner.
+func ownerCoordinates(ref metav1.OwnerReference) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: ref.APIVersion, Kind: ref.Kind, Name: ref.Name, UID: ref.UID}
+}
+
+// node is one object of the dependency graph, observed through an informer or, when
+// virtual, only known because a dependent names it as an owner.
+//
+// Concurrency: the GraphBuilder's processGraphChanges goroutine is the only writer of every
+// field, always holding graph.mu for writing. Workers and readers (Snapshot, Explain) hold
+// graph.mu for reading. identity never changes once a node is in the graph: a node whose
+// identity must change is replaced by a clone.
+type node struct {
+	identity objectReference
+	// dependents are the nodes that list this node among their owners.
+	dependents map[*node]struct{}
+	// owners are the node's ownerReferences as last observed; nil for virtual nodes.
+	owners []metav1.OwnerReference
+
+	// beingDeleted: the object has a deletionTimestamp.
+	beingDeleted bool
+	// deletingDependents: being deleted with the foregroundDeletion finalizer, so it waits
+	// for its blocking dependents to go before the collector lets it go.
+	deletingDependents bool
+	// virtual: not observed through an informer yet, only named by dependents.
+	virtual bool
+
+	// What the last observation said, kept so Explain and the feed can tell why an
+	// object stays.
+	finalizers        []string
+	deletionTimestamp *time.Time
+}
+
+func (n *node) clone() *node {
+	c := *n
+	c.dependents = make(map[*node]struct{}, len(n.dependents))
+	for d := range n.dependents {
+		c.dependents[d] = struct{}{}
+	}
+	c.owners = slices.Clone(n.owners)
+	c.finalizers = slices.Clone(n.finalizers)
+	return &c
+}
+
+// blockingDependents are the dependents whose reference to n sets blockOwnerDeletion:
+// while any exists, a foreground deletion of n waits.
+func (n *node) blockingDependents() []*node {
+	var out []*node
+	for dep := range n.dependents {
+		for _, ref := range dep.owners {
+			if ref.UID == n.identity.UID && ref.BlockOwnerDeletion != nil && *ref.BlockOwnerDeletion {
+				out = append(out, dep)
+				break
+			}
+		}
+	}
+	sortNodes(out)
+	return out
+}
+
+func (n *node) dependentList() []*node {
+	out := make([]*node, 0, len(n.dependents))
+	for d := range n.dependents {
+		out = append(out, d)
+	}
+	sortNodes(out)
+	return out
+}
+
+// sortNodes orders nodes by uid, so that everything derived from a set of nodes
+// (queue order, explanations, snapshots) is deterministic.
+func sortNodes(ns []*node) {
+	slices.SortFunc(ns, func(a, b *node) int {
+		switch {
+		case a.identity.UID < b.identity.UID:
+			return -1
+		case a.identity.UID > b.identity.UID:
+			return 1
+		}
+		return 0
+	})
+}
+
+// graph is the dependency graph: every node by uid. See node for who may touch what.
+type graph struct {
+	mu        sync.RWMutex
+	uidToNode map[types.UID]*node
+	virtuals  int // number of virtual nodes, kept for the metric
+}
+
+func newGraph() *graph {
+	return &graph{uidToNode: map[types.UID]*node{}}
+}
+
+// The methods below require g.mu held for writing (the graph builder) or reading.
+
+func (g *graph) read(uid types.UID) (*node, bool) {
+	n, ok := g.uidToNode[uid]
+	return n, ok
+}
+
+func (g *graph) write(n *node) {
+	if old, ok := g.uidToNode[n.identity.UID]; ok && old.virtual {
+		g.virtuals--
+	}
+	g.uidToNode[n.identity.UID] = n
+	if n.virtual {
+		g.virtuals++
+	}
+}
+
+func (g *graph) delete(uid types.UID) {
+	if old, ok := g.uidToNode[uid]; ok {
+		if old.virtual {
+			g.virtuals--
+		}
+		delete(g.uidToNode, uid)
+	}
+}
+
+// markObserved turns a virtual node into an observed one.
+func (g *graph) markObserved(n *node) {
+	if n.virtual {
+		n.virtual = false
+		g.virtuals--
+	}
+}

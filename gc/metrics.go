@@ -1,0 +1,117 @@
+package gc
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/client-go/util/workqueue"
+)
+
+// Queue names in metrics, as upstream names them.
+var queueMetricNames = map[QueueName]string{
+	GraphChanges:    "garbage_collector_graph_changes",
+	AttemptToDelete: "garbage_collector_attempt_to_delete",
+	AttemptToOrphan: "garbage_collector_attempt_to_orphan",
+}
+
+// metrics are the engine's Prometheus metrics, on a registry of its own that the server
+// exposes (the process-wide one belongs to the embedded control plane, if any).
+type metrics struct {
+	registry       *prometheus.Registry
+	queues         workqueue.MetricsProvider
+	syncErrors     prometheus.Counter
+	actions        *prometheus.CounterVec
+	graphProcessed prometheus.Counter
+}
+
+func newMetrics(g *graph) *metrics {
+	reg := prometheus.NewRegistry()
+	m := &metrics{
+		registry: reg,
+		queues:   newQueueMetrics(reg),
+		syncErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "garbagecollector_controller_resources_sync_error_total",
+			Help: "Number of garbage collector resources sync errors",
+		}),
+		actions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gcscope_gc_actions_total",
+			Help: "Worker actions by queue, verb and result (ok, error or shadow).",
+		}, []string{"queue", "verb", "result"}),
+		graphProcessed: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gcscope_gc_graph_changes_processed_total",
+			Help: "Graph change events processed by the graph builder.",
+		}),
+	}
+	reg.MustRegister(m.syncErrors, m.actions, m.graphProcessed,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gcscope_gc_graph_nodes",
+			Help: "Nodes in the dependency graph, virtual ones included.",
+		}, func() float64 {
+			g.mu.RLock()
+			defer g.mu.RUnlock()
+			return float64(len(g.uidToNode))
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gcscope_gc_graph_virtual_nodes",
+			Help: "Virtual nodes: owners named by dependents but not observed.",
+		}, func() float64 {
+			g.mu.RLock()
+			defer g.mu.RUnlock()
+			return float64(g.virtuals)
+		}),
+	)
+	return m
+}
+
+// queueMetrics implements client-go's workqueue.MetricsProvider with the standard
+// workqueue metric names, labelled by queue name.
+type queueMetrics struct {
+	depth, unfinished, longest *prometheus.GaugeVec
+	adds, retries              *prometheus.CounterVec
+	latency, work              *prometheus.HistogramVec
+}
+
+func newQueueMetrics(reg prometheus.Registerer) *queueMetrics {
+	labels := []string{"name"}
+	buckets := prometheus.ExponentialBuckets(10e-9, 10, 12)
+	q := &queueMetrics{
+		depth: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "workqueue_depth",
+			Help: "Current depth of workqueue"}, labels),
+		adds: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "workqueue_adds_total",
+			Help: "Total number of adds handled by workqueue"}, labels),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "workqueue_queue_duration_seconds",
+			Help: "How long in seconds an item stays in workqueue before being requested.", Buckets: buckets}, labels),
+		work: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "workqueue_work_duration_seconds",
+			Help: "How long in seconds processing an item from workqueue takes.", Buckets: buckets}, labels),
+		unfinished: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "workqueue_unfinished_work_seconds",
+			Help: "How many seconds of work has done that is in progress and hasn't been observed by work_duration."}, labels),
+		longest: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "workqueue_longest_running_processor_seconds",
+			Help: "How many seconds has the longest running processor for workqueue been running."}, labels),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "workqueue_retries_total",
+			Help: "Total number of retries handled by workqueue"}, labels),
+	}
+	reg.MustRegister(q.depth, q.adds, q.latency, q.work, q.unfinished, q.longest, q.retries)
+	return q
+}
+
+func (q *queueMetrics) NewDepthMetric(name string) workqueue.GaugeMetric {
+	return q.depth.WithLabelValues(name)
+}
+func (q *queueMetrics) NewAddsMetric(name string) workqueue.CounterMetric {
+	return q.adds.WithLabelValues(name)
+}
+func (q *queueMetrics) NewLatencyMetric(name string) workqueue.HistogramMetric {
+	return q.latency.WithLabelValues(name)
+}
+func (q *queueMetrics) NewWorkDurationMetric(name string) workqueue.HistogramMetric {
+	return q.work.WithLabelValues(name)
+}
+func (q *queueMetrics) NewUnfinishedWorkSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return q.unfinished.WithLabelValues(name)
+}
+func (q *queueMetrics) NewLongestRunningProcessorSecondsMetric(name string) workqueue.SettableGaugeMetric {
+	return q.longest.WithLabelValues(name)
+}
+func (q *queueMetrics) NewRetriesMetric(name string) workqueue.CounterMetric {
+	return q.retries.WithLabelValues(name)
+}
+
+var _ workqueue.MetricsProvider = (*queueMetrics)(nil)

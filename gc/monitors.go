@@ -1,0 +1,267 @@
+package gc
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/tools/cache"
+)
+
+// monitor watches one resource through a metadata-only informer and feeds its events to
+// the graphChanges queue.
+type monitor struct {
+	gvr      schema.GroupVersionResource
+	gvk      schema.GroupVersionKind
+	informer cache.SharedIndexInformer
+	handle   cache.ResourceEventHandlerRegistration
+	stop     chan struct{} // closed to stop the informer; nil until started
+
+	mu      sync.Mutex
+	lastErr string // the last list/watch error, cleared once synced
+}
+
+func (m *monitor) failing() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.informer.HasSynced() {
+		return ""
+	}
+	return m.lastErr
+}
+
+// monitors is the set of monitors, changed as discovery changes.
+type monitors struct {
+	log     *slog.Logger
+	client  metadata.Interface
+	enqueue func(*event)
+
+	mu       sync.Mutex
+	byGVR    map[schema.GroupVersionResource]*monitor
+	running  bool // start has been called: new monitors start at once
+	runCtx   context.Context
+	onChange func() // the set or a monitor's sync state changed
+}
+
+func newMonitors(log *slog.Logger, client metadata.Interface, enqueue func(*event)) *monitors {
+	return &monitors{log: log, client: client, enqueue: enqueue, byGVR: map[schema.GroupVersionResource]*monitor{}}
+}
+
+// controllerFor builds a stopped monitor for one resource.
+func (ms *monitors) controllerFor(gvr schema.GroupVersionResource, gvk schema.GroupVersionKind) (*monitor, error) {
+	m := &monitor{gvr: gvr, gvk: gvk}
+	m.informer = metadatainformer.NewFilteredMetadataInformer(ms.client, gvr, metav1.NamespaceAll, 0, cache.Indexers{}, nil).Informer()
+	// The graph needs identity, owners, finalizers and the deletion timestamp: drop the
+	// rest from the cache (managed fields and annotations are most of an object's metadata).
+	if err := m.informer.SetTransform(stripMetadata); err != nil {
+		return nil, err
+	}
+	if err := m.informer.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+		m.mu.Lock()
+		changed := m.lastErr == ""
+		m.lastErr = err.Error()
+		m.mu.Unlock()
+		ms.log.Debug("monitor list/watch failed", "resource", gvr.String(), "err", err)
+		if changed && ms.onChange != nil {
+			ms.onChange()
+		}
+	}); err != nil {
+		return nil, err
+	}
+	handle, err := m.informer.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if o, ok := obj.(*metav1.PartialObjectMetadata); ok {
+				ms.enqueue(&event{eventType: addEvent, obj: o, gvk: gvk})
+			}
+		},
+		UpdateFunc: func(oldObj, newObj any) {
+			o, ok1 := newObj.(*metav1.PartialObjectMetadata)
+			old, ok2 := oldObj.(*metav1.PartialObjectMetadata)
+			if ok1 && ok2 {
+				ms.enqueue(&event{eventType: updateEvent, obj: o, oldObj: old, gvk: gvk})
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			if o, ok := obj.(*metav1.PartialObjectMetadata); ok {
+				ms.enqueue(&event{eventType: deleteEvent, obj: o, gvk: gvk})
+			}
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("monitor %s: %w", gvr, err)
+	}
+	m.handle = handle
+	return m, nil
+}
+
+func stripMetadata(obj any) (any, error) {
+	if o, ok := obj.(*metav1.PartialObjectMetadata); ok {
+		o.ManagedFields = nil
+		o.Annotations = nil
+	}
+	return obj, nil
+}
+
+// sync makes the monitors match resources: new ones are created (and started if the set
+// is running), gone ones are stopped and their event handlers removed.
+func (ms *monitors) sync(resources map[schema.GroupVersionResource]resourceInfo) error {
+	ms.mu.Lock()
+	var errs []error
+	added, removed := 0, 0
+	for gvr, info := range resources {
+		if _, ok := ms.byGVR[gvr]; ok {
+			continue
+		}
+		m, err := ms.controllerFor(gvr, info.gvk)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		ms.byGVR[gvr] = m
+		added++
+		if ms.running {
+			ms.startLocked(m)
+		}
+	}
+	for gvr, m := range ms.byGVR {
+		if _, keep := resources[gvr]; keep {
+			continue
+		}
+		ms.stopLocked(m)
+		delete(ms.byGVR, gvr)
+		removed++
+	}
+	ms.mu.Unlock()
+	if added+removed > 0 {
+		ms.log.Info("monitors synced with discovery", "added", added, "removed", removed, "total", len(resources))
+		if ms.onChange != nil {
+			ms.onChange()
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%d monitors could not be created: %v", len(errs), errs)
+	}
+	return nil
+}
+
+// start runs every monitor until ctx ends; monitors added later start at once.
+func (ms *monitors) start(ctx context.Context) {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	ms.running, ms.runCtx = true, ctx
+	for _, m := range ms.byGVR {
+		ms.startLocked(m)
+	}
+}
+
+func (ms *monitors) startLocked(m *monitor) {
+	if m.stop != nil {
+		return
+	}
+	m.stop = make(chan struct{})
+	stop := m.stop
+	go func() {
+		select {
+		case <-ms.runCtx.Done():
+			ms.mu.Lock()
+			ms.stopLocked(m)
+			ms.mu.Unlock()
+		case <-stop:
+		}
+	}()
+	go m.informer.Run(stop)
+}
+
+func (ms *monitors) stopLocked(m *monitor) {
+	if m.handle != nil {
+		m.informer.RemoveEventHandler(m.handle)
+		m.handle = nil
+	}
+	if m.stop != nil {
+		select {
+		case <-m.stop:
+		default:
+			close(m.stop)
+		}
+	}
+}
+
+// state reports the monitored resources, the ones not synced yet and the ones failing.
+func (ms *monitors) state() SyncState {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	s := SyncState{Resources: make([]string, 0, len(ms.byGVR))}
+	for gvr, m := range ms.byGVR {
+		name := resourceName(gvr)
+		s.Resources = append(s.Resources, name)
+		if !m.informer.HasSynced() {
+			s.Unsynced = append(s.Unsynced, name)
+			if err := m.failing(); err != "" {
+				if s.Failing == nil {
+					s.Failing = map[string]string{}
+				}
+				s.Failing[name] = err
+			}
+		}
+	}
+	slices.Sort(s.Resources)
+	slices.Sort(s.Unsynced)
+	return s
+}
+
+// synced reports whether every monitor's cache has synced.
+func (ms *monitors) synced() bool {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	for _, m := range ms.byGVR {
+		if !m.informer.HasSynced() {
+			return false
+		}
+	}
+	return true
+}
+
+// isResourceSynced reports whether a monitor for gvr exists and has synced.
+func (ms *monitors) isResourceSynced(gvr schema.GroupVersionResource) bool {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	m, ok := ms.byGVR[gvr]
+	return ok && m.informer.HasSynced()
+}
+
+// waitForSync waits until every monitor has synced or timeout passes, and reports which
+// succeeded. Monitors that keep failing do not hold the engine: it goes on without them
+// and they keep retrying in the background.
+func (ms *monitors) waitForSync(ctx context.Context, timeout time.Duration) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	t := time.NewTicker(50 * time.Millisecond)
+	defer t.Stop()
+	for {
+		if ms.synced() {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+}
+
+func resourceName(gvr schema.GroupVersionResource) string {
+	if gvr.Group == "" {
+		return gvr.Version + "/" + gvr.Resource
+	}
+	return gvr.Group + "/" + gvr.Version + "/" + gvr.Resource
+}
