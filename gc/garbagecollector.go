@@ -191,6 +191,7 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 	}
 	gc.builder.monitors = newMonitors(opts.Logger, clients.Metadata, graphChanges.Add)
 	gc.builder.monitors.onChange = gc.publishSync
+	gc.builder.monitors.slowAfter = opts.SyncTimeout
 	return gc, nil
 }
 
@@ -324,6 +325,16 @@ func (gc *GarbageCollector) attemptToDeleteWorker(ctx context.Context, item *nod
 	gc.workerLock.RLock()
 	defer gc.workerLock.RUnlock()
 
+	gc.graph.mu.RLock()
+	current, inGraph := gc.graph.read(item.identity.UID)
+	stale := item.virtual && (!inGraph || !current.virtual)
+	gc.graph.mu.RUnlock()
+	if stale {
+		// A requeued virtual node whose object has since been observed (or removed): the
+		// graph's own node carries on.
+		return forgetItem
+	}
+
 	err := gc.attemptToDeleteItem(ctx, item)
 	var mappingErr *restMappingError
 	switch {
@@ -434,23 +445,27 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, item *node)
 		uids := append(refUIDs(dangling), refUIDs(waiting)...)
 		a := Action{Queue: AttemptToDelete, Verb: VerbRemoveRefs, Object: refOf(item.identity), Refs: uids,
 			Reason: "owner " + describeRefs(solid) + " exists; removing references to " + describeRefs(append(dangling, waiting...))}
-		return gc.patch(ctx, a, item.identity, deleteOwnerRefStrategicMergePatch(item.identity.UID, uids...),
+		_, err := gc.patch(ctx, a, item.identity, deleteOwnerRefStrategicMergePatch(item.identity.UID, uids...),
 			func(live *metav1.PartialObjectMetadata) []byte {
 				return ownerRefsJSONMergePatch(live, withoutOwners(live.OwnerReferences, uids...))
 			})
+		return err
 
 	case len(waiting) > 0 && v.dependents > 0:
-		if v.anyDependentDeletingDependents {
+		if blocking := blockingRefs(refs); v.anyDependentDeletingDependents && len(blocking) > 0 {
 			// A dependent of this item also waits for its dependents: there may be a cycle.
 			// Stop this item blocking its owners first, so no one waits on anyone forever.
-			a := Action{Queue: AttemptToDelete, Verb: VerbUnblock, Object: refOf(item.identity), Refs: refUIDs(refs),
+			a := Action{Queue: AttemptToDelete, Verb: VerbUnblock, Object: refOf(item.identity), Refs: refUIDs(blocking),
 				Reason: "a dependent is itself deleting its dependents: unblocking owners to break a possible cycle"}
-			err := gc.patch(ctx, a, item.identity, unblockOwnerRefsStrategicMergePatch(item.identity.UID, refs),
+			patched, err := gc.patch(ctx, a, item.identity, unblockOwnerRefsStrategicMergePatch(item.identity.UID, blocking),
 				func(live *metav1.PartialObjectMetadata) []byte {
 					return ownerRefsJSONMergePatch(live, unblocked(live.OwnerReferences))
 				})
 			if err != nil {
 				return err
+			}
+			if patched != nil {
+				latest = patched // delete what was just patched, not the version before
 			}
 		}
 		// Its owner waits for it, and it has dependents of its own: delete it in the
@@ -598,6 +613,16 @@ func (gc *GarbageCollector) warn(q QueueName, obj objectReference, reason, messa
 			APIVersion: obj.APIVersion, Kind: obj.Kind, Namespace: obj.Namespace, Name: obj.Name, UID: obj.UID,
 		}, corev1.EventTypeWarning, reason, message)
 	}
+}
+
+func blockingRefs(refs []metav1.OwnerReference) []metav1.OwnerReference {
+	var out []metav1.OwnerReference
+	for _, r := range refs {
+		if isBlocking(r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 func refUIDs(refs []metav1.OwnerReference) []types.UID {

@@ -293,9 +293,12 @@ func (gb *GraphBuilder) insertNode(n *node) {
 }
 
 // addDependentToOwners links n to each owner, creating virtual nodes for owners not in
-// the graph (queued for verification) and queueing n when a namespaced owner lives in
-// another namespace.
+// the graph (queued for verification). n itself is queued when a reference may be
+// invalid: a namespaced owner in another namespace, coordinates that differ from the
+// owner node's, or a namespaced dependent of a cluster-scoped virtual owner (which may be
+// a namespaced owner named by a cluster-scoped object).
 func (gb *GraphBuilder) addDependentToOwners(n *node, owners []metav1.OwnerReference) {
+	suspect := false
 	for _, ref := range owners {
 		gb.feed.publish(Event{Type: EdgeAdded, Edge: edgeOf(n.identity.UID, ref)})
 		owner, ok := gb.graph.read(ref.UID)
@@ -309,17 +312,24 @@ func (gb *GraphBuilder) addDependentToOwners(n *node, owners []metav1.OwnerRefer
 			gb.publishNode(NodeAdded, owner)
 		}
 		owner.dependents[n] = struct{}{}
-		if !ok {
+		switch {
+		case !ok:
 			gb.attemptToDelete.Add(owner)
-			continue
-		}
-		if owner.identity.Namespace != "" && owner.identity.Namespace != n.identity.Namespace {
+		case suspect:
+		case owner.identity.Namespace != "" && owner.identity.Namespace != n.identity.Namespace:
 			// A namespaced owner can only own objects of its own namespace.
 			if !owner.virtual {
 				gb.reportInvalidNamespaceOwnerRef(n, ref.UID)
 			}
-			gb.attemptToDelete.Add(n)
+			suspect = true
+		case ownerCoordinates(ref) != owner.identity.OwnerReference:
+			suspect = true
+		case owner.identity.Namespace == "" && n.identity.Namespace != "" && owner.virtual:
+			suspect = true
 		}
+	}
+	if suspect {
+		gb.attemptToDelete.Add(n)
 	}
 }
 
@@ -450,8 +460,8 @@ func partitionDependents(dependents []*node, owner objectReference) (matching, m
 
 // alternateOwnerIdentity picks the next identity to verify for a virtual owner once
 // absent has been proven absent: among the other coordinates dependents use for the same
-// uid, the first that sorts after absent, else the first. Cycling in a fixed order
-// guarantees every identity gets its turn.
+// uid, the lowest that sorts after absent, else the lowest. Cycling in this fixed order
+// gives every identity its turn.
 func alternateOwnerIdentity(dependents []*node, absent objectReference) *objectReference {
 	clusterScoped := absent.Namespace == ""
 	seen := map[objectReference]bool{absent: true}
@@ -471,10 +481,10 @@ func alternateOwnerIdentity(dependents []*node, absent objectReference) *objectR
 			}
 			seen[alt] = true
 			a := alt
-			if first == nil {
+			if first == nil || referenceLess(a, *first) {
 				first = &a
 			}
-			if firstAfter == nil && referenceLess(absent, alt) {
+			if referenceLess(absent, a) && (firstAfter == nil || referenceLess(a, *firstAfter)) {
 				firstAfter = &a
 			}
 		}

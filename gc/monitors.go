@@ -23,18 +23,27 @@ type monitor struct {
 	informer cache.SharedIndexInformer
 	handle   cache.ResourceEventHandlerRegistration
 	stop     chan struct{} // closed to stop the informer; nil until started
+	started  time.Time
 
 	mu      sync.Mutex
-	lastErr string // the last list/watch error, cleared once synced
+	lastErr string // the last list/watch error
 }
 
-func (m *monitor) failing() string {
+// failing says why a monitor that has not synced is failing: its last list/watch error,
+// or a list that has not completed for longer than slowAfter (a list can hang, for
+// example on a custom resource whose storage needs a conversion webhook that is down).
+func (m *monitor) failing(slowAfter time.Duration) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.informer.HasSynced() {
+	switch {
+	case m.informer.HasSynced():
 		return ""
+	case m.lastErr != "":
+		return m.lastErr
+	case !m.started.IsZero() && time.Since(m.started) > slowAfter:
+		return fmt.Sprintf("the list has not completed after %s", time.Since(m.started).Round(time.Second))
 	}
-	return m.lastErr
+	return ""
 }
 
 // monitors is the set of monitors, changed as discovery changes.
@@ -48,10 +57,12 @@ type monitors struct {
 	running  bool // start has been called: new monitors start at once
 	runCtx   context.Context
 	onChange func() // the set or a monitor's sync state changed
+	// slowAfter: a monitor whose list has not completed by then is reported failing.
+	slowAfter time.Duration
 }
 
 func newMonitors(log *slog.Logger, client metadata.Interface, enqueue func(*event)) *monitors {
-	return &monitors{log: log, client: client, enqueue: enqueue, byGVR: map[schema.GroupVersionResource]*monitor{}}
+	return &monitors{log: log, client: client, enqueue: enqueue, byGVR: map[schema.GroupVersionResource]*monitor{}, slowAfter: 30 * time.Second}
 }
 
 // controllerFor builds a stopped monitor for one resource.
@@ -169,6 +180,9 @@ func (ms *monitors) startLocked(m *monitor) {
 		return
 	}
 	m.stop = make(chan struct{})
+	m.mu.Lock()
+	m.started = time.Now()
+	m.mu.Unlock()
 	stop := m.stop
 	go func() {
 		select {
@@ -206,7 +220,7 @@ func (ms *monitors) state() SyncState {
 		s.Resources = append(s.Resources, name)
 		if !m.informer.HasSynced() {
 			s.Unsynced = append(s.Unsynced, name)
-			if err := m.failing(); err != "" {
+			if err := m.failing(ms.slowAfter); err != "" {
 				if s.Failing == nil {
 					s.Failing = map[string]string{}
 				}

@@ -41,6 +41,12 @@ func (gc *GarbageCollector) resourceClient(ref objectReference) (metadata.Resour
 		return nil, err
 	}
 	if namespaced {
+		if ref.Namespace == "" {
+			// A namespaced kind with no namespace: only a cluster-scoped object naming a
+			// namespaced owner leads here. Looking it up cluster-wide would "prove" it
+			// absent and get its dependents collected.
+			return nil, errNamespacedOwnerOfClusterScopedObject
+		}
 		return gc.metadata.Resource(gvr).Namespace(ref.Namespace), nil
 	}
 	return gc.metadata.Resource(gvr), nil
@@ -145,20 +151,21 @@ func (gc *GarbageCollector) deleteObject(ctx context.Context, q QueueName, ref o
 }
 
 // patch sends a strategic merge patch, falling back, for custom resources that answer
-// 415, to the JSON merge patch fallback builds from the live object.
-func (gc *GarbageCollector) patch(ctx context.Context, a Action, ref objectReference, smp []byte, fallback func(*metav1.PartialObjectMetadata) []byte) error {
+// 415, to the JSON merge patch fallback builds from the live object. It returns the
+// patched object (nil in shadow mode).
+func (gc *GarbageCollector) patch(ctx context.Context, a Action, ref objectReference, smp []byte, fallback func(*metav1.PartialObjectMetadata) []byte) (*metav1.PartialObjectMetadata, error) {
 	write, err := gc.beforeWrite(ctx)
 	if !write {
 		a.Shadow = err == nil
 		gc.record(a, time.Time{}, err)
-		return err
+		return nil, err
 	}
 	start := time.Now()
 	client, err := gc.resourceClient(ref)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = client.Patch(ctx, ref.Name, types.StrategicMergePatchType, smp, metav1.PatchOptions{})
+	patched, err := client.Patch(ctx, ref.Name, types.StrategicMergePatchType, smp, metav1.PatchOptions{})
 	if apierrors.IsUnsupportedMediaType(err) {
 		a.Reason += " (JSON merge patch: no strategic merge for this kind)"
 		var live *metav1.PartialObjectMetadata
@@ -167,12 +174,12 @@ func (gc *GarbageCollector) patch(ctx context.Context, a Action, ref objectRefer
 			if live.UID != ref.UID {
 				err = apierrors.NewNotFound(schema.GroupResource{Resource: ref.Kind}, ref.Name)
 			} else {
-				_, err = client.Patch(ctx, ref.Name, types.MergePatchType, fallback(live), metav1.PatchOptions{})
+				patched, err = client.Patch(ctx, ref.Name, types.MergePatchType, fallback(live), metav1.PatchOptions{})
 			}
 		}
 	}
 	gc.record(a, start, err)
-	return err
+	return patched, err
 }
 
 // removeFinalizer removes finalizer from ref, re-reading on conflicts. Absent object or
@@ -221,7 +228,7 @@ func (gc *GarbageCollector) orphanDependents(ctx context.Context, owner objectRe
 		wg.Go(func() {
 			a := Action{Queue: AttemptToOrphan, Verb: VerbOrphan, Object: refOf(dep), Refs: []types.UID{owner.UID},
 				Reason: "owner " + owner.Kind + " " + owner.Name + " is deleted with the orphan policy"}
-			err := gc.patch(ctx, a, dep, deleteOwnerRefStrategicMergePatch(dep.UID, owner.UID), func(live *metav1.PartialObjectMetadata) []byte {
+			_, err := gc.patch(ctx, a, dep, deleteOwnerRefStrategicMergePatch(dep.UID, owner.UID), func(live *metav1.PartialObjectMetadata) []byte {
 				return ownerRefsJSONMergePatch(live, withoutOwners(live.OwnerReferences, owner.UID))
 			})
 			if err != nil && !apierrors.IsNotFound(err) {

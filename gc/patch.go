@@ -22,17 +22,10 @@ func deleteOwnerRefStrategicMergePatch(dependentUID types.UID, ownerUIDs ...type
 	return mustJSON(map[string]any{"metadata": map[string]any{"uid": dependentUID, "ownerReferences": refs}})
 }
 
-// unblockOwnerRefsStrategicMergePatch sets blockOwnerDeletion=false on each of refs that
-// blocks.
-func unblockOwnerRefsStrategicMergePatch(uid types.UID, refs []metav1.OwnerReference) []byte {
-	var unblocked []metav1.OwnerReference
-	for _, r := range refs {
-		if isBlocking(r) {
-			r.BlockOwnerDeletion = ptr(false)
-			unblocked = append(unblocked, r)
-		}
-	}
-	return mustJSON(map[string]any{"metadata": map[string]any{"uid": uid, "ownerReferences": unblocked}})
+// unblockOwnerRefsStrategicMergePatch sets blockOwnerDeletion=false on blocking, which
+// must not be empty: a null list would delete every reference.
+func unblockOwnerRefsStrategicMergePatch(uid types.UID, blocking []metav1.OwnerReference) []byte {
+	return mustJSON(map[string]any{"metadata": map[string]any{"uid": uid, "ownerReferences": unblocked(blocking)}})
 }
 
 // ownerRefsJSONMergePatch replaces the whole ownerReferences list, guarded by the

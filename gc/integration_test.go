@@ -1,0 +1,867 @@
+package gc_test
+
+// Scenarios against a real kube-apiserver (embedded, with kube-controller-manager's
+// controllers but not its collector) and gcscope's engine running active. Each scenario
+// works in its own namespace and asserts the exact final state of every object involved.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+
+	"github.com/gcscope/gcscope/cluster"
+	"github.com/gcscope/gcscope/gc"
+)
+
+// testEnv is one embedded control plane and one active engine, shared by the package's
+// scenarios and started by the first test that needs it.
+type testEnv struct {
+	cluster *cluster.Cluster
+	config  *rest.Config
+	client  kubernetes.Interface
+	meta    metadata.Interface
+	dyn     dynamic.Interface
+	ext     apiextensionsclient.Interface
+	engine  *gc.GarbageCollector
+	stop    context.CancelFunc
+	done    chan error
+}
+
+var (
+	envOnce sync.Once
+	env     *testEnv
+	envErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if env != nil {
+		env.stop()
+		<-env.done
+		env.cluster.Stop()
+	}
+	os.Exit(code)
+}
+
+// discoveryPeriod is short so that new custom resources are monitored within seconds.
+const discoveryPeriod = 2 * time.Second
+
+func setup(t *testing.T) *testEnv {
+	t.Helper()
+	envOnce.Do(func() { env, envErr = startEnv() })
+	if envErr != nil {
+		t.Fatalf("test environment: %v", envErr)
+	}
+	return env
+}
+
+func startEnv() (*testEnv, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c, err := cluster.Start(ctx, cluster.Options{Controllers: true, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	e := &testEnv{cluster: c, config: c.RESTConfig(), done: make(chan error, 1)}
+	e.client = kubernetes.NewForConfigOrDie(e.config)
+	e.meta = metadata.NewForConfigOrDie(e.config)
+	e.dyn = dynamic.NewForConfigOrDie(e.config)
+	e.ext = apiextensionsclient.NewForConfigOrDie(e.config)
+	e.engine, err = gc.NewForConfig(e.config, gc.Options{DiscoveryPeriod: discoveryPeriod, SyncTimeout: 20 * time.Second, Logger: log})
+	if err != nil {
+		c.Stop()
+		return nil, err
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	e.stop = stop
+	go func() { e.done <- e.engine.Run(runCtx) }()
+	select {
+	case <-e.engine.Started():
+		return e, nil
+	case err := <-e.done:
+		c.Stop()
+		return nil, fmt.Errorf("engine: %v", err)
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+var configMaps = corev1.SchemeGroupVersion.WithResource("configmaps")
+
+// --- helpers ---
+
+func (e *testEnv) namespace(t *testing.T) string {
+	t.Helper()
+	name := strings.ToLower(strings.NewReplacer("/", "-", "_", "-").Replace(t.Name()))
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	ns, err := e.client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: strings.TrimRight(name, "-") + "-"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ns.Name
+}
+
+type ownerOpt func(*metav1.OwnerReference)
+
+func nonBlocking(r *metav1.OwnerReference) { r.BlockOwnerDeletion = ptr(false) }
+
+// refTo builds a blocking, non-controller reference to obj of apiVersion/kind.
+func refTo(apiVersion, kind string, obj metav1.Object, opts ...ownerOpt) metav1.OwnerReference {
+	r := metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: obj.GetName(), UID: obj.GetUID(), BlockOwnerDeletion: ptr(true)}
+	for _, o := range opts {
+		o(&r)
+	}
+	return r
+}
+
+func cmRef(cm *corev1.ConfigMap, opts ...ownerOpt) metav1.OwnerReference {
+	return refTo("v1", "ConfigMap", cm, opts...)
+}
+
+// configMap creates a ConfigMap with owners and finalizers.
+func (e *testEnv) configMap(t *testing.T, ns, name string, finalizers []string, owners ...metav1.OwnerReference) *corev1.ConfigMap {
+	t.Helper()
+	cm, err := e.client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: owners, Finalizers: finalizers},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create configmap %s: %v", name, err)
+	}
+	return cm
+}
+
+func (e *testEnv) deleteCM(t *testing.T, cm *corev1.ConfigMap, policy metav1.DeletionPropagation) {
+	t.Helper()
+	opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &cm.UID}}
+	if policy != "" {
+		opts.PropagationPolicy = &policy
+	}
+	if err := e.client.CoreV1().ConfigMaps(cm.Namespace).Delete(context.Background(), cm.Name, opts); err != nil {
+		t.Fatalf("delete %s with %q: %v", cm.Name, policy, err)
+	}
+}
+
+// get reads an object's metadata; nil if it does not exist (or has another uid).
+func (e *testEnv) get(t *testing.T, gvr schema.GroupVersionResource, ns, name string, uid types.UID) *metav1.PartialObjectMetadata {
+	t.Helper()
+	var c metadata.ResourceInterface = e.meta.Resource(gvr)
+	if ns != "" {
+		c = e.meta.Resource(gvr).Namespace(ns)
+	}
+	obj, err := c.Get(context.Background(), name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("get %s %s/%s: %v", gvr.Resource, ns, name, err)
+	}
+	if uid != "" && obj.UID != uid {
+		return nil
+	}
+	return obj
+}
+
+func (e *testEnv) getCM(t *testing.T, cm *corev1.ConfigMap) *metav1.PartialObjectMetadata {
+	t.Helper()
+	return e.get(t, configMaps, cm.Namespace, cm.Name, cm.UID)
+}
+
+// eventually polls cond for up to a minute.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true,
+		func(context.Context) (bool, error) { return cond(), nil })
+	if err != nil {
+		t.Fatalf("timed out waiting until %s", what)
+	}
+}
+
+// consistently checks cond holds for d (used to show something waits).
+func consistently(t *testing.T, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		if !cond() {
+			t.Fatalf("expected %s to hold for %v", what, d)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (e *testEnv) waitGone(t *testing.T, cm *corev1.ConfigMap) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true,
+		func(context.Context) (bool, error) { return e.getCM(t, cm) == nil, nil })
+	if err != nil {
+		t.Fatalf("timed out waiting until %s is deleted; it is %+v\nengine: %s", cm.Name, e.getCM(t, cm), e.explain(cm.UID))
+	}
+}
+
+// explain renders the engine's view of uid for failure messages.
+func (e *testEnv) explain(uid types.UID) string {
+	ex, ok := e.engine.Explain(uid)
+	if !ok {
+		return "not in the graph"
+	}
+	b, _ := json.MarshalIndent(ex, "", "  ")
+	out := string(b)
+	// And every action the feed still holds about it.
+	events, _ := e.engine.Feed().Since(e.engine.Feed().LastSeq()-min(e.engine.Feed().LastSeq(), gc.DefaultFeedSize-1), 0)
+	for _, ev := range events {
+		if ev.Action != nil && ev.Action.Object.UID == uid {
+			out += fmt.Sprintf("\n%s %s %s %s %v %s", ev.Time.Format("15:04:05.000"), ev.Action.Queue, ev.Action.Verb, ev.Action.Policy, ev.Action.Refs, ev.Action.Reason)
+			if ev.Action.Error != "" {
+				out += " error: " + ev.Action.Error
+			}
+		}
+	}
+	return out
+}
+
+// assertState checks an existing object's exact owners (by uid), finalizers and whether it
+// is being deleted.
+func assertState(t *testing.T, obj *metav1.PartialObjectMetadata, name string, owners []types.UID, finalizers []string, beingDeleted bool) {
+	t.Helper()
+	if obj == nil {
+		t.Fatalf("%s: gone, want it to exist", name)
+	}
+	var got []types.UID
+	for _, r := range obj.OwnerReferences {
+		got = append(got, r.UID)
+	}
+	if !slices.Equal(got, owners) {
+		t.Errorf("%s: owners %v, want %v", name, got, owners)
+	}
+	if !slices.Equal(obj.Finalizers, finalizers) {
+		t.Errorf("%s: finalizers %v, want %v", name, obj.Finalizers, finalizers)
+	}
+	if (obj.DeletionTimestamp != nil) != beingDeleted {
+		t.Errorf("%s: deletionTimestamp %v, want being deleted = %t", name, obj.DeletionTimestamp, beingDeleted)
+	}
+}
+
+func (e *testEnv) removeFinalizers(t *testing.T, gvr schema.GroupVersionResource, ns, name string) {
+	t.Helper()
+	var c metadata.ResourceInterface = e.meta.Resource(gvr)
+	if ns != "" {
+		c = e.meta.Resource(gvr).Namespace(ns)
+	}
+	_, err := c.Patch(context.Background(), name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		t.Fatalf("remove finalizers of %s: %v", name, err)
+	}
+}
+
+const holdFinalizer = "test.gcscope.io/hold"
+
+func ptr[T any](v T) *T { return &v }
+
+// --- scenarios ---
+
+func TestBackgroundCascadeKeepsDependentWithSecondSolidOwner(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	owner := e.configMap(t, ns, "owner", nil)
+	other := e.configMap(t, ns, "other-owner", nil)
+	only := e.configMap(t, ns, "only-child", nil, cmRef(owner))
+	shared := e.configMap(t, ns, "shared-child", nil, cmRef(owner), cmRef(other))
+
+	e.deleteCM(t, owner, metav1.DeletePropagationBackground)
+	e.waitGone(t, owner)
+	e.waitGone(t, only)
+	eventually(t, "shared-child keeps only its second owner", func() bool {
+		obj := e.getCM(t, shared)
+		return obj != nil && len(obj.OwnerReferences) == 1
+	})
+	assertState(t, e.getCM(t, shared), "shared-child", []types.UID{other.UID}, nil, false)
+	assertState(t, e.getCM(t, other), "other-owner", nil, nil, false)
+}
+
+func TestOrphanKeepsDependentsWithoutReferences(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	owner := e.configMap(t, ns, "owner", nil)
+	a := e.configMap(t, ns, "a", nil, cmRef(owner))
+	b := e.configMap(t, ns, "b", nil, cmRef(owner, nonBlocking))
+
+	e.deleteCM(t, owner, metav1.DeletePropagationOrphan)
+	e.waitGone(t, owner)
+	assertState(t, e.getCM(t, a), "a", nil, nil, false)
+	assertState(t, e.getCM(t, b), "b", nil, nil, false)
+}
+
+func TestBlockingDependentHeldByFinalizerBlocksForegroundUntilReleased(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	owner := e.configMap(t, ns, "owner", nil)
+	held := e.configMap(t, ns, "held", []string{holdFinalizer}, cmRef(owner))
+	free := e.configMap(t, ns, "free", nil, cmRef(owner))
+
+	e.deleteCM(t, owner, metav1.DeletePropagationForeground)
+	e.waitGone(t, free)
+	eventually(t, "held is being deleted", func() bool {
+		obj := e.getCM(t, held)
+		return obj != nil && obj.DeletionTimestamp != nil
+	})
+	consistently(t, "the owner waits for its held dependent", 2*time.Second, func() bool { return e.getCM(t, owner) != nil })
+	assertState(t, e.getCM(t, owner), "owner", nil, []string{metav1.FinalizerDeleteDependents}, true)
+	assertState(t, e.getCM(t, held), "held", []types.UID{owner.UID}, []string{holdFinalizer}, true)
+
+	ex, ok := e.engine.Explain(owner.UID)
+	if !ok {
+		t.Fatal("explain: owner not in the graph")
+	}
+	if !ex.Object.DeletingDependents || len(ex.Blockers) != 1 || ex.Blockers[0].Object.UID != held.UID ||
+		!slices.Contains(ex.Blockers[0].Finalizers, holdFinalizer) {
+		t.Errorf("explain should name held and its finalizer as the one blocker: %+v", ex)
+	}
+	if !strings.Contains(strings.Join(ex.Words, "; "), "configmap held is held by finalizer "+holdFinalizer) {
+		t.Errorf("explain words do not name the finalizer: %q", ex.Words)
+	}
+
+	e.removeFinalizers(t, configMaps, ns, held.Name)
+	e.waitGone(t, held)
+	e.waitGone(t, owner)
+}
+
+func TestSolidOwnerDoesNotBlockWaitingOwner(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	waiting := e.configMap(t, ns, "waiting-owner", nil)
+	solid := e.configMap(t, ns, "solid-owner", nil)
+	dep := e.configMap(t, ns, "dep", nil, cmRef(waiting), cmRef(solid))
+
+	e.deleteCM(t, waiting, metav1.DeletePropagationForeground)
+	e.waitGone(t, waiting)
+	assertState(t, e.getCM(t, dep), "dep", []types.UID{solid.UID}, nil, false)
+	assertState(t, e.getCM(t, solid), "solid-owner", nil, nil, false)
+}
+
+func TestNonBlockingReferenceDoesNotBlockForeground(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	owner := e.configMap(t, ns, "owner", nil)
+	dep := e.configMap(t, ns, "dep", []string{holdFinalizer}, cmRef(owner, nonBlocking))
+
+	e.deleteCM(t, owner, metav1.DeletePropagationForeground)
+	e.waitGone(t, owner)
+	// The dependent is collected too; its own finalizer keeps it, being deleted.
+	eventually(t, "dep is being deleted", func() bool {
+		obj := e.getCM(t, dep)
+		return obj != nil && obj.DeletionTimestamp != nil
+	})
+	assertState(t, e.getCM(t, dep), "dep", []types.UID{owner.UID}, []string{holdFinalizer}, true)
+	e.removeFinalizers(t, configMaps, ns, dep.Name)
+	e.waitGone(t, dep)
+}
+
+func TestForegroundTwiceOnObjectWithItsOwnFinalizer(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	obj := e.configMap(t, ns, "obj", []string{holdFinalizer})
+
+	for i := range 2 {
+		e.deleteCM(t, obj, metav1.DeletePropagationForeground)
+		eventually(t, fmt.Sprintf("delete %d: the collector removes foregroundDeletion", i+1), func() bool {
+			o := e.getCM(t, obj)
+			return o != nil && o.DeletionTimestamp != nil && slices.Equal(o.Finalizers, []string{holdFinalizer})
+		})
+		assertState(t, e.getCM(t, obj), "obj", nil, []string{holdFinalizer}, true)
+	}
+	e.removeFinalizers(t, configMaps, ns, obj.Name)
+	e.waitGone(t, obj)
+}
+
+func TestThreeObjectCircleDeletedInForeground(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	a := e.configMap(t, ns, "a", nil)
+	b := e.configMap(t, ns, "b", nil, cmRef(a))
+	c := e.configMap(t, ns, "c", nil, cmRef(b))
+	a.OwnerReferences = []metav1.OwnerReference{cmRef(c)}
+	a, err := e.client.CoreV1().ConfigMaps(ns).Update(context.Background(), a, metav1.UpdateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.deleteCM(t, a, metav1.DeletePropagationForeground)
+	for _, cm := range []*corev1.ConfigMap{a, b, c} {
+		e.waitGone(t, cm)
+	}
+}
+
+func TestOwnerThatNeverExisted(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "ghost", UID: uuid.NewUUID(), BlockOwnerDeletion: ptr(true)}
+	dep := e.configMap(t, ns, "dep", nil, ghost)
+	e.waitGone(t, dep)
+	eventually(t, "the virtual owner leaves the graph", func() bool {
+		_, ok := e.engine.Node(ghost.UID)
+		return !ok
+	})
+}
+
+func TestCrossNamespaceReference(t *testing.T) {
+	e := setup(t)
+	home := e.namespace(t)
+	away := e.namespace(t)
+	owner := e.configMap(t, home, "owner", nil)
+	child := e.configMap(t, home, "child", nil, cmRef(owner))
+	stray := e.configMap(t, away, "stray", nil, cmRef(owner))
+
+	e.waitGone(t, stray)
+	consistently(t, "the real owner's dependent stays", time.Second, func() bool { return e.getCM(t, child) != nil })
+	assertState(t, e.getCM(t, child), "child", []types.UID{owner.UID}, nil, false)
+	assertState(t, e.getCM(t, owner), "owner", nil, nil, false)
+	eventually(t, "a Warning OwnerRefInvalidNamespace event on the stray dependent", func() bool {
+		events, err := e.client.CoreV1().Events(away).List(context.Background(), metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, ev := range events.Items {
+			if ev.Reason == "OwnerRefInvalidNamespace" && ev.Type == corev1.EventTypeWarning &&
+				ev.InvolvedObject.UID == stray.UID && strings.Contains(ev.Message, string(owner.UID)) {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+func TestUnblockingReferenceReleasesWaitingOwner(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	owner := e.configMap(t, ns, "owner", nil)
+	dep := e.configMap(t, ns, "dep", []string{holdFinalizer}, cmRef(owner))
+
+	e.deleteCM(t, owner, metav1.DeletePropagationForeground)
+	consistently(t, "the owner waits", 2*time.Second, func() bool { return e.getCM(t, owner) != nil })
+
+	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":%q,"blockOwnerDeletion":false}]}}`, owner.UID)
+	if _, err := e.client.CoreV1().ConfigMaps(ns).Patch(context.Background(), dep.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGone(t, owner)
+	assertState(t, e.getCM(t, dep), "dep", []types.UID{owner.UID}, []string{holdFinalizer}, true)
+	e.removeFinalizers(t, configMaps, ns, dep.Name)
+	e.waitGone(t, dep)
+}
+
+func TestSecondDeleteWithOrphanPolicyOnWaitingOwner(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	owner := e.configMap(t, ns, "owner", nil)
+	dep := e.configMap(t, ns, "dep", []string{holdFinalizer}, cmRef(owner))
+
+	e.deleteCM(t, owner, metav1.DeletePropagationForeground)
+	eventually(t, "the owner waits in the foreground, and the collector has deleted dep", func() bool {
+		o, d := e.getCM(t, owner), e.getCM(t, dep)
+		return o != nil && slices.Contains(o.Finalizers, metav1.FinalizerDeleteDependents) && d != nil && d.DeletionTimestamp != nil
+	})
+	e.deleteCM(t, owner, metav1.DeletePropagationOrphan)
+	e.waitGone(t, owner)
+	// Orphaned: the reference is gone. It had already been deleted during the
+	// foreground phase, and its own finalizer holds it.
+	assertState(t, e.getCM(t, dep), "dep", nil, []string{holdFinalizer}, true)
+	e.removeFinalizers(t, configMaps, ns, dep.Name)
+	e.waitGone(t, dep)
+}
+
+func TestStressOwnersDeletedEveryWay(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	type group struct {
+		owner *corev1.ConfigMap
+		deps  []*corev1.ConfigMap
+		way   string
+	}
+	ways := []string{"background", "foreground", "orphan", "default", "foreground-nonblocking"}
+	var groups []group
+	for i := range 10 {
+		for _, way := range ways {
+			g := group{way: way, owner: e.configMap(t, ns, fmt.Sprintf("owner-%s-%d", way, i), nil)}
+			for j := range 3 {
+				ref := cmRef(g.owner)
+				if way == "foreground-nonblocking" {
+					nonBlocking(&ref)
+				}
+				g.deps = append(g.deps, e.configMap(t, ns, fmt.Sprintf("dep-%s-%d-%d", way, i, j), nil, ref))
+			}
+			groups = append(groups, g)
+		}
+	}
+	start := time.Now()
+	for _, g := range groups {
+		switch g.way {
+		case "background":
+			e.deleteCM(t, g.owner, metav1.DeletePropagationBackground)
+		case "foreground", "foreground-nonblocking":
+			e.deleteCM(t, g.owner, metav1.DeletePropagationForeground)
+		case "orphan":
+			e.deleteCM(t, g.owner, metav1.DeletePropagationOrphan)
+		case "default":
+			e.deleteCM(t, g.owner, "")
+		}
+	}
+	for _, g := range groups {
+		e.waitGone(t, g.owner)
+		for _, d := range g.deps {
+			if g.way == "orphan" {
+				eventually(t, d.Name+" orphaned", func() bool {
+					o := e.getCM(t, d)
+					return o != nil && len(o.OwnerReferences) == 0
+				})
+				assertState(t, e.getCM(t, d), d.Name, nil, nil, false)
+			} else {
+				e.waitGone(t, d)
+			}
+		}
+	}
+	t.Logf("50 groups of 1 owner + 3 dependents settled in %v", time.Since(start).Round(time.Millisecond))
+	if time.Since(start) > 60*time.Second {
+		t.Errorf("stress took %v, upstream's bound is 60s", time.Since(start))
+	}
+}
+
+func TestDeploymentChainDeletedInForeground(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	ctx := context.Background()
+	dep, err := e.client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web"},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr(int32(3)),
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the controllers create a ReplicaSet and 3 Pods", func() bool {
+		pods, err := e.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		return err == nil && len(pods.Items) == 3
+	})
+	fg := metav1.DeletePropagationForeground
+	if err := e.client.AppsV1().Deployments(ns).Delete(ctx, dep.Name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the Deployment is gone", func() bool {
+		_, err := e.client.AppsV1().Deployments(ns).Get(ctx, dep.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	// Foreground: by the time the Deployment goes, its ReplicaSets and Pods are gone.
+	rss, err := e.client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(rss.Items) != 0 {
+		t.Errorf("ReplicaSets left after the Deployment: %d (%v)", len(rss.Items), err)
+	}
+	pods, err := e.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil || len(pods.Items) != 0 {
+		t.Errorf("Pods left after the Deployment: %d (%v)", len(pods.Items), err)
+	}
+}
+
+func TestClusterScopedOwners(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	ctx := context.Background()
+	cr, err := e.client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "gc-test-owner-"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := e.configMap(t, ns, "valid", nil, refTo("rbac.authorization.k8s.io/v1", "ClusterRole", cr))
+	missing := e.configMap(t, ns, "missing", nil, metav1.OwnerReference{
+		APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole", Name: "never-existed", UID: uuid.NewUUID()})
+	unknownRef := metav1.OwnerReference{APIVersion: "unknown.gcscope.io/v1", Kind: "Thing", Name: "x", UID: uuid.NewUUID()}
+	unknown := e.configMap(t, ns, "unknown-kind", nil, unknownRef)
+
+	e.waitGone(t, missing)
+	consistently(t, "dependents of a valid owner and of an unknown kind stay", 3*time.Second, func() bool {
+		return e.getCM(t, valid) != nil && e.getCM(t, unknown) != nil
+	})
+	assertState(t, e.getCM(t, unknown), "unknown-kind", []types.UID{unknownRef.UID}, nil, false)
+	ex, ok := e.engine.Explain(unknown.UID)
+	if !ok || len(ex.Owners) != 1 || ex.Owners[0].State != gc.OwnerUnverified {
+		t.Errorf("explain unknown-kind: want one unverified owner, got %+v", ex.Owners)
+	}
+
+	if err := e.client.RbacV1().ClusterRoles().Delete(ctx, cr.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGone(t, valid)
+	assertState(t, e.getCM(t, unknown), "unknown-kind", []types.UID{unknownRef.UID}, nil, false)
+}
+
+func TestClusterScopedDependentOfNamespacedOwnerIsNeverDeleted(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	ctx := context.Background()
+	owner := e.configMap(t, ns, "owner", nil)
+	cr, err := e.client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "gc-test-invalid-", OwnerReferences: []metav1.OwnerReference{cmRef(owner, nonBlocking)},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.client.RbacV1().ClusterRoles().Delete(ctx, cr.Name, metav1.DeleteOptions{})
+	e.deleteCM(t, owner, metav1.DeletePropagationBackground)
+	e.waitGone(t, owner)
+	eventually(t, "a Warning event on the cluster-scoped dependent", func() bool {
+		events, err := e.client.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false
+		}
+		for _, ev := range events.Items {
+			if ev.InvolvedObject.UID == cr.UID && ev.Type == corev1.EventTypeWarning && ev.Reason == "OwnerRefInvalidNamespace" {
+				return true
+			}
+		}
+		return false
+	})
+	consistently(t, "the ClusterRole stays", 2*time.Second, func() bool {
+		return e.get(t, rbacv1.SchemeGroupVersion.WithResource("clusterroles"), "", cr.Name, cr.UID) != nil
+	})
+}
+
+// --- custom resources ---
+
+// crd creates a namespaced CRD of group gc.gcscope.io and waits until the engine
+// monitors it.
+func (e *testEnv) crd(t *testing.T, plural, kind string) schema.GroupVersionResource {
+	t.Helper()
+	ctx := context.Background()
+	group := "gc.gcscope.io"
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: kind, ListKind: kind + "List", Singular: strings.ToLower(kind)},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object", XPreserveUnknownFields: ptr(true)}}}},
+		},
+	}
+	if _, err := e.ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural}
+	e.waitMonitored(t, gvr)
+	return gvr
+}
+
+func (e *testEnv) waitMonitored(t *testing.T, gvr schema.GroupVersionResource) {
+	t.Helper()
+	name := gvr.Group + "/" + gvr.Version + "/" + gvr.Resource
+	eventually(t, "the engine monitors "+name, func() bool {
+		st := e.engine.SyncState()
+		return slices.Contains(st.Resources, name) && !slices.Contains(st.Unsynced, name)
+	})
+}
+
+// customResource creates a custom resource (retrying while the resource is not served yet).
+func (e *testEnv) customResource(t *testing.T, gvr schema.GroupVersionResource, kind, ns, name string, owners ...metav1.OwnerReference) metav1.Object {
+	t.Helper()
+	var refs []any
+	for _, o := range owners {
+		refs = append(refs, map[string]any{"apiVersion": o.APIVersion, "kind": o.Kind, "name": o.Name, "uid": string(o.UID),
+			"blockOwnerDeletion": o.BlockOwnerDeletion != nil && *o.BlockOwnerDeletion})
+	}
+	obj := map[string]any{
+		"apiVersion": gvr.GroupVersion().String(), "kind": kind,
+		"metadata": map[string]any{"name": name, "ownerReferences": refs},
+	}
+	var created metav1.Object
+	eventually(t, "create "+kind+" "+name, func() bool {
+		u, err := e.dyn.Resource(gvr).Namespace(ns).Create(context.Background(), toUnstructured(obj), metav1.CreateOptions{})
+		if err != nil {
+			return false
+		}
+		created = u
+		return true
+	})
+	return created
+}
+
+func TestCustomResourceCascadeOrphanAndMixedOwnership(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	gvr := e.crd(t, "gadgets", "Gadget")
+	api := gvr.GroupVersion().String()
+	ctx := context.Background()
+
+	// Cascade: a Gadget owning a ConfigMap and a Gadget.
+	top := e.customResource(t, gvr, "Gadget", ns, "top")
+	childCR := e.customResource(t, gvr, "Gadget", ns, "child", refTo(api, "Gadget", top))
+	childCM := e.configMap(t, ns, "child-cm", nil, refTo(api, "Gadget", top))
+	if err := e.dyn.Resource(gvr).Namespace(ns).Delete(ctx, "top", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGone(t, childCM)
+	eventually(t, "child Gadget collected", func() bool { return e.get(t, gvr, ns, "child", childCR.GetUID()) == nil })
+
+	// Orphan: custom resources take no strategic merge patch; the engine falls back to a
+	// JSON merge patch.
+	parent := e.customResource(t, gvr, "Gadget", ns, "parent")
+	orphanCR := e.customResource(t, gvr, "Gadget", ns, "orphan-cr", refTo(api, "Gadget", parent))
+	orphanCM := e.configMap(t, ns, "orphan-cm", nil, refTo(api, "Gadget", parent))
+	orphan := metav1.DeletePropagationOrphan
+	if err := e.dyn.Resource(gvr).Namespace(ns).Delete(ctx, "parent", metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "parent Gadget gone", func() bool { return e.get(t, gvr, ns, "parent", parent.GetUID()) == nil })
+	assertState(t, e.get(t, gvr, ns, "orphan-cr", orphanCR.GetUID()), "orphan-cr", nil, nil, false)
+	assertState(t, e.getCM(t, orphanCM), "orphan-cm", nil, nil, false)
+
+	// Mixed, in the foreground: ConfigMap → Gadget → ConfigMap.
+	root := e.configMap(t, ns, "root", nil)
+	mid := e.customResource(t, gvr, "Gadget", ns, "mid", cmRef(root))
+	leaf := e.configMap(t, ns, "leaf", []string{holdFinalizer}, refTo(api, "Gadget", mid))
+	e.deleteCM(t, root, metav1.DeletePropagationForeground)
+	eventually(t, "mid Gadget waits in the foreground for leaf", func() bool {
+		m := e.get(t, gvr, ns, "mid", mid.GetUID())
+		return m != nil && slices.Contains(m.Finalizers, metav1.FinalizerDeleteDependents)
+	})
+	assertState(t, e.getCM(t, root), "root", nil, []string{metav1.FinalizerDeleteDependents}, true)
+	e.removeFinalizers(t, configMaps, ns, leaf.Name)
+	e.waitGone(t, leaf)
+	eventually(t, "mid gone", func() bool { return e.get(t, gvr, ns, "mid", mid.GetUID()) == nil })
+	e.waitGone(t, root)
+}
+
+func TestDeletingCRDCollectsDependentsAndRecreating(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	ctx := context.Background()
+	gvr := e.crd(t, "sprockets", "Sprocket")
+	api := gvr.GroupVersion().String()
+	s := e.customResource(t, gvr, "Sprocket", ns, "s1")
+	dep := e.configMap(t, ns, "dep", nil, refTo(api, "Sprocket", s))
+
+	crdName := gvr.Resource + "." + gvr.Group
+	if err := e.ext.ApiextensionsV1().CustomResourceDefinitions().Delete(ctx, crdName, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGone(t, dep)
+	eventually(t, "the CRD is gone", func() bool {
+		_, err := e.ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crdName, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	eventually(t, "the engine stops monitoring sprockets", func() bool {
+		return !slices.Contains(e.engine.SyncState().Resources, "gc.gcscope.io/v1/sprockets")
+	})
+
+	gvr = e.crd(t, "sprockets", "Sprocket")
+	s2 := e.customResource(t, gvr, "Sprocket", ns, "s2")
+	dep2 := e.configMap(t, ns, "dep2", nil, refTo(api, "Sprocket", s2))
+	if err := e.dyn.Resource(gvr).Namespace(ns).Delete(ctx, "s2", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGone(t, dep2)
+}
+
+func toUnstructured(obj map[string]any) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: obj}
+}
+
+// TestBrokenResourceDoesNotStopCollection: a custom resource whose list keeps failing is
+// reported failing, and everything else is still collected. Its objects are stored as v1;
+// then v2 appears, preferred and stored, behind a conversion webhook that does not
+// answer: the engine moves its monitor to v2, whose list never succeeds.
+func TestBrokenResourceDoesNotStopCollection(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	ctx := context.Background()
+	ca, err := os.ReadFile(e.config.CAFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	group := "gc.gcscope.io"
+	validation := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}
+	crds := e.ext.ApiextensionsV1().CustomResourceDefinitions()
+	crd, err := crds.Create(ctx, &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: "brokens." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: "brokens", Kind: "Broken", ListKind: "BrokenList", Singular: "broken"},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1", Served: true, Storage: true, Schema: validation},
+			},
+		},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer crds.Delete(ctx, crd.Name, metav1.DeleteOptions{})
+	v1 := schema.GroupVersionResource{Group: group, Version: "v1", Resource: "brokens"}
+	e.customResource(t, v1, "Broken", ns, "b1")
+	e.waitMonitored(t, v1)
+
+	// Break it: a v2, preferred and stored, converting through a webhook nobody serves.
+	eventually(t, "the CRD gets a v2 behind a dead webhook", func() bool {
+		crd, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+		crd.Spec.Versions[0].Storage = false
+		crd.Spec.Versions = append(crd.Spec.Versions, apiextensionsv1.CustomResourceDefinitionVersion{
+			Name: "v2", Served: true, Storage: true, Schema: validation})
+		crd.Spec.Conversion = &apiextensionsv1.CustomResourceConversion{
+			Strategy: apiextensionsv1.WebhookConverter,
+			Webhook: &apiextensionsv1.WebhookConversion{
+				ConversionReviewVersions: []string{"v1"},
+				ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: ptr("https://127.0.0.1:1/convert"), CABundle: ca},
+			},
+		}
+		_, err = crds.Update(ctx, crd, metav1.UpdateOptions{})
+		return err == nil
+	})
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		_, failing := e.engine.SyncState().Failing[group+"/v2/brokens"]
+		return failing, nil
+	})
+	if err != nil {
+		st := e.engine.SyncState()
+		t.Fatalf("the engine does not report brokens failing: unsynced %v, failing %v", st.Unsynced, st.Failing)
+	}
+
+	owner := e.configMap(t, ns, "owner", nil)
+	dep := e.configMap(t, ns, "dep", nil, cmRef(owner))
+	e.deleteCM(t, owner, metav1.DeletePropagationBackground)
+	e.waitGone(t, dep)
+}
