@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"sync/atomic"
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 )
@@ -47,8 +49,20 @@ func apiserverOptions(p *pki, etcdURL string, ln net.Listener) (*options.ServerR
 	}
 	s.SecureServing.Listener = ln
 	s.SecureServing.BindPort = ln.Addr().(*net.TCPAddr).Port
+	// Informer names are process-wide: a second apiserver in one process (tests) needs its own.
+	name := "kube-apiserver"
+	if n := apiservers.Add(1); n > 1 {
+		name = fmt.Sprintf("kube-apiserver-%d", n)
+	}
+	var err error
+	if s.InformerName, err = cache.NewInformerName(name); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
+
+// apiservers counts the apiservers started in this process.
+var apiservers atomic.Int32
 
 // runAPIServer completes and validates the options and serves until ctx is cancelled.
 // It returns once the server has stopped (or failed to start).

@@ -840,3 +840,38 @@ func verdictName(a workQueueItemAction) string {
 	}
 	return fmt.Sprintf("workQueueItemAction(%d)", int(a))
 }
+
+// TestActionDelayHoldsWritesUntilItElapses: with a slow-motion delay, the decision is made
+// (the owner is looked up) but the DELETE waits; cancelling during the wait writes nothing.
+func TestActionDelayHoldsWritesUntilItElapses(t *testing.T) {
+	gone := replicaSet("a", "gone", "uid-gone")
+	p := pod("a", "p", "uid-p", owned(ownerRefTo(gone, blocking, controls)))
+	h := newEngineHarness(t, Options{ActionDelay: time.Hour}, p)
+	h.observe(evAdd(p))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan workQueueItemAction, 1)
+	go func() { done <- h.gc.attemptToDeleteWorker(ctx, h.node("uid-p")) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(h.actions("get")) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not look up the item and its owner: %s", describeActions(h.meta.Actions()))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	select {
+	case v := <-done:
+		t.Fatalf("the worker returned (%s) before its action delay elapsed", verdictName(v))
+	case <-time.After(100 * time.Millisecond):
+	}
+	cancel()
+	if v := <-done; v != forgetItem {
+		t.Errorf("after cancel: %s, want forgetItem", verdictName(v))
+	}
+	if got := h.actions("delete", "patch"); len(got) != 0 {
+		t.Errorf("writes despite the pending delay: %s", describeActions(got))
+	}
+	if _, ok := h.stored(p); !ok {
+		t.Error("the pod was deleted")
+	}
+}

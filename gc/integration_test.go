@@ -640,18 +640,21 @@ func TestClusterScopedDependentOfNamespacedOwnerIsNeverDeleted(t *testing.T) {
 	defer e.client.RbacV1().ClusterRoles().Delete(ctx, cr.Name, metav1.DeleteOptions{})
 	e.deleteCM(t, owner, metav1.DeletePropagationBackground)
 	e.waitGone(t, owner)
-	eventually(t, "a Warning event on the cluster-scoped dependent", func() bool {
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
 		events, err := e.client.CoreV1().Events(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false
+			return false, nil
 		}
 		for _, ev := range events.Items {
 			if ev.InvolvedObject.UID == cr.UID && ev.Type == corev1.EventTypeWarning && ev.Reason == "OwnerRefInvalidNamespace" {
-				return true
+				return true, nil
 			}
 		}
-		return false
+		return false, nil
 	})
+	if err != nil {
+		t.Fatalf("no Warning event on the cluster-scoped dependent; engine: %s", e.explain(cr.UID))
+	}
 	consistently(t, "the ClusterRole stays", 2*time.Second, func() bool {
 		return e.get(t, rbacv1.SchemeGroupVersion.WithResource("clusterroles"), "", cr.Name, cr.UID) != nil
 	})
@@ -864,4 +867,111 @@ func TestBrokenResourceDoesNotStopCollection(t *testing.T) {
 	dep := e.configMap(t, ns, "dep", nil, cmRef(owner))
 	e.deleteCM(t, owner, metav1.DeletePropagationBackground)
 	e.waitGone(t, dep)
+}
+
+// TestShadowModeAgainstRealAPIServer: on a control plane of its own, with no other
+// collector, an engine in shadow mode decides to delete a dependent whose owner never
+// existed, records the decision, and leaves the object alone.
+func TestShadowModeAgainstRealAPIServer(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := cluster.Start(ctx, cluster.Options{Controllers: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Stop()
+	cfg := c.RESTConfig()
+	client := kubernetes.NewForConfigOrDie(cfg)
+	engine, err := gc.NewForConfig(cfg, gc.Options{Mode: gc.ModeShadow})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- engine.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+	<-engine.Started()
+
+	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "ghost", UID: uuid.NewUUID()}
+	cm, err := client.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "dangling", OwnerReferences: []metav1.OwnerReference{ghost}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decision *gc.Action
+	var seq uint64
+	eventually(t, "the shadow engine decides to delete the dangling ConfigMap", func() bool {
+		events, err := engine.Feed().Since(seq, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range events {
+			seq = ev.Seq
+			if a := ev.Action; a != nil && a.Object.UID == cm.UID && a.Verb == gc.VerbDelete {
+				decision = a
+			}
+		}
+		return decision != nil
+	})
+	if !decision.Shadow || decision.Policy != string(metav1.DeletePropagationBackground) || decision.Error != "" {
+		t.Errorf("decision %+v: want a shadow Background delete", decision)
+	}
+	consistently(t, "the ConfigMap stays, untouched", time.Second, func() bool {
+		got, err := client.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{})
+		return err == nil && got.DeletionTimestamp == nil && got.ResourceVersion == cm.ResourceVersion
+	})
+}
+
+// TestMetricsUnderUpstreamNames: the engine's registry carries the work-queue metrics of
+// its three queues under upstream's names, the graph size and the sync error counter.
+func TestMetricsUnderUpstreamNames(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	owner := e.configMap(t, ns, "owner", nil)
+	dep := e.configMap(t, ns, "dep", nil, cmRef(owner))
+	e.deleteCM(t, owner, metav1.DeletePropagationBackground)
+	e.waitGone(t, dep)
+
+	families, err := e.engine.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	values := map[string]float64{} // name{queue} -> value
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			key := f.GetName()
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "name" {
+					key += "{" + l.GetValue() + "}"
+				}
+			}
+			switch {
+			case m.GetCounter() != nil:
+				values[key] = m.GetCounter().GetValue()
+			case m.GetGauge() != nil:
+				values[key] = m.GetGauge().GetValue()
+			case m.GetHistogram() != nil:
+				values[key] = float64(m.GetHistogram().GetSampleCount())
+			}
+		}
+	}
+	for _, q := range []string{"garbage_collector_graph_changes", "garbage_collector_attempt_to_delete"} {
+		for _, m := range []string{"workqueue_adds_total", "workqueue_queue_duration_seconds", "workqueue_work_duration_seconds"} {
+			if values[m+"{"+q+"}"] <= 0 {
+				t.Errorf("%s{name=%q} = %v, want > 0", m, q, values[m+"{"+q+"}"])
+			}
+		}
+	}
+	for _, key := range []string{
+		"workqueue_depth{garbage_collector_attempt_to_orphan}", "workqueue_retries_total{garbage_collector_attempt_to_delete}",
+		"garbagecollector_controller_resources_sync_error_total", "gcscope_gc_graph_virtual_nodes",
+	} {
+		if _, ok := values[key]; !ok {
+			t.Errorf("metric %s missing", key)
+		}
+	}
+	if values["gcscope_gc_graph_nodes"] < 10 {
+		t.Errorf("gcscope_gc_graph_nodes = %v, want the cluster's objects", values["gcscope_gc_graph_nodes"])
+	}
 }

@@ -117,6 +117,9 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"--kubeconfig=/x", "--data-dir=/tmp/x"}, []string{"--data-dir applies to the embedded cluster only"}},
 		{[]string{"--in-cluster", "--context=c"}, []string{"--in-cluster cannot be combined"}},
 		{[]string{"--no-such-flag"}, []string{"no-such-flag"}},
+		{[]string{"--gc-mode=eager"}, []string{`--gc-mode "eager": want active or shadow`}},
+		{[]string{"--workers=0"}, []string{"--workers 0: want at least 1"}},
+		{[]string{"--gc-action-delay=-1s"}, []string{"--gc-action-delay"}},
 		{[]string{"extra"}, []string{`unexpected argument "extra"`}},
 	}
 	for _, c := range cases {
