@@ -156,7 +156,18 @@ func (e *testEnv) configMap(t *testing.T, ns, name string, finalizers []string, 
 	if err != nil {
 		t.Fatalf("create configmap %s: %v", name, err)
 	}
+	e.waitObserved(t, cm.UID)
 	return cm
+}
+
+// waitObserved waits until the engine has observed uid: a delete that follows at once
+// must find its dependents in the graph, as upstream's tests also wait for.
+func (e *testEnv) waitObserved(t *testing.T, uid types.UID) {
+	t.Helper()
+	eventually(t, "the engine observes "+string(uid), func() bool {
+		n, ok := e.engine.Node(uid)
+		return ok && n.Observed
+	})
 }
 
 func (e *testEnv) deleteCM(t *testing.T, cm *corev1.ConfigMap, policy metav1.DeletionPropagation) {
@@ -638,6 +649,7 @@ func TestClusterScopedDependentOfNamespacedOwnerIsNeverDeleted(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.client.RbacV1().ClusterRoles().Delete(ctx, cr.Name, metav1.DeleteOptions{})
+	e.waitObserved(t, cr.UID)
 	e.deleteCM(t, owner, metav1.DeletePropagationBackground)
 	e.waitGone(t, owner)
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
@@ -717,6 +729,7 @@ func (e *testEnv) customResource(t *testing.T, gvr schema.GroupVersionResource, 
 		created = u
 		return true
 	})
+	e.waitObserved(t, created.GetUID())
 	return created
 }
 
