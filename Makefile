@@ -12,7 +12,7 @@ LDFLAGS := -X main.version=$(VERSION) \
 	-X k8s.io/component-base/version.gitMinor=37
 TEST_TIMEOUT ?= 45m
 
-.PHONY: run build test generate bench lint clean
+.PHONY: run build test fuzz generate bench lint clean
 
 run: build ## build and start gcscope on its embedded control plane (ARGS="..." adds flags)
 	./$(BIN) $(ARGS)
@@ -20,8 +20,14 @@ run: build ## build and start gcscope on its embedded control plane (ARGS="..." 
 build: ## build bin/gcscope
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gcscope
 
-test: ## run every test (the control-plane tests boot a real etcd and kube-apiserver)
+test: ## run every test (the control-plane tests boot a real etcd and kube-apiserver), then the fuzzers briefly
 	GCSCOPE_LDFLAGS='$(LDFLAGS)' $(GO) test -timeout $(TEST_TIMEOUT) -count=1 ./...
+	$(MAKE) fuzz FUZZTIME=10s
+
+FUZZTIME ?= 1m
+fuzz: ## run each fuzz target for FUZZTIME
+	$(GO) test -run '^$$' -fuzz '^FuzzClientFrame$$' -fuzztime $(FUZZTIME) ./server/wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzDeleteRequest$$' -fuzztime $(FUZZTIME) ./server/wire/
 
 generate: ## regenerate committed generated code
 	$(GO) generate ./...

@@ -237,7 +237,7 @@ func describeBlockers(bs []Blocker) string {
 		case len(held) > 0:
 			p += " is held by finalizer " + strings.Join(held, ", ")
 		case b.DeletingDependents:
-			p += " waits for " + describeBlockers(b.Blockers)
+			p += " waits for its blocking dependents: " + describeBlockers(b.Blockers)
 		case b.BeingDeleted:
 			p += " is being deleted"
 		default:

@@ -156,7 +156,10 @@ func (e *testEnv) configMap(t *testing.T, ns, name string, finalizers []string, 
 	if err != nil {
 		t.Fatalf("create configmap %s: %v", name, err)
 	}
-	e.waitObserved(t, cm.UID)
+	eventually(t, "the engine observes "+name, func() bool {
+		n, ok := e.engine.Node(cm.UID)
+		return (ok && n.Observed) || e.getCM(t, cm) == nil // or has already collected it
+	})
 	return cm
 }
 

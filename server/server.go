@@ -1,72 +1,119 @@
-// Package server is gcscope's HTTP face: health and readiness now; the API, the live
-// stream and the UI mount here as they arrive. It never reaches into the engine.
+// Package server is gcscope's HTTP face: the JSON API over the engine's read API, the
+// live websocket stream of its feed, the DOT debug graph, metrics, and the safety around
+// writes (authentication, Origin and CSRF checks, read-only mode, audit). It never
+// reaches into the engine: it uses gc's exported read API and event types only.
 package server
 
 import (
-	"fmt"
+	"context"
+	"io"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
-	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+
+	"github.com/gcscope/gcscope/gc"
 )
+
+// Engine is what the server needs of the garbage-collector engine (*gc.GarbageCollector).
+type Engine interface {
+	Snapshot() gc.Snapshot
+	Node(types.UID) (gc.NodeDetail, bool)
+	Explain(types.UID) (gc.Explanation, bool)
+	PredictDelete(types.UID, metav1.DeletionPropagation) (gc.Prediction, bool)
+	Feed() *gc.Feed
+	Registry() *prometheus.Registry
+	SyncState() gc.SyncState
+	Mode() gc.Mode
+	ActionDelay() time.Duration
+}
+
+// EventSource is the part of the engine's feed the stream reads.
+type EventSource interface {
+	LastSeq() uint64
+	Since(seq uint64, max int) ([]gc.Event, error)
+	Wait(ctx context.Context, seq uint64) error
+}
 
 // Options are what the server needs from the rest of gcscope.
 type Options struct {
 	Logger *slog.Logger
-	// Ready reports nil once gcscope can serve its purpose, else what it is still waiting for.
+	Engine Engine
+	// Kube is the configuration deletes are made with (as the authenticated user, when
+	// Auth impersonates). Nil: deletes answer 503.
+	Kube *rest.Config
+	// Ready reports nil once gcscope can serve its purpose, else what it waits for.
 	Ready func() error
-	// Version is gcscope's own version, shown on the landing page.
+	// Version is gcscope's own version.
 	Version string
+	// ReadOnly rejects every write; the engine itself goes on collecting.
+	ReadOnly bool
+	// Auth authenticates requests; nil means none (loopback only, enforced by the caller).
+	Auth Authenticator
+	// AllowedOrigins are extra Origin hosts allowed for websockets and writes, besides the
+	// request's own host (patterns as in path.Match, e.g. "*.example.com").
+	AllowedOrigins []string
+	// Audit receives one JSON line per write; nil means the logger.
+	Audit io.Writer
+	// StreamBatch is how often the stream flushes deltas to clients; default 50 ms.
+	StreamBatch time.Duration
+	// ClientBuffer is how many frames a stream client may have pending before it is
+	// considered behind and resynced with a snapshot; default 256.
+	ClientBuffer int
 }
 
-// New returns the handler for every route gcscope serves.
-func New(o Options) http.Handler {
+// Server serves gcscope's HTTP surface.
+type Server struct {
+	opts    Options
+	log     *slog.Logger
+	handler http.Handler
+	csrf    *csrfKeeper
+	audit   *auditLog
+	metrics *serverMetrics
+	hub     *hub
+
+	deleterOnce sync.Once
+	del         *deleter
+}
+
+// New builds the server. Run its hub with Run.
+func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	r := chi.NewRouter()
-	r.Use(middleware.RequestID)
-	r.Use(requestLogger(o.Logger))
-	r.Use(middleware.Recoverer)
-
-	r.Get("/healthz", func(w http.ResponseWriter, r *http.Request) { plain(w, http.StatusOK, "ok") }) // the process is alive
-	r.Get("/readyz", readyz(o.Ready))                                                                 // ready to serve: cluster reachable, demo applied
-	r.Get("/", func(w http.ResponseWriter, r *http.Request) {
-		plain(w, http.StatusOK, fmt.Sprintf("gcscope %s\nhealth: /healthz\nreadiness: /readyz\n", o.Version))
-	})
-	return r
-}
-
-func readyz(ready func() error) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if ready != nil {
-			if err := ready(); err != nil {
-				plain(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
-				return
-			}
-		}
-		plain(w, http.StatusOK, "ok")
+	if o.StreamBatch == 0 {
+		o.StreamBatch = 50 * time.Millisecond
 	}
-}
-
-func plain(w http.ResponseWriter, status int, body string) {
-	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(status)
-	fmt.Fprint(w, body)
-}
-
-// requestLogger logs each request at debug level with its status and duration.
-func requestLogger(log *slog.Logger) func(http.Handler) http.Handler {
-	return func(next http.Handler) http.Handler {
-		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			start := time.Now()
-			ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-			next.ServeHTTP(ww, r)
-			log.Debug("http", "method", r.Method, "path", r.URL.Path, "status", ww.Status(),
-				"bytes", ww.BytesWritten(), "took", time.Since(start), "id", middleware.GetReqID(r.Context()))
+	if o.ClientBuffer == 0 {
+		o.ClientBuffer = 256
+	}
+	s := &Server{opts: o, log: o.Logger, csrf: newCSRFKeeper()}
+	s.audit = newAuditLog(o.Audit, o.Logger)
+	s.metrics = newServerMetrics()
+	if o.Engine != nil {
+		s.hub = newHub(hubOptions{
+			Snapshot: o.Engine.Snapshot, Feed: o.Engine.Feed(), Logger: o.Logger,
+			Batch: o.StreamBatch, Buffer: o.ClientBuffer, OriginPatterns: o.AllowedOrigins,
+			Registerer: s.metrics.registry,
 		})
 	}
+	s.handler = s.routes()
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
+
+// Run runs the stream hub until ctx ends.
+func (s *Server) Run(ctx context.Context) {
+	if s.hub == nil {
+		<-ctx.Done()
+		return
+	}
+	s.hub.run(ctx)
 }

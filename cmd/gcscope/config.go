@@ -37,6 +37,13 @@ type config struct {
 	ignored     []schema.GroupResource
 	qps         float64
 	burst       int
+
+	// The server.
+	readOnly       bool
+	authTokenFile  string
+	auth           string
+	allowedOrigins []string
+	auditLog       string
 }
 
 // embedded reports whether gcscope boots its own control plane.
@@ -57,7 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			"(etcd, kube-apiserver, controllers) and fills it with demo workloads.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address to serve the UI and API on (loopback only for now)")
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address to serve the UI and API on (not loopback: requires --auth-token-file or --auth=kubernetes)")
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "use the cluster of this kubeconfig instead of the embedded one")
 	fs.StringVar(&c.kubeContext, "context", "", "kubeconfig context to use (implies an existing cluster; default: the current context)")
 	fs.BoolVar(&c.inCluster, "in-cluster", false, "use the service account of the pod gcscope runs in")
@@ -70,6 +77,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	ignored := fs.String("gc-ignored-resources", "events,events.events.k8s.io", "comma-separated resource[.group] the engine does not monitor")
 	fs.Float64Var(&c.qps, "kube-api-qps", 50, "queries per second to the apiserver")
 	fs.IntVar(&c.burst, "kube-api-burst", 100, "burst of queries to the apiserver")
+	fs.BoolVar(&c.readOnly, "read-only", false, "refuse every write from the UI and API (the engine keeps collecting)")
+	fs.StringVar(&c.authTokenFile, "auth-token-file", "", "require a bearer token from this file (one per line: token [name])")
+	fs.StringVar(&c.auth, "auth", "", `"kubernetes": require a bearer token the cluster accepts (TokenReview) and delete as its user (impersonation)`)
+	origins := fs.String("allowed-origins", "", "comma-separated extra Origin hosts allowed for the websocket and writes (e.g. gcscope.example.com)")
+	fs.StringVar(&c.auditLog, "audit-log", "-", "where to append the audit log of writes, one JSON line each (- is stderr)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error (debug also shows the control plane's logs)")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 
@@ -129,24 +141,39 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			}
 		}
 	}
-	if err := checkLoopback(c.listen); err != nil {
+	switch c.auth {
+	case "":
+	case "kubernetes":
+		if c.authTokenFile != "" {
+			return nil, usageError{errors.New("--auth=kubernetes and --auth-token-file are two ways to authenticate: pick one")}
+		}
+	default:
+		return nil, usageError{fmt.Errorf("--auth %q: the only value is kubernetes (or use --auth-token-file)", c.auth)}
+	}
+	for _, o := range strings.Split(*origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			c.allowedOrigins = append(c.allowedOrigins, o)
+		}
+	}
+	loopback, err := isLoopback(c.listen)
+	if err != nil {
 		return nil, usageError{err}
+	}
+	if !loopback && c.auth == "" && c.authTokenFile == "" {
+		return nil, usageError{fmt.Errorf("--listen %q is not a loopback address: gcscope can delete objects, so it needs authentication to listen there; add --auth-token-file FILE or --auth=kubernetes", c.listen)}
 	}
 	return c, nil
 }
 
-// checkLoopback refuses addresses other machines could reach: gcscope can delete objects,
-// and until authentication exists it serves loopback only.
-func checkLoopback(addr string) error {
+// isLoopback reports whether addr (host:port) is reachable from this machine only.
+func isLoopback(addr string) (bool, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("--listen %q: want host:port, for example 127.0.0.1:8080", addr)
+		return false, fmt.Errorf("--listen %q: want host:port, for example 127.0.0.1:8080", addr)
 	}
 	if strings.EqualFold(host, "localhost") {
-		return nil
+		return true, nil
 	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	return fmt.Errorf("--listen %q is not a loopback address; gcscope serves only 127.0.0.1 or ::1 until it has authentication", addr)
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
 }

@@ -112,7 +112,9 @@ func TestCommandLineMistakes(t *testing.T) {
 		wants []string
 	}{
 		{[]string{"--log-level=loud"}, []string{"--log-level", "debug, info, warn or error"}},
-		{[]string{"--listen=0.0.0.0:8080"}, []string{"not a loopback address"}},
+		{[]string{"--listen=0.0.0.0:8080"}, []string{"not a loopback address", "--auth-token-file"}},
+		{[]string{"--auth=ldap"}, []string{`--auth "ldap"`}},
+		{[]string{"--auth=kubernetes", "--auth-token-file=x"}, []string{"pick one"}},
 		{[]string{"--listen=8080"}, []string{"host:port"}},
 		{[]string{"--kubeconfig=/x", "--data-dir=/tmp/x"}, []string{"--data-dir applies to the embedded cluster only"}},
 		{[]string{"--in-cluster", "--context=c"}, []string{"--in-cluster cannot be combined"}},

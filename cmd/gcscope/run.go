@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -57,18 +59,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
 	}
-	ready := &readiness{waiting: "connecting to the cluster"}
-	srv := &http.Server{
-		Handler:           server.New(server.Options{Logger: log, Ready: ready.check, Version: version}),
-		ReadHeaderTimeout: 10 * time.Second,
+	defer ln.Close()
+	var tokens *server.TokenFile
+	if cfg.authTokenFile != "" {
+		if tokens, err = server.LoadTokenFile(cfg.authTokenFile); err != nil {
+			return fmt.Errorf("--auth-token-file: %v", err)
+		}
 	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	}()
+	audit := stderr
+	if cfg.auditLog != "-" {
+		f, err := os.OpenFile(cfg.auditLog, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+		if err != nil {
+			return fmt.Errorf("--audit-log: %v", err)
+		}
+		defer f.Close()
+		audit = f
+	}
 
 	start := time.Now()
 	var restConfig *rest.Config
@@ -126,7 +132,32 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			log.Warn("garbage collector still stopping; not waiting longer")
 		}
 	}()
-	ready.set("garbage collector syncing its monitors")
+	var auth server.Authenticator
+	switch {
+	case tokens != nil:
+		auth = tokens
+	case cfg.auth == "kubernetes":
+		cs, err := kubernetes.NewForConfig(restConfig)
+		if err != nil {
+			return err
+		}
+		auth = server.NewTokenReviewer(cs.AuthenticationV1().TokenReviews())
+	}
+	ready := &readiness{waiting: "garbage collector syncing its monitors"}
+	handler := server.New(server.Options{
+		Logger: log, Engine: engine, Kube: restConfig, Ready: ready.check, Version: version,
+		ReadOnly: cfg.readOnly, Auth: auth, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
+	})
+	go handler.Run(engineCtx)
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(ln) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		srv.Shutdown(sctx)
+	}()
+
 	select {
 	case <-engine.Started():
 		st := engine.SyncState()

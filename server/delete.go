@@ -1,0 +1,127 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+
+	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/wire"
+)
+
+// deleteResponse is the predicted effect and, unless dry run, the outcome.
+type deleteResponse struct {
+	DryRun     bool          `json:"dryRun"`
+	Prediction gc.Prediction `json:"prediction"`
+	// Result: "predicted" for a dry run, "deletion started" once the apiserver accepted it.
+	Result string `json:"result"`
+}
+
+func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
+	node := nodeFrom(r)
+	user := userFrom(r)
+	entry := auditEntry{Time: time.Now(), User: user.Name, Groups: user.Groups, Remote: r.RemoteAddr,
+		Action: "delete", Object: node.ObjectRef, Impersonated: user.Impersonate}
+	fail := func(status int, e *apiError) {
+		entry.Result, entry.Status, entry.Error = "denied", status, e.Message
+		if status >= 500 || e.Code == "apiserver" {
+			entry.Result = "error"
+		}
+		s.audit.write(entry)
+		writeJSON(w, status, e)
+	}
+
+	req, perr := wire.ParseDeleteRequest(r.Body)
+	entry.Policy, entry.DryRun = req.PropagationPolicy, req.DryRun
+	if perr != nil {
+		fail(http.StatusBadRequest, &apiError{Code: "bad_request", Message: perr.Message, Allowed: perr.Allowed})
+		return
+	}
+	policy := metav1.DeletionPropagation(req.PropagationPolicy)
+	if s.opts.ReadOnly && !req.DryRun {
+		fail(http.StatusForbidden, &apiError{Code: "read_only", Message: "gcscope runs read-only (--read-only): deletes are refused; a dryRun still predicts"})
+		return
+	}
+	if node.Virtual {
+		fail(http.StatusNotFound, &apiError{Code: "not_found", Message: "the object is only named as an owner; it has not been observed, so there is nothing to delete"})
+		return
+	}
+	prediction, ok := s.opts.Engine.PredictDelete(node.UID, policy)
+	if !ok {
+		fail(http.StatusNotFound, &apiError{Code: "not_found", Message: "the object left the graph"})
+		return
+	}
+	resp := deleteResponse{DryRun: req.DryRun, Prediction: prediction, Result: "predicted"}
+	if !req.DryRun {
+		if s.opts.Kube == nil {
+			fail(http.StatusServiceUnavailable, &apiError{Code: "unavailable", Message: "no cluster connection for writes"})
+			return
+		}
+		if err := s.deleter().delete(r.Context(), user, node.ObjectRef, policy); err != nil {
+			var status apierrors.APIStatus
+			if errors.As(err, &status) {
+				st := status.Status()
+				fail(int(st.Code), &apiError{Code: "apiserver", Message: st.Message, Reason: string(st.Reason)})
+				return
+			}
+			fail(http.StatusBadGateway, &apiError{Code: "apiserver", Message: err.Error()})
+			return
+		}
+		resp.Result = "deletion started"
+	}
+	entry.Result, entry.Status = "ok", http.StatusOK
+	s.audit.write(entry)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// deleter performs deletes on the cluster with a UID precondition, as the requesting user
+// when the authenticator asks for impersonation.
+type deleter struct {
+	config *rest.Config
+	mapper meta.RESTMapper
+}
+
+func (s *Server) deleter() *deleter {
+	s.deleterOnce.Do(func() {
+		dc := discovery.NewDiscoveryClientForConfigOrDie(s.opts.Kube)
+		s.del = &deleter{config: s.opts.Kube, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
+	})
+	return s.del
+}
+
+func (d *deleter) delete(ctx context.Context, user *User, ref gc.ObjectRef, policy metav1.DeletionPropagation) error {
+	gv, err := schema.ParseGroupVersion(ref.APIVersion)
+	if err != nil {
+		return err
+	}
+	mapping, err := d.mapper.RESTMapping(schema.GroupKind{Group: gv.Group, Kind: ref.Kind}, gv.Version)
+	if err != nil {
+		return fmt.Errorf("kind %s of %s is not served: %w", ref.Kind, ref.APIVersion, err)
+	}
+	cfg := rest.CopyConfig(d.config)
+	if user.Impersonate {
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user.Name, Groups: user.Groups}
+	}
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	var rc metadata.ResourceInterface = client.Resource(mapping.Resource)
+	if mapping.Scope.Name() == meta.RESTScopeNameNamespace {
+		rc = client.Resource(mapping.Resource).Namespace(ref.Namespace)
+	}
+	uid := ref.UID
+	return rc.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
+}

@@ -1,0 +1,133 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// Graph paging: pages hold at most maxGraphLimit nodes; without limit, defaultGraphLimit.
+const (
+	defaultGraphLimit = 10000
+	maxGraphLimit     = 100000
+)
+
+// graphParams are GET /api/v1/graph's query parameters.
+var graphParams = []string{"namespace", "kind", "q", "uid", "limit", "cursor"}
+
+// graphResponse is one page of the graph.
+type graphResponse struct {
+	Seq   uint64         `json:"seq"`
+	Nodes []gc.NodeState `json:"nodes"`
+	// Edges are the ownerReferences of the page's nodes (owners may be on other pages,
+	// or missing).
+	Edges []gc.Edge `json:"edges"`
+	// Total is how many nodes match the filters, across pages.
+	Total int `json:"total"`
+	// NextCursor, when set, fetches the next page.
+	NextCursor string `json:"nextCursor,omitempty"`
+}
+
+// graphFilter selects nodes.
+type graphFilter struct {
+	namespaces map[string]bool // "" selects cluster-scoped objects
+	kinds      map[string]bool // lower-case
+	text       string          // lower-case substring of kind, namespace, name or uid
+	uids       []types.UID     // the closure of these
+	limit      int
+	cursor     types.UID // nodes after this uid
+}
+
+func parseGraphFilter(r *http.Request) (graphFilter, *apiError) {
+	q := r.URL.Query()
+	for name := range q {
+		if !slices.Contains(graphParams, name) {
+			return graphFilter{}, &apiError{Code: "bad_request", Message: fmt.Sprintf("unknown parameter %q", name), Allowed: graphParams}
+		}
+	}
+	f := graphFilter{limit: defaultGraphLimit, text: strings.ToLower(q.Get("q")), cursor: types.UID(q.Get("cursor"))}
+	if ns, ok := q["namespace"]; ok {
+		f.namespaces = map[string]bool{}
+		for _, n := range ns {
+			f.namespaces[n] = true
+		}
+	}
+	if kinds, ok := q["kind"]; ok {
+		f.kinds = map[string]bool{}
+		for _, k := range kinds {
+			f.kinds[strings.ToLower(k)] = true
+		}
+	}
+	for _, u := range q["uid"] {
+		f.uids = append(f.uids, types.UID(u))
+	}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > maxGraphLimit {
+			return graphFilter{}, &apiError{Code: "bad_request", Message: fmt.Sprintf("limit %q: want a number from 1 to %d", l, maxGraphLimit)}
+		}
+		f.limit = n
+	}
+	return f, nil
+}
+
+func (f *graphFilter) match(n *gc.NodeState, inClosure map[types.UID]bool) bool {
+	if f.namespaces != nil && !f.namespaces[n.Namespace] {
+		return false
+	}
+	if f.kinds != nil && !f.kinds[strings.ToLower(n.Kind)] {
+		return false
+	}
+	if inClosure != nil && !inClosure[n.UID] {
+		return false
+	}
+	if f.text != "" {
+		hay := strings.ToLower(n.Kind + "\x00" + n.Namespace + "\x00" + n.Name + "\x00" + string(n.UID))
+		if !strings.Contains(hay, f.text) {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
+	if !s.needEngine(w) {
+		return
+	}
+	f, perr := parseGraphFilter(r)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	snap := s.opts.Engine.Snapshot()
+	var inClosure map[types.UID]bool
+	if len(f.uids) > 0 {
+		inClosure = closure(snap.Nodes, f.uids)
+	}
+	resp := graphResponse{Seq: snap.Seq, Nodes: []gc.NodeState{}, Edges: []gc.Edge{}}
+	for i := range snap.Nodes { // sorted by uid: the cursor is the last uid of a page
+		n := &snap.Nodes[i]
+		if !f.match(n, inClosure) {
+			continue
+		}
+		resp.Total++
+		switch {
+		case n.UID <= f.cursor: // on an earlier page
+			continue
+		case len(resp.Nodes) == f.limit: // on a later page
+			resp.NextCursor = string(resp.Nodes[len(resp.Nodes)-1].UID)
+			continue
+		}
+		resp.Nodes = append(resp.Nodes, *n)
+		for _, o := range n.Owners {
+			resp.Edges = append(resp.Edges, gc.Edge{Dependent: n.UID, Owner: o.UID, Controller: o.Controller, BlockOwnerDeletion: o.BlockOwnerDeletion})
+		}
+	}
+	writeJSON(w, http.StatusOK, resp)
+}

@@ -1,0 +1,38 @@
+package server
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// serverMetrics are the server's own metrics, beside the engine's.
+type serverMetrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+}
+
+func newServerMetrics() *serverMetrics {
+	m := &serverMetrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gcscope_http_requests_total", Help: "HTTP requests by method, route and status code.",
+		}, []string{"method", "route", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "gcscope_http_request_duration_seconds", Help: "HTTP request duration by route.",
+			Buckets: prometheus.DefBuckets,
+		}, []string{"method", "route"}),
+	}
+	m.registry.MustRegister(m.requests, m.duration)
+	return m
+}
+
+func (m *serverMetrics) observe(method, route string, status int, d time.Duration) {
+	if route == "" {
+		route = "unmatched"
+	}
+	m.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	m.duration.WithLabelValues(method, route).Observe(d.Seconds())
+}

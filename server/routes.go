@@ -1,0 +1,210 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// routes is gcscope's whole URL surface.
+func (s *Server) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.RequestID)
+	r.Use(s.logRequests)
+	r.Use(middleware.Recoverer)
+
+	r.Get("/healthz", s.handleHealthz) // the process is alive (no auth: for probes)
+	r.Get("/readyz", s.handleReadyz)   // the engine has synced and gcscope serves (no auth)
+	r.Get("/login", s.handleLogin)     // ?token=: trade a token for a session cookie (with auth)
+
+	r.Group(func(r chi.Router) {
+		r.Use(s.authenticate)
+		r.Get("/", s.handleIndex)                                       // the UI
+		r.Get("/metrics", s.handleMetrics)                              // Prometheus: the engine's and the server's metrics
+		r.Get("/debug/controllers/garbagecollector/graph", s.handleDOT) // upstream's DOT debug graph (?uid=)
+		r.Get("/api/v1/stream", s.handleStream)                         // websocket: snapshot, then deltas
+
+		r.Route("/api/v1", func(r chi.Router) {
+			r.Use(middleware.Timeout(30 * time.Second))
+			r.Get("/session", s.handleSession) // who you are, the mode, and the CSRF token for writes
+			r.Get("/graph", s.handleGraph)     // nodes and edges, filtered, paged
+			r.Get("/queues", s.handleQueues)   // the three work queues
+			r.Route("/objects/{uid}", func(r chi.Router) {
+				r.Use(s.objectCtx)
+				r.Get("/", s.handleObject)         // one object as the engine sees it
+				r.Get("/explain", s.handleExplain) // why it still exists, what it waits for
+				r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite).
+					Post("/delete", s.handleDelete) // predict, and unless dryRun perform, a delete
+			})
+		})
+	})
+	return r
+}
+
+// maxBodyBytes bounds request bodies (the delete request is a few dozen bytes).
+const maxBodyBytes = 64 << 10
+
+func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
+	plain(w, http.StatusOK, "ok")
+}
+
+func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Ready != nil {
+		if err := s.opts.Ready(); err != nil {
+			plain(w, http.StatusServiceUnavailable, "not ready: "+err.Error())
+			return
+		}
+	}
+	plain(w, http.StatusOK, "ok")
+}
+
+func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
+	plain(w, http.StatusOK, fmt.Sprintf("gcscope %s\napi: /api/v1/graph, /api/v1/queues, /api/v1/objects/{uid}, /api/v1/stream\n", s.opts.Version))
+}
+
+func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	gatherers := prometheus.Gatherers{s.metrics.registry}
+	if s.opts.Engine != nil {
+		gatherers = append(gatherers, s.opts.Engine.Registry())
+	}
+	promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}).ServeHTTP(w, r)
+}
+
+// needEngine answers 503 when the server runs without an engine.
+func (s *Server) needEngine(w http.ResponseWriter) bool {
+	if s.opts.Engine == nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the garbage-collector engine is not running")
+		return false
+	}
+	return true
+}
+
+type ctxKey int
+
+const nodeKey ctxKey = iota
+
+// objectCtx loads the object of the {uid} URL parameter and answers 404 early.
+func (s *Server) objectCtx(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.needEngine(w) {
+			return
+		}
+		uid := types.UID(chi.URLParam(r, "uid"))
+		n, ok := s.opts.Engine.Node(uid)
+		if !ok {
+			writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no object with uid %q in the graph", uid))
+			return
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), nodeKey, n)))
+	})
+}
+
+func nodeFrom(r *http.Request) gc.NodeDetail { return r.Context().Value(nodeKey).(gc.NodeDetail) }
+
+func (s *Server) handleObject(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, nodeFrom(r))
+}
+
+func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
+	ex, ok := s.opts.Engine.Explain(nodeFrom(r).UID)
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found", "the object left the graph")
+		return
+	}
+	writeJSON(w, http.StatusOK, explainResponse{Explanation: ex, Text: explainText(ex)})
+}
+
+// explainResponse is the engine's explanation in data and in words.
+type explainResponse struct {
+	gc.Explanation
+	Text string `json:"text"`
+}
+
+func explainText(ex gc.Explanation) string {
+	o := ex.Object
+	t := fmt.Sprintf("%s %s", o.Kind, o.Name)
+	if o.Namespace != "" {
+		t += " in " + o.Namespace
+	}
+	t += ": next, the engine will " + ex.Next + "."
+	for _, w := range ex.Words {
+		t += " " + capitalize(w) + "."
+	}
+	return t
+}
+
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+func (s *Server) handleQueues(w http.ResponseWriter, r *http.Request) {
+	if !s.needEngine(w) {
+		return
+	}
+	snap := s.opts.Engine.Snapshot()
+	writeJSON(w, http.StatusOK, queuesResponse{Seq: snap.Seq, Mode: snap.Mode, Queues: snap.Queues, Sync: snap.Sync})
+}
+
+type queuesResponse struct {
+	Seq    uint64          `json:"seq"`
+	Mode   gc.Mode         `json:"mode"`
+	Queues []gc.QueueState `json:"queues"`
+	Sync   gc.SyncState    `json:"sync"`
+}
+
+func plain(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	fmt.Fprint(w, body)
+}
+
+// logRequests logs each request at debug level and counts it.
+func (s *Server) logRequests(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+		next.ServeHTTP(ww, r)
+		route := chi.RouteContext(r.Context()).RoutePattern()
+		s.metrics.observe(r.Method, route, ww.Status(), time.Since(start))
+		s.log.Debug("http", "method", r.Method, "path", r.URL.Path, "status", ww.Status(),
+			"bytes", ww.BytesWritten(), "took", time.Since(start), "id", middleware.GetReqID(r.Context()))
+	})
+}
+
+// handleDOT serves upstream's debug graph format; ?uid= (repeatable) narrows it to the
+// objects connected to those.
+func (s *Server) handleDOT(w http.ResponseWriter, r *http.Request) {
+	if !s.needEngine(w) {
+		return
+	}
+	var uids []types.UID
+	for _, u := range r.URL.Query()["uid"] {
+		uids = append(uids, types.UID(u))
+	}
+	snap := s.opts.Engine.Snapshot()
+	w.Header().Set("Content-Type", "text/vnd.graphviz")
+	if err := writeDOT(w, snap.Nodes, uids); err != nil {
+		s.log.Warn("writing the DOT graph", "err", err)
+	}
+}
+
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
+	if !s.needEngine(w) {
+		return
+	}
+	s.hub.ServeHTTP(w, r)
+}

@@ -1,0 +1,1043 @@
+package server
+
+// The live stream, GET /api/v1/stream: a websocket that carries a snapshot of the engine,
+// then the feed's events in batches ("deltas"), narrowed to what the client subscribed
+// to. docs/stream.md is the frame schema.
+//
+// One hub goroutine (run) reads the feed and hands each batch to every client without
+// waiting: a batch goes into the client's bounded queue, or, when that queue is full, the
+// client's queue is emptied and the client is marked behind. Each client has its own
+// writer goroutine (the ServeHTTP goroutine), which alone owns the client's subscription
+// state: it filters the batches, encodes at the edge, writes with a timeout, and answers
+// "behind" with a fresh snapshot. A slow browser costs that browser a resync, never the
+// hub or the engine a stall.
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/wire"
+)
+
+const (
+	defaultStreamBatch  = 50 * time.Millisecond
+	defaultClientBuffer = 256
+	defaultWriteTimeout = 10 * time.Second
+	defaultPingInterval = 20 * time.Second
+
+	// streamReadLimit bounds a client's frame; a bigger one closes the connection with
+	// StatusMessageTooBig.
+	streamReadLimit = 64 << 10
+	// maxFrameEvents bounds the events of one deltas frame when a client catches up.
+	maxFrameEvents = 4096
+	// hubReadMax is how many events the hub takes from the feed at once.
+	hubReadMax = 8192
+	// idleSeqInterval: when a client's subscription filtered everything out, an empty
+	// deltas frame tells it the sequence number at most this often.
+	idleSeqInterval = time.Second
+	// maxPendingPongs bounds the pongs owed to a client that pings faster than it reads.
+	maxPendingPongs = 8
+	// closeGrace is how long a close handshake may take before the connection is cut.
+	closeGrace = 2 * time.Second
+)
+
+// Snapshot reasons: why a client is sent a snapshot.
+const (
+	reasonInitial   = "initial"   // the connection starts (no since, or since is not held)
+	reasonSubscribe = "subscribe" // the client changed its subscription
+	reasonBehind    = "behind"    // the client's queue overflowed: it did not read fast enough
+	reasonStale     = "stale"     // the events the client needs have left the feed (or the hub fell behind it)
+	reasonComponent = "component" // the uid closure took in objects the client has not seen
+)
+
+// streamParams are GET /api/v1/stream's query parameters.
+var streamParams = []string{"namespace", "kind", "uid", "queues", "since"}
+
+// hubOptions configure the stream hub.
+type hubOptions struct {
+	Snapshot func() gc.Snapshot // the engine's consistent snapshot
+	Feed     EventSource        // the engine's feed
+	Logger   *slog.Logger
+	// Batch: deltas are flushed at most this often; default 50 ms.
+	Batch time.Duration
+	// Buffer is how many frames a client may have pending before it is resynced; default 256.
+	Buffer int
+	// OriginPatterns are extra allowed Origin hosts (websocket.AcceptOptions); the
+	// request's own host is always allowed.
+	OriginPatterns []string
+	// Registerer takes the hub's metrics; nil: not registered.
+	Registerer prometheus.Registerer
+	// WriteTimeout bounds one frame write; default 10 s. A client that does not read for
+	// that long while frames are due is disconnected.
+	WriteTimeout time.Duration
+	// PingInterval is how often the server pings; a client that does not answer within
+	// WriteTimeout is closed. Default 20 s.
+	PingInterval time.Duration
+}
+
+// hub fans the engine's feed out to the stream's clients.
+type hub struct {
+	o       hubOptions
+	log     *slog.Logger
+	metrics *streamMetrics
+	// ctx ends every client when run returns.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	clients map[*streamClient]struct{}
+
+	running atomic.Bool
+	flushed atomic.Uint64 // seq of the last event handed to the clients
+
+	snapMu sync.Mutex
+	snap   *gc.Snapshot // the latest snapshot, shared by clients that resync together
+}
+
+func newHub(o hubOptions) *hub {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Batch <= 0 {
+		o.Batch = defaultStreamBatch
+	}
+	if o.Buffer <= 0 {
+		o.Buffer = defaultClientBuffer
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = defaultWriteTimeout
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = defaultPingInterval
+	}
+	h := &hub{o: o, log: o.Logger, metrics: newStreamMetrics(o.Registerer), clients: map[*streamClient]struct{}{}}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	return h
+}
+
+// batch is a run of consecutive feed events, (from-1, to], shared by every client; it is
+// never modified once handed out. Each event is encoded once, by the first writer that
+// needs it.
+type batch struct {
+	from, to uint64
+	events   []gc.Event
+	once     sync.Once
+	raw      [][]byte
+}
+
+func (b *batch) encoded() [][]byte {
+	b.once.Do(func() {
+		b.raw = make([][]byte, len(b.events))
+		for i := range b.events {
+			b.raw[i] = encodeEvent(b.events[i])
+		}
+	})
+	return b.raw
+}
+
+// encodeEvent encodes e; the only failure json can have here (a time outside years
+// 0-9999) is answered by dropping the times.
+func encodeEvent(e gc.Event) []byte {
+	data, err := json.Marshal(e)
+	if err == nil {
+		return data
+	}
+	e.Time = time.Time{}
+	if e.Node != nil && e.Node.DeletionTimestamp != nil {
+		n := *e.Node
+		n.DeletionTimestamp = nil
+		e.Node = &n
+	}
+	if data, err = json.Marshal(e); err == nil {
+		return data
+	}
+	data, _ = json.Marshal(struct {
+		Seq   uint64       `json:"seq"`
+		Type  gc.EventType `json:"type"`
+		Error string       `json:"error"`
+	}{e.Seq, e.Type, err.Error()})
+	return data
+}
+
+// run reads the feed and fans it out until ctx ends; then it closes every client. It
+// never waits for a client.
+func (h *hub) run(ctx context.Context) {
+	defer h.cancel()
+	h.running.Store(true)
+	defer h.running.Store(false)
+	feed := h.o.Feed
+	cursor := feed.LastSeq()
+	h.flushed.Store(cursor)
+	next := time.Now()
+	for {
+		if err := feed.Wait(ctx, cursor); err != nil {
+			return
+		}
+		// Flush at most every Batch: let events accumulate until then.
+		if d := time.Until(next); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		for {
+			events, err := feed.Since(cursor, hubReadMax)
+			if errors.Is(err, gc.ErrTooOld) {
+				// The hub itself fell behind the ring: everyone starts again from a snapshot.
+				cursor = feed.LastSeq()
+				h.flushed.Store(cursor)
+				h.log.Warn("stream hub fell behind the feed; resyncing every client", "seq", cursor)
+				h.resyncAll()
+				break
+			}
+			if err != nil {
+				h.log.Error("reading the feed", "err", err)
+				break
+			}
+			if len(events) == 0 {
+				break
+			}
+			b := &batch{from: cursor + 1, to: events[len(events)-1].Seq, events: events}
+			cursor = b.to
+			h.flushed.Store(cursor)
+			h.fanOut(b)
+			if len(events) < hubReadMax {
+				break
+			}
+		}
+		next = time.Now().Add(h.o.Batch)
+	}
+}
+
+func (h *hub) fanOut(b *batch) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		c.offer(b)
+	}
+}
+
+func (h *hub) resyncAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		c.markBehind(&resyncStale, 0)
+	}
+}
+
+func (h *hub) add(c *streamClient) {
+	h.mu.Lock()
+	h.clients[c] = struct{}{}
+	h.mu.Unlock()
+	h.metrics.clients.Inc()
+}
+
+func (h *hub) remove(c *streamClient) {
+	h.mu.Lock()
+	delete(h.clients, c)
+	h.mu.Unlock()
+	h.metrics.clients.Dec()
+}
+
+// clientCount is how many clients are connected.
+func (h *hub) clientCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.clients)
+}
+
+// snapshot returns a snapshot at atLeast or later and no older than the batches already
+// handed out, so that the next batch a client receives continues it. Clients that resync
+// together share one; it must not be modified.
+func (h *hub) snapshot(atLeast uint64) *gc.Snapshot {
+	h.snapMu.Lock()
+	defer h.snapMu.Unlock()
+	if s := h.snap; s != nil && s.Seq >= atLeast {
+		if s.Seq == h.o.Feed.LastSeq() {
+			return s
+		}
+		if h.running.Load() && s.Seq >= h.flushed.Load() {
+			// The hub's next batch continues it, if the feed still holds what follows.
+			if _, err := h.o.Feed.Since(s.Seq, 1); err == nil {
+				return s
+			}
+		}
+	}
+	s := h.o.Snapshot()
+	h.snap = &s
+	return h.snap
+}
+
+// ServeHTTP serves GET /api/v1/stream: query parameters namespace, kind, uid (each
+// repeatable), queues and since are checked before the upgrade (400 when invalid);
+// websocket.Accept refuses a cross-origin request (403) unless OriginPatterns allow it.
+func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sub, since, err := parseStreamQuery(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, apiError{Code: "bad_request", Message: err.Error(), Allowed: streamParams})
+		return
+	}
+	rec := &hijackRecorder{ResponseWriter: w}
+	conn, err := websocket.Accept(rec, r, &websocket.AcceptOptions{OriginPatterns: h.o.OriginPatterns})
+	if err != nil {
+		// Accept has answered (403 for a foreign Origin, 426 for a plain GET).
+		h.log.Debug("stream: upgrade refused", "err", err, "origin", r.Header.Get("Origin"))
+		return
+	}
+	conn.SetReadLimit(streamReadLimit)
+
+	ctx, cancel := context.WithCancel(h.ctx)
+	defer cancel()
+	c := &streamClient{
+		h:       h,
+		conn:    conn,
+		netConn: rec.conn,
+		batches: make(chan *batch, h.o.Buffer),
+		wake:    make(chan struct{}, 1),
+		view:    newView(sub),
+	}
+	h.add(c)
+	defer h.remove(c)
+
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		// The reader reads without a context: cancelling one closes the connection at
+		// once, and the writer may still be closing it with a reason.
+		c.readLoop()
+		cancel()
+	})
+	wg.Go(func() { c.keepalive(ctx, cancel) })
+
+	err = c.writeLoop(ctx, since)
+	switch {
+	case h.ctx.Err() != nil:
+		c.closeWith(websocket.StatusGoingAway, "server shutting down")
+	case err != nil && ctx.Err() == nil:
+		h.log.Debug("stream: client dropped", "err", err)
+	}
+	cancel()
+	conn.CloseNow()
+	wg.Wait()
+}
+
+// parseStreamQuery reads the initial subscription and since from the query.
+func parseStreamQuery(r *http.Request) (subscription, *uint64, error) {
+	q := r.URL.Query()
+	for name := range q {
+		if !slices.Contains(streamParams, name) {
+			return subscription{}, nil, fmt.Errorf("unknown parameter %q", name)
+		}
+	}
+	sub := subscription{Namespaces: q["namespace"], Kinds: q["kind"], Queues: true}
+	for _, u := range q["uid"] {
+		sub.UIDs = append(sub.UIDs, types.UID(u))
+	}
+	if v, ok := q["queues"]; ok {
+		b, err := strconv.ParseBool(v[len(v)-1])
+		if err != nil {
+			return subscription{}, nil, fmt.Errorf("queues %q: want true or false", v[len(v)-1])
+		}
+		sub.Queues = b
+	}
+	if err := sub.Validate(); err != nil {
+		return subscription{}, nil, err
+	}
+	var since *uint64
+	if v, ok := q["since"]; ok {
+		n, err := strconv.ParseUint(v[len(v)-1], 10, 64)
+		if err != nil {
+			return subscription{}, nil, fmt.Errorf("since %q: want a sequence number (an unsigned integer)", v[len(v)-1])
+		}
+		since = &n
+	}
+	return sub, since, nil
+}
+
+// subscription narrows what a client receives (parsed by package wire).
+type subscription = wire.Subscription
+
+// hijackRecorder keeps the connection websocket.Accept takes over, so that a close
+// handshake with a peer that does not read can be cut short.
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (w *hijackRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	w.conn = c
+	return c, brw, err
+}
+
+// streamClient is one websocket connection.
+type streamClient struct {
+	h       *hub
+	conn    *websocket.Conn
+	netConn net.Conn // under conn
+
+	// Between the hub and the writer.
+	batches chan *batch   // bounded; the hub never waits on it
+	wake    chan struct{} // one pending wake-up for the writer
+	// resync, when set, is the reason the writer must send a snapshot: the hub dropped
+	// the client's batches (reasonBehind) or fell behind the feed itself (reasonStale).
+	resync atomic.Pointer[string]
+
+	// Between the reader and the writer, under mu.
+	mu     sync.Mutex
+	newSub *subscription
+	pongs  int
+
+	// The writer's own.
+	view     *view
+	seq      uint64 // the client's state is the engine's at seq, through its view
+	sent     uint64 // seq of the last frame sent
+	lastSent time.Time
+	pending  [][]byte // encoded events of the next deltas frame
+}
+
+// offer hands b to the writer without waiting; a full queue is emptied and the client
+// marked behind. Called by the hub.
+func (c *streamClient) offer(b *batch) {
+	select {
+	case c.batches <- b:
+	default:
+		c.markBehind(&resyncBehind, len(b.events))
+	}
+}
+
+// The reasons the hub gives a writer for a resync.
+var resyncBehind, resyncStale = reasonBehind, reasonStale
+
+// markBehind drops the queued batches (dropped events are counted, plus extra) and has
+// the writer send a snapshot, for reason.
+func (c *streamClient) markBehind(reason *string, extra int) {
+	dropped := extra
+	for drained := false; !drained; {
+		select {
+		case b := <-c.batches:
+			dropped += len(b.events)
+		default:
+			drained = true
+		}
+	}
+	c.h.metrics.dropped.Add(float64(dropped))
+	c.resync.Store(reason)
+	c.signal()
+}
+
+func (c *streamClient) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// readLoop reads the client's frames until the connection ends or a frame is bad, in
+// which case it closes the connection with the reason.
+func (c *streamClient) readLoop() {
+	for {
+		typ, data, err := c.conn.Read(context.Background())
+		if err != nil {
+			// Includes frames over the read limit: the library closes with StatusMessageTooBig.
+			return
+		}
+		if typ != websocket.MessageText {
+			c.closeWith(websocket.StatusUnsupportedData, "bad frame: binary frames are not accepted; send JSON text")
+			return
+		}
+		req, err := wire.ParseClientFrame(data)
+		if err != nil {
+			c.closeWith(websocket.StatusPolicyViolation, wire.CloseReason(err.Error()))
+			return
+		}
+		c.mu.Lock()
+		if req.Ping {
+			c.pongs = min(c.pongs+1, maxPendingPongs)
+		} else {
+			c.newSub = &req.Sub
+		}
+		c.mu.Unlock()
+		c.signal()
+	}
+}
+
+// closeWith closes the connection with a status and reason. The close handshake gets
+// closeGrace; then the connection is cut (the library would wait 10 s for a peer that
+// does not read).
+func (c *streamClient) closeWith(code websocket.StatusCode, reason string) {
+	done := make(chan struct{})
+	go func() {
+		c.conn.Close(code, reason)
+		close(done)
+	}()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		if c.netConn != nil {
+			c.netConn.Close()
+		}
+		<-done
+	}
+}
+
+// keepalive pings the client every PingInterval and closes a connection that does not
+// answer within WriteTimeout.
+func (c *streamClient) keepalive(ctx context.Context, cancel context.CancelFunc) {
+	t := time.NewTicker(c.h.o.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, pcancel := context.WithTimeout(ctx, c.h.o.WriteTimeout)
+		err := c.conn.Ping(pctx)
+		pcancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				// The peer does not answer: a close handshake would only wait for it.
+				c.h.log.Debug("stream: no pong; closing", "err", err)
+				c.conn.CloseNow()
+				cancel()
+			}
+			return
+		}
+	}
+}
+
+// writeLoop sends the client its first frame (a snapshot, or the deltas after since),
+// then whatever the hub and the reader ask for, until ctx ends or a write fails.
+func (c *streamClient) writeLoop(ctx context.Context, since *uint64) error {
+	if err := c.start(ctx, since); err != nil {
+		return err
+	}
+	idle := time.NewTicker(idleSeqInterval)
+	defer idle.Stop()
+	for {
+		if err := c.serveRequests(ctx); err != nil {
+			return err
+		}
+		if reason := c.resync.Swap(nil); reason != nil {
+			c.h.metrics.resyncs.Inc()
+			if err := c.sendSnapshot(ctx, *reason); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case b := <-c.batches:
+			if err := c.deliver(ctx, b); err != nil {
+				return err
+			}
+		case <-c.wake:
+		case <-idle.C:
+			if err := c.flush(ctx, false); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// serveRequests answers the reader's pings and subscription changes.
+func (c *streamClient) serveRequests(ctx context.Context) error {
+	c.mu.Lock()
+	pongs, sub := c.pongs, c.newSub
+	c.pongs, c.newSub = 0, nil
+	c.mu.Unlock()
+	for range pongs {
+		if err := c.write(ctx, "pong", []byte(`{"type":"pong"}`)); err != nil {
+			return err
+		}
+	}
+	if sub != nil {
+		c.view = newView(*sub)
+		return c.sendSnapshot(ctx, reasonSubscribe)
+	}
+	return nil
+}
+
+// start sends the first frame. With since, while the feed still holds the events after
+// it, the client resumes: deltas from since+1 and no snapshot. A uid subscription always
+// starts from a snapshot, since its component is computed from the graph.
+func (c *streamClient) start(ctx context.Context, since *uint64) error {
+	feed := c.h.o.Feed
+	if since == nil || len(c.view.sub.UIDs) > 0 || *since > feed.LastSeq() {
+		return c.sendSnapshot(ctx, reasonInitial)
+	}
+	if _, err := feed.Since(*since, 1); err != nil {
+		return c.sendSnapshot(ctx, reasonStale)
+	}
+	c.seq, c.sent = *since, *since
+	if !c.view.all {
+		// Which objects the client holds is not known exactly: take it from the graph
+		// now, and filter the events up to now conservatively.
+		s := c.h.snapshot(c.h.o.Feed.LastSeq())
+		c.view.seedResume(s.Nodes, s.Seq)
+	}
+	if err := c.catchUp(ctx, feed.LastSeq()); err != nil {
+		return err
+	}
+	if c.sent == *since && c.seq == *since {
+		// Nothing new yet: say that the resume worked.
+		return c.flush(ctx, true)
+	}
+	return nil
+}
+
+// catchUp brings the client to at least target from the feed, in frames of at most
+// maxFrameEvents events; a gap the feed no longer holds is answered with a snapshot.
+func (c *streamClient) catchUp(ctx context.Context, target uint64) error {
+	for c.seq < target {
+		events, err := c.h.o.Feed.Since(c.seq, maxFrameEvents)
+		if errors.Is(err, gc.ErrTooOld) {
+			c.h.metrics.resyncs.Inc()
+			return c.sendSnapshot(ctx, reasonStale)
+		}
+		if err != nil {
+			return err
+		}
+		if len(events) == 0 {
+			break
+		}
+		c.add(events, nil)
+		if c.view.needsSnapshot() {
+			return c.sendSnapshot(ctx, reasonComponent)
+		}
+		if err := c.flush(ctx, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add filters events (consecutive, following c.seq) into the pending frame; raw, when
+// given, are their encodings.
+func (c *streamClient) add(events []gc.Event, raw [][]byte) {
+	for i, e := range events {
+		if e.Seq <= c.seq {
+			continue
+		}
+		out, keep, rewritten := c.view.filter(e)
+		if keep {
+			if raw != nil && !rewritten {
+				c.pending = append(c.pending, raw[i])
+			} else {
+				c.pending = append(c.pending, encodeEvent(out))
+			}
+		}
+		c.seq = e.Seq
+	}
+}
+
+// deliver sends b, and the batches queued behind it, as one deltas frame.
+func (c *streamClient) deliver(ctx context.Context, b *batch) error {
+	batches := []*batch{b}
+	n := len(b.events)
+	for more := true; more && n < maxFrameEvents; {
+		select {
+		case next := <-c.batches:
+			batches = append(batches, next)
+			n += len(next.events)
+		default:
+			more = false
+		}
+	}
+	for _, b := range batches {
+		if b.to <= c.seq {
+			continue // the client's snapshot already has it
+		}
+		if b.from > c.seq+1 {
+			// A gap (the client resynced or resumed behind the hub): take it from the feed.
+			if err := c.flush(ctx, false); err != nil {
+				return err
+			}
+			if err := c.catchUp(ctx, b.from-1); err != nil {
+				return err
+			}
+			if b.to <= c.seq {
+				continue
+			}
+		}
+		c.add(b.events, b.encoded())
+		c.seq = b.to
+		if c.view.needsSnapshot() {
+			return c.sendSnapshot(ctx, reasonComponent)
+		}
+		if len(c.pending) >= maxFrameEvents {
+			if err := c.flush(ctx, false); err != nil {
+				return err
+			}
+		}
+	}
+	return c.flush(ctx, false)
+}
+
+// flush sends the pending events as a deltas frame covering (sent, seq]. With nothing
+// pending it sends an empty frame only when forced, or when the client has not been told
+// its sequence number for idleSeqInterval.
+func (c *streamClient) flush(ctx context.Context, force bool) error {
+	if len(c.pending) == 0 && !force && (c.seq == c.sent || time.Since(c.lastSent) < idleSeqInterval) {
+		return nil
+	}
+	size := 64
+	for _, p := range c.pending {
+		size += len(p) + 1
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, `{"type":"deltas","from":`...)
+	buf = strconv.AppendUint(buf, c.sent+1, 10)
+	buf = append(buf, `,"seq":`...)
+	buf = strconv.AppendUint(buf, c.seq, 10)
+	buf = append(buf, `,"events":[`...)
+	for i, p := range c.pending {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, p...)
+	}
+	buf = append(buf, "]}"...)
+	clear(c.pending)
+	c.pending = c.pending[:0]
+	if err := c.write(ctx, "deltas", buf); err != nil {
+		return err
+	}
+	c.sent = c.seq
+	return nil
+}
+
+// snapshotFrame is the "snapshot" frame.
+type snapshotFrame struct {
+	Type   string          `json:"type"`
+	Reason string          `json:"reason"`
+	Seq    uint64          `json:"seq"`
+	Mode   gc.Mode         `json:"mode"`
+	Nodes  []gc.NodeState  `json:"nodes"`
+	Queues []gc.QueueState `json:"queues,omitempty"`
+	Sync   gc.SyncState    `json:"sync"`
+}
+
+// sendSnapshot sends a fresh snapshot through the client's view and restarts the
+// client's sequence from it.
+func (c *streamClient) sendSnapshot(ctx context.Context, reason string) error {
+	c.resync.Store(nil) // a resync asked for until now is answered by this snapshot
+	s := c.h.snapshot(c.seq)
+	f := snapshotFrame{Type: "snapshot", Reason: reason, Seq: s.Seq, Mode: s.Mode, Nodes: c.view.reset(s.Nodes), Sync: s.Sync}
+	if f.Nodes == nil {
+		f.Nodes = []gc.NodeState{}
+	}
+	if c.view.sub.Queues {
+		f.Queues = c.view.queues(s.Queues)
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("encoding a snapshot: %w", err)
+	}
+	clear(c.pending)
+	c.pending = c.pending[:0]
+	c.seq = s.Seq
+	if err := c.write(ctx, "snapshot", data); err != nil {
+		return err
+	}
+	c.sent = s.Seq
+	return nil
+}
+
+func (c *streamClient) write(ctx context.Context, typ string, data []byte) error {
+	wctx, cancel := context.WithTimeout(ctx, c.h.o.WriteTimeout)
+	defer cancel()
+	if err := c.conn.Write(wctx, websocket.MessageText, data); err != nil {
+		return err
+	}
+	c.lastSent = time.Now()
+	c.h.metrics.frames.WithLabelValues(typ).Inc()
+	return nil
+}
+
+// view is a client's subscription applied: which events it receives, and what it holds.
+// Owned by the client's writer.
+type view struct {
+	sub   subscription
+	all   bool            // no namespace, kind or uid filter
+	ns    map[string]bool // nil: any
+	kinds map[string]bool // lower-case; nil: any
+	// closure is the uid component: seeded from a snapshot, it grows as node events
+	// link objects to it, and is recomputed at the next snapshot. Nil without uids.
+	closure map[types.UID]bool
+	// visible are the uids of the nodes the client holds (nil when all).
+	visible map[types.UID]bool
+	// gone, wasGone: nodes removed from the client in this batch and the previous one,
+	// whose edge removals still follow.
+	gone, wasGone map[types.UID]bool
+	// unsure: events up to this seq follow a resume, when what the client holds is not
+	// known exactly; they are filtered conservatively (extra removals).
+	unsure uint64
+	// unknown: uids the closure took in (as owners) whose state the client has not been
+	// sent by the end of the batch; widened: an existing object joined the closure (its
+	// dependents may have too). Both call for a snapshot.
+	unknown map[types.UID]bool
+	widened bool
+}
+
+func newView(sub subscription) *view {
+	v := &view{sub: sub, all: len(sub.Namespaces) == 0 && len(sub.Kinds) == 0 && len(sub.UIDs) == 0}
+	if len(sub.Namespaces) > 0 {
+		v.ns = map[string]bool{}
+		for _, ns := range sub.Namespaces {
+			v.ns[ns] = true
+		}
+	}
+	if len(sub.Kinds) > 0 {
+		v.kinds = map[string]bool{}
+		for _, k := range sub.Kinds {
+			v.kinds[strings.ToLower(k)] = true
+		}
+	}
+	return v
+}
+
+// reset starts the view over from a snapshot's nodes; it returns the nodes the client
+// receives (nodes itself when all; never modified).
+func (v *view) reset(nodes []gc.NodeState) []gc.NodeState {
+	v.unsure, v.widened, v.unknown = 0, false, nil
+	v.gone, v.wasGone = map[types.UID]bool{}, map[types.UID]bool{}
+	if v.all {
+		return nodes
+	}
+	if len(v.sub.UIDs) > 0 {
+		v.closure = closure(nodes, v.sub.UIDs)
+		for _, u := range v.sub.UIDs {
+			v.closure[u] = true // an object that does not exist yet joins when it appears
+		}
+	}
+	v.visible = map[types.UID]bool{}
+	out := make([]gc.NodeState, 0, min(len(nodes), 1024))
+	for i := range nodes {
+		if v.passNode(&nodes[i]) {
+			out = append(out, nodes[i])
+			v.visible[nodes[i].UID] = true
+		}
+	}
+	return out
+}
+
+// seedResume prepares the view for a resume: the client is assumed to hold the nodes of
+// the view in nodes (a snapshot at seq at), and events up to at are filtered
+// conservatively. Not for uid subscriptions.
+func (v *view) seedResume(nodes []gc.NodeState, at uint64) {
+	v.reset(nodes)
+	v.unsure = at
+}
+
+func (v *view) passRef(r *gc.ObjectRef) bool {
+	if v.ns != nil && !v.ns[r.Namespace] {
+		return false
+	}
+	if v.kinds != nil && !v.kinds[strings.ToLower(r.Kind)] {
+		return false
+	}
+	return true
+}
+
+func (v *view) passNode(n *gc.NodeState) bool {
+	return v.passRef(&n.ObjectRef) && (v.closure == nil || v.closure[n.UID])
+}
+
+// needsSnapshot ends a batch: it reports whether the closure took in objects the client
+// has not been sent. (A virtual owner's nodeAdded that the batch boundary puts in the
+// next batch costs a snapshot too: rare, and the client is never left incomplete.)
+func (v *view) needsSnapshot() bool {
+	need := v.widened || len(v.unknown) > 0
+	v.widened, v.unknown = false, nil
+	v.wasGone, v.gone = v.gone, v.wasGone
+	clear(v.gone)
+	return need
+}
+
+// grow adds the node of e to the closure when it is linked to it, with its owners.
+func (v *view) grow(e *gc.Event) {
+	n := e.Node
+	in := v.closure[n.UID]
+	for i := 0; !in && i < len(n.Owners); i++ {
+		in = v.closure[n.Owners[i].UID]
+	}
+	if !in {
+		return
+	}
+	if !v.closure[n.UID] {
+		v.closure[n.UID] = true
+		if e.Type == gc.NodeUpdated {
+			v.widened = true // an existing object: its own dependents are not known here
+		}
+	}
+	if e.Type == gc.NodeAdded {
+		// A new node (a virtual owner named by a member, say) brings no links of its own
+		// besides its owners. An existing one that was unknown stays so: its other
+		// dependents are not known here.
+		delete(v.unknown, n.UID)
+	}
+	for _, o := range n.Owners {
+		if !v.closure[o.UID] {
+			v.closure[o.UID] = true
+			if v.unknown == nil {
+				v.unknown = map[types.UID]bool{}
+			}
+			v.unknown[o.UID] = true
+		}
+	}
+}
+
+// filter decides whether the client receives e. A node that leaves the view arrives as
+// nodeRemoved (rewritten).
+func (v *view) filter(e gc.Event) (out gc.Event, keep, rewritten bool) {
+	switch e.Type {
+	case gc.NodeAdded, gc.NodeUpdated:
+		if v.all {
+			return e, true, false
+		}
+		if e.Node == nil {
+			return e, false, false
+		}
+		if v.closure != nil {
+			v.grow(&e)
+		}
+		uid := e.Node.UID
+		if v.passNode(e.Node) {
+			v.visible[uid] = true
+			return e, true, false
+		}
+		if v.visible[uid] || (e.Type == gc.NodeUpdated && e.Seq <= v.unsure) {
+			delete(v.visible, uid)
+			v.gone[uid] = true
+			e.Type = gc.NodeRemoved
+			return e, true, true
+		}
+		return e, false, false
+	case gc.NodeRemoved:
+		if v.all {
+			return e, true, false
+		}
+		if e.Node == nil {
+			return e, false, false
+		}
+		uid := e.Node.UID
+		if v.visible[uid] || (e.Seq <= v.unsure && v.passRef(&e.Node.ObjectRef)) {
+			delete(v.visible, uid)
+			v.gone[uid] = true
+			return e, true, false
+		}
+		return e, false, false
+	case gc.EdgeAdded, gc.EdgeRemoved:
+		if v.all {
+			return e, true, false
+		}
+		if e.Edge == nil {
+			return e, false, false
+		}
+		d := e.Edge.Dependent
+		return e, v.visible[d] || v.gone[d] || v.wasGone[d], false
+	case gc.QueueChange:
+		if !v.sub.Queues {
+			return e, false, false
+		}
+		return e, v.all || (e.Queue != nil && v.passObject(&e.Queue.Object)), false
+	case gc.ActionTaken:
+		if !v.sub.Queues {
+			return e, false, false
+		}
+		return e, v.all || (e.Action != nil && v.passObject(&e.Action.Object)), false
+	default: // sync, and types this server does not know of
+		return e, true, false
+	}
+}
+
+// passObject: an object named by a queue transition or an action is in the view.
+func (v *view) passObject(r *gc.ObjectRef) bool {
+	return v.passRef(r) && (v.closure == nil || v.closure[r.UID])
+}
+
+// queues narrows the queues' items and recent actions to the view; the counters stay
+// the whole queue's.
+func (v *view) queues(qs []gc.QueueState) []gc.QueueState {
+	if v.all {
+		return qs
+	}
+	out := make([]gc.QueueState, len(qs))
+	for i, q := range qs {
+		q.Items = slices.DeleteFunc(slices.Clone(q.Items), func(it gc.QueueItem) bool { return !v.passObject(&it.Object) })
+		q.Recent = slices.DeleteFunc(slices.Clone(q.Recent), func(a gc.Action) bool { return !v.passObject(&a.Object) })
+		out[i] = q
+	}
+	return out
+}
+
+// streamMetrics are the hub's own metrics.
+type streamMetrics struct {
+	clients prometheus.Gauge
+	frames  *prometheus.CounterVec
+	resyncs prometheus.Counter
+	dropped prometheus.Counter
+}
+
+func newStreamMetrics(reg prometheus.Registerer) *streamMetrics {
+	m := &streamMetrics{
+		clients: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "gcscope_stream_clients", Help: "Websocket stream clients connected.",
+		}),
+		frames: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "gcscope_stream_frames_total", Help: "Frames sent to stream clients, by frame type.",
+		}, []string{"type"}),
+		resyncs: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gcscope_stream_resyncs_total", Help: "Snapshots sent because a client fell behind or the events it needed had left the feed.",
+		}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gcscope_stream_events_dropped_total", Help: "Events dropped from the queues of stream clients that fell behind.",
+		}),
+	}
+	if reg != nil {
+		m.clients = registerOrExisting(reg, m.clients)
+		m.frames = registerOrExisting(reg, m.frames)
+		m.resyncs = registerOrExisting(reg, m.resyncs)
+		m.dropped = registerOrExisting(reg, m.dropped)
+	}
+	return m
+}
+
+// registerOrExisting registers c, or returns the collector already registered as c (a
+// second hub on the same registry shares the first one's metrics).
+func registerOrExisting[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}

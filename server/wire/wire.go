@@ -1,0 +1,169 @@
+// Package wire parses what clients send gcscope's server: websocket frames and the delete
+// request body. Strict, and small enough to fuzz on its own.
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// MaxSubscriptionItems bounds each list of a subscription.
+const MaxSubscriptionItems = 1000
+
+// Subscription narrows what a stream client receives. Empty lists select everything.
+type Subscription struct {
+	// Namespaces: objects in these namespaces; "" selects cluster-scoped objects.
+	Namespaces []string
+	// Kinds: objects of these kinds (case-insensitive).
+	Kinds []string
+	// UIDs: the objects connected to these through ownerReferences, either way.
+	UIDs []types.UID
+	// Queues: queue transitions and worker actions are sent (for the selected objects).
+	Queues bool
+}
+
+// Validate checks the lists are few and well-formed.
+func (s Subscription) Validate() error {
+	if len(s.Namespaces) > MaxSubscriptionItems || len(s.Kinds) > MaxSubscriptionItems || len(s.UIDs) > MaxSubscriptionItems {
+		return fmt.Errorf("at most %d namespaces, kinds and uids each", MaxSubscriptionItems)
+	}
+	for _, ns := range s.Namespaces {
+		if ns != "" && len(validation.IsDNS1123Label(ns)) > 0 {
+			return fmt.Errorf("namespace %q is not a valid namespace name", clip(ns, 64))
+		}
+	}
+	for _, k := range s.Kinds {
+		if !plainToken(k, 253) {
+			return fmt.Errorf("kind %q is not a valid kind", clip(k, 64))
+		}
+	}
+	for _, u := range s.UIDs {
+		if !plainToken(string(u), 128) {
+			return fmt.Errorf("uid %q is not a valid uid", clip(string(u), 64))
+		}
+	}
+	return nil
+}
+
+// plainToken: 1 to max bytes of valid UTF-8 without spaces or control characters.
+func plainToken(s string, max int) bool {
+	if s == "" || len(s) > max || !utf8.ValidString(s) {
+		return false
+	}
+	return !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) })
+}
+
+// clip shortens s to at most n bytes without splitting a character.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+// ClientRequest is a parsed client frame: a ping, or a subscription.
+type ClientRequest struct {
+	Ping bool
+	Sub  Subscription
+}
+
+// ParseClientFrame parses one text frame from a client; the error says what is wrong
+// with it, in words fit for a close reason.
+func ParseClientFrame(data []byte) (ClientRequest, error) {
+	if !utf8.Valid(data) {
+		return ClientRequest{}, errors.New("bad frame: not valid UTF-8")
+	}
+	var f struct {
+		Type       string      `json:"type"`
+		Namespaces []string    `json:"namespaces"`
+		Kinds      []string    `json:"kinds"`
+		UIDs       []types.UID `json:"uids"`
+		Queues     *bool       `json:"queues"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return ClientRequest{}, fmt.Errorf("bad frame: invalid JSON: %v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return ClientRequest{}, errors.New("bad frame: invalid JSON: data after the object")
+	}
+	switch f.Type {
+	case "ping":
+		if f.Namespaces != nil || f.Kinds != nil || f.UIDs != nil || f.Queues != nil {
+			return ClientRequest{}, errors.New("bad frame: ping takes no fields")
+		}
+		return ClientRequest{Ping: true}, nil
+	case "subscribe":
+		sub := Subscription{Namespaces: f.Namespaces, Kinds: f.Kinds, UIDs: f.UIDs, Queues: f.Queues == nil || *f.Queues}
+		if err := sub.Validate(); err != nil {
+			return ClientRequest{}, fmt.Errorf("bad frame: %v", err)
+		}
+		return ClientRequest{Sub: sub}, nil
+	case "":
+		return ClientRequest{}, errors.New(`bad frame: missing "type"`)
+	default:
+		return ClientRequest{}, fmt.Errorf("bad frame: unknown type %q", clip(f.Type, 32))
+	}
+}
+
+// CloseReason fits msg into a close frame (123 bytes).
+func CloseReason(msg string) string {
+	if len(msg) <= 123 {
+		return msg
+	}
+	return clip(msg, 120)
+}
+
+// DeleteRequest is the body of POST /api/v1/objects/{uid}/delete.
+type DeleteRequest struct {
+	PropagationPolicy string `json:"propagationPolicy"`
+	DryRun            bool   `json:"dryRun"`
+}
+
+// Policies are the propagation policies a delete accepts.
+var Policies = []string{"Background", "Foreground", "Orphan"}
+
+// Error says what is wrong with a request, and the accepted values when it is a choice.
+type Error struct {
+	Message string
+	Allowed []string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// ParseDeleteRequest decodes and validates a delete body.
+func ParseDeleteRequest(body io.Reader) (DeleteRequest, *Error) {
+	var req DeleteRequest
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return req, &Error{Message: fmt.Sprintf("body larger than %d bytes", tooBig.Limit)}
+		}
+		return req, &Error{Message: "body: " + err.Error() + `; want {"propagationPolicy": "Background|Foreground|Orphan", "dryRun": false}`}
+	}
+	if dec.More() {
+		return req, &Error{Message: "body: more than one JSON value"}
+	}
+	for _, p := range Policies {
+		if req.PropagationPolicy == p {
+			return req, nil
+		}
+	}
+	return req, &Error{Message: fmt.Sprintf("propagationPolicy %q is not one of the allowed values", req.PropagationPolicy), Allowed: Policies}
+}

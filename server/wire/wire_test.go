@@ -1,0 +1,98 @@
+package wire
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+func TestParseClientFrame(t *testing.T) {
+	good := map[string]ClientRequest{
+		`{"type":"ping"}`:                      {Ping: true},
+		`{"type":"subscribe"}`:                 {Sub: Subscription{Queues: true}},
+		` {"type":"subscribe","queues":false}`: {Sub: Subscription{}},
+		`{"type":"subscribe","namespaces":["a",""],"kinds":["Pod"],"uids":["u-1"],"queues":true}`: {Sub: Subscription{Namespaces: []string{"a", ""}, Kinds: []string{"Pod"}, UIDs: []types.UID{"u-1"}, Queues: true}},
+	}
+	for in, want := range good {
+		got, err := ParseClientFrame([]byte(in))
+		if err != nil {
+			t.Errorf("%s: %v", in, err)
+			continue
+		}
+		if got.Ping != want.Ping || !slices.Equal(got.Sub.Namespaces, want.Sub.Namespaces) || !slices.Equal(got.Sub.Kinds, want.Sub.Kinds) ||
+			!slices.Equal(got.Sub.UIDs, want.Sub.UIDs) || got.Sub.Queues != want.Sub.Queues {
+			t.Errorf("%s: %+v, want %+v", in, got, want)
+		}
+	}
+	bad := map[string]string{
+		``:                                    "invalid JSON",
+		`null`:                                `missing "type"`,
+		`[]`:                                  "invalid JSON",
+		`{"type":"ping"} {}`:                  "data after the object",
+		`{"type":"ping","queues":true}`:       "ping takes no fields",
+		`{"type":"subscribe","kinds":[""]}`:   `kind "" is not a valid kind`,
+		`{"type":"subscribe","uids":["a b"]}`: `uid "a b" is not a valid uid`,
+		`{"type":"Subscribe"}`:                `unknown type "Subscribe"`,
+		"{\"type\":\"\xff\"}":                 "not valid UTF-8",
+	}
+	for in, want := range bad {
+		_, err := ParseClientFrame([]byte(in))
+		if err == nil || !strings.HasPrefix(err.Error(), "bad frame: ") || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: error %v, want one with %q", in, err, want)
+		}
+	}
+}
+
+func FuzzClientFrame(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"ping"}`, `{"type":"subscribe","namespaces":["a"],"kinds":["Pod"],"uids":["u"],"queues":false}`,
+		`{"type":"x"}`, `{"type":`, `null`, `{"type":"subscribe","uids":[""]}`, "{\"type\":\"\xff\"}",
+		`{"type":"subscribe","namespaces":["` + strings.Repeat("a", 300) + `"]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		req, err := ParseClientFrame(data)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "bad frame: ") {
+				t.Fatalf("error without the bad frame prefix: %v", err)
+			}
+			if r := CloseReason(err.Error()); len(r) > 123 {
+				t.Fatalf("close reason of %d bytes", len(r))
+			}
+			return
+		}
+		if req.Ping {
+			return
+		}
+		if err := req.Sub.Validate(); err != nil {
+			t.Fatalf("accepted an invalid subscription %+v: %v", req.Sub, err)
+		}
+	})
+}
+
+// FuzzDeleteRequest: any body either parses to one of the three policies or is refused
+// with a message; it never panics.
+func FuzzDeleteRequest(f *testing.F) {
+	for _, seed := range []string{
+		`{"propagationPolicy":"Background"}`, `{"propagationPolicy":"Orphan","dryRun":true}`,
+		`{"propagationPolicy":"Sideways"}`, `{}`, `[]`, `null`, `{"dryRun":"yes"}`, `{"propagationPolicy":"Foreground"}{}`,
+		"\x00\xff", `{"propagationPolicy":"Background","extra":1}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, err := ParseDeleteRequest(strings.NewReader(string(body)))
+		if err != nil {
+			if err.Message == "" {
+				t.Fatalf("error without a message: %+v", err)
+			}
+			return
+		}
+		if !slices.Contains(Policies, req.PropagationPolicy) {
+			t.Fatalf("accepted policy %q", req.PropagationPolicy)
+		}
+	})
+}
