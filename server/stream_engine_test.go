@@ -1,0 +1,210 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// engineStreamClient applies the stream's frames to a local copy of the graph, as the UI does.
+type engineStreamClient struct {
+	t      *testing.T
+	conn   *websocket.Conn
+	mu     sync.Mutex
+	seq    uint64
+	nodes  map[types.UID]gc.NodeState
+	events []gc.Event
+}
+
+func dialEngineStream(t *testing.T, base, query string) *engineStreamClient {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+"/api/v1/stream?"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.SetReadLimit(64 << 20)
+	c := &engineStreamClient{t: t, conn: conn, nodes: map[types.UID]gc.NodeState{}}
+	go c.read()
+	t.Cleanup(func() { conn.Close(websocket.StatusNormalClosure, "") })
+	return c
+}
+
+func (c *engineStreamClient) read() {
+	for {
+		_, data, err := c.conn.Read(context.Background())
+		if err != nil {
+			return
+		}
+		var f struct {
+			Type   string         `json:"type"`
+			Seq    uint64         `json:"seq"`
+			Nodes  []gc.NodeState `json:"nodes"`
+			Events []gc.Event     `json:"events"`
+		}
+		if err := json.Unmarshal(data, &f); err != nil {
+			c.t.Errorf("frame: %v", err)
+			return
+		}
+		c.mu.Lock()
+		switch f.Type {
+		case "snapshot":
+			c.nodes = map[types.UID]gc.NodeState{}
+			for _, n := range f.Nodes {
+				c.nodes[n.UID] = n
+			}
+		case "deltas":
+			for _, e := range f.Events {
+				switch e.Type {
+				case gc.NodeAdded, gc.NodeUpdated:
+					c.nodes[e.Node.UID] = *e.Node
+				case gc.NodeRemoved:
+					delete(c.nodes, e.Node.UID)
+				}
+				c.events = append(c.events, e)
+			}
+		}
+		if f.Seq > c.seq {
+			c.seq = f.Seq
+		}
+		c.mu.Unlock()
+	}
+}
+
+// TestStreamFollowsTheRealEngineUnderChurn: while ConfigMaps are created, re-owned and
+// deleted concurrently, a client's snapshot plus deltas, applied in order, equal the
+// engine's snapshot once the churn settles; a foreground cascade then arrives as node and
+// queue events ending with the owner's removal.
+func TestStreamFollowsTheRealEngineUnderChurn(t *testing.T) {
+	e := env(t)
+	ts, _ := e.serve(t, Options{})
+	ns := e.namespace(t)
+	ctx := context.Background()
+	all := dialEngineStream(t, ts.URL, "")
+	mine := dialEngineStream(t, ts.URL, "namespace="+ns)
+
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(w), 7))
+			var made []*corev1.ConfigMap
+			for i := range 40 {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("churn-%d-%d", w, i)}}
+				if len(made) > 0 && rng.IntN(2) == 0 {
+					o := made[rng.IntN(len(made))]
+					cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: o.Name, UID: o.UID}}
+				}
+				got, err := e.client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
+				if err != nil {
+					continue
+				}
+				made = append(made, got)
+				if rng.IntN(4) == 0 {
+					victim := made[rng.IntN(len(made))]
+					e.client.CoreV1().ConfigMaps(ns).Delete(ctx, victim.Name, metav1.DeleteOptions{})
+				}
+			}
+		})
+	}
+	// A client connecting in the middle of the churn.
+	time.Sleep(300 * time.Millisecond)
+	late := dialEngineStream(t, ts.URL, "")
+	wg.Wait()
+
+	// Let the engine settle: its sequence number stops moving.
+	var snap gc.Snapshot
+	waitFor(t, "the engine settles and every client has caught up", func() bool {
+		before := e.engine.Feed().LastSeq()
+		time.Sleep(300 * time.Millisecond)
+		if e.engine.Feed().LastSeq() != before {
+			return false
+		}
+		snap = e.engine.Snapshot()
+		for _, c := range []*engineStreamClient{all, late} {
+			c.mu.Lock()
+			caught := c.seq >= snap.Seq
+			c.mu.Unlock()
+			if !caught {
+				return false
+			}
+		}
+		return snap.Seq == e.engine.Feed().LastSeq()
+	})
+	want := map[types.UID]gc.NodeState{}
+	wantNS := map[types.UID]gc.NodeState{}
+	for _, n := range snap.Nodes {
+		want[n.UID] = n
+		if n.Namespace == ns {
+			wantNS[n.UID] = n
+		}
+	}
+	for name, c := range map[string]*engineStreamClient{"from the start": all, "joined mid-churn": late} {
+		c.mu.Lock()
+		if !sameJSON(c.nodes, want) {
+			t.Errorf("client %s: %d nodes, the engine %d (state differs)", name, len(c.nodes), len(want))
+		}
+		c.mu.Unlock()
+	}
+	waitFor(t, "the namespaced client matches the engine's namespace", func() bool {
+		mine.mu.Lock()
+		defer mine.mu.Unlock()
+		return sameJSON(mine.nodes, wantNS)
+	})
+
+	// A foreground cascade, seen live.
+	owner := e.configMap(t, ns, "cascade-owner", nil)
+	child := e.configMap(t, ns, "cascade-child", nil, owner)
+	from := len(mine.events)
+	fg := metav1.DeletePropagationForeground
+	if err := e.client.CoreV1().ConfigMaps(ns).Delete(ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the owner's removal arrives", func() bool {
+		mine.mu.Lock()
+		defer mine.mu.Unlock()
+		_, present := mine.nodes[owner.UID]
+		return !present && len(mine.events) > from
+	})
+	mine.mu.Lock()
+	seen := map[string]bool{}
+	for _, ev := range mine.events[from:] {
+		switch {
+		case ev.Type == gc.NodeUpdated && ev.Node.UID == owner.UID && ev.Node.DeletingDependents:
+			seen["owner deletingDependents"] = true
+		case ev.Type == gc.NodeRemoved && ev.Node.UID == child.UID:
+			seen["child removed"] = true
+		case ev.Type == gc.NodeRemoved && ev.Node.UID == owner.UID:
+			seen["owner removed"] = seen["child removed"]
+		case ev.Type == gc.QueueChange && ev.Queue.Queue == gc.AttemptToDelete && ev.Queue.Object.UID == owner.UID:
+			seen["owner queued"] = true
+		case ev.Type == gc.ActionTaken && ev.Action.Verb == gc.VerbRemoveFinalizer && ev.Action.Object.UID == owner.UID:
+			seen["foregroundDeletion removed"] = true
+		}
+	}
+	mine.mu.Unlock()
+	for _, want := range []string{"owner deletingDependents", "owner queued", "child removed", "foregroundDeletion removed", "owner removed"} {
+		if !seen[want] {
+			t.Errorf("the stream did not show %q (after the child's removal for the owner's): %v", want, seen)
+		}
+	}
+}
+
+// sameJSON compares as the wire does (times to the second, no monotonic clock).
+func sameJSON(a, b map[types.UID]gc.NodeState) bool {
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	return string(ja) == string(jb)
+}
