@@ -109,76 +109,78 @@ func (gc *GarbageCollector) beforeWrite(ctx context.Context) (write bool, err er
 	return true, nil
 }
 
+// write performs one write of a worker: after the slow-motion delay, do runs against
+// ref's resource (in shadow mode it does not run at all); either way the action is
+// recorded on the feed with its result.
+func (gc *GarbageCollector) write(ctx context.Context, a *Action, ref objectReference, do func(metadata.ResourceInterface) error) error {
+	proceed, err := gc.beforeWrite(ctx)
+	if !proceed {
+		a.Shadow = err == nil
+		gc.record(*a, time.Time{}, err)
+		return err
+	}
+	start := time.Now()
+	client, err := gc.resourceClient(ref)
+	if err == nil {
+		err = do(client)
+	}
+	gc.record(*a, start, err)
+	return err
+}
+
 // deleteObject deletes ref with policy, preconditioned on its uid and the resourceVersion
 // the decision was made on. If only the resourceVersion moved and the ownerReferences the
 // decision rested on did not, the delete is retried with the uid precondition alone.
 func (gc *GarbageCollector) deleteObject(ctx context.Context, q QueueName, ref objectReference, latest *metav1.PartialObjectMetadata, policy metav1.DeletionPropagation, why string) error {
 	a := Action{Queue: q, Verb: VerbDelete, Object: refOf(ref), Policy: string(policy), Reason: why}
-	write, err := gc.beforeWrite(ctx)
-	if !write {
-		a.Shadow = err == nil
-		gc.record(a, time.Time{}, err)
-		return err
-	}
-	start := time.Now()
-	client, err := gc.resourceClient(ref)
-	if err != nil {
-		return err
-	}
-	uid := ref.UID
-	pre := metav1.Preconditions{UID: &uid}
-	if latest.ResourceVersion != "" {
-		rv := latest.ResourceVersion
-		pre.ResourceVersion = &rv
-	}
-	opts := metav1.DeleteOptions{Preconditions: &pre, PropagationPolicy: &policy}
-	err = client.Delete(ctx, ref.Name, opts)
-	if apierrors.IsConflict(err) && pre.ResourceVersion != nil {
-		live, lerr := client.Get(ctx, ref.Name, metav1.GetOptions{})
-		switch {
-		case apierrors.IsNotFound(lerr), lerr == nil && live.UID != ref.UID:
-			err = nil // already gone
-		case lerr == nil && reflect.DeepEqual(live.OwnerReferences, latest.OwnerReferences):
-			pre.ResourceVersion = nil
-			err = client.Delete(ctx, ref.Name, opts)
+	return gc.write(ctx, &a, ref, func(client metadata.ResourceInterface) error {
+		uid := ref.UID
+		pre := metav1.Preconditions{UID: &uid}
+		if latest.ResourceVersion != "" {
+			rv := latest.ResourceVersion
+			pre.ResourceVersion = &rv
 		}
-	}
-	if apierrors.IsNotFound(err) {
-		err = nil
-	}
-	gc.record(a, start, err)
-	return err
+		opts := metav1.DeleteOptions{Preconditions: &pre, PropagationPolicy: &policy}
+		err := client.Delete(ctx, ref.Name, opts)
+		if apierrors.IsConflict(err) && pre.ResourceVersion != nil {
+			live, lerr := client.Get(ctx, ref.Name, metav1.GetOptions{})
+			switch {
+			case apierrors.IsNotFound(lerr), lerr == nil && live.UID != ref.UID:
+				err = nil // already gone
+			case lerr == nil && reflect.DeepEqual(live.OwnerReferences, latest.OwnerReferences):
+				pre.ResourceVersion = nil
+				err = client.Delete(ctx, ref.Name, opts)
+			}
+		}
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	})
 }
 
 // patch sends a strategic merge patch, falling back, for custom resources that answer
 // 415, to the JSON merge patch fallback builds from the live object. It returns the
 // patched object (nil in shadow mode).
 func (gc *GarbageCollector) patch(ctx context.Context, a Action, ref objectReference, smp []byte, fallback func(*metav1.PartialObjectMetadata) []byte) (*metav1.PartialObjectMetadata, error) {
-	write, err := gc.beforeWrite(ctx)
-	if !write {
-		a.Shadow = err == nil
-		gc.record(a, time.Time{}, err)
-		return nil, err
-	}
-	start := time.Now()
-	client, err := gc.resourceClient(ref)
-	if err != nil {
-		return nil, err
-	}
-	patched, err := client.Patch(ctx, ref.Name, types.StrategicMergePatchType, smp, metav1.PatchOptions{})
-	if apierrors.IsUnsupportedMediaType(err) {
-		a.Reason += " (JSON merge patch: no strategic merge for this kind)"
-		var live *metav1.PartialObjectMetadata
-		live, err = client.Get(ctx, ref.Name, metav1.GetOptions{})
-		if err == nil {
-			if live.UID != ref.UID {
-				err = apierrors.NewNotFound(schema.GroupResource{Resource: ref.Kind}, ref.Name)
-			} else {
-				patched, err = client.Patch(ctx, ref.Name, types.MergePatchType, fallback(live), metav1.PatchOptions{})
-			}
+	var patched *metav1.PartialObjectMetadata
+	err := gc.write(ctx, &a, ref, func(client metadata.ResourceInterface) error {
+		var err error
+		patched, err = client.Patch(ctx, ref.Name, types.StrategicMergePatchType, smp, metav1.PatchOptions{})
+		if !apierrors.IsUnsupportedMediaType(err) {
+			return err
 		}
-	}
-	gc.record(a, start, err)
+		a.Reason += " (JSON merge patch: no strategic merge for this kind)"
+		live, err := client.Get(ctx, ref.Name, metav1.GetOptions{})
+		switch {
+		case err != nil:
+			return err
+		case live.UID != ref.UID:
+			return apierrors.NewNotFound(schema.GroupResource{Resource: ref.Kind}, ref.Name)
+		}
+		patched, err = client.Patch(ctx, ref.Name, types.MergePatchType, fallback(live), metav1.PatchOptions{})
+		return err
+	})
 	return patched, err
 }
 
@@ -186,37 +188,26 @@ func (gc *GarbageCollector) patch(ctx context.Context, a Action, ref objectRefer
 // finalizer: nothing to do.
 func (gc *GarbageCollector) removeFinalizer(ctx context.Context, q QueueName, ref objectReference, finalizer, why string) error {
 	a := Action{Queue: q, Verb: VerbRemoveFinalizer, Object: refOf(ref), Finalizer: finalizer, Reason: why}
-	write, err := gc.beforeWrite(ctx)
-	if !write {
-		a.Shadow = err == nil
-		gc.record(a, time.Time{}, err)
-		return err
-	}
-	start := time.Now()
-	client, err := gc.resourceClient(ref)
-	if err != nil {
-		return err
-	}
-	err = retry.RetryOnConflict(retry.DefaultBackoff, func() error {
-		live, err := client.Get(ctx, ref.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) || (err == nil && live.UID != ref.UID) {
-			return nil
-		}
-		if err != nil {
+	return gc.write(ctx, &a, ref, func(client metadata.ResourceInterface) error {
+		return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
+			live, err := client.Get(ctx, ref.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) || (err == nil && live.UID != ref.UID) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if !slices.Contains(live.Finalizers, finalizer) {
+				return nil
+			}
+			rest := slices.DeleteFunc(slices.Clone(live.Finalizers), func(f string) bool { return f == finalizer })
+			_, err = client.Patch(ctx, ref.Name, types.MergePatchType, finalizersJSONMergePatch(live, rest), metav1.PatchOptions{})
+			if apierrors.IsNotFound(err) {
+				return nil
+			}
 			return err
-		}
-		if !slices.Contains(live.Finalizers, finalizer) {
-			return nil
-		}
-		rest := slices.DeleteFunc(slices.Clone(live.Finalizers), func(f string) bool { return f == finalizer })
-		_, err = client.Patch(ctx, ref.Name, types.MergePatchType, finalizersJSONMergePatch(live, rest), metav1.PatchOptions{})
-		if apierrors.IsNotFound(err) {
-			return nil
-		}
-		return err
+		})
 	})
-	gc.record(a, start, err)
-	return err
 }
 
 // orphanDependents removes the reference to owner from every dependent, in parallel.
