@@ -232,7 +232,7 @@ func (c *Cluster) WriteKubeconfig(path string) error {
 }
 
 // stopGrace bounds how long Stop waits for the components to finish their shutdown.
-const stopGrace = 4 * time.Second
+const stopGrace = 3 * time.Second
 
 // Stop shuts the control plane down: controllers and apiserver first, then etcd, then the
 // temporary data dir. It waits at most a few seconds for the components. Calling it again

@@ -9,11 +9,20 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		// Every component's stop is bounded; this is the backstop that keeps the promise
+		// of exiting within 5 s of a signal whatever hangs.
+		<-ctx.Done()
+		time.Sleep(4800 * time.Millisecond)
+		fmt.Fprintln(os.Stderr, "gcscope: shutdown took longer than 5 s; exiting anyway")
+		os.Exit(1)
+	}()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
 	var usage usageError
 	switch {

@@ -128,7 +128,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		stopEngine()
 		select {
 		case <-engineDone:
-		case <-time.After(2 * time.Second):
+		case <-time.After(1500 * time.Millisecond):
 			log.Warn("garbage collector still stopping; not waiting longer")
 		}
 	}()
