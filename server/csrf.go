@@ -20,12 +20,8 @@ const (
 	csrfHeader = "X-CSRF-Token"
 )
 
-type csrfKeeper struct{}
-
-func newCSRFKeeper() *csrfKeeper { return &csrfKeeper{} }
-
-// token returns the request's CSRF token, issuing a cookie with a new one if it has none.
-func (k *csrfKeeper) token(w http.ResponseWriter, r *http.Request) string {
+// csrfToken returns the request's CSRF token, issuing a cookie with a new one if it has none.
+func csrfToken(w http.ResponseWriter, r *http.Request) string {
 	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) >= 32 {
 		return c.Value
 	}
@@ -37,8 +33,8 @@ func (k *csrfKeeper) token(w http.ResponseWriter, r *http.Request) string {
 	return t
 }
 
-// check reports why a write request fails the CSRF rules, or "".
-func (k *csrfKeeper) check(r *http.Request, allowedOrigins []string) string {
+// csrfCheck reports why a write request fails the CSRF rules, or "".
+func csrfCheck(r *http.Request, allowedOrigins []string) string {
 	if o := r.Header.Get("Origin"); o != "" {
 		if !originAllowed(o, r.Host, allowedOrigins) {
 			return "cross-origin request from " + o
@@ -74,7 +70,7 @@ func originAllowed(origin, host string, patterns []string) bool {
 // guardWrite applies the CSRF rules to a write.
 func (s *Server) guardWrite(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if why := s.csrf.check(r, s.opts.AllowedOrigins); why != "" {
+		if why := csrfCheck(r, s.opts.AllowedOrigins); why != "" {
 			writeError(w, http.StatusForbidden, "csrf", why)
 			return
 		}
@@ -93,7 +89,7 @@ type sessionResponse struct {
 }
 
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
-	resp := sessionResponse{User: userFrom(r), CSRFToken: s.csrf.token(w, r), ReadOnly: s.opts.ReadOnly, Version: s.opts.Version}
+	resp := sessionResponse{User: userFrom(r), CSRFToken: csrfToken(w, r), ReadOnly: s.opts.ReadOnly, Version: s.opts.Version}
 	if s.opts.Engine != nil {
 		resp.Mode = string(s.opts.Engine.Mode())
 		if d := s.opts.Engine.ActionDelay(); d > 0 {

@@ -72,7 +72,6 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	handler http.Handler
-	csrf    *csrfKeeper
 	audit   *auditLog
 	metrics *serverMetrics
 	hub     *hub
@@ -92,7 +91,7 @@ func New(o Options) *Server {
 	if o.ClientBuffer == 0 {
 		o.ClientBuffer = 256
 	}
-	s := &Server{opts: o, log: o.Logger, csrf: newCSRFKeeper()}
+	s := &Server{opts: o, log: o.Logger}
 	s.audit = newAuditLog(o.Audit, o.Logger)
 	s.metrics = newServerMetrics()
 	if o.Engine != nil {
