@@ -193,6 +193,22 @@ func newFeed(size int, now func() time.Time) *Feed {
 	return f
 }
 
+// NewFeed returns an empty feed that holds size events (DefaultFeedSize if size <= 0).
+// The engine makes its own; this is for other producers, such as test doubles of it.
+func NewFeed(size int) *Feed { return newFeed(size, time.Now) }
+
+// Publish appends events in order as one step (a reader sees all of them or none),
+// assigning their sequence numbers and times, and returns the last sequence number. It
+// never blocks on readers. Within gcscope only the engine publishes.
+func (f *Feed) Publish(events ...Event) uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, e := range events {
+		f.publishLocked(e)
+	}
+	return f.seq
+}
+
 // publish appends e, assigning its sequence number and time. It never blocks on readers.
 func (f *Feed) publish(e Event) {
 	f.mu.Lock()
@@ -205,9 +221,9 @@ func (f *Feed) publishLocked(e Event) {
 	e.Seq = f.seq
 	e.Time = f.now()
 	switch {
-	case e.Queue != nil:
+	case e.Queue != nil && f.queues[e.Queue.Queue] != nil:
 		f.queues[e.Queue.Queue].apply(e.Queue, e.Time)
-	case e.Action != nil:
+	case e.Action != nil && f.queues[e.Action.Queue] != nil:
 		f.queues[e.Action.Queue].record(*e.Action)
 	case e.Sync != nil:
 		f.sync = *e.Sync

@@ -29,14 +29,11 @@ import (
 // state it describes, changed together under one lock, as the engine does) and talk to
 // it with real websocket clients.
 
-// fakeEngine is an EventSource and a Snapshot func whose state always matches its feed.
+// fakeEngine is an EventSource and a Snapshot func whose state always matches its feed:
+// a real gc.Feed, and the graph state it describes, changed together under one lock.
 type fakeEngine struct {
 	mu     sync.Mutex
-	seq    uint64
-	ring   []gc.Event
-	start  int
-	count  int
-	notify chan struct{}
+	feed   *gc.Feed
 	nodes  map[types.UID]gc.NodeState
 	queues []gc.QueueState
 	sync   gc.SyncState
@@ -46,7 +43,7 @@ type fakeEngine struct {
 
 func newFakeEngine(size int) *fakeEngine {
 	return &fakeEngine{
-		ring:   make([]gc.Event, size),
+		feed:   gc.NewFeed(size),
 		nodes:  map[types.UID]gc.NodeState{},
 		queues: []gc.QueueState{{Name: gc.GraphChanges}, {Name: gc.AttemptToDelete}, {Name: gc.AttemptToOrphan}},
 		sync:   gc.SyncState{Resources: []string{"v1/pods"}},
@@ -57,12 +54,9 @@ func newFakeEngine(size int) *fakeEngine {
 func (f *fakeEngine) publish(events ...gc.Event) uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for _, e := range events {
-		f.seq++
-		e.Seq = f.seq
-		if e.Time.IsZero() {
-			e.Time = time.Now()
-		}
+	last := f.feed.Publish(events...)
+	for i, e := range events {
+		e.Seq = last - uint64(len(events)-1-i)
 		applyEvent(f.nodes, e)
 		if e.Sync != nil {
 			f.sync = *e.Sync
@@ -75,72 +69,20 @@ func (f *fakeEngine) publish(events ...gc.Event) uint64 {
 		if !f.noLog {
 			f.log = append(f.log, e)
 		}
-		if f.count < len(f.ring) {
-			f.ring[(f.start+f.count)%len(f.ring)] = e
-			f.count++
-		} else {
-			f.ring[f.start] = e
-			f.start = (f.start + 1) % len(f.ring)
-		}
 	}
-	if f.notify != nil {
-		close(f.notify)
-		f.notify = nil
-	}
-	return f.seq
+	return last
 }
 
-func (f *fakeEngine) LastSeq() uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.seq
-}
+func (f *fakeEngine) LastSeq() uint64 { return f.feed.LastSeq() }
 
-func (f *fakeEngine) Since(seq uint64, max int) ([]gc.Event, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if seq >= f.seq {
-		return nil, nil
-	}
-	oldest := f.seq - uint64(f.count) + 1
-	if seq+1 < oldest {
-		return nil, gc.ErrTooOld
-	}
-	n := int(f.seq - seq)
-	if max > 0 && n > max {
-		n = max
-	}
-	out := make([]gc.Event, n)
-	first := int(seq + 1 - oldest)
-	for i := range n {
-		out[i] = f.ring[(f.start+first+i)%len(f.ring)]
-	}
-	return out, nil
-}
+func (f *fakeEngine) Since(seq uint64, max int) ([]gc.Event, error) { return f.feed.Since(seq, max) }
 
-func (f *fakeEngine) Wait(ctx context.Context, seq uint64) error {
-	f.mu.Lock()
-	if f.seq > seq {
-		f.mu.Unlock()
-		return nil
-	}
-	if f.notify == nil {
-		f.notify = make(chan struct{})
-	}
-	ch := f.notify
-	f.mu.Unlock()
-	select {
-	case <-ch:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+func (f *fakeEngine) Wait(ctx context.Context, seq uint64) error { return f.feed.Wait(ctx, seq) }
 
 func (f *fakeEngine) Snapshot() gc.Snapshot {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	s := gc.Snapshot{Seq: f.seq, Mode: gc.ModeActive, Sync: f.sync, Nodes: make([]gc.NodeState, 0, len(f.nodes))}
+	s := gc.Snapshot{Seq: f.feed.LastSeq(), Mode: gc.ModeActive, Sync: f.sync, Nodes: make([]gc.NodeState, 0, len(f.nodes))}
 	for _, n := range f.nodes {
 		s.Nodes = append(s.Nodes, n)
 	}
