@@ -405,3 +405,20 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestSlimBuildLeavesKubernetesOut: with the noembedded tag (the in-cluster image), no
+// package of k8s.io/kubernetes is linked: only cluster/ may import it.
+func TestSlimBuildLeavesKubernetesOut(t *testing.T) {
+	out, err := exec.Command("go", "list", "-tags", "noembedded", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.HasPrefix(pkg, "k8s.io/kubernetes/") || pkg == "github.com/gcscope/gcscope/cluster" {
+			t.Errorf("the slim build links %s", pkg)
+		}
+	}
+	if !strings.Contains(string(out), "github.com/gcscope/gcscope/gc") {
+		t.Error("the slim build lacks the engine: go list output looks wrong")
+	}
+}
