@@ -2,7 +2,6 @@ package gc
 
 import (
 	"fmt"
-	"log/slog"
 	"runtime"
 	"testing"
 	"time"
@@ -39,7 +38,6 @@ func newBenchBuilder() *GraphBuilder {
 	feed := newFeed(0, time.Now)
 	qm := newQueueMetrics(prometheus.NewRegistry())
 	return &GraphBuilder{
-		log:              slog.New(slog.DiscardHandler),
 		graph:            newGraph(),
 		feed:             feed,
 		graphChanges:     newWorkQueue(GraphChanges, feed, qm, (*event).describe),

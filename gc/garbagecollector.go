@@ -179,7 +179,6 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 		gc.recorder = gc.events.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "gcscope-garbage-collector"})
 	}
 	gc.builder = &GraphBuilder{
-		log:              opts.Logger,
 		graph:            gc.graph,
 		feed:             gc.feed,
 		graphChanges:     graphChanges,

@@ -2,7 +2,6 @@ package gc
 
 import (
 	"fmt"
-	"log/slog"
 	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -69,7 +68,6 @@ func (e *event) describe() (ObjectRef, string) {
 // Every mutation is published to the feed while the graph lock is held, so that a
 // Snapshot taken under that lock is exactly the state at its sequence number.
 type GraphBuilder struct {
-	log              *slog.Logger
 	graph            *graph
 	feed             *Feed
 	graphChanges     *workQueue[*event]

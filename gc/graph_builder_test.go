@@ -6,7 +6,6 @@ package gc
 // the graph's state; each step then asserts what was queued and published.
 
 import (
-	"log/slog"
 	"reflect"
 	"slices"
 	"testing"
@@ -226,7 +225,6 @@ func newBuilderHarness(t *testing.T) *builderHarness {
 	qm := newQueueMetrics(prometheus.NewRegistry())
 	h := &builderHarness{t: t, feed: feed, mirror: map[types.UID]NodeState{}}
 	h.gb = &GraphBuilder{
-		log:              slog.New(slog.DiscardHandler),
 		graph:            newGraph(),
 		feed:             feed,
 		graphChanges:     newWorkQueue(GraphChanges, feed, qm, (*event).describe),
