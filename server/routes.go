@@ -23,9 +23,10 @@ func (s *Server) routes() http.Handler {
 	r.Use(s.logRequests)
 	r.Use(middleware.Recoverer)
 
-	r.Get("/healthz", s.handleHealthz) // the process is alive (no auth: for probes)
-	r.Get("/readyz", s.handleReadyz)   // the engine has synced and gcscope serves (no auth)
-	r.Get("/login", s.handleLogin)     // ?token=: trade a token for a session cookie (with auth)
+	r.Get("/healthz", s.handleHealthz)      // the process is alive (no auth: for probes)
+	r.Get("/readyz", s.handleReadyz)        // the engine has synced and gcscope serves (no auth)
+	r.Get("/login", s.handleLogin)          // ?token=: trade a token for a session cookie (with auth)
+	r.Handle("/static/*", s.handleStatic()) // the UI's embedded assets (no secrets: no auth)
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate)
@@ -66,10 +67,6 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	plain(w, http.StatusOK, "ok")
-}
-
-func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
-	plain(w, http.StatusOK, fmt.Sprintf("gcscope %s\napi: /api/v1/graph, /api/v1/queues, /api/v1/objects/{uid}, /api/v1/stream\n", s.opts.Version))
 }
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {

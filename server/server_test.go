@@ -38,3 +38,42 @@ func TestUnknownPathIs404(t *testing.T) {
 		t.Errorf("got %d, want 404", code)
 	}
 }
+
+func TestIndexPageAndStaticAssets(t *testing.T) {
+	h := New(Options{Version: "v9"})
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	body := rec.Body.String()
+	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
+		t.Fatalf("GET /: %d %s", rec.Code, rec.Header().Get("Content-Type"))
+	}
+	for _, want := range []string{"<!doctype html>", `data-csrf-token="`, assetURL("main.js"), assetURL("app.css"), `id="queues"`, "v9"} {
+		if !strings.Contains(strings.ToLower(body), strings.ToLower(want)) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	if c := rec.Result().Cookies(); len(c) != 1 || c[0].Name != csrfCookie || !strings.Contains(body, c[0].Value) {
+		t.Errorf("the page's CSRF token is not its cookie's: %v", c)
+	}
+
+	for _, tc := range []struct {
+		path, ctype string
+		status      int
+		immutable   bool
+	}{
+		{assetURL("main.js"), "javascript", 200, true},
+		{"/static/app.css", "text/css", 200, false},
+		{"/static/", "", 404, false},
+		{"/static/nope.js", "", 404, false},
+		{"/static/embed.go", "", 404, false},
+	} {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
+		if rec.Code != tc.status || !strings.Contains(rec.Header().Get("Content-Type"), tc.ctype) {
+			t.Errorf("GET %s: %d %q", tc.path, rec.Code, rec.Header().Get("Content-Type"))
+		}
+		if got := strings.Contains(rec.Header().Get("Cache-Control"), "immutable"); got != tc.immutable {
+			t.Errorf("GET %s: Cache-Control %q", tc.path, rec.Header().Get("Cache-Control"))
+		}
+	}
+}
