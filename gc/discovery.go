@@ -60,6 +60,7 @@ func (gc *GarbageCollector) syncDiscovery(ctx context.Context, period time.Durat
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-gc.rediscover:
 		}
 		next, err := deletableResources(gc.discovery, gc.ignored)
 		if len(next) == 0 {
@@ -101,4 +102,13 @@ func (gc *GarbageCollector) resync(ctx context.Context, resources map[schema.Gro
 		gc.metrics.syncErrors.Inc()
 	}
 	gc.publishSync()
+}
+
+// RefreshDiscovery asks the engine to re-read discovery now rather than at the next
+// period, for example right after creating custom resource definitions.
+func (gc *GarbageCollector) RefreshDiscovery() {
+	select {
+	case gc.rediscover <- struct{}{}:
+	default: // one is already pending
+	}
 }

@@ -142,6 +142,8 @@ type GarbageCollector struct {
 	resourcesMu sync.RWMutex
 	resources   map[schema.GroupVersionResource]resourceInfo
 
+	rediscover chan struct{} // RefreshDiscovery's requests
+
 	started chan struct{} // closed once the first monitor sync is over
 	synced  chan struct{} // closed once every monitor has synced at least once
 }
@@ -161,6 +163,7 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 		feed:         newFeed(opts.FeedSize, time.Now),
 		graph:        newGraph(),
 		absentOwners: NewReferenceCache(absentOwnerCacheSize),
+		rediscover:   make(chan struct{}, 1),
 		started:      make(chan struct{}),
 		synced:       make(chan struct{}),
 	}

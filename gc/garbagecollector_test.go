@@ -875,3 +875,30 @@ func TestActionDelayHoldsWritesUntilItElapses(t *testing.T) {
 		t.Error("the pod was deleted")
 	}
 }
+
+// TestRefreshDiscoveryMonitorsNewResourcesAtOnce: with a discovery period of an hour, a
+// resource that appears is monitored as soon as RefreshDiscovery is called.
+func TestRefreshDiscoveryMonitorsNewResourcesAtOnce(t *testing.T) {
+	h := newEngineHarness(t, Options{DiscoveryPeriod: time.Hour, SyncTimeout: 10 * time.Second})
+	// Start without the widgets.
+	h.disc.Resources = slices.DeleteFunc(testAPIResources(), func(l *metav1.APIResourceList) bool {
+		return strings.HasPrefix(l.GroupVersion, "example.com/")
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.gc.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-h.gc.Started()
+	if slices.Contains(h.gc.SyncState().Resources, "example.com/v1/widgets") {
+		t.Fatal("widgets monitored before they exist")
+	}
+	h.disc.Resources = testAPIResources()
+	h.gc.RefreshDiscovery()
+	deadline := time.Now().Add(10 * time.Second)
+	for !slices.Contains(h.gc.SyncState().Resources, "example.com/v1/widgets") {
+		if time.Now().After(deadline) {
+			t.Fatalf("widgets not monitored after RefreshDiscovery: %v", h.gc.SyncState().Resources)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

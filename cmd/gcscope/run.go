@@ -177,6 +177,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			}
 			log.Warn("demo workloads incomplete; gcscope runs on without them", "err", err)
 		} else {
+			engine.RefreshDiscovery() // the demo's CRD: monitor its Widgets now, not in 30 s
 			fmt.Fprintf(stdout, "demo workloads in namespaces %s (%s)\n", strings.Join(demo.Namespaces, ", "), time.Since(dstart).Round(100*time.Millisecond))
 		}
 	}
