@@ -60,10 +60,10 @@ type Options struct {
 	AllowedOrigins []string
 	// Audit receives one JSON line per write; nil means the logger.
 	Audit io.Writer
-	// StreamBatch is how often the stream flushes deltas to clients; default 50 ms.
+	// StreamBatch is how often the stream flushes deltas to clients; 0: 50 ms.
 	StreamBatch time.Duration
 	// ClientBuffer is how many frames a stream client may have pending before it is
-	// considered behind and resynced with a snapshot; default 256.
+	// considered behind and resynced with a snapshot; 0: 256.
 	ClientBuffer int
 }
 
@@ -84,12 +84,6 @@ type Server struct {
 func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.StreamBatch == 0 {
-		o.StreamBatch = 50 * time.Millisecond
-	}
-	if o.ClientBuffer == 0 {
-		o.ClientBuffer = 256
 	}
 	s := &Server{opts: o, log: o.Logger}
 	s.audit = newAuditLog(o.Audit, o.Logger)
