@@ -1,6 +1,7 @@
 package gc
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"slices"
@@ -396,15 +397,7 @@ func (m *queueMirror) state() QueueState {
 		}
 		s.Items = append(s.Items, c)
 	}
-	slices.SortFunc(s.Items, func(a, b QueueItem) int {
-		switch {
-		case a.Object.UID < b.Object.UID:
-			return -1
-		case a.Object.UID > b.Object.UID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(s.Items, func(a, b QueueItem) int { return cmp.Compare(a.Object.UID, b.Object.UID) })
 	s.Recent = append(slices.Clone(m.recent[m.next:]), m.recent[:m.next]...)
 	return s
 }

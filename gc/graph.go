@@ -1,6 +1,7 @@
 package gc
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -94,15 +95,7 @@ func (n *node) dependentList() []*node {
 // sortNodes orders nodes by uid, so that everything derived from a set of nodes
 // (queue order, explanations, snapshots) is deterministic.
 func sortNodes(ns []*node) {
-	slices.SortFunc(ns, func(a, b *node) int {
-		switch {
-		case a.identity.UID < b.identity.UID:
-			return -1
-		case a.identity.UID > b.identity.UID:
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(ns, func(a, b *node) int { return cmp.Compare(a.identity.UID, b.identity.UID) })
 }
 
 // graph is the dependency graph: every node by uid. See node for who may touch what.

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"strings"
+
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
@@ -46,4 +48,32 @@ func closure(nodes []gc.NodeState, uids []types.UID) map[types.UID]bool {
 		}
 	}
 	return seen
+}
+
+// objectFilter selects objects by namespace and kind, as /api/v1/graph and the stream do:
+// nil sets select everything, "" selects cluster-scoped objects, kinds ignore case.
+type objectFilter struct {
+	namespaces map[string]bool
+	kinds      map[string]bool // lower-case
+}
+
+func newObjectFilter(namespaces, kinds []string) objectFilter {
+	var f objectFilter
+	if len(namespaces) > 0 {
+		f.namespaces = map[string]bool{}
+		for _, ns := range namespaces {
+			f.namespaces[ns] = true
+		}
+	}
+	if len(kinds) > 0 {
+		f.kinds = map[string]bool{}
+		for _, k := range kinds {
+			f.kinds[strings.ToLower(k)] = true
+		}
+	}
+	return f
+}
+
+func (f objectFilter) pass(r *gc.ObjectRef) bool {
+	return (f.namespaces == nil || f.namespaces[r.Namespace]) && (f.kinds == nil || f.kinds[strings.ToLower(r.Kind)])
 }

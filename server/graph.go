@@ -36,12 +36,11 @@ type graphResponse struct {
 
 // graphFilter selects nodes.
 type graphFilter struct {
-	namespaces map[string]bool // "" selects cluster-scoped objects
-	kinds      map[string]bool // lower-case
-	text       string          // lower-case substring of kind, namespace, name or uid
-	uids       []types.UID     // the closure of these
-	limit      int
-	cursor     types.UID // nodes after this uid
+	objectFilter
+	text   string      // lower-case substring of kind, namespace, name or uid
+	uids   []types.UID // the closure of these
+	limit  int
+	cursor types.UID // nodes after this uid
 }
 
 func parseGraphFilter(r *http.Request) (graphFilter, *apiError) {
@@ -51,19 +50,8 @@ func parseGraphFilter(r *http.Request) (graphFilter, *apiError) {
 			return graphFilter{}, &apiError{Code: "bad_request", Message: fmt.Sprintf("unknown parameter %q", name), Allowed: graphParams}
 		}
 	}
-	f := graphFilter{limit: defaultGraphLimit, text: strings.ToLower(q.Get("q")), cursor: types.UID(q.Get("cursor"))}
-	if ns, ok := q["namespace"]; ok {
-		f.namespaces = map[string]bool{}
-		for _, n := range ns {
-			f.namespaces[n] = true
-		}
-	}
-	if kinds, ok := q["kind"]; ok {
-		f.kinds = map[string]bool{}
-		for _, k := range kinds {
-			f.kinds[strings.ToLower(k)] = true
-		}
-	}
+	f := graphFilter{objectFilter: newObjectFilter(q["namespace"], q["kind"]),
+		limit: defaultGraphLimit, text: strings.ToLower(q.Get("q")), cursor: types.UID(q.Get("cursor"))}
 	for _, u := range q["uid"] {
 		f.uids = append(f.uids, types.UID(u))
 	}
@@ -78,10 +66,7 @@ func parseGraphFilter(r *http.Request) (graphFilter, *apiError) {
 }
 
 func (f *graphFilter) match(n *gc.NodeState, inClosure map[types.UID]bool) bool {
-	if f.namespaces != nil && !f.namespaces[n.Namespace] {
-		return false
-	}
-	if f.kinds != nil && !f.kinds[strings.ToLower(n.Kind)] {
+	if !f.pass(&n.ObjectRef) {
 		return false
 	}
 	if inClosure != nil && !inClosure[n.UID] {

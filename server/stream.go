@@ -23,7 +23,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -782,10 +781,9 @@ func (c *streamClient) write(ctx context.Context, typ string, data []byte) error
 // view is a client's subscription applied: which events it receives, and what it holds.
 // Owned by the client's writer.
 type view struct {
-	sub   subscription
-	all   bool            // no namespace, kind or uid filter
-	ns    map[string]bool // nil: any
-	kinds map[string]bool // lower-case; nil: any
+	sub subscription
+	all bool // no namespace, kind or uid filter
+	objectFilter
 	// closure is the uid component: seeded from a snapshot, it grows as node events
 	// link objects to it, and is recomputed at the next snapshot. Nil without uids.
 	closure map[types.UID]bool
@@ -805,20 +803,8 @@ type view struct {
 }
 
 func newView(sub subscription) *view {
-	v := &view{sub: sub, all: len(sub.Namespaces) == 0 && len(sub.Kinds) == 0 && len(sub.UIDs) == 0}
-	if len(sub.Namespaces) > 0 {
-		v.ns = map[string]bool{}
-		for _, ns := range sub.Namespaces {
-			v.ns[ns] = true
-		}
-	}
-	if len(sub.Kinds) > 0 {
-		v.kinds = map[string]bool{}
-		for _, k := range sub.Kinds {
-			v.kinds[strings.ToLower(k)] = true
-		}
-	}
-	return v
+	return &view{sub: sub, objectFilter: newObjectFilter(sub.Namespaces, sub.Kinds),
+		all: len(sub.Namespaces) == 0 && len(sub.Kinds) == 0 && len(sub.UIDs) == 0}
 }
 
 // reset starts the view over from a snapshot's nodes; it returns the nodes the client
@@ -854,18 +840,8 @@ func (v *view) seedResume(nodes []gc.NodeState, at uint64) {
 	v.unsure = at
 }
 
-func (v *view) passRef(r *gc.ObjectRef) bool {
-	if v.ns != nil && !v.ns[r.Namespace] {
-		return false
-	}
-	if v.kinds != nil && !v.kinds[strings.ToLower(r.Kind)] {
-		return false
-	}
-	return true
-}
-
 func (v *view) passNode(n *gc.NodeState) bool {
-	return v.passRef(&n.ObjectRef) && (v.closure == nil || v.closure[n.UID])
+	return v.pass(&n.ObjectRef) && (v.closure == nil || v.closure[n.UID])
 }
 
 // needsSnapshot ends a batch: it reports whether the closure took in objects the client
@@ -946,7 +922,7 @@ func (v *view) filter(e gc.Event) (out gc.Event, keep, rewritten bool) {
 			return e, false, false
 		}
 		uid := e.Node.UID
-		if v.visible[uid] || (e.Seq <= v.unsure && v.passRef(&e.Node.ObjectRef)) {
+		if v.visible[uid] || (e.Seq <= v.unsure && v.pass(&e.Node.ObjectRef)) {
 			delete(v.visible, uid)
 			v.gone[uid] = true
 			return e, true, false
@@ -978,7 +954,7 @@ func (v *view) filter(e gc.Event) (out gc.Event, keep, rewritten bool) {
 
 // passObject: an object named by a queue transition or an action is in the view.
 func (v *view) passObject(r *gc.ObjectRef) bool {
-	return v.passRef(r) && (v.closure == nil || v.closure[r.UID])
+	return v.pass(r) && (v.closure == nil || v.closure[r.UID])
 }
 
 // queues narrows the queues' items and recent actions to the view; the counters stay
