@@ -12,7 +12,7 @@ LDFLAGS := -X main.version=$(VERSION) \
 	-X k8s.io/component-base/version.gitMinor=37
 TEST_TIMEOUT ?= 45m
 
-.PHONY: run build test fuzz generate bench lint clean
+.PHONY: run build test browser fuzz generate bench lint clean
 
 run: build ## build and start gcscope on its embedded control plane (ARGS="..." adds flags)
 	./$(BIN) $(ARGS)
@@ -20,7 +20,7 @@ run: build ## build and start gcscope on its embedded control plane (ARGS="..." 
 build: ## build bin/gcscope
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gcscope
 
-test: ## run every test (the control-plane tests boot a real etcd and kube-apiserver), then the fuzzers briefly
+test: browser ## run every test (the control-plane tests boot a real etcd and kube-apiserver), then the fuzzers briefly
 	GCSCOPE_LDFLAGS='$(LDFLAGS)' $(GO) test -timeout $(TEST_TIMEOUT) -count=1 ./...
 	$(MAKE) fuzz FUZZTIME=200000x
 
@@ -34,8 +34,34 @@ fuzz: ## run each fuzz target for FUZZTIME
 generate: ## regenerate committed generated code
 	$(GO) generate ./...
 
-bench: ## run the benchmarks
-	$(GO) test -run '^$$' -bench . -benchmem ./...
+# The browser tests and the UI render benchmark drive headless Chromium. GCSCOPE_CHROMIUM
+# names another binary; otherwise chromium (or chromium-browser) on PATH is used, and
+# Debian's chromium package is installed when neither is there.
+browser: ## install Debian's chromium for the browser tests, unless a browser is there already
+	@if [ -n "$$GCSCOPE_CHROMIUM" ]; then \
+		command -v "$$GCSCOPE_CHROMIUM" >/dev/null 2>&1 || { echo "browser: GCSCOPE_CHROMIUM=$$GCSCOPE_CHROMIUM is not an executable"; exit 1; }; \
+	elif command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1; then \
+		:; \
+	elif ! command -v apt-get >/dev/null 2>&1; then \
+		echo "browser: no chromium on PATH and no apt-get to install it: install Chromium or set GCSCOPE_CHROMIUM (the browser tests skip without it, and fail under CI)"; \
+	else \
+		sudo=; \
+		if [ "$$(id -u)" != 0 ]; then \
+			command -v sudo >/dev/null 2>&1 || { echo "browser: installing chromium needs root or sudo"; exit 1; }; \
+			sudo=sudo; \
+		fi; \
+		echo "browser: installing Debian's chromium for the browser tests"; \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update || exit 1; \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium || exit 1; \
+		command -v chromium >/dev/null 2>&1 || { echo "browser: installed, but chromium is not on PATH"; exit 1; }; \
+	fi
+
+# The UI render benchmark (web/) loads the page once per size: it runs with -benchtime 1x,
+# the other benchmarks with go test's defaults.
+RENDER_BENCH := ^BenchmarkUIRender$$
+bench: browser ## run the benchmarks, then the UI render benchmark in headless Chromium
+	$(GO) test -run '^$$' -bench . -skip '$(RENDER_BENCH)' -benchmem ./...
+	$(GO) test -run '^$$' -bench '$(RENDER_BENCH)' -benchtime 1x -timeout 20m ./web/
 
 lint: ## go vet and a gofmt check
 	$(GO) vet ./...
