@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -130,6 +131,8 @@ type GarbageCollector struct {
 	builder   *GraphBuilder
 	recorder  record.EventRecorder
 	events    record.EventBroadcaster
+	// slowMotion: the ActionDelay applies (it can be switched off and on at run time).
+	slowMotion atomic.Bool
 
 	attemptToDelete *workQueue[*node]
 	attemptToOrphan *workQueue[*node]
@@ -170,6 +173,7 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 	for _, gr := range opts.IgnoredResources {
 		gc.ignored[gr] = true
 	}
+	gc.slowMotion.Store(opts.ActionDelay > 0)
 	gc.metrics = newMetrics(gc.graph)
 	describeNode := func(n *node) (ObjectRef, string) { return refOf(n.identity), "" }
 	gc.attemptToDelete = newWorkQueue(AttemptToDelete, gc.feed, gc.metrics.queues, describeNode)
@@ -215,8 +219,18 @@ func (gc *GarbageCollector) Registry() *prometheus.Registry { return gc.metrics.
 // Mode is the mode the engine runs in.
 func (gc *GarbageCollector) Mode() Mode { return gc.opts.Mode }
 
-// ActionDelay is the slow-motion delay before each write.
+// ActionDelay is the slow-motion delay before each write, as configured.
 func (gc *GarbageCollector) ActionDelay() time.Duration { return gc.opts.ActionDelay }
+
+// SlowMotion reports whether writes wait the ActionDelay now.
+func (gc *GarbageCollector) SlowMotion() bool { return gc.opts.ActionDelay > 0 && gc.slowMotion.Load() }
+
+// SetSlowMotion switches the ActionDelay on or off and reports the result: without a
+// configured delay there is nothing to switch on.
+func (gc *GarbageCollector) SetSlowMotion(on bool) bool {
+	gc.slowMotion.Store(on)
+	return gc.SlowMotion()
+}
 
 // Started is closed once the engine's workers run (after its first monitor sync, complete
 // or timed out).

@@ -876,6 +876,36 @@ func TestActionDelayHoldsWritesUntilItElapses(t *testing.T) {
 	}
 }
 
+// TestSlowMotionOffWritesAtOnce: with slow motion switched off, an hour's action delay
+// no longer holds the write back; switched on again it does.
+func TestSlowMotionOffWritesAtOnce(t *testing.T) {
+	gone := replicaSet("a", "gone", "uid-gone")
+	p := pod("a", "p", "uid-p", owned(ownerRefTo(gone, blocking, controls)))
+	h := newEngineHarness(t, Options{ActionDelay: time.Hour}, p)
+	if !h.gc.SlowMotion() {
+		t.Fatal("slow motion is off with an action delay configured")
+	}
+	if h.gc.SetSlowMotion(false) {
+		t.Fatal("SetSlowMotion(false) reports slow motion on")
+	}
+	h.observe(evAdd(p))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if v := h.gc.attemptToDeleteWorker(ctx, h.node("uid-p")); v != forgetItem {
+		t.Fatalf("worker: %s, want forgetItem", verdictName(v))
+	}
+	if got := h.actions("delete"); len(got) != 1 {
+		t.Fatalf("deletes with slow motion off: %s, want one", describeActions(h.meta.Actions()))
+	}
+	if !h.gc.SetSlowMotion(true) || !h.gc.SlowMotion() {
+		t.Error("slow motion did not switch back on")
+	}
+	none := newEngineHarness(t, Options{})
+	if none.gc.SetSlowMotion(true) {
+		t.Error("slow motion switched on without an action delay")
+	}
+}
+
 // TestRefreshDiscoveryMonitorsNewResourcesAtOnce: with a discovery period of an hour, a
 // resource that appears is monitored as soon as RefreshDiscovery is called.
 func TestRefreshDiscoveryMonitorsNewResourcesAtOnce(t *testing.T) {

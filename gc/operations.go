@@ -97,7 +97,7 @@ func (gc *GarbageCollector) beforeWrite(ctx context.Context) (write bool, err er
 	if gc.opts.Mode == ModeShadow {
 		return false, nil
 	}
-	if d := gc.opts.ActionDelay; d > 0 {
+	if d := gc.opts.ActionDelay; d > 0 && gc.slowMotion.Load() {
 		t := time.NewTimer(d)
 		defer t.Stop()
 		select {

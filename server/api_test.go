@@ -625,3 +625,65 @@ func TestImpersonatedDeleteDeniedByRBAC(t *testing.T) {
 		t.Errorf("audit: %s", audit)
 	}
 }
+
+// TestSlowMotionSwitch: the page's slow-motion switch turns the engine's action delay off
+// and on, as a guarded write; without a delay, or read-only, it is refused.
+func TestSlowMotionSwitch(t *testing.T) {
+	e := env(t)
+	slow, err := gc.NewForConfig(e.config, gc.Options{ActionDelay: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(engine Engine, readOnly bool) (*client, *lockedBuffer) {
+		audit := &lockedBuffer{}
+		ts := httptest.NewServer(New(Options{Engine: engine, ReadOnly: readOnly, Audit: audit,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+		t.Cleanup(ts.Close)
+		c := newClient(t, ts)
+		c.session()
+		return c, audit
+	}
+	post := func(c *client, body string, withToken bool) (int, string) {
+		h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}}
+		if withToken {
+			h.Set(csrfHeader, c.csrf)
+		}
+		code, out := c.do(http.MethodPost, "/api/v1/slow-motion", body, h)
+		return code, string(out)
+	}
+
+	c, audit := serve(slow, false)
+	if s := c.session(); !s.SlowMotion || s.ActionDelay != "2s" {
+		t.Fatalf("session: slowMotion %v, actionDelay %q; want on, 2s", s.SlowMotion, s.ActionDelay)
+	}
+	if code, body := post(c, `{"enabled":false}`, true); code != 200 || !strings.Contains(body, `"enabled":false`) || slow.SlowMotion() {
+		t.Fatalf("switch off: %d %s (engine: %v)", code, body, slow.SlowMotion())
+	}
+	if code, body := post(c, `{"enabled":true}`, true); code != 200 || !strings.Contains(body, `"enabled":true`) || !slow.SlowMotion() {
+		t.Fatalf("switch on: %d %s", code, body)
+	}
+	if code, body := post(c, `{"enabled":false}`, false); code != 403 || !strings.Contains(body, "csrf") || !slow.SlowMotion() {
+		t.Errorf("without the CSRF token: %d %s", code, body)
+	}
+	if code, body := post(c, `{"on":1}`, true); code != 400 {
+		t.Errorf("bad body: %d %s", code, body)
+	}
+	if !strings.Contains(audit.String(), `"action":"slowMotion"`) {
+		t.Errorf("no audit line: %s", audit.String())
+	}
+
+	ro, _ := serve(slow, true)
+	if code, body := post(ro, `{"enabled":false}`, true); code != 403 || !strings.Contains(body, "read_only") || !slow.SlowMotion() {
+		t.Errorf("read-only: %d %s", code, body)
+	}
+	plain, _ := serve(e.engine, false)
+	if code, body := post(plain, `{"enabled":true}`, true); code != 409 || !strings.Contains(body, "--gc-action-delay") {
+		t.Errorf("without a delay: %d %s", code, body)
+	}
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}

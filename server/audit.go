@@ -17,8 +17,9 @@ type auditEntry struct {
 	Groups       []string     `json:"groups,omitempty"`
 	Remote       string       `json:"remote"`
 	Action       string       `json:"action"`
-	Object       gc.ObjectRef `json:"object"`
+	Object       gc.ObjectRef `json:"object,omitzero"`
 	Policy       string       `json:"policy,omitempty"`
+	Enabled      *bool        `json:"enabled,omitempty"` // slowMotion: the switch asked for
 	DryRun       bool         `json:"dryRun"`
 	Result       string       `json:"result"` // ok, denied, error
 	Status       int          `json:"status"`

@@ -85,6 +85,7 @@ type sessionResponse struct {
 	ReadOnly    bool   `json:"readOnly"`
 	Mode        string `json:"mode,omitempty"`
 	ActionDelay string `json:"actionDelay,omitempty"`
+	SlowMotion  bool   `json:"slowMotion"`
 	Version     string `json:"version"`
 }
 
@@ -94,6 +95,9 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 		resp.Mode = string(s.opts.Engine.Mode())
 		if d := s.opts.Engine.ActionDelay(); d > 0 {
 			resp.ActionDelay = d.String()
+		}
+		if e, ok := s.slowMotion(); ok {
+			resp.SlowMotion = e.SlowMotion()
 		}
 	}
 	writeJSON(w, http.StatusOK, resp)

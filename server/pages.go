@@ -14,16 +14,19 @@ func assetURL(name string) string { return "/static/" + name + "?v=" + static.Ve
 
 // handleIndex renders the UI's page.
 func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
-	p := web.Page{Title: "status", Version: s.opts.Version, ReadOnly: s.opts.ReadOnly,
+	p := web.Page{Title: "ownership graph", Version: s.opts.Version, ReadOnly: s.opts.ReadOnly,
 		CSRFToken: csrfToken(w, r), Asset: assetURL}
 	if s.opts.Engine != nil {
 		p.Mode = string(s.opts.Engine.Mode())
+	}
+	if e, ok := s.slowMotion(); ok {
+		p.ActionDelay, p.SlowMotion = s.opts.Engine.ActionDelay().String(), e.SlowMotion()
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; frame-ancestors 'none'")
-	if err := web.Status(p).Render(r.Context(), w); err != nil {
+	if err := web.App(p).Render(r.Context(), w); err != nil {
 		s.log.Warn("rendering the page", "err", err)
 	}
 }

@@ -40,6 +40,8 @@ func (s *Server) routes() http.Handler {
 			r.Get("/session", s.handleSession) // who you are, the mode, and the CSRF token for writes
 			r.Get("/graph", s.handleGraph)     // nodes and edges, filtered, paged
 			r.Get("/queues", s.handleQueues)   // the three work queues
+			r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite).
+				Post("/slow-motion", s.handleSlowMotion) // switch the engine's action delay on or off
 			r.Route("/objects/{uid}", func(r chi.Router) {
 				r.Use(s.objectCtx)
 				r.Get("/", s.handleObject)         // one object as the engine sees it

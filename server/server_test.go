@@ -47,10 +47,13 @@ func TestIndexPageAndStaticAssets(t *testing.T) {
 	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /: %d %s", rec.Code, rec.Header().Get("Content-Type"))
 	}
-	for _, want := range []string{"<!doctype html>", `data-csrf-token="`, assetURL("main.js"), assetURL("app.css"), `id="queues"`, "v9"} {
+	for _, want := range []string{"<!doctype html>", `data-csrf-token="`, assetURL("app.js"), assetURL("app.css"), `id="graph"`, `id="queues"`, `id="delete-dialog"`, "v9"} {
 		if !strings.Contains(strings.ToLower(body), strings.ToLower(want)) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+	if _, ro := get(t, New(Options{ReadOnly: true}), "/"); strings.Contains(ro, `id="delete-dialog"`) || !strings.Contains(ro, "read-only") {
+		t.Error("the read-only page offers the delete dialog, or does not say it is read-only")
 	}
 	if c := rec.Result().Cookies(); len(c) != 1 || c[0].Name != csrfCookie || !strings.Contains(body, c[0].Value) {
 		t.Errorf("the page's CSRF token is not its cookie's: %v", c)
@@ -61,7 +64,8 @@ func TestIndexPageAndStaticAssets(t *testing.T) {
 		status      int
 		immutable   bool
 	}{
-		{assetURL("main.js"), "javascript", 200, true},
+		{assetURL("app.js"), "javascript", 200, true},
+		{"/static/src/main.js", "", 404, false},
 		{"/static/app.css", "text/css", 200, false},
 		{"/static/", "", 404, false},
 		{"/static/nope.js", "", 404, false},

@@ -1,5 +1,11 @@
 // Package static holds the UI's assets, embedded so that the binary needs no files.
+//
+// app.js is built from src/ by esbuild (pinned below, run through the Go toolchain, so
+// neither Node nor npm is needed): `make generate` rebuilds it and CI checks that the
+// committed bundle is current. The UI has no third-party front-end dependencies.
 package static
+
+//go:generate go run github.com/evanw/esbuild/cmd/esbuild@v0.28.2 src/main.js --bundle --format=esm --target=es2022 --charset=utf8 --legal-comments=none --log-level=warning --outfile=app.js
 
 import (
 	"crypto/sha256"
@@ -8,7 +14,7 @@ import (
 	"io/fs"
 )
 
-//go:embed *.js *.css
+//go:embed app.js app.css
 var FS embed.FS
 
 // Version is a digest of every asset: URLs carry it so browsers never use stale ones.

@@ -148,17 +148,8 @@ func (e *Error) Error() string { return e.Message }
 // ParseDeleteRequest decodes and validates a delete body.
 func ParseDeleteRequest(body io.Reader) (DeleteRequest, *Error) {
 	var req DeleteRequest
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			return req, &Error{Message: fmt.Sprintf("body larger than %d bytes", tooBig.Limit)}
-		}
-		return req, &Error{Message: "body: " + err.Error() + `; want {"propagationPolicy": "Background|Foreground|Orphan", "dryRun": false}`}
-	}
-	if dec.More() {
-		return req, &Error{Message: "body: more than one JSON value"}
+	if err := decodeOne(body, &req); err != nil {
+		return req, &Error{Message: err.Error() + `; want {"propagationPolicy": "Background|Foreground|Orphan", "dryRun": false}`}
 	}
 	for _, p := range Policies {
 		if req.PropagationPolicy == p {
@@ -166,4 +157,38 @@ func ParseDeleteRequest(body io.Reader) (DeleteRequest, *Error) {
 		}
 	}
 	return req, &Error{Message: fmt.Sprintf("propagationPolicy %q is not one of the allowed values", req.PropagationPolicy), Allowed: Policies}
+}
+
+// SlowMotionRequest is the body of POST /api/v1/slow-motion.
+type SlowMotionRequest struct {
+	Enabled *bool `json:"enabled"`
+}
+
+// ParseSlowMotionRequest decodes a slow-motion switch: {"enabled": true|false}.
+func ParseSlowMotionRequest(body io.Reader) (bool, *Error) {
+	var req SlowMotionRequest
+	if err := decodeOne(body, &req); err != nil {
+		return false, &Error{Message: err.Error() + `; want {"enabled": true|false}`}
+	}
+	if req.Enabled == nil {
+		return false, &Error{Message: `body: "enabled" is required; want {"enabled": true|false}`}
+	}
+	return *req.Enabled, nil
+}
+
+// decodeOne decodes exactly one JSON value with no unknown fields into v.
+func decodeOne(body io.Reader, v any) error {
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return fmt.Errorf("body larger than %d bytes", tooBig.Limit)
+		}
+		return fmt.Errorf("body: %w", err)
+	}
+	if dec.More() {
+		return errors.New("body: more than one JSON value")
+	}
+	return nil
 }

@@ -96,3 +96,17 @@ func FuzzDeleteRequest(f *testing.F) {
 		}
 	})
 }
+
+func TestParseSlowMotionRequest(t *testing.T) {
+	for body, want := range map[string]bool{`{"enabled":true}`: true, `{"enabled":false}`: false} {
+		got, err := ParseSlowMotionRequest(strings.NewReader(body))
+		if err != nil || got != want {
+			t.Errorf("%s: %v %v, want %v", body, got, err, want)
+		}
+	}
+	for _, body := range []string{`{}`, `{"enabled":"yes"}`, `{"enabled":true,"x":1}`, `{"enabled":true}{}`, ``, `null`} {
+		if _, err := ParseSlowMotionRequest(strings.NewReader(body)); err == nil || err.Message == "" {
+			t.Errorf("%q accepted", body)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package server
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/gcscope/gcscope/server/wire"
+)
+
+// slowMotionEngine is an engine whose action delay can be switched at run time
+// (*gc.GarbageCollector is one).
+type slowMotionEngine interface {
+	SlowMotion() bool
+	SetSlowMotion(on bool) bool
+}
+
+type slowMotionResponse struct {
+	Enabled     bool   `json:"enabled"`
+	ActionDelay string `json:"actionDelay"`
+}
+
+// slowMotion reports the engine's slow-motion switch; ok is false when it has none.
+func (s *Server) slowMotion() (e slowMotionEngine, ok bool) {
+	if s.opts.Engine == nil || s.opts.Engine.ActionDelay() <= 0 {
+		return nil, false
+	}
+	e, ok = s.opts.Engine.(slowMotionEngine)
+	return e, ok
+}
+
+// handleSlowMotion switches the engine's action delay on or off: a demo aid, but it
+// changes how the collector acts, so it is a write (CSRF, read-only, audit).
+func (s *Server) handleSlowMotion(w http.ResponseWriter, r *http.Request) {
+	user := userFrom(r)
+	entry := auditEntry{Time: time.Now(), User: user.Name, Groups: user.Groups, Remote: r.RemoteAddr, Action: "slowMotion"}
+	fail := func(status int, e *apiError) {
+		entry.Result, entry.Status, entry.Error = "denied", status, e.Message
+		s.audit.write(entry)
+		writeJSON(w, status, e)
+	}
+	on, perr := wire.ParseSlowMotionRequest(r.Body)
+	entry.Enabled = &on
+	if perr != nil {
+		fail(http.StatusBadRequest, &apiError{Code: "bad_request", Message: perr.Message})
+		return
+	}
+	if s.opts.ReadOnly {
+		fail(http.StatusForbidden, &apiError{Code: "read_only", Message: "gcscope runs read-only (--read-only): the engine's settings cannot be changed"})
+		return
+	}
+	e, ok := s.slowMotion()
+	if !ok {
+		fail(http.StatusConflict, &apiError{Code: "no_action_delay", Message: "the engine has no action delay to switch; start gcscope with --gc-action-delay (for example 2s)"})
+		return
+	}
+	resp := slowMotionResponse{Enabled: e.SetSlowMotion(on), ActionDelay: s.opts.Engine.ActionDelay().String()}
+	entry.Result, entry.Status = "ok", http.StatusOK
+	s.audit.write(entry)
+	writeJSON(w, http.StatusOK, resp)
+}

@@ -1,0 +1,2343 @@
+// src/store.js
+var QUEUE_NAMES = ["graphChanges", "attemptToDelete", "attemptToOrphan"];
+var GC_FINALIZERS = ["foregroundDeletion", "orphan"];
+var GHOST_MS = 1600;
+var BORN_MS = 1200;
+var MAX_ACTIONS = 200;
+var HISTORY = 300;
+var Store = class {
+  constructor() {
+    this.nodes = /* @__PURE__ */ new Map();
+    this.dependents = /* @__PURE__ */ new Map();
+    this.ghosts = /* @__PURE__ */ new Map();
+    this.born = /* @__PURE__ */ new Map();
+    this.queues = /* @__PURE__ */ new Map();
+    this.actions = [];
+    this.sync = { resources: [] };
+    this.mode = "";
+    this.seq = 0;
+    this.applied = 0;
+    this.dirtyNamespaces = /* @__PURE__ */ new Set();
+    this.touched = /* @__PURE__ */ new Set();
+    this.queuesChanged = false;
+    this.resetQueues([]);
+  }
+  /** @param {any} frame a snapshot frame */
+  applySnapshot(frame) {
+    const now = performance.now();
+    const incoming = /* @__PURE__ */ new Map();
+    for (const n of frame.nodes || []) incoming.set(n.uid, n);
+    for (const [uid, n] of this.nodes) if (!incoming.has(uid)) this.ghosts.set(uid, { node: n, at: now });
+    this.nodes = incoming;
+    this.dependents.clear();
+    for (const n of this.nodes.values()) this.link(n);
+    if (frame.queues) this.resetQueues(frame.queues);
+    if (frame.sync) this.sync = frame.sync;
+    if (frame.mode) this.mode = frame.mode;
+    this.seq = frame.seq;
+    this.dirtyNamespaces.add("*");
+    this.queuesChanged = true;
+  }
+  /** @param {any[]} events the events of a deltas frame, in order */
+  applyEvents(events) {
+    const now = performance.now();
+    for (const e of events) {
+      this.applied++;
+      switch (e.type) {
+        case "nodeAdded":
+        case "nodeUpdated":
+          this.upsert(e.node, now);
+          break;
+        case "nodeRemoved":
+          this.remove(e.node.uid, now);
+          break;
+        case "edgeAdded":
+        case "edgeRemoved":
+          this.patchEdge(e.type === "edgeAdded", e.edge);
+          break;
+        case "queue":
+          this.applyQueueEvent(e.queue, Date.parse(e.time) || Date.now());
+          break;
+        case "action":
+          this.addAction({ ...e.action, time: Date.parse(e.time) || Date.now() });
+          break;
+        case "sync":
+          this.sync = e.sync;
+          this.queuesChanged = true;
+          break;
+      }
+      if (e.seq > this.seq) this.seq = e.seq;
+    }
+  }
+  /** @param {NodeState} n @param {number} now */
+  upsert(n, now) {
+    const old = this.nodes.get(n.uid);
+    if (old) this.unlink(old);
+    else {
+      this.born.set(n.uid, now);
+      this.ghosts.delete(n.uid);
+    }
+    this.nodes.set(n.uid, n);
+    this.link(n);
+    this.touched.add(n.uid);
+    if (!old || old.virtual !== n.virtual || !sameOwners(old, n) || old.namespace !== n.namespace) {
+      this.markNamespace(n.namespace);
+      if (old && old.namespace !== n.namespace) this.markNamespace(old.namespace);
+      for (const o of n.owners || []) this.markNamespace(this.nodes.get(o.uid)?.namespace);
+    }
+  }
+  /** @param {string} uid @param {number} now */
+  remove(uid, now) {
+    const n = this.nodes.get(uid);
+    if (!n) return;
+    this.unlink(n);
+    this.nodes.delete(uid);
+    this.born.delete(uid);
+    this.ghosts.set(uid, { node: n, at: now });
+    this.touched.add(uid);
+  }
+  /** @param {boolean} added @param {{dependent: string, owner: string, controller?: boolean, blockOwnerDeletion?: boolean}} e */
+  patchEdge(added, e) {
+    const n = this.nodes.get(e.dependent);
+    if (!n) return;
+    const owners = n.owners || [];
+    const has = owners.some((o) => o.uid === e.owner);
+    if (added === has) return;
+    this.unlink(n);
+    const owner = this.nodes.get(e.owner);
+    n.owners = added ? [...owners, {
+      uid: e.owner,
+      kind: owner?.kind || "",
+      name: owner?.name || "",
+      apiVersion: owner?.apiVersion || "",
+      controller: e.controller,
+      blockOwnerDeletion: e.blockOwnerDeletion
+    }] : owners.filter((o) => o.uid !== e.owner);
+    this.link(n);
+    this.markNamespace(n.namespace);
+  }
+  /** @param {NodeState} n */
+  link(n) {
+    for (const o of n.owners || []) {
+      let s = this.dependents.get(o.uid);
+      if (!s) this.dependents.set(o.uid, s = /* @__PURE__ */ new Set());
+      s.add(n.uid);
+      this.touched.add(o.uid);
+    }
+  }
+  /** @param {NodeState} n */
+  unlink(n) {
+    for (const o of n.owners || []) {
+      const s = this.dependents.get(o.uid);
+      if (!s) continue;
+      s.delete(n.uid);
+      if (s.size === 0) this.dependents.delete(o.uid);
+      this.touched.add(o.uid);
+    }
+  }
+  /** @param {string|undefined} ns */
+  markNamespace(ns) {
+    if (ns !== void 0) this.dirtyNamespaces.add(ns || "");
+  }
+  /** Drops ghosts and birth marks that are over; true when a ghost went (the layout changes). */
+  expire(now = performance.now()) {
+    let gone = false;
+    for (const [uid, g] of this.ghosts) {
+      if (now - g.at > GHOST_MS) {
+        this.ghosts.delete(uid);
+        this.markNamespace(g.node.namespace);
+        gone = true;
+      }
+    }
+    for (const [uid, t] of this.born) if (now - t > BORN_MS) this.born.delete(uid);
+    return gone;
+  }
+  /** @param {any[]} queues the snapshot's queue states */
+  resetQueues(queues) {
+    const old = this.queues;
+    this.queues = /* @__PURE__ */ new Map();
+    for (const name of QUEUE_NAMES) {
+      const q = queues.find((x) => x.name === name) || {};
+      const items = /* @__PURE__ */ new Map();
+      for (const it of q.items || []) {
+        items.set(it.object.uid, {
+          object: it.object,
+          change: it.change,
+          queued: !!it.queued,
+          inFlight: !!it.inFlight,
+          backoffUntil: it.backoffUntil ? Date.parse(it.backoffUntil) : null,
+          retries: it.retries || 0,
+          since: Date.parse(it.since) || Date.now()
+        });
+      }
+      this.queues.set(name, {
+        name,
+        depth: q.depth || 0,
+        adds: q.adds || 0,
+        retries: q.retries || 0,
+        items,
+        history: old.get(name)?.history || [],
+        maxHistory: HISTORY
+      });
+    }
+    if (queues.length) {
+      this.actions = [];
+      for (const q of queues) for (const a of q.recent || []) this.actions.push({ ...a, time: void 0 });
+      this.actions.reverse();
+    }
+  }
+  /** The engine's queue mirror (gc/feed.go), applied to one transition. @param {any} e @param {number} now */
+  applyQueueEvent(e, now) {
+    const q = this.queues.get(e.queue);
+    if (!q) return;
+    let it = q.items.get(e.object.uid);
+    if (!it) {
+      it = { object: e.object, queued: false, inFlight: false, backoffUntil: null, retries: 0, since: now };
+      q.items.set(e.object.uid, it);
+    }
+    it.object = e.object;
+    it.retries = e.retries || 0;
+    if (e.change) it.change = e.change;
+    switch (e.op) {
+      case "added":
+        q.adds++;
+        if (!it.queued) {
+          it.queued = true;
+          it.since = now;
+          q.depth++;
+        }
+        it.backoffUntil = null;
+        break;
+      case "addedAfter":
+        q.retries++;
+        it.backoffUntil = now + (e.delay || 0) / 1e6;
+        break;
+      case "taken":
+        if (it.queued) {
+          it.queued = false;
+          q.depth--;
+        }
+        it.inFlight = true;
+        it.since = now;
+        break;
+      case "done":
+        it.inFlight = false;
+        break;
+      case "forgotten":
+        it.retries = 0;
+        break;
+    }
+    if (!it.queued && !it.inFlight && it.backoffUntil == null && !it.retries) q.items.delete(e.object.uid);
+    this.queuesChanged = true;
+    this.touched.add(e.object.uid);
+  }
+  /** @param {Action} a */
+  addAction(a) {
+    this.actions.unshift(a);
+    if (this.actions.length > MAX_ACTIONS) this.actions.length = MAX_ACTIONS;
+    this.queuesChanged = true;
+    this.touched.add(a.object.uid);
+  }
+  /** Samples each queue's depth once; the queues panel calls it every second. */
+  sampleQueues() {
+    for (const q of this.queues.values()) {
+      q.history.push(q.depth);
+      if (q.history.length > q.maxHistory) q.history.shift();
+    }
+  }
+  /** @param {string} uid where the object is in the queues: "queued", "in flight", "backoff" per queue */
+  queueStatus(uid) {
+    const out = [];
+    for (const q of this.queues.values()) {
+      const it = q.items.get(uid);
+      if (it) out.push({ queue: q.name, item: it });
+    }
+    return out;
+  }
+  /** The uids connected to these through ownerReferences, both ways, transitively
+   * (the API's ?uid= closure). @param {Iterable<string>} uids */
+  closure(uids) {
+    const seen = /* @__PURE__ */ new Set();
+    const stack = [...uids].filter((u) => this.nodes.has(u));
+    while (stack.length) {
+      const u = (
+        /** @type {string} */
+        stack.pop()
+      );
+      if (seen.has(u)) continue;
+      seen.add(u);
+      const n = this.nodes.get(u);
+      for (const o of n?.owners || []) if (!seen.has(o.uid)) stack.push(o.uid);
+      for (const d of this.dependents.get(u) || []) if (!seen.has(d)) stack.push(d);
+    }
+    return seen;
+  }
+};
+function sameOwners(a, b) {
+  const x = a.owners || [], y = b.owners || [];
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) {
+    if (x[i].uid !== y[i].uid || !!x[i].controller !== !!y[i].controller) return false;
+  }
+  return true;
+}
+
+// src/layout.js
+var NODE_W = 180;
+var NODE_H = 40;
+var GAP_X = 16;
+var GAP_Y = 60;
+var LEAF_GAP_Y = 12;
+var LEAF_COLS = 8;
+var GROUP_PAD = 24;
+var GROUP_TITLE = 44;
+var GROUP_ROW = 10 * (NODE_W + GAP_X);
+var GROUP_GAP = 80;
+var WORLD_ROW = 9e3;
+var KIND_RANK = [
+  "Namespace",
+  "Node",
+  "CustomResourceDefinition",
+  "Deployment",
+  "StatefulSet",
+  "DaemonSet",
+  "CronJob",
+  "Job",
+  "ReplicaSet",
+  "ReplicationController",
+  "ControllerRevision",
+  "Pod",
+  "PersistentVolumeClaim",
+  "Service",
+  "EndpointSlice",
+  "Endpoints",
+  "ConfigMap",
+  "Secret",
+  "ServiceAccount"
+];
+function sortKey(n) {
+  const r = KIND_RANK.indexOf(n.kind);
+  return String(r < 0 ? 99 : r).padStart(2, "0") + n.kind + "\0" + n.name + "\0" + n.uid;
+}
+var Layout = class {
+  constructor() {
+    this.groups = /* @__PURE__ */ new Map();
+    this.items = /* @__PURE__ */ new Map();
+    this.bounds = { x: 0, y: 0, w: 0, h: 0 };
+  }
+  /**
+   * Lays out again the namespaces in dirty ("*": all) with the members the filter keeps.
+   * @param {import("./store.js").Store} store
+   * @param {(n: NodeState) => boolean} keep
+   * @param {Set<string>} dirty
+   */
+  update(store2, keep2, dirty) {
+    const all = dirty.has("*");
+    const members = /* @__PURE__ */ new Map();
+    const add = (n, ghost) => {
+      const ns = n.namespace || "";
+      if (!all && !dirty.has(ns)) return;
+      if (!keep2(n)) return;
+      let m = members.get(ns);
+      if (!m) members.set(ns, m = []);
+      m.push({ node: n, ghost });
+    };
+    for (const n of store2.nodes.values()) add(n, false);
+    for (const g of store2.ghosts.values()) if (!store2.nodes.has(g.node.uid)) add(g.node, true);
+    const redo = all ? /* @__PURE__ */ new Set([...this.groups.keys(), ...members.keys()]) : new Set(dirty);
+    for (const ns of redo) {
+      const old = this.groups.get(ns);
+      if (old) {
+        for (const it of old.items) if (this.items.get(it.uid) === it) this.items.delete(it.uid);
+      }
+      const m = members.get(ns);
+      if (!m || m.length === 0) {
+        this.groups.delete(ns);
+        continue;
+      }
+      const g = layoutGroup(ns, m);
+      this.groups.set(ns, g);
+      for (const it of g.items) this.items.set(it.uid, it);
+    }
+    this.pack();
+  }
+  /** Places the namespace boxes in shelves, in name order (cluster-scoped first). */
+  pack() {
+    const names = [...this.groups.keys()].sort((a, b) => a === "" ? 1 : b === "" ? -1 : a < b ? -1 : a > b ? 1 : 0);
+    let x = 0, y = 0, shelf = 0, maxW = 0;
+    for (const ns of names) {
+      const g = (
+        /** @type {Group} */
+        this.groups.get(ns)
+      );
+      if (x > 0 && x + g.w > WORLD_ROW) {
+        x = 0;
+        y += shelf + GROUP_GAP;
+        shelf = 0;
+      }
+      g.x = x;
+      g.y = y;
+      x += g.w + GROUP_GAP;
+      shelf = Math.max(shelf, g.h);
+      maxW = Math.max(maxW, x - GROUP_GAP);
+    }
+    this.bounds = { x: 0, y: 0, w: maxW, h: y + shelf };
+  }
+  /** @param {string} uid the item's absolute box, or null when it is not drawn */
+  box(uid) {
+    const it = this.items.get(uid);
+    if (!it) return null;
+    return { x: it.group.x + it.x, y: it.group.y + it.y, w: NODE_W, h: NODE_H };
+  }
+};
+function layoutGroup(ns, members) {
+  const g = { ns, title: ns || "cluster-scoped", x: 0, y: 0, w: 0, h: 0, items: [], blocks: [] };
+  const byUID = /* @__PURE__ */ new Map();
+  for (const m of members) byUID.set(m.node.uid, { ...m, key: sortKey(m.node) });
+  const parent = /* @__PURE__ */ new Map();
+  for (const [uid, m] of byUID) {
+    let p = null;
+    const owners = (m.node.owners || []).filter((o) => o.uid !== uid && byUID.has(o.uid));
+    const ctl = owners.find((o) => o.controller);
+    if (ctl) p = ctl.uid;
+    else if (owners.length) {
+      p = owners.reduce((a, b) => (
+        /** @type {any} */
+        byUID.get(a.uid).key <= /** @type {any} */
+        byUID.get(b.uid).key ? a : b
+      )).uid;
+    }
+    parent.set(uid, p);
+  }
+  breakCycles(parent, byUID);
+  const children = /* @__PURE__ */ new Map();
+  const roots = [];
+  for (const [uid, p] of parent) {
+    if (p === null) roots.push(uid);
+    else {
+      let c = children.get(p);
+      if (!c) children.set(p, c = []);
+      c.push(uid);
+    }
+  }
+  const byKey = (a, b) => {
+    const x2 = (
+      /** @type {any} */
+      byUID.get(a).key
+    ), y2 = (
+      /** @type {any} */
+      byUID.get(b).key
+    );
+    return x2 < y2 ? -1 : x2 > y2 ? 1 : 0;
+  };
+  roots.sort(byKey);
+  for (const c of children.values()) c.sort(byKey);
+  const size = /* @__PURE__ */ new Map();
+  const measure = (u) => {
+    const kids = children.get(u) || [];
+    const inner = [], leaves = [];
+    for (const k of kids) (children.has(k) ? inner : leaves).push(k);
+    let cw = 0, ch = 0;
+    for (const k of inner) {
+      const s2 = measure(k);
+      cw += s2.w + GAP_X;
+      ch = Math.max(ch, s2.h);
+    }
+    if (leaves.length) {
+      const cols = Math.min(leaves.length, LEAF_COLS), rows = Math.ceil(leaves.length / LEAF_COLS);
+      cw += cols * NODE_W + (cols - 1) * GAP_X + GAP_X;
+      ch = Math.max(ch, rows * NODE_H + (rows - 1) * LEAF_GAP_Y);
+    }
+    if (cw > 0) cw -= GAP_X;
+    const s = { w: Math.max(NODE_W, cw), h: NODE_H + (kids.length ? GAP_Y + ch : 0), inner, leaves, cw };
+    size.set(u, s);
+    return s;
+  };
+  const place = (u, x2, y2, block) => {
+    const s = (
+      /** @type {any} */
+      size.get(u)
+    );
+    const m = (
+      /** @type {any} */
+      byUID.get(u)
+    );
+    g.items.push({ uid: u, node: m.node, ghost: m.ghost, group: g, x: x2 + (s.w - NODE_W) / 2, y: y2, parent: parent.get(u) || null, block });
+    let cx = x2 + (s.w - s.cw) / 2;
+    const cy = y2 + NODE_H + GAP_Y;
+    for (const k of s.inner) {
+      place(k, cx, cy, null);
+      cx += /** @type {any} */
+      size.get(k).w + GAP_X;
+    }
+    if (s.leaves.length) {
+      const cols = Math.min(s.leaves.length, LEAF_COLS), rows = Math.ceil(s.leaves.length / LEAF_COLS);
+      let b = null;
+      if (s.leaves.length > LEAF_COLS) {
+        b = { group: g, parent: u, x: cx, y: cy, w: cols * NODE_W + (cols - 1) * GAP_X, h: rows * NODE_H + (rows - 1) * LEAF_GAP_Y, uids: s.leaves };
+        g.blocks.push(b);
+      }
+      s.leaves.forEach((k, i) => {
+        const lm = (
+          /** @type {any} */
+          byUID.get(k)
+        );
+        g.items.push({
+          uid: k,
+          node: lm.node,
+          ghost: lm.ghost,
+          group: g,
+          parent: u,
+          block: b,
+          x: cx + i % LEAF_COLS * (NODE_W + GAP_X),
+          y: cy + Math.floor(i / LEAF_COLS) * (NODE_H + LEAF_GAP_Y)
+        });
+      });
+    }
+  };
+  let x = 0, y = 0, shelf = 0, w = 0;
+  for (const r of roots) {
+    const s = measure(r);
+    if (x > 0 && x + s.w > GROUP_ROW) {
+      x = 0;
+      y += shelf + GAP_Y;
+      shelf = 0;
+    }
+    place(r, GROUP_PAD + x, GROUP_TITLE + y, null);
+    x += s.w + GAP_X;
+    shelf = Math.max(shelf, s.h);
+    w = Math.max(w, x - GAP_X);
+  }
+  g.w = Math.max(w, 2 * NODE_W) + 2 * GROUP_PAD;
+  g.h = GROUP_TITLE + y + shelf + GROUP_PAD;
+  return g;
+}
+function breakCycles(parent, byUID) {
+  const state = /* @__PURE__ */ new Map();
+  for (const start of parent.keys()) {
+    if (state.get(start) === 2) continue;
+    const path2 = [];
+    let u = (
+      /** @type {string|null} */
+      start
+    );
+    while (u !== null && !state.has(u)) {
+      state.set(u, 1);
+      path2.push(u);
+      u = parent.get(u) ?? null;
+    }
+    if (u !== null && state.get(u) === 1) {
+      const circle = path2.slice(path2.indexOf(u));
+      const low = circle.reduce((a, b) => (
+        /** @type {any} */
+        byUID.get(a).key <= /** @type {any} */
+        byUID.get(b).key ? a : b
+      ));
+      parent.set(low, null);
+    }
+    for (const p of path2) state.set(p, 2);
+  }
+}
+
+// src/states.js
+var STATES = (
+  /** @type {const} */
+  [
+    { id: "normal", label: "normal", color: "--node-border", help: "observed, not being deleted" },
+    { id: "deleting", label: "being deleted", color: "--st-deleting", help: "has a deletionTimestamp" },
+    { id: "foreground", label: "deleting dependents", color: "--st-foreground", help: "foreground deletion in progress" },
+    { id: "waiting", label: "waiting on blocking dependents", color: "--st-waiting", help: "foreground deletion waits for dependents with blockOwnerDeletion" },
+    { id: "held", label: "held by finalizers", color: "--st-held", help: "being deleted, but another controller's finalizer keeps it" },
+    { id: "virtual", label: "virtual / missing owner", color: "--st-virtual", help: "named as an owner, never observed" },
+    { id: "removed", label: "removed", color: "--st-removed", help: "just deleted; fades out" }
+  ]
+);
+var MARKERS = (
+  /** @type {const} */
+  [
+    { id: "invalid", label: "invalid owner reference", color: "--st-invalid", help: "owner in another namespace, or a namespaced owner of a cluster-scoped object" },
+    { id: "queued", label: "in a work queue", color: "--st-queued", help: "queued or being worked on" },
+    { id: "backoff", label: "in backoff", color: "--st-backoff", help: "a retry is scheduled" }
+  ]
+);
+var EDGES = (
+  /** @type {const} */
+  [
+    { id: "controller", label: "controller reference", dash: false, strong: false },
+    { id: "plain", label: "other owner reference", dash: true, strong: false },
+    { id: "block", label: "blockOwnerDeletion", dash: false, strong: true }
+  ]
+);
+function holdingFinalizers(n) {
+  return (n.finalizers || []).filter((f) => !GC_FINALIZERS.includes(f));
+}
+function stateOf(store2, n) {
+  if (n.virtual) return "virtual";
+  if (n.deletingDependents) return blockingDependents(store2, n.uid).length ? "waiting" : "foreground";
+  if (n.beingDeleted) return holdingFinalizers(n).length ? "held" : "deleting";
+  return "normal";
+}
+function blockingDependents(store2, uid) {
+  const out = [];
+  for (const d of store2.dependents.get(uid) || []) {
+    const n = store2.nodes.get(d);
+    if (n && (n.owners || []).some((o) => o.uid === uid && o.blockOwnerDeletion)) out.push(n);
+  }
+  return out;
+}
+function invalidReason(n, owner) {
+  if (!owner || owner.virtual || !owner.namespace) return "";
+  if (!n.namespace) return `a cluster-scoped object cannot be owned by namespaced ${owner.kind} ${owner.namespace}/${owner.name}`;
+  if (owner.namespace !== n.namespace) return `owner ${owner.kind} ${owner.name} is in namespace ${owner.namespace}, not ${n.namespace}`;
+  return "";
+}
+function hasInvalidOwner(store2, n) {
+  return (n.owners || []).some((o) => invalidReason(n, store2.nodes.get(o.uid)) !== "");
+}
+function kindHue(kind) {
+  let h2 = 0;
+  for (let i = 0; i < kind.length; i++) h2 = h2 * 31 + kind.charCodeAt(i) >>> 0;
+  return h2 % 360;
+}
+
+// src/render.js
+var COLLAPSE_PX = 70;
+var CELL_PX = 14;
+var MIN_K = 5e-3;
+var MAX_K = 3;
+var PREVIEW = (
+  /** @type {const} */
+  {
+    target: { label: "to delete", color: "--pv-deleted" },
+    deleted: { label: "goes", color: "--pv-deleted" },
+    orphaned: { label: "orphaned", color: "--pv-orphaned" },
+    kept: { label: "kept (another owner)", color: "--pv-kept" },
+    waiting: { label: "waits on finalizer", color: "--pv-waiting" }
+  }
+);
+var Renderer = class {
+  /**
+   * @param {HTMLCanvasElement} canvas
+   * @param {import("./store.js").Store} store
+   * @param {import("./layout.js").Layout} layout
+   */
+  constructor(canvas2, store2, layout2) {
+    this.canvas = canvas2;
+    this.ctx = /** @type {CanvasRenderingContext2D} */
+    canvas2.getContext("2d", { alpha: false });
+    this.store = store2;
+    this.layout = layout2;
+    this.cam = { x: 0, y: 0, k: 1 };
+    this.w = 0;
+    this.h = 0;
+    this.dpr = 1;
+    this.selected = null;
+    this.hover = null;
+    this.matches = /* @__PURE__ */ new Set();
+    this.preview = /* @__PURE__ */ new Map();
+    this.expanded = /* @__PURE__ */ new Set();
+    this.colors = {};
+    this.dirty = true;
+    this.anim = null;
+    this.drawn = 0;
+    this.readColors();
+    this.resize();
+  }
+  readColors() {
+    const cs = getComputedStyle(document.documentElement);
+    const names = [
+      "--bg",
+      "--fg",
+      "--muted",
+      "--node-bg",
+      "--node-border",
+      "--group-bg",
+      "--group-border",
+      "--edge",
+      "--edge-block",
+      "--accent",
+      "--match",
+      ...STATES.map((s) => s.color),
+      "--st-invalid",
+      "--st-queued",
+      "--st-backoff",
+      ...Object.values(PREVIEW).map((p) => p.color)
+    ];
+    for (const n of names) this.colors[n] = cs.getPropertyValue(n).trim() || "#888";
+    this.dirty = true;
+  }
+  resize() {
+    const r = this.canvas.getBoundingClientRect();
+    this.dpr = window.devicePixelRatio || 1;
+    this.w = Math.max(1, r.width);
+    this.h = Math.max(1, r.height);
+    this.canvas.width = Math.round(this.w * this.dpr);
+    this.canvas.height = Math.round(this.h * this.dpr);
+    this.dirty = true;
+  }
+  // --- camera ---
+  /** @param {number} sx @param {number} sy */
+  toWorld(sx, sy) {
+    return { x: (sx - this.cam.x) / this.cam.k, y: (sy - this.cam.y) / this.cam.k };
+  }
+  /** @param {{x:number,y:number,w:number,h:number}} r @param {boolean} [animate] @param {number} [maxK] */
+  fit(r, animate = true, maxK = 1.2) {
+    const pad = 40;
+    const k = clamp(Math.min((this.w - 2 * pad) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1)), MIN_K, maxK);
+    this.moveTo({ k, x: this.w / 2 - (r.x + r.w / 2) * k, y: this.h / 2 - (r.y + r.h / 2) * k }, animate);
+  }
+  /** @param {string} uid @param {number} [k] */
+  centerOn(uid, k) {
+    const b = this.layout.box(uid);
+    if (!b) return false;
+    const kk = k ?? Math.max(this.cam.k, 0.9);
+    this.moveTo({ k: kk, x: this.w / 2 - (b.x + b.w / 2) * kk, y: this.h / 2 - (b.y + b.h / 2) * kk }, true);
+    return true;
+  }
+  /** @param {{x:number,y:number,k:number}} to @param {boolean} animate */
+  moveTo(to, animate) {
+    if (!animate) {
+      this.cam = to;
+      this.anim = null;
+    } else this.anim = { from: { ...this.cam }, to, t0: performance.now(), ms: 350 };
+    this.dirty = true;
+  }
+  /** @param {number} sx @param {number} sy @param {number} factor */
+  zoomAt(sx, sy, factor) {
+    const k = clamp(this.cam.k * factor, MIN_K, MAX_K);
+    const f = k / this.cam.k;
+    this.cam = { k, x: sx - (sx - this.cam.x) * f, y: sy - (sy - this.cam.y) * f };
+    this.anim = null;
+    this.dirty = true;
+  }
+  /** @param {number} dx @param {number} dy */
+  pan(dx, dy) {
+    this.cam = { ...this.cam, x: this.cam.x + dx, y: this.cam.y + dy };
+    this.anim = null;
+    this.dirty = true;
+  }
+  /**
+   * Keeps the object at the same place on screen across a new layout, so live updates
+   * never move what the user is looking at.
+   * @param {string|null} uid @param {{x:number,y:number}|null} before its world position before
+   */
+  anchor(uid, before) {
+    if (!uid || !before) return;
+    const b = this.layout.box(uid);
+    if (!b) return;
+    const dx = (b.x - before.x) * this.cam.k, dy = (b.y - before.y) * this.cam.k;
+    if (dx || dy) this.pan(-dx, -dy);
+  }
+  /** The object nearest the middle of the screen, to anchor on. */
+  centerItem() {
+    if (this.selected && this.layout.items.has(this.selected)) return this.selected;
+    const c = this.toWorld(this.w / 2, this.h / 2);
+    let best = null, bestD = Infinity;
+    for (const g of this.layout.groups.values()) {
+      if (c.x < g.x || c.y < g.y || c.x > g.x + g.w || c.y > g.y + g.h) continue;
+      for (const it of g.items) {
+        const d = Math.abs(g.x + it.x + NODE_W / 2 - c.x) + Math.abs(g.y + it.y + NODE_H / 2 - c.y);
+        if (d < bestD) {
+          bestD = d;
+          best = it.uid;
+        }
+      }
+    }
+    return best;
+  }
+  // --- hit testing ---
+  /** @param {Block} b */
+  collapsed(b) {
+    return !this.expanded.has(b.parent) && NODE_W * this.cam.k < COLLAPSE_PX;
+  }
+  /**
+   * @param {number} sx @param {number} sy
+   * @returns {{item?: Item, block?: Block, group?: Group}|null}
+   */
+  hit(sx, sy) {
+    const p = this.toWorld(sx, sy);
+    for (const g of this.layout.groups.values()) {
+      if (p.x < g.x || p.y < g.y || p.x > g.x + g.w || p.y > g.y + g.h) continue;
+      const lx = p.x - g.x, ly = p.y - g.y;
+      for (const b of g.blocks) {
+        if (this.collapsed(b) && lx >= b.x && ly >= b.y && lx <= b.x + b.w && ly <= b.y + b.h) return { block: b, group: g };
+      }
+      for (const it of g.items) {
+        if (lx >= it.x && ly >= it.y && lx <= it.x + NODE_W && ly <= it.y + NODE_H) {
+          if (it.block && this.collapsed(it.block)) continue;
+          return { item: it, group: g };
+        }
+      }
+      return { group: g };
+    }
+    return null;
+  }
+  // --- drawing ---
+  /** @param {number} now */
+  frame(now) {
+    if (this.anim) {
+      const t = Math.min(1, (now - this.anim.t0) / this.anim.ms);
+      const e = t < 0.5 ? 2 * t * t : 1 - Math.pow(-2 * t + 2, 2) / 2;
+      const { from, to } = this.anim;
+      const k = Math.exp(Math.log(from.k) + (Math.log(to.k) - Math.log(from.k)) * e);
+      this.cam = { k, x: from.x + (to.x - from.x) * e, y: from.y + (to.y - from.y) * e };
+      if (t >= 1) {
+        this.cam = to;
+        this.anim = null;
+      }
+      this.dirty = true;
+    }
+    const animating = this.store.ghosts.size > 0 || this.store.born.size > 0;
+    if (!this.dirty && !animating) return false;
+    this.draw(now);
+    this.dirty = false;
+    return true;
+  }
+  /** @param {number} now */
+  draw(now) {
+    const { ctx, cam, colors: C } = this;
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.fillStyle = C["--bg"];
+    ctx.fillRect(0, 0, this.w, this.h);
+    const vx0 = -cam.x / cam.k, vy0 = -cam.y / cam.k, vx1 = (this.w - cam.x) / cam.k, vy1 = (this.h - cam.y) / cam.k;
+    const px = 1 / cam.k;
+    const cellMode = NODE_W * cam.k < CELL_PX;
+    const labels = NODE_H * cam.k >= 22;
+    ctx.setTransform(this.dpr * cam.k, 0, 0, this.dpr * cam.k, this.dpr * cam.x, this.dpr * cam.y);
+    const visible = [];
+    for (const g of this.layout.groups.values()) {
+      if (g.x > vx1 || g.y > vy1 || g.x + g.w < vx0 || g.y + g.h < vy0) continue;
+      visible.push(g);
+      ctx.fillStyle = C["--group-bg"];
+      ctx.fillRect(g.x, g.y, g.w, g.h);
+      ctx.strokeStyle = C["--group-border"];
+      ctx.lineWidth = px;
+      ctx.strokeRect(g.x, g.y, g.w, g.h);
+    }
+    const items = [];
+    const blocks = [];
+    for (const g of visible) {
+      for (const b of g.blocks) if (this.collapsed(b) && inView(g.x + b.x, g.y + b.y, b.w, b.h)) blocks.push(b);
+      for (const it of g.items) {
+        if (it.block && this.collapsed(it.block)) continue;
+        if (inView(g.x + it.x, g.y + it.y, NODE_W, NODE_H)) items.push(it);
+      }
+    }
+    function inView(x, y, w, h2) {
+      return !(x > vx1 || y > vy1 || x + w < vx0 || y + h2 < vy0);
+    }
+    this.drawn = items.length;
+    if (!cellMode) this.drawEdges(items, blocks, px);
+    for (const b of blocks) this.drawBlock(b, px);
+    if (cellMode) {
+      const paths = /* @__PURE__ */ new Map();
+      for (const it of items) {
+        const col = this.itemColor(it, now);
+        let p = paths.get(col);
+        if (!p) paths.set(col, p = new Path2D());
+        p.rect(it.group.x + it.x, it.group.y + it.y, NODE_W, NODE_H);
+      }
+      for (const [col, p] of paths) {
+        ctx.fillStyle = col;
+        ctx.fill(p);
+      }
+      for (const it of items) if (it.uid === this.selected || this.matches.has(it.uid) || this.preview.has(it.uid)) this.drawRing(it, px);
+    } else {
+      for (const it of items) this.drawItem(it, now, px, labels);
+    }
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.textBaseline = "middle";
+    for (const g of visible) {
+      const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k;
+      if (sw < 50) continue;
+      const size = clamp(GROUP_TITLE * cam.k * 0.45, 11, 18);
+      ctx.font = `600 ${size}px system-ui, sans-serif`;
+      ctx.fillStyle = C["--fg"];
+      ctx.fillText(truncate(ctx, g.title + `  ·  ${g.items.length}`, sw - 12), Math.max(sx, 0) + 8, Math.max(sy, 0) + Math.min(GROUP_TITLE * cam.k, 30) / 2 + 2);
+    }
+    for (const b of blocks) this.drawBlockLabel(b);
+  }
+  /** @param {Item} it @param {number} now */
+  itemColor(it, now) {
+    const C = this.colors;
+    if (it.ghost) return C["--st-removed"];
+    const pv = this.preview.get(it.uid);
+    if (pv) return C[PREVIEW[pv].color];
+    const st = stateOf(this.store, it.node);
+    if (st === "normal") return `hsl(${kindHue(it.node.kind)} 45% 55%)`;
+    return C[STATES.find((s) => s.id === st)?.color || "--node-border"];
+  }
+  /** @param {Item[]} items @param {Block[]} blocks @param {number} px */
+  drawEdges(items, blocks, px) {
+    const { ctx, layout: layout2, colors: C } = this;
+    const paths = { ctl: new Path2D(), plain: new Path2D(), ctlBlock: new Path2D(), plainBlock: new Path2D(), hi: new Path2D() };
+    const seenBlocks = /* @__PURE__ */ new Set();
+    const curve = (p, x0, y0, x1, y1) => {
+      const my = (y0 + y1) / 2;
+      p.moveTo(x0, y0);
+      p.bezierCurveTo(x0, my, x1, my, x1, y1);
+    };
+    for (const it of items) {
+      const n = it.node;
+      for (const o of n.owners || []) {
+        const ob = layout2.box(o.uid);
+        if (!ob) continue;
+        const key = (o.controller ? "ctl" : "plain") + (o.blockOwnerDeletion ? "Block" : "");
+        const hi = this.selected === it.uid || this.selected === o.uid;
+        curve(hi ? paths.hi : (
+          /** @type {any} */
+          paths[key]
+        ), ob.x + NODE_W / 2, ob.y + NODE_H, it.group.x + it.x + NODE_W / 2, it.group.y + it.y);
+      }
+    }
+    for (const b of blocks) {
+      if (seenBlocks.has(b)) continue;
+      seenBlocks.add(b);
+      const ob = layout2.box(b.parent);
+      if (ob) curve(paths.ctlBlock, ob.x + NODE_W / 2, ob.y + NODE_H, b.group.x + b.x + b.w / 2, b.group.y + b.y);
+    }
+    const strokes = (
+      /** @type {const} */
+      [["ctl", false, false], ["plain", true, false], ["ctlBlock", false, true], ["plainBlock", true, true]]
+    );
+    for (const [key, dash, strong] of strokes) {
+      ctx.strokeStyle = strong ? C["--edge-block"] : C["--edge"];
+      ctx.lineWidth = (strong ? 1.8 : 1) * px;
+      ctx.setLineDash(dash ? [6 * px, 4 * px] : []);
+      ctx.stroke(paths[key]);
+    }
+    ctx.setLineDash([]);
+    ctx.strokeStyle = C["--accent"];
+    ctx.lineWidth = 2.5 * px;
+    ctx.stroke(paths.hi);
+  }
+  /** @param {Block} b @param {number} px */
+  drawBlock(b, px) {
+    const { ctx, store: store2, colors: C } = this;
+    const x = b.group.x + b.x, y = b.group.y + b.y;
+    ctx.fillStyle = C["--node-bg"];
+    ctx.strokeStyle = C["--node-border"];
+    ctx.lineWidth = 1.5 * px;
+    ctx.beginPath();
+    ctx.roundRect(x, y, b.w, b.h, 10);
+    ctx.fill();
+    ctx.stroke();
+    const counts = /* @__PURE__ */ new Map();
+    for (const u of b.uids) {
+      const n = store2.nodes.get(u);
+      const col = !n ? C["--st-removed"] : this.preview.has(u) ? C[PREVIEW[
+        /** @type {PreviewKind} */
+        this.preview.get(u)
+      ].color] : C[STATES.find((s) => s.id === stateOf(store2, n))?.color || "--node-border"];
+      counts.set(col, (counts.get(col) || 0) + 1);
+    }
+    let bx = x + 8;
+    const bw = b.w - 16, bh = Math.min(14, b.h / 4);
+    for (const [col, c] of counts) {
+      ctx.fillStyle = col;
+      const w = bw * c / b.uids.length;
+      ctx.fillRect(bx, y + b.h - bh - 8, w, bh);
+      bx += w;
+    }
+    if (b.uids.some((u) => u === this.selected || this.matches.has(u))) {
+      ctx.strokeStyle = C["--match"];
+      ctx.lineWidth = 3 * px;
+      ctx.strokeRect(x - 4, y - 4, b.w + 8, b.h + 8);
+    }
+  }
+  /** @param {Block} b */
+  drawBlockLabel(b) {
+    const { ctx, cam, colors: C } = this;
+    const sx = (b.group.x + b.x) * cam.k + cam.x, sy = (b.group.y + b.y) * cam.k + cam.y;
+    const sw = b.w * cam.k, sh = b.h * cam.k;
+    if (sw < 40 || sh < 16) return;
+    const kinds = /* @__PURE__ */ new Map();
+    for (const u of b.uids) {
+      const k = this.store.nodes.get(u)?.kind || this.store.ghosts.get(u)?.node.kind || "?";
+      kinds.set(k, (kinds.get(k) || 0) + 1);
+    }
+    const text = [...kinds].map(([k, c]) => `${c} ${k}${c === 1 ? "" : "s"}`).join(", ");
+    ctx.font = `600 ${clamp(sh * 0.18, 11, 16)}px system-ui, sans-serif`;
+    ctx.fillStyle = C["--fg"];
+    ctx.textAlign = "center";
+    ctx.fillText(truncate(ctx, text, sw - 10), sx + sw / 2, sy + Math.min(sh * 0.35, 24));
+    ctx.textAlign = "start";
+  }
+  /** @param {Item} it @param {number} px */
+  drawRing(it, px) {
+    const { ctx, colors: C } = this;
+    ctx.strokeStyle = it.uid === this.selected ? C["--accent"] : this.preview.has(it.uid) ? C[PREVIEW[
+      /** @type {PreviewKind} */
+      this.preview.get(it.uid)
+    ].color] : C["--match"];
+    ctx.lineWidth = 3 * px;
+    ctx.strokeRect(it.group.x + it.x - 3 * px, it.group.y + it.y - 3 * px, NODE_W + 6 * px, NODE_H + 6 * px);
+  }
+  /** @param {Item} it @param {number} now @param {number} px @param {boolean} labels */
+  drawItem(it, now, px, labels) {
+    const { ctx, store: store2, colors: C } = this;
+    const n = it.node, x = it.group.x + it.x, y = it.group.y + it.y;
+    const st = it.ghost ? "removed" : stateOf(store2, n);
+    const stColor = C[STATES.find((s) => s.id === st)?.color || "--node-border"];
+    let alpha = 1;
+    if (it.ghost) {
+      const g = store2.ghosts.get(it.uid);
+      alpha = g ? Math.max(0.05, 1 - (now - g.at) / GHOST_MS) : 0.05;
+    }
+    ctx.globalAlpha = alpha;
+    ctx.fillStyle = it.ghost ? C["--st-removed"] : C["--node-bg"];
+    ctx.beginPath();
+    ctx.roundRect(x, y, NODE_W, NODE_H, 6);
+    ctx.fill();
+    ctx.fillStyle = `hsl(${kindHue(n.kind)} 55% 50%)`;
+    ctx.fillRect(x, y + 3, 5, NODE_H - 6);
+    ctx.strokeStyle = stColor;
+    ctx.lineWidth = (st === "normal" ? 1 : 2.5) * px;
+    if (st === "virtual") ctx.setLineDash([5 * px, 3 * px]);
+    ctx.stroke();
+    ctx.setLineDash([]);
+    const born = store2.born.get(it.uid);
+    if (born !== void 0) {
+      ctx.globalAlpha = Math.max(0, 1 - (now - born) / BORN_MS);
+      ctx.strokeStyle = C["--accent"];
+      ctx.lineWidth = 4 * px;
+      ctx.strokeRect(x - 4 * px, y - 4 * px, NODE_W + 8 * px, NODE_H + 8 * px);
+      ctx.globalAlpha = alpha;
+    }
+    const pv = this.preview.get(it.uid);
+    if (pv) {
+      ctx.globalAlpha = 0.28;
+      ctx.fillStyle = C[PREVIEW[pv].color];
+      ctx.fillRect(x, y, NODE_W, NODE_H);
+      ctx.globalAlpha = alpha;
+    }
+    if (it.uid === this.selected || this.matches.has(it.uid) || pv) this.drawRing(it, px);
+    else if (it.uid === this.hover) {
+      ctx.strokeStyle = C["--accent"];
+      ctx.lineWidth = 1.5 * px;
+      ctx.strokeRect(x - 2 * px, y - 2 * px, NODE_W + 4 * px, NODE_H + 4 * px);
+    }
+    let mx = x + NODE_W - 9;
+    if (!it.ghost && hasInvalidOwner(store2, n)) {
+      ctx.fillStyle = C["--st-invalid"];
+      ctx.beginPath();
+      ctx.moveTo(mx, y + 3);
+      ctx.lineTo(mx + 6, y + 14);
+      ctx.lineTo(mx - 6, y + 14);
+      ctx.closePath();
+      ctx.fill();
+      mx -= 15;
+    }
+    const qs = store2.queueStatus(it.uid);
+    if (qs.length) {
+      const backoff = qs.some((q) => q.item.backoffUntil != null && !q.item.inFlight && !q.item.queued);
+      ctx.fillStyle = backoff ? C["--st-backoff"] : C["--st-queued"];
+      ctx.beginPath();
+      ctx.arc(mx, y + 9, 5, 0, 2 * Math.PI);
+      ctx.fill();
+    }
+    if (labels) {
+      ctx.textBaseline = "alphabetic";
+      ctx.fillStyle = C["--muted"];
+      ctx.font = "11px system-ui, sans-serif";
+      let kindLabel = n.kind + (st === "normal" ? "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
+      if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
+      ctx.fillText(truncate(ctx, kindLabel, NODE_W - 30), x + 11, y + 15);
+      ctx.fillStyle = C["--fg"];
+      ctx.font = (n.virtual ? "italic " : "") + "600 13px system-ui, sans-serif";
+      ctx.fillText(truncate(ctx, n.name || "(unnamed)", NODE_W - 16), x + 11, y + 32);
+    }
+    ctx.globalAlpha = 1;
+  }
+};
+function clamp(v, lo, hi) {
+  return Math.max(lo, Math.min(hi, v));
+}
+var truncCache = /* @__PURE__ */ new Map();
+function truncate(ctx, s, width) {
+  const key = ctx.font + "\0" + width + "\0" + s;
+  const hit = truncCache.get(key);
+  if (hit !== void 0) return hit;
+  let out = s;
+  if (ctx.measureText(s).width > width) {
+    let lo = 0, hi = s.length;
+    while (lo < hi) {
+      const mid = lo + hi + 1 >> 1;
+      if (ctx.measureText(s.slice(0, mid) + "…").width <= width) lo = mid;
+      else hi = mid - 1;
+    }
+    out = s.slice(0, lo) + "…";
+  }
+  if (truncCache.size > 2e4) truncCache.clear();
+  truncCache.set(key, out);
+  return out;
+}
+
+// src/stream.js
+var Stream = class {
+  /** @param {Handlers} h */
+  constructor(h2) {
+    this.h = h2;
+    this.ws = null;
+    this.attempt = 0;
+    this.closed = false;
+    this.hadSnapshot = false;
+    this.timer = void 0;
+  }
+  open() {
+    this.closed = false;
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const since = this.hadSnapshot ? `?since=${this.h.seq()}` : "";
+    const ws = new WebSocket(`${proto}//${location.host}/api/v1/stream${since}`);
+    this.ws = ws;
+    this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
+    ws.onopen = () => {
+      this.attempt = 0;
+      this.h.onState("live", "live");
+    };
+    ws.onmessage = (ev) => {
+      const f = JSON.parse(ev.data);
+      if (f.type === "snapshot") this.hadSnapshot = true;
+      this.h.onFrame(f);
+    };
+    ws.onclose = (ev) => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      if (this.closed) return;
+      const delay = Math.min(15e3, 500 * 2 ** this.attempt) * (0.75 + Math.random() / 2);
+      this.attempt++;
+      const why = ev.reason ? `: ${ev.reason}` : ev.code === 1006 ? ": connection lost" : ` (${ev.code})`;
+      this.h.onState(this.attempt > 6 ? "offline" : "reconnecting", `disconnected${why}; retrying in ${Math.round(delay / 1e3)} s`);
+      this.timer = setTimeout(() => this.open(), delay);
+    };
+  }
+  /** Reconnects now (the user asked). */
+  retry() {
+    clearTimeout(this.timer);
+    if (!this.ws) this.open();
+  }
+  close() {
+    this.closed = true;
+    clearTimeout(this.timer);
+    this.ws?.close(1e3, "bye");
+  }
+};
+
+// src/dom.js
+function h(tag, attrs, ...children) {
+  const [name, ...classes] = tag.split(".");
+  const el = document.createElement(name);
+  if (classes.length) el.className = classes.join(" ");
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === void 0 || v === null || v === false) continue;
+    if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k === "style") {
+      for (const decl of String(v).split(";")) {
+        const i = decl.indexOf(":");
+        if (i > 0) el.style.setProperty(decl.slice(0, i).trim(), decl.slice(i + 1).trim());
+      }
+    } else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children) if (c !== null && c !== void 0 && c !== false) el.append(c);
+  return el;
+}
+function $(id) {
+  return (
+    /** @type {HTMLElement} */
+    document.getElementById(id)
+  );
+}
+function describe(o) {
+  return `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
+}
+function duration(ns) {
+  const ms = ns / 1e6;
+  if (ms < 1) return `${Math.round(ns / 1e3)} µs`;
+  if (ms < 1e3) return `${Math.round(ms)} ms`;
+  return `${(ms / 1e3).toFixed(1)} s`;
+}
+function clock(t) {
+  const d = new Date(t);
+  return d.toTimeString().slice(0, 8) + "." + String(d.getMilliseconds()).padStart(3, "0");
+}
+
+// src/api.js
+var APIError = class extends Error {
+  /** @param {number} status @param {string} code @param {string} message */
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+};
+async function decode(r) {
+  const text = await r.text();
+  let body2 = null;
+  try {
+    body2 = text ? JSON.parse(text) : null;
+  } catch {
+    body2 = null;
+  }
+  if (!r.ok) throw new APIError(r.status, body2?.error || String(r.status), body2?.message || text || r.statusText);
+  return body2;
+}
+async function get(path2) {
+  return decode(await fetch(path2, { headers: { Accept: "application/json" }, credentials: "same-origin" }));
+}
+async function post(path2, body2) {
+  return decode(await fetch(path2, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": document.body.dataset.csrfToken || "" },
+    body: JSON.stringify(body2)
+  }));
+}
+var explain = (uid) => get(`/api/v1/objects/${encodeURIComponent(uid)}/explain`);
+var deleteObject = (uid, policy, dryRun) => post(`/api/v1/objects/${encodeURIComponent(uid)}/delete`, { propagationPolicy: policy, dryRun });
+
+// src/panel.js
+var ObjectPanel = class {
+  /**
+   * @param {HTMLElement} body
+   * @param {HTMLElement} placeholder
+   * @param {Store} store
+   * @param {{select: (uid: string) => void, focus: (uid: string) => void, del: (uid: string) => void, readOnly: boolean}} actions
+   */
+  constructor(body2, placeholder, store2, actions) {
+    this.body = body2;
+    this.placeholder = placeholder;
+    this.store = store2;
+    this.actions = actions;
+    this.uid = null;
+    this.explanation = null;
+    this.explainError = "";
+    this.explainSeq = 0;
+    this.timer = void 0;
+  }
+  /** @param {string|null} uid */
+  show(uid) {
+    if (uid !== this.uid) {
+      this.explanation = null;
+      this.explainError = "";
+    }
+    this.uid = uid;
+    this.placeholder.hidden = !!uid;
+    this.body.hidden = !uid;
+    this.render();
+    if (uid) this.refreshExplain(0);
+  }
+  /** Called when the store touched the object: redraw now, ask the engine again soon. */
+  changed() {
+    if (!this.uid) return;
+    this.render();
+    this.refreshExplain(400);
+  }
+  /** @param {number} delay */
+  refreshExplain(delay) {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(async () => {
+      const uid = this.uid, seq = ++this.explainSeq;
+      if (!uid) return;
+      try {
+        const ex = await explain(uid);
+        if (seq !== this.explainSeq || uid !== this.uid) return;
+        this.explanation = ex;
+        this.explainError = "";
+      } catch (e) {
+        if (seq !== this.explainSeq || uid !== this.uid) return;
+        this.explanation = null;
+        this.explainError = /** @type {any} */
+        e.status === 404 ? "gone from the engine's graph" : String(
+          /** @type {any} */
+          e.message || e
+        );
+      }
+      this.render();
+    }, delay);
+  }
+  /** A link that selects an object of the graph. @param {{uid: string, kind: string, name: string, namespace?: string}} o */
+  link(o) {
+    const known = this.store.nodes.has(o.uid);
+    return h("a", {
+      href: `?sel=${encodeURIComponent(o.uid)}`,
+      class: known ? "obj" : "obj missing",
+      "data-uid": o.uid,
+      onclick: (ev) => {
+        ev.preventDefault();
+        this.actions.select(o.uid);
+      }
+    }, `${o.kind} ${o.name}`);
+  }
+  render() {
+    const uid = this.uid;
+    if (!uid) return;
+    const store2 = this.store;
+    const n = store2.nodes.get(uid);
+    const ghost = store2.ghosts.get(uid)?.node;
+    const node = n || ghost || this.explanation?.object;
+    if (!node) {
+      this.body.replaceChildren(h("p.muted", null, "This object is not in the graph (any more)."));
+      return;
+    }
+    const st = n ? stateOf(store2, n) : "removed";
+    const stDef = STATES.find((s) => s.id === st);
+    const flags = [];
+    if (node.beingDeleted) flags.push(h("span.flag.deleting", { title: node.deletionTimestamp || "" }, "beingDeleted"));
+    if (node.deletingDependents) flags.push(h("span.flag.foreground", null, "deletingDependents"));
+    if (node.virtual) flags.push(h("span.flag.virtual", null, "virtual"));
+    if (node.observed) flags.push(h("span.flag", null, "observed"));
+    const owners = (node.owners || []).map((o) => {
+      const ownerNode = store2.nodes.get(o.uid);
+      const status = this.explanation?.owners?.find((x) => x.uid === o.uid);
+      const bad = invalidReason(node, ownerNode);
+      return h(
+        "li",
+        null,
+        this.link(o),
+        o.controller ? h("span.tag", { title: "controller: true" }, "controller") : null,
+        o.blockOwnerDeletion ? h("span.tag.block", { title: "blockOwnerDeletion: true" }, "blocks") : null,
+        status ? h(`span.tag.owner-${status.state}`, { title: status.reason }, status.state) : null,
+        bad ? h("div.warn", null, "invalid reference: " + bad) : status?.reason ? h("div.muted", null, status.reason) : null
+      );
+    });
+    const deps = [...store2.dependents.get(uid) || []].map((d) => store2.nodes.get(d)).filter(Boolean);
+    const blocking = new Set(n ? blockingDependents(store2, uid).map((x) => x.uid) : []);
+    const holds = holdingFinalizers(node);
+    const qs = store2.queueStatus(uid).map(({ queue, item }) => {
+      const what = item.inFlight ? "a worker has it" : item.queued ? "queued" : item.backoffUntil ? `in backoff until ${clock(item.backoffUntil)}` : "known";
+      return h("li", null, h("b", null, queue), `: ${what}${item.retries ? `, ${item.retries} retries` : ""}`);
+    });
+    const ex = this.explanation;
+    const why = [];
+    if (ex) {
+      why.push(h("p.next", null, h("b", null, "Next: "), `the engine will ${ex.next}.`));
+      for (const w of ex.words || []) why.push(h("p.word", null, linkify(w, this)));
+      if (ex.blockers?.length) why.push(h("div.blockers", null, h("b", null, "Blocking dependents"), this.blockerTree(ex.blockers)));
+      if (ex.lastAction) {
+        const a = ex.lastAction;
+        why.push(h("p.muted", null, `Last worker action: ${a.queue} ${a.verb}${a.policy ? " " + a.policy : ""}${a.error ? " — error: " + a.error : ""}${a.reason ? " — " + a.reason : ""}`));
+      }
+    } else why.push(h("p.muted", null, this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
+    const canDelete = !this.actions.readOnly && n && !n.virtual;
+    this.body.replaceChildren(
+      h(
+        "div.obj-head",
+        null,
+        h("div.kind", null, `${node.kind} · ${node.apiVersion || ""}`),
+        h("h2", { id: "object-name" }, node.name),
+        h("div.muted", null, node.namespace ? `namespace ${node.namespace}` : "cluster-scoped"),
+        h("div.state", { "data-state": st }, h("span.swatch", { style: `background: var(${stDef?.color || "--node-border"})` }), stDef?.label || st)
+      ),
+      h(
+        "div.actions-row",
+        null,
+        h("button", { type: "button", id: "focus-button", title: "Focus on its owners and dependents (f)", onclick: () => this.actions.focus(uid) }, "Focus"),
+        canDelete ? h("button.danger", { type: "button", id: "delete-button", title: "Delete with a propagation policy (Delete)", onclick: () => this.actions.del(uid) }, "Delete…") : null
+      ),
+      h("section", { id: "explain", "data-explain": "" }, h("h3", null, "Why is it here?"), ...why),
+      h(
+        "dl.facts",
+        null,
+        h("dt", null, "uid"),
+        h("dd", null, h("code", null, uid)),
+        h("dt", null, "flags"),
+        h("dd", null, ...flags.length ? flags : ["—"]),
+        h("dt", null, "finalizers"),
+        h("dd", { id: "object-finalizers" }, ...node.finalizers?.length ? node.finalizers.map((f) => h(holds.includes(f) ? "code.hold" : "code", null, f)) : ["—"]),
+        node.deletionTimestamp ? h("dt", null, "deleted at") : null,
+        node.deletionTimestamp ? h("dd", null, node.deletionTimestamp) : null,
+        h("dt", null, "queues"),
+        h("dd", null, qs.length ? h("ul", null, ...qs) : "—")
+      ),
+      h("h3", null, `Owners (${owners.length})`),
+      owners.length ? h("ul.refs", null, ...owners) : h("p.muted", null, "none: a root"),
+      h("h3", null, `Dependents (${deps.length})`),
+      deps.length ? h(
+        "ul.refs",
+        null,
+        ...deps.slice(0, 200).map((d) => h(
+          "li",
+          null,
+          this.link(
+            /** @type {any} */
+            d
+          ),
+          blocking.has(
+            /** @type {any} */
+            d.uid
+          ) ? h("span.tag.block", null, "blocks") : null
+        )),
+        deps.length > 200 ? h("li.muted", null, `and ${deps.length - 200} more`) : null
+      ) : h("p.muted", null, "none")
+    );
+  }
+  /** @param {any[]} blockers */
+  blockerTree(blockers) {
+    return h("ul.refs", null, ...blockers.map((b) => h(
+      "li",
+      null,
+      this.link(b.object),
+      b.finalizers?.length ? h("span", null, " held by ", ...b.finalizers.map((f) => h("code.hold", null, f))) : null,
+      b.deletingDependents ? h("span.tag", null, "waits for its own") : null,
+      b.blockers?.length ? this.blockerTree(b.blockers) : null
+    )));
+  }
+};
+function linkify(text, panel) {
+  const store2 = panel.store;
+  const names = /* @__PURE__ */ new Map();
+  const add = (n2) => names.set(`${n2.kind.toLowerCase()} ${n2.name}`, n2);
+  const n = panel.uid ? store2.nodes.get(panel.uid) : void 0;
+  const ex = panel.explanation;
+  const visit = (bs) => bs?.forEach((b) => {
+    add(b.object);
+    visit(b.blockers);
+  });
+  if (n) {
+    for (const o of n.owners || []) add(o);
+    for (const d of store2.dependents.get(n.uid) || []) {
+      const dn = store2.nodes.get(d);
+      if (dn) add(dn);
+    }
+  }
+  visit(ex?.blockers);
+  for (const o of ex?.owners || []) add(o);
+  for (const o of ex?.dependents || []) add(o);
+  if (!names.size) return text;
+  const keys = [...names.keys()].sort((a, b) => b.length - a.length).map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
+  const re = new RegExp(`(${keys.join("|")})`, "gi");
+  const out = h("span");
+  let last = 0;
+  for (const m of text.matchAll(re)) {
+    const o = names.get(m[0].toLowerCase());
+    out.append(text.slice(last, m.index));
+    out.append(o ? panel.link(o) : m[0]);
+    last = (m.index || 0) + m[0].length;
+  }
+  out.append(text.slice(last));
+  return out;
+}
+
+// src/queues.js
+var VERB_WORDS = (
+  /** @type {Record<string, string>} */
+  {
+    delete: "delete",
+    patchRemoveRefs: "patch away references",
+    patchUnblock: "unblock references",
+    removeFinalizer: "remove finalizer",
+    orphan: "orphan",
+    keep: "keep",
+    get: "look up"
+  }
+);
+var QueuesPanel = class {
+  /**
+   * @param {HTMLElement} queuesEl @param {HTMLElement} actionsEl @param {HTMLElement} syncEl
+   * @param {Store} store @param {(uid: string) => void} select
+   */
+  constructor(queuesEl, actionsEl, syncEl, store2, select2) {
+    this.queuesEl = queuesEl;
+    this.actionsEl = actionsEl;
+    this.syncEl = syncEl;
+    this.store = store2;
+    this.select = select2;
+    this.rows = /* @__PURE__ */ new Map();
+    for (const q of store2.queues.keys()) {
+      const r = {
+        depth: h("b"),
+        flight: h("b"),
+        backoff: h("b"),
+        adds: h("span.muted"),
+        spark: (
+          /** @type {HTMLCanvasElement} */
+          h("canvas.spark", { width: 300, height: 36, "aria-label": `${q} depth over the last 5 minutes` })
+        ),
+        items: h("ul.items")
+      };
+      this.rows.set(q, r);
+      queuesEl.append(h(
+        "div.queue",
+        { "data-queue": q },
+        h(
+          "div.qhead",
+          null,
+          h("span.qname", null, q),
+          h("span", null, "queued ", r.depth),
+          h("span", null, "in flight ", r.flight),
+          h("span", null, "backoff ", r.backoff),
+          r.adds
+        ),
+        r.spark,
+        r.items
+      ));
+    }
+    this.lastActionsKey = "";
+    setInterval(() => {
+      store2.sampleQueues();
+      this.render(true);
+    }, 1e3);
+  }
+  /** @param {boolean} [sparks] */
+  render(sparks = false) {
+    const { store: store2 } = this;
+    const now = Date.now();
+    for (const [name, q] of store2.queues) {
+      const r = (
+        /** @type {any} */
+        this.rows.get(name)
+      );
+      let flight = 0, backoff = 0;
+      for (const it of q.items.values()) {
+        if (it.inFlight) flight++;
+        if (it.backoffUntil != null) backoff++;
+      }
+      r.depth.textContent = String(q.depth);
+      r.flight.textContent = String(flight);
+      r.backoff.textContent = String(backoff);
+      r.adds.textContent = `${q.adds} adds · ${q.retries} retries`;
+      const items = [...q.items.values()].sort((a, b) => Number(b.inFlight) - Number(a.inFlight) || a.since - b.since).slice(0, 8);
+      r.items.replaceChildren(...items.map((it) => {
+        const st = it.inFlight ? "in flight" : it.queued ? "queued" : it.backoffUntil != null ? it.backoffUntil > now ? `retry in ${((it.backoffUntil - now) / 1e3).toFixed(1)} s` : "retry due" : "";
+        return h(
+          "li",
+          { "data-uid": it.object.uid, class: it.inFlight ? "flight" : it.backoffUntil != null ? "backoff" : "" },
+          h(
+            "a",
+            { href: `?sel=${encodeURIComponent(it.object.uid)}`, onclick: (ev) => {
+              ev.preventDefault();
+              this.select(it.object.uid);
+            } },
+            describe(it.object)
+          ),
+          h("span.muted", null, ` ${st}${it.change ? " · " + it.change : ""}${it.retries ? ` · ${it.retries} retries` : ""}`)
+        );
+      }), q.items.size > 8 ? h("li.muted", null, `and ${q.items.size - 8} more`) : "");
+      if (sparks) drawSpark(r.spark, q.history, q.maxHistory);
+    }
+    const sync = store2.sync;
+    const unsynced = sync.unsynced?.length || 0, failing = Object.keys(sync.failing || {}).length;
+    this.syncEl.textContent = `${sync.resources?.length || 0} resources` + (unsynced ? ` · ${unsynced} syncing` : "") + (failing ? ` · ${failing} failing` : "");
+    this.syncEl.title = failing ? Object.entries(sync.failing || {}).map(([r, e]) => `${r}: ${e}`).join("\n") : "";
+    this.renderActions();
+  }
+  renderActions() {
+    const acts = this.store.actions.filter((a) => a.verb !== "get").slice(0, 40);
+    const key = acts.length ? `${acts.length}:${acts[0].time}:${acts[0].object.uid}:${acts[0].verb}` : "";
+    if (key === this.lastActionsKey) return;
+    this.lastActionsKey = key;
+    this.actionsEl.replaceChildren(...acts.map((a) => {
+      const result = a.error ? "error" : a.shadow ? "shadow" : a.verb === "keep" ? "kept" : "ok";
+      return h(
+        "li",
+        { class: result, "data-uid": a.object.uid },
+        h("span.time", null, a.time ? clock(a.time) : "earlier"),
+        h("span.verb", null, VERB_WORDS[a.verb] || a.verb, a.policy ? ` (${a.policy})` : "", a.finalizer ? ` ${a.finalizer}` : ""),
+        h("a", { href: `?sel=${encodeURIComponent(a.object.uid)}`, onclick: (ev) => {
+          ev.preventDefault();
+          this.select(a.object.uid);
+        } }, describe(a.object)),
+        h("span.result", null, a.error ? `error: ${a.error}` : a.shadow ? "shadow: not written" : a.duration ? duration(a.duration) : ""),
+        a.reason ? h("div.reason", null, a.reason) : null
+      );
+    }));
+  }
+};
+function drawSpark(c, hist, max) {
+  const ctx = (
+    /** @type {CanvasRenderingContext2D} */
+    c.getContext("2d")
+  );
+  const w = c.width, hgt = c.height;
+  ctx.clearRect(0, 0, w, hgt);
+  const top = Math.max(1, ...hist);
+  const cs = getComputedStyle(c);
+  ctx.fillStyle = cs.getPropertyValue("--accent").trim() || "#36c";
+  ctx.globalAlpha = 0.5;
+  const bw = w / max;
+  hist.forEach((v, i) => {
+    const bh = v / top * (hgt - 12);
+    ctx.fillRect(w - (hist.length - i) * bw, hgt - bh, Math.max(bw, 1), bh);
+  });
+  ctx.globalAlpha = 1;
+  ctx.fillStyle = cs.getPropertyValue("--muted").trim() || "#888";
+  ctx.font = "10px system-ui, sans-serif";
+  ctx.fillText(`max ${top} · 5 min`, 2, 10);
+}
+
+// src/dialog.js
+var TYPED_CONFIRM_OVER = 20;
+var DeleteDialog = class {
+  /**
+   * @param {import("./store.js").Store} store
+   * @param {{preview: (m: Map<string, PreviewKind>) => void, done: (uid: string, policy: string) => void, select: (uid: string) => void}} hooks
+   */
+  constructor(store2, hooks) {
+    this.store = store2;
+    this.hooks = hooks;
+    this.dialog = /** @type {HTMLDialogElement|null} */
+    document.getElementById("delete-dialog");
+    this.uid = null;
+    this.seq = 0;
+    this.prediction = null;
+    if (!this.dialog) return;
+    const form = (
+      /** @type {HTMLFormElement} */
+      $("delete-form")
+    );
+    form.addEventListener("change", (ev) => {
+      if (
+        /** @type {HTMLInputElement} */
+        ev.target.name === "policy"
+      ) this.predict();
+    });
+    $("delete-confirm-input").addEventListener("input", () => this.updateConfirm());
+    $("delete-cancel").addEventListener("click", () => this.close());
+    form.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      this.confirm();
+    });
+    this.dialog.addEventListener("close", () => this.cleanup());
+  }
+  get policy() {
+    const el = (
+      /** @type {HTMLInputElement|null} */
+      document.querySelector('#delete-form input[name="policy"]:checked')
+    );
+    return el ? el.value : "Background";
+  }
+  /** @param {string} uid */
+  open(uid) {
+    const n = this.store.nodes.get(uid);
+    if (!this.dialog || !n || n.virtual) return;
+    this.uid = uid;
+    $("delete-title").textContent = `Delete ${describe(n)}`;
+    $("delete-confirm-input").value = "";
+    $("delete-error").hidden = true;
+    this.dialog.showModal();
+    this.predict();
+  }
+  close() {
+    this.dialog?.close();
+  }
+  cleanup() {
+    this.uid = null;
+    this.prediction = null;
+    this.seq++;
+    this.hooks.preview(/* @__PURE__ */ new Map());
+  }
+  async predict() {
+    const uid = this.uid;
+    if (!uid) return;
+    const seq = ++this.seq, policy = this.policy;
+    this.prediction = null;
+    this.updateConfirm();
+    $("delete-preview").replaceChildren(h("p.muted", null, `computing what ${policy} would do…`));
+    try {
+      const res = await deleteObject(uid, policy, true);
+      if (seq !== this.seq) return;
+      this.prediction = res.prediction;
+      this.showPrediction(res.prediction);
+    } catch (e) {
+      if (seq !== this.seq) return;
+      this.showError(e);
+      $("delete-preview").replaceChildren();
+    }
+    this.updateConfirm();
+  }
+  /** @param {any} p */
+  showPrediction(p) {
+    const m = /* @__PURE__ */ new Map();
+    for (const d of p.deleted || []) m.set(d.object.uid, "deleted");
+    for (const d of p.orphaned || []) m.set(d.object.uid, "orphaned");
+    for (const d of p.kept || []) m.set(d.object.uid, "kept");
+    for (const d of p.waiting || []) m.set(d.object.uid, "waiting");
+    m.set(p.target.uid, "target");
+    this.hooks.preview(m);
+    const section = (cls, title, list) => list?.length ? h(
+      `details.pv.${cls}`,
+      { open: list.length <= 12 },
+      h("summary", null, `${title} (${list.length})`),
+      h("ul", null, ...list.slice(0, 300).map((d) => h(
+        "li",
+        null,
+        h("a", { href: "#", onclick: (ev) => {
+          ev.preventDefault();
+          this.hooks.select(d.object.uid);
+        } }, describe(d.object)),
+        d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
+        d.reason ? h("div.muted", null, d.reason) : null
+      )))
+    ) : null;
+    const n = (p.deleted || []).length;
+    $("delete-preview").replaceChildren(
+      h(
+        "p.summary",
+        { id: "delete-summary" },
+        `${p.policy}: ${n} object${n === 1 ? "" : "s"} will be deleted`,
+        p.orphaned?.length ? `, ${p.orphaned.length} orphaned` : "",
+        p.kept?.length ? `, ${p.kept.length} kept by another owner` : "",
+        p.waiting?.length ? `, ${p.waiting.length} will wait on finalizers` : "",
+        "."
+      ),
+      section("deleted", "Deleted", p.deleted),
+      section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
+      section("kept", "Kept: another owner holds them", p.kept),
+      section("waiting", "Will wait on other controllers' finalizers", p.waiting),
+      p.targetWaitsFor?.length ? section("waiting", "The target will wait for", p.targetWaitsFor) : null,
+      h("p.muted", null, "Drawn on the graph behind this dialog.")
+    );
+  }
+  updateConfirm() {
+    const btn = (
+      /** @type {HTMLButtonElement} */
+      $("delete-confirm")
+    );
+    const typed = $("delete-typed");
+    const n = this.uid ? this.store.nodes.get(this.uid) : null;
+    const many = (this.prediction?.deleted?.length || 0) > TYPED_CONFIRM_OVER;
+    typed.hidden = !many;
+    if (n) $("delete-typed-name").textContent = n.name;
+    const ok = !!this.prediction && (!many || /** @type {HTMLInputElement} */
+    $("delete-confirm-input").value === n?.name);
+    btn.disabled = !ok;
+    btn.textContent = this.prediction ? `Delete (${this.policy})` : "Delete";
+  }
+  async confirm() {
+    const uid = this.uid;
+    if (!uid || !this.prediction) return;
+    const policy = this.policy;
+    const btn = (
+      /** @type {HTMLButtonElement} */
+      $("delete-confirm")
+    );
+    btn.disabled = true;
+    btn.textContent = "Deleting…";
+    $("delete-error").hidden = true;
+    try {
+      await deleteObject(uid, policy, false);
+      this.close();
+      this.hooks.done(uid, policy);
+    } catch (e) {
+      this.showError(e);
+      this.updateConfirm();
+    }
+  }
+  /** @param {any} e */
+  showError(e) {
+    const el = $("delete-error");
+    const status = e.status ? `${e.status}${e.code ? " " + e.code : ""}: ` : "";
+    const hint = e.status === 409 ? " The object changed (or was recreated) since; look again and retry." : e.status === 403 && e.code === "csrf" ? " Reload the page to get a fresh session." : "";
+    el.textContent = `Refused — ${status}${e.message || e}.${hint}`.replace(/\.\./g, ".");
+    if (!e.status) el.textContent = `Request failed: ${e.message || e}`;
+    el.hidden = false;
+  }
+};
+
+// src/export.js
+function download(blob, name) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1e4);
+}
+var esc = (s) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+function viewSVG(r) {
+  const { cam, layout: layout2, store: store2, colors: C } = r;
+  const vx0 = -cam.x / cam.k, vy0 = -cam.y / cam.k, vw = r.w / cam.k, vh = r.h / cam.k;
+  const inView = (x, y, w, h2) => !(x > vx0 + vw || y > vy0 + vh || x + w < vx0 || y + h2 < vy0);
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="${vx0} ${vy0} ${vw} ${vh}" width="${r.w}" height="${r.h}" font-family="system-ui, sans-serif">`,
+    `<rect x="${vx0}" y="${vy0}" width="${vw}" height="${vh}" fill="${C["--bg"]}"/>`
+  ];
+  const edges = [], nodes = [];
+  for (const g of layout2.groups.values()) {
+    if (!inView(g.x, g.y, g.w, g.h)) continue;
+    out.push(
+      `<g><rect x="${g.x}" y="${g.y}" width="${g.w}" height="${g.h}" fill="${C["--group-bg"]}" stroke="${C["--group-border"]}"/>`,
+      `<text x="${g.x + 12}" y="${g.y + 26}" font-size="18" font-weight="600" fill="${C["--fg"]}">${esc(g.title)}</text></g>`
+    );
+    for (const b of g.blocks) {
+      if (!r.collapsed(b) || !inView(g.x + b.x, g.y + b.y, b.w, b.h)) continue;
+      nodes.push(`<g><rect x="${g.x + b.x}" y="${g.y + b.y}" width="${b.w}" height="${b.h}" rx="10" fill="${C["--node-bg"]}" stroke="${C["--node-border"]}"/><text x="${g.x + b.x + b.w / 2}" y="${g.y + b.y + 30}" text-anchor="middle" font-size="20" fill="${C["--fg"]}">${b.uids.length} objects</text></g>`);
+      const ob = layout2.box(b.parent);
+      if (ob) edges.push(path(ob.x + NODE_W / 2, ob.y + NODE_H, g.x + b.x + b.w / 2, g.y + b.y, C["--edge-block"], 1.8, false));
+    }
+    for (const it of g.items) {
+      if (it.block && r.collapsed(it.block)) continue;
+      const x = g.x + it.x, y = g.y + it.y;
+      if (!inView(x, y, NODE_W, NODE_H)) continue;
+      const n = it.node, st = it.ghost ? "removed" : stateOf(store2, n);
+      const stroke = C[STATES.find((s) => s.id === st)?.color || "--node-border"];
+      nodes.push(`<g><title>${esc(`${n.kind} ${n.namespace ? n.namespace + "/" : ""}${n.name} (${st})`)}</title><rect x="${x}" y="${y}" width="${NODE_W}" height="${NODE_H}" rx="6" fill="${it.ghost ? C["--st-removed"] : C["--node-bg"]}" stroke="${stroke}" stroke-width="${st === "normal" ? 1 : 2.5}"${st === "virtual" ? ' stroke-dasharray="5 3"' : ""}/><text x="${x + 11}" y="${y + 15}" font-size="11" fill="${C["--muted"]}">${esc(n.kind + (st === "normal" ? "" : " · " + st))}</text><text x="${x + 11}" y="${y + 32}" font-size="13" font-weight="600" fill="${C["--fg"]}">${esc(n.name.length > 24 ? n.name.slice(0, 23) + "…" : n.name)}</text></g>`);
+      for (const o of n.owners || []) {
+        const ob = layout2.box(o.uid);
+        if (ob) edges.push(path(ob.x + NODE_W / 2, ob.y + NODE_H, x + NODE_W / 2, y, o.blockOwnerDeletion ? C["--edge-block"] : C["--edge"], o.blockOwnerDeletion ? 1.8 : 1, !o.controller));
+      }
+    }
+  }
+  out.push(...edges, ...nodes, "</svg>");
+  return out.join("\n");
+}
+function path(x0, y0, x1, y1, color, w, dash) {
+  const my = (y0 + y1) / 2;
+  return `<path d="M${x0} ${y0}C${x0} ${my} ${x1} ${my} ${x1} ${y1}" fill="none" stroke="${color}" stroke-width="${w}"${dash ? ' stroke-dasharray="6 4"' : ""}/>`;
+}
+function viewPNG(canvas2) {
+  return new Promise((resolve, reject) => canvas2.toBlob((b) => b ? resolve(b) : reject(new Error("the canvas could not be encoded")), "image/png"));
+}
+function graphDOT(nodes) {
+  const q = (s) => JSON.stringify(s);
+  const lines = ["strict digraph full {"];
+  const sorted = [...nodes].sort((a, b) => a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
+  const known = new Set(sorted.map((n) => n.uid));
+  for (const n of sorted) {
+    const [group, version] = n.apiVersion.includes("/") ? n.apiVersion.split("/") : ["", n.apiVersion];
+    const label = `uid=${n.uid}
+namespace=${n.namespace || ""}
+${n.kind}.${version}/${n.name}`;
+    lines.push(`  ${q(n.uid)} [label=${q(label)} group=${q(group)} version=${q(version)} kind=${q(n.kind)} namespace=${q(n.namespace || "")} name=${q(n.name)} uid=${q(n.uid)} missing="false" beingDeleted=${q(String(!!n.beingDeleted))} deletingDependents=${q(String(!!n.deletingDependents))} virtual=${q(String(!!n.virtual))}];`);
+  }
+  for (const n of sorted) for (const o of n.owners || []) if (known.has(o.uid)) lines.push(`  ${q(n.uid)} -> ${q(o.uid)};`);
+  lines.push("}");
+  return lines.join("\n") + "\n";
+}
+
+// src/main.js
+var body = document.body;
+var readOnly = body.dataset.readOnly === "true";
+var store = new Store();
+var layout = new Layout();
+var canvas = (
+  /** @type {HTMLCanvasElement} */
+  $("graph")
+);
+var renderer = new Renderer(canvas, store, layout);
+var view = {
+  /** @type {string[]} */
+  ns: [],
+  /** @type {string[]} */
+  kind: [],
+  q: "",
+  /** @type {string|null} */
+  focus: null,
+  /** @type {string|null} */
+  sel: null
+};
+var focusSet = null;
+var perf = { snapshotMs: (
+  /** @type {number|null} */
+  null
+), firstFrameMs: (
+  /** @type {number|null} */
+  null
+), applied: 0, drawn: 0, layoutMs: 0 };
+var firstSnapshotPending = false;
+var layoutDue = false;
+var lastLayout = 0;
+var layoutCost = 0;
+var lastQueues = 0;
+var lastFilters = 0;
+var fittedOnce = false;
+function readURL() {
+  const p = new URLSearchParams(location.search);
+  view.ns = p.getAll("ns");
+  view.kind = p.getAll("kind");
+  view.q = p.get("q") || "";
+  view.focus = p.get("focus");
+  view.sel = p.get("sel");
+  const theme = p.get("theme");
+  if (theme === "dark" || theme === "light") setTheme(theme, false);
+}
+function writeURL() {
+  const p = new URLSearchParams();
+  for (const n of view.ns) p.append("ns", n);
+  for (const k of view.kind) p.append("kind", k);
+  if (view.q) p.set("q", view.q);
+  if (view.focus) p.set("focus", view.focus);
+  if (view.sel) p.set("sel", view.sel);
+  const t = document.documentElement.dataset.theme;
+  if (t && new URLSearchParams(location.search).get("theme")) p.set("theme", t);
+  const url = location.pathname + (p.size ? "?" + p : "");
+  if (url !== location.pathname + location.search) history.replaceState(null, "", url);
+}
+function keep(n) {
+  if (view.ns.length && !view.ns.includes(n.namespace || "")) return false;
+  if (view.kind.length && !view.kind.some((k) => k.toLowerCase() === n.kind.toLowerCase())) return false;
+  if (focusSet && !focusSet.has(n.uid)) return false;
+  return true;
+}
+function viewChanged() {
+  store.dirtyNamespaces.add("*");
+  layoutDue = true;
+  writeURL();
+  syncFilterControls();
+  updateFocusChip();
+}
+function relayout(now) {
+  const anchorUID = renderer.centerItem();
+  const before = anchorUID ? layout.box(anchorUID) : null;
+  if (view.focus) {
+    focusSet = store.closure([view.focus]);
+    for (const [u, g] of store.ghosts) if (g.node.owners?.some((o) => focusSet?.has(o.uid)) || focusSet.has(u)) focusSet.add(u);
+    store.dirtyNamespaces.add("*");
+  } else focusSet = null;
+  const t0 = performance.now();
+  layout.update(store, keep, store.dirtyNamespaces);
+  layoutCost = performance.now() - t0;
+  perf.layoutMs = layoutCost;
+  store.dirtyNamespaces.clear();
+  lastLayout = now;
+  layoutDue = false;
+  if (!fittedOnce && layout.items.size) {
+    fittedOnce = true;
+    if (!(view.sel && renderer.centerOn(view.sel, 1))) renderer.fit(layout.bounds, false);
+  } else renderer.anchor(anchorUID, before);
+  renderer.dirty = true;
+  updateEmpty();
+}
+function tick(now) {
+  if (store.expire(now)) layoutDue = true;
+  if (store.dirtyNamespaces.size) layoutDue = true;
+  if (layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) relayout(now);
+  if (store.touched.size) {
+    renderer.dirty = true;
+    if (view.sel && store.touched.has(view.sel)) objectPanel.changed();
+    store.touched.clear();
+  }
+  if (store.queuesChanged && now - lastQueues > 250) {
+    store.queuesChanged = false;
+    lastQueues = now;
+    queuesPanel.render();
+  }
+  if (now - lastFilters > 2e3) {
+    lastFilters = now;
+    fillFilterOptions();
+  }
+  const drew = renderer.frame(now);
+  perf.drawn = layout.items.size;
+  perf.applied = store.applied;
+  if (drew && firstSnapshotPending && !layoutDue) {
+    firstSnapshotPending = false;
+    perf.firstFrameMs = performance.now();
+    api.ready = true;
+  }
+  requestAnimationFrame(tick);
+}
+var conn = $("conn");
+var stream = new Stream({
+  seq: () => store.seq,
+  onState(state, detail) {
+    conn.dataset.state = state;
+    conn.textContent = state === "live" ? "● live" : state === "connecting" ? "connecting…" : state === "offline" ? "offline — click to retry" : "reconnecting…";
+    conn.title = detail;
+  },
+  onFrame(f) {
+    if (f.type === "snapshot") {
+      store.applySnapshot(f);
+      if (perf.snapshotMs === null) {
+        perf.snapshotMs = performance.now();
+        firstSnapshotPending = true;
+      }
+      layoutDue = true;
+      fillFilterOptions();
+      if (view.sel) objectPanel.show(view.sel);
+    } else if (f.type === "deltas") {
+      store.applyEvents(f.events);
+    }
+  }
+});
+conn.addEventListener("click", () => stream.retry());
+var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), store, {
+  readOnly,
+  select: (uid) => select(uid, true),
+  focus: (uid) => setFocus(uid),
+  del: (uid) => dialog.open(uid)
+});
+var queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), store, (uid) => select(uid, true));
+var dialog = new DeleteDialog(store, {
+  preview(m) {
+    renderer.preview = m;
+    renderer.dirty = true;
+    legend();
+  },
+  select: (uid) => select(uid, true),
+  done(uid, policy) {
+    const n = store.nodes.get(uid);
+    toast(`Deletion of ${n ? describe(n) : uid} accepted (${policy}). Follow the cascade in the graph and the queues.`);
+    objectPanel.refreshExplain(300);
+  }
+});
+function select(uid, center = false) {
+  view.sel = uid;
+  renderer.selected = uid;
+  renderer.dirty = true;
+  objectPanel.show(uid);
+  if (uid && center && !renderer.centerOn(uid)) {
+    const n = store.nodes.get(uid);
+    if (n && !keep(n)) {
+      view.ns = [];
+      view.kind = [];
+      if (view.focus && focusSet && !focusSet.has(uid)) view.focus = null;
+      viewChanged();
+      relayout(performance.now());
+      renderer.centerOn(uid);
+    }
+  }
+  writeURL();
+}
+function setFocus(uid) {
+  view.focus = uid;
+  if (uid && !view.sel) select(uid);
+  viewChanged();
+  relayout(performance.now());
+  renderer.fit(layout.bounds);
+}
+function updateFocusChip() {
+  const chip = $("focus-chip");
+  chip.hidden = !view.focus;
+  if (view.focus) {
+    const n = store.nodes.get(view.focus);
+    $("focus-name").textContent = n ? describe(n) : view.focus;
+  }
+}
+$("focus-clear").addEventListener("click", () => setFocus(null));
+var nsSelect = (
+  /** @type {HTMLSelectElement} */
+  $("filter-ns")
+);
+var kindSelect = (
+  /** @type {HTMLSelectElement} */
+  $("filter-kind")
+);
+var filterKey = "";
+function fillFilterOptions() {
+  const nss = new Set(view.ns), kinds = new Set(view.kind);
+  for (const n of store.nodes.values()) {
+    nss.add(n.namespace || "");
+    kinds.add(n.kind);
+  }
+  const nsList = [...nss].sort(), kindList = [...kinds].sort();
+  const key = nsList.join(",") + "|" + kindList.join(",");
+  if (key === filterKey) return;
+  filterKey = key;
+  nsSelect.replaceChildren(h("option", { value: "*" }, "all"), ...nsList.map((ns) => h("option", { value: ns }, ns || "(cluster-scoped)")));
+  kindSelect.replaceChildren(h("option", { value: "*" }, "all"), ...kindList.map((k) => h("option", { value: k }, k)));
+  syncFilterControls();
+}
+function syncFilterControls() {
+  nsSelect.value = view.ns.length === 1 ? view.ns[0] : "*";
+  kindSelect.value = view.kind.length === 1 ? view.kind[0] : "*";
+}
+nsSelect.addEventListener("change", () => {
+  view.ns = nsSelect.value === "*" ? [] : [nsSelect.value];
+  viewChanged();
+  relayout(performance.now());
+  renderer.fit(layout.bounds);
+});
+kindSelect.addEventListener("change", () => {
+  view.kind = kindSelect.value === "*" ? [] : [kindSelect.value];
+  viewChanged();
+  relayout(performance.now());
+  renderer.fit(layout.bounds);
+});
+var search = (
+  /** @type {HTMLInputElement} */
+  $("search")
+);
+var results = $("search-results");
+var resultUIDs = [];
+function runSearch() {
+  const q = search.value.trim().toLowerCase();
+  view.q = search.value.trim();
+  renderer.matches = /* @__PURE__ */ new Set();
+  resultUIDs = [];
+  if (q) {
+    for (const n of store.nodes.values()) {
+      const hay = (n.kind + "\0" + (n.namespace || "") + "\0" + n.name + "\0" + n.uid).toLowerCase();
+      if (hay.includes(q)) {
+        renderer.matches.add(n.uid);
+        if (resultUIDs.length < 50) resultUIDs.push(n.uid);
+      }
+    }
+  }
+  renderer.dirty = true;
+  results.replaceChildren(...resultUIDs.map((u, i) => {
+    const n = (
+      /** @type {any} */
+      store.nodes.get(u)
+    );
+    return h(
+      "li",
+      { role: "option", "data-uid": u, class: i === 0 ? "active" : "", onmousedown: (ev) => {
+        ev.preventDefault();
+        choose(u);
+      } },
+      h("b", null, n.name),
+      h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""}`)
+    );
+  }), renderer.matches.size > 50 ? h("li.muted", null, `${renderer.matches.size - 50} more highlighted in the graph`) : "");
+  if (q && !resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
+  results.hidden = !q || document.activeElement !== search;
+  writeURL();
+}
+function choose(uid) {
+  results.hidden = true;
+  search.blur();
+  select(uid, true);
+}
+search.addEventListener("input", runSearch);
+search.addEventListener("focus", () => {
+  if (search.value) runSearch();
+});
+search.addEventListener("blur", () => setTimeout(() => results.hidden = true, 100));
+search.addEventListener("keydown", (ev) => {
+  if (ev.key === "Enter" && resultUIDs.length) choose(resultUIDs[0]);
+  else if (ev.key === "Escape") {
+    search.value = "";
+    runSearch();
+    search.blur();
+  }
+});
+var tooltip = $("tooltip");
+var drag = null;
+canvas.addEventListener("pointerdown", (ev) => {
+  drag = { x: ev.clientX, y: ev.clientY, moved: false, id: ev.pointerId };
+  canvas.setPointerCapture(ev.pointerId);
+});
+canvas.addEventListener("pointermove", (ev) => {
+  const r = canvas.getBoundingClientRect();
+  if (drag) {
+    const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+    if (drag.moved || Math.abs(dx) + Math.abs(dy) > 3) {
+      drag.moved = true;
+      renderer.pan(dx, dy);
+      drag.x = ev.clientX;
+      drag.y = ev.clientY;
+      tooltip.hidden = true;
+      return;
+    }
+  }
+  const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
+  const uid = hit?.item?.uid || null;
+  if (uid !== renderer.hover) {
+    renderer.hover = uid;
+    renderer.dirty = true;
+  }
+  if (hit?.item || hit?.block) {
+    const text = hit.item ? tooltipText(hit.item) : `${hit.block?.uids.length} dependents of ${describe(
+      /** @type {any} */
+      store.nodes.get(hit.block?.parent || "") || { kind: "", name: "?" }
+    )} — click to open`;
+    tooltip.textContent = text;
+    tooltip.style.left = `${ev.clientX - r.left + 14}px`;
+    tooltip.style.top = `${ev.clientY - r.top + 14}px`;
+    tooltip.hidden = false;
+  } else tooltip.hidden = true;
+  canvas.style.cursor = hit?.item || hit?.block ? "pointer" : "grab";
+});
+canvas.addEventListener("pointerleave", () => {
+  tooltip.hidden = true;
+  renderer.hover = null;
+  renderer.dirty = true;
+});
+canvas.addEventListener("pointerup", (ev) => {
+  const wasDrag = drag?.moved;
+  drag = null;
+  if (wasDrag) return;
+  const r = canvas.getBoundingClientRect();
+  const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
+  if (hit?.block) {
+    renderer.expanded.add(hit.block.parent);
+    const b = hit.block;
+    renderer.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
+  } else if (hit?.item) select(hit.item.uid);
+  else select(null);
+});
+canvas.addEventListener("dblclick", (ev) => {
+  const r = canvas.getBoundingClientRect();
+  const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
+  if (hit?.item) setFocus(hit.item.uid);
+});
+canvas.addEventListener("wheel", (ev) => {
+  ev.preventDefault();
+  const r = canvas.getBoundingClientRect();
+  if (ev.ctrlKey || Math.abs(ev.deltaY) >= Math.abs(ev.deltaX)) renderer.zoomAt(ev.clientX - r.left, ev.clientY - r.top, Math.exp(-ev.deltaY * (ev.ctrlKey ? 0.01 : 15e-4)));
+  else renderer.pan(-ev.deltaX, -ev.deltaY);
+}, { passive: false });
+function tooltipText(it) {
+  const n = it.node, live = store.nodes.get(it.uid);
+  const st = live ? stateOf(store, live) : "removed";
+  const label = STATES.find((s) => s.id === st)?.label || st;
+  return `${n.kind} ${n.name}${n.namespace ? "\nnamespace " + n.namespace : ""}
+${label}${n.finalizers?.length ? "\nfinalizers: " + n.finalizers.join(", ") : ""}`;
+}
+new ResizeObserver(() => renderer.resize()).observe(canvas);
+$("zoom-in").addEventListener("click", () => renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1.4));
+$("zoom-out").addEventListener("click", () => renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1 / 1.4));
+$("zoom-fit").addEventListener("click", () => renderer.fit(layout.bounds));
+function legend() {
+  const sw = (color, cls = "swatch") => h(`span.${cls}`, { style: `--c: var(${color})` });
+  const rows = [
+    h("div.lh", null, "Objects"),
+    ...STATES.map((s) => h("div.li", { title: s.help }, sw(s.color, s.id === "virtual" ? "swatch.dashed" : "swatch"), s.label)),
+    ...MARKERS.map((m) => h("div.li", { title: m.help }, sw(m.color, m.id === "invalid" ? "marker.tri" : "marker"), m.label)),
+    h("div.li", { title: "a collapsed set of siblings: zoom in or click it" }, h("span.swatch.block"), "N siblings (zoom in or click)"),
+    h("div.lh", null, "Owner references"),
+    ...EDGES.map((e) => h("div.li", null, h(`span.edge${e.dash ? ".dash" : ""}${e.strong ? ".strong" : ""}`), e.label))
+  ];
+  if (renderer.preview.size) {
+    rows.push(
+      h("div.lh", null, "Delete preview"),
+      ...Object.entries(PREVIEW).filter(([k]) => k !== "target").map(([, p]) => h("div.li", null, sw(p.color), p.label))
+    );
+  }
+  $("legend-body").replaceChildren(...rows);
+}
+function updateEmpty() {
+  const el = $("empty");
+  if (layout.items.size) {
+    el.hidden = true;
+    return;
+  }
+  el.hidden = false;
+  el.textContent = perf.snapshotMs === null ? "Waiting for the engine's first snapshot…" : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
+}
+var toastTimer;
+function toast(text) {
+  const el = $("toast");
+  el.textContent = text;
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => el.hidden = true, 6e3);
+}
+function setTheme(t, remember) {
+  document.documentElement.dataset.theme = t;
+  if (remember) localStorage.setItem("gcscope-theme", t);
+  renderer?.readColors();
+}
+function toggleTheme() {
+  const cur = document.documentElement.dataset.theme || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
+  setTheme(cur === "dark" ? "light" : "dark", true);
+  writeURL();
+}
+$("theme-toggle").addEventListener("click", toggleTheme);
+matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => renderer.readColors());
+var exportMenu = $("export-menu");
+$("export-button").addEventListener("click", () => exportMenu.hidden = !exportMenu.hidden);
+exportMenu.addEventListener("click", async (ev) => {
+  const what = (
+    /** @type {HTMLElement} */
+    ev.target.dataset.export
+  );
+  exportMenu.hidden = true;
+  const stamp = (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-").slice(0, 19);
+  const nodes = [...layout.items.values()].filter((it) => !it.ghost).map((it) => it.node);
+  if (what === "svg") download(new Blob([viewSVG(renderer)], { type: "image/svg+xml" }), `gcscope-${stamp}.svg`);
+  else if (what === "png") download(
+    /** @type {Blob} */
+    await viewPNG(canvas),
+    `gcscope-${stamp}.png`
+  );
+  else if (what === "dot") download(new Blob([graphDOT(nodes)], { type: "text/vnd.graphviz" }), `gcscope-${stamp}.dot`);
+  else if (what === "json") download(new Blob([JSON.stringify({ seq: store.seq, filter: { namespace: view.ns, kind: view.kind, focus: view.focus }, nodes }, null, 1)], { type: "application/json" }), `gcscope-${stamp}.json`);
+});
+var slow = (
+  /** @type {HTMLInputElement|null} */
+  document.getElementById("slow-motion")
+);
+slow?.addEventListener("change", async () => {
+  try {
+    const res = await post("/api/v1/slow-motion", { enabled: slow.checked });
+    slow.checked = res.enabled;
+    toast(res.enabled ? `Slow motion on: the engine waits ${res.actionDelay} before each write.` : "Slow motion off: the engine writes at full speed.");
+  } catch (e) {
+    slow.checked = !slow.checked;
+    toast(`Slow motion: ${/** @type {any} */
+    e.message || e}`);
+  }
+});
+document.addEventListener("keydown", (ev) => {
+  const t = (
+    /** @type {HTMLElement} */
+    ev.target
+  );
+  if (t.matches("input, select, textarea") || document.querySelector("dialog[open]") || ev.metaKey || ev.ctrlKey || ev.altKey) return;
+  switch (ev.key) {
+    case "/":
+      ev.preventDefault();
+      search.focus();
+      search.select();
+      break;
+    case "f":
+      if (view.sel) setFocus(view.sel);
+      break;
+    case "Delete":
+    case "d":
+      if (view.sel && !readOnly) dialog.open(view.sel);
+      break;
+    case "Escape":
+      if (!exportMenu.hidden) exportMenu.hidden = true;
+      else if (view.focus) setFocus(null);
+      else if (view.ns.length || view.kind.length) {
+        view.ns = [];
+        view.kind = [];
+        viewChanged();
+      } else select(null);
+      break;
+    case "0":
+      renderer.fit(layout.bounds);
+      break;
+    case "+":
+    case "=":
+      renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1.4);
+      break;
+    case "-":
+      renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1 / 1.4);
+      break;
+    case "e":
+      if (view.sel) {
+        if (renderer.expanded.has(view.sel)) renderer.expanded.delete(view.sel);
+        else renderer.expanded.add(view.sel);
+        renderer.dirty = true;
+      }
+      break;
+    case "t":
+      toggleTheme();
+      break;
+    case "?":
+      $("help-dialog").showModal();
+      break;
+  }
+});
+$("help-button").addEventListener("click", () => (
+  /** @type {HTMLDialogElement} */
+  $("help-dialog").showModal()
+));
+var api = {
+  ready: false,
+  perf,
+  /** The uids drawn now (after filters and focus; removed ones fading out excluded). */
+  drawnUIDs: () => [...layout.items.values()].filter((it) => !it.ghost).map((it) => it.uid),
+  /** @param {string} uid */
+  select: (uid) => select(uid, true),
+  view,
+  store,
+  renderer
+};
+window.gcscope = api;
+var saved = localStorage.getItem("gcscope-theme");
+if (saved === "dark" || saved === "light") setTheme(saved, false);
+readURL();
+search.value = view.q;
+renderer.selected = view.sel;
+updateFocusChip();
+legend();
+updateEmpty();
+stream.open();
+if (view.q) runSearch();
+requestAnimationFrame(tick);

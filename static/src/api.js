@@ -1,0 +1,48 @@
+// @ts-check
+// Calls to the JSON API (docs/api.md). Writes carry the CSRF token of the page.
+
+/** An API error with the server's status, code and message. */
+export class APIError extends Error {
+  /** @param {number} status @param {string} code @param {string} message */
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/** @param {Response} r */
+async function decode(r) {
+  const text = await r.text();
+  /** @type {any} */
+  let body = null;
+  try {
+    body = text ? JSON.parse(text) : null;
+  } catch {
+    body = null;
+  }
+  if (!r.ok) throw new APIError(r.status, body?.error || String(r.status), body?.message || text || r.statusText);
+  return body;
+}
+
+/** @param {string} path */
+export async function get(path) {
+  return decode(await fetch(path, { headers: { Accept: "application/json" }, credentials: "same-origin" }));
+}
+
+/** @param {string} path @param {any} body */
+export async function post(path, body) {
+  return decode(await fetch(path, {
+    method: "POST",
+    credentials: "same-origin",
+    headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": document.body.dataset.csrfToken || "" },
+    body: JSON.stringify(body),
+  }));
+}
+
+/** @param {string} uid */
+export const explain = (uid) => get(`/api/v1/objects/${encodeURIComponent(uid)}/explain`);
+
+/** @param {string} uid @param {string} policy @param {boolean} dryRun */
+export const deleteObject = (uid, policy, dryRun) =>
+  post(`/api/v1/objects/${encodeURIComponent(uid)}/delete`, { propagationPolicy: policy, dryRun });

@@ -1,0 +1,254 @@
+// @ts-check
+// The forest layout. Positions come only from stable keys (namespace, kind, name, uid):
+// each object sits under its controller owner (else its first owner), siblings in key
+// order, namespaces as boxes in name order (cluster-scoped last). So an update moves nothing but the subtree it
+// touches, and the same graph always looks the same. O(n log n) for the sorts, and only
+// namespaces that changed are laid out again.
+
+/** @typedef {import("./store.js").NodeState} NodeState */
+/**
+ * @typedef {{uid: string, node: NodeState, ghost: boolean, group: Group, x: number, y: number,
+ *   parent: string|null, block: Block|null}} Item  x, y: top-left, relative to the group
+ * @typedef {{group: Group, parent: string, x: number, y: number, w: number, h: number, uids: string[]}} Block
+ *   a large set of leaf siblings, drawn as one count node when too small to read
+ * @typedef {{ns: string, title: string, x: number, y: number, w: number, h: number, items: Item[], blocks: Block[]}} Group
+ */
+
+export const NODE_W = 180;
+export const NODE_H = 40;
+const GAP_X = 16;
+const GAP_Y = 60; // between a parent and its children
+const LEAF_GAP_Y = 12; // between rows of a leaf grid
+export const LEAF_COLS = 8;
+const GROUP_PAD = 24;
+export const GROUP_TITLE = 44;
+const GROUP_ROW = 10 * (NODE_W + GAP_X); // roots wrap into shelves this wide
+const GROUP_GAP = 80;
+const WORLD_ROW = 9000; // namespaces wrap into shelves this wide
+
+/** Workload kinds first, so that a namespace reads top-left from its controllers. */
+const KIND_RANK = ["Namespace", "Node", "CustomResourceDefinition", "Deployment", "StatefulSet", "DaemonSet", "CronJob",
+  "Job", "ReplicaSet", "ReplicationController", "ControllerRevision", "Pod", "PersistentVolumeClaim", "Service",
+  "EndpointSlice", "Endpoints", "ConfigMap", "Secret", "ServiceAccount"];
+
+/** @param {NodeState} n */
+export function sortKey(n) {
+  const r = KIND_RANK.indexOf(n.kind);
+  return String(r < 0 ? 99 : r).padStart(2, "0") + n.kind + "\u0000" + n.name + "\u0000" + n.uid;
+}
+
+export class Layout {
+  constructor() {
+    /** @type {Map<string, Group>} */ this.groups = new Map();
+    /** @type {Map<string, Item>} */ this.items = new Map();
+    /** @type {{x: number, y: number, w: number, h: number}} */ this.bounds = { x: 0, y: 0, w: 0, h: 0 };
+  }
+
+  /**
+   * Lays out again the namespaces in dirty ("*": all) with the members the filter keeps.
+   * @param {import("./store.js").Store} store
+   * @param {(n: NodeState) => boolean} keep
+   * @param {Set<string>} dirty
+   */
+  update(store, keep, dirty) {
+    const all = dirty.has("*");
+    /** @type {Map<string, {node: NodeState, ghost: boolean}[]>} */
+    const members = new Map();
+    const add = (/** @type {NodeState} */ n, /** @type {boolean} */ ghost) => {
+      const ns = n.namespace || "";
+      if (!all && !dirty.has(ns)) return;
+      if (!keep(n)) return;
+      let m = members.get(ns);
+      if (!m) members.set(ns, (m = []));
+      m.push({ node: n, ghost });
+    };
+    for (const n of store.nodes.values()) add(n, false);
+    for (const g of store.ghosts.values()) if (!store.nodes.has(g.node.uid)) add(g.node, true);
+
+    const redo = all ? new Set([...this.groups.keys(), ...members.keys()]) : new Set(dirty);
+    for (const ns of redo) {
+      const old = this.groups.get(ns);
+      if (old) for (const it of old.items) if (this.items.get(it.uid) === it) this.items.delete(it.uid);
+      const m = members.get(ns);
+      if (!m || m.length === 0) {
+        this.groups.delete(ns);
+        continue;
+      }
+      const g = layoutGroup(ns, m);
+      this.groups.set(ns, g);
+      for (const it of g.items) this.items.set(it.uid, it);
+    }
+    this.pack();
+  }
+
+  /** Places the namespace boxes in shelves, in name order (cluster-scoped first). */
+  pack() {
+    // Cluster-scoped objects (mostly RBAC and API machinery) go last: namespaces are what
+    // people come to look at.
+    const names = [...this.groups.keys()].sort((a, b) => (a === "" ? 1 : b === "" ? -1 : a < b ? -1 : a > b ? 1 : 0));
+    let x = 0, y = 0, shelf = 0, maxW = 0;
+    for (const ns of names) {
+      const g = /** @type {Group} */ (this.groups.get(ns));
+      if (x > 0 && x + g.w > WORLD_ROW) {
+        x = 0;
+        y += shelf + GROUP_GAP;
+        shelf = 0;
+      }
+      g.x = x;
+      g.y = y;
+      x += g.w + GROUP_GAP;
+      shelf = Math.max(shelf, g.h);
+      maxW = Math.max(maxW, x - GROUP_GAP);
+    }
+    this.bounds = { x: 0, y: 0, w: maxW, h: y + shelf };
+  }
+
+  /** @param {string} uid the item's absolute box, or null when it is not drawn */
+  box(uid) {
+    const it = this.items.get(uid);
+    if (!it) return null;
+    return { x: it.group.x + it.x, y: it.group.y + it.y, w: NODE_W, h: NODE_H };
+  }
+}
+
+/**
+ * @param {string} ns
+ * @param {{node: NodeState, ghost: boolean}[]} members
+ * @returns {Group}
+ */
+function layoutGroup(ns, members) {
+  /** @type {Group} */
+  const g = { ns, title: ns || "cluster-scoped", x: 0, y: 0, w: 0, h: 0, items: [], blocks: [] };
+  /** @type {Map<string, {node: NodeState, ghost: boolean, key: string}>} */
+  const byUID = new Map();
+  for (const m of members) byUID.set(m.node.uid, { ...m, key: sortKey(m.node) });
+
+  // Each object's place: under its controller owner, else its first owner (in key
+  // order), when that owner is in the same box.
+  /** @type {Map<string, string|null>} */
+  const parent = new Map();
+  for (const [uid, m] of byUID) {
+    let p = null;
+    const owners = (m.node.owners || []).filter((o) => o.uid !== uid && byUID.has(o.uid));
+    const ctl = owners.find((o) => o.controller);
+    if (ctl) p = ctl.uid;
+    else if (owners.length) {
+      p = owners.reduce((a, b) => (/** @type {any} */ (byUID.get(a.uid)).key <= /** @type {any} */ (byUID.get(b.uid)).key ? a : b)).uid;
+    }
+    parent.set(uid, p);
+  }
+  breakCycles(parent, byUID);
+
+  /** @type {Map<string, string[]>} */
+  const children = new Map();
+  /** @type {string[]} */
+  const roots = [];
+  for (const [uid, p] of parent) {
+    if (p === null) roots.push(uid);
+    else {
+      let c = children.get(p);
+      if (!c) children.set(p, (c = []));
+      c.push(uid);
+    }
+  }
+  const byKey = (/** @type {string} */ a, /** @type {string} */ b) => {
+    const x = /** @type {any} */ (byUID.get(a)).key, y = /** @type {any} */ (byUID.get(b)).key;
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+  roots.sort(byKey);
+  for (const c of children.values()) c.sort(byKey);
+
+  /** @type {Map<string, {w: number, h: number, inner: string[], leaves: string[], cw: number}>} */
+  const size = new Map();
+  const measure = (/** @type {string} */ u) => {
+    const kids = children.get(u) || [];
+    const inner = [], leaves = [];
+    for (const k of kids) (children.has(k) ? inner : leaves).push(k);
+    let cw = 0, ch = 0;
+    for (const k of inner) {
+      const s = measure(k);
+      cw += s.w + GAP_X;
+      ch = Math.max(ch, s.h);
+    }
+    if (leaves.length) {
+      const cols = Math.min(leaves.length, LEAF_COLS), rows = Math.ceil(leaves.length / LEAF_COLS);
+      cw += cols * NODE_W + (cols - 1) * GAP_X + GAP_X;
+      ch = Math.max(ch, rows * NODE_H + (rows - 1) * LEAF_GAP_Y);
+    }
+    if (cw > 0) cw -= GAP_X;
+    const s = { w: Math.max(NODE_W, cw), h: NODE_H + (kids.length ? GAP_Y + ch : 0), inner, leaves, cw };
+    size.set(u, s);
+    return s;
+  };
+  const place = (/** @type {string} */ u, /** @type {number} */ x, /** @type {number} */ y, /** @type {Block|null} */ block) => {
+    const s = /** @type {any} */ (size.get(u));
+    const m = /** @type {any} */ (byUID.get(u));
+    g.items.push({ uid: u, node: m.node, ghost: m.ghost, group: g, x: x + (s.w - NODE_W) / 2, y, parent: parent.get(u) || null, block });
+    let cx = x + (s.w - s.cw) / 2;
+    const cy = y + NODE_H + GAP_Y;
+    for (const k of s.inner) {
+      place(k, cx, cy, null);
+      cx += /** @type {any} */ (size.get(k)).w + GAP_X;
+    }
+    if (s.leaves.length) {
+      const cols = Math.min(s.leaves.length, LEAF_COLS), rows = Math.ceil(s.leaves.length / LEAF_COLS);
+      /** @type {Block|null} */
+      let b = null;
+      if (s.leaves.length > LEAF_COLS) {
+        b = { group: g, parent: u, x: cx, y: cy, w: cols * NODE_W + (cols - 1) * GAP_X, h: rows * NODE_H + (rows - 1) * LEAF_GAP_Y, uids: s.leaves };
+        g.blocks.push(b);
+      }
+      s.leaves.forEach((k, i) => {
+        const lm = /** @type {any} */ (byUID.get(k));
+        g.items.push({ uid: k, node: lm.node, ghost: lm.ghost, group: g, parent: u, block: b,
+          x: cx + (i % LEAF_COLS) * (NODE_W + GAP_X), y: cy + Math.floor(i / LEAF_COLS) * (NODE_H + LEAF_GAP_Y) });
+      });
+    }
+  };
+
+  // Roots in shelves.
+  let x = 0, y = 0, shelf = 0, w = 0;
+  for (const r of roots) {
+    const s = measure(r);
+    if (x > 0 && x + s.w > GROUP_ROW) {
+      x = 0;
+      y += shelf + GAP_Y;
+      shelf = 0;
+    }
+    place(r, GROUP_PAD + x, GROUP_TITLE + y, null);
+    x += s.w + GAP_X;
+    shelf = Math.max(shelf, s.h);
+    w = Math.max(w, x - GAP_X);
+  }
+  g.w = Math.max(w, 2 * NODE_W) + 2 * GROUP_PAD;
+  g.h = GROUP_TITLE + y + shelf + GROUP_PAD;
+  return g;
+}
+
+/**
+ * Ownership can be circular (a three-object circle is legal); a circle's member with the
+ * lowest key becomes a root so that every object is placed exactly once.
+ * @param {Map<string, string|null>} parent
+ * @param {Map<string, {key: string}>} byUID
+ */
+function breakCycles(parent, byUID) {
+  /** @type {Map<string, number>} 1: on the current walk, 2: done */
+  const state = new Map();
+  for (const start of parent.keys()) {
+    if (state.get(start) === 2) continue;
+    /** @type {string[]} */
+    const path = [];
+    let u = /** @type {string|null} */ (start);
+    while (u !== null && !state.has(u)) {
+      state.set(u, 1);
+      path.push(u);
+      u = parent.get(u) ?? null;
+    }
+    if (u !== null && state.get(u) === 1) {
+      const circle = path.slice(path.indexOf(u));
+      const low = circle.reduce((a, b) => (/** @type {any} */ (byUID.get(a)).key <= /** @type {any} */ (byUID.get(b)).key ? a : b));
+      parent.set(low, null);
+    }
+    for (const p of path) state.set(p, 2);
+  }
+}

@@ -1,0 +1,572 @@
+// @ts-check
+// gcscope's UI: wires the stream, the store, the layout, the canvas and the panels, and
+// keeps the view (filters, focus, selection, theme) in the URL so every view can be
+// shared. Entry point of the bundle that `make generate` builds into static/app.js.
+
+import { Store } from "./store.js";
+import { Layout } from "./layout.js";
+import { Renderer, PREVIEW } from "./render.js";
+import { Stream } from "./stream.js";
+import { ObjectPanel } from "./panel.js";
+import { QueuesPanel } from "./queues.js";
+import { DeleteDialog } from "./dialog.js";
+import { STATES, MARKERS, EDGES, stateOf } from "./states.js";
+import { viewSVG, viewPNG, graphDOT, download } from "./export.js";
+import { h, $, describe } from "./dom.js";
+import { post } from "./api.js";
+
+const body = document.body;
+const readOnly = body.dataset.readOnly === "true";
+
+const store = new Store();
+const layout = new Layout();
+const canvas = /** @type {HTMLCanvasElement} */ ($("graph"));
+const renderer = new Renderer(canvas, store, layout);
+
+/** What the user looks at; mirrored in the URL. */
+const view = {
+  /** @type {string[]} */ ns: [],
+  /** @type {string[]} */ kind: [],
+  q: "",
+  /** @type {string|null} */ focus: null,
+  /** @type {string|null} */ sel: null,
+};
+/** @type {Set<string>|null} the focus closure, when focused */
+let focusSet = null;
+
+const perf = { snapshotMs: /** @type {number|null} */ (null), firstFrameMs: /** @type {number|null} */ (null), applied: 0, drawn: 0, layoutMs: 0 };
+let firstSnapshotPending = false;
+let layoutDue = false;
+let lastLayout = 0, layoutCost = 0, lastQueues = 0, lastFilters = 0;
+let fittedOnce = false;
+
+// --- the view and the URL ---
+
+function readURL() {
+  const p = new URLSearchParams(location.search);
+  view.ns = p.getAll("ns");
+  view.kind = p.getAll("kind");
+  view.q = p.get("q") || "";
+  view.focus = p.get("focus");
+  view.sel = p.get("sel");
+  const theme = p.get("theme");
+  if (theme === "dark" || theme === "light") setTheme(theme, false);
+}
+
+function writeURL() {
+  const p = new URLSearchParams();
+  for (const n of view.ns) p.append("ns", n);
+  for (const k of view.kind) p.append("kind", k);
+  if (view.q) p.set("q", view.q);
+  if (view.focus) p.set("focus", view.focus);
+  if (view.sel) p.set("sel", view.sel);
+  const t = document.documentElement.dataset.theme;
+  if (t && new URLSearchParams(location.search).get("theme")) p.set("theme", t);
+  const url = location.pathname + (p.size ? "?" + p : "");
+  if (url !== location.pathname + location.search) history.replaceState(null, "", url);
+}
+
+/** The filter the layout applies: the API's namespace and kind filters, and the focus. @param {import("./store.js").NodeState} n */
+function keep(n) {
+  if (view.ns.length && !view.ns.includes(n.namespace || "")) return false;
+  if (view.kind.length && !view.kind.some((k) => k.toLowerCase() === n.kind.toLowerCase())) return false;
+  if (focusSet && !focusSet.has(n.uid)) return false;
+  return true;
+}
+
+function viewChanged() {
+  store.dirtyNamespaces.add("*");
+  layoutDue = true;
+  writeURL();
+  syncFilterControls();
+  updateFocusChip();
+}
+
+// --- the frame loop ---
+
+function relayout(now) {
+  const anchorUID = renderer.centerItem();
+  const before = anchorUID ? layout.box(anchorUID) : null;
+  if (view.focus) {
+    focusSet = store.closure([view.focus]);
+    for (const [u, g] of store.ghosts) if (g.node.owners?.some((o) => focusSet?.has(o.uid)) || focusSet.has(u)) focusSet.add(u);
+    store.dirtyNamespaces.add("*");
+  } else focusSet = null;
+  const t0 = performance.now();
+  layout.update(store, keep, store.dirtyNamespaces);
+  layoutCost = performance.now() - t0;
+  perf.layoutMs = layoutCost;
+  store.dirtyNamespaces.clear();
+  lastLayout = now;
+  layoutDue = false;
+  if (!fittedOnce && layout.items.size) {
+    fittedOnce = true;
+    if (!(view.sel && renderer.centerOn(view.sel, 1))) renderer.fit(layout.bounds, false);
+  } else renderer.anchor(anchorUID, before);
+  renderer.dirty = true;
+  updateEmpty();
+}
+
+/** @param {number} now */
+function tick(now) {
+  if (store.expire(now)) layoutDue = true;
+  if (store.dirtyNamespaces.size) layoutDue = true;
+  // Under heavy churn the layout runs at most every few frames, never more than a
+  // quarter of the time.
+  if (layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) relayout(now);
+  if (store.touched.size) {
+    renderer.dirty = true;
+    if (view.sel && store.touched.has(view.sel)) objectPanel.changed();
+    store.touched.clear();
+  }
+  if (store.queuesChanged && now - lastQueues > 250) {
+    store.queuesChanged = false;
+    lastQueues = now;
+    queuesPanel.render();
+  }
+  if (now - lastFilters > 2000) {
+    lastFilters = now;
+    fillFilterOptions();
+  }
+  const drew = renderer.frame(now);
+  perf.drawn = layout.items.size;
+  perf.applied = store.applied;
+  if (drew && firstSnapshotPending && !layoutDue) {
+    firstSnapshotPending = false;
+    perf.firstFrameMs = performance.now();
+    api.ready = true;
+  }
+  requestAnimationFrame(tick);
+}
+
+// --- the stream ---
+
+const conn = $("conn");
+const stream = new Stream({
+  seq: () => store.seq,
+  onState(state, detail) {
+    conn.dataset.state = state;
+    conn.textContent = state === "live" ? "● live" : state === "connecting" ? "connecting…" : state === "offline" ? "offline — click to retry" : "reconnecting…";
+    conn.title = detail;
+  },
+  onFrame(f) {
+    if (f.type === "snapshot") {
+      store.applySnapshot(f);
+      if (perf.snapshotMs === null) {
+        perf.snapshotMs = performance.now();
+        firstSnapshotPending = true;
+      }
+      layoutDue = true;
+      fillFilterOptions();
+      if (view.sel) objectPanel.show(view.sel);
+    } else if (f.type === "deltas") {
+      store.applyEvents(f.events);
+    }
+  },
+});
+conn.addEventListener("click", () => stream.retry());
+
+// --- panels ---
+
+const objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), store, {
+  readOnly,
+  select: (uid) => select(uid, true),
+  focus: (uid) => setFocus(uid),
+  del: (uid) => dialog.open(uid),
+});
+const queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), store, (uid) => select(uid, true));
+const dialog = new DeleteDialog(store, {
+  preview(m) {
+    renderer.preview = m;
+    renderer.dirty = true;
+    legend();
+  },
+  select: (uid) => select(uid, true),
+  done(uid, policy) {
+    const n = store.nodes.get(uid);
+    toast(`Deletion of ${n ? describe(n) : uid} accepted (${policy}). Follow the cascade in the graph and the queues.`);
+    objectPanel.refreshExplain(300);
+  },
+});
+
+/** @param {string|null} uid @param {boolean} [center] */
+function select(uid, center = false) {
+  view.sel = uid;
+  renderer.selected = uid;
+  renderer.dirty = true;
+  objectPanel.show(uid);
+  if (uid && center && !renderer.centerOn(uid)) {
+    // Not drawn under the current filters: widen the view to show it.
+    const n = store.nodes.get(uid);
+    if (n && !keep(n)) {
+      view.ns = [];
+      view.kind = [];
+      if (view.focus && focusSet && !focusSet.has(uid)) view.focus = null;
+      viewChanged();
+      relayout(performance.now());
+      renderer.centerOn(uid);
+    }
+  }
+  writeURL();
+}
+
+/** @param {string|null} uid */
+function setFocus(uid) {
+  view.focus = uid;
+  if (uid && !view.sel) select(uid);
+  viewChanged();
+  relayout(performance.now());
+  renderer.fit(layout.bounds);
+}
+
+function updateFocusChip() {
+  const chip = $("focus-chip");
+  chip.hidden = !view.focus;
+  if (view.focus) {
+    const n = store.nodes.get(view.focus);
+    $("focus-name").textContent = n ? describe(n) : view.focus;
+  }
+}
+$("focus-clear").addEventListener("click", () => setFocus(null));
+
+// --- filters ---
+
+const nsSelect = /** @type {HTMLSelectElement} */ ($("filter-ns"));
+const kindSelect = /** @type {HTMLSelectElement} */ ($("filter-kind"));
+let filterKey = "";
+
+function fillFilterOptions() {
+  const nss = new Set(view.ns), kinds = new Set(view.kind);
+  for (const n of store.nodes.values()) {
+    nss.add(n.namespace || "");
+    kinds.add(n.kind);
+  }
+  const nsList = [...nss].sort(), kindList = [...kinds].sort();
+  const key = nsList.join(",") + "|" + kindList.join(",");
+  if (key === filterKey) return;
+  filterKey = key;
+  nsSelect.replaceChildren(h("option", { value: "*" }, "all"), ...nsList.map((ns) => h("option", { value: ns }, ns || "(cluster-scoped)")));
+  kindSelect.replaceChildren(h("option", { value: "*" }, "all"), ...kindList.map((k) => h("option", { value: k }, k)));
+  syncFilterControls();
+}
+
+function syncFilterControls() {
+  nsSelect.value = view.ns.length === 1 ? view.ns[0] : "*";
+  kindSelect.value = view.kind.length === 1 ? view.kind[0] : "*";
+}
+
+nsSelect.addEventListener("change", () => {
+  view.ns = nsSelect.value === "*" ? [] : [nsSelect.value];
+  viewChanged();
+  relayout(performance.now());
+  renderer.fit(layout.bounds);
+});
+kindSelect.addEventListener("change", () => {
+  view.kind = kindSelect.value === "*" ? [] : [kindSelect.value];
+  viewChanged();
+  relayout(performance.now());
+  renderer.fit(layout.bounds);
+});
+
+// --- search ---
+
+const search = /** @type {HTMLInputElement} */ ($("search"));
+const results = $("search-results");
+/** @type {string[]} */
+let resultUIDs = [];
+
+function runSearch() {
+  const q = search.value.trim().toLowerCase();
+  view.q = search.value.trim();
+  renderer.matches = new Set();
+  resultUIDs = [];
+  if (q) {
+    for (const n of store.nodes.values()) {
+      const hay = (n.kind + "\u0000" + (n.namespace || "") + "\u0000" + n.name + "\u0000" + n.uid).toLowerCase();
+      if (hay.includes(q)) {
+        renderer.matches.add(n.uid);
+        if (resultUIDs.length < 50) resultUIDs.push(n.uid);
+      }
+    }
+  }
+  renderer.dirty = true;
+  results.replaceChildren(...resultUIDs.map((u, i) => {
+    const n = /** @type {any} */ (store.nodes.get(u));
+    return h("li", { role: "option", "data-uid": u, class: i === 0 ? "active" : "", onmousedown: (/** @type {Event} */ ev) => { ev.preventDefault(); choose(u); } },
+      h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""}`));
+  }), renderer.matches.size > 50 ? h("li.muted", null, `${renderer.matches.size - 50} more highlighted in the graph`) : "");
+  if (q && !resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
+  results.hidden = !q || document.activeElement !== search;
+  writeURL();
+}
+
+/** @param {string} uid */
+function choose(uid) {
+  results.hidden = true;
+  search.blur();
+  select(uid, true);
+}
+
+search.addEventListener("input", runSearch);
+search.addEventListener("focus", () => { if (search.value) runSearch(); });
+search.addEventListener("blur", () => setTimeout(() => (results.hidden = true), 100));
+search.addEventListener("keydown", (ev) => {
+  if (ev.key === "Enter" && resultUIDs.length) choose(resultUIDs[0]);
+  else if (ev.key === "Escape") {
+    search.value = "";
+    runSearch();
+    search.blur();
+  }
+});
+
+// --- canvas interaction ---
+
+const tooltip = $("tooltip");
+/** @type {{x: number, y: number, moved: boolean, id: number}|null} */
+let drag = null;
+
+canvas.addEventListener("pointerdown", (ev) => {
+  drag = { x: ev.clientX, y: ev.clientY, moved: false, id: ev.pointerId };
+  canvas.setPointerCapture(ev.pointerId);
+});
+canvas.addEventListener("pointermove", (ev) => {
+  const r = canvas.getBoundingClientRect();
+  if (drag) {
+    const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+    if (drag.moved || Math.abs(dx) + Math.abs(dy) > 3) {
+      drag.moved = true;
+      renderer.pan(dx, dy);
+      drag.x = ev.clientX;
+      drag.y = ev.clientY;
+      tooltip.hidden = true;
+      return;
+    }
+  }
+  const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
+  const uid = hit?.item?.uid || null;
+  if (uid !== renderer.hover) {
+    renderer.hover = uid;
+    renderer.dirty = true;
+  }
+  if (hit?.item || hit?.block) {
+    const text = hit.item ? tooltipText(hit.item) : `${hit.block?.uids.length} dependents of ${describe(/** @type {any} */ (store.nodes.get(hit.block?.parent || "") || { kind: "", name: "?" }))} — click to open`;
+    tooltip.textContent = text;
+    tooltip.style.left = `${ev.clientX - r.left + 14}px`;
+    tooltip.style.top = `${ev.clientY - r.top + 14}px`;
+    tooltip.hidden = false;
+  } else tooltip.hidden = true;
+  canvas.style.cursor = hit?.item || hit?.block ? "pointer" : "grab";
+});
+canvas.addEventListener("pointerleave", () => {
+  tooltip.hidden = true;
+  renderer.hover = null;
+  renderer.dirty = true;
+});
+canvas.addEventListener("pointerup", (ev) => {
+  const wasDrag = drag?.moved;
+  drag = null;
+  if (wasDrag) return;
+  const r = canvas.getBoundingClientRect();
+  const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
+  if (hit?.block) {
+    renderer.expanded.add(hit.block.parent);
+    const b = hit.block;
+    renderer.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
+  } else if (hit?.item) select(hit.item.uid);
+  else select(null);
+});
+canvas.addEventListener("dblclick", (ev) => {
+  const r = canvas.getBoundingClientRect();
+  const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
+  if (hit?.item) setFocus(hit.item.uid);
+});
+canvas.addEventListener("wheel", (ev) => {
+  ev.preventDefault();
+  const r = canvas.getBoundingClientRect();
+  if (ev.ctrlKey || Math.abs(ev.deltaY) >= Math.abs(ev.deltaX)) renderer.zoomAt(ev.clientX - r.left, ev.clientY - r.top, Math.exp(-ev.deltaY * (ev.ctrlKey ? 0.01 : 0.0015)));
+  else renderer.pan(-ev.deltaX, -ev.deltaY);
+}, { passive: false });
+
+/** @param {import("./layout.js").Item} it */
+function tooltipText(it) {
+  const n = it.node, live = store.nodes.get(it.uid);
+  const st = live ? stateOf(store, live) : "removed";
+  const label = STATES.find((s) => s.id === st)?.label || st;
+  return `${n.kind} ${n.name}${n.namespace ? "\nnamespace " + n.namespace : ""}\n${label}` +
+    `${n.finalizers?.length ? "\nfinalizers: " + n.finalizers.join(", ") : ""}`;
+}
+
+new ResizeObserver(() => renderer.resize()).observe(canvas);
+$("zoom-in").addEventListener("click", () => renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1.4));
+$("zoom-out").addEventListener("click", () => renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1 / 1.4));
+$("zoom-fit").addEventListener("click", () => renderer.fit(layout.bounds));
+
+// --- legend, empty state, toast ---
+
+function legend() {
+  const sw = (/** @type {string} */ color, /** @type {string} */ cls = "swatch") => h(`span.${cls}`, { style: `--c: var(${color})` });
+  const rows = [
+    h("div.lh", null, "Objects"),
+    ...STATES.map((s) => h("div.li", { title: s.help }, sw(s.color, s.id === "virtual" ? "swatch.dashed" : "swatch"), s.label)),
+    ...MARKERS.map((m) => h("div.li", { title: m.help }, sw(m.color, m.id === "invalid" ? "marker.tri" : "marker"), m.label)),
+    h("div.li", { title: "a collapsed set of siblings: zoom in or click it" }, h("span.swatch.block"), "N siblings (zoom in or click)"),
+    h("div.lh", null, "Owner references"),
+    ...EDGES.map((e) => h("div.li", null, h(`span.edge${e.dash ? ".dash" : ""}${e.strong ? ".strong" : ""}`), e.label)),
+  ];
+  if (renderer.preview.size) {
+    rows.push(h("div.lh", null, "Delete preview"),
+      ...Object.entries(PREVIEW).filter(([k]) => k !== "target").map(([, p]) => h("div.li", null, sw(p.color), p.label)));
+  }
+  $("legend-body").replaceChildren(...rows);
+}
+
+function updateEmpty() {
+  const el = $("empty");
+  if (layout.items.size) {
+    el.hidden = true;
+    return;
+  }
+  el.hidden = false;
+  el.textContent = perf.snapshotMs === null ? "Waiting for the engine's first snapshot…"
+    : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
+}
+
+/** @type {ReturnType<typeof setTimeout>|undefined} */
+let toastTimer;
+/** @param {string} text */
+function toast(text) {
+  const el = $("toast");
+  el.textContent = text;
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => (el.hidden = true), 6000);
+}
+
+// --- theme ---
+
+/** @param {"light"|"dark"} t @param {boolean} remember */
+function setTheme(t, remember) {
+  document.documentElement.dataset.theme = t;
+  if (remember) localStorage.setItem("gcscope-theme", t);
+  renderer?.readColors();
+}
+
+function toggleTheme() {
+  const cur = document.documentElement.dataset.theme || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
+  setTheme(cur === "dark" ? "light" : "dark", true);
+  writeURL();
+}
+$("theme-toggle").addEventListener("click", toggleTheme);
+matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => renderer.readColors());
+
+// --- export ---
+
+const exportMenu = $("export-menu");
+$("export-button").addEventListener("click", () => (exportMenu.hidden = !exportMenu.hidden));
+exportMenu.addEventListener("click", async (ev) => {
+  const what = /** @type {HTMLElement} */ (ev.target).dataset.export;
+  exportMenu.hidden = true;
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-").slice(0, 19);
+  const nodes = [...layout.items.values()].filter((it) => !it.ghost).map((it) => it.node);
+  if (what === "svg") download(new Blob([viewSVG(renderer)], { type: "image/svg+xml" }), `gcscope-${stamp}.svg`);
+  else if (what === "png") download(/** @type {Blob} */ (await viewPNG(canvas)), `gcscope-${stamp}.png`);
+  else if (what === "dot") download(new Blob([graphDOT(nodes)], { type: "text/vnd.graphviz" }), `gcscope-${stamp}.dot`);
+  else if (what === "json") download(new Blob([JSON.stringify({ seq: store.seq, filter: { namespace: view.ns, kind: view.kind, focus: view.focus }, nodes }, null, 1)], { type: "application/json" }), `gcscope-${stamp}.json`);
+});
+
+// --- slow motion ---
+
+const slow = /** @type {HTMLInputElement|null} */ (document.getElementById("slow-motion"));
+slow?.addEventListener("change", async () => {
+  try {
+    const res = await post("/api/v1/slow-motion", { enabled: slow.checked });
+    slow.checked = res.enabled;
+    toast(res.enabled ? `Slow motion on: the engine waits ${res.actionDelay} before each write.` : "Slow motion off: the engine writes at full speed.");
+  } catch (e) {
+    slow.checked = !slow.checked;
+    toast(`Slow motion: ${/** @type {any} */ (e).message || e}`);
+  }
+});
+
+// --- keyboard ---
+
+document.addEventListener("keydown", (ev) => {
+  const t = /** @type {HTMLElement} */ (ev.target);
+  if (t.matches("input, select, textarea") || document.querySelector("dialog[open]") || ev.metaKey || ev.ctrlKey || ev.altKey) return;
+  switch (ev.key) {
+    case "/":
+      ev.preventDefault();
+      search.focus();
+      search.select();
+      break;
+    case "f":
+      if (view.sel) setFocus(view.sel);
+      break;
+    case "Delete":
+    case "d":
+      if (view.sel && !readOnly) dialog.open(view.sel);
+      break;
+    case "Escape":
+      if (!exportMenu.hidden) exportMenu.hidden = true;
+      else if (view.focus) setFocus(null);
+      else if (view.ns.length || view.kind.length) {
+        view.ns = [];
+        view.kind = [];
+        viewChanged();
+      } else select(null);
+      break;
+    case "0":
+      renderer.fit(layout.bounds);
+      break;
+    case "+":
+    case "=":
+      renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1.4);
+      break;
+    case "-":
+      renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1 / 1.4);
+      break;
+    case "e":
+      if (view.sel) {
+        if (renderer.expanded.has(view.sel)) renderer.expanded.delete(view.sel);
+        else renderer.expanded.add(view.sel);
+        renderer.dirty = true;
+      }
+      break;
+    case "t":
+      toggleTheme();
+      break;
+    case "?":
+      /** @type {HTMLDialogElement} */ ($("help-dialog")).showModal();
+      break;
+  }
+});
+$("help-button").addEventListener("click", () => /** @type {HTMLDialogElement} */ ($("help-dialog")).showModal());
+
+// --- hooks for tests and benchmarks ---
+
+const api = {
+  ready: false,
+  perf,
+  /** The uids drawn now (after filters and focus; removed ones fading out excluded). */
+  drawnUIDs: () => [...layout.items.values()].filter((it) => !it.ghost).map((it) => it.uid),
+  /** @param {string} uid */
+  select: (uid) => select(uid, true),
+  view,
+  store,
+  renderer,
+};
+/** @type {any} */ (window).gcscope = api;
+
+// --- start ---
+
+const saved = localStorage.getItem("gcscope-theme");
+if (saved === "dark" || saved === "light") setTheme(saved, false);
+readURL();
+search.value = view.q;
+renderer.selected = view.sel;
+updateFocusChip();
+legend();
+updateEmpty();
+stream.open();
+if (view.q) runSearch();
+requestAnimationFrame(tick);

@@ -1,0 +1,113 @@
+// @ts-check
+// The queues panel: graphChanges, attemptToDelete and attemptToOrphan as they work —
+// depth now and over the last minutes, what is in flight and in backoff, and the latest
+// worker actions with their results. A click on an item finds its object in the graph.
+
+import { h, describe, duration, clock } from "./dom.js";
+
+/** @typedef {import("./store.js").Store} Store */
+
+const VERB_WORDS = /** @type {Record<string, string>} */ ({
+  delete: "delete", patchRemoveRefs: "patch away references", patchUnblock: "unblock references",
+  removeFinalizer: "remove finalizer", orphan: "orphan", keep: "keep", get: "look up",
+});
+
+export class QueuesPanel {
+  /**
+   * @param {HTMLElement} queuesEl @param {HTMLElement} actionsEl @param {HTMLElement} syncEl
+   * @param {Store} store @param {(uid: string) => void} select
+   */
+  constructor(queuesEl, actionsEl, syncEl, store, select) {
+    this.queuesEl = queuesEl;
+    this.actionsEl = actionsEl;
+    this.syncEl = syncEl;
+    this.store = store;
+    this.select = select;
+    /** @type {Map<string, {depth: HTMLElement, flight: HTMLElement, backoff: HTMLElement, adds: HTMLElement, spark: HTMLCanvasElement, items: HTMLElement}>} */
+    this.rows = new Map();
+    for (const q of store.queues.keys()) {
+      const r = {
+        depth: h("b"), flight: h("b"), backoff: h("b"), adds: h("span.muted"),
+        spark: /** @type {HTMLCanvasElement} */ (h("canvas.spark", { width: 300, height: 36, "aria-label": `${q} depth over the last 5 minutes` })),
+        items: h("ul.items"),
+      };
+      this.rows.set(q, r);
+      queuesEl.append(h("div.queue", { "data-queue": q },
+        h("div.qhead", null, h("span.qname", null, q), h("span", null, "queued ", r.depth), h("span", null, "in flight ", r.flight),
+          h("span", null, "backoff ", r.backoff), r.adds),
+        r.spark, r.items));
+    }
+    /** @type {string} */ this.lastActionsKey = "";
+    setInterval(() => {
+      store.sampleQueues();
+      this.render(true);
+    }, 1000);
+  }
+
+  /** @param {boolean} [sparks] */
+  render(sparks = false) {
+    const { store } = this;
+    const now = Date.now();
+    for (const [name, q] of store.queues) {
+      const r = /** @type {any} */ (this.rows.get(name));
+      let flight = 0, backoff = 0;
+      for (const it of q.items.values()) {
+        if (it.inFlight) flight++;
+        if (it.backoffUntil != null) backoff++;
+      }
+      r.depth.textContent = String(q.depth);
+      r.flight.textContent = String(flight);
+      r.backoff.textContent = String(backoff);
+      r.adds.textContent = `${q.adds} adds · ${q.retries} retries`;
+      const items = [...q.items.values()].sort((a, b) => Number(b.inFlight) - Number(a.inFlight) || a.since - b.since).slice(0, 8);
+      r.items.replaceChildren(...items.map((it) => {
+        const st = it.inFlight ? "in flight" : it.queued ? "queued" : it.backoffUntil != null ? (it.backoffUntil > now ? `retry in ${((it.backoffUntil - now) / 1000).toFixed(1)} s` : "retry due") : "";
+        return h("li", { "data-uid": it.object.uid, class: it.inFlight ? "flight" : it.backoffUntil != null ? "backoff" : "" },
+          h("a", { href: `?sel=${encodeURIComponent(it.object.uid)}`, onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.select(it.object.uid); } },
+            describe(it.object)), h("span.muted", null, ` ${st}${it.change ? " · " + it.change : ""}${it.retries ? ` · ${it.retries} retries` : ""}`));
+      }), q.items.size > 8 ? h("li.muted", null, `and ${q.items.size - 8} more`) : "");
+      if (sparks) drawSpark(r.spark, q.history, q.maxHistory);
+    }
+    const sync = store.sync;
+    const unsynced = sync.unsynced?.length || 0, failing = Object.keys(sync.failing || {}).length;
+    this.syncEl.textContent = `${sync.resources?.length || 0} resources` + (unsynced ? ` · ${unsynced} syncing` : "") + (failing ? ` · ${failing} failing` : "");
+    this.syncEl.title = failing ? Object.entries(sync.failing || {}).map(([r, e]) => `${r}: ${e}`).join("\n") : "";
+    this.renderActions();
+  }
+
+  renderActions() {
+    const acts = this.store.actions.filter((a) => a.verb !== "get").slice(0, 40);
+    const key = acts.length ? `${acts.length}:${acts[0].time}:${acts[0].object.uid}:${acts[0].verb}` : "";
+    if (key === this.lastActionsKey) return;
+    this.lastActionsKey = key;
+    this.actionsEl.replaceChildren(...acts.map((a) => {
+      const result = a.error ? "error" : a.shadow ? "shadow" : a.verb === "keep" ? "kept" : "ok";
+      return h("li", { class: result, "data-uid": a.object.uid },
+        h("span.time", null, a.time ? clock(a.time) : "earlier"),
+        h("span.verb", null, VERB_WORDS[a.verb] || a.verb, a.policy ? ` (${a.policy})` : "", a.finalizer ? ` ${a.finalizer}` : ""),
+        h("a", { href: `?sel=${encodeURIComponent(a.object.uid)}`, onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.select(a.object.uid); } }, describe(a.object)),
+        h("span.result", null, a.error ? `error: ${a.error}` : a.shadow ? "shadow: not written" : a.duration ? duration(a.duration) : ""),
+        a.reason ? h("div.reason", null, a.reason) : null);
+    }));
+  }
+}
+
+/** @param {HTMLCanvasElement} c @param {number[]} hist @param {number} max */
+function drawSpark(c, hist, max) {
+  const ctx = /** @type {CanvasRenderingContext2D} */ (c.getContext("2d"));
+  const w = c.width, hgt = c.height;
+  ctx.clearRect(0, 0, w, hgt);
+  const top = Math.max(1, ...hist);
+  const cs = getComputedStyle(c);
+  ctx.fillStyle = cs.getPropertyValue("--accent").trim() || "#36c";
+  ctx.globalAlpha = 0.5;
+  const bw = w / max;
+  hist.forEach((v, i) => {
+    const bh = (v / top) * (hgt - 12);
+    ctx.fillRect(w - (hist.length - i) * bw, hgt - bh, Math.max(bw, 1), bh);
+  });
+  ctx.globalAlpha = 1;
+  ctx.fillStyle = cs.getPropertyValue("--muted").trim() || "#888";
+  ctx.font = "10px system-ui, sans-serif";
+  ctx.fillText(`max ${top} · 5 min`, 2, 10);
+}

@@ -1,0 +1,522 @@
+// @ts-check
+// The graph on a canvas. Drawing is level-of-detail: far out, objects are coloured
+// cells and large sets of leaf siblings are one count node; closer in, boxes with kind,
+// name, state and markers; edges when they can be told apart. Only what is on screen is
+// drawn, so a frame costs about what the user can see, not the size of the cluster.
+
+import { NODE_W, NODE_H, GROUP_TITLE } from "./layout.js";
+import { GHOST_MS, BORN_MS } from "./store.js";
+import { stateOf, hasInvalidOwner, kindHue, STATES } from "./states.js";
+
+/** @typedef {import("./layout.js").Item} Item */
+/** @typedef {import("./layout.js").Block} Block */
+/** @typedef {import("./layout.js").Group} Group */
+/** @typedef {"deleted"|"orphaned"|"kept"|"waiting"|"target"} PreviewKind */
+
+/** Below this on-screen cell width a leaf set is drawn as its count. */
+const COLLAPSE_PX = 70;
+/** Below this on-screen width a box is a plain cell. */
+const CELL_PX = 14;
+const MIN_K = 0.005, MAX_K = 3;
+
+export const PREVIEW = /** @type {const} */ ({
+  target: { label: "to delete", color: "--pv-deleted" },
+  deleted: { label: "goes", color: "--pv-deleted" },
+  orphaned: { label: "orphaned", color: "--pv-orphaned" },
+  kept: { label: "kept (another owner)", color: "--pv-kept" },
+  waiting: { label: "waits on finalizer", color: "--pv-waiting" },
+});
+
+export class Renderer {
+  /**
+   * @param {HTMLCanvasElement} canvas
+   * @param {import("./store.js").Store} store
+   * @param {import("./layout.js").Layout} layout
+   */
+  constructor(canvas, store, layout) {
+    this.canvas = canvas;
+    this.ctx = /** @type {CanvasRenderingContext2D} */ (canvas.getContext("2d", { alpha: false }));
+    this.store = store;
+    this.layout = layout;
+    this.cam = { x: 0, y: 0, k: 1 }; // screen = world * k + (x, y)
+    this.w = 0;
+    this.h = 0;
+    this.dpr = 1;
+    /** @type {string|null} */ this.selected = null;
+    /** @type {string|null} */ this.hover = null;
+    /** @type {Set<string>} */ this.matches = new Set();
+    /** @type {Map<string, PreviewKind>} */ this.preview = new Map();
+    /** parents whose leaf sets are always drawn open. @type {Set<string>} */ this.expanded = new Set();
+    /** @type {Record<string, string>} */ this.colors = {};
+    this.dirty = true;
+    /** @type {{from: {x:number,y:number,k:number}, to: {x:number,y:number,k:number}, t0: number, ms: number}|null} */
+    this.anim = null;
+    this.drawn = 0; // items drawn in the last frame
+    this.readColors();
+    this.resize();
+  }
+
+  readColors() {
+    const cs = getComputedStyle(document.documentElement);
+    const names = ["--bg", "--fg", "--muted", "--node-bg", "--node-border", "--group-bg", "--group-border", "--edge",
+      "--edge-block", "--accent", "--match", ...STATES.map((s) => s.color), "--st-invalid", "--st-queued", "--st-backoff",
+      ...Object.values(PREVIEW).map((p) => p.color)];
+    for (const n of names) this.colors[n] = cs.getPropertyValue(n).trim() || "#888";
+    this.dirty = true;
+  }
+
+  resize() {
+    const r = this.canvas.getBoundingClientRect();
+    this.dpr = window.devicePixelRatio || 1;
+    this.w = Math.max(1, r.width);
+    this.h = Math.max(1, r.height);
+    this.canvas.width = Math.round(this.w * this.dpr);
+    this.canvas.height = Math.round(this.h * this.dpr);
+    this.dirty = true;
+  }
+
+  // --- camera ---
+
+  /** @param {number} sx @param {number} sy */
+  toWorld(sx, sy) {
+    return { x: (sx - this.cam.x) / this.cam.k, y: (sy - this.cam.y) / this.cam.k };
+  }
+
+  /** @param {{x:number,y:number,w:number,h:number}} r @param {boolean} [animate] @param {number} [maxK] */
+  fit(r, animate = true, maxK = 1.2) {
+    const pad = 40;
+    const k = clamp(Math.min((this.w - 2 * pad) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1)), MIN_K, maxK);
+    this.moveTo({ k, x: this.w / 2 - (r.x + r.w / 2) * k, y: this.h / 2 - (r.y + r.h / 2) * k }, animate);
+  }
+
+  /** @param {string} uid @param {number} [k] */
+  centerOn(uid, k) {
+    const b = this.layout.box(uid);
+    if (!b) return false;
+    const kk = k ?? Math.max(this.cam.k, 0.9);
+    this.moveTo({ k: kk, x: this.w / 2 - (b.x + b.w / 2) * kk, y: this.h / 2 - (b.y + b.h / 2) * kk }, true);
+    return true;
+  }
+
+  /** @param {{x:number,y:number,k:number}} to @param {boolean} animate */
+  moveTo(to, animate) {
+    if (!animate) {
+      this.cam = to;
+      this.anim = null;
+    } else this.anim = { from: { ...this.cam }, to, t0: performance.now(), ms: 350 };
+    this.dirty = true;
+  }
+
+  /** @param {number} sx @param {number} sy @param {number} factor */
+  zoomAt(sx, sy, factor) {
+    const k = clamp(this.cam.k * factor, MIN_K, MAX_K);
+    const f = k / this.cam.k;
+    this.cam = { k, x: sx - (sx - this.cam.x) * f, y: sy - (sy - this.cam.y) * f };
+    this.anim = null;
+    this.dirty = true;
+  }
+
+  /** @param {number} dx @param {number} dy */
+  pan(dx, dy) {
+    this.cam = { ...this.cam, x: this.cam.x + dx, y: this.cam.y + dy };
+    this.anim = null;
+    this.dirty = true;
+  }
+
+  /**
+   * Keeps the object at the same place on screen across a new layout, so live updates
+   * never move what the user is looking at.
+   * @param {string|null} uid @param {{x:number,y:number}|null} before its world position before
+   */
+  anchor(uid, before) {
+    if (!uid || !before) return;
+    const b = this.layout.box(uid);
+    if (!b) return;
+    const wx = b.x - before.x, wy = b.y - before.y;
+    if (!wx && !wy) return;
+    if (this.anim) {
+      // Mid-flight: shift the whole flight rather than stop it.
+      const { from, to } = this.anim;
+      from.x -= wx * from.k;
+      from.y -= wy * from.k;
+      to.x -= wx * to.k;
+      to.y -= wy * to.k;
+    } else this.pan(-wx * this.cam.k, -wy * this.cam.k);
+  }
+
+  /** The object nearest the middle of the screen, to anchor on. */
+  centerItem() {
+    if (this.selected && this.layout.items.has(this.selected)) return this.selected;
+    const c = this.toWorld(this.w / 2, this.h / 2);
+    let best = null, bestD = Infinity;
+    for (const g of this.layout.groups.values()) {
+      if (c.x < g.x || c.y < g.y || c.x > g.x + g.w || c.y > g.y + g.h) continue;
+      for (const it of g.items) {
+        const d = Math.abs(g.x + it.x + NODE_W / 2 - c.x) + Math.abs(g.y + it.y + NODE_H / 2 - c.y);
+        if (d < bestD) {
+          bestD = d;
+          best = it.uid;
+        }
+      }
+    }
+    return best;
+  }
+
+  // --- hit testing ---
+
+  /** @param {Block} b */
+  collapsed(b) {
+    return !this.expanded.has(b.parent) && NODE_W * this.cam.k < COLLAPSE_PX;
+  }
+
+  /**
+   * @param {number} sx @param {number} sy
+   * @returns {{item?: Item, block?: Block, group?: Group}|null}
+   */
+  hit(sx, sy) {
+    const p = this.toWorld(sx, sy);
+    for (const g of this.layout.groups.values()) {
+      if (p.x < g.x || p.y < g.y || p.x > g.x + g.w || p.y > g.y + g.h) continue;
+      const lx = p.x - g.x, ly = p.y - g.y;
+      for (const b of g.blocks) {
+        if (this.collapsed(b) && lx >= b.x && ly >= b.y && lx <= b.x + b.w && ly <= b.y + b.h) return { block: b, group: g };
+      }
+      for (const it of g.items) {
+        if (lx >= it.x && ly >= it.y && lx <= it.x + NODE_W && ly <= it.y + NODE_H) {
+          if (it.block && this.collapsed(it.block)) continue;
+          return { item: it, group: g };
+        }
+      }
+      return { group: g };
+    }
+    return null;
+  }
+
+  // --- drawing ---
+
+  /** @param {number} now */
+  frame(now) {
+    if (this.anim) {
+      const t = Math.min(1, (now - this.anim.t0) / this.anim.ms);
+      const e = t < 0.5 ? 2 * t * t : 1 - Math.pow(-2 * t + 2, 2) / 2;
+      const { from, to } = this.anim;
+      // Zoom in log space so the motion feels even.
+      const k = Math.exp(Math.log(from.k) + (Math.log(to.k) - Math.log(from.k)) * e);
+      this.cam = { k, x: from.x + (to.x - from.x) * e, y: from.y + (to.y - from.y) * e };
+      if (t >= 1) {
+        this.cam = to;
+        this.anim = null;
+      }
+      this.dirty = true;
+    }
+    const animating = this.store.ghosts.size > 0 || this.store.born.size > 0;
+    if (!this.dirty && !animating) return false;
+    this.draw(now);
+    this.dirty = false;
+    return true;
+  }
+
+  /** @param {number} now */
+  draw(now) {
+    const { ctx, cam, colors: C } = this;
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.fillStyle = C["--bg"];
+    ctx.fillRect(0, 0, this.w, this.h);
+    const vx0 = -cam.x / cam.k, vy0 = -cam.y / cam.k, vx1 = (this.w - cam.x) / cam.k, vy1 = (this.h - cam.y) / cam.k;
+    const px = 1 / cam.k; // one screen pixel in world units
+    const cellMode = NODE_W * cam.k < CELL_PX;
+    const labels = NODE_H * cam.k >= 22;
+    ctx.setTransform(this.dpr * cam.k, 0, 0, this.dpr * cam.k, this.dpr * cam.x, this.dpr * cam.y);
+
+    /** @type {Group[]} */
+    const visible = [];
+    for (const g of this.layout.groups.values()) {
+      if (g.x > vx1 || g.y > vy1 || g.x + g.w < vx0 || g.y + g.h < vy0) continue;
+      visible.push(g);
+      ctx.fillStyle = C["--group-bg"];
+      ctx.fillRect(g.x, g.y, g.w, g.h);
+      ctx.strokeStyle = C["--group-border"];
+      ctx.lineWidth = px;
+      ctx.strokeRect(g.x, g.y, g.w, g.h);
+    }
+
+    // Items on screen, by drawing class.
+    /** @type {Item[]} */
+    const items = [];
+    /** @type {Block[]} */
+    const blocks = [];
+    for (const g of visible) {
+      for (const b of g.blocks) if (this.collapsed(b) && inView(g.x + b.x, g.y + b.y, b.w, b.h)) blocks.push(b);
+      for (const it of g.items) {
+        if (it.block && this.collapsed(it.block)) continue;
+        if (inView(g.x + it.x, g.y + it.y, NODE_W, NODE_H)) items.push(it);
+      }
+    }
+    function inView(/** @type {number} */ x, /** @type {number} */ y, /** @type {number} */ w, /** @type {number} */ h) {
+      return !(x > vx1 || y > vy1 || x + w < vx0 || y + h < vy0);
+    }
+    this.drawn = items.length;
+
+    if (!cellMode) this.drawEdges(items, blocks, px);
+
+    // Collapsed leaf sets.
+    for (const b of blocks) this.drawBlock(b, px);
+
+    if (cellMode) {
+      // Far out: one path per colour.
+      /** @type {Map<string, Path2D>} */
+      const paths = new Map();
+      for (const it of items) {
+        const col = this.itemColor(it, now);
+        let p = paths.get(col);
+        if (!p) paths.set(col, (p = new Path2D()));
+        p.rect(it.group.x + it.x, it.group.y + it.y, NODE_W, NODE_H);
+      }
+      for (const [col, p] of paths) {
+        ctx.fillStyle = col;
+        ctx.fill(p);
+      }
+      for (const it of items) if (it.uid === this.selected || this.matches.has(it.uid) || this.preview.has(it.uid)) this.drawRing(it, px);
+    } else {
+      for (const it of items) this.drawItem(it, now, px, labels);
+    }
+
+    // Titles in screen space, readable at any zoom.
+    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
+    ctx.textBaseline = "middle";
+    for (const g of visible) {
+      const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k;
+      if (sw < 50) continue;
+      const size = clamp(GROUP_TITLE * cam.k * 0.45, 11, 18);
+      ctx.font = `600 ${size}px system-ui, sans-serif`;
+      ctx.fillStyle = C["--fg"];
+      ctx.fillText(truncate(ctx, g.title + `  ·  ${g.items.length}`, sw - 12), Math.max(sx, 0) + 8, Math.max(sy, 0) + Math.min(GROUP_TITLE * cam.k, 30) / 2 + 2);
+    }
+    for (const b of blocks) this.drawBlockLabel(b);
+  }
+
+  /** @param {Item} it @param {number} now */
+  itemColor(it, now) {
+    const C = this.colors;
+    if (it.ghost) return C["--st-removed"];
+    const pv = this.preview.get(it.uid);
+    if (pv) return C[PREVIEW[pv].color];
+    const st = stateOf(this.store, it.node);
+    if (st === "normal") return `hsl(${kindHue(it.node.kind)} 45% 55%)`;
+    return C[STATES.find((s) => s.id === st)?.color || "--node-border"];
+  }
+
+  /** @param {Item[]} items @param {Block[]} blocks @param {number} px */
+  drawEdges(items, blocks, px) {
+    const { ctx, layout, colors: C } = this;
+    const paths = { ctl: new Path2D(), plain: new Path2D(), ctlBlock: new Path2D(), plainBlock: new Path2D(), hi: new Path2D() };
+    const seenBlocks = new Set();
+    const curve = (/** @type {Path2D} */ p, /** @type {number} */ x0, /** @type {number} */ y0, /** @type {number} */ x1, /** @type {number} */ y1) => {
+      const my = (y0 + y1) / 2;
+      p.moveTo(x0, y0);
+      p.bezierCurveTo(x0, my, x1, my, x1, y1);
+    };
+    // Edges of the objects on screen, to their owners (which may be off screen).
+    for (const it of items) {
+      const n = it.node;
+      for (const o of n.owners || []) {
+        const ob = layout.box(o.uid);
+        if (!ob) continue;
+        const key = (o.controller ? "ctl" : "plain") + (o.blockOwnerDeletion ? "Block" : "");
+        const hi = this.selected === it.uid || this.selected === o.uid;
+        curve(hi ? paths.hi : /** @type {any} */ (paths)[key], ob.x + NODE_W / 2, ob.y + NODE_H, it.group.x + it.x + NODE_W / 2, it.group.y + it.y);
+      }
+    }
+    // A collapsed set hangs from its parent by one edge.
+    for (const b of blocks) {
+      if (seenBlocks.has(b)) continue;
+      seenBlocks.add(b);
+      const ob = layout.box(b.parent);
+      if (ob) curve(paths.ctlBlock, ob.x + NODE_W / 2, ob.y + NODE_H, b.group.x + b.x + b.w / 2, b.group.y + b.y);
+    }
+    const strokes = /** @type {const} */ ([["ctl", false, false], ["plain", true, false], ["ctlBlock", false, true], ["plainBlock", true, true]]);
+    for (const [key, dash, strong] of strokes) {
+      ctx.strokeStyle = strong ? C["--edge-block"] : C["--edge"];
+      ctx.lineWidth = (strong ? 1.8 : 1) * px;
+      ctx.setLineDash(dash ? [6 * px, 4 * px] : []);
+      ctx.stroke(paths[key]);
+    }
+    ctx.setLineDash([]);
+    ctx.strokeStyle = C["--accent"];
+    ctx.lineWidth = 2.5 * px;
+    ctx.stroke(paths.hi);
+  }
+
+  /** @param {Block} b @param {number} px */
+  drawBlock(b, px) {
+    const { ctx, store, colors: C } = this;
+    const x = b.group.x + b.x, y = b.group.y + b.y;
+    ctx.fillStyle = C["--node-bg"];
+    ctx.strokeStyle = C["--node-border"];
+    ctx.lineWidth = 1.5 * px;
+    ctx.beginPath();
+    ctx.roundRect(x, y, b.w, b.h, 10);
+    ctx.fill();
+    ctx.stroke();
+    // A bar of its members' states, so a cascade shows even from far out.
+    /** @type {Map<string, number>} */
+    const counts = new Map();
+    for (const u of b.uids) {
+      const n = store.nodes.get(u);
+      const col = !n ? C["--st-removed"] : this.preview.has(u) ? C[PREVIEW[/** @type {PreviewKind} */ (this.preview.get(u))].color]
+        : C[STATES.find((s) => s.id === stateOf(store, n))?.color || "--node-border"];
+      counts.set(col, (counts.get(col) || 0) + 1);
+    }
+    let bx = x + 8;
+    const bw = b.w - 16, bh = Math.min(14, b.h / 4);
+    for (const [col, c] of counts) {
+      ctx.fillStyle = col;
+      const w = (bw * c) / b.uids.length;
+      ctx.fillRect(bx, y + b.h - bh - 8, w, bh);
+      bx += w;
+    }
+    if (b.uids.some((u) => u === this.selected || this.matches.has(u))) {
+      ctx.strokeStyle = C["--match"];
+      ctx.lineWidth = 3 * px;
+      ctx.strokeRect(x - 4, y - 4, b.w + 8, b.h + 8);
+    }
+  }
+
+  /** @param {Block} b */
+  drawBlockLabel(b) {
+    const { ctx, cam, colors: C } = this;
+    const sx = (b.group.x + b.x) * cam.k + cam.x, sy = (b.group.y + b.y) * cam.k + cam.y;
+    const sw = b.w * cam.k, sh = b.h * cam.k;
+    if (sw < 40 || sh < 16) return;
+    /** @type {Map<string, number>} */
+    const kinds = new Map();
+    for (const u of b.uids) {
+      const k = this.store.nodes.get(u)?.kind || this.store.ghosts.get(u)?.node.kind || "?";
+      kinds.set(k, (kinds.get(k) || 0) + 1);
+    }
+    const text = [...kinds].map(([k, c]) => `${c} ${k}${c === 1 ? "" : "s"}`).join(", ");
+    ctx.font = `600 ${clamp(sh * 0.18, 11, 16)}px system-ui, sans-serif`;
+    ctx.fillStyle = C["--fg"];
+    ctx.textAlign = "center";
+    ctx.fillText(truncate(ctx, text, sw - 10), sx + sw / 2, sy + Math.min(sh * 0.35, 24));
+    ctx.textAlign = "start";
+  }
+
+  /** @param {Item} it @param {number} px */
+  drawRing(it, px) {
+    const { ctx, colors: C } = this;
+    ctx.strokeStyle = it.uid === this.selected ? C["--accent"] : this.preview.has(it.uid) ? C[PREVIEW[/** @type {PreviewKind} */ (this.preview.get(it.uid))].color] : C["--match"];
+    ctx.lineWidth = 3 * px;
+    ctx.strokeRect(it.group.x + it.x - 3 * px, it.group.y + it.y - 3 * px, NODE_W + 6 * px, NODE_H + 6 * px);
+  }
+
+  /** @param {Item} it @param {number} now @param {number} px @param {boolean} labels */
+  drawItem(it, now, px, labels) {
+    const { ctx, store, colors: C } = this;
+    const n = it.node, x = it.group.x + it.x, y = it.group.y + it.y;
+    const st = it.ghost ? "removed" : stateOf(store, n);
+    const stColor = C[STATES.find((s) => s.id === st)?.color || "--node-border"];
+    let alpha = 1;
+    if (it.ghost) {
+      const g = store.ghosts.get(it.uid);
+      alpha = g ? Math.max(0.05, 1 - (now - g.at) / GHOST_MS) : 0.05;
+    }
+    ctx.globalAlpha = alpha;
+    ctx.fillStyle = it.ghost ? C["--st-removed"] : C["--node-bg"];
+    ctx.beginPath();
+    ctx.roundRect(x, y, NODE_W, NODE_H, 6);
+    ctx.fill();
+    // Kind stripe.
+    ctx.fillStyle = `hsl(${kindHue(n.kind)} 55% 50%)`;
+    ctx.fillRect(x, y + 3, 5, NODE_H - 6);
+    ctx.strokeStyle = stColor;
+    ctx.lineWidth = (st === "normal" ? 1 : 2.5) * px;
+    if (st === "virtual") ctx.setLineDash([5 * px, 3 * px]);
+    ctx.stroke();
+    ctx.setLineDash([]);
+
+    const born = store.born.get(it.uid);
+    if (born !== undefined) {
+      ctx.globalAlpha = Math.max(0, 1 - (now - born) / BORN_MS);
+      ctx.strokeStyle = C["--accent"];
+      ctx.lineWidth = 4 * px;
+      ctx.strokeRect(x - 4 * px, y - 4 * px, NODE_W + 8 * px, NODE_H + 8 * px);
+      ctx.globalAlpha = alpha;
+    }
+    const pv = this.preview.get(it.uid);
+    if (pv) {
+      ctx.globalAlpha = 0.28;
+      ctx.fillStyle = C[PREVIEW[pv].color];
+      ctx.fillRect(x, y, NODE_W, NODE_H);
+      ctx.globalAlpha = alpha;
+    }
+    if (it.uid === this.selected || this.matches.has(it.uid) || pv) this.drawRing(it, px);
+    else if (it.uid === this.hover) {
+      ctx.strokeStyle = C["--accent"];
+      ctx.lineWidth = 1.5 * px;
+      ctx.strokeRect(x - 2 * px, y - 2 * px, NODE_W + 4 * px, NODE_H + 4 * px);
+    }
+
+    // Markers, top right: invalid reference, queue state.
+    let mx = x + NODE_W - 9;
+    if (!it.ghost && hasInvalidOwner(store, n)) {
+      ctx.fillStyle = C["--st-invalid"];
+      ctx.beginPath();
+      ctx.moveTo(mx, y + 3);
+      ctx.lineTo(mx + 6, y + 14);
+      ctx.lineTo(mx - 6, y + 14);
+      ctx.closePath();
+      ctx.fill();
+      mx -= 15;
+    }
+    const qs = store.queueStatus(it.uid);
+    if (qs.length) {
+      const backoff = qs.some((q) => q.item.backoffUntil != null && !q.item.inFlight && !q.item.queued);
+      ctx.fillStyle = backoff ? C["--st-backoff"] : C["--st-queued"];
+      ctx.beginPath();
+      ctx.arc(mx, y + 9, 5, 0, 2 * Math.PI);
+      ctx.fill();
+    }
+
+    if (labels) {
+      ctx.textBaseline = "alphabetic";
+      ctx.fillStyle = C["--muted"];
+      ctx.font = "11px system-ui, sans-serif";
+      let kindLabel = n.kind + (st === "normal" ? "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
+      if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
+      ctx.fillText(truncate(ctx, kindLabel, NODE_W - 30), x + 11, y + 15);
+      ctx.fillStyle = C["--fg"];
+      ctx.font = (n.virtual ? "italic " : "") + "600 13px system-ui, sans-serif";
+      ctx.fillText(truncate(ctx, n.name || "(unnamed)", NODE_W - 16), x + 11, y + 32);
+    }
+    ctx.globalAlpha = 1;
+  }
+}
+
+/** @param {number} v @param {number} lo @param {number} hi */
+export function clamp(v, lo, hi) {
+  return Math.max(lo, Math.min(hi, v));
+}
+
+/** @type {Map<string, string>} */
+const truncCache = new Map();
+
+/** Shortens text to fit width, with an ellipsis. @param {CanvasRenderingContext2D} ctx @param {string} s @param {number} width */
+function truncate(ctx, s, width) {
+  const key = ctx.font + "\u0000" + width + "\u0000" + s;
+  const hit = truncCache.get(key);
+  if (hit !== undefined) return hit;
+  let out = s;
+  if (ctx.measureText(s).width > width) {
+    let lo = 0, hi = s.length;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (ctx.measureText(s.slice(0, mid) + "…").width <= width) lo = mid;
+      else hi = mid - 1;
+    }
+    out = s.slice(0, lo) + "…";
+  }
+  if (truncCache.size > 20000) truncCache.clear();
+  truncCache.set(key, out);
+  return out;
+}

@@ -1,0 +1,87 @@
+// @ts-check
+// What an object's drawing says about it: one state (the most pressing), plus markers.
+// The legend is built from the same table, so the two cannot disagree.
+
+import { GC_FINALIZERS } from "./store.js";
+
+/** @typedef {import("./store.js").NodeState} NodeState */
+/** @typedef {import("./store.js").Store} Store */
+
+/** @typedef {"normal"|"deleting"|"foreground"|"waiting"|"held"|"virtual"|"removed"} State */
+
+/** In the order the legend shows them. `color` names a CSS custom property. */
+export const STATES = /** @type {const} */ ([
+  { id: "normal", label: "normal", color: "--node-border", help: "observed, not being deleted" },
+  { id: "deleting", label: "being deleted", color: "--st-deleting", help: "has a deletionTimestamp" },
+  { id: "foreground", label: "deleting dependents", color: "--st-foreground", help: "foreground deletion in progress" },
+  { id: "waiting", label: "waiting on blocking dependents", color: "--st-waiting", help: "foreground deletion waits for dependents with blockOwnerDeletion" },
+  { id: "held", label: "held by finalizers", color: "--st-held", help: "being deleted, but another controller's finalizer keeps it" },
+  { id: "virtual", label: "virtual / missing owner", color: "--st-virtual", help: "named as an owner, never observed" },
+  { id: "removed", label: "removed", color: "--st-removed", help: "just deleted; fades out" },
+]);
+
+/** Markers drawn on top of the state. */
+export const MARKERS = /** @type {const} */ ([
+  { id: "invalid", label: "invalid owner reference", color: "--st-invalid", help: "owner in another namespace, or a namespaced owner of a cluster-scoped object" },
+  { id: "queued", label: "in a work queue", color: "--st-queued", help: "queued or being worked on" },
+  { id: "backoff", label: "in backoff", color: "--st-backoff", help: "a retry is scheduled" },
+]);
+
+export const EDGES = /** @type {const} */ ([
+  { id: "controller", label: "controller reference", dash: false, strong: false },
+  { id: "plain", label: "other owner reference", dash: true, strong: false },
+  { id: "block", label: "blockOwnerDeletion", dash: false, strong: true },
+]);
+
+/** @param {NodeState} n the finalizers of other controllers that hold n */
+export function holdingFinalizers(n) {
+  return (n.finalizers || []).filter((f) => !GC_FINALIZERS.includes(f));
+}
+
+/**
+ * @param {Store} store
+ * @param {NodeState} n
+ * @returns {State}
+ */
+export function stateOf(store, n) {
+  if (n.virtual) return "virtual";
+  if (n.deletingDependents) return blockingDependents(store, n.uid).length ? "waiting" : "foreground";
+  if (n.beingDeleted) return holdingFinalizers(n).length ? "held" : "deleting";
+  return "normal";
+}
+
+/** Dependents that name uid with blockOwnerDeletion. @param {Store} store @param {string} uid */
+export function blockingDependents(store, uid) {
+  /** @type {NodeState[]} */
+  const out = [];
+  for (const d of store.dependents.get(uid) || []) {
+    const n = store.nodes.get(d);
+    if (n && (n.owners || []).some((o) => o.uid === uid && o.blockOwnerDeletion)) out.push(n);
+  }
+  return out;
+}
+
+/**
+ * Why a reference from n to owner is invalid, or "" when it is not (as the collector
+ * judges: a namespaced owner must share the dependent's namespace, and a cluster-scoped
+ * object cannot have a namespaced owner).
+ * @param {NodeState} n @param {NodeState|undefined} owner
+ */
+export function invalidReason(n, owner) {
+  if (!owner || owner.virtual || !owner.namespace) return "";
+  if (!n.namespace) return `a cluster-scoped object cannot be owned by namespaced ${owner.kind} ${owner.namespace}/${owner.name}`;
+  if (owner.namespace !== n.namespace) return `owner ${owner.kind} ${owner.name} is in namespace ${owner.namespace}, not ${n.namespace}`;
+  return "";
+}
+
+/** @param {Store} store @param {NodeState} n */
+export function hasInvalidOwner(store, n) {
+  return (n.owners || []).some((o) => invalidReason(n, store.nodes.get(o.uid)) !== "");
+}
+
+/** A stable colour per kind, for the stripe on each box. @param {string} kind */
+export function kindHue(kind) {
+  let h = 0;
+  for (let i = 0; i < kind.length; i++) h = (h * 31 + kind.charCodeAt(i)) >>> 0;
+  return h % 360;
+}

@@ -1,0 +1,314 @@
+// @ts-check
+// The client's copy of the engine's state: the graph (nodes and their ownerReferences),
+// the three work queues and the latest worker actions, kept current by the stream's
+// snapshot and deltas (docs/stream.md). It knows nothing of drawing; views ask it what
+// changed since they last looked.
+
+/**
+ * @typedef {{apiVersion: string, kind: string, name: string, uid: string, controller?: boolean, blockOwnerDeletion?: boolean}} OwnerRef
+ * @typedef {{apiVersion: string, kind: string, namespace?: string, name: string, uid: string}} ObjectRef
+ * @typedef {ObjectRef & {owners?: OwnerRef[], finalizers?: string[], deletionTimestamp?: string,
+ *   beingDeleted?: boolean, deletingDependents?: boolean, virtual?: boolean, observed?: boolean}} NodeState
+ * @typedef {{object: ObjectRef, change?: string, queued?: boolean, inFlight?: boolean, backoffUntil?: number|null, retries?: number, since: number}} QueueItem
+ * @typedef {{queue: string, verb: string, object: ObjectRef, policy?: string, finalizer?: string, refs?: string[],
+ *   reason?: string, error?: string, shadow?: boolean, duration?: number, time?: number}} Action
+ * @typedef {{name: string, depth: number, adds: number, retries: number, items: Map<string, QueueItem>,
+ *   history: number[], maxHistory: number}} Queue
+ */
+
+export const QUEUE_NAMES = ["graphChanges", "attemptToDelete", "attemptToOrphan"];
+
+/** Finalizers the collector itself manages; any other one is another controller's hold. */
+export const GC_FINALIZERS = ["foregroundDeletion", "orphan"];
+
+/** How long a removed object stays drawn (red, fading) before it goes. */
+export const GHOST_MS = 1600;
+/** How long a new object is highlighted. */
+export const BORN_MS = 1200;
+
+const MAX_ACTIONS = 200;
+/** Queue depth samples kept: one a second, five minutes. */
+const HISTORY = 300;
+
+export class Store {
+  constructor() {
+    /** @type {Map<string, NodeState>} */ this.nodes = new Map();
+    /** dependents of each uid (owners that are not nodes included), from the nodes' owners.
+     * @type {Map<string, Set<string>>} */ this.dependents = new Map();
+    /** removed nodes still drawn while they fade. @type {Map<string, {node: NodeState, at: number}>} */
+    this.ghosts = new Map();
+    /** @type {Map<string, number>} */ this.born = new Map();
+    /** @type {Map<string, Queue>} */ this.queues = new Map();
+    /** newest first. @type {Action[]} */ this.actions = [];
+    /** @type {{resources: string[], unsynced?: string[], failing?: Record<string,string>}} */
+    this.sync = { resources: [] };
+    this.mode = "";
+    this.seq = 0;
+    this.applied = 0;
+    // What changed since the views last took it (takeChanges).
+    /** namespaces whose layout must be redone; "*" means all. @type {Set<string>} */
+    this.dirtyNamespaces = new Set();
+    /** uids whose drawing changed. @type {Set<string>} */ this.touched = new Set();
+    this.queuesChanged = false;
+    this.resetQueues([]);
+  }
+
+  /** @param {any} frame a snapshot frame */
+  applySnapshot(frame) {
+    const now = performance.now();
+    const incoming = new Map();
+    for (const n of frame.nodes || []) incoming.set(n.uid, n);
+    // Objects that vanished while we were away fade out like any removal.
+    for (const [uid, n] of this.nodes) if (!incoming.has(uid)) this.ghosts.set(uid, { node: n, at: now });
+    this.nodes = incoming;
+    this.dependents.clear();
+    for (const n of this.nodes.values()) this.link(n);
+    if (frame.queues) this.resetQueues(frame.queues);
+    if (frame.sync) this.sync = frame.sync;
+    if (frame.mode) this.mode = frame.mode;
+    this.seq = frame.seq;
+    this.dirtyNamespaces.add("*");
+    this.queuesChanged = true;
+  }
+
+  /** @param {any[]} events the events of a deltas frame, in order */
+  applyEvents(events) {
+    const now = performance.now();
+    for (const e of events) {
+      this.applied++;
+      switch (e.type) {
+        case "nodeAdded":
+        case "nodeUpdated":
+          this.upsert(e.node, now);
+          break;
+        case "nodeRemoved":
+          this.remove(e.node.uid, now);
+          break;
+        case "edgeAdded":
+        case "edgeRemoved":
+          this.patchEdge(e.type === "edgeAdded", e.edge);
+          break;
+        case "queue":
+          this.applyQueueEvent(e.queue, Date.parse(e.time) || Date.now());
+          break;
+        case "action":
+          this.addAction({ ...e.action, time: Date.parse(e.time) || Date.now() });
+          break;
+        case "sync":
+          this.sync = e.sync;
+          this.queuesChanged = true;
+          break;
+      }
+      if (e.seq > this.seq) this.seq = e.seq;
+    }
+  }
+
+  /** @param {NodeState} n @param {number} now */
+  upsert(n, now) {
+    const old = this.nodes.get(n.uid);
+    if (old) this.unlink(old);
+    else {
+      this.born.set(n.uid, now);
+      this.ghosts.delete(n.uid);
+    }
+    this.nodes.set(n.uid, n);
+    this.link(n);
+    this.touched.add(n.uid);
+    if (!old || old.virtual !== n.virtual || !sameOwners(old, n) || old.namespace !== n.namespace) {
+      this.markNamespace(n.namespace);
+      if (old && old.namespace !== n.namespace) this.markNamespace(old.namespace);
+      // Its owners and dependents may sit in other namespaces (invalid references).
+      for (const o of n.owners || []) this.markNamespace(this.nodes.get(o.uid)?.namespace);
+    }
+  }
+
+  /** @param {string} uid @param {number} now */
+  remove(uid, now) {
+    const n = this.nodes.get(uid);
+    if (!n) return; // a removal of an object the client never had (docs/stream.md: ignore)
+    this.unlink(n);
+    this.nodes.delete(uid);
+    this.born.delete(uid);
+    this.ghosts.set(uid, { node: n, at: now });
+    this.touched.add(uid);
+  }
+
+  /** @param {boolean} added @param {{dependent: string, owner: string, controller?: boolean, blockOwnerDeletion?: boolean}} e */
+  patchEdge(added, e) {
+    const n = this.nodes.get(e.dependent);
+    if (!n) return;
+    const owners = n.owners || [];
+    const has = owners.some((o) => o.uid === e.owner);
+    if (added === has) return; // the node events already carry it
+    this.unlink(n);
+    const owner = this.nodes.get(e.owner);
+    n.owners = added
+      ? [...owners, { uid: e.owner, kind: owner?.kind || "", name: owner?.name || "", apiVersion: owner?.apiVersion || "",
+          controller: e.controller, blockOwnerDeletion: e.blockOwnerDeletion }]
+      : owners.filter((o) => o.uid !== e.owner);
+    this.link(n);
+    this.markNamespace(n.namespace);
+  }
+
+  /** @param {NodeState} n */
+  link(n) {
+    for (const o of n.owners || []) {
+      let s = this.dependents.get(o.uid);
+      if (!s) this.dependents.set(o.uid, (s = new Set()));
+      s.add(n.uid);
+      this.touched.add(o.uid);
+    }
+  }
+
+  /** @param {NodeState} n */
+  unlink(n) {
+    for (const o of n.owners || []) {
+      const s = this.dependents.get(o.uid);
+      if (!s) continue;
+      s.delete(n.uid);
+      if (s.size === 0) this.dependents.delete(o.uid);
+      this.touched.add(o.uid);
+    }
+  }
+
+  /** @param {string|undefined} ns */
+  markNamespace(ns) {
+    if (ns !== undefined) this.dirtyNamespaces.add(ns || "");
+  }
+
+  /** Drops ghosts and birth marks that are over; true when a ghost went (the layout changes). */
+  expire(now = performance.now()) {
+    let gone = false;
+    for (const [uid, g] of this.ghosts) {
+      if (now - g.at > GHOST_MS) {
+        this.ghosts.delete(uid);
+        this.markNamespace(g.node.namespace);
+        gone = true;
+      }
+    }
+    for (const [uid, t] of this.born) if (now - t > BORN_MS) this.born.delete(uid);
+    return gone;
+  }
+
+  /** @param {any[]} queues the snapshot's queue states */
+  resetQueues(queues) {
+    const old = this.queues;
+    this.queues = new Map();
+    for (const name of QUEUE_NAMES) {
+      const q = queues.find((x) => x.name === name) || {};
+      /** @type {Map<string, QueueItem>} */
+      const items = new Map();
+      for (const it of q.items || []) {
+        items.set(it.object.uid, { object: it.object, change: it.change, queued: !!it.queued, inFlight: !!it.inFlight,
+          backoffUntil: it.backoffUntil ? Date.parse(it.backoffUntil) : null, retries: it.retries || 0,
+          since: Date.parse(it.since) || Date.now() });
+      }
+      this.queues.set(name, { name, depth: q.depth || 0, adds: q.adds || 0, retries: q.retries || 0, items,
+        history: old.get(name)?.history || [], maxHistory: HISTORY });
+    }
+    if (queues.length) {
+      this.actions = [];
+      for (const q of queues) for (const a of q.recent || []) this.actions.push({ ...a, time: undefined });
+      this.actions.reverse();
+    }
+  }
+
+  /** The engine's queue mirror (gc/feed.go), applied to one transition. @param {any} e @param {number} now */
+  applyQueueEvent(e, now) {
+    const q = this.queues.get(e.queue);
+    if (!q) return;
+    let it = q.items.get(e.object.uid);
+    if (!it) {
+      it = { object: e.object, queued: false, inFlight: false, backoffUntil: null, retries: 0, since: now };
+      q.items.set(e.object.uid, it);
+    }
+    it.object = e.object;
+    it.retries = e.retries || 0;
+    if (e.change) it.change = e.change;
+    switch (e.op) {
+      case "added":
+        q.adds++;
+        if (!it.queued) {
+          it.queued = true;
+          it.since = now;
+          q.depth++;
+        }
+        it.backoffUntil = null;
+        break;
+      case "addedAfter":
+        q.retries++;
+        it.backoffUntil = now + (e.delay || 0) / 1e6;
+        break;
+      case "taken":
+        if (it.queued) {
+          it.queued = false;
+          q.depth--;
+        }
+        it.inFlight = true;
+        it.since = now;
+        break;
+      case "done":
+        it.inFlight = false;
+        break;
+      case "forgotten":
+        it.retries = 0;
+        break;
+    }
+    if (!it.queued && !it.inFlight && it.backoffUntil == null && !it.retries) q.items.delete(e.object.uid);
+    this.queuesChanged = true;
+    this.touched.add(e.object.uid);
+  }
+
+  /** @param {Action} a */
+  addAction(a) {
+    this.actions.unshift(a);
+    if (this.actions.length > MAX_ACTIONS) this.actions.length = MAX_ACTIONS;
+    this.queuesChanged = true;
+    this.touched.add(a.object.uid);
+  }
+
+  /** Samples each queue's depth once; the queues panel calls it every second. */
+  sampleQueues() {
+    for (const q of this.queues.values()) {
+      q.history.push(q.depth);
+      if (q.history.length > q.maxHistory) q.history.shift();
+    }
+  }
+
+  /** @param {string} uid where the object is in the queues: "queued", "in flight", "backoff" per queue */
+  queueStatus(uid) {
+    /** @type {{queue: string, item: QueueItem}[]} */
+    const out = [];
+    for (const q of this.queues.values()) {
+      const it = q.items.get(uid);
+      if (it) out.push({ queue: q.name, item: it });
+    }
+    return out;
+  }
+
+  /** The uids connected to these through ownerReferences, both ways, transitively
+   * (the API's ?uid= closure). @param {Iterable<string>} uids */
+  closure(uids) {
+    const seen = new Set();
+    const stack = [...uids].filter((u) => this.nodes.has(u)); // unknown uids contribute nothing
+    while (stack.length) {
+      const u = /** @type {string} */ (stack.pop());
+      if (seen.has(u)) continue;
+      seen.add(u);
+      const n = this.nodes.get(u);
+      for (const o of n?.owners || []) if (!seen.has(o.uid)) stack.push(o.uid);
+      for (const d of this.dependents.get(u) || []) if (!seen.has(d)) stack.push(d);
+    }
+    return seen;
+  }
+}
+
+/** @param {NodeState} a @param {NodeState} b */
+function sameOwners(a, b) {
+  const x = a.owners || [], y = b.owners || [];
+  if (x.length !== y.length) return false;
+  for (let i = 0; i < x.length; i++) {
+    if (x[i].uid !== y[i].uid || !!x[i].controller !== !!y[i].controller) return false;
+  }
+  return true;
+}
