@@ -37,7 +37,7 @@ const (
 	NamespaceBatch     = "demo-batch"    // CronJob → Jobs → Pods
 	NamespaceDaemon    = "demo-daemon"   // DaemonSet on a node object
 	NamespaceCRD       = "demo-crd"      // Widgets (custom resources) owning ConfigMaps and Secrets; two owners
-	NamespaceStuck     = "demo-stuck"    // a Deployment whose Pod a finalizer holds
+	NamespaceStuck     = "demo-stuck"    // a Deployment deleted in the foreground, waiting on a Pod a finalizer holds
 	NamespaceDangling  = "demo-dangling" // an ownerReference to an owner that does not exist
 	NamespaceCrossNS   = "demo-crossns"  // an ownerReference to an object in another namespace
 	HoldFinalizer      = "demo.gcscope.io/hold"
@@ -353,14 +353,29 @@ func (d *applier) crd(ctx context.Context) error {
 	return err
 }
 
-// stuck: a Deployment whose Pod template carries a custom finalizer. The ReplicaSet
-// controller copies it onto the Pod, so a Foreground delete of the Deployment waits on
-// that Pod until someone removes the finalizer.
+// stuck: a Deployment whose Pod template carries a custom finalizer, deleted in the
+// foreground once its Pod exists. The ReplicaSet controller copied the finalizer onto the
+// Pod, so the Pod is held and the ReplicaSet and the Deployment wait on it, until someone
+// removes the finalizer: the demo of an object that will not go away.
 func (d *applier) stuck(ctx context.Context) error {
 	dep := deployment(NamespaceStuck, "stuck", 1, "nginx:1.27", d.meta)
 	dep.Spec.Template.Finalizers = []string{HoldFinalizer}
-	_, err := ensure(ctx, d.core.AppsV1().Deployments(NamespaceStuck), dep)
-	return err
+	got, err := ensure(ctx, d.core.AppsV1().Deployments(NamespaceStuck), dep)
+	if err != nil || got.DeletionTimestamp != nil {
+		return err
+	}
+	// Wait (bounded) for the controllers to create the Pod: deleted before, nothing would hold.
+	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		pods, err := d.core.CoreV1().Pods(NamespaceStuck).List(ctx, metav1.ListOptions{LabelSelector: "app=stuck"})
+		return err == nil && len(pods.Items) > 0, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the stuck Deployment's Pod: %w", err)
+	}
+	return d.core.AppsV1().Deployments(NamespaceStuck).Delete(ctx, "stuck", metav1.DeleteOptions{
+		PropagationPolicy: ptr(metav1.DeletePropagationForeground),
+		Preconditions:     &metav1.Preconditions{UID: &got.UID},
+	})
 }
 
 // broken: references the collector treats as absent or cannot resolve. A ConfigMap whose
