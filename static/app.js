@@ -725,8 +725,15 @@ var Renderer = class {
     if (!uid || !before) return;
     const b = this.layout.box(uid);
     if (!b) return;
-    const dx = (b.x - before.x) * this.cam.k, dy = (b.y - before.y) * this.cam.k;
-    if (dx || dy) this.pan(-dx, -dy);
+    const wx = b.x - before.x, wy = b.y - before.y;
+    if (!wx && !wy) return;
+    if (this.anim) {
+      const { from, to } = this.anim;
+      from.x -= wx * from.k;
+      from.y -= wy * from.k;
+      to.x -= wx * to.k;
+      to.y -= wy * to.k;
+    } else this.pan(-wx * this.cam.k, -wy * this.cam.k);
   }
   /** The object nearest the middle of the screen, to anchor on. */
   centerItem() {
@@ -1239,6 +1246,12 @@ var ObjectPanel = class {
     this.timer = setTimeout(async () => {
       const uid = this.uid, seq = ++this.explainSeq;
       if (!uid) return;
+      if (!this.store.nodes.has(uid)) {
+        this.explanation = null;
+        this.explainError = this.store.ghosts.has(uid) ? "deleted: gone from the engine's graph" : "not in the engine's graph";
+        this.render();
+        return;
+      }
       try {
         const ex = await explain(uid);
         if (seq !== this.explainSeq || uid !== this.uid) return;
@@ -1311,8 +1324,12 @@ var ObjectPanel = class {
     const ex = this.explanation;
     const why = [];
     if (ex) {
-      why.push(h("p.next", null, h("b", null, "Next: "), `the engine will ${ex.next}.`));
+      why.push(h("p.next", null, h("b", null, "Next step: "), `${ex.next}.`));
       for (const w of ex.words || []) why.push(h("p.word", null, linkify(w, this)));
+      if (ex.heldBy?.length) {
+        const fins = ex.heldBy.map((f) => h("code.hold", null, f));
+        why.push(h("p.held", { id: "held-by" }, node.beingDeleted ? h("span", null, h("b", null, "Held by finalizer "), ...fins, ": it is deleted, but stays until the controller that owns the finalizer removes it.") : h("span", null, "Carries finalizer ", ...fins, ": once deleted, it will stay until that finalizer is removed.")));
+      }
       if (ex.blockers?.length) why.push(h("div.blockers", null, h("b", null, "Blocking dependents"), this.blockerTree(ex.blockers)));
       if (ex.lastAction) {
         const a = ex.lastAction;
@@ -1567,6 +1584,10 @@ function drawSpark(c, hist, max) {
 }
 
 // src/dialog.js
+var present = (...nodes) => (
+  /** @type {Node[]} */
+  nodes.filter((n) => n !== null)
+);
 var TYPED_CONFIRM_OVER = 20;
 var DeleteDialog = class {
   /**
@@ -1671,7 +1692,8 @@ var DeleteDialog = class {
       )))
     ) : null;
     const n = (p.deleted || []).length;
-    $("delete-preview").replaceChildren(
+    const deleted = [...p.deleted || []].sort((a, b) => Number(b.object.uid === p.target.uid) - Number(a.object.uid === p.target.uid));
+    $("delete-preview").replaceChildren(...present(
       h(
         "p.summary",
         { id: "delete-summary" },
@@ -1681,13 +1703,13 @@ var DeleteDialog = class {
         p.waiting?.length ? `, ${p.waiting.length} will wait on finalizers` : "",
         "."
       ),
-      section("deleted", "Deleted", p.deleted),
+      section("deleted", "Deleted", deleted),
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
       section("kept", "Kept: another owner holds them", p.kept),
       section("waiting", "Will wait on other controllers' finalizers", p.waiting),
       p.targetWaitsFor?.length ? section("waiting", "The target will wait for", p.targetWaitsFor) : null,
       h("p.muted", null, "Drawn on the graph behind this dialog.")
-    );
+    ));
   }
   updateConfirm() {
     const btn = (
@@ -1840,7 +1862,7 @@ var firstSnapshotPending = false;
 var layoutDue = false;
 var lastLayout = 0;
 var layoutCost = 0;
-var lastQueues = 0;
+var lastQueues = -Infinity;
 var lastFilters = 0;
 var fittedOnce = false;
 function readURL() {
@@ -2146,9 +2168,9 @@ canvas.addEventListener("pointerleave", () => {
   renderer.dirty = true;
 });
 canvas.addEventListener("pointerup", (ev) => {
-  const wasDrag = drag?.moved;
+  const press = drag;
   drag = null;
-  if (wasDrag) return;
+  if (!press || press.moved) return;
   const r = canvas.getBoundingClientRect();
   const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
   if (hit?.block) {

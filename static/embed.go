@@ -14,7 +14,7 @@ import (
 	"io/fs"
 )
 
-//go:embed app.js app.css
+//go:embed app.js app.css favicon.svg
 var FS embed.FS
 
 // Version is a digest of every asset: URLs carry it so browsers never use stale ones.

@@ -6,6 +6,9 @@
 import { h, $, describe } from "./dom.js";
 import { deleteObject } from "./api.js";
 
+/** @param {...(Node|null)} nodes the nodes that are not null */
+const present = (...nodes) => /** @type {Node[]} */ (nodes.filter((n) => n !== null));
+
 /** Above this many objects to delete, the user types the name to confirm. */
 export const TYPED_CONFIRM_OVER = 20;
 
@@ -104,16 +107,18 @@ export class DeleteDialog {
           d.reason ? h("div.muted", null, d.reason) : null))))
       : null;
     const n = (p.deleted || []).length;
-    $("delete-preview").replaceChildren(
+    // The target first, then owners before dependents as the server lists them.
+    const deleted = [...(p.deleted || [])].sort((a, b) => Number(b.object.uid === p.target.uid) - Number(a.object.uid === p.target.uid));
+    $("delete-preview").replaceChildren(...present(
       h("p.summary", { id: "delete-summary" }, `${p.policy}: ${n} object${n === 1 ? "" : "s"} will be deleted`,
         p.orphaned?.length ? `, ${p.orphaned.length} orphaned` : "", p.kept?.length ? `, ${p.kept.length} kept by another owner` : "",
         p.waiting?.length ? `, ${p.waiting.length} will wait on finalizers` : "", "."),
-      section("deleted", "Deleted", p.deleted),
+      section("deleted", "Deleted", deleted),
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
       section("kept", "Kept: another owner holds them", p.kept),
       section("waiting", "Will wait on other controllers' finalizers", p.waiting),
       p.targetWaitsFor?.length ? section("waiting", "The target will wait for", p.targetWaitsFor) : null,
-      h("p.muted", null, "Drawn on the graph behind this dialog."));
+      h("p.muted", null, "Drawn on the graph behind this dialog.")));
   }
 
   updateConfirm() {

@@ -37,7 +37,7 @@ let focusSet = null;
 const perf = { snapshotMs: /** @type {number|null} */ (null), firstFrameMs: /** @type {number|null} */ (null), applied: 0, drawn: 0, layoutMs: 0 };
 let firstSnapshotPending = false;
 let layoutDue = false;
-let lastLayout = 0, layoutCost = 0, lastQueues = 0, lastFilters = 0;
+let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0;
 let fittedOnce = false;
 
 // --- the view and the URL ---
@@ -363,9 +363,11 @@ canvas.addEventListener("pointerleave", () => {
   renderer.dirty = true;
 });
 canvas.addEventListener("pointerup", (ev) => {
-  const wasDrag = drag?.moved;
+  // Only a press that began on the canvas is a click on it (a menu closing under the
+  // pointer is not).
+  const press = drag;
   drag = null;
-  if (wasDrag) return;
+  if (!press || press.moved) return;
   const r = canvas.getBoundingClientRect();
   const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
   if (hit?.block) {

@@ -54,6 +54,13 @@ export class ObjectPanel {
     this.timer = setTimeout(async () => {
       const uid = this.uid, seq = ++this.explainSeq;
       if (!uid) return;
+      if (!this.store.nodes.has(uid)) {
+        // Gone (or never seen): the engine has nothing to explain; don't ask for a 404.
+        this.explanation = null;
+        this.explainError = this.store.ghosts.has(uid) ? "deleted: gone from the engine's graph" : "not in the engine's graph";
+        this.render();
+        return;
+      }
       try {
         const ex = await explain(uid);
         if (seq !== this.explainSeq || uid !== this.uid) return;
@@ -119,7 +126,7 @@ export class ObjectPanel {
     /** @type {(Node|string|null)[]} */
     const why = [];
     if (ex) {
-      why.push(h("p.next", null, h("b", null, "Next: "), `the engine will ${ex.next}.`));
+      why.push(h("p.next", null, h("b", null, "Next step: "), `${ex.next}.`));
       for (const w of ex.words || []) why.push(h("p.word", null, linkify(w, this)));
       if (ex.heldBy?.length) {
         const fins = ex.heldBy.map((/** @type {string} */ f) => h("code.hold", null, f));
