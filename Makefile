@@ -28,8 +28,8 @@ test: browser ## run every test (the control-plane tests boot a real etcd and ku
 # can end with a spurious "context deadline exceeded" when the machine is loaded.
 FUZZTIME ?= 1m
 fuzz: ## run each fuzz target for FUZZTIME
-	$(GO) test -run '^$$' -fuzz '^FuzzClientFrame$$' -fuzztime $(FUZZTIME) ./server/wire/
-	$(GO) test -run '^$$' -fuzz '^FuzzDeleteRequest$$' -fuzztime $(FUZZTIME) ./server/wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzClientFrame$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./server/wire/
+	$(GO) test -run '^$$' -fuzz '^FuzzDeleteRequest$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 5s ./server/wire/
 
 generate: ## regenerate committed generated code
 	$(GO) generate ./...

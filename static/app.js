@@ -864,15 +864,15 @@ var Renderer = class {
     }
     for (const b of blocks) this.drawBlockLabel(b);
   }
-  /** @param {Item} it @param {number} now */
+  /** The fill of a far-out cell: its state, or its kind's colour when normal. @param {Item} it @param {number} now */
   itemColor(it, now) {
     const C = this.colors;
     if (it.ghost) return C["--st-removed"];
     const pv = this.preview.get(it.uid);
     if (pv) return C[PREVIEW[pv].color];
     const st = stateOf(this.store, it.node);
-    if (st === "normal") return `hsl(${kindHue(it.node.kind)} 45% 55%)`;
-    return C[STATES.find((s) => s.id === st)?.color || "--node-border"];
+    if (st === "normal") return kindColor(it.node.kind, 45, 55);
+    return C[STATE_COLOR[st]];
   }
   /** @param {Item[]} items @param {Block[]} blocks @param {number} px */
   drawEdges(items, blocks, px) {
@@ -935,7 +935,7 @@ var Renderer = class {
       const col = !n ? C["--st-removed"] : this.preview.has(u) ? C[PREVIEW[
         /** @type {PreviewKind} */
         this.preview.get(u)
-      ].color] : C[STATES.find((s) => s.id === stateOf(store2, n))?.color || "--node-border"];
+      ].color] : C[STATE_COLOR[stateOf(store2, n)]];
       counts.set(col, (counts.get(col) || 0) + 1);
     }
     let bx = x + 8;
@@ -985,7 +985,7 @@ var Renderer = class {
     const { ctx, store: store2, colors: C } = this;
     const n = it.node, x = it.group.x + it.x, y = it.group.y + it.y;
     const st = it.ghost ? "removed" : stateOf(store2, n);
-    const stColor = C[STATES.find((s) => s.id === st)?.color || "--node-border"];
+    const stColor = C[STATE_COLOR[st]];
     let alpha = 1;
     if (it.ghost) {
       const g = store2.ghosts.get(it.uid);
@@ -996,7 +996,7 @@ var Renderer = class {
     ctx.beginPath();
     ctx.roundRect(x, y, NODE_W, NODE_H, 6);
     ctx.fill();
-    ctx.fillStyle = `hsl(${kindHue(n.kind)} 55% 50%)`;
+    ctx.fillStyle = kindColor(n.kind, 55, 50);
     ctx.fillRect(x, y + 3, 5, NODE_H - 6);
     ctx.strokeStyle = stColor;
     ctx.lineWidth = (st === "normal" ? 1 : 2.5) * px;
@@ -1057,6 +1057,14 @@ var Renderer = class {
     ctx.globalAlpha = 1;
   }
 };
+var STATE_COLOR = Object.fromEntries(STATES.map((s) => [s.id, s.color]));
+var kindColors = /* @__PURE__ */ new Map();
+function kindColor(kind, s, l) {
+  const key = `${kind}/${s}/${l}`;
+  let c = kindColors.get(key);
+  if (!c) kindColors.set(key, c = `hsl(${kindHue(kind)} ${s}% ${l}%)`);
+  return c;
+}
 function clamp(v, lo, hi) {
   return Math.max(lo, Math.min(hi, v));
 }

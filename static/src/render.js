@@ -295,15 +295,15 @@ export class Renderer {
     for (const b of blocks) this.drawBlockLabel(b);
   }
 
-  /** @param {Item} it @param {number} now */
+  /** The fill of a far-out cell: its state, or its kind's colour when normal. @param {Item} it @param {number} now */
   itemColor(it, now) {
     const C = this.colors;
     if (it.ghost) return C["--st-removed"];
     const pv = this.preview.get(it.uid);
     if (pv) return C[PREVIEW[pv].color];
     const st = stateOf(this.store, it.node);
-    if (st === "normal") return `hsl(${kindHue(it.node.kind)} 45% 55%)`;
-    return C[STATES.find((s) => s.id === st)?.color || "--node-border"];
+    if (st === "normal") return kindColor(it.node.kind, 45, 55);
+    return C[STATE_COLOR[st]];
   }
 
   /** @param {Item[]} items @param {Block[]} blocks @param {number} px */
@@ -364,7 +364,7 @@ export class Renderer {
     for (const u of b.uids) {
       const n = store.nodes.get(u);
       const col = !n ? C["--st-removed"] : this.preview.has(u) ? C[PREVIEW[/** @type {PreviewKind} */ (this.preview.get(u))].color]
-        : C[STATES.find((s) => s.id === stateOf(store, n))?.color || "--node-border"];
+        : C[STATE_COLOR[stateOf(store, n)]];
       counts.set(col, (counts.get(col) || 0) + 1);
     }
     let bx = x + 8;
@@ -415,7 +415,7 @@ export class Renderer {
     const { ctx, store, colors: C } = this;
     const n = it.node, x = it.group.x + it.x, y = it.group.y + it.y;
     const st = it.ghost ? "removed" : stateOf(store, n);
-    const stColor = C[STATES.find((s) => s.id === st)?.color || "--node-border"];
+    const stColor = C[STATE_COLOR[st]];
     let alpha = 1;
     if (it.ghost) {
       const g = store.ghosts.get(it.uid);
@@ -427,7 +427,7 @@ export class Renderer {
     ctx.roundRect(x, y, NODE_W, NODE_H, 6);
     ctx.fill();
     // Kind stripe.
-    ctx.fillStyle = `hsl(${kindHue(n.kind)} 55% 50%)`;
+    ctx.fillStyle = kindColor(n.kind, 55, 50);
     ctx.fillRect(x, y + 3, 5, NODE_H - 6);
     ctx.strokeStyle = stColor;
     ctx.lineWidth = (st === "normal" ? 1 : 2.5) * px;
@@ -491,6 +491,20 @@ export class Renderer {
     }
     ctx.globalAlpha = 1;
   }
+}
+
+/** Each state's colour property. */
+const STATE_COLOR = Object.fromEntries(STATES.map((s) => [s.id, s.color]));
+
+/** @type {Map<string, string>} */
+const kindColors = new Map();
+
+/** A kind's colour, made once (frames draw tens of thousands of cells). @param {string} kind @param {number} s @param {number} l */
+function kindColor(kind, s, l) {
+  const key = `${kind}/${s}/${l}`;
+  let c = kindColors.get(key);
+  if (!c) kindColors.set(key, (c = `hsl(${kindHue(kind)} ${s}% ${l}%)`));
+  return c;
 }
 
 /** @param {number} v @param {number} lo @param {number} hi */
