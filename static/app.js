@@ -293,7 +293,7 @@ var GROUP_PAD = 24;
 var GROUP_TITLE = 44;
 var GROUP_ROW = 10 * (NODE_W + GAP_X);
 var GROUP_GAP = 80;
-var WORLD_ROW = 9e3;
+var MIN_WORLD_ROW = 9e3;
 var KIND_RANK = [
   "Namespace",
   "Node",
@@ -364,13 +364,19 @@ var Layout = class {
   /** Places the namespace boxes in shelves, in name order (cluster-scoped first). */
   pack() {
     const names = [...this.groups.keys()].sort((a, b) => a === "" ? 1 : b === "" ? -1 : a < b ? -1 : a > b ? 1 : 0);
+    let area = 0, widest = 0;
+    for (const g of this.groups.values()) {
+      area += (g.w + GROUP_GAP) * (g.h + GROUP_GAP);
+      widest = Math.max(widest, g.w);
+    }
+    const row = Math.max(widest, MIN_WORLD_ROW, 2 ** Math.ceil(Math.log2(Math.sqrt(area * 1.8) || 1)));
     let x = 0, y = 0, shelf = 0, maxW = 0;
     for (const ns of names) {
       const g = (
         /** @type {Group} */
         this.groups.get(ns)
       );
-      if (x > 0 && x + g.w > WORLD_ROW) {
+      if (x > 0 && x + g.w > row) {
         x = 0;
         y += shelf + GROUP_GAP;
         shelf = 0;
@@ -635,6 +641,7 @@ var Renderer = class {
     this.hover = null;
     this.matches = /* @__PURE__ */ new Set();
     this.preview = /* @__PURE__ */ new Map();
+    this.previewVersion = 0;
     this.expanded = /* @__PURE__ */ new Set();
     this.colors = {};
     this.dirty = true;
@@ -821,36 +828,39 @@ var Renderer = class {
       ctx.lineWidth = px;
       ctx.strokeRect(g.x, g.y, g.w, g.h);
     }
-    const items = [];
-    const blocks = [];
-    for (const g of visible) {
-      for (const b of g.blocks) if (this.collapsed(b) && inView(g.x + b.x, g.y + b.y, b.w, b.h)) blocks.push(b);
-      for (const it of g.items) {
-        if (it.block && this.collapsed(it.block)) continue;
-        if (inView(g.x + it.x, g.y + it.y, NODE_W, NODE_H)) items.push(it);
+    if (cellMode) {
+      let drawn = 0;
+      for (const g of visible) {
+        const cache = this.groupCache(g, now);
+        for (const [col, p] of cache.cells) {
+          ctx.fillStyle = col;
+          ctx.fill(p);
+        }
+        for (const b of g.blocks) if (this.collapsed(b)) this.drawBlock(b, px);
+        drawn += cache.count;
+        for (const u of this.ringed()) {
+          const it = this.layout.items.get(u);
+          if (it && it.group === g && !(it.block && this.collapsed(it.block))) this.drawRing(it, px);
+        }
       }
+      this.drawn = drawn;
+    } else {
+      const items = [];
+      const blocks = [];
+      for (const g of visible) {
+        for (const b of g.blocks) if (this.collapsed(b) && inView(g.x + b.x, g.y + b.y, b.w, b.h)) blocks.push(b);
+        for (const it of g.items) {
+          if (it.block && this.collapsed(it.block)) continue;
+          if (inView(g.x + it.x, g.y + it.y, NODE_W, NODE_H)) items.push(it);
+        }
+      }
+      this.drawn = items.length;
+      this.drawEdges(items, blocks, px);
+      for (const b of blocks) this.drawBlock(b, px);
+      for (const it of items) this.drawItem(it, now, px, labels);
     }
     function inView(x, y, w, h2) {
       return !(x > vx1 || y > vy1 || x + w < vx0 || y + h2 < vy0);
-    }
-    this.drawn = items.length;
-    if (!cellMode) this.drawEdges(items, blocks, px);
-    for (const b of blocks) this.drawBlock(b, px);
-    if (cellMode) {
-      const paths = /* @__PURE__ */ new Map();
-      for (const it of items) {
-        const col = this.itemColor(it, now);
-        let p = paths.get(col);
-        if (!p) paths.set(col, p = new Path2D());
-        p.rect(it.group.x + it.x, it.group.y + it.y, NODE_W, NODE_H);
-      }
-      for (const [col, p] of paths) {
-        ctx.fillStyle = col;
-        ctx.fill(p);
-      }
-      for (const it of items) if (it.uid === this.selected || this.matches.has(it.uid) || this.preview.has(it.uid)) this.drawRing(it, px);
-    } else {
-      for (const it of items) this.drawItem(it, now, px, labels);
     }
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.textBaseline = "middle";
@@ -862,7 +872,47 @@ var Renderer = class {
       ctx.fillStyle = C["--fg"];
       ctx.fillText(truncate(ctx, g.title + `  ·  ${g.items.length}`, sw - 12), Math.max(sx, 0) + 8, Math.max(sy, 0) + Math.min(GROUP_TITLE * cam.k, 30) / 2 + 2);
     }
-    for (const b of blocks) this.drawBlockLabel(b);
+    for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
+  }
+  /** Objects drawn with a ring: the selection, search matches, the delete preview. */
+  ringed() {
+    const out = [...this.matches, ...this.preview.keys()];
+    if (this.selected) out.push(this.selected);
+    return out;
+  }
+  /**
+   * The far-out drawing of a namespace: its cells by colour, and its collapsed sets'
+   * state counts. Rebuilt after invalidate.
+   * @param {Group} g @param {number} now
+   * @returns {{cells: Map<string, Path2D>, count: number, blockCounts: Map<Block, Map<string, number>>}}
+   */
+  groupCache(g, now) {
+    const key = this.cacheKey();
+    let c = (
+      /** @type {any} */
+      g.cache
+    );
+    if (c && c.key === key) return c;
+    c = { key, cells: /* @__PURE__ */ new Map(), count: 0, blockCounts: /* @__PURE__ */ new Map() };
+    for (const it of g.items) {
+      if (it.block && this.collapsed(it.block)) continue;
+      const col = this.itemColor(it, now);
+      let p = c.cells.get(col);
+      if (!p) c.cells.set(col, p = new Path2D());
+      p.rect(g.x + it.x, g.y + it.y, NODE_W, NODE_H);
+      c.count++;
+    }
+    g.cache = c;
+    return c;
+  }
+  /** What every namespace cache depends on besides its own members. */
+  cacheKey() {
+    return `${this.expanded.size}/${this.previewVersion}/${this.colors["--bg"]}/${NODE_W * this.cam.k < COLLAPSE_PX}`;
+  }
+  /** Drops the cached drawing of the namespace holding uid. @param {string} uid */
+  invalidate(uid) {
+    const it = this.layout.items.get(uid);
+    if (it) it.group.cache = null;
   }
   /** The fill of a far-out cell: its state, or its kind's colour when normal. @param {Item} it @param {number} now */
   itemColor(it, now) {
@@ -920,7 +970,7 @@ var Renderer = class {
   }
   /** @param {Block} b @param {number} px */
   drawBlock(b, px) {
-    const { ctx, store: store2, colors: C } = this;
+    const { ctx, colors: C } = this;
     const x = b.group.x + b.x, y = b.group.y + b.y;
     ctx.fillStyle = C["--node-bg"];
     ctx.strokeStyle = C["--node-border"];
@@ -929,14 +979,14 @@ var Renderer = class {
     ctx.roundRect(x, y, b.w, b.h, 10);
     ctx.fill();
     ctx.stroke();
-    const counts = /* @__PURE__ */ new Map();
-    for (const u of b.uids) {
-      const n = store2.nodes.get(u);
-      const col = !n ? C["--st-removed"] : this.preview.has(u) ? C[PREVIEW[
-        /** @type {PreviewKind} */
-        this.preview.get(u)
-      ].color] : C[STATE_COLOR[stateOf(store2, n)]];
-      counts.set(col, (counts.get(col) || 0) + 1);
+    const cache = (
+      /** @type {any} */
+      b.group.cache
+    );
+    let counts = cache?.blockCounts.get(b);
+    if (!counts) {
+      counts = this.blockCounts(b);
+      cache?.blockCounts.set(b, counts);
     }
     let bx = x + 8;
     const bw = b.w - 16, bh = Math.min(14, b.h / 4);
@@ -946,11 +996,25 @@ var Renderer = class {
       ctx.fillRect(bx, y + b.h - bh - 8, w, bh);
       bx += w;
     }
-    if (b.uids.some((u) => u === this.selected || this.matches.has(u))) {
+    if (this.selected && b.uids.includes(this.selected) || this.matches.size && b.uids.some((u) => this.matches.has(u))) {
       ctx.strokeStyle = C["--match"];
       ctx.lineWidth = 3 * px;
       ctx.strokeRect(x - 4, y - 4, b.w + 8, b.h + 8);
     }
+  }
+  /** How many members of b are in each state colour. @param {Block} b */
+  blockCounts(b) {
+    const { store: store2, colors: C } = this;
+    const counts = /* @__PURE__ */ new Map();
+    for (const u of b.uids) {
+      const n = store2.nodes.get(u);
+      const col = !n ? C["--st-removed"] : this.preview.has(u) ? C[PREVIEW[
+        /** @type {PreviewKind} */
+        this.preview.get(u)
+      ].color] : C[STATE_COLOR[stateOf(store2, n)]];
+      counts.set(col, (counts.get(col) || 0) + 1);
+    }
+    return counts;
   }
   /** @param {Block} b */
   drawBlockLabel(b) {
@@ -1936,6 +2000,7 @@ function tick(now) {
   if (layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) relayout(now);
   if (store.touched.size) {
     renderer.dirty = true;
+    for (const uid of store.touched) renderer.invalidate(uid);
     if (view.sel && store.touched.has(view.sel)) objectPanel.changed();
     store.touched.clear();
   }
@@ -1992,6 +2057,7 @@ var queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), st
 var dialog = new DeleteDialog(store, {
   preview(m) {
     renderer.preview = m;
+    renderer.previewVersion++;
     renderer.dirty = true;
     legend();
   },

@@ -24,7 +24,7 @@ const GROUP_PAD = 24;
 export const GROUP_TITLE = 44;
 const GROUP_ROW = 10 * (NODE_W + GAP_X); // roots wrap into shelves this wide
 const GROUP_GAP = 80;
-const WORLD_ROW = 9000; // namespaces wrap into shelves this wide
+const MIN_WORLD_ROW = 9000; // namespaces wrap into shelves at least this wide
 
 /** Workload kinds first, so that a namespace reads top-left from its controllers. */
 const KIND_RANK = ["Namespace", "Node", "CustomResourceDefinition", "Deployment", "StatefulSet", "DaemonSet", "CronJob",
@@ -86,10 +86,18 @@ export class Layout {
     // Cluster-scoped objects (mostly RBAC and API machinery) go last: namespaces are what
     // people come to look at.
     const names = [...this.groups.keys()].sort((a, b) => (a === "" ? 1 : b === "" ? -1 : a < b ? -1 : a > b ? 1 : 0));
+    // Shelves about as wide as a screen's shape wants, from the total area, rounded up
+    // to a power of two so that they change width only when the cluster doubles.
+    let area = 0, widest = 0;
+    for (const g of this.groups.values()) {
+      area += (g.w + GROUP_GAP) * (g.h + GROUP_GAP);
+      widest = Math.max(widest, g.w);
+    }
+    const row = Math.max(widest, MIN_WORLD_ROW, 2 ** Math.ceil(Math.log2(Math.sqrt(area * 1.8) || 1)));
     let x = 0, y = 0, shelf = 0, maxW = 0;
     for (const ns of names) {
       const g = /** @type {Group} */ (this.groups.get(ns));
-      if (x > 0 && x + g.w > WORLD_ROW) {
+      if (x > 0 && x + g.w > row) {
         x = 0;
         y += shelf + GROUP_GAP;
         shelf = 0;

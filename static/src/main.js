@@ -116,6 +116,7 @@ function tick(now) {
   if (layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) relayout(now);
   if (store.touched.size) {
     renderer.dirty = true;
+    for (const uid of store.touched) renderer.invalidate(uid);
     if (view.sel && store.touched.has(view.sel)) objectPanel.changed();
     store.touched.clear();
   }
@@ -178,6 +179,7 @@ const queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), 
 const dialog = new DeleteDialog(store, {
   preview(m) {
     renderer.preview = m;
+    renderer.previewVersion++;
     renderer.dirty = true;
     legend();
   },

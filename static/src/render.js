@@ -46,6 +46,7 @@ export class Renderer {
     /** @type {string|null} */ this.hover = null;
     /** @type {Set<string>} */ this.matches = new Set();
     /** @type {Map<string, PreviewKind>} */ this.preview = new Map();
+    this.previewVersion = 0; // bumped with each new preview: cached drawings depend on it
     /** parents whose leaf sets are always drawn open. @type {Set<string>} */ this.expanded = new Set();
     /** @type {Record<string, string>} */ this.colors = {};
     this.dirty = true;
@@ -241,44 +242,43 @@ export class Renderer {
     }
 
     // Items on screen, by drawing class.
-    /** @type {Item[]} */
-    const items = [];
-    /** @type {Block[]} */
-    const blocks = [];
-    for (const g of visible) {
-      for (const b of g.blocks) if (this.collapsed(b) && inView(g.x + b.x, g.y + b.y, b.w, b.h)) blocks.push(b);
-      for (const it of g.items) {
-        if (it.block && this.collapsed(it.block)) continue;
-        if (inView(g.x + it.x, g.y + it.y, NODE_W, NODE_H)) items.push(it);
+    if (cellMode) {
+      // Far out: per namespace, one path per colour, kept until something in it changes
+      // (see invalidate), so a frame under heavy churn redraws cached paths.
+      let drawn = 0;
+      for (const g of visible) {
+        const cache = this.groupCache(g, now);
+        for (const [col, p] of cache.cells) {
+          ctx.fillStyle = col;
+          ctx.fill(p);
+        }
+        for (const b of g.blocks) if (this.collapsed(b)) this.drawBlock(b, px);
+        drawn += cache.count;
+        for (const u of this.ringed()) {
+          const it = this.layout.items.get(u);
+          if (it && it.group === g && !(it.block && this.collapsed(it.block))) this.drawRing(it, px);
+        }
       }
+      this.drawn = drawn;
+    } else {
+      /** @type {Item[]} */
+      const items = [];
+      /** @type {Block[]} */
+      const blocks = [];
+      for (const g of visible) {
+        for (const b of g.blocks) if (this.collapsed(b) && inView(g.x + b.x, g.y + b.y, b.w, b.h)) blocks.push(b);
+        for (const it of g.items) {
+          if (it.block && this.collapsed(it.block)) continue;
+          if (inView(g.x + it.x, g.y + it.y, NODE_W, NODE_H)) items.push(it);
+        }
+      }
+      this.drawn = items.length;
+      this.drawEdges(items, blocks, px);
+      for (const b of blocks) this.drawBlock(b, px);
+      for (const it of items) this.drawItem(it, now, px, labels);
     }
     function inView(/** @type {number} */ x, /** @type {number} */ y, /** @type {number} */ w, /** @type {number} */ h) {
       return !(x > vx1 || y > vy1 || x + w < vx0 || y + h < vy0);
-    }
-    this.drawn = items.length;
-
-    if (!cellMode) this.drawEdges(items, blocks, px);
-
-    // Collapsed leaf sets.
-    for (const b of blocks) this.drawBlock(b, px);
-
-    if (cellMode) {
-      // Far out: one path per colour.
-      /** @type {Map<string, Path2D>} */
-      const paths = new Map();
-      for (const it of items) {
-        const col = this.itemColor(it, now);
-        let p = paths.get(col);
-        if (!p) paths.set(col, (p = new Path2D()));
-        p.rect(it.group.x + it.x, it.group.y + it.y, NODE_W, NODE_H);
-      }
-      for (const [col, p] of paths) {
-        ctx.fillStyle = col;
-        ctx.fill(p);
-      }
-      for (const it of items) if (it.uid === this.selected || this.matches.has(it.uid) || this.preview.has(it.uid)) this.drawRing(it, px);
-    } else {
-      for (const it of items) this.drawItem(it, now, px, labels);
     }
 
     // Titles in screen space, readable at any zoom.
@@ -292,7 +292,48 @@ export class Renderer {
       ctx.fillStyle = C["--fg"];
       ctx.fillText(truncate(ctx, g.title + `  ·  ${g.items.length}`, sw - 12), Math.max(sx, 0) + 8, Math.max(sy, 0) + Math.min(GROUP_TITLE * cam.k, 30) / 2 + 2);
     }
-    for (const b of blocks) this.drawBlockLabel(b);
+    for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
+  }
+
+  /** Objects drawn with a ring: the selection, search matches, the delete preview. */
+  ringed() {
+    const out = [...this.matches, ...this.preview.keys()];
+    if (this.selected) out.push(this.selected);
+    return out;
+  }
+
+  /**
+   * The far-out drawing of a namespace: its cells by colour, and its collapsed sets'
+   * state counts. Rebuilt after invalidate.
+   * @param {Group} g @param {number} now
+   * @returns {{cells: Map<string, Path2D>, count: number, blockCounts: Map<Block, Map<string, number>>}}
+   */
+  groupCache(g, now) {
+    const key = this.cacheKey();
+    let c = /** @type {any} */ (g).cache;
+    if (c && c.key === key) return c;
+    c = { key, cells: new Map(), count: 0, blockCounts: new Map() };
+    for (const it of g.items) {
+      if (it.block && this.collapsed(it.block)) continue;
+      const col = this.itemColor(it, now);
+      let p = c.cells.get(col);
+      if (!p) c.cells.set(col, (p = new Path2D()));
+      p.rect(g.x + it.x, g.y + it.y, NODE_W, NODE_H);
+      c.count++;
+    }
+    /** @type {any} */ (g).cache = c;
+    return c;
+  }
+
+  /** What every namespace cache depends on besides its own members. */
+  cacheKey() {
+    return `${this.expanded.size}/${this.previewVersion}/${this.colors["--bg"]}/${NODE_W * this.cam.k < COLLAPSE_PX}`;
+  }
+
+  /** Drops the cached drawing of the namespace holding uid. @param {string} uid */
+  invalidate(uid) {
+    const it = this.layout.items.get(uid);
+    if (it) /** @type {any} */ (it.group).cache = null;
   }
 
   /** The fill of a far-out cell: its state, or its kind's colour when normal. @param {Item} it @param {number} now */
@@ -349,7 +390,7 @@ export class Renderer {
 
   /** @param {Block} b @param {number} px */
   drawBlock(b, px) {
-    const { ctx, store, colors: C } = this;
+    const { ctx, colors: C } = this;
     const x = b.group.x + b.x, y = b.group.y + b.y;
     ctx.fillStyle = C["--node-bg"];
     ctx.strokeStyle = C["--node-border"];
@@ -359,13 +400,12 @@ export class Renderer {
     ctx.fill();
     ctx.stroke();
     // A bar of its members' states, so a cascade shows even from far out.
-    /** @type {Map<string, number>} */
-    const counts = new Map();
-    for (const u of b.uids) {
-      const n = store.nodes.get(u);
-      const col = !n ? C["--st-removed"] : this.preview.has(u) ? C[PREVIEW[/** @type {PreviewKind} */ (this.preview.get(u))].color]
-        : C[STATE_COLOR[stateOf(store, n)]];
-      counts.set(col, (counts.get(col) || 0) + 1);
+    const cache = /** @type {any} */ (b.group).cache;
+    /** @type {Map<string, number>|undefined} */
+    let counts = cache?.blockCounts.get(b);
+    if (!counts) {
+      counts = this.blockCounts(b);
+      cache?.blockCounts.set(b, counts);
     }
     let bx = x + 8;
     const bw = b.w - 16, bh = Math.min(14, b.h / 4);
@@ -375,11 +415,25 @@ export class Renderer {
       ctx.fillRect(bx, y + b.h - bh - 8, w, bh);
       bx += w;
     }
-    if (b.uids.some((u) => u === this.selected || this.matches.has(u))) {
+    if ((this.selected && b.uids.includes(this.selected)) || (this.matches.size && b.uids.some((u) => this.matches.has(u)))) {
       ctx.strokeStyle = C["--match"];
       ctx.lineWidth = 3 * px;
       ctx.strokeRect(x - 4, y - 4, b.w + 8, b.h + 8);
     }
+  }
+
+  /** How many members of b are in each state colour. @param {Block} b */
+  blockCounts(b) {
+    const { store, colors: C } = this;
+    /** @type {Map<string, number>} */
+    const counts = new Map();
+    for (const u of b.uids) {
+      const n = store.nodes.get(u);
+      const col = !n ? C["--st-removed"] : this.preview.has(u) ? C[PREVIEW[/** @type {PreviewKind} */ (this.preview.get(u))].color]
+        : C[STATE_COLOR[stateOf(store, n)]];
+      counts.set(col, (counts.get(col) || 0) + 1);
+    }
+    return counts;
   }
 
   /** @param {Block} b */
