@@ -215,6 +215,18 @@ func (c *client) getJSON(path string, v any) int {
 	return code
 }
 
+// login posts the login form as the page does (following the redirect to the UI), with
+// extra headers; it returns the final status.
+func (c *client) login(token string, header http.Header) int {
+	c.t.Helper()
+	h := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+	for k, v := range header {
+		h[k] = v
+	}
+	code, _ := c.do(http.MethodPost, "/login", url.Values{"token": {token}}.Encode(), h)
+	return code
+}
+
 // session fetches the CSRF token (and its cookie), as the page does.
 func (c *client) session() sessionResponse {
 	c.t.Helper()
@@ -422,8 +434,10 @@ func TestDeleteRequestValidationAndCSRF(t *testing.T) {
 		status int
 		want   string
 	}{
-		{`{"propagationPolicy":"Sideways"}`, 400, `"allowed":["Background","Foreground","Orphan"]`},
-		{`{}`, 400, `"allowed"`},
+		{`{"propagationPolicy":"Sideways","dryRun":true}`, 400, `"allowed":["Background","Foreground","Orphan"]`},
+		{`{}`, 400, `\"dryRun\" is required`},
+		{`{"propagationPolicy":"Background"}`, 400, `\"dryRun\" is required`},
+		{`{"propagationPolicy":"Background","dryRun":null}`, 400, `\"dryRun\" is required`},
 		{`{"propagationPolicy":"Orphan","force":true}`, 400, "unknown field"},
 		{`not json`, 400, "bad_request"},
 		{`{"propagationPolicy":"Orphan"}{}`, 400, "more than one JSON value"},
@@ -514,7 +528,7 @@ func TestDeleteDryRunPredictsAndForegroundDeletes(t *testing.T) {
 		entries = append(entries, a)
 	}
 	last := entries[len(entries)-1]
-	if len(entries) != 3 || last.Object.UID != owner.UID || last.Policy != "Foreground" || last.DryRun || last.Result != "ok" || last.User != "local" {
+	if len(entries) != 3 || last.Object.UID != owner.UID || last.Policy != "Foreground" || last.DryRun == nil || *last.DryRun || last.Result != "ok" || last.User != "local" {
 		t.Errorf("audit entries: %+v", entries)
 	}
 }
@@ -572,8 +586,9 @@ func TestTokenFileAuthentication(t *testing.T) {
 	if code != 200 || s.User.Name != "alice" {
 		t.Errorf("token session: %d %s", code, body)
 	}
-	// A browser logs in once; the cookie carries it (websockets cannot send headers).
-	if code, _ := c.do("GET", "/login?token=0123456789abcdef0123", nil, nil); code != 200 {
+	// A browser logs in once through the form; the cookie carries it (websockets cannot
+	// send headers).
+	if code := c.login("0123456789abcdef0123", http.Header{"Origin": {c.base}}); code != 200 {
 		t.Errorf("login: %d", code)
 	}
 	if code, _ := c.do("GET", "/api/v1/queues", nil, nil); code != 200 {
@@ -612,7 +627,7 @@ func TestImpersonatedDeleteDeniedByRBAC(t *testing.T) {
 	}
 	cm := e.configMap(t, ns, "target", nil)
 	h := http.Header{"Authorization": bearer["Authorization"], "Origin": {ts.URL}, csrfHeader: {s.CSRFToken}}
-	code, body = c.do("POST", "/api/v1/objects/"+string(cm.UID)+"/delete", `{"propagationPolicy":"Background"}`, h)
+	code, body = c.do("POST", "/api/v1/objects/"+string(cm.UID)+"/delete", `{"propagationPolicy":"Background","dryRun":false}`, h)
 	var apiErr apiError
 	json.Unmarshal(body, &apiErr)
 	if code != 403 || apiErr.Reason != "Forbidden" || !strings.Contains(apiErr.Message, "viewer") {

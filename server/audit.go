@@ -4,27 +4,33 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gcscope/gcscope/gc"
 )
 
-// auditEntry is one write, as one JSON line.
+// auditEntry is one write, or one refused or failed request, as one JSON line.
 type auditEntry struct {
-	Time         time.Time    `json:"time"`
-	User         string       `json:"user"`
-	Groups       []string     `json:"groups,omitempty"`
-	Remote       string       `json:"remote"`
-	Action       string       `json:"action"`
-	Object       gc.ObjectRef `json:"object,omitzero"`
-	Policy       string       `json:"policy,omitempty"`
-	Enabled      *bool        `json:"enabled,omitempty"` // slowMotion: the switch asked for
-	DryRun       bool         `json:"dryRun"`
-	Result       string       `json:"result"` // ok, denied, error
-	Status       int          `json:"status"`
-	Error        string       `json:"error,omitempty"`
-	Impersonated bool         `json:"impersonated,omitempty"`
+	Time    time.Time    `json:"time"`
+	User    string       `json:"user"`
+	Groups  []string     `json:"groups,omitempty"`
+	Remote  string       `json:"remote"`
+	Host    string       `json:"host,omitempty"`
+	Path    string       `json:"path,omitempty"`
+	Action  string       `json:"action"`
+	Object  gc.ObjectRef `json:"object,omitzero"`
+	Policy  string       `json:"policy,omitempty"`
+	Enabled *bool        `json:"enabled,omitempty"` // slowMotion: the switch asked for
+	DryRun  *bool        `json:"dryRun,omitempty"`  // delete: as asked; absent when not read
+	// Unparsable: the body could not be read as a request; nothing was taken from it.
+	Unparsable   bool   `json:"unparsable,omitempty"`
+	Result       string `json:"result"` // ok, denied, error
+	Status       int    `json:"status"`
+	Error        string `json:"error,omitempty"`
+	Impersonated bool   `json:"impersonated,omitempty"`
 }
 
 // auditLog writes entries to w, or to the logger when w is nil.
@@ -52,4 +58,27 @@ func (a *auditLog) write(e auditEntry) {
 	if err := a.enc.Encode(e); err != nil {
 		a.log.Error("audit log write failed", "err", err, "entry", e)
 	}
+}
+
+// entryFor starts the audit entry of a request: who, from where, to which host.
+func entryFor(r *http.Request, action string) auditEntry {
+	u := userFrom(r)
+	return auditEntry{Time: time.Now(), User: u.Name, Groups: u.Groups, Remote: r.RemoteAddr,
+		Host: r.Host, Path: r.URL.Path, Action: action, Impersonated: u.Impersonate}
+}
+
+// refuse answers a request with e, and records the refusal in the audit log.
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, action string, status int, e *apiError) {
+	entry := entryFor(r, action)
+	entry.Result, entry.Status, entry.Error = "denied", status, e.Message
+	s.audit.write(entry)
+	writeJSON(w, status, e)
+}
+
+// quoteClip quotes s for a message, clipped so that a huge header cannot bloat the log.
+func quoteClip(s string) string {
+	if len(s) > 100 {
+		s = s[:100] + "…"
+	}
+	return strconv.Quote(s)
 }

@@ -81,23 +81,6 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// handleLogin trades ?token= for a session cookie, so a browser (and its websocket, which
-// cannot send headers) is authenticated; then it goes to the UI.
-func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
-	if s.opts.Auth == nil {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
-	}
-	token := r.URL.Query().Get("token")
-	if _, err := s.opts.Auth.Authenticate(r.Context(), token); err != nil {
-		writeError(w, http.StatusUnauthorized, "unauthorized", err.Error())
-		return
-	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true,
-		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
-}
-
 // TokenFile authenticates tokens listed in a file, one per line: the token, then
 // optionally a name for the audit log ("token name"). Blank lines and # comments are
 // ignored. Writes are made with gcscope's own credentials.

@@ -1,8 +1,9 @@
 package server
 
 import (
+	"crypto/hmac"
 	"crypto/rand"
-	"crypto/subtle"
+	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
 	"net/url"
@@ -11,71 +12,161 @@ import (
 )
 
 // Writes must come from gcscope's own pages: same-origin (Origin, or Sec-Fetch-Site,
-// matches the host or an allowed origin) and carrying the CSRF token of the session
-// cookie in the X-CSRF-Token header (double submit). The token is handed out by
-// GET /api/v1/session, which also sets the cookie.
+// names gcscope's own scheme and host, or an allowed origin) and carrying a CSRF token
+// the server issued for this browser session in the X-CSRF-Token header. The session is
+// a random cookie; the token is an HMAC of it (and of the bearer token, with auth) under
+// a key that never leaves the process. A page that plants a cookie (another app on
+// localhost can: cookies ignore ports) still cannot forge the matching token.
 
 const (
 	csrfCookie = "gcscope_csrf"
 	csrfHeader = "X-CSRF-Token"
+	// sessionIDBytes is the size of the random session id of the CSRF cookie.
+	sessionIDBytes = 32
 )
 
-// csrfToken returns the request's CSRF token, issuing a cookie with a new one if it has none.
-func csrfToken(w http.ResponseWriter, r *http.Request) string {
-	if c, err := r.Cookie(csrfCookie); err == nil && len(c.Value) >= 32 {
-		return c.Value
+// newCSRFKey returns a fresh key for CSRF tokens.
+func newCSRFKey() []byte {
+	k := make([]byte, 32)
+	rand.Read(k)
+	return k
+}
+
+// csrfMAC is the token of a session id: HMAC-SHA256 over the id and the request's
+// bearer token (so a token is good only for the user it was issued to).
+func (s *Server) csrfMAC(sessionID string, r *http.Request) string {
+	m := hmac.New(sha256.New, s.csrfKey)
+	m.Write([]byte("gcscope-csrf\x00"))
+	m.Write([]byte(sessionID))
+	if s.opts.Auth != nil {
+		bearer := sha256.Sum256([]byte(bearerToken(r)))
+		m.Write([]byte{0})
+		m.Write(bearer[:])
 	}
-	b := make([]byte, 32)
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// csrfToken returns the request's CSRF token, setting a new session cookie if it has none.
+func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
+	if c, err := r.Cookie(csrfCookie); err == nil && validSessionID(c.Value) {
+		return s.csrfMAC(c.Value, r)
+	}
+	b := make([]byte, sessionIDBytes)
 	rand.Read(b)
-	t := base64.RawURLEncoding.EncodeToString(b)
-	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: t, Path: "/", HttpOnly: true,
+	id := base64.RawURLEncoding.EncodeToString(b)
+	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: id, Path: "/", HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
-	return t
+	return s.csrfMAC(id, r)
+}
+
+func validSessionID(id string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(id)
+	return err == nil && len(b) == sessionIDBytes
 }
 
 // csrfCheck reports why a write request fails the CSRF rules, or "".
-func csrfCheck(r *http.Request, allowedOrigins []string) string {
-	if o := r.Header.Get("Origin"); o != "" {
-		if !originAllowed(o, r.Host, allowedOrigins) {
-			return "cross-origin request from " + o
-		}
-	} else if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return "cross-site request (Sec-Fetch-Site: " + site + ")"
+func (s *Server) csrfCheck(r *http.Request) string {
+	if why := crossSite(r, s.opts.AllowedOrigins); why != "" {
+		return why
 	}
 	c, err := r.Cookie(csrfCookie)
 	h := r.Header.Get(csrfHeader)
-	if err != nil || h == "" || subtle.ConstantTimeCompare([]byte(c.Value), []byte(h)) != 1 {
+	if err != nil || h == "" || !validSessionID(c.Value) ||
+		!hmac.Equal([]byte(h), []byte(s.csrfMAC(c.Value, r))) {
 		return "missing or wrong CSRF token: get one from GET /api/v1/session and send it back in the " + csrfHeader + " header with its cookie"
 	}
 	return ""
 }
 
-// originAllowed: the Origin's host is the request's host or matches an allowed pattern.
-func originAllowed(origin, host string, patterns []string) bool {
+// crossSite reports why a request does not come from gcscope's own pages (or an allowed
+// origin), or "" when it does or when no browser header says otherwise.
+func crossSite(r *http.Request, allowedOrigins []string) string {
+	if o := r.Header.Get("Origin"); o != "" {
+		if !originAllowed(o, r, allowedOrigins) {
+			return "cross-origin request from " + quoteClip(o)
+		}
+		return ""
+	}
+	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
+		return "cross-site request (Sec-Fetch-Site: " + quoteClip(site) + ")"
+	}
+	return ""
+}
+
+// ownOrigin is the origin a page gcscope served itself has for this request.
+func ownOrigin(r *http.Request) string {
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + r.Host
+}
+
+// originAllowed: origin (scheme and host) is the request's own, or matches an allowed
+// pattern. A pattern with a scheme ("https://*.example.com") matches scheme and host; one
+// without matches the host over https, or over http when gcscope itself serves http.
+// The Host itself has passed the host allow-list, so "the request's own" is a name
+// gcscope answers to.
+func originAllowed(origin string, r *http.Request, patterns []string) bool {
 	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" {
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" {
 		return false
 	}
-	if strings.EqualFold(u.Host, host) {
+	got := u.Scheme + "://" + withoutDefaultPort(u.Scheme, strings.ToLower(u.Host))
+	own, _ := url.Parse(ownOrigin(r))
+	if got == own.Scheme+"://"+withoutDefaultPort(own.Scheme, strings.ToLower(own.Host)) {
 		return true
 	}
+	host := withoutDefaultPort(u.Scheme, strings.ToLower(u.Host))
 	for _, p := range patterns {
-		if ok, _ := path.Match(strings.ToLower(p), strings.ToLower(u.Host)); ok {
-			return true
+		p = strings.ToLower(p)
+		if scheme, rest, ok := strings.Cut(p, "://"); ok {
+			if scheme == u.Scheme {
+				if m, _ := path.Match(withoutDefaultPort(scheme, rest), host); m {
+					return true
+				}
+			}
+			continue
+		}
+		if u.Scheme == "https" || r.TLS == nil {
+			if m, _ := path.Match(p, host); m {
+				return true
+			}
 		}
 	}
 	return false
 }
 
+func withoutDefaultPort(scheme, host string) string {
+	switch {
+	case scheme == "http" && strings.HasSuffix(host, ":80"):
+		return strings.TrimSuffix(host, ":80")
+	case scheme == "https" && strings.HasSuffix(host, ":443"):
+		return strings.TrimSuffix(host, ":443")
+	}
+	return host
+}
+
 // guardWrite applies the CSRF rules to a write.
 func (s *Server) guardWrite(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if why := csrfCheck(r, s.opts.AllowedOrigins); why != "" {
-			writeError(w, http.StatusForbidden, "csrf", why)
+		if why := s.csrfCheck(r); why != "" {
+			s.refuse(w, r, writeAction(r), http.StatusForbidden, &apiError{Code: "csrf", Message: why})
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// writeAction names a write route for the audit log.
+func writeAction(r *http.Request) string {
+	switch {
+	case strings.HasSuffix(r.URL.Path, "/delete"):
+		return "delete"
+	case strings.HasSuffix(r.URL.Path, "/slow-motion"):
+		return "slowMotion"
+	}
+	return "write"
 }
 
 // sessionResponse tells a page who it is and how it may act.
@@ -90,7 +181,7 @@ type sessionResponse struct {
 }
 
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
-	resp := sessionResponse{User: userFrom(r), CSRFToken: csrfToken(w, r), ReadOnly: s.opts.ReadOnly, Version: s.opts.Version}
+	resp := sessionResponse{User: userFrom(r), CSRFToken: s.csrfToken(w, r), ReadOnly: s.opts.ReadOnly, Version: s.opts.Version}
 	if s.opts.Engine != nil {
 		resp.Mode = string(s.opts.Engine.Mode())
 		if d := s.opts.Engine.ActionDelay(); d > 0 {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -32,8 +31,8 @@ type deleteResponse struct {
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	node := nodeFrom(r)
 	user := userFrom(r)
-	entry := auditEntry{Time: time.Now(), User: user.Name, Groups: user.Groups, Remote: r.RemoteAddr,
-		Action: "delete", Object: node.ObjectRef, Impersonated: user.Impersonate}
+	entry := entryFor(r, "delete")
+	entry.Object = node.ObjectRef
 	fail := func(status int, e *apiError) {
 		entry.Result, entry.Status, entry.Error = "denied", status, e.Message
 		if status >= 500 || e.Code == "apiserver" {
@@ -44,11 +43,13 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	}
 
 	req, perr := wire.ParseDeleteRequest(r.Body)
-	entry.Policy, entry.DryRun = req.PropagationPolicy, req.DryRun
 	if perr != nil {
+		// Logged as what it is: no policy and no dryRun were read from it.
+		entry.Unparsable = true
 		fail(http.StatusBadRequest, &apiError{Code: "bad_request", Message: perr.Message, Allowed: perr.Allowed})
 		return
 	}
+	entry.Policy, entry.DryRun = req.PropagationPolicy, &req.DryRun
 	policy := metav1.DeletionPropagation(req.PropagationPolicy)
 	if s.opts.ReadOnly && !req.DryRun {
 		fail(http.StatusForbidden, &apiError{Code: "read_only", Message: "gcscope runs read-only (--read-only): deletes are refused; a dryRun still predicts"})

@@ -3,7 +3,6 @@ package server
 import (
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -18,8 +17,11 @@ const (
 	maxGraphLimit     = 100000
 )
 
-// graphParams are GET /api/v1/graph's query parameters.
-var graphParams = []string{"namespace", "kind", "q", "uid", "limit", "cursor"}
+// GET /api/v1/graph's query parameters: those that take one value, and the repeatable ones.
+var (
+	graphSingle = []string{"q", "limit", "cursor"}
+	graphMulti  = []string{"namespace", "kind", "uid"}
+)
 
 // graphResponse is one page of the graph.
 type graphResponse struct {
@@ -44,11 +46,9 @@ type graphFilter struct {
 }
 
 func parseGraphFilter(r *http.Request) (graphFilter, *apiError) {
-	q := r.URL.Query()
-	for name := range q {
-		if !slices.Contains(graphParams, name) {
-			return graphFilter{}, &apiError{Code: "bad_request", Message: fmt.Sprintf("unknown parameter %q", name), Allowed: graphParams}
-		}
+	q, perr := strictQuery(r, graphSingle, graphMulti)
+	if perr != nil {
+		return graphFilter{}, perr
 	}
 	f := graphFilter{objectFilter: newObjectFilter(q["namespace"], q["kind"]),
 		limit: defaultGraphLimit, text: strings.ToLower(q.Get("q")), cursor: types.UID(q.Get("cursor"))}

@@ -15,7 +15,7 @@ func assetURL(name string) string { return "/static/" + name + "?v=" + static.Ve
 // handleIndex renders the UI's page.
 func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 	p := web.Page{Title: "ownership graph", Version: s.opts.Version, ReadOnly: s.opts.ReadOnly,
-		CSRFToken: csrfToken(w, r), Asset: assetURL}
+		CSRFToken: s.csrfToken(w, r), Asset: assetURL}
 	if s.opts.Engine != nil {
 		p.Mode = string(s.opts.Engine.Mode())
 	}

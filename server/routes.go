@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -22,28 +23,31 @@ func (s *Server) routes() http.Handler {
 	r.Use(middleware.RequestID)
 	r.Use(s.logRequests)
 	r.Use(middleware.Recoverer)
+	r.Use(securityHeaders)
+	r.Use(s.checkHost) // DNS rebinding: only hosts gcscope answers to, on every route
 
 	r.Get("/healthz", s.handleHealthz)      // the process is alive (no auth: for probes)
 	r.Get("/readyz", s.handleReadyz)        // the engine has synced and gcscope serves (no auth)
-	r.Get("/login", s.handleLogin)          // ?token=: trade a token for a session cookie (with auth)
+	r.Get("/login", s.handleLoginForm)      // the login form (with auth)
+	r.Post("/login", s.handleLogin)         // form field token: trade it for a session cookie (with auth)
 	r.Handle("/static/*", s.handleStatic()) // the UI's embedded assets (no secrets: no auth)
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate)
 		r.Get("/", s.handleIndex)                                       // the UI
-		r.Get("/metrics", s.handleMetrics)                              // Prometheus: the engine's and the server's metrics
+		r.With(noQuery).Get("/metrics", s.handleMetrics)                // Prometheus: the engine's and the server's metrics
 		r.Get("/debug/controllers/garbagecollector/graph", s.handleDOT) // upstream's DOT debug graph (?uid=)
 		r.Get("/api/v1/stream", s.handleStream)                         // websocket: snapshot, then deltas
 
 		r.Route("/api/v1", func(r chi.Router) {
 			r.Use(middleware.Timeout(30 * time.Second))
-			r.Get("/session", s.handleSession) // who you are, the mode, and the CSRF token for writes
-			r.Get("/graph", s.handleGraph)     // nodes and edges, filtered, paged
-			r.Get("/queues", s.handleQueues)   // the three work queues
-			r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite).
+			r.With(noQuery).Get("/session", s.handleSession) // who you are, the mode, and the CSRF token for writes
+			r.Get("/graph", s.handleGraph)                   // nodes and edges, filtered, paged
+			r.With(noQuery).Get("/queues", s.handleQueues)   // the three work queues
+			r.With(noQuery, middleware.RequestSize(maxBodyBytes), s.guardWrite).
 				Post("/slow-motion", s.handleSlowMotion) // switch the engine's action delay on or off
 			r.Route("/objects/{uid}", func(r chi.Router) {
-				r.Use(s.objectCtx)
+				r.Use(noQuery, s.objectCtx)
 				r.Get("/", s.handleObject)         // one object as the engine sees it
 				r.Get("/explain", s.handleExplain) // why it still exists, what it waits for
 				r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite).
@@ -52,6 +56,19 @@ func (s *Server) routes() http.Handler {
 		})
 	})
 	return r
+}
+
+// securityHeaders: no response is sniffed, cached or framed (pages and assets set their
+// own policy on top).
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Cache-Control", "no-store")
+		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // maxBodyBytes bounds request bodies (the delete request is a few dozen bytes).
@@ -92,16 +109,28 @@ type ctxKey int
 
 const nodeKey ctxKey = iota
 
-// objectCtx loads the object of the {uid} URL parameter and answers 404 early.
+// objectCtx loads the object of the {uid} URL parameter and answers 404 early. The uid
+// is unescaped: an escaped "/" (%2F) reaches it as part of the uid. A write to an object
+// that is not there is audited.
 func (s *Server) objectCtx(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !s.needEngine(w) {
 			return
 		}
-		uid := types.UID(chi.URLParam(r, "uid"))
-		n, ok := s.opts.Engine.Node(uid)
+		raw := chi.URLParam(r, "uid")
+		uid, err := url.PathUnescape(raw)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("uid %s is not validly escaped", quoteClip(raw)))
+			return
+		}
+		n, ok := s.opts.Engine.Node(types.UID(uid))
 		if !ok {
-			writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no object with uid %q in the graph", uid))
+			e := &apiError{Code: "not_found", Message: fmt.Sprintf("no object with uid %s in the graph", quoteClip(uid))}
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				s.refuse(w, r, writeAction(r), http.StatusNotFound, e)
+				return
+			}
+			writeJSON(w, http.StatusNotFound, e)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), nodeKey, n)))
@@ -190,8 +219,13 @@ func (s *Server) handleDOT(w http.ResponseWriter, r *http.Request) {
 	if !s.needEngine(w) {
 		return
 	}
+	q, perr := strictQuery(r, nil, []string{"uid"})
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
 	var uids []types.UID
-	for _, u := range r.URL.Query()["uid"] {
+	for _, u := range q["uid"] {
 		uids = append(uids, types.UID(u))
 	}
 	snap := s.opts.Engine.Snapshot()

@@ -55,9 +55,19 @@ type Options struct {
 	ReadOnly bool
 	// Auth authenticates requests; nil means none (loopback only, enforced by the caller).
 	Auth Authenticator
-	// AllowedOrigins are extra Origin hosts allowed for websockets and writes, besides the
-	// request's own host (patterns as in path.Match, e.g. "*.example.com").
+	// Listen is the address gcscope listens on: its host is a Host the server answers to.
+	Listen string
+	// AllowedHosts are further Host names the server answers to (path.Match patterns,
+	// e.g. "gcscope.example.com"), besides localhost, loopback addresses and Listen. Any
+	// other Host is refused: the DNS-rebinding defence.
+	AllowedHosts []string
+	// AllowedOrigins are extra origins allowed for websockets and writes, besides the
+	// request's own scheme and host: "https://gcscope.example.com", or a host pattern
+	// ("*.example.com") that matches over https (and http when gcscope serves http).
 	AllowedOrigins []string
+	// MaxStreams bounds the websocket stream clients in all (0: 256), and
+	// MaxStreamsPerUser those of one user (0: 32).
+	MaxStreams, MaxStreamsPerUser int
 	// Audit receives one JSON line per write; nil means the logger.
 	Audit io.Writer
 	// StreamBatch is how often the stream flushes deltas to clients; 0: 50 ms.
@@ -73,6 +83,8 @@ type Server struct {
 	log     *slog.Logger
 	handler http.Handler
 	audit   *auditLog
+	hosts   *hostPolicy
+	csrfKey []byte // HMAC key of CSRF tokens; never leaves the process
 	metrics *serverMetrics
 	hub     *hub
 
@@ -87,11 +99,18 @@ func New(o Options) *Server {
 	}
 	s := &Server{opts: o, log: o.Logger}
 	s.audit = newAuditLog(o.Audit, o.Logger)
+	s.hosts = newHostPolicy(o.Listen, o.AllowedHosts)
+	s.csrfKey = newCSRFKey()
 	s.metrics = newServerMetrics()
 	if o.Engine != nil {
 		s.hub = newHub(hubOptions{
 			Snapshot: o.Engine.Snapshot, Feed: o.Engine.Feed(), Logger: o.Logger,
 			Batch: o.StreamBatch, Buffer: o.ClientBuffer, OriginPatterns: o.AllowedOrigins,
+			MaxClients: o.MaxStreams, MaxClientsPerUser: o.MaxStreamsPerUser,
+			User: func(r *http.Request) string { return userFrom(r).Name },
+			Refuse: func(w http.ResponseWriter, r *http.Request, status int, e *apiError) {
+				s.refuse(w, r, "stream", status, e)
+			},
 			Registerer: s.metrics.registry,
 		})
 	}

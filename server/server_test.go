@@ -1,18 +1,29 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/gcscope/gcscope/web"
 )
+
+// localRequest is a GET of path as a browser on this machine sends it (httptest's
+// example.com is not a host gcscope answers to).
+func localRequest(path string) *http.Request {
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	req.Host = "127.0.0.1:8080"
+	return req
+}
 
 func get(t *testing.T, h http.Handler, path string) (int, string) {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+	h.ServeHTTP(rec, localRequest(path))
 	body, _ := io.ReadAll(rec.Result().Body)
 	return rec.Code, string(body)
 }
@@ -42,7 +53,8 @@ func TestUnknownPathIs404(t *testing.T) {
 func TestIndexPageAndStaticAssets(t *testing.T) {
 	h := New(Options{Version: "v9"})
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	req := localRequest("/")
+	h.ServeHTTP(rec, req)
 	body := rec.Body.String()
 	if rec.Code != 200 || !strings.HasPrefix(rec.Header().Get("Content-Type"), "text/html") {
 		t.Fatalf("GET /: %d %s", rec.Code, rec.Header().Get("Content-Type"))
@@ -55,8 +67,19 @@ func TestIndexPageAndStaticAssets(t *testing.T) {
 	if _, ro := get(t, New(Options{ReadOnly: true}), "/"); strings.Contains(ro, `id="delete-dialog"`) || !strings.Contains(ro, "read-only") {
 		t.Error("the read-only page offers the delete dialog, or does not say it is read-only")
 	}
-	if c := rec.Result().Cookies(); len(c) != 1 || c[0].Name != csrfCookie || !strings.Contains(body, c[0].Value) {
-		t.Errorf("the page's CSRF token is not its cookie's: %v", c)
+	if c := rec.Result().Cookies(); len(c) != 1 || c[0].Name != csrfCookie || !strings.Contains(body, `data-csrf-token="`+h.csrfMAC(c[0].Value, req)+`"`) {
+		t.Errorf("the page's CSRF token is not the one issued for its cookie: %v", c)
+	}
+	// Shadow mode says that deletes from the page are real.
+	var page strings.Builder
+	web.App(web.Page{Mode: "shadow", Asset: assetURL}).Render(context.Background(), &page)
+	if !strings.Contains(page.String(), `id="shadow-banner"`) || !strings.Contains(page.String(), "Deletes you make here are real") {
+		t.Error("the shadow-mode page has no banner saying deletes are real")
+	}
+	page.Reset()
+	web.App(web.Page{Mode: "shadow", ReadOnly: true, Asset: assetURL}).Render(context.Background(), &page)
+	if strings.Contains(page.String(), `id="shadow-banner"`) {
+		t.Error("the read-only shadow page says deletes are real")
 	}
 
 	for _, tc := range []struct {
@@ -72,7 +95,7 @@ func TestIndexPageAndStaticAssets(t *testing.T) {
 		{"/static/embed.go", "", 404, false},
 	} {
 		rec := httptest.NewRecorder()
-		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, tc.path, nil))
+		h.ServeHTTP(rec, localRequest(tc.path))
 		if rec.Code != tc.status || !strings.Contains(rec.Header().Get("Content-Type"), tc.ctype) {
 			t.Errorf("GET %s: %d %q", tc.path, rec.Code, rec.Header().Get("Content-Type"))
 		}

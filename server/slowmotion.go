@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"time"
 
 	"github.com/gcscope/gcscope/server/wire"
 )
@@ -31,19 +30,19 @@ func (s *Server) slowMotion() (e slowMotionEngine, ok bool) {
 // handleSlowMotion switches the engine's action delay on or off: a demo aid, but it
 // changes how the collector acts, so it is a write (CSRF, read-only, audit).
 func (s *Server) handleSlowMotion(w http.ResponseWriter, r *http.Request) {
-	user := userFrom(r)
-	entry := auditEntry{Time: time.Now(), User: user.Name, Groups: user.Groups, Remote: r.RemoteAddr, Action: "slowMotion"}
+	entry := entryFor(r, "slowMotion")
 	fail := func(status int, e *apiError) {
 		entry.Result, entry.Status, entry.Error = "denied", status, e.Message
 		s.audit.write(entry)
 		writeJSON(w, status, e)
 	}
 	on, perr := wire.ParseSlowMotionRequest(r.Body)
-	entry.Enabled = &on
 	if perr != nil {
+		entry.Unparsable = true
 		fail(http.StatusBadRequest, &apiError{Code: "bad_request", Message: perr.Message})
 		return
 	}
+	entry.Enabled = &on
 	if s.opts.ReadOnly {
 		fail(http.StatusForbidden, &apiError{Code: "read_only", Message: "gcscope runs read-only (--read-only): the engine's settings cannot be changed"})
 		return

@@ -40,6 +40,10 @@ const (
 	defaultClientBuffer = 256
 	defaultWriteTimeout = 10 * time.Second
 	defaultPingInterval = 20 * time.Second
+	// A browser tab holds one stream: these bound what a runaway script or a shared
+	// install's users can hold open.
+	defaultMaxClients        = 256
+	defaultMaxClientsPerUser = 32
 
 	// streamReadLimit bounds a client's frame; a bigger one closes the connection with
 	// StatusMessageTooBig.
@@ -66,8 +70,11 @@ const (
 	reasonComponent = "component" // the uid closure took in objects the client has not seen
 )
 
-// streamParams are GET /api/v1/stream's query parameters.
-var streamParams = []string{"namespace", "kind", "uid", "queues", "since"}
+// GET /api/v1/stream's query parameters: those that take one value, and the repeatable ones.
+var (
+	streamSingle = []string{"queues", "since"}
+	streamMulti  = []string{"namespace", "kind", "uid"}
+)
 
 // hubOptions configure the stream hub.
 type hubOptions struct {
@@ -78,9 +85,16 @@ type hubOptions struct {
 	Batch time.Duration
 	// Buffer is how many frames a client may have pending before it is resynced; default 256.
 	Buffer int
-	// OriginPatterns are extra allowed Origin hosts (websocket.AcceptOptions); the
-	// request's own host is always allowed.
+	// OriginPatterns are extra allowed origins (see originAllowed); the request's own
+	// scheme and host are always allowed.
 	OriginPatterns []string
+	// MaxClients bounds the clients in all (default 256), MaxClientsPerUser those of one
+	// user (default 32); a client over either is closed with StatusTryAgainLater.
+	MaxClients, MaxClientsPerUser int
+	// User names the user of a request, for the per-user bound; nil: one user.
+	User func(*http.Request) string
+	// Refuse answers a refused upgrade (and may audit it); nil: the error alone.
+	Refuse func(w http.ResponseWriter, r *http.Request, status int, e *apiError)
 	// Registerer takes the hub's metrics; nil: not registered.
 	Registerer prometheus.Registerer
 	// WriteTimeout bounds one frame write; default 10 s. A client that does not read for
@@ -102,6 +116,7 @@ type hub struct {
 
 	mu      sync.Mutex
 	clients map[*streamClient]struct{}
+	perUser map[string]int
 
 	running atomic.Bool
 	flushed atomic.Uint64 // seq of the last event handed to the clients
@@ -126,7 +141,19 @@ func newHub(o hubOptions) *hub {
 	if o.PingInterval <= 0 {
 		o.PingInterval = defaultPingInterval
 	}
-	h := &hub{o: o, log: o.Logger, metrics: newStreamMetrics(o.Registerer), clients: map[*streamClient]struct{}{}}
+	if o.MaxClients <= 0 {
+		o.MaxClients = defaultMaxClients
+	}
+	if o.MaxClientsPerUser <= 0 {
+		o.MaxClientsPerUser = defaultMaxClientsPerUser
+	}
+	if o.User == nil {
+		o.User = func(*http.Request) string { return "" }
+	}
+	if o.Refuse == nil {
+		o.Refuse = func(w http.ResponseWriter, _ *http.Request, status int, e *apiError) { writeJSON(w, status, e) }
+	}
+	h := &hub{o: o, log: o.Logger, metrics: newStreamMetrics(o.Registerer), clients: map[*streamClient]struct{}{}, perUser: map[string]int{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	return h
 }
@@ -244,16 +271,30 @@ func (h *hub) resyncAll() {
 	}
 }
 
-func (h *hub) add(c *streamClient) {
+// add admits c, or says why not: the server's or the user's bound of clients is reached.
+func (h *hub) add(c *streamClient) string {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case len(h.clients) >= h.o.MaxClients:
+		h.metrics.refused.Inc()
+		return fmt.Sprintf("too many streams: the server holds its maximum of %d; try again later", h.o.MaxClients)
+	case h.perUser[c.user] >= h.o.MaxClientsPerUser:
+		h.metrics.refused.Inc()
+		return fmt.Sprintf("too many streams for this user (%d open); close another tab", h.perUser[c.user])
+	}
 	h.clients[c] = struct{}{}
-	h.mu.Unlock()
+	h.perUser[c.user]++
 	h.metrics.clients.Inc()
+	return ""
 }
 
 func (h *hub) remove(c *streamClient) {
 	h.mu.Lock()
 	delete(h.clients, c)
+	if h.perUser[c.user]--; h.perUser[c.user] <= 0 {
+		delete(h.perUser, c.user)
+	}
 	h.mu.Unlock()
 	h.metrics.clients.Dec()
 }
@@ -291,16 +332,22 @@ func (h *hub) snapshot(atLeast uint64) *gc.Snapshot {
 // repeatable), queues and since are checked before the upgrade (400 when invalid);
 // websocket.Accept refuses a cross-origin request (403) unless OriginPatterns allow it.
 func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sub, since, err := parseStreamQuery(r)
-	if err != nil {
-		writeJSON(w, http.StatusBadRequest, apiError{Code: "bad_request", Message: err.Error(), Allowed: streamParams})
+	sub, since, perr := parseStreamQuery(r)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	// A browser always sends Origin with a websocket; the page must be gcscope's own
+	// (scheme and host) or an allowed origin. Accept's own check compares hosts only.
+	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r, h.o.OriginPatterns) {
+		h.o.Refuse(w, r, http.StatusForbidden, &apiError{Code: "csrf", Message: "cross-origin stream from " + quoteClip(o)})
 		return
 	}
 	rec := &hijackRecorder{ResponseWriter: w}
-	conn, err := websocket.Accept(rec, r, &websocket.AcceptOptions{OriginPatterns: h.o.OriginPatterns})
+	conn, err := websocket.Accept(rec, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // Origin checked above
 	if err != nil {
-		// Accept has answered (403 for a foreign Origin, 426 for a plain GET).
-		h.log.Debug("stream: upgrade refused", "err", err, "origin", r.Header.Get("Origin"))
+		// Accept has answered (426 for a plain GET).
+		h.log.Debug("stream: upgrade refused", "err", err)
 		return
 	}
 	conn.SetReadLimit(streamReadLimit)
@@ -314,8 +361,14 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		batches: make(chan *batch, h.o.Buffer),
 		wake:    make(chan struct{}, 1),
 		view:    newView(sub),
+		user:    h.o.User(r),
 	}
-	h.add(c)
+	if why := h.add(c); why != "" {
+		// Told on the websocket, where a browser can read it (it cannot read an HTTP status).
+		c.closeWith(websocket.StatusTryAgainLater, wire.CloseReason(why))
+		conn.CloseNow()
+		return
+	}
 	defer h.remove(c)
 
 	var wg sync.WaitGroup
@@ -340,32 +393,33 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // parseStreamQuery reads the initial subscription and since from the query.
-func parseStreamQuery(r *http.Request) (subscription, *uint64, error) {
-	q := r.URL.Query()
-	for name := range q {
-		if !slices.Contains(streamParams, name) {
-			return subscription{}, nil, fmt.Errorf("unknown parameter %q", name)
-		}
+func parseStreamQuery(r *http.Request) (subscription, *uint64, *apiError) {
+	q, perr := strictQuery(r, streamSingle, streamMulti)
+	if perr != nil {
+		return subscription{}, nil, perr
+	}
+	bad := func(msg string) *apiError {
+		return &apiError{Code: "bad_request", Message: msg, Allowed: slices.Concat(streamSingle, streamMulti)}
 	}
 	sub := subscription{Namespaces: q["namespace"], Kinds: q["kind"], Queues: true}
 	for _, u := range q["uid"] {
 		sub.UIDs = append(sub.UIDs, types.UID(u))
 	}
-	if v, ok := q["queues"]; ok {
-		b, err := strconv.ParseBool(v[len(v)-1])
+	if q.Has("queues") {
+		b, err := strconv.ParseBool(q.Get("queues"))
 		if err != nil {
-			return subscription{}, nil, fmt.Errorf("queues %q: want true or false", v[len(v)-1])
+			return subscription{}, nil, bad(fmt.Sprintf("queues %q: want true or false", q.Get("queues")))
 		}
 		sub.Queues = b
 	}
 	if err := sub.Validate(); err != nil {
-		return subscription{}, nil, err
+		return subscription{}, nil, bad(err.Error())
 	}
 	var since *uint64
-	if v, ok := q["since"]; ok {
-		n, err := strconv.ParseUint(v[len(v)-1], 10, 64)
+	if q.Has("since") {
+		n, err := strconv.ParseUint(q.Get("since"), 10, 64)
 		if err != nil {
-			return subscription{}, nil, fmt.Errorf("since %q: want a sequence number (an unsigned integer)", v[len(v)-1])
+			return subscription{}, nil, bad(fmt.Sprintf("since %q: want a sequence number (an unsigned integer)", q.Get("since")))
 		}
 		since = &n
 	}
@@ -393,6 +447,7 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // streamClient is one websocket connection.
 type streamClient struct {
 	h       *hub
+	user    string // for the per-user bound
 	conn    *websocket.Conn
 	netConn net.Conn // under conn
 
@@ -978,6 +1033,7 @@ type streamMetrics struct {
 	frames  *prometheus.CounterVec
 	resyncs prometheus.Counter
 	dropped prometheus.Counter
+	refused prometheus.Counter
 }
 
 func newStreamMetrics(reg prometheus.Registerer) *streamMetrics {
@@ -994,12 +1050,16 @@ func newStreamMetrics(reg prometheus.Registerer) *streamMetrics {
 		dropped: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gcscope_stream_events_dropped_total", Help: "Events dropped from the queues of stream clients that fell behind.",
 		}),
+		refused: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "gcscope_stream_refused_total", Help: "Stream clients closed at once because the server's or their user's bound of streams was reached.",
+		}),
 	}
 	if reg != nil {
 		m.clients = registerOrExisting(reg, m.clients)
 		m.frames = registerOrExisting(reg, m.frames)
 		m.resyncs = registerOrExisting(reg, m.resyncs)
 		m.dropped = registerOrExisting(reg, m.dropped)
+		m.refused = registerOrExisting(reg, m.refused)
 	}
 	return m
 }

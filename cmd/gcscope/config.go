@@ -43,8 +43,17 @@ type config struct {
 	authTokenFile  string
 	auth           string
 	allowedOrigins []string
+	allowedHosts   []string
 	auditLog       string
+	tlsCert        string
+	tlsKey         string
+	insecureHTTP   bool
+	maxStreams     int
+	maxUserStreams int
 }
+
+// tls reports whether gcscope serves https.
+func (c *config) tls() bool { return c.tlsCert != "" }
 
 // embedded reports whether gcscope boots its own control plane.
 func (c *config) embedded() bool {
@@ -80,7 +89,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.readOnly, "read-only", false, "refuse every write from the UI and API (the engine keeps collecting)")
 	fs.StringVar(&c.authTokenFile, "auth-token-file", "", "require a bearer token from this file (one per line: token [name])")
 	fs.StringVar(&c.auth, "auth", "", `"kubernetes": require a bearer token the cluster accepts (TokenReview) and delete as its user (impersonation)`)
-	origins := fs.String("allowed-origins", "", "comma-separated extra Origin hosts allowed for the websocket and writes (e.g. gcscope.example.com)")
+	origins := fs.String("allowed-origins", "", "comma-separated extra origins allowed for the websocket and writes: https://gcscope.example.com, or a host pattern (*.example.com) matched over https")
+	hosts := fs.String("allowed-hosts", "", "comma-separated extra Host names to answer to (e.g. gcscope.example.com, *.example.com); besides localhost, loopback addresses and the --listen address, every other Host is refused (DNS rebinding)")
+	fs.StringVar(&c.tlsCert, "tls-cert-file", "", "serve https with this certificate (PEM; with --tls-private-key-file)")
+	fs.StringVar(&c.tlsKey, "tls-private-key-file", "", "the private key of --tls-cert-file (PEM)")
+	fs.BoolVar(&c.insecureHTTP, "insecure-allow-http", false, "allow plain http on a non-loopback --listen address (tokens and cookies then cross the network in clear; only behind a TLS-terminating proxy)")
+	fs.IntVar(&c.maxStreams, "max-streams", 256, "websocket streams open at once, in all")
+	fs.IntVar(&c.maxUserStreams, "max-streams-per-user", 32, "websocket streams one user may hold open at once")
 	fs.StringVar(&c.auditLog, "audit-log", "-", "where to append the audit log of writes, one JSON line each (- is stderr)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error (debug also shows the control plane's logs)")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
@@ -150,10 +165,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	default:
 		return nil, usageError{fmt.Errorf("--auth %q: the only value is kubernetes (or use --auth-token-file)", c.auth)}
 	}
-	for _, o := range strings.Split(*origins, ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			c.allowedOrigins = append(c.allowedOrigins, o)
-		}
+	c.allowedOrigins = commaList(*origins)
+	c.allowedHosts = commaList(*hosts)
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return nil, usageError{errors.New("--tls-cert-file and --tls-private-key-file go together: give both or neither")}
+	}
+	if c.maxStreams < 1 || c.maxUserStreams < 1 {
+		return nil, usageError{errors.New("--max-streams and --max-streams-per-user must be at least 1")}
 	}
 	loopback, err := isLoopback(c.listen)
 	if err != nil {
@@ -162,7 +180,21 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if !loopback && c.auth == "" && c.authTokenFile == "" {
 		return nil, usageError{fmt.Errorf("--listen %q is not a loopback address: gcscope can delete objects, so it needs authentication to listen there; add --auth-token-file FILE or --auth=kubernetes", c.listen)}
 	}
+	if !loopback && !c.tls() && !c.insecureHTTP {
+		return nil, usageError{fmt.Errorf("--listen %q is not a loopback address: tokens and session cookies must not cross the network in clear; add --tls-cert-file and --tls-private-key-file, or --insecure-allow-http behind a TLS-terminating proxy", c.listen)}
+	}
 	return c, nil
+}
+
+// commaList splits a comma-separated flag value, dropping blanks.
+func commaList(v string) []string {
+	var out []string
+	for _, item := range strings.Split(v, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
 }
 
 // isLoopback reports whether addr (host:port) is reachable from this machine only.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -60,6 +61,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
 	}
 	defer ln.Close()
+	scheme := "http"
+	if cfg.tls() {
+		// Loaded before anything boots: a bad pair is reported at once.
+		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+		if err != nil {
+			return fmt.Errorf("--tls-cert-file/--tls-private-key-file: %v", err)
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
+		scheme = "https"
+	}
 	var tokens *server.TokenFile
 	if cfg.authTokenFile != "" {
 		if tokens, err = server.LoadTokenFile(cfg.authTokenFile); err != nil {
@@ -147,6 +158,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	handler := server.New(server.Options{
 		Logger: log, Engine: engine, Kube: restConfig, Ready: ready.check, Version: version,
 		ReadOnly: cfg.readOnly, Auth: auth, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
+		Listen: cfg.listen, AllowedHosts: cfg.allowedHosts,
+		MaxStreams: cfg.maxStreams, MaxStreamsPerUser: cfg.maxUserStreams,
 	})
 	go handler.Run(engineCtx)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
@@ -182,7 +195,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	ready.set("")
-	fmt.Fprintf(stdout, "gcscope %s serving on http://%s\n", version, ln.Addr())
+	fmt.Fprintf(stdout, "gcscope %s serving on %s://%s\n", version, scheme, ln.Addr())
 
 	select {
 	case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -145,12 +146,22 @@ type Error struct {
 
 func (e *Error) Error() string { return e.Message }
 
-// ParseDeleteRequest decodes and validates a delete body.
+// ParseDeleteRequest decodes and validates a delete body. dryRun must be there and be a
+// boolean: a body that forgot it is a mistake, never a real delete.
 func ParseDeleteRequest(body io.Reader) (DeleteRequest, *Error) {
-	var req DeleteRequest
-	if err := decodeOne(body, &req); err != nil {
-		return req, &Error{Message: err.Error() + `; want {"propagationPolicy": "Background|Foreground|Orphan", "dryRun": false}`}
+	const want = `; want {"propagationPolicy": "Background|Foreground|Orphan", "dryRun": true|false}`
+	var raw struct {
+		PropagationPolicy string `json:"propagationPolicy"`
+		DryRun            *bool  `json:"dryRun"`
 	}
+	if err := decodeOne(body, &raw, "propagationPolicy", "dryRun"); err != nil {
+		return DeleteRequest{}, &Error{Message: err.Error() + want}
+	}
+	req := DeleteRequest{PropagationPolicy: raw.PropagationPolicy}
+	if raw.DryRun == nil {
+		return req, &Error{Message: `body: "dryRun" is required (true predicts, false deletes)` + want}
+	}
+	req.DryRun = *raw.DryRun
 	for _, p := range Policies {
 		if req.PropagationPolicy == p {
 			return req, nil
@@ -167,7 +178,7 @@ type SlowMotionRequest struct {
 // ParseSlowMotionRequest decodes a slow-motion switch: {"enabled": true|false}.
 func ParseSlowMotionRequest(body io.Reader) (bool, *Error) {
 	var req SlowMotionRequest
-	if err := decodeOne(body, &req); err != nil {
+	if err := decodeOne(body, &req, "enabled"); err != nil {
 		return false, &Error{Message: err.Error() + `; want {"enabled": true|false}`}
 	}
 	if req.Enabled == nil {
@@ -176,19 +187,54 @@ func ParseSlowMotionRequest(body io.Reader) (bool, *Error) {
 	return *req.Enabled, nil
 }
 
-// decodeOne decodes exactly one JSON value with no unknown fields into v.
-func decodeOne(body io.Reader, v any) error {
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+// decodeOne decodes exactly one JSON object into v. Its keys must be among fields,
+// spelled exactly (encoding/json would take "DRYRUN" for "dryRun") and each given once
+// (it would keep the last of two): what the server acts on is what the client wrote.
+func decodeOne(body io.Reader, v any, fields ...string) error {
+	data, err := io.ReadAll(body)
+	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
 			return fmt.Errorf("body larger than %d bytes", tooBig.Limit)
 		}
 		return fmt.Errorf("body: %w", err)
 	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("body: %w", err)
+	}
 	if dec.More() {
 		return errors.New("body: more than one JSON value")
+	}
+	return exactKeys(data, fields)
+}
+
+// exactKeys checks the top-level keys of the JSON object in data (already known to be
+// valid JSON): each one of fields, once.
+func exactKeys(data []byte, fields []string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return errors.New("body: want a JSON object")
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return fmt.Errorf("body: %w", err)
+		}
+		key, _ := t.(string)
+		if !slices.Contains(fields, key) {
+			return fmt.Errorf("body: unknown field %q", clip(key, 64))
+		}
+		if seen[key] {
+			return fmt.Errorf("body: field %q given twice", key)
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return fmt.Errorf("body: %w", err)
+		}
 	}
 	return nil
 }

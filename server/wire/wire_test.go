@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -77,7 +78,9 @@ func FuzzClientFrame(f *testing.F) {
 // with a message; it never panics.
 func FuzzDeleteRequest(f *testing.F) {
 	for _, seed := range []string{
-		`{"propagationPolicy":"Background"}`, `{"propagationPolicy":"Orphan","dryRun":true}`,
+		`{"propagationPolicy":"Background","dryRun":false}`, `{"propagationPolicy":"Orphan","dryRun":true}`,
+		`{"propagationPolicy":"Background"}`, `{"propagationPolicy":"Background","dryRun":null}`,
+		`{"propagationPolicy":"Background","DRYRUN":false}`, `{"propagationPolicy":"Background","dryRun":true,"dryRun":false}`,
 		`{"propagationPolicy":"Sideways"}`, `{}`, `[]`, `null`, `{"dryRun":"yes"}`, `{"propagationPolicy":"Foreground"}{}`,
 		"\x00\xff", `{"propagationPolicy":"Background","extra":1}`,
 	} {
@@ -94,6 +97,11 @@ func FuzzDeleteRequest(f *testing.F) {
 		if !slices.Contains(Policies, req.PropagationPolicy) {
 			t.Fatalf("accepted policy %q", req.PropagationPolicy)
 		}
+		// A real delete needs an explicit "dryRun": false.
+		var raw map[string]json.RawMessage
+		if !req.DryRun && (json.Unmarshal(body, &raw) != nil || string(raw["dryRun"]) != "false") {
+			t.Fatalf("%q parsed as a real delete without an explicit dryRun false", body)
+		}
 	})
 }
 
@@ -107,6 +115,34 @@ func TestParseSlowMotionRequest(t *testing.T) {
 	for _, body := range []string{`{}`, `{"enabled":"yes"}`, `{"enabled":true,"x":1}`, `{"enabled":true}{}`, ``, `null`} {
 		if _, err := ParseSlowMotionRequest(strings.NewReader(body)); err == nil || err.Message == "" {
 			t.Errorf("%q accepted", body)
+		}
+	}
+}
+
+// TestParseDeleteRequestIsExplicit: only a body that says "dryRun": false in so many
+// words is a real delete; a missing, null, misspelt or repeated dryRun is refused.
+func TestParseDeleteRequestIsExplicit(t *testing.T) {
+	good := map[string]DeleteRequest{
+		`{"propagationPolicy":"Background","dryRun":false}`: {PropagationPolicy: "Background"},
+		`{"dryRun":true,"propagationPolicy":"Orphan"}`:      {PropagationPolicy: "Orphan", DryRun: true},
+	}
+	for body, want := range good {
+		got, err := ParseDeleteRequest(strings.NewReader(body))
+		if err != nil || got != want {
+			t.Errorf("%s: %+v %v, want %+v", body, got, err, want)
+		}
+	}
+	for body, wantMsg := range map[string]string{
+		`{"propagationPolicy":"Background"}`:                              `"dryRun" is required`,
+		`{"propagationPolicy":"Background","dryRun":null}`:                `"dryRun" is required`,
+		`{"propagationPolicy":"Background","dryRun":"false"}`:             "cannot unmarshal string",
+		`{"propagationPolicy":"Background","dryrun":false}`:               `unknown field "dryrun"`,
+		`{"propagationPolicy":"Background","dryRun":true,"dryRun":false}`: `"dryRun" given twice`,
+		`{"propagationPolicy":"Background","dryRun":false}{}`:             "more than one JSON value",
+	} {
+		_, err := ParseDeleteRequest(strings.NewReader(body))
+		if err == nil || !strings.Contains(err.Message, wantMsg) {
+			t.Errorf("%s: %v, want an error saying %s", body, err, wantMsg)
 		}
 	}
 }

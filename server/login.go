@@ -1,0 +1,83 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+
+	"github.com/gcscope/gcscope/web"
+)
+
+// maxLoginBytes bounds the login form (a token is a few kilobytes at most).
+const maxLoginBytes = 16 << 10
+
+// handleLoginForm shows the login form. A token in the URL (the old /login?token=) is
+// refused: URLs end up in history, proxy logs and Referer headers.
+func (s *Server) handleLoginForm(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Auth == nil {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	status, msg := http.StatusOK, ""
+	if r.URL.Query().Has("token") {
+		status, msg = http.StatusBadRequest, "A token in the URL is not accepted: paste it here (it is sent in the request body)."
+	}
+	s.renderLogin(w, r, status, msg)
+}
+
+// handleLogin trades a token from the form body for a session cookie, so a browser (and
+// its websocket, which cannot send headers) is authenticated; then it goes to the UI.
+// Cross-site posts are refused: a page elsewhere must not log a browser in as someone
+// else (login CSRF).
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Auth == nil {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	if why := crossSiteLogin(r, s.opts.AllowedOrigins); why != "" {
+		s.refuse(w, r, "login", http.StatusForbidden, &apiError{Code: "csrf", Message: why})
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxLoginBytes)
+	if err := r.ParseForm(); err != nil {
+		s.refuse(w, r, "login", http.StatusBadRequest, &apiError{Code: "bad_request", Message: "unparsable login form: " + err.Error()})
+		return
+	}
+	token := r.PostForm.Get("token")
+	if _, err := s.opts.Auth.Authenticate(r.Context(), token); err != nil {
+		entry := entryFor(r, "login")
+		entry.Result, entry.Status, entry.Error = "denied", http.StatusUnauthorized, err.Error()
+		s.audit.write(entry)
+		s.renderLogin(w, r, http.StatusUnauthorized, "That token was not accepted: "+err.Error()+".")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true,
+		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// crossSiteLogin reports why a login post does not come from gcscope's own form:
+// Sec-Fetch-Site, then Origin, then Referer, whichever the browser sent.
+func crossSiteLogin(r *http.Request, allowedOrigins []string) string {
+	if why := crossSite(r, allowedOrigins); why != "" {
+		return why
+	}
+	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "" {
+		if ref := r.Header.Get("Referer"); ref != "" {
+			u, err := url.Parse(ref)
+			if err != nil || !originAllowed(u.Scheme+"://"+u.Host, r, allowedOrigins) {
+				return "cross-site login (Referer " + quoteClip(ref) + ")"
+			}
+		}
+	}
+	return ""
+}
+
+func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	p := web.LoginPage{Page: web.Page{Title: "sign in", Version: s.opts.Version, Asset: assetURL}, Error: msg}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; form-action 'self'; frame-ancestors 'none'")
+	w.WriteHeader(status)
+	if err := web.Login(p).Render(r.Context(), w); err != nil {
+		s.log.Warn("rendering the login page", "err", err)
+	}
+}

@@ -1,0 +1,125 @@
+package server
+
+// Login: the token travels in a POST body, never a URL, and only from gcscope's own form;
+// a cross-site page cannot log a browser in (as anyone).
+
+import (
+	"bytes"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const loginToken = "login-token-0123456789"
+
+func loginServer(t *testing.T) (*httptest.Server, *lockedBuffer) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "tokens")
+	os.WriteFile(path, []byte(loginToken+" alice\n"), 0o600)
+	tf, err := LoadTokenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := &lockedBuffer{}
+	ts := httptest.NewServer(New(Options{Auth: tf, Audit: audit}))
+	t.Cleanup(ts.Close)
+	return ts, audit
+}
+
+func postLogin(t *testing.T, ts *httptest.Server, token string, h http.Header) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", ts.URL+"/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+func sessionCookieOf(resp *http.Response) *http.Cookie {
+	for _, c := range resp.Cookies() {
+		if c.Name == sessionCookie {
+			return c
+		}
+	}
+	return nil
+}
+
+func TestLoginTakesTheTokenFromAPostBodyOnly(t *testing.T) {
+	ts, _ := loginServer(t)
+	// The old URL form is refused, and sets nothing.
+	resp, err := http.Get(ts.URL + "/login?token=" + loginToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var body bytes.Buffer
+	body.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || sessionCookieOf(resp) != nil || !strings.Contains(body.String(), "not accepted") {
+		t.Errorf("GET /login?token=: %d, cookie %v; want 400 and no cookie", resp.StatusCode, sessionCookieOf(resp))
+	}
+	if strings.Contains(body.String(), loginToken) {
+		t.Error("the login page echoes the token")
+	}
+	// The form itself.
+	resp, _ = http.Get(ts.URL + "/login")
+	body.Reset()
+	body.ReadFrom(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(body.String(), `method="post"`) || !strings.Contains(resp.Header.Get("Content-Security-Policy"), "frame-ancestors 'none'") {
+		t.Errorf("GET /login: %d, CSP %q", resp.StatusCode, resp.Header.Get("Content-Security-Policy"))
+	}
+	// Same-origin post: a cookie, then the UI.
+	resp = postLogin(t, ts, loginToken, http.Header{"Origin": {ts.URL}, "Sec-Fetch-Site": {"same-origin"}})
+	c := sessionCookieOf(resp)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" || c == nil || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure {
+		t.Errorf("same-origin login: %d, cookie %+v; want 303 to / and an HttpOnly SameSite=Strict cookie (not Secure over http)", resp.StatusCode, c)
+	}
+	// A direct client (no browser headers) may log in too.
+	if resp := postLogin(t, ts, loginToken, nil); resp.StatusCode != http.StatusSeeOther {
+		t.Errorf("login without browser headers: %d", resp.StatusCode)
+	}
+}
+
+func TestCrossSiteLoginIsRefused(t *testing.T) {
+	ts, audit := loginServer(t)
+	for name, h := range map[string]http.Header{
+		"Sec-Fetch-Site cross-site": {"Sec-Fetch-Site": {"cross-site"}},
+		"Sec-Fetch-Site same-site":  {"Sec-Fetch-Site": {"same-site"}},
+		"foreign Origin":            {"Origin": {"http://evil.example"}},
+		"Origin null":               {"Origin": {"null"}},
+		"foreign Referer":           {"Referer": {"http://evil.example/page"}},
+		"Referer of another port":   {"Referer": {"http://127.0.0.1:1/"}},
+	} {
+		resp := postLogin(t, ts, loginToken, h)
+		if resp.StatusCode != http.StatusForbidden || sessionCookieOf(resp) != nil {
+			t.Errorf("%s: %d, cookie %v; want 403 and no cookie", name, resp.StatusCode, sessionCookieOf(resp))
+		}
+	}
+	// A bad token is a 401 with the form again, audited.
+	if resp := postLogin(t, ts, "not-the-token-000000", http.Header{"Origin": {ts.URL}}); resp.StatusCode != http.StatusUnauthorized || sessionCookieOf(resp) != nil {
+		t.Errorf("bad token: %d", resp.StatusCode)
+	}
+	var refused, failed int
+	for _, a := range auditEntries(t, audit.String()) {
+		switch {
+		case a.Action == "login" && a.Status == 403 && a.Result == "denied" && a.Host != "" && a.Remote != "":
+			refused++
+		case a.Action == "login" && a.Status == 401:
+			failed++
+		}
+	}
+	if refused != 6 || failed != 1 {
+		t.Errorf("audit: %d cross-site logins refused (want 6), %d failed (want 1):\n%s", refused, failed, audit)
+	}
+}
