@@ -471,7 +471,7 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, item *node)
 		// and to owners waiting for their dependents, which would otherwise wait forever.
 		uids := append(refUIDs(dangling), refUIDs(waiting)...)
 		a := Action{Queue: AttemptToDelete, Verb: VerbRemoveRefs, Object: refOf(item.identity), Refs: uids,
-			Reason: "owner " + describeRefs(solid) + " exists; removing references to " + describeRefs(append(dangling, waiting...))}
+			Reason: removeRefsReason(solid, append(dangling, waiting...))}
 		_, err := gc.patch(ctx, a, item.identity, deleteOwnerRefStrategicMergePatch(item.identity.UID, uids...),
 			func(live *metav1.PartialObjectMetadata) []byte {
 				return ownerRefsJSONMergePatch(live, withoutOwners(live.OwnerReferences, uids...))
@@ -658,6 +658,33 @@ func refUIDs(refs []metav1.OwnerReference) []types.UID {
 		out[i] = r.UID
 	}
 	return out
+}
+
+// removeRefsReason says why references are removed, and which: the patch removes by uid
+// (as upstream's does), so a solid reference that shares its uid with a removed one goes
+// too, and the reason says so rather than claim it stays.
+func removeRefsReason(solid, removed []metav1.OwnerReference) string {
+	gone := map[types.UID]bool{}
+	for _, r := range removed {
+		gone[r.UID] = true
+	}
+	var kept, collateral []metav1.OwnerReference
+	for _, r := range solid {
+		if gone[r.UID] {
+			collateral = append(collateral, r)
+		} else {
+			kept = append(kept, r)
+		}
+	}
+	why := "removing references to " + describeRefs(removed)
+	if len(kept) > 0 {
+		why = "owner " + describeRefs(kept) + " exists; " + why
+	}
+	if len(collateral) > 0 {
+		why += fmt.Sprintf("; the reference to %s goes too: it has the same uid %s, and references are removed by uid, so both references with that uid go",
+			describeRefs(collateral), collateral[0].UID)
+	}
+	return why
 }
 
 func describeRefs(refs []metav1.OwnerReference) string {

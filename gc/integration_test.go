@@ -320,6 +320,42 @@ func TestBackgroundCascadeKeepsDependentWithSecondSolidOwner(t *testing.T) {
 	assertState(t, e.getCM(t, other), "other-owner", nil, nil, false)
 }
 
+// TestTwoReferencesWithOneUIDBothGoAndTheReasonSaysSo: a dependent names its live owner
+// and, under the same uid, an owner of another kind that does not exist. The dangling
+// reference is removed by uid, as upstream removes it, so the solid one goes with it; the
+// recorded reason must say that both go, and why.
+func TestTwoReferencesWithOneUIDBothGoAndTheReasonSaysSo(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	owner := e.configMap(t, ns, "owner", nil)
+	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "Secret", Name: "ghost", UID: owner.UID}
+	start := e.engine.Feed().LastSeq()
+	dep := e.configMap(t, ns, "dependent", nil, cmRef(owner), ghost)
+	eventually(t, "the dependent loses both references", func() bool {
+		obj := e.getCM(t, dep)
+		return obj != nil && len(obj.OwnerReferences) == 0
+	})
+	assertState(t, e.getCM(t, owner), "owner", nil, nil, false)
+	var reason string
+	events, err := e.engine.Feed().Since(start, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range events {
+		if a := ev.Action; a != nil && a.Object.UID == dep.UID && a.Verb == gc.VerbRemoveRefs && a.Error == "" {
+			reason = a.Reason
+		}
+	}
+	for _, want := range []string{"Secret ghost", "ConfigMap owner goes too", "same uid " + string(owner.UID), "both references"} {
+		if !strings.Contains(reason, want) {
+			t.Errorf("reason %q does not say %q", reason, want)
+		}
+	}
+	if strings.Contains(reason, "owner ConfigMap owner exists") {
+		t.Errorf("reason %q claims the removed reference's owner keeps the object", reason)
+	}
+}
+
 func TestOrphanKeepsDependentsWithoutReferences(t *testing.T) {
 	e := setup(t)
 	ns := e.namespace(t)
