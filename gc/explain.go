@@ -19,6 +19,10 @@ const (
 	OwnerDangling   OwnerState = "dangling"   // the owner is verified absent
 	OwnerUnverified OwnerState = "unverified" // the owner has not been observed; the engine is checking it
 	OwnerInvalid    OwnerState = "invalid"    // the reference can never resolve (namespace rules)
+	// OwnerUnresolvable: the reference names an apiVersion and kind the apiserver does not
+	// serve (now), so the owner cannot be looked up; the engine retries, and never takes the
+	// owner for absent.
+	OwnerUnresolvable OwnerState = "unresolvable"
 )
 
 // OwnerStatus is one owner of an explained object.
@@ -36,6 +40,9 @@ type Blocker struct {
 	DeletingDependents bool      `json:"deletingDependents,omitempty"`
 	// Blockers are its own blocking dependents, when it waits for them too.
 	Blockers []Blocker `json:"blockers,omitempty"`
+	// Cycle: it waits for its dependents, but it was already listed above it in the tree
+	// (it is the explained object itself, or an ownership cycle leads back to it).
+	Cycle bool `json:"cycle,omitempty"`
 }
 
 // QueuePosition is where the object stands in one of the engine's queues.
@@ -82,6 +89,10 @@ func (gc *GarbageCollector) Explain(uid types.UID) (Explanation, bool) {
 		e.Blockers = blockersOf(n, maxBlockerDepth, map[*node]bool{n: true})
 	}
 	gc.graph.mu.RUnlock()
+	// Outside the graph's lock: a kind the mapper does not know sends it to discovery.
+	for i := range e.Owners {
+		gc.markUnresolvable(&e.Owners[i])
+	}
 
 	for _, f := range e.Object.Finalizers {
 		if f != metav1.FinalizerDeleteDependents && f != metav1.FinalizerOrphanDependents {
@@ -116,7 +127,7 @@ func (gc *GarbageCollector) ownerStatus(dep *node, ref metav1.OwnerReference) Ow
 	case dep.identity.Namespace == "" && gc.namespacedKind(ref):
 		s.State, s.Reason = OwnerInvalid, "a cluster-scoped object cannot have a namespaced owner; the reference is ignored"
 	case gc.absentOwners.Has(absentKey) || gc.absentOwners.Has(clusterKey):
-		s.State, s.Reason = OwnerDangling, "verified absent"
+		s.State, s.Reason = OwnerDangling, reasonVerifiedAbsent
 	case !inGraph:
 		s.State, s.Reason = OwnerUnverified, "not observed yet"
 	case owner.virtual:
@@ -135,6 +146,30 @@ func (gc *GarbageCollector) ownerStatus(dep *node, ref metav1.OwnerReference) Ow
 	return s
 }
 
+// markUnresolvable turns an owner whose apiVersion and kind do not map to a served
+// resource into OwnerUnresolvable, unless it is known absent: the engine cannot look such
+// an owner up, so it requeues the dependent with backoff, and a reference it cannot check
+// is neither solid nor dangling.
+func (gc *GarbageCollector) markUnresolvable(s *OwnerStatus) {
+	if s.State == OwnerDangling && s.Reason == reasonVerifiedAbsent {
+		return
+	}
+	if !gc.served(s.APIVersion, s.Kind) {
+		s.State = OwnerUnresolvable
+		s.Reason = fmt.Sprintf("the apiserver does not serve %s %s (now), so the owner cannot be looked up; the engine retries with backoff and never treats it as absent until that version is served again or the reference changes",
+			s.Kind, s.APIVersion)
+	}
+}
+
+// served reports whether apiVersion and kind map to a resource the apiserver serves.
+func (gc *GarbageCollector) served(apiVersion, kind string) bool {
+	_, _, err := gc.apiResource(apiVersion, kind)
+	return err == nil
+}
+
+// reasonVerifiedAbsent is the reason of an owner found in the absent-owner cache.
+const reasonVerifiedAbsent = "verified absent"
+
 // namespacedKind reports whether ref's kind is namespaced, per the REST mapper (false if
 // unknown).
 func (gc *GarbageCollector) namespacedKind(ref metav1.OwnerReference) bool {
@@ -149,7 +184,10 @@ func blockersOf(n *node, depth int, seen map[*node]bool) []Blocker {
 	for _, d := range n.blockingDependents() {
 		b := Blocker{Object: refOf(d.identity), Finalizers: slices.Clone(d.finalizers),
 			BeingDeleted: d.beingDeleted, DeletingDependents: d.deletingDependents}
-		if d.deletingDependents && depth > 1 && !seen[d] {
+		switch {
+		case d.deletingDependents && seen[d]:
+			b.Cycle = true
+		case d.deletingDependents && depth > 1:
 			seen[d] = true
 			b.Blockers = blockersOf(d, depth-1, seen)
 		}
@@ -168,6 +206,9 @@ func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []st
 	}
 	var next string
 	switch {
+	case o.Virtual && !gc.served(o.APIVersion, o.Kind):
+		next = fmt.Sprintf("retry later: the apiserver does not serve %s %s, so it cannot be looked up; it is never taken for absent, and its dependents stay", o.Kind, o.APIVersion)
+		words = append(words, fmt.Sprintf("%s %s has not been observed; %d dependents name it as owner", o.Kind, o.Name, len(e.Dependents)))
 	case o.Virtual:
 		next = "verify whether it exists: it is only known because dependents name it as their owner"
 		words = append(words, fmt.Sprintf("%s %s has not been observed; %d dependents name it as owner", o.Kind, o.Name, len(e.Dependents)))
@@ -176,7 +217,7 @@ func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []st
 			next = "remove the foregroundDeletion finalizer: no blocking dependent remains"
 		} else {
 			next = fmt.Sprintf("wait for %d blocking dependents to be deleted", len(e.Blockers))
-			words = append(words, "waiting for "+describeBlockers(e.Blockers))
+			words = append(words, "waiting for "+describeBlockers(e.Blockers, o.UID))
 		}
 	case o.BeingDeleted && slices.Contains(o.Finalizers, metav1.FinalizerOrphanDependents):
 		next = fmt.Sprintf("remove its reference from %d dependents, then the orphan finalizer", len(e.Dependents))
@@ -189,6 +230,8 @@ func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []st
 		if stale := append(count[OwnerDangling], count[OwnerWaiting]...); len(stale) > 0 {
 			next += "; remove its references to " + strings.Join(stale, ", ")
 		}
+	case len(count[OwnerUnresolvable]) > 0:
+		next = "retry later: owner " + strings.Join(count[OwnerUnresolvable], ", ") + " is named through a version the apiserver does not serve, so it cannot be looked up (it is never taken for absent)"
 	case len(count[OwnerUnverified]) > 0:
 		next = "verify owner " + strings.Join(count[OwnerUnverified], ", ") + " before deciding"
 	case len(count[OwnerInvalid]) == len(e.Owners) && o.Namespace == "":
@@ -223,7 +266,8 @@ func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []st
 	return next, words
 }
 
-func describeBlockers(bs []Blocker) string {
+// describeBlockers puts a tree of blockers in words; root is the explained object.
+func describeBlockers(bs []Blocker, root types.UID) string {
 	parts := make([]string, len(bs))
 	for i, b := range bs {
 		p := strings.ToLower(b.Object.Kind) + " " + b.Object.Name
@@ -236,8 +280,14 @@ func describeBlockers(bs []Blocker) string {
 		switch {
 		case len(held) > 0:
 			p += " is held by finalizer " + strings.Join(held, ", ")
+		case b.Cycle && b.Object.UID == root:
+			p += " is the object itself: it names itself as a blocking owner, so its foreground deletion waits on its own reference"
+		case b.Cycle:
+			p += " waits for its own blocking dependents, which lead back here (an ownership cycle)"
+		case b.DeletingDependents && len(b.Blockers) == 0:
+			p += " waits for blocking dependents of its own (not followed further)"
 		case b.DeletingDependents:
-			p += " waits for its blocking dependents: " + describeBlockers(b.Blockers)
+			p += " waits for its blocking dependents: " + describeBlockers(b.Blockers, root)
 		case b.BeingDeleted:
 			p += " is being deleted"
 		default:

@@ -356,6 +356,59 @@ func TestTwoReferencesWithOneUIDBothGoAndTheReasonSaysSo(t *testing.T) {
 	}
 }
 
+// TestExplainOwnerOfUnservedVersionSaysTheEngineRetries: an owner named through an
+// apiVersion the apiserver does not serve cannot be looked up. The engine retries and
+// never deletes for it, and Explain says exactly that.
+func TestExplainOwnerOfUnservedVersionSaysTheEngineRetries(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	unserved := metav1.OwnerReference{APIVersion: "gadgets.example.com/v9", Kind: "Gadget", Name: "g", UID: "0d5c3b1e-unserved-owner"}
+	dep := e.configMap(t, ns, "dependent", nil, unserved)
+	// The owner is a virtual node: the engine tries to verify it, cannot, and retries.
+	eventually(t, "the engine to try the unserved owner and requeue it", func() bool {
+		ex, _ := e.engine.Explain(unserved.UID)
+		return ex.Last != nil && ex.Last.Verb == gc.VerbRequeue
+	})
+	ex, _ := e.engine.Explain(dep.UID)
+	if len(ex.Owners) != 1 || ex.Owners[0].State != gc.OwnerUnresolvable || !strings.Contains(ex.Owners[0].Reason, "never treats it as absent") {
+		t.Errorf("owner status %+v; want unresolvable, saying it is never treated as absent", ex.Owners)
+	}
+	if !strings.HasPrefix(ex.Next, "retry later") || strings.Contains(ex.Next, "delete") {
+		t.Errorf("next step %q; want a retry, and no delete", ex.Next)
+	}
+	if owner, _ := e.engine.Explain(unserved.UID); !strings.HasPrefix(owner.Next, "retry later") {
+		t.Errorf("the owner's next step %q; want a retry", owner.Next)
+	}
+	consistently(t, "the dependent stays", 2*time.Second, func() bool { return e.getCM(t, dep) != nil })
+}
+
+// TestExplainObjectThatOwnsItself: an object naming itself as a blocking owner, deleted in
+// the foreground, is among its own blockers; the words say so instead of an empty list.
+func TestExplainObjectThatOwnsItself(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	self := e.configMap(t, ns, "selfish", nil)
+	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"selfish","uid":%q,"blockOwnerDeletion":true}]}}`, self.UID)
+	if _, err := e.client.CoreV1().ConfigMaps(ns).Patch(context.Background(), "selfish", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the engine sees the self reference", func() bool {
+		n, ok := e.engine.Node(self.UID)
+		return ok && len(n.Owners) == 1
+	})
+	e.deleteCM(t, self, metav1.DeletePropagationForeground)
+	var ex gc.Explanation
+	eventually(t, "the engine marks it deleting its dependents", func() bool {
+		ex, _ = e.engine.Explain(self.UID)
+		return ex.Object.DeletingDependents && len(ex.Blockers) > 0
+	})
+	text := strings.Join(ex.Words, ". ")
+	if !strings.Contains(text, "is the object itself") || strings.Contains(text, "dependents: ;") || strings.HasSuffix(text, ": ") || strings.Contains(text, "dependents: .") {
+		t.Errorf("words %q; want them to say it is its own blocker, with no empty list", ex.Words)
+	}
+	e.removeFinalizers(t, configMaps, ns, "selfish")
+}
+
 func TestOrphanKeepsDependentsWithoutReferences(t *testing.T) {
 	e := setup(t)
 	ns := e.namespace(t)
