@@ -718,8 +718,8 @@ func TestClusterScopedOwners(t *testing.T) {
 	})
 	assertState(t, e.getCM(t, unknown), "unknown-kind", []types.UID{unknownRef.UID}, nil, false)
 	ex, ok := e.engine.Explain(unknown.UID)
-	if !ok || len(ex.Owners) != 1 || ex.Owners[0].State != gc.OwnerUnverified {
-		t.Errorf("explain unknown-kind: want one unverified owner, got %+v", ex.Owners)
+	if !ok || len(ex.Owners) != 1 || ex.Owners[0].State != gc.OwnerUnresolvable {
+		t.Errorf("explain unknown-kind: want one unresolvable owner (a kind the apiserver does not serve), got %+v", ex.Owners)
 	}
 
 	if err := e.client.RbacV1().ClusterRoles().Delete(ctx, cr.Name, metav1.DeleteOptions{}); err != nil {

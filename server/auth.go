@@ -9,13 +9,9 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	authenticationv1 "k8s.io/api/authentication/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
 )
 
 // User is who made a request.
@@ -50,10 +46,12 @@ func userFrom(r *http.Request) *User {
 	return anonymous
 }
 
-// bearerToken reads the token from the Authorization header or the session cookie.
+// bearerToken reads the token from the Authorization header (the scheme in any case, as
+// RFC 7235 says) or the session cookie.
 func bearerToken(r *http.Request) string {
 	if h := r.Header.Get("Authorization"); h != "" {
-		if t, ok := strings.CutPrefix(h, "Bearer "); ok {
+		scheme, t, ok := strings.Cut(strings.TrimSpace(h), " ")
+		if ok && strings.EqualFold(scheme, "Bearer") {
 			return strings.TrimSpace(t)
 		}
 		return ""
@@ -64,21 +62,77 @@ func bearerToken(r *http.Request) string {
 	return ""
 }
 
+// knownGood is an Authenticator that can tell a token it accepted recently without
+// asking anyone (*TokenReviewer, *TokenFile).
+type knownGood interface {
+	KnownGood(token string) (*User, bool)
+}
+
 // authenticate lets authenticated requests through (all of them without an Authenticator).
+// A refusal on a write route is audited.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.opts.Auth == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		u, err := s.opts.Auth.Authenticate(r.Context(), bearerToken(r))
-		if err != nil {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="gcscope"`)
-			writeError(w, http.StatusUnauthorized, "unauthorized", err.Error())
+		u, fail := s.authenticateToken(r, bearerToken(r))
+		if fail != nil {
+			fail.setHeaders(w)
+			if r.Method != http.MethodGet && r.Method != http.MethodHead {
+				s.refuse(w, r, writeAction(r), fail.status, fail.err)
+				return
+			}
+			writeJSON(w, fail.status, fail.err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
 	})
+}
+
+// authFailure is why a token was not accepted.
+type authFailure struct {
+	status     int // 401 bad token, 429 address over its budget, 503 the cluster cannot be asked
+	err        *apiError
+	retryAfter time.Duration // with 429
+}
+
+func (f *authFailure) setHeaders(w http.ResponseWriter) {
+	switch f.status {
+	case http.StatusUnauthorized:
+		w.Header().Set("WWW-Authenticate", `Bearer realm="gcscope"`)
+	case http.StatusTooManyRequests:
+		w.Header().Set("Retry-After", strconv.Itoa(int(f.retryAfter.Seconds())))
+	}
+}
+
+// authenticateToken checks token for the request, within the budget of failed attempts
+// of the request's address; a token accepted recently needs no budget.
+func (s *Server) authenticateToken(r *http.Request, token string) (*User, *authFailure) {
+	if token == "" {
+		return nil, &authFailure{status: http.StatusUnauthorized, err: &apiError{Code: "unauthorized", Message: errUnauthenticated.Error()}}
+	}
+	if kg, ok := s.opts.Auth.(knownGood); ok {
+		if u, ok := kg.KnownGood(token); ok {
+			return u, nil
+		}
+	}
+	done, wait := s.failures.begin(remoteIP(r.RemoteAddr))
+	if done == nil {
+		s.metrics.authThrottled.Inc()
+		wait = wait.Round(time.Second)
+		return nil, &authFailure{status: http.StatusTooManyRequests, retryAfter: wait, err: &apiError{Code: "too_many_requests",
+			Message: fmt.Sprintf("too many failed authentications from this address; try again in %v", wait)}}
+	}
+	u, err := s.opts.Auth.Authenticate(r.Context(), token)
+	done(errors.Is(err, errUnauthenticated))
+	switch {
+	case errors.Is(err, errUnauthenticated):
+		return nil, &authFailure{status: http.StatusUnauthorized, err: &apiError{Code: "unauthorized", Message: err.Error()}}
+	case err != nil:
+		return nil, &authFailure{status: http.StatusServiceUnavailable, err: &apiError{Code: "unavailable", Message: err.Error()}}
+	}
+	return u, nil
 }
 
 // TokenFile authenticates tokens listed in a file, one per line: the token, then
@@ -121,6 +175,12 @@ func LoadTokenFile(path string) (*TokenFile, error) {
 	return tf, nil
 }
 
+// KnownGood implements knownGood: a local file needs no outside check.
+func (tf *TokenFile) KnownGood(token string) (*User, bool) {
+	u, err := tf.Authenticate(context.Background(), token)
+	return u, err == nil
+}
+
 // Authenticate implements Authenticator. Tokens are compared by hash in constant time.
 func (tf *TokenFile) Authenticate(_ context.Context, token string) (*User, error) {
 	if token == "" {
@@ -133,59 +193,4 @@ func (tf *TokenFile) Authenticate(_ context.Context, token string) (*User, error
 		}
 	}
 	return nil, errUnauthenticated
-}
-
-// TokenReviewer authenticates bearer tokens with the cluster's TokenReview API and has
-// writes made as the authenticated user (impersonation). Results are cached briefly.
-type TokenReviewer struct {
-	client authenticationclient.TokenReviewInterface
-	ttl    time.Duration
-
-	mu    sync.Mutex
-	cache map[[32]byte]reviewed
-}
-
-type reviewed struct {
-	user *User
-	err  error
-	at   time.Time
-}
-
-// NewTokenReviewer checks tokens through client.
-func NewTokenReviewer(client authenticationclient.TokenReviewInterface) *TokenReviewer {
-	return &TokenReviewer{client: client, ttl: time.Minute, cache: map[[32]byte]reviewed{}}
-}
-
-// Authenticate implements Authenticator.
-func (tr *TokenReviewer) Authenticate(ctx context.Context, token string) (*User, error) {
-	if token == "" {
-		return nil, errUnauthenticated
-	}
-	key := sha256.Sum256([]byte(token))
-	tr.mu.Lock()
-	if c, ok := tr.cache[key]; ok && time.Since(c.at) < tr.ttl {
-		tr.mu.Unlock()
-		return c.user, c.err
-	}
-	tr.mu.Unlock()
-
-	review, err := tr.client.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
-	if err != nil {
-		return nil, fmt.Errorf("checking the token with the cluster: %w", err)
-	}
-	r := reviewed{at: time.Now()}
-	if review.Status.Authenticated {
-		r.user = &User{Name: review.Status.User.Username, Groups: review.Status.User.Groups, Impersonate: true}
-	} else {
-		r.err = errUnauthenticated
-	}
-	tr.mu.Lock()
-	for k, c := range tr.cache { // keep the cache from growing without bound
-		if time.Since(c.at) >= tr.ttl {
-			delete(tr.cache, k)
-		}
-	}
-	tr.cache[key] = r
-	tr.mu.Unlock()
-	return r.user, r.err
 }

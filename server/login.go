@@ -43,11 +43,12 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := r.PostForm.Get("token")
-	if _, err := s.opts.Auth.Authenticate(r.Context(), token); err != nil {
+	if _, fail := s.authenticateToken(r, token); fail != nil {
 		entry := entryFor(r, "login")
-		entry.Result, entry.Status, entry.Error = "denied", http.StatusUnauthorized, err.Error()
+		entry.Result, entry.Status, entry.Error = "denied", fail.status, fail.err.Message
 		s.audit.write(entry)
-		s.renderLogin(w, r, http.StatusUnauthorized, "That token was not accepted: "+err.Error()+".")
+		fail.setHeaders(w)
+		s.renderLogin(w, r, fail.status, "That token was not accepted: "+fail.err.Message+".")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true,

@@ -12,6 +12,9 @@ type serverMetrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.CounterVec
 	duration *prometheus.HistogramVec
+	// authThrottled counts requests refused because their address spent its budget of
+	// failed authentications.
+	authThrottled prometheus.Counter
 }
 
 func newServerMetrics() *serverMetrics {
@@ -25,7 +28,10 @@ func newServerMetrics() *serverMetrics {
 			Buckets: prometheus.DefBuckets,
 		}, []string{"method", "route"}),
 	}
-	m.registry.MustRegister(m.requests, m.duration)
+	m.authThrottled = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "gcscope_auth_throttled_total", Help: "Requests refused (429) because their address had no failed authentications left.",
+	})
+	m.registry.MustRegister(m.requests, m.duration, m.authThrottled)
 	return m
 }
 

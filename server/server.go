@@ -84,9 +84,11 @@ type Server struct {
 	handler http.Handler
 	audit   *auditLog
 	hosts   *hostPolicy
-	csrfKey []byte // HMAC key of CSRF tokens; never leaves the process
-	metrics *serverMetrics
-	hub     *hub
+	// failures bounds failed authentications per remote address.
+	failures *failureLimiter
+	csrfKey  []byte // HMAC key of CSRF tokens; never leaves the process
+	metrics  *serverMetrics
+	hub      *hub
 
 	deleterOnce sync.Once
 	del         *deleter
@@ -100,6 +102,7 @@ func New(o Options) *Server {
 	s := &Server{opts: o, log: o.Logger}
 	s.audit = newAuditLog(o.Audit, o.Logger)
 	s.hosts = newHostPolicy(o.Listen, o.AllowedHosts)
+	s.failures = newFailureLimiter(nil)
 	s.csrfKey = newCSRFKey()
 	s.metrics = newServerMetrics()
 	if o.Engine != nil {

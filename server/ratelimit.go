@@ -1,0 +1,95 @@
+package server
+
+import (
+	"net"
+	"sync"
+	"time"
+)
+
+// failureLimiter bounds, per remote address, how many failed authentications may cost a
+// check: each address has a bucket of failureBurst failures refilled at one per
+// failureRefill. An address with an empty bucket is answered 429 without asking anyone,
+// unless its token is already known good. It also bounds the checks one address has in
+// flight, so that one address cannot hold every TokenReview slot. The table of addresses
+// is a bounded LRU. The address is the connection's (X-Forwarded-For is not trusted).
+type failureLimiter struct {
+	burst    float64
+	refill   time.Duration
+	inFlight int
+	now      func() time.Time
+	table    *lru[string, *addrState]
+}
+
+type addrState struct {
+	mu       sync.Mutex
+	tokens   float64 // failures this address may still make
+	at       time.Time
+	inFlight int
+}
+
+const (
+	failureBurst   = 10
+	failureRefill  = 2 * time.Second
+	addrInFlight   = 4
+	addrTableSize  = 10000
+	addrStateTTL   = 10 * time.Minute
+	minRetryAfterS = 1
+)
+
+func newFailureLimiter(now func() time.Time) *failureLimiter {
+	if now == nil {
+		now = time.Now
+	}
+	return &failureLimiter{burst: failureBurst, refill: failureRefill, inFlight: addrInFlight, now: now,
+		table: newLRU[string, *addrState](addrTableSize, now)}
+}
+
+// remoteIP is the address part of a RemoteAddr.
+func remoteIP(remoteAddr string) string {
+	if h, _, err := net.SplitHostPort(remoteAddr); err == nil {
+		return h
+	}
+	return remoteAddr
+}
+
+func (l *failureLimiter) state(ip string) *addrState {
+	return l.table.update(ip, addrStateTTL, func(s *addrState, ok bool) *addrState {
+		if !ok {
+			s = &addrState{tokens: l.burst, at: l.now()}
+		}
+		return s
+	})
+}
+
+// refilled brings s's bucket up to now. Requires s.mu.
+func (l *failureLimiter) refilled(s *addrState) {
+	now := l.now()
+	s.tokens = min(l.burst, s.tokens+float64(now.Sub(s.at))/float64(l.refill))
+	s.at = now
+}
+
+// begin asks to check a token from ip. It returns a done func to call with the outcome,
+// or, when the address has no failures left or too many checks in flight, how long to
+// wait before trying again.
+func (l *failureLimiter) begin(ip string) (done func(failed bool), retryAfter time.Duration) {
+	s := l.state(ip)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l.refilled(s)
+	switch {
+	case s.tokens < 1:
+		return nil, max(time.Duration((1-s.tokens)*float64(l.refill)), minRetryAfterS*time.Second)
+	case s.inFlight >= l.inFlight:
+		return nil, minRetryAfterS * time.Second
+	}
+	s.inFlight++
+	return func(failed bool) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.inFlight--
+		if failed {
+			l.refilled(s)
+			s.tokens--
+		}
+	}, 0
+}

@@ -1,0 +1,90 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	authenticationclient "k8s.io/client-go/kubernetes/typed/authentication/v1"
+)
+
+// TokenReviewer authenticates bearer tokens with the cluster's TokenReview API and has
+// writes made as the authenticated user (impersonation).
+//
+// A flood of bad tokens must not starve good users or the apiserver: results are kept in
+// a bounded LRU keyed by the token's hash (good ones for goodTTL, bad ones for badTTL;
+// errors talking to the cluster are not kept), concurrent reviews of one token are one
+// call, and at most maxReviews calls are in flight. Give it a client of its own (its own
+// QPS), so it never spends the engine's budget.
+type TokenReviewer struct {
+	client  authenticationclient.TokenReviewInterface
+	goodTTL time.Duration
+	badTTL  time.Duration
+	cache   *lru[[32]byte, reviewed]
+	group   singleflight.Group
+	slots   chan struct{} // reviews in flight
+}
+
+type reviewed struct {
+	user *User
+	err  error
+}
+
+// Token review bounds.
+const (
+	reviewCacheSize = 4096
+	maxReviews      = 16
+)
+
+// NewTokenReviewer checks tokens through client.
+func NewTokenReviewer(client authenticationclient.TokenReviewInterface) *TokenReviewer {
+	return &TokenReviewer{client: client, goodTTL: time.Minute, badTTL: 10 * time.Second,
+		cache: newLRU[[32]byte, reviewed](reviewCacheSize, nil), slots: make(chan struct{}, maxReviews)}
+}
+
+// Authenticate implements Authenticator.
+func (tr *TokenReviewer) Authenticate(ctx context.Context, token string) (*User, error) {
+	if token == "" {
+		return nil, errUnauthenticated
+	}
+	key := sha256.Sum256([]byte(token))
+	if r, ok := tr.cache.get(key); ok {
+		return r.user, r.err
+	}
+	v, err, _ := tr.group.Do(string(key[:]), func() (any, error) {
+		select {
+		case tr.slots <- struct{}{}:
+			defer func() { <-tr.slots }()
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		review, err := tr.client.Create(ctx, &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: token}}, metav1.CreateOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("checking the token with the cluster: %w", err)
+		}
+		if !review.Status.Authenticated {
+			r := reviewed{err: errUnauthenticated}
+			tr.cache.put(key, r, tr.badTTL)
+			return r, nil
+		}
+		u := review.Status.User
+		r := reviewed{user: &User{Name: u.Username, Groups: u.Groups, Impersonate: true}}
+		tr.cache.put(key, r, tr.goodTTL)
+		return r, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	r := v.(reviewed)
+	return r.user, r.err
+}
+
+// KnownGood reports the user of a token the cluster accepted recently, without asking it.
+func (tr *TokenReviewer) KnownGood(token string) (*User, bool) {
+	r, ok := tr.cache.get(sha256.Sum256([]byte(token)))
+	return r.user, ok && r.user != nil
+}
