@@ -58,7 +58,7 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func env(t *testing.T) *apiEnv {
+func env(t testing.TB) *apiEnv {
 	t.Helper()
 	apiOnce.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -87,7 +87,7 @@ func env(t *testing.T) *apiEnv {
 }
 
 // serve starts a gcscope server over the shared engine.
-func (e *apiEnv) serve(t *testing.T, o Options) (*httptest.Server, *bytes.Buffer) {
+func (e *apiEnv) serve(t testing.TB, o Options) (*httptest.Server, *bytes.Buffer) {
 	t.Helper()
 	audit := &lockedBuffer{}
 	o.Engine, o.Kube, o.Audit = e.engine, e.config, audit
@@ -113,7 +113,7 @@ func (b *lockedBuffer) Write(p []byte) (int, error) {
 	return b.buf.Write(p)
 }
 
-func (e *apiEnv) namespace(t *testing.T) string {
+func (e *apiEnv) namespace(t testing.TB) string {
 	t.Helper()
 	ns, err := e.client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: "api-"}}, metav1.CreateOptions{})

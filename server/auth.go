@@ -78,6 +78,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		u, fail := s.authenticateToken(r, bearerToken(r))
 		if fail != nil {
+			s.failures.tarpit(r.Context(), fail.status)
 			fail.setHeaders(w)
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				s.refuse(w, r, writeAction(r), fail.status, fail.err)

@@ -47,6 +47,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		entry := entryFor(r, "login")
 		entry.Result, entry.Status, entry.Error = "denied", fail.status, fail.err.Message
 		s.audit.write(entry)
+		s.failures.tarpit(r.Context(), fail.status)
 		fail.setHeaders(w)
 		s.renderLogin(w, r, fail.status, "That token was not accepted: "+fail.err.Message+".")
 		return

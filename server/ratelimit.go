@@ -1,8 +1,11 @@
 package server
 
 import (
+	"context"
 	"net"
+	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -18,6 +21,9 @@ type failureLimiter struct {
 	inFlight int
 	now      func() time.Time
 	table    *lru[string, *addrState]
+	// held are the 429 answers being held back (see tarpit).
+	held     atomic.Int64
+	holdTime time.Duration
 }
 
 type addrState struct {
@@ -34,6 +40,11 @@ const (
 	addrTableSize  = 10000
 	addrStateTTL   = 10 * time.Minute
 	minRetryAfterS = 1
+	// A 429 is held back this long, for at most maxHeld requests at once: a flooding
+	// client then waits instead of spending the CPU good users need (an idle goroutine
+	// costs next to nothing; an answered request invites the next at once).
+	tarpitTime = 500 * time.Millisecond
+	maxHeld    = 1024
 )
 
 func newFailureLimiter(now func() time.Time) *failureLimiter {
@@ -41,7 +52,7 @@ func newFailureLimiter(now func() time.Time) *failureLimiter {
 		now = time.Now
 	}
 	return &failureLimiter{burst: failureBurst, refill: failureRefill, inFlight: addrInFlight, now: now,
-		table: newLRU[string, *addrState](addrTableSize, now)}
+		table: newLRU[string, *addrState](addrTableSize, now), holdTime: tarpitTime}
 }
 
 // remoteIP is the address part of a RemoteAddr.
@@ -92,4 +103,23 @@ func (l *failureLimiter) begin(ip string) (done func(failed bool), retryAfter ti
 			s.tokens--
 		}
 	}, 0
+}
+
+// tarpit holds back a 429 answer for holdTime (unless too many are held already, or the
+// request ends).
+func (l *failureLimiter) tarpit(ctx context.Context, status int) {
+	if status != http.StatusTooManyRequests || l.holdTime <= 0 {
+		return
+	}
+	if l.held.Add(1) > maxHeld {
+		l.held.Add(-1)
+		return
+	}
+	defer l.held.Add(-1)
+	t := time.NewTimer(l.holdTime)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }

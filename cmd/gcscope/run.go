@@ -27,6 +27,12 @@ import (
 	"github.com/gcscope/gcscope/server"
 )
 
+// The TokenReview client's own rate limits.
+const (
+	tokenReviewQPS   = 50
+	tokenReviewBurst = 100
+)
+
 // controlPlane is the embedded cluster as run needs it (see embedded.go).
 type controlPlane interface {
 	RESTConfig() *rest.Config
@@ -148,7 +154,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case tokens != nil:
 		auth = tokens
 	case cfg.auth == "kubernetes":
-		cs, err := kubernetes.NewForConfig(restConfig)
+		// A client of its own: a flood of tokens to review must not spend the engine's QPS.
+		reviewConfig := rest.CopyConfig(restConfig)
+		reviewConfig.QPS, reviewConfig.Burst = tokenReviewQPS, tokenReviewBurst
+		cs, err := kubernetes.NewForConfig(reviewConfig)
 		if err != nil {
 			return err
 		}
