@@ -30,6 +30,9 @@ type OwnerStatus struct {
 	OwnerRef
 	State  OwnerState `json:"state"`
 	Reason string     `json:"reason"`
+	// names is the object the reason names besides the reference itself (the object that
+	// really has the uid), for redaction.
+	names *ObjectRef
 }
 
 // Blocker is a dependent that blocks a foreground deletion, with what holds it.
@@ -43,6 +46,8 @@ type Blocker struct {
 	// Cycle: it waits for its dependents, but it was already listed above it in the tree
 	// (it is the explained object itself, or an ownership cycle leads back to it).
 	Cycle bool `json:"cycle,omitempty"`
+	// Hidden counts its blocking dependents the reader may not see (left out of Blockers).
+	Hidden int `json:"hidden,omitempty"`
 }
 
 // QueuePosition is where the object stands in one of the engine's queues.
@@ -58,6 +63,10 @@ type Explanation struct {
 	Owners     []OwnerStatus `json:"owners,omitempty"`
 	// Blockers: blocking dependents a foreground deletion of the object waits for.
 	Blockers []Blocker `json:"blockers,omitempty"`
+	// HiddenDependents and HiddenBlockers count the dependents and blockers the reader may
+	// not see (ExplainFor leaves them out of Dependents and Blockers).
+	HiddenDependents int `json:"hiddenDependents,omitempty"`
+	HiddenBlockers   int `json:"hiddenBlockers,omitempty"`
 	// HeldBy: finalizers of other controllers that keep the object after its deletion.
 	HeldBy []string        `json:"heldBy,omitempty"`
 	Queues []QueuePosition `json:"queues,omitempty"`
@@ -72,6 +81,13 @@ const maxBlockerDepth = 8
 // Explain describes the object of uid from the engine's graph, without asking the
 // apiserver. False if the graph does not hold it.
 func (gc *GarbageCollector) Explain(uid types.UID) (Explanation, bool) {
+	return gc.ExplainFor(uid, nil)
+}
+
+// ExplainFor is Explain for a reader who may see only the objects visible accepts (nil:
+// all): the others are left out and counted, and no word names them. visible is called
+// outside the engine's locks, so it may be slow (an authorization check).
+func (gc *GarbageCollector) ExplainFor(uid types.UID, visible func(ObjectRef) bool) (Explanation, bool) {
 	gc.graph.mu.RLock()
 	n, ok := gc.graph.read(uid)
 	if !ok {
@@ -113,8 +129,66 @@ func (gc *GarbageCollector) Explain(uid types.UID) (Explanation, bool) {
 		}
 	}
 	gc.feed.mu.Unlock()
+	if visible != nil {
+		e.redact(visible)
+	}
 	e.Next, e.Words = gc.narrate(&e, time.Now())
 	return e, true
+}
+
+// lookUpOwnerOf starts the reason of an owner's look-up, which names the dependent.
+const lookUpOwnerOf = "look up owner of "
+
+// RedactedFor returns a as told to a reader who may see only what visible accepts: an
+// action made for an object the reader may not see does not name it. changed reports
+// whether anything was left out.
+func (a Action) RedactedFor(visible func(ObjectRef) bool) (out Action, changed bool) {
+	if a.For == nil || visible(*a.For) {
+		return a, false
+	}
+	outcome := ""
+	if _, rest, ok := strings.Cut(a.Reason, ": "); ok {
+		outcome = ": " + rest
+	}
+	a.Reason, a.For = lookUpOwnerOf+"an object you may not see"+outcome, nil
+	return a, true
+}
+
+// redact leaves out what visible does not accept: dependents and blockers are counted
+// instead, and an owner's reason that names another object is said without it. (Owner
+// references themselves are the object's own metadata, so they stay.)
+func (e *Explanation) redact(visible func(ObjectRef) bool) {
+	kept := e.Dependents[:0]
+	for _, d := range e.Dependents {
+		if visible(d) {
+			kept = append(kept, d)
+		} else {
+			e.HiddenDependents++
+		}
+	}
+	e.Dependents = kept
+	for i := range e.Owners {
+		if o := &e.Owners[i]; o.names != nil && !visible(*o.names) {
+			o.Reason = "the object with this uid is not the one referenced (you may not see it)"
+		}
+	}
+	e.Blockers, e.HiddenBlockers = redactBlockers(e.Blockers, visible)
+	if e.Last != nil {
+		last, _ := e.Last.RedactedFor(visible)
+		e.Last = &last
+	}
+}
+
+func redactBlockers(bs []Blocker, visible func(ObjectRef) bool) (kept []Blocker, hidden int) {
+	for _, b := range bs {
+		if !visible(b.Object) {
+			hidden++
+			continue
+		}
+		b.Blockers, b.Hidden = redactBlockers(b.Blockers, visible)
+		kept = append(kept, b)
+	}
+	return kept, hidden
 }
 
 // ownerStatus classifies ref from the graph. Requires graph.mu.
@@ -134,8 +208,10 @@ func (gc *GarbageCollector) ownerStatus(dep *node, ref metav1.OwnerReference) Ow
 		s.State, s.Reason = OwnerUnverified, "not observed yet; the engine is verifying it exists"
 	case owner.identity.Namespace != "" && owner.identity.Namespace != dep.identity.Namespace:
 		s.State, s.Reason = OwnerInvalid, fmt.Sprintf("the owner is in namespace %s; a reference resolves only in the dependent's own namespace, so it counts as absent", owner.identity.Namespace)
+		s.names = ptrTo(refOf(owner.identity))
 	case ownerCoordinates(ref) != owner.identity.OwnerReference:
 		s.State, s.Reason = OwnerDangling, fmt.Sprintf("uid %s belongs to %s %s, not to the %s %s referenced", ref.UID, owner.identity.Kind, owner.identity.Name, ref.Kind, ref.Name)
+		s.names = ptrTo(refOf(owner.identity))
 	case owner.deletingDependents:
 		s.State, s.Reason = OwnerWaiting, "being deleted in the foreground, waiting for its dependents"
 	case owner.beingDeleted:
@@ -204,23 +280,24 @@ func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []st
 	for _, s := range e.Owners {
 		count[s.State] = append(count[s.State], s.Kind+" "+s.Name)
 	}
+	dependents := len(e.Dependents) + e.HiddenDependents
 	var next string
 	switch {
 	case o.Virtual && !gc.served(o.APIVersion, o.Kind):
 		next = fmt.Sprintf("retry later: the apiserver does not serve %s %s, so it cannot be looked up; it is never taken for absent, and its dependents stay", o.Kind, o.APIVersion)
-		words = append(words, fmt.Sprintf("%s %s has not been observed; %d dependents name it as owner", o.Kind, o.Name, len(e.Dependents)))
+		words = append(words, fmt.Sprintf("%s %s has not been observed; %d dependents name it as owner", o.Kind, o.Name, dependents))
 	case o.Virtual:
 		next = "verify whether it exists: it is only known because dependents name it as their owner"
-		words = append(words, fmt.Sprintf("%s %s has not been observed; %d dependents name it as owner", o.Kind, o.Name, len(e.Dependents)))
+		words = append(words, fmt.Sprintf("%s %s has not been observed; %d dependents name it as owner", o.Kind, o.Name, dependents))
 	case o.DeletingDependents:
-		if len(e.Blockers) == 0 {
+		if blockers := len(e.Blockers) + e.HiddenBlockers; blockers == 0 {
 			next = "remove the foregroundDeletion finalizer: no blocking dependent remains"
 		} else {
-			next = fmt.Sprintf("wait for %d blocking dependents to be deleted", len(e.Blockers))
-			words = append(words, "waiting for "+describeBlockers(e.Blockers, o.UID))
+			next = fmt.Sprintf("wait for %d blocking dependents to be deleted", blockers)
+			words = append(words, "waiting for "+describeBlockers(e.Blockers, e.HiddenBlockers, o.UID))
 		}
 	case o.BeingDeleted && slices.Contains(o.Finalizers, metav1.FinalizerOrphanDependents):
-		next = fmt.Sprintf("remove its reference from %d dependents, then the orphan finalizer", len(e.Dependents))
+		next = fmt.Sprintf("remove its reference from %d dependents, then the orphan finalizer", dependents)
 	case o.BeingDeleted:
 		next = "nothing: the apiserver deletes it once its finalizers are removed"
 	case len(e.Owners) == 0:
@@ -236,7 +313,7 @@ func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []st
 		next = "verify owner " + strings.Join(count[OwnerUnverified], ", ") + " before deciding"
 	case len(count[OwnerInvalid]) == len(e.Owners) && o.Namespace == "":
 		next = "nothing: its only owners are namespaced, which a cluster-scoped object cannot have"
-	case len(count[OwnerWaiting]) > 0 && len(e.Dependents) > 0:
+	case len(count[OwnerWaiting]) > 0 && dependents > 0:
 		next = "delete it in the foreground: its owner waits for it, and it has dependents of its own"
 	case len(count[OwnerWaiting]) > 0:
 		next = "delete it: its owner waits for it"
@@ -266,9 +343,10 @@ func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []st
 	return next, words
 }
 
-// describeBlockers puts a tree of blockers in words; root is the explained object.
-func describeBlockers(bs []Blocker, root types.UID) string {
-	parts := make([]string, len(bs))
+// describeBlockers puts a tree of blockers in words, with hidden more the reader may not
+// see; root is the explained object.
+func describeBlockers(bs []Blocker, hidden int, root types.UID) string {
+	parts := make([]string, len(bs), len(bs)+1)
 	for i, b := range bs {
 		p := strings.ToLower(b.Object.Kind) + " " + b.Object.Name
 		var held []string
@@ -284,10 +362,12 @@ func describeBlockers(bs []Blocker, root types.UID) string {
 			p += " is the object itself: it names itself as a blocking owner, so its foreground deletion waits on its own reference"
 		case b.Cycle:
 			p += " waits for its own blocking dependents, which lead back here (an ownership cycle)"
+		case b.DeletingDependents && len(b.Blockers) == 0 && b.Hidden > 0:
+			p += " waits for " + hiddenCount(b.Hidden)
 		case b.DeletingDependents && len(b.Blockers) == 0:
 			p += " waits for blocking dependents of its own (not followed further)"
 		case b.DeletingDependents:
-			p += " waits for its blocking dependents: " + describeBlockers(b.Blockers, root)
+			p += " waits for its blocking dependents: " + describeBlockers(b.Blockers, b.Hidden, root)
 		case b.BeingDeleted:
 			p += " is being deleted"
 		default:
@@ -295,5 +375,17 @@ func describeBlockers(bs []Blocker, root types.UID) string {
 		}
 		parts[i] = p
 	}
+	if hidden > 0 {
+		parts = append(parts, hiddenCount(hidden))
+	}
 	return strings.Join(parts, "; ")
 }
+
+func hiddenCount(n int) string {
+	if n == 1 {
+		return "1 blocking dependent you may not see"
+	}
+	return fmt.Sprintf("%d blocking dependents you may not see", n)
+}
+
+func ptrTo[T any](v T) *T { return &v }

@@ -145,6 +145,9 @@ type Action struct {
 	Refs []types.UID `json:"refs,omitempty"`
 	// Reason says why, in words.
 	Reason string `json:"reason,omitempty"`
+	// For is the item on whose behalf Object was looked up (an owner is looked up for its
+	// dependent), when it is another object; Reason names it.
+	For *ObjectRef `json:"for,omitempty"`
 	// Error is the API error, if the call failed.
 	Error string `json:"error,omitempty"`
 	// Shadow: computed but not performed (shadow mode).

@@ -435,7 +435,7 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, item *node)
 		gc.keep(item, "being deleted; waiting for its other finalizers")
 		return nil
 	}
-	latest, err := gc.getObject(ctx, AttemptToDelete, item.identity, "verify the item")
+	latest, err := gc.getObject(ctx, AttemptToDelete, item.identity, "verify the item", nil)
 	switch {
 	case apierrors.IsNotFound(err):
 		// Virtual nodes of owners that do not exist leave the graph this way.
@@ -577,7 +577,7 @@ func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerRefe
 			ref.APIVersion, ref.Kind, ref.Name, ref.UID, item.identity.Kind, item.identity.Name))
 		return false, nil, errNamespacedOwnerOfClusterScopedObject
 	}
-	owner, err := gc.getObject(ctx, AttemptToDelete, key, "look up owner of "+item.identity.Kind+" "+item.identity.Name)
+	owner, err := gc.getObject(ctx, AttemptToDelete, key, lookUpOwnerOf+item.identity.Kind+" "+item.identity.Name, ptrTo(refOf(item.identity)))
 	switch {
 	case apierrors.IsNotFound(err):
 		gc.absentOwners.Add(key)

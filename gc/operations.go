@@ -70,7 +70,9 @@ func (gc *GarbageCollector) record(a Action, start time.Time, err error) {
 }
 
 // getObject reads the live metadata of ref (a read: done in shadow mode too).
-func (gc *GarbageCollector) getObject(ctx context.Context, q QueueName, ref objectReference, why string) (*metav1.PartialObjectMetadata, error) {
+// forItem, when set, is the item whose processing made the look-up (an owner's look-up is
+// made for its dependent); why names it.
+func (gc *GarbageCollector) getObject(ctx context.Context, q QueueName, ref objectReference, why string, forItem *ObjectRef) (*metav1.PartialObjectMetadata, error) {
 	start := time.Now()
 	client, err := gc.resourceClient(ref)
 	if err != nil {
@@ -88,7 +90,7 @@ func (gc *GarbageCollector) getObject(ctx context.Context, q QueueName, ref obje
 	case err == nil && obj.UID != ref.UID:
 		reason += fmt.Sprintf(": found uid %s instead", obj.UID)
 	}
-	gc.record(Action{Queue: q, Verb: VerbGet, Object: refOf(ref), Reason: reason}, start, rerr)
+	gc.record(Action{Queue: q, Verb: VerbGet, Object: refOf(ref), Reason: reason, For: forItem}, start, rerr)
 	return obj, err
 }
 

@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
 )
 
 // User is who made a request.
@@ -20,6 +22,22 @@ type User struct {
 	Groups []string `json:"groups,omitempty"`
 	// Impersonate: cluster writes are made as this user, so the cluster's RBAC decides.
 	Impersonate bool `json:"impersonate,omitempty"`
+	// UID and Extra are the rest of the identity the cluster gave (TokenReview), passed on
+	// to SubjectAccessReviews and impersonation.
+	UID   string              `json:"-"`
+	Extra map[string][]string `json:"-"`
+}
+
+// extra is Extra as SubjectAccessReview takes it.
+func (u *User) extra() map[string]authorizationv1.ExtraValue {
+	if len(u.Extra) == 0 {
+		return nil
+	}
+	out := make(map[string]authorizationv1.ExtraValue, len(u.Extra))
+	for k, v := range u.Extra {
+		out[k] = v
+	}
+	return out
 }
 
 // anonymous is the user of a server without authentication (loopback only).

@@ -10,11 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/restmapper"
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server/wire"
@@ -24,6 +21,9 @@ import (
 type deleteResponse struct {
 	DryRun     bool          `json:"dryRun"`
 	Prediction gc.Prediction `json:"prediction"`
+	// Hidden counts the objects the delete would affect that the user may not see (they
+	// are left out of the prediction; the cluster's collector acts on them all the same).
+	Hidden int `json:"hidden,omitempty"`
 	// Result: "predicted" for a dry run, "deletion started" once the apiserver accepted it.
 	Result string `json:"result"`
 }
@@ -64,7 +64,8 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusNotFound, &apiError{Code: "not_found", Message: "the object left the graph"})
 		return
 	}
-	resp := deleteResponse{DryRun: req.DryRun, Prediction: prediction, Result: "predicted"}
+	prediction, hidden := visibilityFrom(r).prediction(prediction)
+	resp := deleteResponse{DryRun: req.DryRun, Prediction: prediction, Hidden: hidden, Result: "predicted"}
 	if !req.DryRun {
 		if s.opts.Kube == nil {
 			fail(http.StatusServiceUnavailable, &apiError{Code: "unavailable", Message: "no cluster connection for writes"})
@@ -95,11 +96,7 @@ type deleter struct {
 }
 
 func (s *Server) deleter() *deleter {
-	s.deleterOnce.Do(func() {
-		dc := discovery.NewDiscoveryClientForConfigOrDie(s.opts.Kube)
-		s.del = &deleter{config: s.opts.Kube, mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))}
-	})
-	return s.del
+	return &deleter{config: s.opts.Kube, mapper: s.restMapper()}
 }
 
 func (d *deleter) delete(ctx context.Context, user *User, ref gc.ObjectRef, policy metav1.DeletionPropagation) error {
@@ -113,7 +110,7 @@ func (d *deleter) delete(ctx context.Context, user *User, ref gc.ObjectRef, poli
 	}
 	cfg := rest.CopyConfig(d.config)
 	if user.Impersonate {
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: user.Name, Groups: user.Groups}
+		cfg.Impersonate = rest.ImpersonationConfig{UserName: user.Name, UID: user.UID, Groups: user.Groups, Extra: user.Extra}
 	}
 	client, err := metadata.NewForConfig(cfg)
 	if err != nil {

@@ -91,6 +91,11 @@ func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap := s.opts.Engine.Snapshot()
+	vis := s.visibilityFor(r)
+	snap.Nodes = vis.nodes(snap.Nodes) // before the closure: it must not walk through hidden objects
+	if permissionsFailed(w, vis) {
+		return
+	}
 	var inClosure map[types.UID]bool
 	if len(f.uids) > 0 {
 		inClosure = closure(snap.Nodes, f.uids)

@@ -12,6 +12,7 @@ import (
 	"github.com/go-chi/chi/v5/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
@@ -88,7 +89,23 @@ func (s *Server) handleReadyz(w http.ResponseWriter, r *http.Request) {
 	plain(w, http.StatusOK, "ok")
 }
 
+// metricsPath is the non-resource URL a user must be allowed to `get` to read /metrics
+// with --auth=kubernetes, as for the apiserver's own.
+const metricsPath = "/metrics"
+
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
+	if s.opts.Authorizer != nil {
+		u := userFrom(r)
+		ok, err := s.opts.Authorizer.Allowed(r.Context(), u, nil, &authorizationv1.NonResourceAttributes{Verb: "get", Path: metricsPath})
+		switch {
+		case err != nil:
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "cannot check your permissions with the cluster: "+err.Error())
+			return
+		case !ok:
+			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("%s may not get %s: grant it a ClusterRole with nonResourceURLs [%q] and verbs [get]", u.Name, metricsPath, metricsPath))
+			return
+		}
+	}
 	gatherers := prometheus.Gatherers{s.metrics.registry}
 	if s.opts.Engine != nil {
 		gatherers = append(gatherers, s.opts.Engine.Registry())
@@ -107,7 +124,10 @@ func (s *Server) needEngine(w http.ResponseWriter) bool {
 
 type ctxKey int
 
-const nodeKey ctxKey = iota
+const (
+	nodeKey ctxKey = iota
+	visibilityKey
+)
 
 // objectCtx loads the object of the {uid} URL parameter and answers 404 early. The uid
 // is unescaped: an escaped "/" (%2F) reaches it as part of the uid. A write to an object
@@ -124,6 +144,13 @@ func (s *Server) objectCtx(next http.Handler) http.Handler {
 			return
 		}
 		n, ok := s.opts.Engine.Node(types.UID(uid))
+		vis := s.visibilityFor(r)
+		if ok && !vis.visible(n.ObjectRef) {
+			if permissionsFailed(w, vis) {
+				return
+			}
+			ok = false // an object the user may not list is answered as one that does not exist
+		}
 		if !ok {
 			e := &apiError{Code: "not_found", Message: fmt.Sprintf("no object with uid %s in the graph", quoteClip(uid))}
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -133,18 +160,33 @@ func (s *Server) objectCtx(next http.Handler) http.Handler {
 			writeJSON(w, http.StatusNotFound, e)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), nodeKey, n)))
+		ctx := context.WithValue(r.Context(), nodeKey, n)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, visibilityKey, vis)))
 	})
 }
 
 func nodeFrom(r *http.Request) gc.NodeDetail { return r.Context().Value(nodeKey).(gc.NodeDetail) }
 
+// visibilityFrom is the user's visibility objectCtx worked out (nil: everything).
+func visibilityFrom(r *http.Request) *visibility {
+	v, _ := r.Context().Value(visibilityKey).(*visibility)
+	return v
+}
+
+// objectResponse is one object; HiddenDependents counts dependents the user may not see.
+type objectResponse struct {
+	gc.NodeDetail
+	HiddenDependents int `json:"hiddenDependents,omitempty"`
+}
+
 func (s *Server) handleObject(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, nodeFrom(r))
+	resp := objectResponse{NodeDetail: nodeFrom(r)}
+	resp.Dependents, resp.HiddenDependents = visibilityFrom(r).refs(resp.Dependents)
+	writeJSON(w, http.StatusOK, resp)
 }
 
 func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
-	ex, ok := s.opts.Engine.Explain(nodeFrom(r).UID)
+	ex, ok := s.opts.Engine.ExplainFor(nodeFrom(r).UID, visibilityFrom(r).fn())
 	if !ok {
 		writeError(w, http.StatusNotFound, "not_found", "the object left the graph")
 		return
@@ -183,7 +225,12 @@ func (s *Server) handleQueues(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap := s.opts.Engine.Snapshot()
-	writeJSON(w, http.StatusOK, queuesResponse{Seq: snap.Seq, Mode: snap.Mode, Queues: snap.Queues, Sync: snap.Sync})
+	vis := s.visibilityFor(r)
+	queues := vis.queues(snap.Queues)
+	if permissionsFailed(w, vis) {
+		return
+	}
+	writeJSON(w, http.StatusOK, queuesResponse{Seq: snap.Seq, Mode: snap.Mode, Queues: queues, Sync: snap.Sync})
 }
 
 type queuesResponse struct {
@@ -229,8 +276,13 @@ func (s *Server) handleDOT(w http.ResponseWriter, r *http.Request) {
 		uids = append(uids, types.UID(u))
 	}
 	snap := s.opts.Engine.Snapshot()
+	vis := s.visibilityFor(r)
+	nodes := vis.nodes(snap.Nodes)
+	if permissionsFailed(w, vis) {
+		return
+	}
 	w.Header().Set("Content-Type", "text/vnd.graphviz")
-	if err := writeDOT(w, snap.Nodes, uids); err != nil {
+	if err := writeDOT(w, nodes, uids); err != nil {
 		s.log.Warn("writing the DOT graph", "err", err)
 	}
 }

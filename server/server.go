@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -24,7 +23,8 @@ import (
 type Engine interface {
 	Snapshot() gc.Snapshot
 	Node(types.UID) (gc.NodeDetail, bool)
-	Explain(types.UID) (gc.Explanation, bool)
+	// ExplainFor explains uid to a reader who may see only what visible accepts (nil: all).
+	ExplainFor(uid types.UID, visible func(gc.ObjectRef) bool) (gc.Explanation, bool)
 	PredictDelete(types.UID, metav1.DeletionPropagation) (gc.Prediction, bool)
 	Feed() *gc.Feed
 	Registry() *prometheus.Registry
@@ -51,6 +51,9 @@ type Options struct {
 	Ready func() error
 	// Version is gcscope's own version.
 	Version string
+	// Authorizer, when set, narrows every read to what its user may list (with
+	// --auth=kubernetes); nil: everyone reads everything.
+	Authorizer Authorizer
 	// ReadOnly rejects every write; the engine itself goes on collecting.
 	ReadOnly bool
 	// Auth authenticates requests; nil means none (loopback only, enforced by the caller).
@@ -90,8 +93,7 @@ type Server struct {
 	metrics  *serverMetrics
 	hub      *hub
 
-	deleterOnce sync.Once
-	del         *deleter
+	mapper restMapper
 }
 
 // New builds the server. Run its hub with Run.
@@ -110,7 +112,8 @@ func New(o Options) *Server {
 			Snapshot: o.Engine.Snapshot, Feed: o.Engine.Feed(), Logger: o.Logger,
 			Batch: o.StreamBatch, Buffer: o.ClientBuffer, OriginPatterns: o.AllowedOrigins,
 			MaxClients: o.MaxStreams, MaxClientsPerUser: o.MaxStreamsPerUser,
-			User: func(r *http.Request) string { return userFrom(r).Name },
+			User:       func(r *http.Request) string { return userFrom(r).Name },
+			Visibility: s.visibilityFor,
 			Refuse: func(w http.ResponseWriter, r *http.Request, status int, e *apiError) {
 				s.refuse(w, r, "stream", status, e)
 			},

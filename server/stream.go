@@ -63,11 +63,12 @@ const (
 
 // Snapshot reasons: why a client is sent a snapshot.
 const (
-	reasonInitial   = "initial"   // the connection starts (no since, or since is not held)
-	reasonSubscribe = "subscribe" // the client changed its subscription
-	reasonBehind    = "behind"    // the client's queue overflowed: it did not read fast enough
-	reasonStale     = "stale"     // the events the client needs have left the feed (or the hub fell behind it)
-	reasonComponent = "component" // the uid closure took in objects the client has not seen
+	reasonInitial     = "initial"     // the connection starts (no since, or since is not held)
+	reasonSubscribe   = "subscribe"   // the client changed its subscription
+	reasonBehind      = "behind"      // the client's queue overflowed: it did not read fast enough
+	reasonStale       = "stale"       // the events the client needs have left the feed (or the hub fell behind it)
+	reasonComponent   = "component"   // the uid closure took in objects the client has not seen
+	reasonPermissions = "permissions" // what the user may list changed
 )
 
 // GET /api/v1/stream's query parameters: those that take one value, and the repeatable ones.
@@ -93,6 +94,8 @@ type hubOptions struct {
 	MaxClients, MaxClientsPerUser int
 	// User names the user of a request, for the per-user bound; nil: one user.
 	User func(*http.Request) string
+	// Visibility is what the request's user may see; nil (or a nil answer): everything.
+	Visibility func(*http.Request) *visibility
 	// Refuse answers a refused upgrade (and may audit it); nil: the error alone.
 	Refuse func(w http.ResponseWriter, r *http.Request, status int, e *apiError)
 	// Registerer takes the hub's metrics; nil: not registered.
@@ -343,6 +346,10 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.o.Refuse(w, r, http.StatusForbidden, &apiError{Code: "csrf", Message: "cross-origin stream from " + quoteClip(o)})
 		return
 	}
+	var vis *visibility
+	if h.o.Visibility != nil {
+		vis = h.o.Visibility(r)
+	}
 	rec := &hijackRecorder{ResponseWriter: w}
 	conn, err := websocket.Accept(rec, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // Origin checked above
 	if err != nil {
@@ -360,7 +367,7 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		netConn: rec.conn,
 		batches: make(chan *batch, h.o.Buffer),
 		wake:    make(chan struct{}, 1),
-		view:    newView(sub),
+		view:    newView(sub, vis),
 		user:    h.o.User(r),
 	}
 	if why := h.add(c); why != "" {
@@ -611,6 +618,12 @@ func (c *streamClient) writeLoop(ctx context.Context, since *uint64) error {
 			}
 		case <-c.wake:
 		case <-idle.C:
+			if c.view.vis.refresh() {
+				// The user's permissions changed: what the client holds is redrawn.
+				if err := c.sendSnapshot(ctx, reasonPermissions); err != nil {
+					return err
+				}
+			}
 			if err := c.flush(ctx, false); err != nil {
 				return err
 			}
@@ -630,7 +643,7 @@ func (c *streamClient) serveRequests(ctx context.Context) error {
 		}
 	}
 	if sub != nil {
-		c.view = newView(*sub)
+		c.view = newView(*sub, c.view.vis)
 		return c.sendSnapshot(ctx, reasonSubscribe)
 	}
 	return nil
@@ -837,8 +850,11 @@ func (c *streamClient) write(ctx context.Context, typ string, data []byte) error
 // Owned by the client's writer.
 type view struct {
 	sub subscription
-	all bool // no namespace, kind or uid filter
+	all bool // no namespace, kind, uid or permission filter
 	objectFilter
+	// vis is what the client's user may see (nil: everything): objects it may not see
+	// never leave the server.
+	vis *visibility
 	// closure is the uid component: seeded from a snapshot, it grows as node events
 	// link objects to it, and is recomputed at the next snapshot. Nil without uids.
 	closure map[types.UID]bool
@@ -857,9 +873,9 @@ type view struct {
 	widened bool
 }
 
-func newView(sub subscription) *view {
-	return &view{sub: sub, objectFilter: newObjectFilter(sub.Namespaces, sub.Kinds),
-		all: len(sub.Namespaces) == 0 && len(sub.Kinds) == 0 && len(sub.UIDs) == 0}
+func newView(sub subscription, vis *visibility) *view {
+	return &view{sub: sub, objectFilter: newObjectFilter(sub.Namespaces, sub.Kinds), vis: vis,
+		all: len(sub.Namespaces) == 0 && len(sub.Kinds) == 0 && len(sub.UIDs) == 0 && vis == nil}
 }
 
 // reset starts the view over from a snapshot's nodes; it returns the nodes the client
@@ -870,6 +886,7 @@ func (v *view) reset(nodes []gc.NodeState) []gc.NodeState {
 	if v.all {
 		return nodes
 	}
+	nodes = v.vis.nodes(nodes) // before the closure: it must not walk through hidden objects
 	if len(v.sub.UIDs) > 0 {
 		v.closure = closure(nodes, v.sub.UIDs)
 		for _, u := range v.sub.UIDs {
@@ -896,7 +913,7 @@ func (v *view) seedResume(nodes []gc.NodeState, at uint64) {
 }
 
 func (v *view) passNode(n *gc.NodeState) bool {
-	return v.pass(&n.ObjectRef) && (v.closure == nil || v.closure[n.UID])
+	return v.pass(&n.ObjectRef) && (v.closure == nil || v.closure[n.UID]) && v.vis.visible(n.ObjectRef)
 }
 
 // needsSnapshot ends a batch: it reports whether the closure took in objects the client
@@ -954,7 +971,7 @@ func (v *view) filter(e gc.Event) (out gc.Event, keep, rewritten bool) {
 		if e.Node == nil {
 			return e, false, false
 		}
-		if v.closure != nil {
+		if v.closure != nil && v.vis.visible(e.Node.ObjectRef) {
 			v.grow(&e)
 		}
 		uid := e.Node.UID
@@ -1001,7 +1018,19 @@ func (v *view) filter(e gc.Event) (out gc.Event, keep, rewritten bool) {
 		if !v.sub.Queues {
 			return e, false, false
 		}
-		return e, v.all || (e.Action != nil && v.passObject(&e.Action.Object)), false
+		if v.all {
+			return e, true, false
+		}
+		if e.Action == nil || !v.passObject(&e.Action.Object) {
+			return e, false, false
+		}
+		if v.vis != nil {
+			if a, changed := e.Action.RedactedFor(v.vis.visible); changed {
+				e.Action = &a
+				return e, true, true
+			}
+		}
+		return e, true, false
 	default: // sync, and types this server does not know of
 		return e, true, false
 	}
@@ -1009,7 +1038,7 @@ func (v *view) filter(e gc.Event) (out gc.Event, keep, rewritten bool) {
 
 // passObject: an object named by a queue transition or an action is in the view.
 func (v *view) passObject(r *gc.ObjectRef) bool {
-	return v.pass(r) && (v.closure == nil || v.closure[r.UID])
+	return v.pass(r) && (v.closure == nil || v.closure[r.UID]) && v.vis.visible(*r)
 }
 
 // queues narrows the queues' items and recent actions to the view; the counters stay
@@ -1022,6 +1051,11 @@ func (v *view) queues(qs []gc.QueueState) []gc.QueueState {
 	for i, q := range qs {
 		q.Items = slices.DeleteFunc(slices.Clone(q.Items), func(it gc.QueueItem) bool { return !v.passObject(&it.Object) })
 		q.Recent = slices.DeleteFunc(slices.Clone(q.Recent), func(a gc.Action) bool { return !v.passObject(&a.Object) })
+		if v.vis != nil {
+			for j := range q.Recent {
+				q.Recent[j], _ = q.Recent[j].RedactedFor(v.vis.visible)
+			}
+		}
 		out[i] = q
 	}
 	return out

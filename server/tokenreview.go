@@ -72,7 +72,14 @@ func (tr *TokenReviewer) Authenticate(ctx context.Context, token string) (*User,
 			return r, nil
 		}
 		u := review.Status.User
-		r := reviewed{user: &User{Name: u.Username, Groups: u.Groups, Impersonate: true}}
+		user := &User{Name: u.Username, Groups: u.Groups, UID: u.UID, Impersonate: true}
+		if len(u.Extra) > 0 {
+			user.Extra = map[string][]string{}
+			for k, v := range u.Extra {
+				user.Extra[k] = v
+			}
+		}
+		r := reviewed{user: user}
 		tr.cache.put(key, r, tr.goodTTL)
 		return r, nil
 	})

@@ -133,7 +133,7 @@ func (e *synthEngine) Node(uid types.UID) (gc.NodeDetail, bool) {
 	return gc.NodeDetail{NodeState: *n, Dependents: e.dependents(uid)}, true
 }
 
-func (e *synthEngine) Explain(uid types.UID) (gc.Explanation, bool) {
+func (e *synthEngine) ExplainFor(uid types.UID, _ func(gc.ObjectRef) bool) (gc.Explanation, bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	n, ok := e.nodes[uid]

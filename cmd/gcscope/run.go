@@ -150,6 +150,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}()
 	var auth server.Authenticator
+	var authz server.Authorizer // with --auth=kubernetes: each user reads what it may list
 	switch {
 	case tokens != nil:
 		auth = tokens
@@ -162,11 +163,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return err
 		}
 		auth = server.NewTokenReviewer(cs.AuthenticationV1().TokenReviews())
+		authz = server.NewAccessReviewer(cs.AuthorizationV1().SubjectAccessReviews())
 	}
 	ready := &readiness{waiting: "garbage collector syncing its monitors"}
 	handler := server.New(server.Options{
 		Logger: log, Engine: engine, Kube: restConfig, Ready: ready.check, Version: version,
-		ReadOnly: cfg.readOnly, Auth: auth, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
+		ReadOnly: cfg.readOnly, Auth: auth, Authorizer: authz, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
 		Listen: cfg.listen, AllowedHosts: cfg.allowedHosts,
 		MaxStreams: cfg.maxStreams, MaxStreamsPerUser: cfg.maxUserStreams,
 	})

@@ -1,0 +1,388 @@
+package server
+
+// Per-user reads with --auth=kubernetes: each user reads only what it may list, on every
+// surface (graph, object, explain, prediction, DOT, queues, metrics, the stream), and no
+// name of an object it may not list leaves the server inside another object's answer.
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// rbacWorld is two namespaces of objects (alpha-* in A, bravo-* in B) and users with
+// different bindings.
+type rbacWorld struct {
+	e      *apiEnv
+	nsA    string
+	nsB    string
+	tokens map[string]string // user -> bearer token
+	uids   map[string]types.UID
+}
+
+func (w *rbacWorld) serviceAccount(t *testing.T, ns, name string) string {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := w.e.client.CoreV1().ServiceAccounts(ns).Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tok, err := w.e.client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok.Status.Token
+}
+
+// grantList lets the service account ns/name list resources (core group) in roleNS.
+func (w *rbacWorld) grantList(t *testing.T, roleNS, ns, name string, resources ...string) {
+	t.Helper()
+	ctx := context.Background()
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: name + "-reader"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: resources, Verbs: []string{"list", "watch", "get"}}}}
+	if _, err := w.e.client.RbacV1().Roles(roleNS).Create(ctx, role, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	rb := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name + "-reader"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: ns, Name: name}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name + "-reader"}}
+	if _, err := w.e.client.RbacV1().RoleBindings(roleNS).Create(ctx, rb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (w *rbacWorld) object(t *testing.T, ns, kind, name string, finalizers []string, owner types.UID, ownerName string) types.UID {
+	t.Helper()
+	ctx := context.Background()
+	meta := metav1.ObjectMeta{Name: name, Finalizers: finalizers}
+	if owner != "" {
+		meta.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: ownerName, UID: owner, BlockOwnerDeletion: ptr(true)}}
+	}
+	var uid types.UID
+	switch kind {
+	case "ConfigMap":
+		cm, err := w.e.client.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid = cm.UID
+	case "Secret":
+		s, err := w.e.client.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{ObjectMeta: meta}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		uid = s.UID
+	}
+	waitFor(t, "the engine observes "+name, func() bool { n, ok := w.e.engine.Node(uid); return ok && n.Observed })
+	w.uids[name] = uid
+	return uid
+}
+
+func newRBACWorld(t *testing.T) *rbacWorld {
+	e := env(t)
+	w := &rbacWorld{e: e, nsA: e.namespace(t), nsB: e.namespace(t), tokens: map[string]string{}, uids: map[string]types.UID{}}
+	for _, u := range []struct{ ns, name string }{{w.nsA, "alice"}, {w.nsB, "bob"}, {w.nsA, "carol"}, {w.nsA, "nobody"}, {w.nsA, "scraper"}} {
+		w.tokens[u.name] = w.serviceAccount(t, u.ns, u.name)
+	}
+	w.grantList(t, w.nsA, w.nsA, "alice", "configmaps", "secrets")
+	w.grantList(t, w.nsB, w.nsB, "bob", "configmaps", "secrets")
+	w.grantList(t, w.nsA, w.nsA, "carol", "configmaps") // not secrets
+	ctx := context.Background()
+	cr := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{GenerateName: "gcscope-metrics-"},
+		Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}}
+	cr, err := e.client.RbacV1().ClusterRoles().Create(ctx, cr, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	crb := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: cr.Name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: w.nsA, Name: "scraper"}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: cr.Name}}
+	if _, err := e.client.RbacV1().ClusterRoleBindings().Create(ctx, crb, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.client.RbacV1().ClusterRoleBindings().Delete(context.Background(), cr.Name, metav1.DeleteOptions{})
+		e.client.RbacV1().ClusterRoles().Delete(context.Background(), cr.Name, metav1.DeleteOptions{})
+	})
+
+	for _, side := range []struct{ ns, p string }{{w.nsA, "alpha"}, {w.nsB, "bravo"}} {
+		owner := w.object(t, side.ns, "ConfigMap", side.p+"-owner", nil, "", "")
+		w.object(t, side.ns, "ConfigMap", side.p+"-child", nil, owner, side.p+"-owner")
+		w.object(t, side.ns, "Secret", side.p+"-secret-child", nil, owner, side.p+"-owner")
+	}
+	// A foreground deletion in A waiting on a ConfigMap and a Secret, both held.
+	fg := w.object(t, w.nsA, "ConfigMap", "alpha-fg", nil, "", "")
+	w.object(t, w.nsA, "ConfigMap", "alpha-held-cm", []string{"test.gcscope.io/hold"}, fg, "alpha-fg")
+	w.object(t, w.nsA, "Secret", "alpha-held-secret", []string{"test.gcscope.io/hold"}, fg, "alpha-fg")
+	t.Cleanup(func() {
+		for _, n := range []string{"alpha-held-cm"} {
+			e.client.CoreV1().ConfigMaps(w.nsA).Patch(context.Background(), n, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+		}
+		e.client.CoreV1().Secrets(w.nsA).Patch(context.Background(), "alpha-held-secret", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+	})
+	bg := metav1.DeletePropagationForeground
+	if err := e.client.CoreV1().ConfigMaps(w.nsA).Delete(ctx, "alpha-fg", metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "alpha-fg to wait for its blockers", func() bool {
+		ex, _ := e.engine.Explain(fg)
+		return ex.Object.DeletingDependents && len(ex.Blockers) == 2
+	})
+	return w
+}
+
+func TestPerUserReadsOnEverySurface(t *testing.T) {
+	w := newRBACWorld(t)
+	e := w.e
+	ts, _ := e.serve(t, Options{Auth: NewTokenReviewer(e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: NewAccessReviewer(e.client.AuthorizationV1().SubjectAccessReviews())})
+	c := newClient(t, ts)
+	as := func(user string) http.Header { return http.Header{"Authorization": {"Bearer " + w.tokens[user]}} }
+	get := func(user, path string) (int, string) {
+		t.Helper()
+		code, body := c.do("GET", path, nil, as(user))
+		return code, string(body)
+	}
+	graphNames := func(user string) []string {
+		t.Helper()
+		code, body := get(user, "/api/v1/graph")
+		var g graphResponse
+		if code != 200 || json.Unmarshal([]byte(body), &g) != nil {
+			t.Fatalf("graph as %s: %d %s", user, code, body)
+		}
+		var names []string
+		for _, n := range g.Nodes {
+			names = append(names, n.Namespace+"/"+n.Name)
+		}
+		return names
+	}
+	// mine: what each user must see among the test's objects, and nothing of other namespaces.
+	mine := map[string][]string{
+		"alice": {"alpha-owner", "alpha-child", "alpha-secret-child", "alpha-fg", "alpha-held-cm", "alpha-held-secret"},
+		"bob":   {"bravo-owner", "bravo-child", "bravo-secret-child"},
+		"carol": {"alpha-owner", "alpha-child", "alpha-fg", "alpha-held-cm"},
+	}
+	ownNS := map[string]string{"alice": w.nsA, "bob": w.nsB, "carol": w.nsA}
+	for user, want := range mine {
+		names := graphNames(user)
+		for _, n := range names {
+			if !strings.HasPrefix(n, ownNS[user]+"/") {
+				t.Errorf("%s sees %s, outside namespace %s", user, n, ownNS[user])
+			}
+		}
+		var got []string
+		for _, n := range names {
+			if name := strings.TrimPrefix(n, ownNS[user]+"/"); strings.HasPrefix(name, "alpha-") || strings.HasPrefix(name, "bravo-") {
+				got = append(got, name)
+			}
+		}
+		if !sameSet(got, want) {
+			t.Errorf("%s sees %v, want exactly %v", user, got, want)
+		}
+	}
+	if names := graphNames("nobody"); len(names) != 0 {
+		t.Errorf("a user with no RBAC sees %d objects: %v", len(names), names[:min(5, len(names))])
+	}
+
+	// Other surfaces: no name of the other side in any answer, and 404 for its objects.
+	otherNames := map[string][]string{"alice": {"bravo-", w.nsB}, "bob": {"alpha-", w.nsA}, "carol": {"bravo-", w.nsB, "secret-child", "held-secret"}, "nobody": {"alpha-", "bravo-"}}
+	for user, forbidden := range otherNames {
+		for _, path := range []string{"/api/v1/queues", "/debug/controllers/garbagecollector/graph", "/api/v1/graph",
+			"/api/v1/objects/" + string(w.uids["alpha-owner"]), "/api/v1/objects/" + string(w.uids["alpha-owner"]) + "/explain",
+			"/api/v1/objects/" + string(w.uids["alpha-fg"]) + "/explain"} {
+			_, body := get(user, path)
+			for _, f := range forbidden {
+				if strings.Contains(body, f) {
+					i := strings.Index(body, f)
+					t.Errorf("%s GET %s: the answer names %q: …%s…", user, path, f, body[max(0, i-300):min(len(body), i+100)])
+				}
+			}
+		}
+	}
+	for _, tc := range []struct{ user, object string }{{"alice", "bravo-owner"}, {"bob", "alpha-owner"}, {"carol", "alpha-secret-child"}, {"nobody", "alpha-owner"}} {
+		for _, suffix := range []string{"", "/explain"} {
+			if code, body := get(tc.user, "/api/v1/objects/"+string(w.uids[tc.object])+suffix); code != 404 {
+				t.Errorf("%s GET %s%s: %d %.200s; want 404 as for an unknown uid", tc.user, tc.object, suffix, code, body)
+			}
+		}
+	}
+
+	// Explanations and predictions count what they leave out.
+	var ex explainResponse
+	_, body := get("carol", "/api/v1/objects/"+string(w.uids["alpha-fg"])+"/explain")
+	json.Unmarshal([]byte(body), &ex)
+	if ex.HiddenBlockers != 1 || len(ex.Blockers) != 1 || ex.Blockers[0].Object.Name != "alpha-held-cm" ||
+		!strings.Contains(ex.Text, "1 blocking dependent you may not see") || !strings.Contains(ex.Next, "2 blocking dependents") {
+		t.Errorf("carol's explanation of alpha-fg: %s", body)
+	}
+	cs := c.sessionAs(as("carol"))
+	h := as("carol")
+	h.Set("Origin", ts.URL)
+	h.Set(csrfHeader, cs.CSRFToken)
+	code, pbody := c.do("POST", "/api/v1/objects/"+string(w.uids["alpha-owner"])+"/delete", `{"propagationPolicy":"Background","dryRun":true}`, h)
+	var pred deleteResponse
+	json.Unmarshal(pbody, &pred)
+	if code != 200 || pred.Hidden != 1 || len(pred.Prediction.Deleted) != 2 || strings.Contains(string(pbody), "secret") {
+		t.Errorf("carol's prediction for alpha-owner: %d %s; want the owner and its ConfigMap, and 1 hidden", code, pbody)
+	}
+	h = as("bob")
+	h.Set("Origin", ts.URL)
+	h.Set(csrfHeader, c.sessionAs(as("bob")).CSRFToken)
+	if code, body := c.do("POST", "/api/v1/objects/"+string(w.uids["alpha-owner"])+"/delete", `{"propagationPolicy":"Background","dryRun":true}`, h); code != 404 {
+		t.Errorf("bob predicts alice's object: %d %s; want 404", code, body)
+	}
+
+	// /metrics needs get on the non-resource URL.
+	if code, body := get("nobody", "/metrics"); code != 403 || !strings.Contains(body, "nonResourceURLs") {
+		t.Errorf("metrics without the permission: %d %.200s", code, body)
+	}
+	if code, body := get("alice", "/metrics"); code != 403 {
+		t.Errorf("metrics as alice (no permission): %d %.100s", code, body)
+	}
+	if code, body := get("scraper", "/metrics"); code != 200 || !strings.Contains(body, "gcscope_") {
+		t.Errorf("metrics as the scraper: %d %.100s", code, body)
+	}
+}
+
+// sessionAs fetches a session with extra headers.
+func (c *client) sessionAs(h http.Header) sessionResponse {
+	c.t.Helper()
+	var s sessionResponse
+	code, body := c.do("GET", "/api/v1/session", nil, h)
+	if code != 200 || json.Unmarshal(body, &s) != nil {
+		c.t.Fatalf("session: %d %s", code, body)
+	}
+	return s
+}
+
+// TestPerUserStream: each user's stream carries its own namespace only: the snapshot, and
+// what happens next in both namespaces.
+func TestPerUserStream(t *testing.T) {
+	w := newRBACWorld(t)
+	e := w.e
+	ts, _ := e.serve(t, Options{Auth: NewTokenReviewer(e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: NewAccessReviewer(e.client.AuthorizationV1().SubjectAccessReviews())})
+	type stream struct {
+		conn   *websocket.Conn
+		frames chan []byte
+	}
+	dial := func(user string) *stream {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/api/v1/stream",
+			&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + w.tokens[user]}}})
+		if err != nil {
+			t.Fatalf("stream as %s: %v", user, err)
+		}
+		conn.SetReadLimit(-1)
+		s := &stream{conn: conn, frames: make(chan []byte, 1024)}
+		go func() {
+			defer close(s.frames)
+			for {
+				_, data, err := conn.Read(context.Background())
+				if err != nil {
+					return
+				}
+				s.frames <- data
+			}
+		}()
+		t.Cleanup(func() { conn.CloseNow() })
+		return s
+	}
+	alice, bob, nobody := dial("alice"), dial("bob"), dial("nobody")
+	// Things happen on both sides: new objects, an update, a delete.
+	w.object(t, w.nsA, "ConfigMap", "alpha-late", nil, "", "")
+	w.object(t, w.nsB, "ConfigMap", "bravo-late", nil, "", "")
+	w.object(t, w.nsB, "Secret", "bravo-late-secret", nil, w.uids["bravo-late"], "bravo-late")
+	if err := e.client.CoreV1().ConfigMaps(w.nsB).Delete(context.Background(), "bravo-child", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.client.CoreV1().ConfigMaps(w.nsA).Delete(context.Background(), "alpha-child", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// follow applies a stream's frames to a model until it holds have and not gone (or a
+	// minute passes); it returns every frame's bytes.
+	follow := func(user string, s *stream, have, gone string) string {
+		t.Helper()
+		var all strings.Builder
+		m := newStreamModel()
+		holds := func(name string) bool {
+			for _, n := range m.nodes {
+				if n.Name == name {
+					return true
+				}
+			}
+			return false
+		}
+		deadline := time.After(time.Minute)
+		for !m.started || !holds(have) || holds(gone) {
+			select {
+			case data, ok := <-s.frames:
+				if !ok {
+					t.Fatalf("%s's stream closed", user)
+				}
+				all.Write(data)
+				all.WriteByte('\n')
+				var f streamFrame
+				if err := json.Unmarshal(data, &f); err != nil {
+					t.Fatal(err)
+				}
+				f.raw = data
+				if err := m.apply(f); err != nil {
+					t.Fatalf("%s: %v", user, err)
+				}
+			case <-deadline:
+				t.Fatalf("%s's stream never showed %s without %s", user, have, gone)
+			}
+		}
+		return all.String()
+	}
+	a := follow("alice", alice, "alpha-late", "alpha-child")
+	b := follow("bob", bob, "bravo-late-secret", "bravo-child")
+	for _, f := range []string{"bravo-", w.nsB} {
+		if strings.Contains(a, f) {
+			t.Errorf("alice's stream names %q", f)
+		}
+	}
+	for _, f := range []string{"alpha-", w.nsA} {
+		if strings.Contains(b, f) {
+			t.Errorf("bob's stream names %q", f)
+		}
+	}
+	// The user with no RBAC gets snapshots and sequence numbers, and no object at all.
+	time.Sleep(2 * idleSeqInterval)
+	for drained := false; !drained; {
+		select {
+		case f := <-nobody.frames:
+			var frame streamFrame
+			json.Unmarshal(f, &frame)
+			if len(frame.Nodes) > 0 || slicesContainNodeEvent(frame.Events) {
+				t.Errorf("the user with no RBAC received objects: %.300s", f)
+			}
+		default:
+			drained = true
+		}
+	}
+}
+
+func slicesContainNodeEvent(events []gc.Event) bool {
+	for _, e := range events {
+		if e.Node != nil || e.Edge != nil || e.Queue != nil || e.Action != nil {
+			return true
+		}
+	}
+	return false
+}
