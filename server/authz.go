@@ -109,6 +109,7 @@ type visibility struct {
 	anyKind *bool     // may list everything (for kinds that do not map)
 	failed  error     // the first authorization error: reads fail closed
 	since   time.Time // when the answers above were asked (refresh)
+	ttl     time.Duration
 }
 
 type kindAccess struct {
@@ -125,7 +126,7 @@ type nsKey struct {
 
 func newVisibility(ctx context.Context, u *User, authz Authorizer, mapper meta.RESTMapper) *visibility {
 	return &visibility{ctx: ctx, user: u, authz: authz, mapper: mapper,
-		byKind: map[schema.GroupVersionKind]kindAccess{}, byNS: map[nsKey]bool{}, since: time.Now()}
+		byKind: map[schema.GroupVersionKind]kindAccess{}, byNS: map[nsKey]bool{}, since: time.Now(), ttl: accessCacheTTL}
 }
 
 // refresh asks every question again once the answers are older than accessCacheTTL (a
@@ -136,7 +137,7 @@ func (v *visibility) refresh() (changed bool) {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	if time.Since(v.since) < accessCacheTTL {
+	if time.Since(v.since) < v.ttl {
 		return false
 	}
 	v.since, v.failed = time.Now(), nil
