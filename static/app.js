@@ -1402,7 +1402,7 @@ var ObjectPanel = class {
         const fins = ex.heldBy.map((f) => h("code.hold", null, f));
         why.push(h("p.held", { id: "held-by" }, node.beingDeleted ? h("span", null, h("b", null, "Held by finalizer "), ...fins, ": it is deleted, but stays until the controller that owns the finalizer removes it.") : h("span", null, "Carries finalizer ", ...fins, ": once deleted, it will stay until that finalizer is removed.")));
       }
-      if (ex.blockers?.length) why.push(h("div.blockers", null, h("b", null, "Blocking dependents"), this.blockerTree(ex.blockers)));
+      if (ex.blockers?.length || ex.hiddenBlockers) why.push(h("div.blockers", null, h("b", null, "Blocking dependents"), this.blockerTree(ex.blockers || [], ex.hiddenBlockers)));
       if (ex.lastAction) {
         const a = ex.lastAction;
         why.push(h("p.muted", null, `Last worker action: ${a.queue} ${a.verb}${a.policy ? " " + a.policy : ""}${a.error ? " — error: " + a.error : ""}${a.reason ? " — " + a.reason : ""}`));
@@ -1458,19 +1458,25 @@ var ObjectPanel = class {
           ) ? h("span.tag.block", null, "blocks") : null
         )),
         deps.length > 200 ? h("li.muted", null, `and ${deps.length - 200} more`) : null
-      ) : h("p.muted", null, "none")
+      ) : h("p.muted", null, "none"),
+      ex?.hiddenDependents ? h("p.muted", null, `and ${ex.hiddenDependents} you may not see`) : null
     );
   }
-  /** @param {any[]} blockers */
-  blockerTree(blockers) {
-    return h("ul.refs", null, ...blockers.map((b) => h(
-      "li",
+  /** @param {any[]} blockers @param {number} [hidden] blockers this user may not see */
+  blockerTree(blockers, hidden) {
+    return h(
+      "ul.refs",
       null,
-      this.link(b.object),
-      b.finalizers?.length ? h("span", null, " held by ", ...b.finalizers.map((f) => h("code.hold", null, f))) : null,
-      b.deletingDependents ? h("span.tag", null, "waits for its own") : null,
-      b.blockers?.length ? this.blockerTree(b.blockers) : null
-    )));
+      ...blockers.map((b) => h(
+        "li",
+        null,
+        this.link(b.object),
+        b.finalizers?.length ? h("span", null, " held by ", ...b.finalizers.map((f) => h("code.hold", null, f))) : null,
+        b.cycle ? h("span.tag", null, "already above: a cycle") : b.deletingDependents ? h("span.tag", null, "waits for its own") : null,
+        b.blockers?.length || b.hidden ? this.blockerTree(b.blockers || [], b.hidden) : null
+      )),
+      hidden ? h("li.muted", null, `and ${hidden} you may not see`) : null
+    );
   }
 };
 function linkify(text, panel) {
@@ -1731,7 +1737,7 @@ var DeleteDialog = class {
       const res = await deleteObject(uid, policy, true);
       if (seq !== this.seq) return;
       this.prediction = res.prediction;
-      this.showPrediction(res.prediction);
+      this.showPrediction(res.prediction, res.hidden || 0);
     } catch (e) {
       if (seq !== this.seq) return;
       this.showError(e);
@@ -1739,8 +1745,8 @@ var DeleteDialog = class {
     }
     this.updateConfirm();
   }
-  /** @param {any} p */
-  showPrediction(p) {
+  /** @param {any} p @param {number} hidden objects affected that this user may not see */
+  showPrediction(p, hidden) {
     const m = /* @__PURE__ */ new Map();
     for (const d of p.deleted || []) m.set(d.object.uid, "deleted");
     for (const d of p.orphaned || []) m.set(d.object.uid, "orphaned");
@@ -1775,6 +1781,7 @@ var DeleteDialog = class {
         p.waiting?.length ? `, ${p.waiting.length} will wait on finalizers` : "",
         "."
       ),
+      hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
       section("deleted", "Deleted", deleted),
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
       section("kept", "Kept: another owner holds them", p.kept),

@@ -79,7 +79,7 @@ export class DeleteDialog {
       const res = await deleteObject(uid, policy, true);
       if (seq !== this.seq) return;
       this.prediction = res.prediction;
-      this.showPrediction(res.prediction);
+      this.showPrediction(res.prediction, res.hidden || 0);
     } catch (e) {
       if (seq !== this.seq) return;
       this.showError(e);
@@ -88,8 +88,8 @@ export class DeleteDialog {
     this.updateConfirm();
   }
 
-  /** @param {any} p */
-  showPrediction(p) {
+  /** @param {any} p @param {number} hidden objects affected that this user may not see */
+  showPrediction(p, hidden) {
     /** @type {Map<string, PreviewKind>} */
     const m = new Map();
     for (const d of p.deleted || []) m.set(d.object.uid, "deleted");
@@ -113,6 +113,7 @@ export class DeleteDialog {
       h("p.summary", { id: "delete-summary" }, `${p.policy}: ${n} object${n === 1 ? "" : "s"} will be deleted`,
         p.orphaned?.length ? `, ${p.orphaned.length} orphaned` : "", p.kept?.length ? `, ${p.kept.length} kept by another owner` : "",
         p.waiting?.length ? `, ${p.waiting.length} will wait on finalizers` : "", "."),
+      hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
       section("deleted", "Deleted", deleted),
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
       section("kept", "Kept: another owner holds them", p.kept),

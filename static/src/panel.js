@@ -134,7 +134,7 @@ export class ObjectPanel {
           ? h("span", null, h("b", null, "Held by finalizer "), ...fins, ": it is deleted, but stays until the controller that owns the finalizer removes it.")
           : h("span", null, "Carries finalizer ", ...fins, ": once deleted, it will stay until that finalizer is removed.")));
       }
-      if (ex.blockers?.length) why.push(h("div.blockers", null, h("b", null, "Blocking dependents"), this.blockerTree(ex.blockers)));
+      if (ex.blockers?.length || ex.hiddenBlockers) why.push(h("div.blockers", null, h("b", null, "Blocking dependents"), this.blockerTree(ex.blockers || [], ex.hiddenBlockers)));
       if (ex.lastAction) {
         const a = ex.lastAction;
         why.push(h("p.muted", null, `Last worker action: ${a.queue} ${a.verb}${a.policy ? " " + a.policy : ""}${a.error ? " — error: " + a.error : ""}${a.reason ? " — " + a.reason : ""}`));
@@ -164,15 +164,17 @@ export class ObjectPanel {
       deps.length ? h("ul.refs", null, ...deps.slice(0, 200).map((d) => h("li", null, this.link(/** @type {any} */ (d)),
         blocking.has(/** @type {any} */ (d).uid) ? h("span.tag.block", null, "blocks") : null)),
         deps.length > 200 ? h("li.muted", null, `and ${deps.length - 200} more`) : null) : h("p.muted", null, "none"),
+      ex?.hiddenDependents ? h("p.muted", null, `and ${ex.hiddenDependents} you may not see`) : null,
     );
   }
 
-  /** @param {any[]} blockers */
-  blockerTree(blockers) {
+  /** @param {any[]} blockers @param {number} [hidden] blockers this user may not see */
+  blockerTree(blockers, hidden) {
     return h("ul.refs", null, ...blockers.map((b) => h("li", null, this.link(b.object),
       b.finalizers?.length ? h("span", null, " held by ", ...b.finalizers.map((/** @type {string} */ f) => h("code.hold", null, f))) : null,
-      b.deletingDependents ? h("span.tag", null, "waits for its own") : null,
-      b.blockers?.length ? this.blockerTree(b.blockers) : null)));
+      b.cycle ? h("span.tag", null, "already above: a cycle") : b.deletingDependents ? h("span.tag", null, "waits for its own") : null,
+      b.blockers?.length || b.hidden ? this.blockerTree(b.blockers || [], b.hidden) : null)),
+      hidden ? h("li.muted", null, `and ${hidden} you may not see`) : null);
   }
 }
 
