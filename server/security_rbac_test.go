@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -143,11 +144,16 @@ func newRBACWorld(t *testing.T) *rbacWorld {
 	return w
 }
 
+// serve starts gcscope as --auth=kubernetes runs it: TokenReview and SubjectAccessReview.
+func (w *rbacWorld) serve(t *testing.T) *httptest.Server {
+	ts, _ := w.e.serve(t, Options{Auth: NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews())})
+	return ts
+}
+
 func TestPerUserReadsOnEverySurface(t *testing.T) {
 	w := newRBACWorld(t)
-	e := w.e
-	ts, _ := e.serve(t, Options{Auth: NewTokenReviewer(e.client.AuthenticationV1().TokenReviews()),
-		Authorizer: NewAccessReviewer(e.client.AuthorizationV1().SubjectAccessReviews())})
+	ts := w.serve(t)
 	c := newClient(t, ts)
 	as := func(user string) http.Header { return http.Header{"Authorization": {"Bearer " + w.tokens[user]}} }
 	get := func(user, path string) (int, string) {
@@ -272,8 +278,7 @@ func (c *client) sessionAs(h http.Header) sessionResponse {
 func TestPerUserStream(t *testing.T) {
 	w := newRBACWorld(t)
 	e := w.e
-	ts, _ := e.serve(t, Options{Auth: NewTokenReviewer(e.client.AuthenticationV1().TokenReviews()),
-		Authorizer: NewAccessReviewer(e.client.AuthorizationV1().SubjectAccessReviews())})
+	ts := w.serve(t)
 	type stream struct {
 		conn   *websocket.Conn
 		frames chan []byte
