@@ -95,6 +95,11 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		u, fail := s.authenticateToken(r, bearerToken(r))
+		if fail != nil && fail.status == http.StatusUnauthorized && r.Method == http.MethodGet && r.URL.Path == "/" &&
+			strings.Contains(r.Header.Get("Accept"), "text/html") {
+			http.Redirect(w, r, "/login", http.StatusSeeOther) // a browser without a session: the form
+			return
+		}
 		if fail != nil {
 			s.failures.tarpit(r.Context(), fail.status)
 			fail.setHeaders(w)

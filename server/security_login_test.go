@@ -85,6 +85,13 @@ func TestLoginTakesTheTokenFromAPostBodyOnly(t *testing.T) {
 	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/" || c == nil || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure {
 		t.Errorf("same-origin login: %d, cookie %+v; want 303 to / and an HttpOnly SameSite=Strict cookie (not Secure over http)", resp.StatusCode, c)
 	}
+	// A browser that opens the UI without a session is sent to the form.
+	req, _ := http.NewRequest("GET", ts.URL+"/", nil)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml")
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	if resp, err := noFollow.Do(req); err != nil || resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" {
+		t.Errorf("the UI without a session: %v %v; want 303 to /login", resp, err)
+	}
 	// A direct client (no browser headers) may log in too.
 	if resp := postLogin(t, ts, loginToken, nil); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("login without browser headers: %d", resp.StatusCode)
