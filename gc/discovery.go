@@ -3,10 +3,12 @@ package gc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 )
@@ -50,8 +52,9 @@ func deletableResources(dc discovery.DiscoveryInterface, ignored map[schema.Grou
 }
 
 // syncDiscovery re-reads discovery every period and, when the deletable resources change,
-// pauses the workers, resets the REST mapper, resyncs the monitors and waits (bounded) for
-// them before letting the workers go on.
+// resets the REST mapper, resyncs the monitors and waits (bounded) for them, for the log
+// and the metrics only: as in upstream v1.37.1, the workers go on meanwhile, so one
+// resource that never syncs does not stall the collection of all the others.
 func (gc *GarbageCollector) syncDiscovery(ctx context.Context, period time.Duration, current map[schema.GroupVersionResource]resourceInfo) {
 	t := time.NewTicker(period)
 	defer t.Stop()
@@ -66,8 +69,12 @@ func (gc *GarbageCollector) syncDiscovery(ctx context.Context, period time.Durat
 		if len(next) == 0 {
 			gc.log.Warn("discovery reported no resources; keeping the current monitors", "err", err)
 			gc.metrics.syncErrors.Inc()
+			if len(current) == 0 {
+				gc.setDiscoveryProblem(noResourcesProblem(err, period))
+			}
 			continue
 		}
+		gc.setDiscoveryProblem("")
 		var failed *discovery.ErrGroupDiscoveryFailed
 		if errors.As(err, &failed) {
 			// Keep the synced monitors of groups that failed this time.
@@ -86,10 +93,8 @@ func (gc *GarbageCollector) syncDiscovery(ctx context.Context, period time.Durat
 	}
 }
 
-// resync applies a new set of resources with the workers paused.
+// resync applies a new set of resources.
 func (gc *GarbageCollector) resync(ctx context.Context, resources map[schema.GroupVersionResource]resourceInfo, timeout time.Duration) {
-	gc.workerLock.Lock()
-	defer gc.workerLock.Unlock()
 	gc.setResources(resources)
 	gc.mapper.Reset()
 	if err := gc.builder.monitors.sync(resources); err != nil {
@@ -111,4 +116,49 @@ func (gc *GarbageCollector) RefreshDiscovery() {
 	case gc.rediscover <- struct{}{}:
 	default: // one is already pending
 	}
+}
+
+// resetMapperEvery forgets the REST mapper's discovery every period, whatever changed, as
+// kube-controller-manager resets its shared mapper every 30 s: a version a CRD stops
+// serving stops being mapped, and one it starts serving becomes mappable, even when the
+// preferred versions (which the monitors follow) stay the same.
+func (gc *GarbageCollector) resetMapperEvery(ctx context.Context, period time.Duration) {
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			gc.mapper.Reset()
+		}
+	}
+}
+
+// noResourcesProblem says that discovery gave nothing, and what the engine does about it.
+func noResourcesProblem(err error, period time.Duration) string {
+	msg := "discovery found no resources to monitor"
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	return msg + fmt.Sprintf("; retrying every %v", period)
+}
+
+// servedNow asks discovery, bypassing every cache, whether gvr is served at this moment.
+// A 404 for an object is proof of its absence only when its version and resource are
+// served: an apiserver answers 404 for a version it no longer serves too.
+func (gc *GarbageCollector) servedNow(gvr schema.GroupVersionResource) (bool, error) {
+	list, err := gc.discovery.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
+	switch {
+	case apierrors.IsNotFound(err):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	for _, r := range list.APIResources {
+		if r.Name == gvr.Resource {
+			return true, nil
+		}
+	}
+	return false, nil
 }

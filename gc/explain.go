@@ -7,6 +7,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -209,7 +210,7 @@ func (gc *GarbageCollector) ownerStatus(dep *node, ref metav1.OwnerReference) Ow
 	case owner.identity.Namespace != "" && owner.identity.Namespace != dep.identity.Namespace:
 		s.State, s.Reason = OwnerInvalid, fmt.Sprintf("the owner is in namespace %s; a reference resolves only in the dependent's own namespace, so it counts as absent", owner.identity.Namespace)
 		s.names = ptrTo(refOf(owner.identity))
-	case ownerCoordinates(ref) != owner.identity.OwnerReference:
+	case ownerCoordinates(ref) != owner.identity.OwnerReference && !sameObjectOtherVersion(ref, owner.identity.OwnerReference):
 		s.State, s.Reason = OwnerDangling, fmt.Sprintf("uid %s belongs to %s %s, not to the %s %s referenced", ref.UID, owner.identity.Kind, owner.identity.Name, ref.Kind, ref.Name)
 		s.names = ptrTo(refOf(owner.identity))
 	case owner.deletingDependents:
@@ -245,6 +246,15 @@ func (gc *GarbageCollector) served(apiVersion, kind string) bool {
 
 // reasonVerifiedAbsent is the reason of an owner found in the absent-owner cache.
 const reasonVerifiedAbsent = "verified absent"
+
+// sameObjectOtherVersion: ref names the owner through another version of its group (the
+// engine looks it up through that version and finds the same object).
+func sameObjectOtherVersion(ref, observed metav1.OwnerReference) bool {
+	rgv, err1 := schema.ParseGroupVersion(ref.APIVersion)
+	ogv, err2 := schema.ParseGroupVersion(observed.APIVersion)
+	return err1 == nil && err2 == nil && rgv.Group == ogv.Group &&
+		ref.Kind == observed.Kind && ref.Name == observed.Name && ref.UID == observed.UID
+}
 
 // namespacedKind reports whether ref's kind is namespaced, per the REST mapper (false if
 // unknown).

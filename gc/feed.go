@@ -161,6 +161,9 @@ type SyncState struct {
 	Unsynced  []string `json:"unsynced,omitempty"`
 	// Failing are resources whose list or watch keeps failing, with the last error.
 	Failing map[string]string `json:"failing,omitempty"`
+	// Discovery, when set, says why the engine monitors nothing yet (discovery found no
+	// resource) and that it retries.
+	Discovery string `json:"discovery,omitempty"`
 }
 
 // ErrTooOld means the events asked for have left the ring: take a fresh Snapshot.

@@ -138,9 +138,9 @@ type GarbageCollector struct {
 	attemptToOrphan *workQueue[*node]
 	absentOwners    *ReferenceCache
 
-	// workerLock pauses the workers while monitors resync: workers hold it for reading
-	// while they process an item.
-	workerLock sync.RWMutex
+	// discoveryProblem, when set, says why the engine monitors nothing: discovery found no
+	// resource; it retries every DiscoveryPeriod (as upstream's Sync does).
+	discoveryProblem atomic.Pointer[string]
 
 	resourcesMu sync.RWMutex
 	resources   map[schema.GroupVersionResource]resourceInfo
@@ -240,11 +240,31 @@ func (gc *GarbageCollector) Started() <-chan struct{} { return gc.started }
 func (gc *GarbageCollector) Synced() <-chan struct{} { return gc.synced }
 
 // SyncState reports the monitored resources and which have not synced.
-func (gc *GarbageCollector) SyncState() SyncState { return gc.builder.monitors.state() }
+func (gc *GarbageCollector) SyncState() SyncState {
+	st := gc.builder.monitors.state()
+	if p := gc.discoveryProblem.Load(); p != nil {
+		st.Discovery = *p
+	}
+	return st
+}
 
 func (gc *GarbageCollector) publishSync() {
-	st := gc.builder.monitors.state()
+	st := gc.SyncState()
 	gc.feed.publish(Event{Type: SyncChange, Sync: &st})
+}
+
+// setDiscoveryProblem records (or, with "", clears) why discovery gave nothing.
+func (gc *GarbageCollector) setDiscoveryProblem(problem string) {
+	old := gc.discoveryProblem.Load()
+	switch {
+	case problem == "" && old == nil:
+		return
+	case problem == "":
+		gc.discoveryProblem.Store(nil)
+	default:
+		gc.discoveryProblem.Store(&problem)
+	}
+	gc.publishSync()
 }
 
 func (gc *GarbageCollector) setResources(r map[schema.GroupVersionResource]resourceInfo) {
@@ -259,9 +279,11 @@ func (gc *GarbageCollector) setResources(r map[schema.GroupVersionResource]resou
 func (gc *GarbageCollector) Run(ctx context.Context) error {
 	resources, err := deletableResources(gc.discovery, gc.ignored)
 	if len(resources) == 0 {
-		return fmt.Errorf("discovery found no resources to monitor: %w", err)
-	}
-	if err != nil {
+		// As upstream: no resource yet is no reason to stop; the discovery sync retries.
+		gc.log.Warn("discovery found no resources to monitor; retrying every period", "err", err, "period", gc.opts.DiscoveryPeriod)
+		gc.metrics.syncErrors.Inc()
+		gc.discoveryProblem.Store(ptrTo(noResourcesProblem(err, gc.opts.DiscoveryPeriod)))
+	} else if err != nil {
 		gc.log.Warn("partial discovery; monitoring what was found", "err", err)
 		gc.metrics.syncErrors.Inc()
 	}
@@ -306,6 +328,7 @@ func (gc *GarbageCollector) Run(ctx context.Context) error {
 		wg.Go(func() { gc.runAttemptToOrphanWorker(ctx) })
 	}
 	wg.Go(func() { gc.syncDiscovery(ctx, gc.opts.DiscoveryPeriod, resources) })
+	wg.Go(func() { gc.resetMapperEvery(ctx, gc.opts.DiscoveryPeriod) })
 	<-ctx.Done()
 	return nil
 }
@@ -338,9 +361,6 @@ func (gc *GarbageCollector) processAttemptToDeleteWorker(ctx context.Context) bo
 }
 
 func (gc *GarbageCollector) attemptToDeleteWorker(ctx context.Context, item *node) workQueueItemAction {
-	gc.workerLock.RLock()
-	defer gc.workerLock.RUnlock()
-
 	gc.graph.mu.RLock()
 	current, inGraph := gc.graph.read(item.identity.UID)
 	stale := item.virtual && (!inGraph || !current.virtual)
@@ -564,7 +584,7 @@ func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerRefe
 	if gc.absentOwners.Has(key) {
 		return true, nil, nil
 	}
-	_, namespaced, err := gc.apiResource(ref.APIVersion, ref.Kind)
+	gvr, namespaced, err := gc.apiResource(ref.APIVersion, ref.Kind)
 	if err != nil {
 		return false, nil, err
 	}
@@ -580,6 +600,16 @@ func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerRefe
 	owner, err := gc.getObject(ctx, AttemptToDelete, key, lookUpOwnerOf+item.identity.Kind+" "+item.identity.Name, ptrTo(refOf(item.identity)))
 	switch {
 	case apierrors.IsNotFound(err):
+		// The mapper may be stale: a version the apiserver stopped serving answers 404 as
+		// well. Only a 404 from a version served right now proves the owner absent.
+		served, derr := gc.servedNow(gvr)
+		if derr != nil {
+			return false, nil, derr
+		}
+		if !served {
+			gc.mapper.Reset()
+			return false, nil, &restMappingError{kind: ref.Kind, version: ref.APIVersion}
+		}
 		gc.absentOwners.Add(key)
 		return true, nil, nil
 	case err != nil:
@@ -602,9 +632,7 @@ func (gc *GarbageCollector) processAttemptToOrphanWorker(ctx context.Context) bo
 		return false
 	}
 	defer gc.attemptToOrphan.Done(item)
-	gc.workerLock.RLock()
 	err := gc.attemptToOrphanItem(ctx, item)
-	gc.workerLock.RUnlock()
 	if err != nil && ctx.Err() == nil {
 		gc.requeue(AttemptToOrphan, item, err.Error())
 		gc.attemptToOrphan.AddRateLimited(item)

@@ -932,3 +932,88 @@ func TestRefreshDiscoveryMonitorsNewResourcesAtOnce(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestEmptyDiscoveryAtStartRetries: a discovery that reports nothing at start-up does not
+// end the engine (upstream retries every period); the sync state says so until
+// discovery answers, then the engine monitors what it reports.
+func TestEmptyDiscoveryAtStartRetries(t *testing.T) {
+	h := newEngineHarness(t, Options{DiscoveryPeriod: time.Hour, SyncTimeout: 10 * time.Second})
+	h.disc.Resources = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.gc.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	select {
+	case <-h.gc.Started():
+	case err := <-done:
+		t.Fatalf("Run ended with empty discovery: %v", err)
+	}
+	if st := h.gc.SyncState(); !strings.Contains(st.Discovery, "no resources") || !strings.Contains(st.Discovery, "retrying every 1h0m0s") || len(st.Resources) != 0 {
+		t.Fatalf("sync state %+v; want it to say discovery found nothing and is retried", st)
+	}
+	h.disc.Resources = testAPIResources()
+	h.gc.RefreshDiscovery()
+	deadline := time.Now().Add(10 * time.Second)
+	for st := h.gc.SyncState(); st.Discovery != "" || len(st.Resources) == 0; st = h.gc.SyncState() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after discovery answered: %+v", st)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestWorkersGoOnWhileAMonitorNeverSyncs: as in upstream v1.37.1, the workers do not wait
+// for a discovery resync: a new resource whose list never answers (the resync then waits
+// up to the period, here an hour) does not hold back the collection of the others.
+func TestWorkersGoOnWhileAMonitorNeverSyncs(t *testing.T) {
+	h := newEngineHarness(t, Options{DiscoveryPeriod: time.Hour, SyncTimeout: 10 * time.Second})
+	withoutGadgets := testAPIResources()
+	h.disc.Resources = withoutGadgets
+	// (The fake client serializes its calls, so the list fails rather than hangs: the
+	// monitor never syncs either way.)
+	listing := make(chan struct{}, 1)
+	h.meta.PrependReactor("list", "gadgets", func(clienttesting.Action) (bool, runtime.Object, error) {
+		select {
+		case listing <- struct{}{}:
+		default:
+		}
+		return true, nil, apierrors.NewInternalError(errors.New("gadgets never list"))
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.gc.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-h.gc.Started()
+
+	withGadgets := testAPIResources()
+	for _, l := range withGadgets {
+		if l.GroupVersion == "example.com/v1" {
+			l.APIResources = append(l.APIResources, metav1.APIResource{Name: "gadgets", SingularName: "gadget", Kind: "Gadget", Namespaced: true, Verbs: allVerbs})
+		}
+	}
+	h.disc.Resources = withGadgets
+	h.gc.RefreshDiscovery()
+	select {
+	case <-listing:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the new monitor never listed")
+	}
+	// The resync now waits for gadgets (up to the hour). A pod whose owner is gone is
+	// collected meanwhile.
+	if !slices.Contains(h.gc.SyncState().Unsynced, "example.com/v1/gadgets") {
+		t.Fatalf("gadgets are not syncing: %+v", h.gc.SyncState())
+	}
+	gone := replicaSet("a", "gone", "uid-gone")
+	p := pod("a", "p", "uid-p", owned(ownerRefTo(gone, blocking, controls)))
+	h.store(p)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, ok := h.stored(p); !ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pod of a deleted owner was not collected while a monitor was syncing: %s", describeActions(h.meta.Actions()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

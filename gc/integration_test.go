@@ -902,6 +902,83 @@ func TestDeletingCRDCollectsDependentsAndRecreating(t *testing.T) {
 	e.waitGone(t, dep2)
 }
 
+// TestVersionNoLongerServedIsNeverProofOfAbsence: a CRD serves v1 (preferred) and
+// v1beta1; dependents name their owner through v1beta1. When v1beta1 stops being served,
+// the apiserver answers 404 for it, which must not be taken for the owner's absence (a
+// stale REST mapper would still map it): the dependents stay. When v1beta1 is served
+// again it becomes mappable (the mapper is reset every period, as kube-controller-manager
+// resets its own), and a delete of the owner collects them.
+func TestVersionNoLongerServedIsNeverProofOfAbsence(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	ctx := context.Background()
+	group, plural := "gc.gcscope.io", "gizmos"
+	schemaProps := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}
+	crd := &apiextensionsv1.CustomResourceDefinition{
+		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: group, Scope: apiextensionsv1.NamespaceScoped,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{Plural: plural, Kind: "Gizmo", ListKind: "GizmoList", Singular: "gizmo"},
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
+				{Name: "v1", Served: true, Storage: true, Schema: schemaProps},
+				{Name: "v1beta1", Served: true, Schema: schemaProps},
+			},
+		},
+	}
+	crd, err := e.ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{}) })
+	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural}
+	e.waitMonitored(t, gvr)
+	owner := e.customResource(t, gvr, "Gizmo", ns, "owner")
+	beta := refTo(group+"/v1beta1", "Gizmo", owner)
+	early := e.configMap(t, ns, "early", nil, beta)
+	// The engine has looked the owner up through v1beta1 (its mapper maps it now).
+	eventually(t, "the engine to verify early's owner through v1beta1", func() bool {
+		ex, _ := e.engine.Explain(early.UID)
+		return ex.Last != nil && ex.Last.Verb == gc.VerbKeep
+	})
+
+	setServed := func(served bool) {
+		t.Helper()
+		eventually(t, "update the CRD", func() bool {
+			cur, err := e.ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+			if err != nil {
+				return false
+			}
+			cur.Spec.Versions[1].Served = served
+			_, err = e.ext.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, cur, metav1.UpdateOptions{})
+			return err == nil
+		})
+		eventually(t, fmt.Sprintf("discovery to say v1beta1 served=%v", served), func() bool {
+			_, err := e.client.Discovery().ServerResourcesForGroupVersion(group + "/v1beta1")
+			return (err == nil) == served
+		})
+	}
+	setServed(false)
+	late := e.configMap(t, ns, "late", nil, beta)
+	consistently(t, "both dependents of the live owner stay", 3*discoveryPeriod, func() bool {
+		return e.getCM(t, early) != nil && e.getCM(t, late) != nil
+	})
+	eventually(t, "Explain to call late's owner unresolvable", func() bool {
+		ex, _ := e.engine.Explain(late.UID)
+		return len(ex.Owners) == 1 && ex.Owners[0].State == gc.OwnerUnresolvable
+	})
+
+	setServed(true)
+	eventually(t, "Explain to see late's owner again", func() bool {
+		ex, _ := e.engine.Explain(late.UID)
+		return len(ex.Owners) == 1 && ex.Owners[0].State == gc.OwnerSolid
+	})
+	if err := e.dyn.Resource(gvr).Namespace(ns).Delete(ctx, "owner", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitGone(t, early)
+	e.waitGone(t, late)
+}
+
 func toUnstructured(obj map[string]any) *unstructured.Unstructured {
 	return &unstructured.Unstructured{Object: obj}
 }

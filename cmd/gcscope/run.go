@@ -166,8 +166,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		authz = server.NewAccessReviewer(cs.AuthorizationV1().SubjectAccessReviews())
 	}
 	ready := &readiness{waiting: "garbage collector syncing its monitors"}
+	readyz := func() error {
+		if err := ready.check(); err != nil {
+			return err
+		}
+		if d := engine.SyncState().Discovery; d != "" {
+			return errors.New(d) // the engine monitors nothing yet
+		}
+		return nil
+	}
 	handler := server.New(server.Options{
-		Logger: log, Engine: engine, Kube: restConfig, Ready: ready.check, Version: version,
+		Logger: log, Engine: engine, Kube: restConfig, Ready: readyz, Version: version,
 		ReadOnly: cfg.readOnly, Auth: auth, Authorizer: authz, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
 		Listen: cfg.listen, AllowedHosts: cfg.allowedHosts,
 		MaxStreams: cfg.maxStreams, MaxStreamsPerUser: cfg.maxUserStreams,

@@ -70,7 +70,9 @@ export class QueuesPanel {
     }
     const sync = store.sync;
     const unsynced = sync.unsynced?.length || 0, failing = Object.keys(sync.failing || {}).length;
-    this.syncEl.textContent = `${sync.resources?.length || 0} resources` + (unsynced ? ` · ${unsynced} syncing` : "") + (failing ? ` · ${failing} failing` : "");
+    this.syncEl.textContent = sync.discovery ? `no resources monitored: ${sync.discovery}`
+      : `${sync.resources?.length || 0} resources` + (unsynced ? ` · ${unsynced} syncing` : "") + (failing ? ` · ${failing} failing` : "");
+    this.syncEl.classList.toggle("warn", !!sync.discovery);
     this.syncEl.title = failing ? Object.entries(sync.failing || {}).map(([r, e]) => `${r}: ${e}`).join("\n") : "";
     this.renderActions();
   }
