@@ -299,7 +299,7 @@ func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []st
 	case o.Virtual:
 		next = "verify whether it exists: it is only known because dependents name it as their owner"
 		words = append(words, fmt.Sprintf("%s %s has not been observed; %d dependents name it as owner", o.Kind, o.Name, dependents))
-	case o.DeletingDependents:
+	case o.DeletingDependents && slices.Contains(o.Finalizers, metav1.FinalizerDeleteDependents):
 		if blockers := len(e.Blockers) + e.HiddenBlockers; blockers == 0 {
 			next = "remove the foregroundDeletion finalizer: no blocking dependent remains"
 		} else {

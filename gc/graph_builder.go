@@ -243,17 +243,22 @@ func (gb *GraphBuilder) processDelete(ev *event, existing *node) {
 	}
 }
 
-// observe copies the deletion state of the latest observation onto n. deletingDependents
-// follows the finalizer: a second delete with another policy can swap it for orphan.
+// observe copies the deletion state of the latest observation onto n. Both marks are
+// one-way, as upstream's markBeingDeleted and markDeletingDependents: an object being
+// deleted is never undeleted, and one seen deleting its dependents stays marked even when
+// a second delete swaps foregroundDeletion for orphan (upstream's cycle-breaking and
+// blocker handling read the mark, so clearing it would decide differently).
 func observe(n *node, obj *metav1.PartialObjectMetadata) {
 	n.finalizers = obj.Finalizers
 	n.deletionTimestamp = nil
 	if obj.DeletionTimestamp != nil {
 		t := obj.DeletionTimestamp.Time
 		n.deletionTimestamp = &t
-		n.beingDeleted = true // one-way: an object being deleted is never undeleted
+		n.beingDeleted = true
 	}
-	n.deletingDependents = n.beingDeleted && slices.Contains(obj.Finalizers, metav1.FinalizerDeleteDependents)
+	if n.beingDeleted && slices.Contains(obj.Finalizers, metav1.FinalizerDeleteDependents) {
+		n.deletingDependents = true
+	}
 }
 
 // processTransitions queues what a deletion with the orphan or foregroundDeletion

@@ -628,11 +628,11 @@ func TestGraphBuilderForegroundDeletionQueuesNodeAndDependents(t *testing.T) {
 	}
 
 	// The collector removes foregroundDeletion while another finalizer holds the object:
-	// no longer waiting for dependents, nothing queued.
+	// nothing queued, and the mark stays (one-way, as upstream's markDeletingDependents).
 	o3 := changed(o2, finalized("example.com/hold"))
 	h.step(evUpdate(o2, o3))
-	if n := h.node("uid-o"); !n.beingDeleted || n.deletingDependents {
-		t.Errorf("after the finalizer went: beingDeleted=%v deletingDependents=%v, want true false", n.beingDeleted, n.deletingDependents)
+	if n := h.node("uid-o"); !n.beingDeleted || !n.deletingDependents {
+		t.Errorf("after the finalizer went: beingDeleted=%v deletingDependents=%v, want both still true", n.beingDeleted, n.deletingDependents)
 	}
 	expectQueued(t, "attemptToDelete after the finalizer went", h.gb.attemptToDelete)
 

@@ -579,7 +579,7 @@ function holdingFinalizers(n) {
 }
 function stateOf(store2, n) {
   if (n.virtual) return "virtual";
-  if (n.deletingDependents) return blockingDependents(store2, n.uid).length ? "waiting" : "foreground";
+  if (n.deletingDependents && (n.finalizers || []).includes("foregroundDeletion")) return blockingDependents(store2, n.uid).length ? "waiting" : "foreground";
   if (n.beingDeleted) return holdingFinalizers(n).length ? "held" : "deleting";
   return "normal";
 }

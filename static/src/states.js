@@ -45,7 +45,8 @@ export function holdingFinalizers(n) {
  */
 export function stateOf(store, n) {
   if (n.virtual) return "virtual";
-  if (n.deletingDependents) return blockingDependents(store, n.uid).length ? "waiting" : "foreground";
+  // The engine's mark is one-way (as upstream's); the finalizer says whether it still waits.
+  if (n.deletingDependents && (n.finalizers || []).includes("foregroundDeletion")) return blockingDependents(store, n.uid).length ? "waiting" : "foreground";
   if (n.beingDeleted) return holdingFinalizers(n).length ? "held" : "deleting";
   return "normal";
 }
