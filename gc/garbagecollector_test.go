@@ -1017,3 +1017,54 @@ func TestWorkersGoOnWhileAMonitorNeverSyncs(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestMonitorSwapLosesNoDelete: when a resource's preferred version changes, the old
+// monitor goes on delivering until the new one has synced, so a delete in between still
+// reaches the graph (upstream never stops a shared informer).
+func TestMonitorSwapLosesNoDelete(t *testing.T) {
+	h := newEngineHarness(t, Options{DiscoveryPeriod: time.Hour, SyncTimeout: 10 * time.Second})
+	betaOnly := slices.DeleteFunc(testAPIResources(), func(l *metav1.APIResourceList) bool { return l.GroupVersion == "example.com/v1" })
+	h.disc.Resources = betaOnly
+	w := testObject("example.com/v1beta1", "Widget", "a", "w", "uid-w")
+	h.storeAs(widgetsBetaGVR, w)
+	var v1Lists atomic.Bool // the new monitor's list fails until released
+	h.meta.PrependReactor("list", "widgets", func(a clienttesting.Action) (bool, runtime.Object, error) {
+		if a.GetResource().Version == "v1" && !v1Lists.Load() {
+			return true, nil, apierrors.NewServiceUnavailable("not yet")
+		}
+		return false, nil, nil
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- h.gc.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-h.gc.Started()
+	waitUntil(t, "the widget in the graph", func() bool { _, ok := h.gc.Node("uid-w"); return ok })
+
+	h.disc.Resources = testAPIResources() // v1 appears, preferred
+	h.gc.RefreshDiscovery()
+	waitUntil(t, "the monitor to move to v1", func() bool {
+		st := h.gc.SyncState()
+		return slices.Contains(st.Resources, "example.com/v1/widgets") && !slices.Contains(st.Resources, "example.com/v1beta1/widgets")
+	})
+	// v1 has not synced: the delete comes through the old monitor.
+	if err := h.meta.Tracker().Delete(widgetsBetaGVR, "a", "w"); err != nil {
+		t.Fatal(err)
+	}
+	waitUntil(t, "the deleted widget to leave the graph before v1 syncs", func() bool { _, ok := h.gc.Node("uid-w"); return !ok })
+	if st := h.gc.SyncState(); !slices.Contains(st.Unsynced, "example.com/v1/widgets") {
+		t.Fatalf("v1 synced already (%+v): the test did not cover the window", st)
+	}
+	v1Lists.Store(true)
+}
+
+func waitUntil(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

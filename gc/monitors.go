@@ -148,9 +148,16 @@ func (ms *monitors) sync(resources map[schema.GroupVersionResource]resourceInfo)
 		if _, keep := resources[gvr]; keep {
 			continue
 		}
-		ms.stopLocked(m)
 		delete(ms.byGVR, gvr)
 		removed++
+		if succ := ms.successorLocked(gvr); succ != nil && m.stop != nil {
+			// The resource moved to another version: the old monitor goes on delivering
+			// until its successor has synced (upstream never stops a shared informer), so
+			// a delete in between is not lost.
+			go ms.retireAfter(m, succ)
+			continue
+		}
+		ms.stopLocked(m)
 	}
 	ms.mu.Unlock()
 	if added+removed > 0 {
@@ -163,6 +170,39 @@ func (ms *monitors) sync(resources map[schema.GroupVersionResource]resourceInfo)
 		return fmt.Errorf("%d monitors could not be created: %v", len(errs), errs)
 	}
 	return nil
+}
+
+// successorLocked returns the monitor of the same group and resource in another version,
+// if any. Requires mu.
+func (ms *monitors) successorLocked(gvr schema.GroupVersionResource) *monitor {
+	for other, m := range ms.byGVR {
+		if other.GroupResource() == gvr.GroupResource() && other.Version != gvr.Version {
+			return m
+		}
+	}
+	return nil
+}
+
+// retireAfter stops old once succ has synced (or either is stopped).
+func (ms *monitors) retireAfter(old, succ *monitor) {
+	ms.mu.Lock()
+	oldStop, succStop := old.stop, succ.stop
+	ms.mu.Unlock()
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+wait:
+	for !succ.informer.HasSynced() {
+		select {
+		case <-oldStop:
+			return
+		case <-succStop:
+			break wait
+		case <-t.C:
+		}
+	}
+	ms.mu.Lock()
+	ms.stopLocked(old)
+	ms.mu.Unlock()
 }
 
 // start runs every monitor until ctx ends; monitors added later start at once.
