@@ -504,16 +504,17 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, item *node)
 			// Stop this item blocking its owners first, so no one waits on anyone forever.
 			a := Action{Queue: AttemptToDelete, Verb: VerbUnblock, Object: refOf(item.identity), Refs: refUIDs(blocking),
 				Reason: "a dependent is itself deleting its dependents: unblocking owners to break a possible cycle"}
-			patched, err := gc.patch(ctx, a, item.identity, unblockOwnerRefsStrategicMergePatch(item.identity.UID, blocking),
+			_, err := gc.patch(ctx, a, item.identity, unblockOwnerRefsStrategicMergePatch(item.identity.UID, blocking),
 				func(live *metav1.PartialObjectMetadata) []byte {
 					return ownerRefsJSONMergePatch(live, unblocked(live.OwnerReferences))
 				})
 			if err != nil {
 				return err
 			}
-			if patched != nil {
-				latest = patched // delete what was just patched, not the version before
-			}
+			// As upstream, the delete below still carries the resourceVersion (and the
+			// ownerReferences) the decision was made on: the patch changed both, so it
+			// earns a 409 and the item is decided again on the patched object, usually
+			// ending in a Background delete once the waiting owner is gone.
 		}
 		// Its owner waits for it, and it has dependents of its own: delete it in the
 		// foreground too, so the wait extends down the chain.

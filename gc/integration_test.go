@@ -409,6 +409,46 @@ func TestExplainObjectThatOwnsItself(t *testing.T) {
 	e.removeFinalizers(t, configMaps, ns, "selfish")
 }
 
+// TestUnblockThenDeleteIsDecidedAgainAsUpstream: D waits on its foreground-deleted owner O
+// and has a dependent E that is itself deleting its dependents, so D first unblocks its
+// references (breaking a possible cycle). As upstream, the delete that follows carries the
+// resourceVersion the decision was made on: the patch moved it, so that delete earns a
+// 409 and D is decided again on the patched object; in the end D and O are gone.
+func TestUnblockThenDeleteIsDecidedAgainAsUpstream(t *testing.T) {
+	e := setup(t)
+	ns := e.namespace(t)
+	o := e.configMap(t, ns, "o", nil)
+	d := e.configMap(t, ns, "d", nil, cmRef(o))
+	eDep := e.configMap(t, ns, "e", nil, cmRef(d))
+	f := e.configMap(t, ns, "f", []string{holdFinalizer}, cmRef(eDep))
+	e.deleteCM(t, eDep, metav1.DeletePropagationForeground)
+	eventually(t, "e waits for f", func() bool { n, _ := e.engine.Node(eDep.UID); return n.DeletingDependents })
+	start := e.engine.Feed().LastSeq()
+	e.deleteCM(t, o, metav1.DeletePropagationForeground)
+	e.waitGone(t, o) // d no longer blocks it
+	e.removeFinalizers(t, configMaps, ns, f.Name)
+	for _, cm := range []*corev1.ConfigMap{f, eDep, d} {
+		e.waitGone(t, cm)
+	}
+	events, err := e.engine.Feed().Since(start, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var verbs []string
+	for _, ev := range events {
+		if a := ev.Action; a != nil && a.Object.UID == d.UID && (a.Verb == gc.VerbUnblock || a.Verb == gc.VerbDelete) {
+			v := string(a.Verb)
+			if a.Error != "" {
+				v += "!"
+			}
+			verbs = append(verbs, v)
+		}
+	}
+	if len(verbs) < 3 || verbs[0] != "patchUnblock" || verbs[1] != "delete!" || verbs[len(verbs)-1] != "delete" {
+		t.Errorf("d's writes %v; want patchUnblock, a delete refused (409: the decision's resourceVersion moved), then a delete decided again", verbs)
+	}
+}
+
 func TestOrphanKeepsDependentsWithoutReferences(t *testing.T) {
 	e := setup(t)
 	ns := e.namespace(t)
