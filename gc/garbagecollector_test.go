@@ -1068,3 +1068,21 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestRemoveFinalizerChecksTheUID: deliberately safer than upstream (docs/fidelity.md):
+// the finalizer is removed only from the object of the uid decided on, never from a new
+// object that has taken the name since.
+func TestRemoveFinalizerChecksTheUID(t *testing.T) {
+	newer := configMap("a", "x", "uid-new", deleting(), finalized(metav1.FinalizerDeleteDependents))
+	h := newEngineHarness(t, Options{}, newer)
+	old := objectReference{OwnerReference: metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "x", UID: "uid-old"}, Namespace: "a"}
+	if err := h.gc.removeFinalizer(context.Background(), AttemptToDelete, old, metav1.FinalizerDeleteDependents, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.actions("patch", "update"); len(got) != 0 {
+		t.Errorf("writes to the object that took the name: %s", describeActions(got))
+	}
+	if o, _ := h.stored(newer); !slices.Contains(o.Finalizers, metav1.FinalizerDeleteDependents) {
+		t.Error("the newer object lost its finalizer")
+	}
+}
