@@ -23,8 +23,6 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 		p.ActionDelay, p.SlowMotion = s.opts.Engine.ActionDelay().String(), e.SlowMotion()
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; frame-ancestors 'none'")
 	if err := web.App(p).Render(r.Context(), w); err != nil {
 		s.log.Warn("rendering the page", "err", err)
@@ -42,7 +40,6 @@ func (s *Server) handleStatic() http.Handler {
 		if r.URL.Query().Get("v") == static.Version {
 			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 		}
-		w.Header().Set("X-Content-Type-Options", "nosniff")
 		files.ServeHTTP(w, r)
 	})
 }
