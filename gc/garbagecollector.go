@@ -593,8 +593,8 @@ func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerRefe
 		key.Namespace = ""
 	}
 	if item.identity.Namespace == "" && namespaced {
-		gc.warn(AttemptToDelete, item.identity, "OwnerRefInvalidNamespace", fmt.Sprintf(
-			"ownerRef [%s/%s, name: %s, uid: %s] is namespaced, but %s %s is cluster-scoped: the reference is invalid and the object is never collected for it",
+		// Upstream records no event here (it logs); the reason goes on the feed only.
+		gc.keep(item, fmt.Sprintf("ownerRef [%s/%s, name: %s, uid: %s] is namespaced, but %s %s is cluster-scoped: the reference is invalid and the object is never collected for it",
 			ref.APIVersion, ref.Kind, ref.Name, ref.UID, item.identity.Kind, item.identity.Name))
 		return false, nil, errNamespacedOwnerOfClusterScopedObject
 	}

@@ -642,6 +642,13 @@ func TestNamespacedOwnerNamedByClusterScopedObjectIsNeverTreatedAbsent(t *testin
 		if _, ok := h.stored(pv); !ok {
 			t.Error("the PersistentVolume was deleted")
 		}
+		// As upstream, processing it records no Warning (the graph builder records the
+		// one upstream records, when it links the dependent to an observed owner).
+		for _, a := range h.feedActions(0) {
+			if a.Verb == VerbWarn && a.Queue == AttemptToDelete {
+				t.Errorf("a Warning from processing the item: %+v", a)
+			}
+		}
 	})
 	t.Run("with a namespaced dependent of the existing owner", func(t *testing.T) {
 		pv := pvOf()
@@ -1084,5 +1091,25 @@ func TestRemoveFinalizerChecksTheUID(t *testing.T) {
 	}
 	if o, _ := h.stored(newer); !slices.Contains(o.Finalizers, metav1.FinalizerDeleteDependents) {
 		t.Error("the newer object lost its finalizer")
+	}
+}
+
+// TestDeleteOfAnObjectAlreadyGoneQueuesAVirtualDelete: as upstream, a DELETE answered 404
+// lets the graph go of the object at once (a virtual delete event), even if its informer
+// never tells, and the item is forgotten.
+func TestDeleteOfAnObjectAlreadyGoneQueuesAVirtualDelete(t *testing.T) {
+	gone := replicaSet("a", "gone", "uid-gone")
+	p := pod("a", "p", "uid-p", owned(ownerRefTo(gone, blocking, controls)))
+	h := newEngineHarness(t, Options{}, p)
+	h.observe(evAdd(p))
+	h.meta.PrependReactor("delete", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewNotFound(podsGVR.GroupResource(), "p") // someone else deleted it first
+	})
+	if v := h.gc.attemptToDeleteWorker(context.Background(), h.node("uid-p")); v != forgetItem {
+		t.Fatalf("verdict %s, want forgetItem", verdictName(v))
+	}
+	item, _ := h.gc.builder.graphChanges.Get()
+	if item.eventType != deleteEvent || !item.virtual || item.identity().UID != "uid-p" {
+		t.Fatalf("graphChanges holds %+v, want a virtual delete of the pod", item)
 	}
 }

@@ -133,9 +133,14 @@ func (gc *GarbageCollector) write(ctx context.Context, a *Action, ref objectRefe
 // deleteObject deletes ref with policy, preconditioned on its uid and the resourceVersion
 // the decision was made on. If only the resourceVersion moved and the ownerReferences the
 // decision rested on did not, the delete is retried with the uid precondition alone.
+//
+// An object found gone (404) is not an error: as upstream, a virtual delete event is queued,
+// so the graph lets go of it even if its informer missed the deletion, and the item is
+// forgotten (errEnqueuedVirtualDeleteEvent).
 func (gc *GarbageCollector) deleteObject(ctx context.Context, q QueueName, ref objectReference, latest *metav1.PartialObjectMetadata, policy metav1.DeletionPropagation, why string) error {
 	a := Action{Queue: q, Verb: VerbDelete, Object: refOf(ref), Policy: string(policy), Reason: why}
-	return gc.write(ctx, &a, ref, func(client metadata.ResourceInterface) error {
+	gone := false
+	err := gc.write(ctx, &a, ref, func(client metadata.ResourceInterface) error {
 		uid := ref.UID
 		pre := metav1.Preconditions{UID: &uid}
 		if latest.ResourceVersion != "" {
@@ -148,17 +153,23 @@ func (gc *GarbageCollector) deleteObject(ctx context.Context, q QueueName, ref o
 			live, lerr := client.Get(ctx, ref.Name, metav1.GetOptions{})
 			switch {
 			case apierrors.IsNotFound(lerr), lerr == nil && live.UID != ref.UID:
-				err = nil // already gone
+				err, gone = nil, true // already gone (the name may have a new object)
 			case lerr == nil && reflect.DeepEqual(live.OwnerReferences, latest.OwnerReferences):
 				pre.ResourceVersion = nil
 				err = client.Delete(ctx, ref.Name, opts)
 			}
 		}
 		if apierrors.IsNotFound(err) {
+			gone = true
 			return nil
 		}
 		return err
 	})
+	if gone && err == nil {
+		gc.builder.enqueueVirtualDeleteEvent(ref)
+		return errEnqueuedVirtualDeleteEvent
+	}
+	return err
 }
 
 // patch sends a strategic merge patch, falling back, for custom resources that answer
