@@ -36,7 +36,7 @@ fuzz: ## run each fuzz target for FUZZTIME
 # step (make test runs a fixed set of 6 seeds).
 N ?= 1000
 difftest: ## compare gcscope's engine with the upstream collector over N seeded scenarios
-	GCSCOPE_DIFFTEST_SEEDS=$(N) $(GO) test -count=1 -timeout 120m -run '^TestSameOutcomeAsUpstream$$' -v ./internal/difftest/ 2>&1 | grep -v '^[IWE][0-9]'
+	GCSCOPE_DIFFTEST_SEEDS=$(N) $(GO) test -count=1 -timeout 120m -run '^TestSameOutcomeAsUpstream$$' -v ./internal/difftest/
 
 generate: ## regenerate committed generated code
 	$(GO) generate ./...

@@ -10,6 +10,7 @@ package difftest
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/controller-manager/pkg/informerfactory"
+	"k8s.io/klog/v2"
 	upstream "k8s.io/kubernetes/pkg/controller/garbagecollector"
 
 	"github.com/gcscope/gcscope/cluster"
@@ -56,6 +58,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	// The upstream collector logs through klog; its lines would drown the comparison.
+	klog.LogToStderr(false)
+	klog.SetOutput(io.Discard)
 	code := m.Run()
 	if stopAll != nil {
 		stopAll()
