@@ -969,7 +969,9 @@ func TestVersionNoLongerServedIsNeverProofOfAbsence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		e.ext.ApiextensionsV1().CustomResourceDefinitions().Delete(context.Background(), crd.Name, metav1.DeleteOptions{})
+	})
 	gvr := schema.GroupVersionResource{Group: group, Version: "v1", Resource: plural}
 	e.waitMonitored(t, gvr)
 	owner := e.customResource(t, gvr, "Gizmo", ns, "owner")
