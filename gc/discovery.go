@@ -10,6 +10,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 )
 
@@ -123,16 +124,7 @@ func (gc *GarbageCollector) RefreshDiscovery() {
 // serving stops being mapped, and one it starts serving becomes mappable, even when the
 // preferred versions (which the monitors follow) stay the same.
 func (gc *GarbageCollector) resetMapperEvery(ctx context.Context, period time.Duration) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			gc.mapper.Reset()
-		}
-	}
+	wait.UntilWithContext(ctx, func(context.Context) { gc.mapper.Reset() }, period)
 }
 
 // noResourcesProblem says that discovery gave nothing, and what the engine does about it.

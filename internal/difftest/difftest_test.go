@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -94,18 +95,7 @@ func runUpstream(ctx context.Context, s *side) error {
 	if err != nil {
 		return err
 	}
-	go func() {
-		t := time.NewTicker(syncPeriod)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				mapper.Reset()
-			}
-		}
-	}()
+	go wait.UntilWithContext(ctx, func(context.Context) { mapper.Reset() }, syncPeriod)
 	go collector.Run(ctx, workers, syncPeriod)
 	go collector.Sync(ctx, s.client.Discovery(), syncPeriod)
 	shared.Start(ctx.Done())
