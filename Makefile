@@ -12,7 +12,7 @@ LDFLAGS := -X main.version=$(VERSION) \
 	-X k8s.io/component-base/version.gitMinor=37
 TEST_TIMEOUT ?= 45m
 
-.PHONY: run build test browser fuzz generate bench difftest lint clean
+.PHONY: run build test browser fuzz generate bench difftest chaostest lint clean
 
 run: build ## build and start gcscope on its embedded control plane (ARGS="..." adds flags)
 	./$(BIN) $(ARGS)
@@ -37,6 +37,12 @@ fuzz: ## run each fuzz target for FUZZTIME
 N ?= 1000
 difftest: ## compare gcscope's engine with the upstream collector over N seeded scenarios
 	GCSCOPE_DIFFTEST_SEEDS=$(N) $(GO) test -count=1 -timeout 120m -run '^TestSameOutcomeAsUpstream$$' -v ./internal/difftest/
+
+# The fault runs: gcscope's engine under injected faults (409, 429, 500, timeouts, resets,
+# cut watches) and restarted at random points, against the fault-free engine, over N seeds
+# (make test runs a fixed set of 8).
+chaostest: ## compare gcscope's engine under faults and restarts with the fault-free engine over N seeds
+	GCSCOPE_CHAOS_SEEDS=$(N) $(GO) test -count=1 -timeout 120m -run '^TestFaultsChangeNoOutcome$$' -v ./internal/difftest/
 
 generate: ## regenerate committed generated code
 	$(GO) generate ./...

@@ -192,6 +192,7 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 		attemptToDelete:  gc.attemptToDelete,
 		attemptToOrphan:  gc.attemptToOrphan,
 		absentOwnerCache: gc.absentOwners,
+		deletedUIDs:      NewDeletedUIDs(deletedUIDsSize),
 		warn:             func(obj objectReference, reason, msg string) { gc.warn(GraphChanges, obj, reason, msg) },
 		processed:        gc.metrics.graphProcessed.Inc,
 	}
@@ -602,14 +603,17 @@ func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerRefe
 	switch {
 	case apierrors.IsNotFound(err):
 		// The mapper may be stale: a version the apiserver stopped serving answers 404 as
-		// well. Only a 404 from a version served right now proves the owner absent.
-		served, derr := gc.servedNow(gvr)
-		if derr != nil {
-			return false, nil, derr
-		}
-		if !served {
-			gc.mapper.Reset()
-			return false, nil, &restMappingError{kind: ref.Kind, version: ref.APIVersion}
+		// well. Only a 404 from a version served right now, or for a uid the informers saw
+		// deleted (its CRD may have gone with it), proves the owner absent.
+		if !gc.builder.deletedUIDs.Has(ref.UID) {
+			served, derr := gc.servedNow(gvr)
+			if derr != nil {
+				return false, nil, derr
+			}
+			if !served {
+				gc.mapper.Reset()
+				return false, nil, &restMappingError{kind: ref.Kind, version: ref.APIVersion}
+			}
 		}
 		gc.absentOwners.Add(key)
 		return true, nil, nil

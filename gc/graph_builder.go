@@ -74,6 +74,7 @@ type GraphBuilder struct {
 	attemptToDelete  *workQueue[*node]
 	attemptToOrphan  *workQueue[*node]
 	absentOwnerCache *ReferenceCache
+	deletedUIDs      *DeletedUIDs // of observed (not virtual) deletes
 	warn             func(obj objectReference, reason, message string)
 	processed        func()
 
@@ -227,6 +228,9 @@ func (gb *GraphBuilder) processDelete(ev *event, existing *node) {
 	}
 
 	gb.removeNode(existing)
+	if !ev.virtual {
+		gb.deletedUIDs.Add(ev.identity().UID)
+	}
 	if len(existing.dependents) > 0 {
 		// Remember the owner is gone, so its dependents need not ask the apiserver.
 		gb.absentOwnerCache.Add(ev.identity())

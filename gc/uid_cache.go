@@ -1,6 +1,7 @@
 package gc
 
 import (
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/lru"
 )
 
@@ -32,3 +33,23 @@ func (c *ReferenceCache) Has(ref objectReference) bool {
 
 // Len is the number of references held.
 func (c *ReferenceCache) Len() int { return c.cache.Len() }
+
+// deletedUIDsSize bounds the uids of observed deletes remembered.
+const deletedUIDsSize = 10000
+
+// DeletedUIDs remembers the uids of objects the informers saw deleted. A uid is never
+// reused, so an owner lookup answered 404 for one of them is proof of absence even when
+// the owner's kind is no longer served (its CRD went with it): no discovery check needed.
+// Safe for concurrent use.
+type DeletedUIDs struct {
+	cache *lru.Cache
+}
+
+func NewDeletedUIDs(size int) *DeletedUIDs { return &DeletedUIDs{cache: lru.New(size)} }
+
+func (d *DeletedUIDs) Add(uid types.UID) { d.cache.Add(uid, nil) }
+
+func (d *DeletedUIDs) Has(uid types.UID) bool {
+	_, ok := d.cache.Get(uid)
+	return ok
+}

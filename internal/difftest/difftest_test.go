@@ -11,14 +11,20 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -40,15 +46,24 @@ const (
 	clientQPS     = 100
 	clientBurst   = 200
 	defaultSeeds  = 6
-	maxConcurrent = 6
+	maxConcurrent = 12
 )
 
 // side is one cluster and its collector.
 type side struct {
 	name    string
 	cluster *cluster.Cluster
-	config  *rest.Config
-	client  kubernetes.Interface
+	config  *rest.Config // the collector's: limited to clientQPS and clientBurst
+	// The scenario's own clients are not limited: they must never wait behind the
+	// collector.
+	client kubernetes.Interface
+	dyn    dynamic.Interface
+	ext    apiextensionsclient.Interface
+	// calm, when set, holds the side's faults back until the returned func is called
+	// (see the fault runs).
+	calm func() (resume func())
+	// looseTiming: the side's timing is perturbed on purpose; see play.looseTiming.
+	looseTiming bool
 }
 
 var (
@@ -76,28 +91,35 @@ func startSide(ctx context.Context, name string) (*side, error) {
 	}
 	cfg := c.RESTConfig()
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
-	return &side{name: name, cluster: c, config: cfg, client: kubernetes.NewForConfigOrDie(cfg)}, nil
+	free := rest.CopyConfig(cfg)
+	free.QPS = -1
+	return &side{name: name, cluster: c, config: cfg, client: kubernetes.NewForConfigOrDie(free),
+		dyn: dynamic.NewForConfigOrDie(free), ext: apiextensionsclient.NewForConfigOrDie(free)}, nil
 }
 
 // runUpstream starts kube-controller-manager's collector as the controller-manager
 // does: a deferred mapper over a cached discovery client, reset every period; Run and Sync.
 func runUpstream(ctx context.Context, s *side) error {
+	client, err := kubernetes.NewForConfig(s.config)
+	if err != nil {
+		return err
+	}
 	md, err := metadata.NewForConfig(s.config)
 	if err != nil {
 		return err
 	}
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(s.client.Discovery()))
-	shared := informers.NewSharedInformerFactory(s.client, 0)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
+	shared := informers.NewSharedInformerFactory(client, 0)
 	metaInformers := metadatainformer.NewSharedInformerFactory(md, 0)
 	started := make(chan struct{})
-	collector, err := upstream.NewGarbageCollector(ctx, s.client, md, mapper, upstream.DefaultIgnoredResources(),
+	collector, err := upstream.NewGarbageCollector(ctx, client, md, mapper, upstream.DefaultIgnoredResources(),
 		informerfactory.NewInformerFactory(shared, metaInformers), started)
 	if err != nil {
 		return err
 	}
 	go wait.UntilWithContext(ctx, func(context.Context) { mapper.Reset() }, syncPeriod)
 	go collector.Run(ctx, workers, syncPeriod)
-	go collector.Sync(ctx, s.client.Discovery(), syncPeriod)
+	go collector.Sync(ctx, client.Discovery(), syncPeriod)
 	shared.Start(ctx.Done())
 	metaInformers.Start(ctx.Done())
 	close(started)
@@ -144,46 +166,95 @@ func env(t *testing.T) (*side, *side) {
 }
 
 // seeds are the scenarios to run: GCSCOPE_DIFFTEST_SEEDS=N runs seeds 1..N (make difftest),
-// otherwise the fixed set of make test.
+// a list such as 460,496 or a range such as 400-499 runs those; otherwise the fixed set of
+// make test.
 func seeds(t *testing.T) []int64 {
-	n := defaultSeeds
-	if v := os.Getenv("GCSCOPE_DIFFTEST_SEEDS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			t.Fatalf("GCSCOPE_DIFFTEST_SEEDS=%q: want a positive number", v)
-		}
+	v := os.Getenv("GCSCOPE_DIFFTEST_SEEDS")
+	if v == "" {
+		v = strconv.Itoa(defaultSeeds)
 	}
-	out := make([]int64, n)
-	for i := range out {
-		out[i] = int64(i + 1)
+	var out []int64
+	if n, err := strconv.Atoi(v); err == nil && n > 0 {
+		for i := range n {
+			out = append(out, int64(i+1))
+		}
+		return out
+	}
+	for part := range strings.SplitSeq(v, ",") {
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, errA := strconv.ParseInt(lo, 10, 64)
+		b, errB := a, error(nil)
+		if isRange {
+			b, errB = strconv.ParseInt(hi, 10, 64)
+		}
+		if errA != nil || errB != nil || a < 1 || b < a {
+			t.Fatalf("GCSCOPE_DIFFTEST_SEEDS=%q: want a count, a list of seeds or ranges (460,496 or 400-499)", v)
+		}
+		for seed := a; seed <= b; seed++ {
+			out = append(out, seed)
+		}
 	}
 	return out
 }
 
 // TestSameOutcomeAsUpstream drives both collectors through every seed's scenario and
-// compares the states after each step.
+// compares the states after each step. A divergent scenario is minimized and written to
+// testdata/, where TestRegressions replays it from then on.
 func TestSameOutcomeAsUpstream(t *testing.T) {
 	up, ours := env(t)
 	start := time.Now()
-	sem := make(chan struct{}, maxConcurrent)
-	var mu sync.Mutex
-	var divergent []string
 	ss := seeds(t)
+	var divergent atomic.Int64
+	forEach(ss, func(seed int64) {
+		ctx := context.Background()
+		d, err := runScenario(ctx, up, ours, generate(seed))
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		if d == nil {
+			return
+		}
+		divergent.Add(1)
+		first := d.String()
+		d = minimize(ctx, up, ours, d)
+		path, err := writeRegression(d)
+		if err != nil {
+			t.Errorf("writing the regression: %v", err)
+		}
+		t.Errorf("seed %d: %s\nminimized (%s):\n%s", seed, first, path, d)
+	})
+	t.Logf("%d seeds in %v, %d divergent", len(ss), time.Since(start).Round(time.Second), divergent.Load())
+}
+
+// TestRegressions replays every scenario testdata/ holds: each once diverged.
+func TestRegressions(t *testing.T) {
+	regs := readRegressions(t)
+	if len(regs) == 0 {
+		return
+	}
+	up, ours := env(t)
+	names := slices.Sorted(maps.Keys(regs))
+	forEach(names, func(name string) {
+		d, err := runScenario(context.Background(), up, ours, regs[name])
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		} else if d != nil {
+			t.Errorf("%s: %s", name, d)
+		}
+	})
+}
+
+// forEach runs f on every item, maxConcurrent at a time.
+func forEach[T any](items []T, f func(T)) {
+	sem := make(chan struct{}, maxConcurrent)
 	var wg sync.WaitGroup
-	for _, seed := range ss {
+	for _, it := range items {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			if d := runScenario(t, up, ours, seed); d != "" {
-				mu.Lock()
-				divergent = append(divergent, d)
-				mu.Unlock()
-			}
+			f(it)
 		})
 	}
 	wg.Wait()
-	t.Logf("%d seeds in %v, %d divergent", len(ss), time.Since(start).Round(time.Second), len(divergent))
-	for _, d := range divergent {
-		t.Error(d)
-	}
 }

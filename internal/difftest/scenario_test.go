@@ -1,304 +1,266 @@
 package difftest
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
-	"sync"
-	"testing"
-	"time"
-
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 )
 
-const holdFinalizer = "test.gcscope.io/hold"
-
-// Settling: a namespace has settled when its state has not changed for settleQuiet,
-// checked every settlePoll. Both collectors act within milliseconds of an event, and the
-// scenarios contain nothing that fails and backs off for longer (one kind, always
-// served, no webhooks), so a quiet second is the end of the cascade; settleMax bounds a
-// cascade that never ends (a stuck owner is a state like any other and is compared).
+// The kinds a scenario is made of: a namespaced built-in, a cluster-scoped built-in and
+// the scenario's own custom resource (namespaced, served as v1 and v2).
 const (
-	settleQuiet = time.Second
-	settlePoll  = 100 * time.Millisecond
-	settleMax   = time.Minute
+	kindConfigMap   = "ConfigMap"
+	kindClusterRole = "ClusterRole"
+	kindWidget      = "Widget"
 )
 
-// spec is one ConfigMap of a scenario: its owners by index, how it names them, and
-// whether it carries the hold finalizer.
-type spec struct {
-	owners    []int
-	controls  []bool
-	blocks    []bool
-	dangling  bool // also names an owner that never existed
-	held      bool
-	selfOwned bool // names itself (patched in after creation)
+// How a reference names its owner.
+const (
+	asOwner     = ""           // the owner's own apiVersion, kind, name and uid
+	asWrongKind = "wrong-kind" // the owner's name and uid under another kind
+	asV2        = "v2"         // a Widget owner through its other version
+)
+
+// Steps.
+const (
+	opDelete     = "delete"      // Target, Policy ("" leaves the server's default)
+	opRelease    = "release"     // remove the hold finalizer from Target
+	opHold       = "hold"        // add the hold finalizer to Target
+	opSetRefs    = "set-refs"    // replace Target's ownerReferences with Refs (and its self-reference with Self)
+	opV2Off      = "v2-off"      // the Widget CRD stops serving v2
+	opV2On       = "v2-on"       // and serves it again
+	opCRDDelete  = "crd-delete"  // delete the Widget CRD (its Widgets go with it)
+	opCRDCreate  = "crd-create"  // release the Widgets it waits for, and create it again
+	opReleaseAll = "release-all" // remove every hold finalizer
+)
+
+// Ref is one ownerReference, to another object of the scenario (Owner is its index, always
+// lower than the dependent's) or, when Owner is -1, to an object that never existed.
+type Ref struct {
+	Owner      int    `json:"owner"`
+	As         string `json:"as,omitempty"`
+	Controller bool   `json:"controller,omitempty"`
+	Block      bool   `json:"block,omitempty"`
 }
 
-// step is one thing done to both clusters between comparisons.
-type step struct {
-	what   string
-	target int
-	policy metav1.DeletionPropagation
+// Object is one object of a scenario.
+type Object struct {
+	Kind    string `json:"kind"`
+	OtherNS bool   `json:"otherNS,omitempty"` // lives in the scenario's second namespace
+	Refs    []Ref  `json:"refs,omitempty"`
+	Self    bool   `json:"self,omitempty"` // also names itself
+	Held    bool   `json:"held,omitempty"` // created with the hold finalizer
 }
 
-// scenario is what a seed makes.
-type scenario struct {
-	seed  int64
-	objs  []spec
-	steps []step
+// Step is one thing done to both clusters between two comparisons.
+type Step struct {
+	Op     string `json:"op"`
+	Target int    `json:"target,omitempty"`
+	Policy string `json:"policy,omitempty"`
+	Refs   []Ref  `json:"refs,omitempty"`
+	Self   bool   `json:"self,omitempty"`
 }
 
-func generate(seed int64) scenario {
+// Scenario is what a seed makes: objects created with the references that make none of
+// them garbage, then steps. The first steps link the rest (see link).
+type Scenario struct {
+	Seed    int64    `json:"seed"`
+	Objects []Object `json:"objects"`
+	Steps   []Step   `json:"steps"`
+}
+
+var policies = []string{"Background", "Foreground", "Orphan", ""}
+
+func generate(seed int64) Scenario {
 	r := rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15))
-	s := scenario{seed: seed}
+	s := Scenario{Seed: seed}
+	withCRD := r.IntN(3) == 0
 	n := 4 + r.IntN(7)
 	for i := range n {
-		var sp spec
+		o := Object{Kind: kindConfigMap}
+		switch k := r.IntN(20); {
+		case k < 3:
+			o.Kind = kindClusterRole
+		case k < 9 && withCRD:
+			o.Kind = kindWidget
+		}
+		o.OtherNS = o.Kind != kindClusterRole && r.IntN(8) == 0
 		if i > 0 {
 			for range r.IntN(3) {
-				o := r.IntN(i)
-				if slices.Contains(sp.owners, o) {
+				owner := r.IntN(i)
+				if slices.ContainsFunc(o.Refs, func(ref Ref) bool { return ref.Owner == owner }) {
 					continue
 				}
-				sp.owners = append(sp.owners, o)
-				sp.controls = append(sp.controls, !slices.Contains(sp.controls, true) && r.IntN(2) == 0)
-				sp.blocks = append(sp.blocks, r.IntN(3) > 0)
+				ref := Ref{Owner: owner, Block: r.IntN(3) > 0}
+				ref.Controller = !slices.ContainsFunc(o.Refs, func(r Ref) bool { return r.Controller }) && r.IntN(2) == 0
+				switch k := r.IntN(12); {
+				case k == 0:
+					ref.As = asWrongKind
+				case k < 4 && s.Objects[owner].Kind == kindWidget:
+					ref.As = asV2
+				}
+				o.Refs = append(o.Refs, ref)
 			}
 		}
-		sp.dangling = r.IntN(8) == 0
-		sp.held = r.IntN(5) == 0
-		sp.selfOwned = r.IntN(15) == 0
-		s.objs = append(s.objs, sp)
+		if r.IntN(8) == 0 {
+			o.Refs = append(o.Refs, Ref{Owner: -1, Block: r.IntN(2) == 0})
+		}
+		o.Self = r.IntN(15) == 0
+		o.Held = r.IntN(5) == 0
+		s.Objects = append(s.Objects, o)
 	}
-	policies := []metav1.DeletionPropagation{metav1.DeletePropagationBackground, metav1.DeletePropagationForeground, metav1.DeletePropagationOrphan}
-	for range 1 + r.IntN(3) {
-		switch r.IntN(4) {
-		case 0:
-			s.steps = append(s.steps, step{what: "release", target: r.IntN(n)})
-		default:
-			s.steps = append(s.steps, step{what: "delete", target: r.IntN(n), policy: policies[r.IntN(len(policies))]})
+	s.Steps = s.link()
+	for want := len(s.Steps) + 1 + r.IntN(4); len(s.Steps) < want; {
+		switch k := r.IntN(20); {
+		case k < 9:
+			target := r.IntN(n)
+			first := r.IntN(len(policies))
+			s.Steps = append(s.Steps, Step{Op: opDelete, Target: target, Policy: policies[first]})
+			if r.IntN(4) == 0 { // a second delete that swaps the policy
+				s.Steps = append(s.Steps, Step{Op: opDelete, Target: target, Policy: policies[(first+1+r.IntN(len(policies)-1))%len(policies)]})
+			}
+		case k < 11:
+			s.Steps = append(s.Steps, Step{Op: opRelease, Target: r.IntN(n)})
+		case k < 13:
+			s.Steps = append(s.Steps, Step{Op: opHold, Target: r.IntN(n)})
+		case k < 16:
+			s.Steps = append(s.Steps, s.edit(r))
+		case k < 18 && withCRD:
+			s.Steps = append(s.Steps, Step{Op: opV2Off})
+			if r.IntN(2) == 0 {
+				s.Steps = append(s.Steps, Step{Op: opDelete, Target: r.IntN(n), Policy: policies[r.IntN(len(policies))]})
+			}
+			s.Steps = append(s.Steps, Step{Op: opV2On})
+		case withCRD:
+			s.Steps = append(s.Steps, Step{Op: opCRDDelete})
+			if r.IntN(2) == 0 {
+				s.Steps = append(s.Steps, Step{Op: opDelete, Target: r.IntN(n), Policy: policies[r.IntN(len(policies))]})
+			}
+			s.Steps = append(s.Steps, Step{Op: opCRDCreate})
 		}
 	}
-	s.steps = append(s.steps, step{what: "release-all"})
+	s.Steps = append(s.Steps, Step{Op: opReleaseAll})
 	return s
 }
 
-func (s scenario) String() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "seed %d:", s.seed)
-	for i, o := range s.objs {
-		fmt.Fprintf(&b, " c%d%v", i, o.owners)
-		if o.held {
-			b.WriteString("h")
-		}
-		if o.dangling {
-			b.WriteString("d")
-		}
-		if o.selfOwned {
-			b.WriteString("s")
+// edit changes one object's references: drops one, or adds one to an earlier object.
+func (s Scenario) edit(r *rand.Rand) Step {
+	target := r.IntN(len(s.Objects))
+	o := s.Objects[target]
+	refs := slices.Clone(o.Refs)
+	if len(refs) > 0 && (target == 0 || r.IntN(2) == 0) {
+		k := r.IntN(len(refs))
+		refs = slices.Delete(refs, k, k+1)
+	} else if target > 0 {
+		owner := r.IntN(target)
+		if !slices.ContainsFunc(refs, func(ref Ref) bool { return ref.Owner == owner }) {
+			refs = append(refs, Ref{Owner: owner, Block: r.IntN(2) == 0})
 		}
 	}
-	for _, st := range s.steps {
-		fmt.Fprintf(&b, " | %s c%d %s", st.what, st.target, st.policy)
+	return Step{Op: opSetRefs, Target: target, Refs: refs, Self: o.Self}
+}
+
+// solid reports whether ref, as written at creation, names a live owner the way the
+// apiserver's own scoping allows: its owner's own kind and version, and a namespace the
+// dependent can see. Only those are written at creation, so that nothing is garbage until
+// link writes the rest.
+func (s Scenario) solid(dependent Object, ref Ref) bool {
+	if ref.Owner < 0 || ref.As == asWrongKind {
+		return false
+	}
+	owner := s.Objects[ref.Owner]
+	if owner.Kind == kindClusterRole {
+		return true
+	}
+	return dependent.Kind != kindClusterRole && dependent.OtherNS == owner.OtherNS
+}
+
+func (s Scenario) creationRefs(o Object) []Ref {
+	return slices.DeleteFunc(slices.Clone(o.Refs), func(ref Ref) bool { return !s.solid(o, ref) })
+}
+
+// link is the steps that write the references creation left out (dangling, wrong-kind,
+// cross-namespace, cluster-scoped to namespaced) and self-references, dependents first:
+// when an object becomes garbage, every object below it already names its owners, and
+// each step settles before the next, so no cascade races the scenario's own writes.
+func (s Scenario) link() []Step {
+	var steps []Step
+	for i := len(s.Objects) - 1; i >= 0; i-- {
+		o := s.Objects[i]
+		if o.Self || len(s.creationRefs(o)) != len(o.Refs) {
+			steps = append(steps, Step{Op: opSetRefs, Target: i, Refs: o.Refs, Self: o.Self})
+		}
+	}
+	return steps
+}
+
+// usesCRD reports whether the scenario needs the Widget CRD.
+func (s Scenario) usesCRD() bool {
+	return slices.ContainsFunc(s.Objects, func(o Object) bool { return o.Kind == kindWidget }) ||
+		slices.ContainsFunc(s.Steps, func(st Step) bool { return st.Op == opV2Off || st.Op == opCRDDelete })
+}
+
+func (s Scenario) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "seed %d:", s.Seed)
+	for i, o := range s.Objects {
+		fmt.Fprintf(&b, " %s%v", objLabel(i, o), refsString(o.Refs, o.Self))
+		if o.Held {
+			b.WriteString("h")
+		}
+	}
+	for _, st := range s.Steps {
+		b.WriteString(" | ")
+		b.WriteString(st.String())
 	}
 	return b.String()
 }
 
-func objName(i int) string { return fmt.Sprintf("c%d", i) }
-
-// create builds the scenario's objects on one side, in order (owners first).
-func (sd *side) create(ctx context.Context, ns string, s scenario) error {
-	if _, err := sd.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return err
+func (st Step) String() string {
+	switch st.Op {
+	case opDelete:
+		p := st.Policy
+		if p == "" {
+			p = "default"
+		}
+		return fmt.Sprintf("delete o%d %s", st.Target, p)
+	case opRelease, opHold:
+		return fmt.Sprintf("%s o%d", st.Op, st.Target)
+	case opSetRefs:
+		return fmt.Sprintf("set-refs o%d %s", st.Target, refsString(st.Refs, st.Self))
 	}
-	uids := map[int]types.UID{}
-	for i, sp := range s.objs {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: objName(i)}}
-		for j, o := range sp.owners {
-			cm.OwnerReferences = append(cm.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap",
-				Name: objName(o), UID: uids[o], Controller: ptr(sp.controls[j]), BlockOwnerDeletion: ptr(sp.blocks[j])})
-		}
-		if sp.dangling {
-			cm.OwnerReferences = append(cm.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap",
-				Name: "ghost", UID: types.UID(fmt.Sprintf("00000000-0000-0000-0000-%012d", s.seed)), BlockOwnerDeletion: ptr(true)})
-		}
-		if sp.held {
-			cm.Finalizers = []string{holdFinalizer}
-		}
-		created, err := sd.client.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		uids[i] = created.UID
-		if sp.selfOwned {
-			patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":%q,"uid":%q,"blockOwnerDeletion":true}]}}`, created.Name, created.UID)
-			if _, err := sd.client.CoreV1().ConfigMaps(ns).Patch(ctx, created.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return st.Op
 }
 
-// apply does st on one side; an object already gone is not an error (the other side
-// gets the same).
-func (sd *side) apply(ctx context.Context, ns string, st step) error {
-	cms := sd.client.CoreV1().ConfigMaps(ns)
-	var err error
-	switch st.what {
-	case "delete":
-		policy := st.policy
-		err = cms.Delete(ctx, objName(st.target), metav1.DeleteOptions{PropagationPolicy: &policy})
-	case "release":
-		err = sd.release(ctx, ns, objName(st.target))
-	case "release-all":
-		list, lerr := cms.List(ctx, metav1.ListOptions{})
-		if lerr != nil {
-			return lerr
-		}
-		for _, cm := range list.Items {
-			if slices.Contains(cm.Finalizers, holdFinalizer) {
-				if err := sd.release(ctx, ns, cm.Name); err != nil && !apierrors.IsNotFound(err) {
-					return err
-				}
-			}
-		}
+func objLabel(i int, o Object) string {
+	l := fmt.Sprintf("o%d:%s", i, o.Kind)
+	if o.OtherNS {
+		l += "@b"
 	}
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	return err
+	return l
 }
 
-// release removes the hold finalizer (and only it) from name.
-func (sd *side) release(ctx context.Context, ns, name string) error {
-	cms := sd.client.CoreV1().ConfigMaps(ns)
-	for range 5 {
-		cm, err := cms.Get(ctx, name, metav1.GetOptions{})
-		if err != nil {
-			return err
+func refsString(refs []Ref, self bool) string {
+	var parts []string
+	for _, r := range refs {
+		p := "ghost"
+		if r.Owner >= 0 {
+			p = fmt.Sprintf("o%d", r.Owner)
 		}
-		if !slices.Contains(cm.Finalizers, holdFinalizer) {
-			return nil
+		if r.As != "" {
+			p += "~" + r.As
 		}
-		cm.Finalizers = slices.DeleteFunc(cm.Finalizers, func(f string) bool { return f == holdFinalizer })
-		if _, err = cms.Update(ctx, cm, metav1.UpdateOptions{}); !apierrors.IsConflict(err) {
-			return err
+		if r.Controller {
+			p += "+c"
 		}
+		if r.Block {
+			p += "+b"
+		}
+		parts = append(parts, p)
 	}
-	return fmt.Errorf("release %s: conflicts", name)
+	if self {
+		parts = append(parts, "self")
+	}
+	return "[" + strings.Join(parts, " ") + "]"
 }
-
-// state is a namespace's objects, normalized so that the two clusters compare: owners by
-// kind and name (uids differ), finalizers sorted, deletion as a flag.
-func (sd *side) state(ctx context.Context, ns string) (string, error) {
-	list, err := sd.client.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return "", err
-	}
-	var lines []string
-	for _, cm := range list.Items {
-		var refs []string
-		for _, r := range cm.OwnerReferences {
-			refs = append(refs, fmt.Sprintf("%s/%s(c=%v,b=%v)", r.Kind, r.Name, deref(r.Controller), deref(r.BlockOwnerDeletion)))
-		}
-		slices.Sort(refs)
-		fins := slices.Sorted(slices.Values(cm.Finalizers))
-		lines = append(lines, fmt.Sprintf("%s deleting=%v finalizers=%v owners=%v", cm.Name, cm.DeletionTimestamp != nil, fins, refs))
-	}
-	slices.Sort(lines)
-	return strings.Join(lines, "\n"), nil
-}
-
-// settle waits until ns is quiet on one side and returns its state.
-func (sd *side) settle(ctx context.Context, ns string) (string, error) {
-	deadline := time.Now().Add(settleMax)
-	last, err := sd.state(ctx, ns)
-	if err != nil {
-		return "", err
-	}
-	quietSince := time.Now()
-	for time.Since(quietSince) < settleQuiet {
-		if time.Now().After(deadline) {
-			return last, nil // never quiet: compared as it is
-		}
-		time.Sleep(settlePoll)
-		cur, err := sd.state(ctx, ns)
-		if err != nil {
-			return "", err
-		}
-		if cur != last {
-			last, quietSince = cur, time.Now()
-		}
-	}
-	return last, nil
-}
-
-// runScenario plays seed's scenario on both sides and returns a description of the first
-// divergence ("" if none).
-func runScenario(t *testing.T, up, ours *side, seed int64) string {
-	ctx := context.Background()
-	s := generate(seed)
-	ns := fmt.Sprintf("dt-%d-%d", seed, time.Now().UnixNano()%100000)
-	both := func(f func(*side) error) error {
-		var wg sync.WaitGroup
-		errs := make([]error, 2)
-		for i, sd := range []*side{up, ours} {
-			wg.Go(func() { errs[i] = f(sd) })
-		}
-		wg.Wait()
-		if errs[0] != nil {
-			return fmt.Errorf("upstream side: %w", errs[0])
-		}
-		if errs[1] != nil {
-			return fmt.Errorf("gcscope side: %w", errs[1])
-		}
-		return nil
-	}
-	compare := func(after string) string {
-		var states [2]string
-		if err := both(func(sd *side) error {
-			st, err := sd.settle(ctx, ns)
-			if sd == up {
-				states[0] = st
-			} else {
-				states[1] = st
-			}
-			return err
-		}); err != nil {
-			t.Errorf("%s: %v", s, err)
-			return ""
-		}
-		if states[0] != states[1] {
-			return fmt.Sprintf("divergence after %s\nscenario %s\nupstream:\n%s\ngcscope:\n%s", after, s, states[0], states[1])
-		}
-		return ""
-	}
-	if err := both(func(sd *side) error { return sd.create(ctx, ns, s) }); err != nil {
-		t.Errorf("%s: creating: %v", s, err)
-		return ""
-	}
-	if d := compare("creation"); d != "" {
-		return d
-	}
-	for i, st := range s.steps {
-		if err := both(func(sd *side) error { return sd.apply(ctx, ns, st) }); err != nil {
-			t.Errorf("%s: step %d: %v", s, i, err)
-			return ""
-		}
-		if d := compare(fmt.Sprintf("step %d (%s c%d %s)", i, st.what, st.target, st.policy)); d != "" {
-			return d
-		}
-	}
-	return ""
-}
-
-func ptr[T any](v T) *T { return &v }
-
-func deref(b *bool) bool { return b != nil && *b }
