@@ -456,7 +456,20 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, item *node)
 		gc.keep(item, "being deleted; waiting for its other finalizers")
 		return nil
 	}
-	latest, err := gc.getObject(ctx, AttemptToDelete, item.identity, "verify the item", nil)
+	latest, observed := gc.observedMetadata(item.identity)
+	if !observed {
+		gc.graph.mu.RLock()
+		current, inGraph := gc.graph.read(item.identity.UID)
+		gone := !inGraph || current.identity != item.identity
+		gc.graph.mu.RUnlock()
+		if gone && !item.virtual {
+			return nil // its delete was observed: nothing left to decide
+		}
+	}
+	var err error
+	if !observed {
+		latest, err = gc.getObject(ctx, AttemptToDelete, item.identity, "verify the item", nil)
+	}
 	switch {
 	case apierrors.IsNotFound(err):
 		// Virtual nodes of owners that do not exist leave the graph this way.
@@ -599,21 +612,25 @@ func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerRefe
 			ref.APIVersion, ref.Kind, ref.Name, ref.UID, item.identity.Kind, item.identity.Name))
 		return false, nil, errNamespacedOwnerOfClusterScopedObject
 	}
+	if gc.builder.deletedUIDs.Has(ref.UID) {
+		gc.absentOwners.Add(key)
+		return true, nil, nil // seen deleted: uids never come back
+	}
+	if owner, ok := gc.observedOwner(ref, key.Namespace); ok {
+		return false, owner, nil
+	}
 	owner, err := gc.getObject(ctx, AttemptToDelete, key, lookUpOwnerOf+item.identity.Kind+" "+item.identity.Name, ptrTo(refOf(item.identity)))
 	switch {
 	case apierrors.IsNotFound(err):
 		// The mapper may be stale: a version the apiserver stopped serving answers 404 as
-		// well. Only a 404 from a version served right now, or for a uid the informers saw
-		// deleted (its CRD may have gone with it), proves the owner absent.
-		if !gc.builder.deletedUIDs.Has(ref.UID) {
-			served, derr := gc.servedNow(gvr)
-			if derr != nil {
-				return false, nil, derr
-			}
-			if !served {
-				gc.mapper.Reset()
-				return false, nil, &restMappingError{kind: ref.Kind, version: ref.APIVersion}
-			}
+		// well. Only a 404 from a version served right now proves the owner absent.
+		served, derr := gc.servedNow(gvr)
+		if derr != nil {
+			return false, nil, derr
+		}
+		if !served {
+			gc.mapper.Reset()
+			return false, nil, &restMappingError{kind: ref.Kind, version: ref.APIVersion}
 		}
 		gc.absentOwners.Add(key)
 		return true, nil, nil

@@ -54,6 +54,9 @@ type node struct {
 	// object stays.
 	finalizers        []string
 	deletionTimestamp *time.Time
+	// resourceVersion of the last observation: a decision made from the graph's view is
+	// sent with it as a precondition, so a stale view earns a 409, never a wrong write.
+	resourceVersion string
 }
 
 func (n *node) clone() *node {

@@ -254,6 +254,7 @@ func (gb *GraphBuilder) processDelete(ev *event, existing *node) {
 // blocker handling read the mark, so clearing it would decide differently).
 func observe(n *node, obj *metav1.PartialObjectMetadata) {
 	n.finalizers = obj.Finalizers
+	n.resourceVersion = obj.ResourceVersion
 	n.deletionTimestamp = nil
 	if obj.DeletionTimestamp != nil {
 		t := obj.DeletionTimestamp.Time

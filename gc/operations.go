@@ -197,11 +197,23 @@ func (gc *GarbageCollector) patch(ctx context.Context, a Action, ref objectRefer
 	return patched, err
 }
 
-// removeFinalizer removes finalizer from ref, re-reading on conflicts. Absent object or
-// finalizer: nothing to do.
+// removeFinalizer removes finalizer from ref: one patch built from the graph's view
+// (guarded by its uid and resourceVersion), or, when that view is stale, re-reading the
+// object on each conflict. Absent object or finalizer: nothing to do.
 func (gc *GarbageCollector) removeFinalizer(ctx context.Context, q QueueName, ref objectReference, finalizer, why string) error {
 	a := Action{Queue: q, Verb: VerbRemoveFinalizer, Object: refOf(ref), Finalizer: finalizer, Reason: why}
 	return gc.write(ctx, &a, ref, func(client metadata.ResourceInterface) error {
+		if view, ok := gc.observedMetadata(ref); ok && slices.Contains(view.Finalizers, finalizer) {
+			rest := slices.DeleteFunc(slices.Clone(view.Finalizers), func(f string) bool { return f == finalizer })
+			_, err := client.Patch(ctx, ref.Name, types.MergePatchType, finalizersJSONMergePatch(view, rest), metav1.PatchOptions{})
+			switch {
+			case err == nil, apierrors.IsNotFound(err):
+				return nil
+			case !apierrors.IsConflict(err) && !apierrors.IsInvalid(err):
+				return err
+			}
+			// Stale view (409), or the name now holds another object (422: uid): read it.
+		}
 		return retry.RetryOnConflict(retry.DefaultBackoff, func() error {
 			live, err := client.Get(ctx, ref.Name, metav1.GetOptions{})
 			if apierrors.IsNotFound(err) || (err == nil && live.UID != ref.UID) {
