@@ -72,9 +72,13 @@ browser: ## install Debian's chromium for the browser tests, unless a browser is
 # The UI render benchmark (web/) loads the page once per size: it runs with -benchtime 1x,
 # the other benchmarks with go test's defaults.
 RENDER_BENCH := ^BenchmarkUIRender$$
-bench: browser ## run the benchmarks, then the UI render benchmark in headless Chromium
-	$(GO) test -run '^$$' -bench . -skip '$(RENDER_BENCH)' -benchmem ./...
-	$(GO) test -run '^$$' -bench '$(RENDER_BENCH)' -benchtime 1x -timeout 20m ./web/
+# The side-by-side benchmarks with the upstream collector (internal/difftest: cascades, and
+# a 150k-Pod cluster) run once each (-benchtime 1x): one run takes minutes.
+SIDE_BENCH := ^Benchmark(Cascades|Scale)$$
+bench: browser ## run the benchmarks, the side-by-side ones with the upstream collector, then the UI render benchmark in headless Chromium
+	$(GO) test -run '^$$' -bench . -skip '$(RENDER_BENCH)|$(SIDE_BENCH)' -benchmem ./...
+	$(GO) test -run '^$$' -bench '$(SIDE_BENCH)' -benchtime 1x -timeout 90m ./internal/difftest/
+	$(GO) test -run '^$$' -bench '$(RENDER_BENCH)' -benchtime 1x -timeout 30m ./web/
 
 lint: ## go vet and a gofmt check
 	$(GO) vet ./...

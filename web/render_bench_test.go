@@ -64,7 +64,7 @@ func BenchmarkUIRender(b *testing.B) {
 	for _, size := range []struct {
 		name string
 		n    int
-	}{{"10k", 10_000}, {"50k", 50_000}} {
+	}{{"10k", 10_000}, {"50k", 50_000}, {"150k", 150_000}} {
 		b.Run(size.name, func(b *testing.B) {
 			browsertest.Require(b)
 			var results []renderResult

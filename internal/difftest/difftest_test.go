@@ -99,14 +99,14 @@ func startSide(ctx context.Context, name string) (*side, error) {
 
 // runUpstream starts kube-controller-manager's collector as the controller-manager
 // does: a deferred mapper over a cached discovery client, reset every period; Run and Sync.
-func runUpstream(ctx context.Context, s *side) error {
-	client, err := kubernetes.NewForConfig(s.config)
+func runUpstream(ctx context.Context, cfg *rest.Config) (*upstream.GarbageCollector, error) {
+	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	md, err := metadata.NewForConfig(s.config)
+	md, err := metadata.NewForConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(client.Discovery()))
 	shared := informers.NewSharedInformerFactory(client, 0)
@@ -115,7 +115,7 @@ func runUpstream(ctx context.Context, s *side) error {
 	collector, err := upstream.NewGarbageCollector(ctx, client, md, mapper, upstream.DefaultIgnoredResources(),
 		informerfactory.NewInformerFactory(shared, metaInformers), started)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	go wait.UntilWithContext(ctx, func(context.Context) { mapper.Reset() }, syncPeriod)
 	go collector.Run(ctx, workers, syncPeriod)
@@ -123,20 +123,20 @@ func runUpstream(ctx context.Context, s *side) error {
 	shared.Start(ctx.Done())
 	metaInformers.Start(ctx.Done())
 	close(started)
-	return nil
+	return collector, nil
 }
 
-func runOurs(ctx context.Context, s *side) error {
-	engine, err := gc.NewForConfig(s.config, gc.Options{Workers: workers, DiscoveryPeriod: syncPeriod, SyncTimeout: syncPeriod})
+func runOurs(ctx context.Context, cfg *rest.Config) (*gc.GarbageCollector, error) {
+	engine, err := gc.NewForConfig(cfg, gc.Options{Workers: workers, DiscoveryPeriod: syncPeriod, SyncTimeout: syncPeriod})
 	if err != nil {
-		return err
+		return nil, err
 	}
 	go engine.Run(ctx)
 	select {
 	case <-engine.Started():
-		return nil
+		return engine, nil
 	case <-time.After(time.Minute):
-		return fmt.Errorf("gcscope's engine did not start")
+		return nil, fmt.Errorf("gcscope's engine did not start")
 	}
 }
 
@@ -154,10 +154,10 @@ func env(t *testing.T) (*side, *side) {
 		}
 		runCtx, stop := context.WithCancel(context.Background())
 		stopAll = func() { stop(); upstreamSide.cluster.Stop(); ourSide.cluster.Stop() }
-		if envErr = runUpstream(runCtx, upstreamSide); envErr != nil {
+		if _, envErr = runUpstream(runCtx, upstreamSide.config); envErr != nil {
 			return
 		}
-		envErr = runOurs(runCtx, ourSide)
+		_, envErr = runOurs(runCtx, ourSide.config)
 	})
 	if envErr != nil {
 		t.Fatalf("difftest environment: %v", envErr)

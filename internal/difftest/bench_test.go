@@ -1,0 +1,331 @@
+package difftest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+)
+
+// The cascade benchmark: kube-controller-manager's collector and gcscope's engine, one
+// after the other on the same embedded apiserver, with the same workers, QPS and burst,
+// take the same cascades; the raw limit is one DELETE per object from 20 workers on an
+// unbounded client. Printed: wall time per cascade, the ratio to upstream's, and the
+// requests per collected object by verb, counted at each collector's client transport
+// (a figure no machine changes).
+
+// benchShape is one cascade: how to build it and how to start it.
+type benchShape struct {
+	name    string
+	owners  int   // top-level objects, deleted by the benchmark
+	fanout  []int // dependents per object at each level below
+	policy  metav1.DeletionPropagation
+	orphans bool // done when the dependents no longer name the owners (Orphan)
+}
+
+var benchShapes = []benchShape{
+	{name: "2000 dependents, Background", owners: 1, fanout: []int{2000}, policy: metav1.DeletePropagationBackground},
+	{name: "2000 dependents, Foreground", owners: 1, fanout: []int{2000}, policy: metav1.DeletePropagationForeground},
+	{name: "20 owners × 100, Background", owners: 20, fanout: []int{100}, policy: metav1.DeletePropagationBackground},
+	{name: "chain 50 × 4 × 10, Background", owners: 50, fanout: []int{4, 10}, policy: metav1.DeletePropagationBackground},
+	{name: "2000 dependents, Orphan", owners: 1, fanout: []int{2000}, policy: metav1.DeletePropagationOrphan, orphans: true},
+}
+
+func (s benchShape) dependents() int {
+	n, level := 0, s.owners
+	for _, f := range s.fanout {
+		level *= f
+		n += level
+	}
+	return n
+}
+
+// requestCounter counts a collector's requests on single objects of one namespace, by verb.
+type requestCounter struct {
+	mu sync.Mutex
+	ns string
+	n  map[string]int
+}
+
+func (c *requestCounter) reset(ns string) {
+	c.mu.Lock()
+	c.ns, c.n = ns, map[string]int{}
+	c.mu.Unlock()
+}
+
+func (c *requestCounter) counts() map[string]int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := map[string]int{}
+	for k, v := range c.n {
+		out[k] = v
+	}
+	return out
+}
+
+type countingTransport struct {
+	next http.RoundTripper
+	c    *requestCounter
+}
+
+func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	parts := strings.Split(strings.Trim(req.URL.Path, "/"), "/")
+	for i, p := range parts {
+		// .../namespaces/NS/RESOURCE/NAME: a request on one object.
+		if p == "namespaces" && i+3 < len(parts) {
+			t.c.mu.Lock()
+			if parts[i+1] == t.c.ns && t.c.n != nil {
+				t.c.n[req.Method]++
+			}
+			t.c.mu.Unlock()
+			break
+		}
+	}
+	return t.next.RoundTrip(req)
+}
+
+// benchResult is one cascade under one collector.
+type benchResult struct {
+	wall     time.Duration
+	requests map[string]int
+	objects  int
+}
+
+func (r benchResult) perObject(verb string) float64 {
+	return float64(r.requests[verb]) / float64(r.objects)
+}
+
+func (r benchResult) total() float64 {
+	n := 0
+	for _, v := range r.requests {
+		n += v
+	}
+	return float64(n) / float64(r.objects)
+}
+
+// build creates shape's objects in ns (20 writers at once) and returns the owners.
+func build(ctx context.Context, sd *side, ns string, shape benchShape) ([]*corev1.ConfigMap, error) {
+	if _, err := sd.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		return nil, err
+	}
+	cms := sd.client.CoreV1().ConfigMaps(ns)
+	createAll := func(prefix string, owners []*corev1.ConfigMap, each int) ([]*corev1.ConfigMap, error) {
+		n := max(len(owners), 1) * each
+		out := make([]*corev1.ConfigMap, n)
+		errs := make([]error, n)
+		sem := make(chan struct{}, 20)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", prefix, i)}}
+				if len(owners) > 0 {
+					o := owners[i/each]
+					cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: o.Name, UID: o.UID,
+						BlockOwnerDeletion: ptr(true), Controller: ptr(true)}}
+				}
+				out[i], errs[i] = cms.Create(ctx, cm, metav1.CreateOptions{})
+			})
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	top, err := createAll("owner", nil, shape.owners)
+	if err != nil {
+		return nil, err
+	}
+	level := top
+	for depth, f := range shape.fanout {
+		if level, err = createAll(fmt.Sprintf("level%d", depth+1), level, f); err != nil {
+			return nil, err
+		}
+	}
+	return top, nil
+}
+
+// cascadeDone reports whether the cascade in ns is over.
+func cascadeDone(ctx context.Context, sd *side, ns string, shape benchShape, owners []*corev1.ConfigMap) (bool, error) {
+	cms := sd.client.CoreV1().ConfigMaps(ns)
+	if !shape.orphans {
+		list, err := cms.List(ctx, metav1.ListOptions{Limit: 1})
+		if err != nil {
+			return false, err
+		}
+		return len(list.Items) == 0, nil
+	}
+	list, err := cms.List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return false, err
+	}
+	ownerUIDs := map[types.UID]bool{}
+	for _, o := range owners {
+		ownerUIDs[o.UID] = true
+	}
+	for _, cm := range list.Items {
+		if ownerUIDs[cm.UID] {
+			return false, nil // an owner is still there
+		}
+		for _, r := range cm.OwnerReferences {
+			if ownerUIDs[r.UID] {
+				return false, nil
+			}
+		}
+	}
+	return true, nil
+}
+
+// runCascade builds shape in a fresh namespace, lets the collector observe it, deletes the
+// owners and times the cascade to its end.
+func runCascade(ctx context.Context, sd *side, counter *requestCounter, ns string, shape benchShape) (benchResult, error) {
+	owners, err := build(ctx, sd, ns, shape)
+	if err != nil {
+		return benchResult{}, err
+	}
+	time.Sleep(3 * time.Second) // the collector's informers deliver the creations
+	counter.reset(ns)
+	start := time.Now()
+	policy := shape.policy
+	for _, o := range owners {
+		if err := sd.client.CoreV1().ConfigMaps(ns).Delete(ctx, o.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+			return benchResult{}, err
+		}
+	}
+	deadline := start.Add(10 * time.Minute)
+	for {
+		done, err := cascadeDone(ctx, sd, ns, shape, owners)
+		if err != nil {
+			return benchResult{}, err
+		}
+		if done {
+			break
+		}
+		if time.Now().After(deadline) {
+			return benchResult{}, fmt.Errorf("%s: not over after 10 minutes", shape.name)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return benchResult{wall: time.Since(start), requests: counter.counts(), objects: shape.dependents()}, nil
+}
+
+// rawLimit deletes n objects directly: one DELETE each, 20 workers, unbounded client.
+func rawLimit(ctx context.Context, sd *side, ns string, n int) (time.Duration, error) {
+	shape := benchShape{owners: n}
+	if _, err := build(ctx, sd, ns, shape); err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	sem := make(chan struct{}, 20)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			errs[i] = sd.client.CoreV1().ConfigMaps(ns).Delete(ctx, fmt.Sprintf("owner-%05d", i), metav1.DeleteOptions{})
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil && !apierrors.IsNotFound(err) {
+			return 0, err
+		}
+	}
+	return time.Since(start), nil
+}
+
+// collectorRun starts one collector on sd with the given client limits, counting its
+// requests; stop ends it.
+func collectorRun(ctx context.Context, sd *side, which string, qps float32, burst int, counter *requestCounter) (stop func(), err error) {
+	cfg := rest.CopyConfig(sd.config)
+	cfg.QPS, cfg.Burst = qps, burst
+	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return countingTransport{next: rt, c: counter} }
+	runCtx, cancel := context.WithCancel(ctx)
+	if which == "upstream" {
+		_, err = runUpstream(runCtx, cfg)
+	} else {
+		_, err = runOurs(runCtx, cfg)
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	time.Sleep(2 * syncPeriod) // monitors synced
+	return func() { cancel(); time.Sleep(time.Second) }, nil
+}
+
+// BenchmarkCascades prints the side-by-side table (make bench). It runs once whatever
+// b.N asks: each cascade takes seconds to minutes.
+func BenchmarkCascades(b *testing.B) {
+	ctx := context.Background()
+	sd, err := startSide(ctx, "bench")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sd.cluster.Stop()
+	limits := []struct {
+		name  string
+		qps   float32
+		burst int
+	}{{"QPS 100 / burst 200", clientQPS, clientBurst}, {"unbounded", -1, 0}}
+	out := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
+	fmt.Fprintln(out, "\nclient\tcascade\tupstream\tgcscope\tgcscope/upstream\traw limit\tgcscope/raw\trequests per object, upstream\trequests per object, gcscope")
+	run := 0
+	for _, l := range limits {
+		results := map[string][]benchResult{}
+		for _, which := range []string{"upstream", "gcscope"} {
+			counter := &requestCounter{}
+			stop, err := collectorRun(ctx, sd, which, l.qps, l.burst, counter)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, shape := range benchShapes {
+				run++
+				r, err := runCascade(ctx, sd, counter, fmt.Sprintf("bench-%d", run), shape)
+				if err != nil {
+					stop()
+					b.Fatal(err)
+				}
+				results[which] = append(results[which], r)
+			}
+			stop()
+		}
+		for i, shape := range benchShapes {
+			run++
+			raw, err := rawLimit(ctx, sd, fmt.Sprintf("bench-%d", run), shape.dependents())
+			if err != nil {
+				b.Fatal(err)
+			}
+			up, ours := results["upstream"][i], results["gcscope"][i]
+			fmt.Fprintf(out, "%s\t%s\t%.2f s\t%.2f s\t%.2f\t%.2f s\t%.2f\t%s\t%s\n", l.name, shape.name,
+				up.wall.Seconds(), ours.wall.Seconds(), ours.wall.Seconds()/up.wall.Seconds(),
+				raw.Seconds(), ours.wall.Seconds()/raw.Seconds(), perVerb(up), perVerb(ours))
+			b.ReportMetric(ours.wall.Seconds()/up.wall.Seconds(), "gcscope/upstream:"+metricName(l.name, shape.name))
+		}
+	}
+	out.Flush()
+}
+
+func perVerb(r benchResult) string {
+	return fmt.Sprintf("%.2f (GET %.2f, DELETE %.2f, PATCH %.2f)", r.total(), r.perObject(http.MethodGet), r.perObject(http.MethodDelete), r.perObject(http.MethodPatch))
+}
+
+func metricName(parts ...string) string {
+	return strings.NewReplacer(" ", "", "/", "", "×", "x", ",", "-").Replace(strings.Join(parts, "-"))
+}
