@@ -139,11 +139,29 @@ var Store = class {
   markNamespace(ns) {
     if (ns !== void 0) this.dirtyNamespaces.add(ns || "");
   }
-  /** Drops ghosts and birth marks that are over; true when a ghost went (the layout changes). */
+  /** The object as last heard of: live, or fading out after its removal. @param {string} uid */
+  current(uid) {
+    const n = this.nodes.get(uid);
+    if (n) return { node: n, ghost: false };
+    const g = this.ghosts.get(uid);
+    return g ? { node: g.node, ghost: true } : null;
+  }
+  /**
+   * Drops ghosts and birth marks that are over; true when a ghost went (the layout
+   * changes). A namespace's ghosts go together, once no removal has happened in it for
+   * GHOST_MS: during a cascade the removed objects fade where they stood, and the
+   * survivors move only when it has settled.
+   */
   expire(now = performance.now()) {
     let gone = false;
+    const lastRemoval = /* @__PURE__ */ new Map();
+    for (const g of this.ghosts.values()) {
+      const ns = g.node.namespace || "";
+      lastRemoval.set(ns, Math.max(lastRemoval.get(ns) ?? 0, g.at));
+    }
     for (const [uid, g] of this.ghosts) {
-      if (now - g.at > GHOST_MS) {
+      if (now - /** @type {number} */
+      lastRemoval.get(g.node.namespace || "") > GHOST_MS) {
         this.ghosts.delete(uid);
         this.markNamespace(g.node.namespace);
         gone = true;
@@ -641,6 +659,7 @@ var Renderer = class {
     this.hover = null;
     this.matches = /* @__PURE__ */ new Set();
     this.preview = /* @__PURE__ */ new Map();
+    this.drawnState = /* @__PURE__ */ new Map();
     this.previewVersion = 0;
     this.expanded = /* @__PURE__ */ new Set();
     this.colors = {};
@@ -897,6 +916,7 @@ var Renderer = class {
     for (const it of g.items) {
       if (it.block && this.collapsed(it.block)) continue;
       const col = this.itemColor(it, now);
+      this.record(it, this.itemState(it), now);
       let p = c.cells.get(col);
       if (!p) c.cells.set(col, p = new Path2D());
       p.rect(g.x + it.x, g.y + it.y, NODE_W, NODE_H);
@@ -914,13 +934,22 @@ var Renderer = class {
     const it = this.layout.items.get(uid);
     if (it) it.group.cache = null;
   }
+  /** The state to draw: the store's now (an item's copy is as old as its layout). @param {Item} it */
+  itemState(it) {
+    const cur = this.store.current(it.uid);
+    return !cur || cur.ghost ? "removed" : stateOf(this.store, cur.node);
+  }
+  /** @param {Item} it @param {string} state @param {number} now */
+  record(it, state, now) {
+    this.drawnState.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: now });
+  }
   /** The fill of a far-out cell: its state, or its kind's colour when normal. @param {Item} it @param {number} now */
   itemColor(it, now) {
     const C = this.colors;
-    if (it.ghost) return C["--st-removed"];
+    const st = this.itemState(it);
+    if (st === "removed") return C["--st-removed"];
     const pv = this.preview.get(it.uid);
     if (pv) return C[PREVIEW[pv].color];
-    const st = stateOf(this.store, it.node);
     if (st === "normal") return kindColor(it.node.kind, 45, 55);
     return C[STATE_COLOR[st]];
   }
@@ -935,7 +964,7 @@ var Renderer = class {
       p.bezierCurveTo(x0, my, x1, my, x1, y1);
     };
     for (const it of items) {
-      const n = it.node;
+      const n = this.store.current(it.uid)?.node || it.node;
       for (const o of n.owners || []) {
         const ob = layout2.box(o.uid);
         if (!ob) continue;
@@ -1047,16 +1076,19 @@ var Renderer = class {
   /** @param {Item} it @param {number} now @param {number} px @param {boolean} labels */
   drawItem(it, now, px, labels) {
     const { ctx, store: store2, colors: C } = this;
-    const n = it.node, x = it.group.x + it.x, y = it.group.y + it.y;
-    const st = it.ghost ? "removed" : stateOf(store2, n);
+    const cur = store2.current(it.uid);
+    const ghost = !cur || cur.ghost;
+    const n = cur ? cur.node : it.node, x = it.group.x + it.x, y = it.group.y + it.y;
+    const st = this.itemState(it);
+    this.record(it, st, now);
     const stColor = C[STATE_COLOR[st]];
     let alpha = 1;
-    if (it.ghost) {
+    if (ghost) {
       const g = store2.ghosts.get(it.uid);
       alpha = g ? Math.max(0.05, 1 - (now - g.at) / GHOST_MS) : 0.05;
     }
     ctx.globalAlpha = alpha;
-    ctx.fillStyle = it.ghost ? C["--st-removed"] : C["--node-bg"];
+    ctx.fillStyle = ghost ? C["--st-removed"] : C["--node-bg"];
     ctx.beginPath();
     ctx.roundRect(x, y, NODE_W, NODE_H, 6);
     ctx.fill();
@@ -1089,7 +1121,7 @@ var Renderer = class {
       ctx.strokeRect(x - 2 * px, y - 2 * px, NODE_W + 4 * px, NODE_H + 4 * px);
     }
     let mx = x + NODE_W - 9;
-    if (!it.ghost && hasInvalidOwner(store2, n)) {
+    if (!ghost && hasInvalidOwner(store2, n)) {
       ctx.fillStyle = C["--st-invalid"];
       ctx.beginPath();
       ctx.moveTo(mx, y + 3);
@@ -1873,9 +1905,10 @@ function viewSVG(r) {
       if (it.block && r.collapsed(it.block)) continue;
       const x = g.x + it.x, y = g.y + it.y;
       if (!inView(x, y, NODE_W, NODE_H)) continue;
-      const n = it.node, st = it.ghost ? "removed" : stateOf(store2, n);
+      const cur = store2.current(it.uid), ghost = !cur || cur.ghost;
+      const n = cur ? cur.node : it.node, st = ghost ? "removed" : stateOf(store2, n);
       const stroke = C[STATES.find((s) => s.id === st)?.color || "--node-border"];
-      nodes.push(`<g><title>${esc(`${n.kind} ${n.namespace ? n.namespace + "/" : ""}${n.name} (${st})`)}</title><rect x="${x}" y="${y}" width="${NODE_W}" height="${NODE_H}" rx="6" fill="${it.ghost ? C["--st-removed"] : C["--node-bg"]}" stroke="${stroke}" stroke-width="${st === "normal" ? 1 : 2.5}"${st === "virtual" ? ' stroke-dasharray="5 3"' : ""}/><text x="${x + 11}" y="${y + 15}" font-size="11" fill="${C["--muted"]}">${esc(n.kind + (st === "normal" ? "" : " · " + st))}</text><text x="${x + 11}" y="${y + 32}" font-size="13" font-weight="600" fill="${C["--fg"]}">${esc(n.name.length > 24 ? n.name.slice(0, 23) + "…" : n.name)}</text></g>`);
+      nodes.push(`<g><title>${esc(`${n.kind} ${n.namespace ? n.namespace + "/" : ""}${n.name} (${st})`)}</title><rect x="${x}" y="${y}" width="${NODE_W}" height="${NODE_H}" rx="6" fill="${ghost ? C["--st-removed"] : C["--node-bg"]}" stroke="${stroke}" stroke-width="${st === "normal" ? 1 : 2.5}"${st === "virtual" ? ' stroke-dasharray="5 3"' : ""}/><text x="${x + 11}" y="${y + 15}" font-size="11" fill="${C["--muted"]}">${esc(n.kind + (st === "normal" ? "" : " · " + st))}</text><text x="${x + 11}" y="${y + 32}" font-size="13" font-weight="600" fill="${C["--fg"]}">${esc(n.name.length > 24 ? n.name.slice(0, 23) + "…" : n.name)}</text></g>`);
       for (const o of n.owners || []) {
         const ob = layout2.box(o.uid);
         if (ob) edges.push(path(ob.x + NODE_W / 2, ob.y + NODE_H, x + NODE_W / 2, y, o.blockOwnerDeletion ? C["--edge-block"] : C["--edge"], o.blockOwnerDeletion ? 1.8 : 1, !o.controller));
@@ -2340,7 +2373,7 @@ exportMenu.addEventListener("click", async (ev) => {
   );
   exportMenu.hidden = true;
   const stamp = (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-").slice(0, 19);
-  const nodes = [...layout.items.values()].filter((it) => !it.ghost).map((it) => it.node);
+  const nodes = [...layout.items.values()].flatMap((it) => store.nodes.get(it.uid) || []);
   if (what === "svg") download(new Blob([viewSVG(renderer)], { type: "image/svg+xml" }), `gcscope-${stamp}.svg`);
   else if (what === "png") download(
     /** @type {Blob} */
@@ -2426,7 +2459,9 @@ var api = {
   ready: false,
   perf,
   /** The uids drawn now (after filters and focus; removed ones fading out excluded). */
-  drawnUIDs: () => [...layout.items.values()].filter((it) => !it.ghost).map((it) => it.uid),
+  drawnUIDs: () => [...layout.items.values()].filter((it) => store.nodes.has(it.uid)).map((it) => it.uid),
+  /** What the canvas last drew for uid: {state, x, y, at} (see Renderer.drawnState). @param {string} uid */
+  drawn: (uid) => renderer.drawnState.get(uid) || null,
   /** @param {string} uid */
   select: (uid) => select(uid, true),
   view,

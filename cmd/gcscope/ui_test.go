@@ -136,6 +136,14 @@ func TestUIEndToEnd(t *testing.T) {
 		t.Errorf("the graph's delete preview marks %v, want the Deployment, its ReplicaSets and Pods %v", previewed, want)
 	}
 	browsertest.Screenshot(t, ctx, "ui-delete-preview")
+	// Record, frame by frame, what the canvas draws for each object of the cascade.
+	var installed bool
+	eval(`(() => { const uids = `+jsArray(gone)+`; window.__drawnLog = []; const last = {};
+		const rec = () => { for (const u of uids) { const d = window.gcscope.drawn(u);
+			if (d && (!last[u] || last[u].state !== d.state || last[u].x !== d.x || last[u].y !== d.y)) {
+				window.__drawnLog.push({ uid: u, state: d.state, x: d.x, y: d.y, t: performance.now() }); last[u] = d; } }
+			requestAnimationFrame(rec); };
+		requestAnimationFrame(rec); return true; })()`, &installed)
 	run("confirm", chromedp.Click(chromedp.CSS("#delete-confirm")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
 
 	err = wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
@@ -167,6 +175,7 @@ func TestUIEndToEnd(t *testing.T) {
 	run("the graph shows them gone", chromedp.Poll[chromedp.Void](`(() => { const d = new Set(window.gcscope.drawnUIDs());
 		return `+jsArray(gone)+`.every(u => !d.has(u) && !window.gcscope.store.ghosts.has(u)); })()`, chromedp.WithPollingTimeout(30*time.Second)))
 	browsertest.Screenshot(t, ctx, "ui-after-foreground-delete")
+	assertCascadeDrawn(t, eval, string(dep.UID), gone)
 
 	// Dark mode renders: the page's colours and the canvas itself are dark.
 	run("dark mode", chromedp.Navigate(base+"/?theme=dark&ns=demo-crd"), ready)
@@ -221,4 +230,68 @@ func minus(a, b []string) []string {
 func jsArray(s []string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// drawnChange is one change of what the canvas drew for an object.
+type drawnChange struct {
+	UID   string  `json:"uid"`
+	State string  `json:"state"`
+	X     float64 `json:"x"`
+	Y     float64 `json:"y"`
+	T     float64 `json:"t"`
+}
+
+// assertCascadeDrawn checks the way there of a Foreground cascade from owner, as the
+// canvas drew it (window.__drawnLog): the owner drawn waiting on its dependents before it
+// was drawn removed, every dependent drawn removed before the owner was, and no object
+// moving while it was drawn (the cascade does not redo the layout).
+func assertCascadeDrawn(t *testing.T, eval func(string, any), owner string, uids []string) {
+	t.Helper()
+	var log []drawnChange
+	eval(`window.__drawnLog`, &log)
+	byUID := map[string][]drawnChange{}
+	for _, c := range log {
+		byUID[c.UID] = append(byUID[c.UID], c)
+	}
+	removedAt := func(uid string) (float64, bool) {
+		for _, c := range byUID[uid] {
+			if c.State == "removed" {
+				return c.T, true
+			}
+		}
+		return 0, false
+	}
+	ownerGone, ok := removedAt(owner)
+	if !ok {
+		t.Fatalf("the owner was never drawn removed: %+v", byUID[owner])
+	}
+	waited := false
+	for _, c := range byUID[owner] {
+		if (c.State == "waiting" || c.State == "foreground") && c.T < ownerGone {
+			waited = true
+		}
+	}
+	if !waited {
+		t.Errorf("the owner was never drawn deleting its dependents before its removal: %+v", byUID[owner])
+	}
+	for _, uid := range uids {
+		changes := byUID[uid]
+		if len(changes) == 0 {
+			t.Errorf("%s: never drawn", uid)
+			continue
+		}
+		for _, c := range changes[1:] {
+			if c.X != changes[0].X || c.Y != changes[0].Y {
+				t.Errorf("%s moved during the cascade: %+v", uid, changes)
+				break
+			}
+		}
+		if uid == owner {
+			continue
+		}
+		if at, ok := removedAt(uid); !ok || at > ownerGone {
+			t.Errorf("dependent %s not drawn removed before its owner (owner removed at %.0f ms): %+v", uid, ownerGone, changes)
+		}
+	}
+	t.Logf("drawn during the cascade: %d state changes over %d objects", len(log), len(byUID))
 }

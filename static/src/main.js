@@ -471,7 +471,7 @@ exportMenu.addEventListener("click", async (ev) => {
   const what = /** @type {HTMLElement} */ (ev.target).dataset.export;
   exportMenu.hidden = true;
   const stamp = new Date().toISOString().replace(/[:.]/g, "-").slice(0, 19);
-  const nodes = [...layout.items.values()].filter((it) => !it.ghost).map((it) => it.node);
+  const nodes = [...layout.items.values()].flatMap((it) => store.nodes.get(it.uid) || []);
   if (what === "svg") download(new Blob([viewSVG(renderer)], { type: "image/svg+xml" }), `gcscope-${stamp}.svg`);
   else if (what === "png") download(/** @type {Blob} */ (await viewPNG(canvas)), `gcscope-${stamp}.png`);
   else if (what === "dot") download(new Blob([graphDOT(nodes)], { type: "text/vnd.graphviz" }), `gcscope-${stamp}.dot`);
@@ -552,7 +552,9 @@ const api = {
   ready: false,
   perf,
   /** The uids drawn now (after filters and focus; removed ones fading out excluded). */
-  drawnUIDs: () => [...layout.items.values()].filter((it) => !it.ghost).map((it) => it.uid),
+  drawnUIDs: () => [...layout.items.values()].filter((it) => store.nodes.has(it.uid)).map((it) => it.uid),
+  /** What the canvas last drew for uid: {state, x, y, at} (see Renderer.drawnState). @param {string} uid */
+  drawn: (uid) => renderer.drawnState.get(uid) || null,
   /** @param {string} uid */
   select: (uid) => select(uid, true),
   view,

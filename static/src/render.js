@@ -46,6 +46,12 @@ export class Renderer {
     /** @type {string|null} */ this.hover = null;
     /** @type {Set<string>} */ this.matches = new Set();
     /** @type {Map<string, PreviewKind>} */ this.preview = new Map();
+    /**
+     * What was last drawn for each object: its state and where, and when. Tests read it
+     * (window.gcscope.drawn) to check what the user saw, not what the store holds.
+     * @type {Map<string, {state: string, x: number, y: number, at: number}>}
+     */
+    this.drawnState = new Map();
     this.previewVersion = 0; // bumped with each new preview: cached drawings depend on it
     /** parents whose leaf sets are always drawn open. @type {Set<string>} */ this.expanded = new Set();
     /** @type {Record<string, string>} */ this.colors = {};
@@ -316,6 +322,7 @@ export class Renderer {
     for (const it of g.items) {
       if (it.block && this.collapsed(it.block)) continue;
       const col = this.itemColor(it, now);
+      this.record(it, this.itemState(it), now);
       let p = c.cells.get(col);
       if (!p) c.cells.set(col, (p = new Path2D()));
       p.rect(g.x + it.x, g.y + it.y, NODE_W, NODE_H);
@@ -336,13 +343,24 @@ export class Renderer {
     if (it) /** @type {any} */ (it.group).cache = null;
   }
 
+  /** The state to draw: the store's now (an item's copy is as old as its layout). @param {Item} it */
+  itemState(it) {
+    const cur = this.store.current(it.uid);
+    return !cur || cur.ghost ? "removed" : stateOf(this.store, cur.node);
+  }
+
+  /** @param {Item} it @param {string} state @param {number} now */
+  record(it, state, now) {
+    this.drawnState.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: now });
+  }
+
   /** The fill of a far-out cell: its state, or its kind's colour when normal. @param {Item} it @param {number} now */
   itemColor(it, now) {
     const C = this.colors;
-    if (it.ghost) return C["--st-removed"];
+    const st = this.itemState(it);
+    if (st === "removed") return C["--st-removed"];
     const pv = this.preview.get(it.uid);
     if (pv) return C[PREVIEW[pv].color];
-    const st = stateOf(this.store, it.node);
     if (st === "normal") return kindColor(it.node.kind, 45, 55);
     return C[STATE_COLOR[st]];
   }
@@ -359,7 +377,7 @@ export class Renderer {
     };
     // Edges of the objects on screen, to their owners (which may be off screen).
     for (const it of items) {
-      const n = it.node;
+      const n = this.store.current(it.uid)?.node || it.node;
       for (const o of n.owners || []) {
         const ob = layout.box(o.uid);
         if (!ob) continue;
@@ -467,16 +485,21 @@ export class Renderer {
   /** @param {Item} it @param {number} now @param {number} px @param {boolean} labels */
   drawItem(it, now, px, labels) {
     const { ctx, store, colors: C } = this;
-    const n = it.node, x = it.group.x + it.x, y = it.group.y + it.y;
-    const st = it.ghost ? "removed" : stateOf(store, n);
+    // The state drawn is the store's, now: the item only holds the position (and the copy
+    // of the object) of the last layout, which a cascade does not redo.
+    const cur = store.current(it.uid);
+    const ghost = !cur || cur.ghost;
+    const n = cur ? cur.node : it.node, x = it.group.x + it.x, y = it.group.y + it.y;
+    const st = this.itemState(it);
+    this.record(it, st, now);
     const stColor = C[STATE_COLOR[st]];
     let alpha = 1;
-    if (it.ghost) {
+    if (ghost) {
       const g = store.ghosts.get(it.uid);
       alpha = g ? Math.max(0.05, 1 - (now - g.at) / GHOST_MS) : 0.05;
     }
     ctx.globalAlpha = alpha;
-    ctx.fillStyle = it.ghost ? C["--st-removed"] : C["--node-bg"];
+    ctx.fillStyle = ghost ? C["--st-removed"] : C["--node-bg"];
     ctx.beginPath();
     ctx.roundRect(x, y, NODE_W, NODE_H, 6);
     ctx.fill();
@@ -513,7 +536,7 @@ export class Renderer {
 
     // Markers, top right: invalid reference, queue state.
     let mx = x + NODE_W - 9;
-    if (!it.ghost && hasInvalidOwner(store, n)) {
+    if (!ghost && hasInvalidOwner(store, n)) {
       ctx.fillStyle = C["--st-invalid"];
       ctx.beginPath();
       ctx.moveTo(mx, y + 3);

@@ -176,11 +176,30 @@ export class Store {
     if (ns !== undefined) this.dirtyNamespaces.add(ns || "");
   }
 
-  /** Drops ghosts and birth marks that are over; true when a ghost went (the layout changes). */
+  /** The object as last heard of: live, or fading out after its removal. @param {string} uid */
+  current(uid) {
+    const n = this.nodes.get(uid);
+    if (n) return { node: n, ghost: false };
+    const g = this.ghosts.get(uid);
+    return g ? { node: g.node, ghost: true } : null;
+  }
+
+  /**
+   * Drops ghosts and birth marks that are over; true when a ghost went (the layout
+   * changes). A namespace's ghosts go together, once no removal has happened in it for
+   * GHOST_MS: during a cascade the removed objects fade where they stood, and the
+   * survivors move only when it has settled.
+   */
   expire(now = performance.now()) {
     let gone = false;
+    /** @type {Map<string, number>} */
+    const lastRemoval = new Map();
+    for (const g of this.ghosts.values()) {
+      const ns = g.node.namespace || "";
+      lastRemoval.set(ns, Math.max(lastRemoval.get(ns) ?? 0, g.at));
+    }
     for (const [uid, g] of this.ghosts) {
-      if (now - g.at > GHOST_MS) {
+      if (now - /** @type {number} */ (lastRemoval.get(g.node.namespace || "")) > GHOST_MS) {
         this.ghosts.delete(uid);
         this.markNamespace(g.node.namespace);
         gone = true;
