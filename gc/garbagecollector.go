@@ -491,9 +491,18 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, item *node)
 		gc.keep(item, "has no owners")
 		return nil
 	}
-	solid, dangling, waiting, err := gc.classifyReferences(ctx, item, refs)
+	solid, dangling, waiting, err := gc.classifyReferences(ctx, item, refs, true)
 	if err != nil {
 		return err
+	}
+	if len(solid) > 0 && (len(dangling) > 0 || len(waiting) > 0) {
+		// The patch below rests on the solid owners still being there, which the graph
+		// learns only when their delete events arrive: ask the apiserver, as upstream does,
+		// so that a dependent of owners deleted together is deleted as it stands rather
+		// than first stripped of the references to the ones that went first.
+		if solid, dangling, waiting, err = gc.classifyReferences(ctx, item, refs, false); err != nil {
+			return err
+		}
 	}
 	switch {
 	case len(solid) > 0:
@@ -569,9 +578,12 @@ func (gc *GarbageCollector) processDeletingDependentsItem(ctx context.Context, i
 // classifyReferences sorts an item's live ownerReferences: solid (the owner exists and is
 // not waiting for its dependents), dangling (absent: not found, another uid, or in
 // another namespace) and waiting for dependents' deletion (foreground in progress).
-func (gc *GarbageCollector) classifyReferences(ctx context.Context, item *node, refs []metav1.OwnerReference) (solid, dangling, waiting []metav1.OwnerReference, err error) {
+//
+// fromGraph: an owner the graph observed is taken as the graph last saw it, without asking
+// the apiserver.
+func (gc *GarbageCollector) classifyReferences(ctx context.Context, item *node, refs []metav1.OwnerReference, fromGraph bool) (solid, dangling, waiting []metav1.OwnerReference, err error) {
 	for _, ref := range refs {
-		isDangling, owner, err := gc.isDangling(ctx, ref, item)
+		isDangling, owner, err := gc.isDangling(ctx, ref, item, fromGraph)
 		if err != nil {
 			return nil, nil, nil, err
 		}
@@ -590,7 +602,7 @@ func (gc *GarbageCollector) classifyReferences(ctx context.Context, item *node, 
 // isDangling looks ref's owner up (in the absent-owner cache first) and reports whether
 // it is absent. The owner is looked for in the dependent's namespace: a reference to an
 // object of another namespace is dangling.
-func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerReference, item *node) (bool, *metav1.PartialObjectMetadata, error) {
+func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerReference, item *node, fromGraph bool) (bool, *metav1.PartialObjectMetadata, error) {
 	key := objectReference{OwnerReference: ownerCoordinates(ref)}
 	if gc.absentOwners.Has(key) {
 		return true, nil, nil // a cluster-scoped owner known absent
@@ -616,7 +628,7 @@ func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerRefe
 		gc.absentOwners.Add(key)
 		return true, nil, nil // seen deleted: uids never come back
 	}
-	if owner, ok := gc.observedOwner(ref, key.Namespace); ok {
+	if owner, ok := gc.observedOwner(ref, key.Namespace); ok && fromGraph {
 		return false, owner, nil
 	}
 	owner, err := gc.getObject(ctx, AttemptToDelete, key, lookUpOwnerOf+item.identity.Kind+" "+item.identity.Name, ptrTo(refOf(item.identity)))

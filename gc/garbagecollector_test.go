@@ -605,7 +605,7 @@ func TestIsDanglingUsesAbsentOwnerCache(t *testing.T) {
 			h := newEngineHarness(t, Options{}, replicaSet("a", "rs", "uid-rs"), p)
 			h.observe(evAdd(p))
 			h.gc.absentOwners.Add(tc.cached)
-			dangling, owner, err := h.gc.isDangling(h.ctx, rsRef, h.node("uid-p"))
+			dangling, owner, err := h.gc.isDangling(h.ctx, rsRef, h.node("uid-p"), true)
 			if err != nil {
 				t.Fatal(err)
 			}

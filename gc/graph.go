@@ -37,7 +37,8 @@ func ownerCoordinates(ref metav1.OwnerReference) metav1.OwnerReference {
 // identity must change is replaced by a clone.
 type node struct {
 	identity objectReference
-	// dependents are the nodes that list this node among their owners.
+	// dependents are the nodes that list this node among their owners (nil until the
+	// first).
 	dependents map[*node]struct{}
 	// owners are the node's ownerReferences as last observed; nil for virtual nodes.
 	owners []metav1.OwnerReference

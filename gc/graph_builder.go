@@ -144,11 +144,7 @@ func (gb *GraphBuilder) processGraphChanges(ev *event) {
 
 	switch {
 	case (ev.eventType == addEvent || ev.eventType == updateEvent) && !found:
-		n := &node{
-			identity:   ev.identity(),
-			dependents: map[*node]struct{}{},
-			owners:     obj.OwnerReferences,
-		}
+		n := &node{identity: ev.identity(), owners: obj.OwnerReferences} // dependents: made on the first
 		observe(n, obj)
 		gb.insertNode(n)
 		gb.processTransitions(ev.oldObj, obj, n)
@@ -318,6 +314,9 @@ func (gb *GraphBuilder) addDependentToOwners(n *node, owners []metav1.OwnerRefer
 			}
 			gb.graph.write(owner)
 			gb.publishNode(NodeAdded, owner)
+		}
+		if owner.dependents == nil {
+			owner.dependents = map[*node]struct{}{} // most objects (Pods) never have one
 		}
 		owner.dependents[n] = struct{}{}
 		switch {

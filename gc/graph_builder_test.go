@@ -162,9 +162,6 @@ func verifyGraphInvariantsExcept(t testing.TB, g *graph, recreated map[types.UID
 		if n.identity.UID != uid {
 			t.Errorf("invariant: node %s is indexed under uid %s", n.identity, uid)
 		}
-		if n.dependents == nil {
-			t.Errorf("invariant: node %s has a nil dependents map", n.identity)
-		}
 		if n.virtual {
 			virtuals++
 			if len(n.owners) != 0 {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unique"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -115,12 +116,46 @@ func (ms *monitors) controllerFor(gvr schema.GroupVersionResource, gvk schema.Gr
 	return m, nil
 }
 
+// stripMetadata keeps, of what an informer caches, what the engine reads: identity,
+// owners, finalizers, the deletion timestamp and the resourceVersion. At 150k objects the
+// cache is most of the engine's memory, so the strings every object repeats (its
+// namespace, its kind, its owners' kinds) are shared, and so are the flags of its
+// ownerReferences.
 func stripMetadata(obj any) (any, error) {
-	if o, ok := obj.(*metav1.PartialObjectMetadata); ok {
-		o.ManagedFields = nil
-		o.Annotations = nil
+	o, ok := obj.(*metav1.PartialObjectMetadata)
+	if !ok {
+		return obj, nil
 	}
-	return obj, nil
+	o.ManagedFields = nil
+	o.Annotations = nil
+	o.Labels = nil
+	o.GenerateName = ""
+	o.APIVersion, o.Kind = intern(o.APIVersion), intern(o.Kind)
+	o.Namespace = intern(o.Namespace)
+	for i := range o.OwnerReferences {
+		r := &o.OwnerReferences[i]
+		r.APIVersion, r.Kind = intern(r.APIVersion), intern(r.Kind)
+		r.Controller, r.BlockOwnerDeletion = sharedBool(r.Controller), sharedBool(r.BlockOwnerDeletion)
+	}
+	for i, f := range o.Finalizers {
+		o.Finalizers[i] = intern(f)
+	}
+	return o, nil
+}
+
+func intern(s string) string { return unique.Make(s).Value() }
+
+var sharedTrue, sharedFalse = true, false
+
+// sharedBool points at one of two shared values: nothing writes through these pointers.
+func sharedBool(b *bool) *bool {
+	switch {
+	case b == nil:
+		return nil
+	case *b:
+		return &sharedTrue
+	}
+	return &sharedFalse
 }
 
 // sync makes the monitors match resources: new ones are created (and started if the set

@@ -106,8 +106,8 @@ func (p *play) ownerRef(ref Ref) map[string]any {
 		if owner.Kind != kindConfigMap {
 			out["kind"] = kindConfigMap
 		}
-	case asV2:
-		out["apiVersion"] = p.widgets("v2").GroupVersion().String()
+	case asOtherVersion:
+		out["apiVersion"] = p.widgets("v1beta1").GroupVersion().String()
 	}
 	return out
 }
@@ -173,7 +173,7 @@ func (p *play) crd() *apiextensionsv1.CustomResourceDefinition {
 			Scope: apiextensionsv1.NamespaceScoped,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{
 				{Name: "v1", Served: true, Storage: true, Schema: schema},
-				{Name: "v2", Served: true, Schema: schema},
+				{Name: "v1beta1", Served: true, Schema: schema},
 			},
 		},
 	}
@@ -244,7 +244,7 @@ func (p *play) recreateCRD(ctx context.Context) error {
 	return p.createCRD(ctx)
 }
 
-func (p *play) serveV2(ctx context.Context, served bool) error {
+func (p *play) serveV1beta1(ctx context.Context, served bool) error {
 	crds := p.side.ext.ApiextensionsV1().CustomResourceDefinitions()
 	for range 10 {
 		crd, err := crds.Get(ctx, p.crd().Name, metav1.GetOptions{})
@@ -259,7 +259,7 @@ func (p *play) serveV2(ctx context.Context, served bool) error {
 			return err
 		}
 	}
-	return fmt.Errorf("serve v2=%v: conflicts", served)
+	return fmt.Errorf("serve v1beta1=%v: conflicts", served)
 }
 
 func (p *play) resource(i int) dynamic.ResourceInterface {
@@ -286,8 +286,8 @@ func (p *play) apply(ctx context.Context, st Step) error {
 	case opSetRefs:
 		patch, _ := json.Marshal(map[string]any{"metadata": map[string]any{"ownerReferences": p.ownerRefs(st.Target, st.Refs, st.Self)}})
 		_, err = p.resource(st.Target).Patch(ctx, p.name(st.Target), types.MergePatchType, patch, metav1.PatchOptions{})
-	case opV2Off, opV2On:
-		return p.serveV2(ctx, st.Op == opV2On)
+	case opV1beta1Off, opV1beta1On:
+		return p.serveV1beta1(ctx, st.Op == opV1beta1On)
 	case opCRDDelete:
 		// No fault while the CRD goes: a Widget deleted while the engine is down or its
 		// watch cut is never seen deleted, and once the kind is no longer served no
