@@ -1099,21 +1099,9 @@ func TestBrokenResourceDoesNotStopCollection(t *testing.T) {
 func TestShadowModeAgainstRealAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Options{Controllers: false})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	cfg := c.RESTConfig()
+	cfg := ownControlPlane(t, ctx)
 	client := kubernetes.NewForConfigOrDie(cfg)
-	engine, err := gc.NewForConfig(cfg, gc.Options{Mode: gc.ModeShadow})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- engine.Run(runCtx) }()
-	defer func() { stop(); <-done }()
+	engine := runEngine(t, ctx, cfg, gc.Options{Mode: gc.ModeShadow})
 	<-engine.Started()
 
 	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "ghost", UID: uuid.NewUUID()}
@@ -1198,4 +1186,30 @@ func TestMetricsUnderUpstreamNames(t *testing.T) {
 	if values["gcscope_gc_graph_nodes"] < 10 {
 		t.Errorf("gcscope_gc_graph_nodes = %v, want the cluster's objects", values["gcscope_gc_graph_nodes"])
 	}
+}
+
+// ownControlPlane starts a control plane for one test, with no controllers and no engine
+// of the shared environment, stopped when the test ends.
+func ownControlPlane(t *testing.T, ctx context.Context) *rest.Config {
+	t.Helper()
+	c, err := cluster.Start(ctx, cluster.Options{Controllers: false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	return c.RESTConfig()
+}
+
+// runEngine runs an engine on cfg until the test ends.
+func runEngine(t *testing.T, ctx context.Context, cfg *rest.Config, opts gc.Options) *gc.GarbageCollector {
+	t.Helper()
+	engine, err := gc.NewForConfig(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- engine.Run(runCtx) }()
+	t.Cleanup(func() { stop(); <-done })
+	return engine
 }

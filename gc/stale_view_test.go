@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
 )
 
@@ -80,24 +79,13 @@ func TestStaleViewNeverDeletesAnObjectThatGainedAnOwner(t *testing.T) {
 	const dependents = 20
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Options{Controllers: false})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	client := kubernetes.NewForConfigOrDie(c.RESTConfig())
-	cfg := c.RESTConfig()
+	cfg := ownControlPlane(t, ctx)
+	client := kubernetes.NewForConfigOrDie(cfg)
 	gate := &watchGate{}
 	gate.open = sync.NewCond(&gate.mu)
 	cfg.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return &heldWatches{next: rt, watchGate: gate} }
-	engine, err := gc.NewForConfig(cfg, gc.Options{DiscoveryPeriod: time.Hour})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runCtx, stop := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- engine.Run(runCtx) }()
-	defer func() { gate.hold(false); stop(); <-done }()
+	engine := runEngine(t, ctx, cfg, gc.Options{DiscoveryPeriod: time.Hour})
+	t.Cleanup(func() { gate.hold(false) }) // before the engine stops: a held read would block it
 	<-engine.Synced()
 
 	ns := "default"
