@@ -462,6 +462,34 @@ func TestShadowModeRecordsDecisionsWithoutWriting(t *testing.T) {
 	})
 }
 
+// TestStaleDeleteNeverOverridesTheUsersDelete: the engine decides from its graph that a
+// pod whose owner is gone goes (Background); meanwhile the user has deleted it with the
+// Orphan policy, which the graph has not seen. The DELETE meets a 409; the engine reads
+// the pod, sees a deletion under way, and does not delete again with its own policy: the
+// item is decided anew once the graph has caught up.
+func TestStaleDeleteNeverOverridesTheUsersDelete(t *testing.T) {
+	gone := replicaSet("a", "gone", "uid-gone")
+	p := pod("a", "p", "uid-p", owned(ownerRefTo(gone)))
+	h := newEngineHarness(t, Options{}, p)
+	h.observe(evAdd(p))
+	orphaning := pod("a", "p", "uid-p", owned(ownerRefTo(gone)), deleting(), finalized(metav1.FinalizerOrphanDependents))
+	orphaning.ResourceVersion = "999"
+	h.meta.PrependReactor("delete", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewConflict(schema.GroupResource{Resource: "pods"}, "p", errors.New("the object has been modified"))
+	})
+	h.meta.PrependReactor("get", "pods", func(clienttesting.Action) (bool, runtime.Object, error) {
+		return true, orphaning, nil
+	})
+
+	err := h.gc.attemptToDeleteItem(h.ctx, h.node("uid-p"))
+	if !apierrors.IsConflict(err) {
+		t.Fatalf("attemptToDeleteItem = %v, want the 409 (decided again later)", err)
+	}
+	if dels := h.actions("delete"); len(dels) != 1 {
+		t.Errorf("deletes = %s, want only the refused one", describeActions(dels))
+	}
+}
+
 func TestDeleteCarriesUIDPrecondition(t *testing.T) {
 	gone := replicaSet("a", "gone", "uid-gone")
 	p := pod("a", "p", "uid-p", owned(ownerRefTo(gone)), finalized("example.com/hold"))

@@ -154,7 +154,12 @@ func (gc *GarbageCollector) deleteObject(ctx context.Context, q QueueName, ref o
 			switch {
 			case apierrors.IsNotFound(lerr), lerr == nil && live.UID != ref.UID:
 				err, gone = nil, true // already gone (the name may have a new object)
-			case lerr == nil && reflect.DeepEqual(live.OwnerReferences, latest.OwnerReferences):
+			case lerr == nil && reflect.DeepEqual(live.OwnerReferences, latest.OwnerReferences) &&
+				live.DeletionTimestamp == nil && slices.Equal(live.Finalizers, latest.Finalizers):
+				// Upstream retries on the ownerReferences alone. gcscope's view can be older
+				// (the graph's, not a GET's), so it retries only if nothing its policy rests on
+				// moved either: a delete the user has started since (an Orphan, say) is not
+				// overridden by the collector's.
 				pre.ResourceVersion = nil
 				err = client.Delete(ctx, ref.Name, opts)
 			}
