@@ -497,12 +497,15 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, item *node)
 	}
 	if len(solid) > 0 && (len(dangling) > 0 || len(waiting) > 0) {
 		// The patch below rests on the solid owners still being there, which the graph
-		// learns only when their delete events arrive: ask the apiserver, as upstream does,
-		// so that a dependent of owners deleted together is deleted as it stands rather
-		// than first stripped of the references to the ones that went first.
-		if solid, dangling, waiting, err = gc.classifyReferences(ctx, item, refs, false); err != nil {
+		// learns only when their delete events arrive: ask the apiserver about them, as
+		// upstream does, so that a dependent of owners deleted together is deleted as it
+		// stands rather than first stripped of the references to the ones that went first.
+		// (Absent and waiting owners stay as classified: both are one-way.)
+		stillSolid, nowDangling, nowWaiting, err := gc.classifyReferences(ctx, item, solid, false)
+		if err != nil {
 			return err
 		}
+		solid, dangling, waiting = stillSolid, append(dangling, nowDangling...), append(waiting, nowWaiting...)
 	}
 	switch {
 	case len(solid) > 0:
