@@ -28,7 +28,9 @@ func TestKilledMidCascadeFinishesAfterRestart(t *testing.T) {
 	start := func() (*process, string, kubernetes.Interface) {
 		addr := freeAddr(t)
 		p := startProcess(t, root, env, binary, "--listen", addr, "--data-dir", dataDir, "--write-kubeconfig", kubeconfig,
-			"--demo=false", "--gc-action-delay", "150ms")
+			// Two workers, 100 ms per write: about 20 deletes a second, so a restart (the
+			// engine starts working before /readyz answers) never finds the cascade over.
+			"--demo=false", "--workers", "2", "--gc-action-delay", "100ms")
 		p.waitReady(t, addr)
 		return p, addr, clientFor(t, kubeconfig)
 	}
