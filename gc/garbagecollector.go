@@ -457,17 +457,14 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, item *node)
 		return nil
 	}
 	latest, observed := gc.observedMetadata(item.identity)
-	if !observed {
-		gc.graph.mu.RLock()
-		current, inGraph := gc.graph.read(item.identity.UID)
-		gone := !inGraph || current.identity != item.identity
-		gc.graph.mu.RUnlock()
-		if gone && !item.virtual {
-			return nil // its delete was observed: nothing left to decide
-		}
-	}
 	var err error
 	if !observed {
+		gc.graph.mu.RLock()
+		virtual := item.virtual
+		gc.graph.mu.RUnlock()
+		if !virtual {
+			return nil // an observed item that left the graph: its delete was seen
+		}
 		latest, err = gc.getObject(ctx, AttemptToDelete, item.identity, "verify the item", nil)
 	}
 	switch {
