@@ -137,6 +137,11 @@ type GarbageCollector struct {
 	attemptToDelete *workQueue[*node]
 	attemptToOrphan *workQueue[*node]
 	absentOwners    *ReferenceCache
+	// finishedForeground: owners whose foregroundDeletion finalizer this engine has
+	// removed. The graph still shows the finalizer until the update event arrives; a
+	// dependent examined meanwhile must not take its owner for waiting (upstream's GET
+	// would not).
+	finishedForeground *DeletedUIDs
 
 	// discoveryProblem, when set, says why the engine monitors nothing: discovery found no
 	// resource; it retries every DiscoveryPeriod (as upstream's Sync does).
@@ -157,18 +162,19 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 		return nil, err
 	}
 	gc := &GarbageCollector{
-		opts:         opts,
-		log:          opts.Logger,
-		metadata:     clients.Metadata,
-		discovery:    clients.Discovery,
-		mapper:       restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(clients.Discovery)),
-		ignored:      map[schema.GroupResource]bool{},
-		feed:         newFeed(opts.FeedSize, time.Now),
-		graph:        newGraph(),
-		absentOwners: NewReferenceCache(absentOwnerCacheSize),
-		rediscover:   make(chan struct{}, 1),
-		started:      make(chan struct{}),
-		synced:       make(chan struct{}),
+		opts:               opts,
+		log:                opts.Logger,
+		metadata:           clients.Metadata,
+		discovery:          clients.Discovery,
+		mapper:             restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(clients.Discovery)),
+		ignored:            map[schema.GroupResource]bool{},
+		feed:               newFeed(opts.FeedSize, time.Now),
+		graph:              newGraph(),
+		absentOwners:       NewReferenceCache(absentOwnerCacheSize),
+		finishedForeground: NewDeletedUIDs(deletedUIDsSize),
+		rediscover:         make(chan struct{}, 1),
+		started:            make(chan struct{}),
+		synced:             make(chan struct{}),
 	}
 	for _, gr := range opts.IgnoredResources {
 		gc.ignored[gr] = true
@@ -565,8 +571,12 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, item *node)
 // remains, and otherwise makes sure the blockers are being worked on.
 func (gc *GarbageCollector) processDeletingDependentsItem(ctx context.Context, item *node, v itemView) error {
 	if len(v.blockers) == 0 {
-		return gc.removeFinalizer(ctx, AttemptToDelete, item.identity, metav1.FinalizerDeleteDependents,
+		err := gc.removeFinalizer(ctx, AttemptToDelete, item.identity, metav1.FinalizerDeleteDependents,
 			"no blocking dependents remain: the foreground deletion can finish")
+		if err == nil && gc.opts.Mode == ModeActive {
+			gc.finishedForeground.Add(item.identity.UID)
+		}
+		return err
 	}
 	gc.keep(item, fmt.Sprintf("waiting for %d blocking dependents", len(v.blockers)))
 	for _, dep := range v.idleBlockers {
@@ -590,7 +600,8 @@ func (gc *GarbageCollector) classifyReferences(ctx context.Context, item *node, 
 		switch {
 		case isDangling:
 			dangling = append(dangling, ref)
-		case owner.DeletionTimestamp != nil && slices.Contains(owner.Finalizers, metav1.FinalizerDeleteDependents):
+		case owner.DeletionTimestamp != nil && slices.Contains(owner.Finalizers, metav1.FinalizerDeleteDependents) &&
+			!gc.finishedForeground.Has(owner.UID):
 			waiting = append(waiting, ref)
 		default:
 			solid = append(solid, ref)

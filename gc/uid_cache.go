@@ -37,10 +37,10 @@ func (c *ReferenceCache) Len() int { return c.cache.Len() }
 // deletedUIDsSize bounds the uids of observed deletes remembered.
 const deletedUIDsSize = 10000
 
-// DeletedUIDs remembers the uids of objects the informers saw deleted. A uid is never
-// reused, so an owner lookup answered 404 for one of them is proof of absence even when
-// the owner's kind is no longer served (its CRD went with it): no discovery check needed.
-// Safe for concurrent use.
+// DeletedUIDs is a bounded set of uids (least recently used go first), safe for concurrent
+// use. The graph builder keeps the uids of objects the informers saw deleted in one: a uid
+// is never reused, so such an owner is absent for good, even once its kind is no longer
+// served (its CRD went with it).
 type DeletedUIDs struct {
 	cache *lru.Cache
 }
