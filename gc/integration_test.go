@@ -444,7 +444,9 @@ func TestUnblockThenDeleteIsDecidedAgainAsUpstream(t *testing.T) {
 			verbs = append(verbs, v)
 		}
 	}
-	if len(verbs) < 3 || verbs[0] != "patchUnblock" || verbs[1] != "delete!" || verbs[len(verbs)-1] != "delete" {
+	// After the delete that succeeds, a decision made on a view that has not seen it yet
+	// may still try and be refused (409, the object being deleted): that changes nothing.
+	if len(verbs) < 3 || verbs[0] != "patchUnblock" || verbs[1] != "delete!" || !slices.Contains(verbs[2:], "delete") {
 		t.Errorf("d's writes %v; want patchUnblock, a delete refused (409: the decision's resourceVersion moved), then a delete decided again", verbs)
 	}
 }
