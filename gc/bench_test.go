@@ -44,7 +44,7 @@ func newBenchBuilder() *GraphBuilder {
 		attemptToDelete:  newWorkQueue(AttemptToDelete, feed, qm, describeTestNode),
 		attemptToOrphan:  newWorkQueue(AttemptToOrphan, feed, qm, describeTestNode),
 		absentOwnerCache: NewReferenceCache(absentOwnerCacheSize),
-		deletedUIDs:      NewDeletedUIDs(deletedUIDsSize),
+		deletedUIDs:      newUIDSet(),
 		warn:             func(objectReference, string, string) {},
 	}
 }

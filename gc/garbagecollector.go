@@ -141,7 +141,7 @@ type GarbageCollector struct {
 	// removed. The graph still shows the finalizer until the update event arrives; a
 	// dependent examined meanwhile must not take its owner for waiting (upstream's GET
 	// would not).
-	finishedForeground *DeletedUIDs
+	finishedForeground *uidSet
 
 	// discoveryProblem, when set, says why the engine monitors nothing: discovery found no
 	// resource; it retries every DiscoveryPeriod (as upstream's Sync does).
@@ -171,7 +171,7 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 		feed:               newFeed(opts.FeedSize, time.Now),
 		graph:              newGraph(),
 		absentOwners:       NewReferenceCache(absentOwnerCacheSize),
-		finishedForeground: NewDeletedUIDs(deletedUIDsSize),
+		finishedForeground: newUIDSet(),
 		rediscover:         make(chan struct{}, 1),
 		started:            make(chan struct{}),
 		synced:             make(chan struct{}),
@@ -198,7 +198,7 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 		attemptToDelete:  gc.attemptToDelete,
 		attemptToOrphan:  gc.attemptToOrphan,
 		absentOwnerCache: gc.absentOwners,
-		deletedUIDs:      NewDeletedUIDs(deletedUIDsSize),
+		deletedUIDs:      newUIDSet(),
 		warn:             func(obj objectReference, reason, msg string) { gc.warn(GraphChanges, obj, reason, msg) },
 		processed:        gc.metrics.graphProcessed.Inc,
 	}
@@ -639,8 +639,10 @@ func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerRefe
 		gc.absentOwners.Add(key)
 		return true, nil, nil // seen deleted: uids never come back
 	}
-	if owner, ok := gc.observedOwner(ref, key.Namespace); ok && fromGraph {
-		return false, owner, nil
+	if fromGraph {
+		if owner, ok := gc.observedOwner(ref, key.Namespace); ok {
+			return false, owner, nil
+		}
 	}
 	owner, err := gc.getObject(ctx, AttemptToDelete, key, lookUpOwnerOf+item.identity.Kind+" "+item.identity.Name, ptrTo(refOf(item.identity)))
 	switch {

@@ -74,9 +74,11 @@ type GraphBuilder struct {
 	attemptToDelete  *workQueue[*node]
 	attemptToOrphan  *workQueue[*node]
 	absentOwnerCache *ReferenceCache
-	deletedUIDs      *DeletedUIDs // of observed (not virtual) deletes
-	warn             func(obj objectReference, reason, message string)
-	processed        func()
+	// deletedUIDs: objects the informers saw deleted (not virtual deletes). An owner among
+	// them is absent for good, even once its kind is no longer served (its CRD went with it).
+	deletedUIDs *uidSet
+	warn        func(obj objectReference, reason, message string)
+	processed   func()
 
 	monitors *monitors
 }

@@ -228,7 +228,7 @@ func newBuilderHarness(t *testing.T) *builderHarness {
 		attemptToDelete:  newWorkQueue(AttemptToDelete, feed, qm, describeTestNode),
 		attemptToOrphan:  newWorkQueue(AttemptToOrphan, feed, qm, describeTestNode),
 		absentOwnerCache: NewReferenceCache(absentOwnerCacheSize),
-		deletedUIDs:      NewDeletedUIDs(deletedUIDsSize),
+		deletedUIDs:      newUIDSet(),
 		warn: func(obj objectReference, reason, message string) {
 			h.warnings = append(h.warnings, recordedWarning{obj, reason, message})
 		},

@@ -34,22 +34,21 @@ func (c *ReferenceCache) Has(ref objectReference) bool {
 // Len is the number of references held.
 func (c *ReferenceCache) Len() int { return c.cache.Len() }
 
-// deletedUIDsSize bounds the uids of observed deletes remembered.
-const deletedUIDsSize = 10000
+// uidSetSize bounds the uids a uidSet remembers.
+const uidSetSize = 10000
 
-// DeletedUIDs is a bounded set of uids (least recently used go first), safe for concurrent
-// use. The graph builder keeps the uids of objects the informers saw deleted in one: a uid
-// is never reused, so such an owner is absent for good, even once its kind is no longer
-// served (its CRD went with it).
-type DeletedUIDs struct {
+// uidSet is a bounded set of uids (least recently used go first), safe for concurrent
+// use. A uid is never reused, so a fact about one (seen deleted, foreground finished)
+// stays true for good.
+type uidSet struct {
 	cache *lru.Cache
 }
 
-func NewDeletedUIDs(size int) *DeletedUIDs { return &DeletedUIDs{cache: lru.New(size)} }
+func newUIDSet() *uidSet { return &uidSet{cache: lru.New(uidSetSize)} }
 
-func (d *DeletedUIDs) Add(uid types.UID) { d.cache.Add(uid, nil) }
+func (s *uidSet) Add(uid types.UID) { s.cache.Add(uid, nil) }
 
-func (d *DeletedUIDs) Has(uid types.UID) bool {
-	_, ok := d.cache.Get(uid)
+func (s *uidSet) Has(uid types.UID) bool {
+	_, ok := s.cache.Get(uid)
 	return ok
 }
