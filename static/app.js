@@ -659,7 +659,7 @@ var Renderer = class {
     this.hover = null;
     this.matches = /* @__PURE__ */ new Set();
     this.preview = /* @__PURE__ */ new Map();
-    this.drawnState = /* @__PURE__ */ new Map();
+    this.drawnState = null;
     this.previewVersion = 0;
     this.expanded = /* @__PURE__ */ new Set();
     this.colors = {};
@@ -941,7 +941,13 @@ var Renderer = class {
   }
   /** @param {Item} it @param {string} state @param {number} now */
   record(it, state, now) {
-    this.drawnState.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: now });
+    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: now });
+  }
+  /** Starts keeping drawnState, and redraws everything so that it starts complete. */
+  recordDrawn() {
+    this.drawnState ??= /* @__PURE__ */ new Map();
+    for (const g of this.layout.groups.values()) g.cache = null;
+    this.dirty = true;
   }
   /** The fill of a far-out cell: its state, or its kind's colour when normal. @param {Item} it @param {number} now */
   itemColor(it, now) {
@@ -2460,8 +2466,10 @@ var api = {
   perf,
   /** The uids drawn now (after filters and focus; removed ones fading out excluded). */
   drawnUIDs: () => [...layout.items.values()].filter((it) => store.nodes.has(it.uid)).map((it) => it.uid),
-  /** What the canvas last drew for uid: {state, x, y, at} (see Renderer.drawnState). @param {string} uid */
-  drawn: (uid) => renderer.drawnState.get(uid) || null,
+  /** Starts recording what the canvas draws (see Renderer.drawnState). */
+  recordDrawn: () => renderer.recordDrawn(),
+  /** What the canvas last drew for uid since recordDrawn: {state, x, y, at}. @param {string} uid */
+  drawn: (uid) => renderer.drawnState?.get(uid) || null,
   /** @param {string} uid */
   select: (uid) => select(uid, true),
   view,

@@ -138,7 +138,7 @@ func TestUIEndToEnd(t *testing.T) {
 	browsertest.Screenshot(t, ctx, "ui-delete-preview")
 	// Record, frame by frame, what the canvas draws for each object of the cascade.
 	var installed bool
-	eval(`(() => { const uids = `+jsArray(gone)+`; window.__drawnLog = []; const last = {};
+	eval(`(() => { window.gcscope.recordDrawn(); const uids = `+jsArray(gone)+`; window.__drawnLog = []; const last = {};
 		const rec = () => { for (const u of uids) { const d = window.gcscope.drawn(u);
 			if (d && (!last[u] || last[u].state !== d.state || last[u].x !== d.x || last[u].y !== d.y)) {
 				window.__drawnLog.push({ uid: u, state: d.state, x: d.x, y: d.y, t: performance.now() }); last[u] = d; } }

@@ -553,8 +553,10 @@ const api = {
   perf,
   /** The uids drawn now (after filters and focus; removed ones fading out excluded). */
   drawnUIDs: () => [...layout.items.values()].filter((it) => store.nodes.has(it.uid)).map((it) => it.uid),
-  /** What the canvas last drew for uid: {state, x, y, at} (see Renderer.drawnState). @param {string} uid */
-  drawn: (uid) => renderer.drawnState.get(uid) || null,
+  /** Starts recording what the canvas draws (see Renderer.drawnState). */
+  recordDrawn: () => renderer.recordDrawn(),
+  /** What the canvas last drew for uid since recordDrawn: {state, x, y, at}. @param {string} uid */
+  drawn: (uid) => renderer.drawnState?.get(uid) || null,
   /** @param {string} uid */
   select: (uid) => select(uid, true),
   view,

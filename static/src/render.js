@@ -47,11 +47,12 @@ export class Renderer {
     /** @type {Set<string>} */ this.matches = new Set();
     /** @type {Map<string, PreviewKind>} */ this.preview = new Map();
     /**
-     * What was last drawn for each object: its state and where, and when. Tests read it
-     * (window.gcscope.drawn) to check what the user saw, not what the store holds.
-     * @type {Map<string, {state: string, x: number, y: number, at: number}>}
+     * What was last drawn for each object: its state and where, and when; kept only once a
+     * test asks (recordDrawn), so the frame loop pays nothing for it otherwise. Tests read
+     * it (window.gcscope.drawn) to check what the user saw, not what the store holds.
+     * @type {Map<string, {state: string, x: number, y: number, at: number}>|null}
      */
-    this.drawnState = new Map();
+    this.drawnState = null;
     this.previewVersion = 0; // bumped with each new preview: cached drawings depend on it
     /** parents whose leaf sets are always drawn open. @type {Set<string>} */ this.expanded = new Set();
     /** @type {Record<string, string>} */ this.colors = {};
@@ -351,7 +352,14 @@ export class Renderer {
 
   /** @param {Item} it @param {string} state @param {number} now */
   record(it, state, now) {
-    this.drawnState.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: now });
+    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: now });
+  }
+
+  /** Starts keeping drawnState, and redraws everything so that it starts complete. */
+  recordDrawn() {
+    this.drawnState ??= new Map();
+    for (const g of this.layout.groups.values()) /** @type {any} */ (g).cache = null;
+    this.dirty = true;
   }
 
   /** The fill of a far-out cell: its state, or its kind's colour when normal. @param {Item} it @param {number} now */
