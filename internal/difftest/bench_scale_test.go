@@ -11,7 +11,6 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -47,35 +46,6 @@ func scalePods(b *testing.B) int {
 	return 150_000
 }
 
-// parallel runs f(0..n-1) on 64 workers and returns the first error.
-func parallel(n int, f func(i int) error) error {
-	var next sync.Mutex
-	i := 0
-	var firstErr error
-	var wg sync.WaitGroup
-	for range 64 {
-		wg.Go(func() {
-			for {
-				next.Lock()
-				mine := i
-				i++
-				stop := firstErr != nil
-				next.Unlock()
-				if mine >= n || stop {
-					return
-				}
-				if err := f(mine); err != nil {
-					next.Lock()
-					firstErr = err
-					next.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return firstErr
-}
-
 // load creates the objects (an unbounded client, 64 writers) and returns how many.
 func load(ctx context.Context, sd *side, ns string, pods int) (int, error) {
 	apps := pods / podsPerReplicaSet
@@ -96,7 +66,7 @@ func load(ctx context.Context, sd *side, ns string, pods int) (int, error) {
 			Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
 	}
 	replicaSets := make([]*appsv1.ReplicaSet, apps)
-	err := parallel(apps, func(i int) error {
+	err := parallel(apps, 64, func(i int) error {
 		name := fmt.Sprintf("app-%05d", i)
 		sel, tmpl := template(i)
 		d, err := sd.client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name},
@@ -119,7 +89,7 @@ func load(ctx context.Context, sd *side, ns string, pods int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	err = parallel(apps*podsPerReplicaSet, func(i int) error {
+	err = parallel(apps*podsPerReplicaSet, 64, func(i int) error {
 		rs := replicaSets[i/podsPerReplicaSet]
 		_, tmpl := template(i / podsPerReplicaSet)
 		_, err := sd.client.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{

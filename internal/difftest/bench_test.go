@@ -3,6 +3,7 @@ package difftest
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -67,11 +69,17 @@ func (c *requestCounter) reset(ns string) {
 func (c *requestCounter) counts() map[string]int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range c.n {
-		out[k] = v
+	return maps.Clone(c.n)
+}
+
+// parallel runs f(0..n-1) on at most workers goroutines and returns the first error.
+func parallel(n, workers int, f func(i int) error) error {
+	var g errgroup.Group
+	g.SetLimit(workers)
+	for i := range n {
+		g.Go(func() error { return f(i) })
 	}
-	return out
+	return g.Wait()
 }
 
 type countingTransport struct {
@@ -121,31 +129,19 @@ func build(ctx context.Context, sd *side, ns string, shape benchShape) ([]*corev
 	}
 	cms := sd.client.CoreV1().ConfigMaps(ns)
 	createAll := func(prefix string, owners []*corev1.ConfigMap, each int) ([]*corev1.ConfigMap, error) {
-		n := max(len(owners), 1) * each
-		out := make([]*corev1.ConfigMap, n)
-		errs := make([]error, n)
-		sem := make(chan struct{}, 20)
-		var wg sync.WaitGroup
-		for i := range n {
-			wg.Go(func() {
-				sem <- struct{}{}
-				defer func() { <-sem }()
-				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", prefix, i)}}
-				if len(owners) > 0 {
-					o := owners[i/each]
-					cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: o.Name, UID: o.UID,
-						BlockOwnerDeletion: ptr(true), Controller: ptr(true)}}
-				}
-				out[i], errs[i] = cms.Create(ctx, cm, metav1.CreateOptions{})
-			})
-		}
-		wg.Wait()
-		for _, err := range errs {
-			if err != nil {
-				return nil, err
+		out := make([]*corev1.ConfigMap, max(len(owners), 1)*each)
+		err := parallel(len(out), 20, func(i int) error {
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05d", prefix, i)}}
+			if len(owners) > 0 {
+				o := owners[i/each]
+				cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: o.Name, UID: o.UID,
+					BlockOwnerDeletion: ptr(true), Controller: ptr(true)}}
 			}
-		}
-		return out, nil
+			var err error
+			out[i], err = cms.Create(ctx, cm, metav1.CreateOptions{})
+			return err
+		})
+		return out, err
 	}
 	top, err := createAll("owner", nil, shape.owners)
 	if err != nil {
@@ -231,21 +227,15 @@ func rawLimit(ctx context.Context, sd *side, ns string, n int) (time.Duration, e
 		return 0, err
 	}
 	start := time.Now()
-	sem := make(chan struct{}, 20)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		wg.Go(func() {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			errs[i] = sd.client.CoreV1().ConfigMaps(ns).Delete(ctx, fmt.Sprintf("owner-%05d", i), metav1.DeleteOptions{})
-		})
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil && !apierrors.IsNotFound(err) {
-			return 0, err
+	err := parallel(n, 20, func(i int) error {
+		err := sd.client.CoreV1().ConfigMaps(ns).Delete(ctx, fmt.Sprintf("owner-%05d", i), metav1.DeleteOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
 		}
+		return err
+	})
+	if err != nil {
+		return 0, err
 	}
 	return time.Since(start), nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -101,11 +102,7 @@ func (f *injector) draw(req *http.Request) string {
 func (f *injector) counts() map[string]int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	out := map[string]int{}
-	for k, v := range f.n {
-		out[k] = v
-	}
-	return out
+	return maps.Clone(f.n)
 }
 
 type timeoutError struct{}
