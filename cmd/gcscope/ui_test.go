@@ -30,7 +30,11 @@ func TestUIEndToEnd(t *testing.T) {
 	addr := freeAddr(t)
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	p := startProcess(t, dir, nil, binary, "--listen", addr, "--data-dir", filepath.Join(dir, "data"),
-		"--write-kubeconfig", kubeconfig, "--demo", "--log-level", "warn")
+		"--write-kubeconfig", kubeconfig, "--demo", "--log-level", "warn",
+		// Slow motion, as a user watching a cascade would set it: without it a state can
+		// last less than a frame (or arrive in the same stream batch as the next one), and
+		// the frame-by-frame check below could not see it.
+		"--gc-action-delay", "150ms")
 	p.waitReady(t, addr)
 	defer p.stop(t, syscall.SIGTERM)
 	base := "http://" + addr
