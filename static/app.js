@@ -311,6 +311,9 @@ var GROUP_PAD = 24;
 var GROUP_TITLE = 44;
 var GROUP_ROW = 10 * (NODE_W + GAP_X);
 var GROUP_GAP = 80;
+var LONER_MIN = 4;
+var LONER_CAPTION = 28;
+var TITLE_FONT = 20;
 var MIN_WORLD_ROW = 9e3;
 var KIND_RANK = [
   "Namespace",
@@ -348,8 +351,9 @@ var Layout = class {
    * @param {import("./store.js").Store} store
    * @param {(n: NodeState) => boolean} keep
    * @param {Set<string>} dirty
+   * @param {Set<string>} [expanded] loner sets drawn open (keys from lonerKey)
    */
-  update(store2, keep2, dirty) {
+  update(store2, keep2, dirty, expanded = /* @__PURE__ */ new Set()) {
     const all = dirty.has("*");
     const members = /* @__PURE__ */ new Map();
     const add = (n, ghost) => {
@@ -373,15 +377,19 @@ var Layout = class {
         this.groups.delete(ns);
         continue;
       }
-      const g = layoutGroup(ns, m);
+      const g = layoutGroup(ns, m, { loner: (n) => isLoner(store2, n), expanded });
       this.groups.set(ns, g);
       for (const it of g.items) this.items.set(it.uid, it);
     }
     this.pack();
   }
-  /** Places the namespace boxes in shelves, in name order (cluster-scoped first). */
+  /** Places the namespace boxes in shelves: those with ownership first, by name; cluster-scoped last. */
   pack() {
-    const names = [...this.groups.keys()].sort((a, b) => a === "" ? 1 : b === "" ? -1 : a < b ? -1 : a > b ? 1 : 0);
+    const rank = (ns) => ns === "" ? 2 : (
+      /** @type {Group} */
+      this.groups.get(ns).owned ? 0 : 1
+    );
+    const names = [...this.groups.keys()].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
     let area = 0, widest = 0;
     for (const g of this.groups.values()) {
       area += (g.w + GROUP_GAP) * (g.h + GROUP_GAP);
@@ -407,6 +415,14 @@ var Layout = class {
     }
     this.bounds = { x: 0, y: 0, w: maxW, h: y + shelf };
   }
+  /** Where the workloads are: the boxes of the namespaces with ownership (all boxes if none). */
+  workloadBounds() {
+    const gs = [...this.groups.values()].filter((g) => g.owned);
+    if (!gs.length) return this.bounds;
+    const x0 = Math.min(...gs.map((g) => g.x)), y0 = Math.min(...gs.map((g) => g.y));
+    const x1 = Math.max(...gs.map((g) => g.x + g.w)), y1 = Math.max(...gs.map((g) => g.y + g.h));
+    return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+  }
   /** @param {string} uid the item's absolute box, or null when it is not drawn */
   box(uid) {
     const it = this.items.get(uid);
@@ -414,10 +430,30 @@ var Layout = class {
     return { x: it.group.x + it.x, y: it.group.y + it.y, w: NODE_W, h: NODE_H };
   }
 };
-function layoutGroup(ns, members) {
-  const g = { ns, title: ns || "cluster-scoped", x: 0, y: 0, w: 0, h: 0, items: [], blocks: [] };
+function isLoner(store2, n) {
+  return !n.owners?.length && !store2.dependents.has(n.uid) && !n.virtual;
+}
+function lonerKey(ns, kind) {
+  return `loners\0${ns}\0${kind}`;
+}
+function layoutGroup(ns, members, opts) {
+  const g = { ns, title: ns || "cluster-scoped", x: 0, y: 0, w: 0, h: 0, items: [], blocks: [], owned: 0 };
   const byUID = /* @__PURE__ */ new Map();
-  for (const m of members) byUID.set(m.node.uid, { ...m, key: sortKey(m.node) });
+  const loners = /* @__PURE__ */ new Map();
+  for (const m of members) {
+    const e = { ...m, key: sortKey(m.node) };
+    if (opts.loner(m.node)) {
+      let l = loners.get(m.node.kind);
+      if (!l) loners.set(m.node.kind, l = []);
+      l.push(e);
+    } else byUID.set(m.node.uid, e);
+  }
+  for (const [kind, l] of loners) {
+    if (l.length >= LONER_MIN) continue;
+    for (const e of l) byUID.set(e.node.uid, e);
+    loners.delete(kind);
+  }
+  for (const e of byUID.values()) if (e.node.owners?.length || !opts.loner(e.node)) g.owned++;
   const parent = /* @__PURE__ */ new Map();
   for (const [uid, m] of byUID) {
     let p = null;
@@ -520,21 +556,63 @@ function layoutGroup(ns, members) {
     }
   };
   let x = 0, y = 0, shelf = 0, w = 0;
-  for (const r of roots) {
-    const s = measure(r);
-    if (x > 0 && x + s.w > GROUP_ROW) {
+  const slot = (sw, sh) => {
+    if (x > 0 && x + sw > GROUP_ROW) {
       x = 0;
       y += shelf + GAP_Y;
       shelf = 0;
     }
-    place(r, GROUP_PAD + x, GROUP_TITLE + y, null);
-    x += s.w + GAP_X;
-    shelf = Math.max(shelf, s.h);
+    const at = { x: GROUP_PAD + x, y: GROUP_TITLE + y };
+    x += sw + GAP_X;
+    shelf = Math.max(shelf, sh);
     w = Math.max(w, x - GAP_X);
+    return at;
+  };
+  for (const r of roots) {
+    const s = measure(r);
+    const at = slot(s.w, s.h);
+    place(r, at.x, at.y, null);
   }
-  g.w = Math.max(w, 2 * NODE_W) + 2 * GROUP_PAD;
+  const kinds = [...loners.keys()].sort((a, b) => sortKey(
+    /** @type {any} */
+    { kind: a, name: "", uid: "" }
+  ) < sortKey(
+    /** @type {any} */
+    { kind: b, name: "", uid: "" }
+  ) ? -1 : 1);
+  for (const kind of kinds) {
+    const l = (
+      /** @type {{node: NodeState, ghost: boolean, key: string}[]} */
+      loners.get(kind)
+    );
+    l.sort((a, b2) => a.key < b2.key ? -1 : a.key > b2.key ? 1 : 0);
+    const key = lonerKey(ns, kind);
+    const open = opts.expanded.has(key);
+    const cols = Math.min(l.length, LEAF_COLS), rows = Math.ceil(l.length / LEAF_COLS);
+    const gw = cols * NODE_W + (cols - 1) * GAP_X, gh = rows * NODE_H + (rows - 1) * LEAF_GAP_Y;
+    const at = open ? slot(gw, LONER_CAPTION + gh) : slot(NODE_W, NODE_H);
+    const b = { group: g, parent: key, loner: kind, uids: l.map((e) => e.node.uid), x: at.x, y: at.y, w: open ? gw : NODE_W, h: open ? LONER_CAPTION + gh : NODE_H };
+    g.blocks.push(b);
+    l.forEach((e, i) => {
+      const ix = open ? at.x + i % LEAF_COLS * (NODE_W + GAP_X) : at.x;
+      const iy = open ? at.y + LONER_CAPTION + Math.floor(i / LEAF_COLS) * (NODE_H + LEAF_GAP_Y) : at.y;
+      g.items.push({ uid: e.node.uid, node: e.node, ghost: e.ghost, group: g, parent: null, block: b, x: ix, y: iy });
+    });
+  }
+  g.w = Math.max(w, 2 * NODE_W, titleWidth(g.title, g.items.length)) + 2 * GROUP_PAD;
   g.h = GROUP_TITLE + y + shelf + GROUP_PAD;
   return g;
+}
+var measureCtx;
+function titleWidth(title, count) {
+  const text = `${title}  ·  ${count}`;
+  if (measureCtx === void 0) measureCtx = typeof OffscreenCanvas === "function" ? (
+    /** @type {any} */
+    new OffscreenCanvas(1, 1).getContext("2d")
+  ) : null;
+  if (!measureCtx) return text.length * TITLE_FONT * 0.62;
+  measureCtx.font = `600 ${TITLE_FONT}px system-ui, sans-serif`;
+  return measureCtx.measureText(text).width + 16;
 }
 function breakCycles(parent, byUID) {
   const state = /* @__PURE__ */ new Map();
@@ -624,11 +702,262 @@ function kindHue(kind) {
   return h2 % 360;
 }
 
+// src/dom.js
+function h(tag, attrs, ...children) {
+  const [name, ...classes] = tag.split(".");
+  const el = document.createElement(name);
+  if (classes.length) el.className = classes.join(" ");
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === void 0 || v === null || v === false) continue;
+    if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k === "style") {
+      for (const decl of String(v).split(";")) {
+        const i = decl.indexOf(":");
+        if (i > 0) el.style.setProperty(decl.slice(0, i).trim(), decl.slice(i + 1).trim());
+      }
+    } else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children) if (c !== null && c !== void 0 && c !== false) el.append(c);
+  return el;
+}
+function $(id) {
+  return (
+    /** @type {HTMLElement} */
+    document.getElementById(id)
+  );
+}
+function describe(o) {
+  return `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
+}
+function duration(ns) {
+  const ms = ns / 1e6;
+  if (ms < 1) return `${Math.round(ns / 1e3)} µs`;
+  if (ms < 1e3) return `${Math.round(ms)} ms`;
+  return `${(ms / 1e3).toFixed(1)} s`;
+}
+function clock(t) {
+  const d = new Date(t);
+  return d.toTimeString().slice(0, 8) + "." + String(d.getMilliseconds()).padStart(3, "0");
+}
+
+// src/cascades.js
+var KEEP_MS = 12e4;
+var KEEP_FINISHED = 20;
+var Cascades = class {
+  /** @param {Store} store */
+  constructor(store2) {
+    this.store = store2;
+    this.active = /* @__PURE__ */ new Map();
+    this.finished = [];
+    this.changed = false;
+  }
+  /**
+   * Looks at the objects that changed (or all of them, after a snapshot) for cascades that
+   * start, then brings every running cascade up to date.
+   * @param {Iterable<string>} uids @param {number} now
+   */
+  observe(uids, now) {
+    const { store: store2 } = this;
+    for (const uid of uids) {
+      if (this.active.has(uid)) continue;
+      const n = store2.nodes.get(uid);
+      if (n) {
+        if (!n.beingDeleted || n.virtual) continue;
+        const fin = n.finalizers || [];
+        const policy = fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : null;
+        if (policy && store2.dependents.get(uid)?.size) this.begin(uid, n, policy, now);
+      } else {
+        const g = store2.ghosts.get(uid);
+        if (g && !g.node.virtual && this.liveDependents(uid).length) this.begin(uid, g.node, "Background", now);
+      }
+    }
+    this.update(now);
+  }
+  /** @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"} policy @param {number} now */
+  begin(uid, n, policy, now) {
+    const members = policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
+    const c = {
+      owner: uid,
+      ref: { kind: n.kind, namespace: n.namespace, name: n.name },
+      policy,
+      start: now,
+      end: null,
+      members,
+      gone: 0,
+      orphaned: 0,
+      total: members.size + 1,
+      waitingOn: "",
+      eta: null,
+      nested: false
+    };
+    this.active.set(uid, c);
+    this.changed = true;
+  }
+  /** @param {number} now */
+  update(now) {
+    for (const c of this.active.values()) {
+      if (!c.nested) {
+        for (const o of this.active.values()) if (o !== c && o.members.has(c.owner)) c.nested = true;
+      }
+      const before = `${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}`;
+      this.measure(c, now);
+      if (`${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}` !== before) this.changed = true;
+      if (this.settled(c)) {
+        c.end = now;
+        c.eta = 0;
+        this.active.delete(c.owner);
+        this.finished.unshift(c);
+        this.changed = true;
+      }
+    }
+    while (this.finished.length > KEEP_FINISHED || this.finished.length && now - /** @type {number} */
+    this.finished[this.finished.length - 1].end > KEEP_MS) {
+      this.finished.pop();
+      this.changed = true;
+    }
+  }
+  /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} now */
+  measure(c, now) {
+    const { store: store2 } = this;
+    if (c.policy !== "Orphan") for (const d of this.descendants(c.owner)) c.members.add(d);
+    let gone = 0, orphaned = 0;
+    for (const u of c.members) {
+      const n = store2.nodes.get(u);
+      if (!n) gone++;
+      else if (c.policy === "Orphan" ? !n.owners?.some((o) => o.uid === c.owner) : !this.ownedWithin(c, n)) orphaned++;
+    }
+    if (!store2.nodes.has(c.owner)) gone++;
+    c.gone = gone;
+    c.orphaned = orphaned;
+    c.total = c.members.size + 1;
+    const left = c.total - gone - orphaned;
+    const elapsed = now - c.start;
+    c.eta = gone > 0 && left > 0 ? elapsed / gone * left : null;
+    c.waitingOn = this.waitingOn(c);
+  }
+  /** A cascade is over when nothing of it is left to do. @param {Cascade} c */
+  settled(c) {
+    return !this.store.nodes.has(c.owner) && c.gone + c.orphaned >= c.total;
+  }
+  /**
+   * Whether n still hangs from the cascade: it names the owner or a member (gone or not:
+   * a reference to a deleted owner is work the collector has yet to do).
+   * @param {Cascade} c @param {NodeState} n
+   */
+  ownedWithin(c, n) {
+    return (n.owners || []).some((o) => o.uid === c.owner || c.members.has(o.uid));
+  }
+  /**
+   * What holds a cascade up, in words: the first blocking dependent of a foreground owner
+   * (with how many of its own dependents remain), or a member held by another
+   * controller's finalizer.
+   * @param {Cascade} c
+   */
+  waitingOn(c) {
+    const { store: store2 } = this;
+    for (const m of c.members) {
+      const n = store2.nodes.get(m);
+      const held = n && n.beingDeleted ? holdingFinalizers(n) : [];
+      if (n && held.length) return `${n.kind} ${n.name} held by finalizer ${held[0]}`;
+    }
+    if (c.policy !== "Foreground" || !store2.nodes.has(c.owner)) return "";
+    const blockers = blockingDependents(store2, c.owner);
+    if (!blockers.length) return "";
+    const b = blockers[0];
+    const below = [...this.descendants(b.uid)].flatMap((u) => store2.nodes.get(u) || []);
+    const kinds = /* @__PURE__ */ new Map();
+    for (const n of below) kinds.set(n.kind, (kinds.get(n.kind) || 0) + 1);
+    const what = [...kinds].map(([k, n]) => `${n} ${k}${n === 1 ? "" : "s"}`).join(", ");
+    const more = blockers.length > 1 ? ` and ${blockers.length - 1} more` : "";
+    return `${b.kind} ${b.name}${what ? ` (${what})` : ""}${more}`;
+  }
+  /** Dependents of uid that still exist. @param {string} uid */
+  liveDependents(uid) {
+    return [...this.store.dependents.get(uid) || []].filter((d) => this.store.nodes.has(d));
+  }
+  /** Every object below uid through ownerReferences (uid itself excluded). @param {string} uid */
+  descendants(uid) {
+    const seen = /* @__PURE__ */ new Set();
+    const stack = [uid];
+    while (stack.length) {
+      const u = (
+        /** @type {string} */
+        stack.pop()
+      );
+      for (const d of this.store.dependents.get(u) || []) {
+        if (d === uid || seen.has(d) || !this.store.nodes.has(d)) continue;
+        seen.add(d);
+        stack.push(d);
+      }
+    }
+    return seen;
+  }
+  /** The cascade of owner uid, running or recently finished. @param {string} uid */
+  of(uid) {
+    return this.active.get(uid) || this.finished.find((c) => c.owner === uid) || null;
+  }
+};
+function progressText(c, now) {
+  const parts = [c.policy === "Orphan" ? `${c.orphaned} of ${c.total - 1} orphaned` : `${c.gone} of ${c.total} gone`];
+  if (c.policy !== "Orphan" && c.orphaned) parts.push(`${c.orphaned} kept`);
+  if (c.end !== null) {
+    parts.push(`done in ${secs(c.end - c.start)}`);
+    return parts.join(" · ");
+  }
+  if (c.waitingOn) parts.push(`waiting on ${c.waitingOn}`);
+  if (c.eta !== null) parts.push(`~${secs(c.eta)} left`);
+  else parts.push(`${secs(now - c.start)} so far`);
+  return parts.join(" · ");
+}
+function progress(c) {
+  return c.end !== null ? 1 : (c.gone + c.orphaned) / Math.max(1, c.total);
+}
+var CascadeStrip = class {
+  /** @param {HTMLElement} el @param {Cascades} cascades @param {(uid: string) => void} select */
+  constructor(el, cascades2, select2) {
+    this.el = el;
+    this.cascades = cascades2;
+    this.select = select2;
+  }
+  /** @param {number} now */
+  render(now) {
+    const { cascades: cascades2 } = this;
+    const list = [...[...cascades2.active.values()].sort((a, b) => b.start - a.start), ...cascades2.finished].filter((c) => !c.nested).slice(0, 4);
+    this.el.hidden = list.length === 0;
+    this.el.replaceChildren(...list.map((c) => {
+      const running = c.end === null;
+      const bar = h("span.bar", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
+      return h(
+        "button.cascade",
+        {
+          type: "button",
+          "data-owner": c.owner,
+          "data-state": running ? "running" : "done",
+          title: `${c.policy} deletion of ${describe(c.ref)}: ${progressText(c, now)}`,
+          onclick: () => this.select(c.owner)
+        },
+        h("span.policy", null, c.policy),
+        h("b", null, `${c.ref.kind} ${c.ref.name}`),
+        bar,
+        h("span.muted", null, running ? `${c.gone + c.orphaned}/${c.total} · ${secs(now - c.start)}` : `${c.policy === "Orphan" ? c.orphaned + " orphaned" : c.gone + " gone"} · ${secs(
+          /** @type {number} */
+          c.end - c.start
+        )}`)
+      );
+    }));
+  }
+};
+function secs(ms) {
+  return ms < 1e4 ? `${(ms / 1e3).toFixed(1)} s` : `${Math.round(ms / 1e3)} s`;
+}
+
 // src/render.js
 var COLLAPSE_PX = 70;
 var CELL_PX = 14;
 var MIN_K = 5e-3;
 var MAX_K = 3;
+var READABLE_K = 0.6;
 var PREVIEW = (
   /** @type {const} */
   {
@@ -663,9 +992,11 @@ var Renderer = class {
     this.previewVersion = 0;
     this.expanded = /* @__PURE__ */ new Set();
     this.colors = {};
+    this.cascades = null;
     this.dirty = true;
     this.anim = null;
     this.drawn = 0;
+    this.drawClock = 0;
     this.readColors();
     this.resize();
   }
@@ -711,6 +1042,18 @@ var Renderer = class {
     const pad = 40;
     const k = clamp(Math.min((this.w - 2 * pad) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1)), MIN_K, maxK);
     this.moveTo({ k, x: this.w / 2 - (r.x + r.w / 2) * k, y: this.h / 2 - (r.y + r.h / 2) * k }, animate);
+  }
+  /**
+   * The first view: r fitted when it can be at a zoom where labels read (READABLE_K);
+   * otherwise its top-left corner at that zoom, so the user starts on readable workloads
+   * rather than on a map of cells.
+   * @param {{x:number,y:number,w:number,h:number}} r
+   */
+  open(r) {
+    const pad = 40;
+    const fitK = Math.min((this.w - 2 * pad) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1));
+    if (fitK >= READABLE_K) return this.fit(r, false, 1);
+    this.moveTo({ k: READABLE_K, x: pad - r.x * READABLE_K, y: pad - r.y * READABLE_K }, false);
   }
   /** @param {string} uid @param {number} [k] */
   centerOn(uid, k) {
@@ -779,13 +1122,14 @@ var Renderer = class {
     return best;
   }
   // --- hit testing ---
-  /** @param {Block} b */
+  /** A set of loners is one count box until expanded; a set of leaf siblings while too small to read. @param {Block} b */
   collapsed(b) {
+    if (b.loner) return !this.expanded.has(b.parent);
     return !this.expanded.has(b.parent) && NODE_W * this.cam.k < COLLAPSE_PX;
   }
   /**
    * @param {number} sx @param {number} sy
-   * @returns {{item?: Item, block?: Block, group?: Group}|null}
+   * @returns {{item?: Item, block?: Block, group?: Group, caption?: boolean}|null}
    */
   hit(sx, sy) {
     const p = this.toWorld(sx, sy);
@@ -793,7 +1137,9 @@ var Renderer = class {
       if (p.x < g.x || p.y < g.y || p.x > g.x + g.w || p.y > g.y + g.h) continue;
       const lx = p.x - g.x, ly = p.y - g.y;
       for (const b of g.blocks) {
-        if (this.collapsed(b) && lx >= b.x && ly >= b.y && lx <= b.x + b.w && ly <= b.y + b.h) return { block: b, group: g };
+        if (lx < b.x || ly < b.y || lx > b.x + b.w || ly > b.y + b.h) continue;
+        if (this.collapsed(b)) return { block: b, group: g };
+        if (b.loner && ly <= b.y + LONER_CAPTION) return { block: b, group: g, caption: true };
       }
       for (const it of g.items) {
         if (lx >= it.x && ly >= it.y && lx <= it.x + NODE_W && ly <= it.y + NODE_H) {
@@ -828,6 +1174,7 @@ var Renderer = class {
   }
   /** @param {number} now */
   draw(now) {
+    if (this.drawnState) this.drawClock = performance.now();
     const { ctx, cam, colors: C } = this;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.fillStyle = C["--bg"];
@@ -881,17 +1228,56 @@ var Renderer = class {
     function inView(x, y, w, h2) {
       return !(x > vx1 || y > vy1 || x + w < vx0 || y + h2 < vy0);
     }
+    this.drawTitles(visible);
+    for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
+  }
+  /**
+   * Each namespace's title, in its own box so that titles never overlap: in the title band
+   * (which the layout made wide enough) when that is readable; farther out, on a plate
+   * inside the box when the box is large enough on screen; otherwise not at all.
+   * @param {Group[]} visible
+   */
+  drawTitles(visible) {
+    const { ctx, cam, colors: C } = this;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.textBaseline = "middle";
     for (const g of visible) {
-      const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k;
-      if (sw < 50) continue;
-      const size = clamp(GROUP_TITLE * cam.k * 0.45, 11, 18);
-      ctx.font = `600 ${size}px system-ui, sans-serif`;
+      const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k, sh = g.h * cam.k;
+      const text = `${g.title}  ·  ${g.items.length}`;
+      const band = GROUP_TITLE * cam.k;
+      let size2 = Math.min(18, TITLE_FONT * cam.k);
+      if (size2 >= 10) {
+        ctx.font = `600 ${size2}px system-ui, sans-serif`;
+        ctx.fillStyle = C["--fg"];
+        const y = clamp(0, sy, sy + sh - band) + band / 2;
+        ctx.fillText(truncate(ctx, text, sw - 16 * cam.k), Math.max(sx, 0) + 8 * cam.k, y);
+        continue;
+      }
+      size2 = 11;
+      ctx.font = `600 ${size2}px system-ui, sans-serif`;
+      const tw = ctx.measureText(text).width;
+      if (tw + 10 > sw || sh < 20) continue;
+      const px = Math.max(sx, 0) + 3, py = Math.max(sy, 0) + 3;
+      if (py + 16 > sy + sh) continue;
+      ctx.fillStyle = C["--group-bg"];
+      ctx.globalAlpha = 0.9;
+      ctx.fillRect(px, py, tw + 6, 16);
+      ctx.globalAlpha = 1;
       ctx.fillStyle = C["--fg"];
-      ctx.fillText(truncate(ctx, g.title + `  ·  ${g.items.length}`, sw - 12), Math.max(sx, 0) + 8, Math.max(sy, 0) + Math.min(GROUP_TITLE * cam.k, 30) / 2 + 2);
+      ctx.fillText(text, px + 3, py + 8);
     }
-    for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
+    const size = 13 * cam.k;
+    if (size < 8) return;
+    ctx.font = `${Math.min(size, 15)}px system-ui, sans-serif`;
+    ctx.fillStyle = C["--muted"];
+    for (const g of visible) {
+      for (const b of g.blocks) {
+        if (!b.loner || this.collapsed(b)) continue;
+        const n = b.uids.length;
+        const text = `${n} ${b.loner}${n === 1 ? "" : "s"} with no owner and no dependent  ·  click here to fold`;
+        ctx.fillText(truncate(ctx, text, b.w * cam.k), (g.x + b.x) * cam.k + cam.x, (g.y + b.y + LONER_CAPTION / 2 - 2) * cam.k + cam.y);
+      }
+    }
   }
   /** Objects drawn with a ring: the selection, search matches, the delete preview. */
   ringed() {
@@ -941,7 +1327,7 @@ var Renderer = class {
   }
   /** @param {Item} it @param {string} state @param {number} now */
   record(it, state, now) {
-    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: now });
+    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: this.drawClock });
   }
   /** Starts keeping drawnState, and redraws everything so that it starts complete. */
   recordDrawn() {
@@ -1069,15 +1455,19 @@ var Renderer = class {
     ctx.fillText(truncate(ctx, text, sw - 10), sx + sw / 2, sy + Math.min(sh * 0.35, 24));
     ctx.textAlign = "start";
   }
-  /** @param {Item} it @param {number} px */
+  /**
+   * The selection's ring hugs the box; a search match's or preview's is thinner and
+   * farther out, so that the box's own border (its state) always shows between them.
+   * @param {Item} it @param {number} px
+   */
   drawRing(it, px) {
     const { ctx, colors: C } = this;
-    ctx.strokeStyle = it.uid === this.selected ? C["--accent"] : this.preview.has(it.uid) ? C[PREVIEW[
-      /** @type {PreviewKind} */
-      this.preview.get(it.uid)
-    ].color] : C["--match"];
-    ctx.lineWidth = 3 * px;
-    ctx.strokeRect(it.group.x + it.x - 3 * px, it.group.y + it.y - 3 * px, NODE_W + 6 * px, NODE_H + 6 * px);
+    const sel = it.uid === this.selected;
+    const pv = this.preview.get(it.uid);
+    ctx.strokeStyle = sel ? C["--accent"] : pv ? C[PREVIEW[pv].color] : C["--match"];
+    const off = (sel ? 3 : 6) * px;
+    ctx.lineWidth = (sel ? 3 : 2) * px;
+    ctx.strokeRect(it.group.x + it.x - off, it.group.y + it.y - off, NODE_W + 2 * off, NODE_H + 2 * off);
   }
   /** @param {Item} it @param {number} now @param {number} px @param {boolean} labels */
   drawItem(it, now, px, labels) {
@@ -1145,11 +1535,21 @@ var Renderer = class {
       ctx.arc(mx, y + 9, 5, 0, 2 * Math.PI);
       ctx.fill();
     }
+    const cascade = this.cascades?.active.get(it.uid);
+    if (cascade) {
+      ctx.fillStyle = C["--muted"];
+      ctx.globalAlpha = alpha * 0.35;
+      ctx.fillRect(x + 6, y + NODE_H - 5, NODE_W - 12, 3);
+      ctx.globalAlpha = alpha;
+      ctx.fillStyle = stColor;
+      ctx.fillRect(x + 6, y + NODE_H - 5, (NODE_W - 12) * progress(cascade), 3);
+    }
     if (labels) {
       ctx.textBaseline = "alphabetic";
       ctx.fillStyle = C["--muted"];
       ctx.font = "11px system-ui, sans-serif";
       let kindLabel = n.kind + (st === "normal" ? "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
+      if (cascade) kindLabel = `${n.kind} · ${cascade.policy === "Orphan" ? `${cascade.orphaned} of ${cascade.total - 1} orphaned` : `${cascade.gone} of ${cascade.total} gone`}`;
       if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
       ctx.fillText(truncate(ctx, kindLabel, NODE_W - 30), x + 11, y + 15);
       ctx.fillStyle = C["--fg"];
@@ -1239,45 +1639,6 @@ var Stream = class {
     this.ws?.close(1e3, "bye");
   }
 };
-
-// src/dom.js
-function h(tag, attrs, ...children) {
-  const [name, ...classes] = tag.split(".");
-  const el = document.createElement(name);
-  if (classes.length) el.className = classes.join(" ");
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === void 0 || v === null || v === false) continue;
-    if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
-    else if (k === "dataset") Object.assign(el.dataset, v);
-    else if (k === "style") {
-      for (const decl of String(v).split(";")) {
-        const i = decl.indexOf(":");
-        if (i > 0) el.style.setProperty(decl.slice(0, i).trim(), decl.slice(i + 1).trim());
-      }
-    } else el.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children) if (c !== null && c !== void 0 && c !== false) el.append(c);
-  return el;
-}
-function $(id) {
-  return (
-    /** @type {HTMLElement} */
-    document.getElementById(id)
-  );
-}
-function describe(o) {
-  return `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
-}
-function duration(ns) {
-  const ms = ns / 1e6;
-  if (ms < 1) return `${Math.round(ns / 1e3)} µs`;
-  if (ms < 1e3) return `${Math.round(ms)} ms`;
-  return `${(ms / 1e3).toFixed(1)} s`;
-}
-function clock(t) {
-  const d = new Date(t);
-  return d.toTimeString().slice(0, 8) + "." + String(d.getMilliseconds()).padStart(3, "0");
-}
 
 // src/api.js
 var APIError = class extends Error {
@@ -1958,6 +2319,8 @@ var canvas = (
   $("graph")
 );
 var renderer = new Renderer(canvas, store, layout);
+var cascades = new Cascades(store);
+renderer.cascades = cascades;
 var view = {
   /** @type {string[]} */
   ns: [],
@@ -1983,6 +2346,8 @@ var lastLayout = 0;
 var layoutCost = 0;
 var lastQueues = -Infinity;
 var lastFilters = 0;
+var lastCascades = 0;
+var lastStrip = 0;
 var fittedOnce = false;
 function readURL() {
   const p = new URLSearchParams(location.search);
@@ -2028,7 +2393,7 @@ function relayout(now) {
     store.dirtyNamespaces.add("*");
   } else focusSet = null;
   const t0 = performance.now();
-  layout.update(store, keep, store.dirtyNamespaces);
+  layout.update(store, keep, store.dirtyNamespaces, renderer.expanded);
   layoutCost = performance.now() - t0;
   perf.layoutMs = layoutCost;
   store.dirtyNamespaces.clear();
@@ -2036,7 +2401,7 @@ function relayout(now) {
   layoutDue = false;
   if (!fittedOnce && layout.items.size) {
     fittedOnce = true;
-    if (!(view.sel && renderer.centerOn(view.sel, 1))) renderer.fit(layout.bounds, false);
+    if (!(view.sel && revealAndCenter(view.sel, 1))) renderer.open(layout.workloadBounds());
   } else renderer.anchor(anchorUID, before);
   renderer.dirty = true;
   updateEmpty();
@@ -2045,6 +2410,16 @@ function tick(now) {
   if (store.expire(now)) layoutDue = true;
   if (store.dirtyNamespaces.size) layoutDue = true;
   if (layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) relayout(now);
+  if (store.touched.size || cascades.active.size && now - lastCascades > 100) {
+    lastCascades = now;
+    cascades.observe(store.touched, now);
+    if (cascades.active.size) renderer.dirty = true;
+  }
+  if ((cascades.changed || cascades.active.size) && now - lastStrip > 250) {
+    cascades.changed = false;
+    lastStrip = now;
+    cascadeStrip.render(now);
+  }
   if (store.touched.size) {
     renderer.dirty = true;
     for (const uid of store.touched) renderer.invalidate(uid);
@@ -2081,6 +2456,7 @@ var stream = new Stream({
   onFrame(f) {
     if (f.type === "snapshot") {
       store.applySnapshot(f);
+      cascades.observe([...store.nodes.keys()], performance.now());
       if (perf.snapshotMs === null) {
         perf.snapshotMs = performance.now();
         firstSnapshotPending = true;
@@ -2088,8 +2464,10 @@ var stream = new Stream({
       layoutDue = true;
       fillFilterOptions();
       if (view.sel) objectPanel.show(view.sel);
+      if (view.q) runSearch();
     } else if (f.type === "deltas") {
       store.applyEvents(f.events);
+      if (tracer) tracer.engine();
     }
   }
 });
@@ -2100,6 +2478,7 @@ var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), sto
   focus: (uid) => setFocus(uid),
   del: (uid) => dialog.open(uid)
 });
+var cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(uid, true));
 var queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), store, (uid) => select(uid, true));
 var dialog = new DeleteDialog(store, {
   preview(m) {
@@ -2115,12 +2494,33 @@ var dialog = new DeleteDialog(store, {
     objectPanel.refreshExplain(300);
   }
 });
+function toggleLoners(b) {
+  const open = !renderer.expanded.has(b.parent);
+  if (open) renderer.expanded.add(b.parent);
+  else renderer.expanded.delete(b.parent);
+  store.dirtyNamespaces.add(b.group.ns);
+  const at = { x: b.group.x + b.x, y: b.group.y + b.y };
+  relayout(performance.now());
+  const nb = layout.groups.get(b.group.ns)?.blocks.find((x) => x.parent === b.parent);
+  if (!nb) return;
+  if (open) renderer.fit({ x: nb.group.x + nb.x, y: nb.group.y + nb.y, w: nb.w, h: nb.h }, true, 1);
+  else renderer.pan((at.x - nb.group.x - nb.x) * renderer.cam.k, (at.y - nb.group.y - nb.y) * renderer.cam.k);
+}
+function revealAndCenter(uid, k) {
+  const b = layout.items.get(uid)?.block;
+  if (b?.loner && renderer.collapsed(b)) {
+    renderer.expanded.add(b.parent);
+    store.dirtyNamespaces.add(b.group.ns);
+    relayout(performance.now());
+  }
+  return renderer.centerOn(uid, k);
+}
 function select(uid, center = false) {
   view.sel = uid;
   renderer.selected = uid;
   renderer.dirty = true;
   objectPanel.show(uid);
-  if (uid && center && !renderer.centerOn(uid)) {
+  if (uid && center && !revealAndCenter(uid)) {
     const n = store.nodes.get(uid);
     if (n && !keep(n)) {
       view.ns = [];
@@ -2200,13 +2600,15 @@ function runSearch() {
   renderer.matches = /* @__PURE__ */ new Set();
   resultUIDs = [];
   if (q) {
+    const found = [];
     for (const n of store.nodes.values()) {
-      const hay = (n.kind + "\0" + (n.namespace || "") + "\0" + n.name + "\0" + n.uid).toLowerCase();
-      if (hay.includes(q)) {
-        renderer.matches.add(n.uid);
-        if (resultUIDs.length < 50) resultUIDs.push(n.uid);
-      }
+      const score = searchScore(n, q);
+      if (score < 0) continue;
+      renderer.matches.add(n.uid);
+      found.push({ uid: n.uid, score, key: sortKey(n) });
     }
+    found.sort((a, b) => a.score - b.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    resultUIDs = found.slice(0, 50).map((f) => f.uid);
   }
   renderer.dirty = true;
   results.replaceChildren(...resultUIDs.map((u, i) => {
@@ -2227,6 +2629,14 @@ function runSearch() {
   if (q && !resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
   results.hidden = !q || document.activeElement !== search;
   writeURL();
+}
+function searchScore(n, q) {
+  const name = n.name.toLowerCase();
+  if (name === q || n.uid === q) return 0;
+  if (name.startsWith(q)) return 1;
+  if (name.includes(q)) return 2;
+  if (n.kind.toLowerCase() === q) return 3;
+  return (n.kind + "\0" + (n.namespace || "") + "\0" + n.uid).toLowerCase().includes(q) ? 4 : -1;
 }
 function choose(uid) {
   results.hidden = true;
@@ -2272,9 +2682,10 @@ canvas.addEventListener("pointermove", (ev) => {
     renderer.dirty = true;
   }
   if (hit?.item || hit?.block) {
-    const text = hit.item ? tooltipText(hit.item) : `${hit.block?.uids.length} dependents of ${describe(
+    const b = hit.block;
+    const text = hit.item ? tooltipText(hit.item) : b?.loner ? hit.caption ? "click to fold them back into one box" : `${b.uids.length} ${b.loner}s with no owner and no dependent: the collector has nothing to do with them — click to list them` : `${b?.uids.length} dependents of ${describe(
       /** @type {any} */
-      store.nodes.get(hit.block?.parent || "") || { kind: "", name: "?" }
+      store.nodes.get(b?.parent || "") || { kind: "", name: "?" }
     )} — click to open`;
     tooltip.textContent = text;
     tooltip.style.left = `${ev.clientX - r.left + 14}px`;
@@ -2294,7 +2705,8 @@ canvas.addEventListener("pointerup", (ev) => {
   if (!press || press.moved) return;
   const r = canvas.getBoundingClientRect();
   const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
-  if (hit?.block) {
+  if (hit?.block?.loner) toggleLoners(hit.block);
+  else if (hit?.block) {
     renderer.expanded.add(hit.block.parent);
     const b = hit.block;
     renderer.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
@@ -2421,7 +2833,7 @@ document.addEventListener("keydown", (ev) => {
       break;
     case "Delete":
     case "d":
-      if (view.sel && !readOnly) dialog.open(view.sel);
+      if (view.sel) dialog.open(view.sel);
       break;
     case "Escape":
       if (!exportMenu.hidden) exportMenu.hidden = true;
@@ -2461,6 +2873,47 @@ $("help-button").addEventListener("click", () => (
   /** @type {HTMLDialogElement} */
   $("help-dialog").showModal()
 ));
+var tracer = null;
+function trace(uids) {
+  renderer.recordDrawn();
+  const lastEngine = {};
+  const lastDrawn = {};
+  const t = {
+    uids,
+    engineLog: (
+      /** @type {any[]} */
+      []
+    ),
+    drawnLog: (
+      /** @type {any[]} */
+      []
+    ),
+    engine() {
+      const now = performance.now();
+      for (const u of uids) {
+        const n = store.nodes.get(u);
+        const st = n ? stateOf(store, n) : "removed";
+        if (lastEngine[u] !== st) t.engineLog.push({ uid: u, state: st, t: now });
+        lastEngine[u] = st;
+      }
+    }
+  };
+  const drawn = () => {
+    if (tracer !== t) return;
+    for (const u of uids) {
+      const d = renderer.drawnState?.get(u);
+      const l = lastDrawn[u];
+      if (d && (!l || l.state !== d.state || l.x !== d.x || l.y !== d.y)) {
+        t.drawnLog.push({ uid: u, state: d.state, x: d.x, y: d.y, t: d.at });
+        lastDrawn[u] = d;
+      }
+    }
+    requestAnimationFrame(drawn);
+  };
+  tracer = t;
+  t.engine();
+  requestAnimationFrame(drawn);
+}
 var api = {
   ready: false,
   perf,
@@ -2470,6 +2923,11 @@ var api = {
   recordDrawn: () => renderer.recordDrawn(),
   /** What the canvas last drew for uid since recordDrawn: {state, x, y, at}. @param {string} uid */
   drawn: (uid) => renderer.drawnState?.get(uid) || null,
+  cascades,
+  /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
+  trace: (uids) => trace(uids),
+  /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}]}. */
+  traceLog: () => ({ engine: tracer?.engineLog || [], drawn: tracer?.drawnLog || [] }),
   /** @param {string} uid */
   select: (uid) => select(uid, true),
   view,

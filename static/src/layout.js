@@ -1,17 +1,23 @@
 // @ts-check
 // The forest layout. Positions come only from stable keys (namespace, kind, name, uid):
 // each object sits under its controller owner (else its first owner), siblings in key
-// order, namespaces as boxes in name order (cluster-scoped last). So an update moves nothing but the subtree it
-// touches, and the same graph always looks the same. O(n log n) for the sorts, and only
-// namespaces that changed are laid out again.
+// order; objects that take part in no ownership ("loners": no owner, no dependent) are
+// summarized per kind after the trees, one box per kind until expanded. Namespaces are
+// boxes: those with ownership first, then the rest, in name order, cluster-scoped last.
+// So an update moves nothing but the subtree it touches, and the same graph always looks
+// the same. O(n log n) for the sorts, and only namespaces that changed are laid out again.
 
 /** @typedef {import("./store.js").NodeState} NodeState */
 /**
  * @typedef {{uid: string, node: NodeState, ghost: boolean, group: Group, x: number, y: number,
  *   parent: string|null, block: Block|null}} Item  x, y: top-left, relative to the group
- * @typedef {{group: Group, parent: string, x: number, y: number, w: number, h: number, uids: string[]}} Block
- *   a large set of leaf siblings, drawn as one count node when too small to read
- * @typedef {{ns: string, title: string, x: number, y: number, w: number, h: number, items: Item[], blocks: Block[]}} Group
+ * @typedef {{group: Group, parent: string, x: number, y: number, w: number, h: number, uids: string[], loner?: string}} Block
+ *   a large set of leaf siblings, drawn as one count node when too small to read; or, with
+ *   loner (their kind), the objects of one kind that take part in no ownership, drawn as
+ *   one count node until expanded (parent is then its key in the expanded set)
+ * @typedef {{ns: string, title: string, x: number, y: number, w: number, h: number, items: Item[], blocks: Block[],
+ *   owned: number}} Group  owned: how many of its objects take part in ownership
+ * @typedef {{loner: (n: NodeState) => boolean, expanded: Set<string>}} LayoutOptions
  */
 
 export const NODE_W = 180;
@@ -24,6 +30,12 @@ const GROUP_PAD = 24;
 export const GROUP_TITLE = 44;
 const GROUP_ROW = 10 * (NODE_W + GAP_X); // roots wrap into shelves this wide
 const GROUP_GAP = 80;
+/** A kind's loners are summarized from this many on; fewer are drawn one by one. */
+export const LONER_MIN = 4;
+/** Height of the caption above an expanded set of loners (a click on it collapses them). */
+export const LONER_CAPTION = 28;
+/** The title's font, in world units: the layout makes each box at least as wide as its title. */
+export const TITLE_FONT = 20;
 const MIN_WORLD_ROW = 9000; // namespaces wrap into shelves at least this wide
 
 /** Workload kinds first, so that a namespace reads top-left from its controllers. */
@@ -49,8 +61,9 @@ export class Layout {
    * @param {import("./store.js").Store} store
    * @param {(n: NodeState) => boolean} keep
    * @param {Set<string>} dirty
+   * @param {Set<string>} [expanded] loner sets drawn open (keys from lonerKey)
    */
-  update(store, keep, dirty) {
+  update(store, keep, dirty, expanded = new Set()) {
     const all = dirty.has("*");
     /** @type {Map<string, {node: NodeState, ghost: boolean}[]>} */
     const members = new Map();
@@ -74,18 +87,19 @@ export class Layout {
         this.groups.delete(ns);
         continue;
       }
-      const g = layoutGroup(ns, m);
+      const g = layoutGroup(ns, m, { loner: (n) => isLoner(store, n), expanded });
       this.groups.set(ns, g);
       for (const it of g.items) this.items.set(it.uid, it);
     }
     this.pack();
   }
 
-  /** Places the namespace boxes in shelves, in name order (cluster-scoped first). */
+  /** Places the namespace boxes in shelves: those with ownership first, by name; cluster-scoped last. */
   pack() {
-    // Cluster-scoped objects (mostly RBAC and API machinery) go last: namespaces are what
-    // people come to look at.
-    const names = [...this.groups.keys()].sort((a, b) => (a === "" ? 1 : b === "" ? -1 : a < b ? -1 : a > b ? 1 : 0));
+    // Ownership is what people come to look at; cluster-scoped objects (mostly RBAC and
+    // API machinery) go last.
+    const rank = (/** @type {string} */ ns) => (ns === "" ? 2 : /** @type {Group} */ (this.groups.get(ns)).owned ? 0 : 1);
+    const names = [...this.groups.keys()].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
     // Shelves about as wide as a screen's shape wants, from the total area, rounded up
     // to a power of two so that they change width only when the cluster doubles.
     let area = 0, widest = 0;
@@ -111,6 +125,15 @@ export class Layout {
     this.bounds = { x: 0, y: 0, w: maxW, h: y + shelf };
   }
 
+  /** Where the workloads are: the boxes of the namespaces with ownership (all boxes if none). */
+  workloadBounds() {
+    const gs = [...this.groups.values()].filter((g) => g.owned);
+    if (!gs.length) return this.bounds;
+    const x0 = Math.min(...gs.map((g) => g.x)), y0 = Math.min(...gs.map((g) => g.y));
+    const x1 = Math.max(...gs.map((g) => g.x + g.w)), y1 = Math.max(...gs.map((g) => g.y + g.h));
+    return { x: x0, y: y0, w: x1 - x0, h: y1 - y0 };
+  }
+
   /** @param {string} uid the item's absolute box, or null when it is not drawn */
   box(uid) {
     const it = this.items.get(uid);
@@ -120,16 +143,47 @@ export class Layout {
 }
 
 /**
+ * An object that takes part in no ownership: no owner and no dependent. Its state shows in
+ * its set's bar; it stays in the set while deleted, so that nothing moves.
+ * @param {import("./store.js").Store} store @param {NodeState} n
+ */
+export function isLoner(store, n) {
+  return !n.owners?.length && !store.dependents.has(n.uid) && !n.virtual;
+}
+
+/** The expanded-set key of a namespace's loners of one kind. @param {string} ns @param {string} kind */
+export function lonerKey(ns, kind) {
+  return `loners\u0000${ns}\u0000${kind}`;
+}
+
+/**
  * @param {string} ns
  * @param {{node: NodeState, ghost: boolean}[]} members
+ * @param {LayoutOptions} opts
  * @returns {Group}
  */
-function layoutGroup(ns, members) {
+function layoutGroup(ns, members, opts) {
   /** @type {Group} */
-  const g = { ns, title: ns || "cluster-scoped", x: 0, y: 0, w: 0, h: 0, items: [], blocks: [] };
+  const g = { ns, title: ns || "cluster-scoped", x: 0, y: 0, w: 0, h: 0, items: [], blocks: [], owned: 0 };
   /** @type {Map<string, {node: NodeState, ghost: boolean, key: string}>} */
   const byUID = new Map();
-  for (const m of members) byUID.set(m.node.uid, { ...m, key: sortKey(m.node) });
+  /** loners by kind, set apart from the trees. @type {Map<string, {node: NodeState, ghost: boolean, key: string}[]>} */
+  const loners = new Map();
+  for (const m of members) {
+    const e = { ...m, key: sortKey(m.node) };
+    if (opts.loner(m.node)) {
+      let l = loners.get(m.node.kind);
+      if (!l) loners.set(m.node.kind, (l = []));
+      l.push(e);
+    } else byUID.set(m.node.uid, e);
+  }
+  // Few of a kind are drawn one by one, as roots.
+  for (const [kind, l] of loners) {
+    if (l.length >= LONER_MIN) continue;
+    for (const e of l) byUID.set(e.node.uid, e);
+    loners.delete(kind);
+  }
+  for (const e of byUID.values()) if (e.node.owners?.length || !opts.loner(e.node)) g.owned++;
 
   // Each object's place: under its controller owner, else its first owner (in key
   // order), when that owner is in the same box.
@@ -214,23 +268,60 @@ function layoutGroup(ns, members) {
     }
   };
 
-  // Roots in shelves.
+  // Roots in shelves, then the loners' sets: one count box per kind, or its grid under a
+  // caption when expanded.
   let x = 0, y = 0, shelf = 0, w = 0;
-  for (const r of roots) {
-    const s = measure(r);
-    if (x > 0 && x + s.w > GROUP_ROW) {
+  const slot = (/** @type {number} */ sw, /** @type {number} */ sh) => {
+    if (x > 0 && x + sw > GROUP_ROW) {
       x = 0;
       y += shelf + GAP_Y;
       shelf = 0;
     }
-    place(r, GROUP_PAD + x, GROUP_TITLE + y, null);
-    x += s.w + GAP_X;
-    shelf = Math.max(shelf, s.h);
+    const at = { x: GROUP_PAD + x, y: GROUP_TITLE + y };
+    x += sw + GAP_X;
+    shelf = Math.max(shelf, sh);
     w = Math.max(w, x - GAP_X);
+    return at;
+  };
+  for (const r of roots) {
+    const s = measure(r);
+    const at = slot(s.w, s.h);
+    place(r, at.x, at.y, null);
   }
-  g.w = Math.max(w, 2 * NODE_W) + 2 * GROUP_PAD;
+  const kinds = [...loners.keys()].sort((a, b) => (sortKey(/** @type {any} */ ({ kind: a, name: "", uid: "" })) < sortKey(/** @type {any} */ ({ kind: b, name: "", uid: "" })) ? -1 : 1));
+  for (const kind of kinds) {
+    const l = /** @type {{node: NodeState, ghost: boolean, key: string}[]} */ (loners.get(kind));
+    l.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const key = lonerKey(ns, kind);
+    const open = opts.expanded.has(key);
+    const cols = Math.min(l.length, LEAF_COLS), rows = Math.ceil(l.length / LEAF_COLS);
+    const gw = cols * NODE_W + (cols - 1) * GAP_X, gh = rows * NODE_H + (rows - 1) * LEAF_GAP_Y;
+    const at = open ? slot(gw, LONER_CAPTION + gh) : slot(NODE_W, NODE_H);
+    /** @type {Block} */
+    const b = { group: g, parent: key, loner: kind, uids: l.map((e) => e.node.uid), x: at.x, y: at.y, w: open ? gw : NODE_W, h: open ? LONER_CAPTION + gh : NODE_H };
+    g.blocks.push(b);
+    l.forEach((e, i) => {
+      // Collapsed, every member sits on the count box (for hit tests and centring on it).
+      const ix = open ? at.x + (i % LEAF_COLS) * (NODE_W + GAP_X) : at.x;
+      const iy = open ? at.y + LONER_CAPTION + Math.floor(i / LEAF_COLS) * (NODE_H + LEAF_GAP_Y) : at.y;
+      g.items.push({ uid: e.node.uid, node: e.node, ghost: e.ghost, group: g, parent: null, block: b, x: ix, y: iy });
+    });
+  }
+  g.w = Math.max(w, 2 * NODE_W, titleWidth(g.title, g.items.length)) + 2 * GROUP_PAD;
   g.h = GROUP_TITLE + y + shelf + GROUP_PAD;
   return g;
+}
+
+/** @type {CanvasRenderingContext2D|null|undefined} */
+let measureCtx;
+
+/** How wide a box's title is drawn, in world units (see Renderer.drawTitles). @param {string} title @param {number} count */
+export function titleWidth(title, count) {
+  const text = `${title}  ·  ${count}`;
+  if (measureCtx === undefined) measureCtx = typeof OffscreenCanvas === "function" ? /** @type {any} */ (new OffscreenCanvas(1, 1).getContext("2d")) : null;
+  if (!measureCtx) return text.length * TITLE_FONT * 0.62;
+  measureCtx.font = `600 ${TITLE_FONT}px system-ui, sans-serif`;
+  return measureCtx.measureText(text).width + 16;
 }
 
 /**

@@ -4,12 +4,13 @@
 // shared. Entry point of the bundle that `make generate` builds into static/app.js.
 
 import { Store } from "./store.js";
-import { Layout } from "./layout.js";
+import { Layout, sortKey } from "./layout.js";
 import { Renderer, PREVIEW } from "./render.js";
 import { Stream } from "./stream.js";
 import { ObjectPanel } from "./panel.js";
 import { QueuesPanel } from "./queues.js";
 import { DeleteDialog } from "./dialog.js";
+import { Cascades, CascadeStrip } from "./cascades.js";
 import { STATES, MARKERS, EDGES, stateOf } from "./states.js";
 import { viewSVG, viewPNG, graphDOT, download } from "./export.js";
 import { h, $, describe } from "./dom.js";
@@ -22,6 +23,8 @@ const store = new Store();
 const layout = new Layout();
 const canvas = /** @type {HTMLCanvasElement} */ ($("graph"));
 const renderer = new Renderer(canvas, store, layout);
+const cascades = new Cascades(store);
+renderer.cascades = cascades;
 
 /** What the user looks at; mirrored in the URL. */
 const view = {
@@ -37,7 +40,7 @@ let focusSet = null;
 const perf = { snapshotMs: /** @type {number|null} */ (null), firstFrameMs: /** @type {number|null} */ (null), applied: 0, drawn: 0, layoutMs: 0 };
 let firstSnapshotPending = false;
 let layoutDue = false;
-let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0;
+let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0;
 let fittedOnce = false;
 
 // --- the view and the URL ---
@@ -93,7 +96,7 @@ function relayout(now) {
     store.dirtyNamespaces.add("*");
   } else focusSet = null;
   const t0 = performance.now();
-  layout.update(store, keep, store.dirtyNamespaces);
+  layout.update(store, keep, store.dirtyNamespaces, renderer.expanded);
   layoutCost = performance.now() - t0;
   perf.layoutMs = layoutCost;
   store.dirtyNamespaces.clear();
@@ -101,7 +104,7 @@ function relayout(now) {
   layoutDue = false;
   if (!fittedOnce && layout.items.size) {
     fittedOnce = true;
-    if (!(view.sel && renderer.centerOn(view.sel, 1))) renderer.fit(layout.bounds, false);
+    if (!(view.sel && revealAndCenter(view.sel, 1))) renderer.open(layout.workloadBounds());
   } else renderer.anchor(anchorUID, before);
   renderer.dirty = true;
   updateEmpty();
@@ -114,6 +117,17 @@ function tick(now) {
   // Under heavy churn the layout runs at most every few frames, never more than a
   // quarter of the time.
   if (layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) relayout(now);
+  // Cascades start from what changed; their counts are refreshed a few times a second.
+  if (store.touched.size || (cascades.active.size && now - lastCascades > 100)) {
+    lastCascades = now;
+    cascades.observe(store.touched, now);
+    if (cascades.active.size) renderer.dirty = true;
+  }
+  if ((cascades.changed || cascades.active.size) && now - lastStrip > 250) {
+    cascades.changed = false;
+    lastStrip = now;
+    cascadeStrip.render(now);
+  }
   if (store.touched.size) {
     renderer.dirty = true;
     for (const uid of store.touched) renderer.invalidate(uid);
@@ -153,6 +167,8 @@ const stream = new Stream({
   onFrame(f) {
     if (f.type === "snapshot") {
       store.applySnapshot(f);
+      // A reload mid-cascade: pick up the cascades under way.
+      cascades.observe([...store.nodes.keys()], performance.now());
       if (perf.snapshotMs === null) {
         perf.snapshotMs = performance.now();
         firstSnapshotPending = true;
@@ -160,8 +176,11 @@ const stream = new Stream({
       layoutDue = true;
       fillFilterOptions();
       if (view.sel) objectPanel.show(view.sel);
+      // ?q= highlights its matches once there is something to match.
+      if (view.q) runSearch();
     } else if (f.type === "deltas") {
       store.applyEvents(f.events);
+      if (tracer) tracer.engine();
     }
   },
 });
@@ -175,6 +194,7 @@ const objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), s
   focus: (uid) => setFocus(uid),
   del: (uid) => dialog.open(uid),
 });
+const cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(uid, true));
 const queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), store, (uid) => select(uid, true));
 const dialog = new DeleteDialog(store, {
   preview(m) {
@@ -191,13 +211,45 @@ const dialog = new DeleteDialog(store, {
   },
 });
 
+/**
+ * Opens or folds a set of loners (objects of one kind with no owner and no dependent).
+ * Only its namespace is laid out again; the view stays on the set.
+ * @param {import("./layout.js").Block} b
+ */
+function toggleLoners(b) {
+  const open = !renderer.expanded.has(b.parent);
+  if (open) renderer.expanded.add(b.parent);
+  else renderer.expanded.delete(b.parent);
+  store.dirtyNamespaces.add(b.group.ns);
+  const at = { x: b.group.x + b.x, y: b.group.y + b.y };
+  relayout(performance.now());
+  const nb = layout.groups.get(b.group.ns)?.blocks.find((x) => x.parent === b.parent);
+  if (!nb) return;
+  if (open) renderer.fit({ x: nb.group.x + nb.x, y: nb.group.y + nb.y, w: nb.w, h: nb.h }, true, 1);
+  else renderer.pan((at.x - nb.group.x - nb.x) * renderer.cam.k, (at.y - nb.group.y - nb.y) * renderer.cam.k);
+}
+
+/**
+ * Centres on uid, first opening the set of loners it is folded into.
+ * @param {string} uid @param {number} [k]
+ */
+function revealAndCenter(uid, k) {
+  const b = layout.items.get(uid)?.block;
+  if (b?.loner && renderer.collapsed(b)) {
+    renderer.expanded.add(b.parent);
+    store.dirtyNamespaces.add(b.group.ns);
+    relayout(performance.now());
+  }
+  return renderer.centerOn(uid, k);
+}
+
 /** @param {string|null} uid @param {boolean} [center] */
 function select(uid, center = false) {
   view.sel = uid;
   renderer.selected = uid;
   renderer.dirty = true;
   objectPanel.show(uid);
-  if (uid && center && !renderer.centerOn(uid)) {
+  if (uid && center && !revealAndCenter(uid)) {
     // Not drawn under the current filters: widen the view to show it.
     const n = store.nodes.get(uid);
     if (n && !keep(n)) {
@@ -283,13 +335,16 @@ function runSearch() {
   renderer.matches = new Set();
   resultUIDs = [];
   if (q) {
+    /** @type {{uid: string, score: number, key: string}[]} */
+    const found = [];
     for (const n of store.nodes.values()) {
-      const hay = (n.kind + "\u0000" + (n.namespace || "") + "\u0000" + n.name + "\u0000" + n.uid).toLowerCase();
-      if (hay.includes(q)) {
-        renderer.matches.add(n.uid);
-        if (resultUIDs.length < 50) resultUIDs.push(n.uid);
-      }
+      const score = searchScore(n, q);
+      if (score < 0) continue;
+      renderer.matches.add(n.uid);
+      found.push({ uid: n.uid, score, key: sortKey(n) });
     }
+    found.sort((a, b) => a.score - b.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    resultUIDs = found.slice(0, 50).map((f) => f.uid);
   }
   renderer.dirty = true;
   results.replaceChildren(...resultUIDs.map((u, i) => {
@@ -300,6 +355,20 @@ function runSearch() {
   if (q && !resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
   results.hidden = !q || document.activeElement !== search;
   writeURL();
+}
+
+/**
+ * How well n matches q (lower is better, -1: not at all): the name exactly, then a name
+ * that starts with it, then one that contains it, then the kind, namespace or uid.
+ * @param {import("./store.js").NodeState} n @param {string} q lower case
+ */
+function searchScore(n, q) {
+  const name = n.name.toLowerCase();
+  if (name === q || n.uid === q) return 0;
+  if (name.startsWith(q)) return 1;
+  if (name.includes(q)) return 2;
+  if (n.kind.toLowerCase() === q) return 3;
+  return (n.kind + "\u0000" + (n.namespace || "") + "\u0000" + n.uid).toLowerCase().includes(q) ? 4 : -1;
 }
 
 /** @param {string} uid */
@@ -351,7 +420,10 @@ canvas.addEventListener("pointermove", (ev) => {
     renderer.dirty = true;
   }
   if (hit?.item || hit?.block) {
-    const text = hit.item ? tooltipText(hit.item) : `${hit.block?.uids.length} dependents of ${describe(/** @type {any} */ (store.nodes.get(hit.block?.parent || "") || { kind: "", name: "?" }))} — click to open`;
+    const b = hit.block;
+    const text = hit.item ? tooltipText(hit.item)
+      : b?.loner ? (hit.caption ? "click to fold them back into one box" : `${b.uids.length} ${b.loner}s with no owner and no dependent: the collector has nothing to do with them — click to list them`)
+      : `${b?.uids.length} dependents of ${describe(/** @type {any} */ (store.nodes.get(b?.parent || "") || { kind: "", name: "?" }))} — click to open`;
     tooltip.textContent = text;
     tooltip.style.left = `${ev.clientX - r.left + 14}px`;
     tooltip.style.top = `${ev.clientY - r.top + 14}px`;
@@ -372,7 +444,8 @@ canvas.addEventListener("pointerup", (ev) => {
   if (!press || press.moved) return;
   const r = canvas.getBoundingClientRect();
   const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
-  if (hit?.block) {
+  if (hit?.block?.loner) toggleLoners(hit.block);
+  else if (hit?.block) {
     renderer.expanded.add(hit.block.parent);
     const b = hit.block;
     renderer.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
@@ -508,7 +581,7 @@ document.addEventListener("keydown", (ev) => {
       break;
     case "Delete":
     case "d":
-      if (view.sel && !readOnly) dialog.open(view.sel);
+      if (view.sel) dialog.open(view.sel); // read-only: a preview
       break;
     case "Escape":
       if (!exportMenu.hidden) exportMenu.hidden = true;
@@ -548,6 +621,50 @@ $("help-button").addEventListener("click", () => /** @type {HTMLDialogElement} *
 
 // --- hooks for tests and benchmarks ---
 
+/**
+ * A trace of some objects' states, for tests: what the stream said (each change, when its
+ * frame arrived) and what the canvas drew (each change, in the frame that drew it), both
+ * on performance.now()'s clock, so a test can check that every state was drawn in time.
+ * @type {{uids: string[], engineLog: any[], drawnLog: any[], engine: () => void}|null}
+ */
+let tracer = null;
+
+/** @param {string[]} uids */
+function trace(uids) {
+  renderer.recordDrawn();
+  /** @type {Record<string, string>} */
+  const lastEngine = {};
+  /** @type {Record<string, {state: string, x: number, y: number}>} */
+  const lastDrawn = {};
+  const t = {
+    uids, engineLog: /** @type {any[]} */ ([]), drawnLog: /** @type {any[]} */ ([]),
+    engine() {
+      const now = performance.now();
+      for (const u of uids) {
+        const n = store.nodes.get(u);
+        const st = n ? stateOf(store, n) : "removed";
+        if (lastEngine[u] !== st) t.engineLog.push({ uid: u, state: st, t: now });
+        lastEngine[u] = st;
+      }
+    },
+  };
+  const drawn = () => {
+    if (tracer !== t) return;
+    for (const u of uids) {
+      const d = renderer.drawnState?.get(u);
+      const l = lastDrawn[u];
+      if (d && (!l || l.state !== d.state || l.x !== d.x || l.y !== d.y)) {
+        t.drawnLog.push({ uid: u, state: d.state, x: d.x, y: d.y, t: d.at });
+        lastDrawn[u] = d;
+      }
+    }
+    requestAnimationFrame(drawn);
+  };
+  tracer = t;
+  t.engine();
+  requestAnimationFrame(drawn);
+}
+
 const api = {
   ready: false,
   perf,
@@ -557,6 +674,11 @@ const api = {
   recordDrawn: () => renderer.recordDrawn(),
   /** What the canvas last drew for uid since recordDrawn: {state, x, y, at}. @param {string} uid */
   drawn: (uid) => renderer.drawnState?.get(uid) || null,
+  cascades,
+  /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
+  trace: (uids) => trace(uids),
+  /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}]}. */
+  traceLog: () => ({ engine: tracer?.engineLog || [], drawn: tracer?.drawnLog || [] }),
   /** @param {string} uid */
   select: (uid) => select(uid, true),
   view,

@@ -4,9 +4,10 @@
 // name, state and markers; edges when they can be told apart. Only what is on screen is
 // drawn, so a frame costs about what the user can see, not the size of the cluster.
 
-import { NODE_W, NODE_H, GROUP_TITLE } from "./layout.js";
+import { NODE_W, NODE_H, GROUP_TITLE, LONER_CAPTION, TITLE_FONT } from "./layout.js";
 import { GHOST_MS, BORN_MS } from "./store.js";
 import { stateOf, hasInvalidOwner, kindHue, STATES } from "./states.js";
+import { progress } from "./cascades.js";
 
 /** @typedef {import("./layout.js").Item} Item */
 /** @typedef {import("./layout.js").Block} Block */
@@ -18,6 +19,8 @@ const COLLAPSE_PX = 70;
 /** Below this on-screen width a box is a plain cell. */
 const CELL_PX = 14;
 const MIN_K = 0.005, MAX_K = 3;
+/** The lowest zoom at which a box's labels are drawn (NODE_H * k >= 22) with a margin. */
+const READABLE_K = 0.6;
 
 export const PREVIEW = /** @type {const} */ ({
   target: { label: "to delete", color: "--pv-deleted" },
@@ -56,10 +59,12 @@ export class Renderer {
     this.previewVersion = 0; // bumped with each new preview: cached drawings depend on it
     /** parents whose leaf sets are always drawn open. @type {Set<string>} */ this.expanded = new Set();
     /** @type {Record<string, string>} */ this.colors = {};
+    /** owners whose cascade shows on their box. @type {import("./cascades.js").Cascades|null} */ this.cascades = null;
     this.dirty = true;
     /** @type {{from: {x:number,y:number,k:number}, to: {x:number,y:number,k:number}, t0: number, ms: number}|null} */
     this.anim = null;
     this.drawn = 0; // items drawn in the last frame
+    this.drawClock = 0; // performance.now() at the start of the last draw, while drawnState is kept
     this.readColors();
     this.resize();
   }
@@ -95,6 +100,19 @@ export class Renderer {
     const pad = 40;
     const k = clamp(Math.min((this.w - 2 * pad) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1)), MIN_K, maxK);
     this.moveTo({ k, x: this.w / 2 - (r.x + r.w / 2) * k, y: this.h / 2 - (r.y + r.h / 2) * k }, animate);
+  }
+
+  /**
+   * The first view: r fitted when it can be at a zoom where labels read (READABLE_K);
+   * otherwise its top-left corner at that zoom, so the user starts on readable workloads
+   * rather than on a map of cells.
+   * @param {{x:number,y:number,w:number,h:number}} r
+   */
+  open(r) {
+    const pad = 40;
+    const fitK = Math.min((this.w - 2 * pad) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1));
+    if (fitK >= READABLE_K) return this.fit(r, false, 1);
+    this.moveTo({ k: READABLE_K, x: pad - r.x * READABLE_K, y: pad - r.y * READABLE_K }, false);
   }
 
   /** @param {string} uid @param {number} [k] */
@@ -172,14 +190,15 @@ export class Renderer {
 
   // --- hit testing ---
 
-  /** @param {Block} b */
+  /** A set of loners is one count box until expanded; a set of leaf siblings while too small to read. @param {Block} b */
   collapsed(b) {
+    if (b.loner) return !this.expanded.has(b.parent);
     return !this.expanded.has(b.parent) && NODE_W * this.cam.k < COLLAPSE_PX;
   }
 
   /**
    * @param {number} sx @param {number} sy
-   * @returns {{item?: Item, block?: Block, group?: Group}|null}
+   * @returns {{item?: Item, block?: Block, group?: Group, caption?: boolean}|null}
    */
   hit(sx, sy) {
     const p = this.toWorld(sx, sy);
@@ -187,7 +206,9 @@ export class Renderer {
       if (p.x < g.x || p.y < g.y || p.x > g.x + g.w || p.y > g.y + g.h) continue;
       const lx = p.x - g.x, ly = p.y - g.y;
       for (const b of g.blocks) {
-        if (this.collapsed(b) && lx >= b.x && ly >= b.y && lx <= b.x + b.w && ly <= b.y + b.h) return { block: b, group: g };
+        if (lx < b.x || ly < b.y || lx > b.x + b.w || ly > b.y + b.h) continue;
+        if (this.collapsed(b)) return { block: b, group: g };
+        if (b.loner && ly <= b.y + LONER_CAPTION) return { block: b, group: g, caption: true };
       }
       for (const it of g.items) {
         if (lx >= it.x && ly >= it.y && lx <= it.x + NODE_W && ly <= it.y + NODE_H) {
@@ -226,6 +247,7 @@ export class Renderer {
 
   /** @param {number} now */
   draw(now) {
+    if (this.drawnState) this.drawClock = performance.now();
     const { ctx, cam, colors: C } = this;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.fillStyle = C["--bg"];
@@ -288,18 +310,59 @@ export class Renderer {
       return !(x > vx1 || y > vy1 || x + w < vx0 || y + h < vy0);
     }
 
-    // Titles in screen space, readable at any zoom.
+    this.drawTitles(visible);
+    for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
+  }
+
+  /**
+   * Each namespace's title, in its own box so that titles never overlap: in the title band
+   * (which the layout made wide enough) when that is readable; farther out, on a plate
+   * inside the box when the box is large enough on screen; otherwise not at all.
+   * @param {Group[]} visible
+   */
+  drawTitles(visible) {
+    const { ctx, cam, colors: C } = this;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.textBaseline = "middle";
     for (const g of visible) {
-      const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k;
-      if (sw < 50) continue;
-      const size = clamp(GROUP_TITLE * cam.k * 0.45, 11, 18);
+      const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k, sh = g.h * cam.k;
+      const text = `${g.title}  ·  ${g.items.length}`;
+      const band = GROUP_TITLE * cam.k;
+      let size = Math.min(18, TITLE_FONT * cam.k);
+      if (size >= 10) {
+        ctx.font = `600 ${size}px system-ui, sans-serif`;
+        ctx.fillStyle = C["--fg"];
+        // Pinned to the top of the screen while the box is, but never below its own bottom.
+        const y = clamp(0, sy, sy + sh - band) + band / 2;
+        ctx.fillText(truncate(ctx, text, sw - 16 * cam.k), Math.max(sx, 0) + 8 * cam.k, y);
+        continue;
+      }
+      size = 11;
       ctx.font = `600 ${size}px system-ui, sans-serif`;
+      const tw = ctx.measureText(text).width;
+      if (tw + 10 > sw || sh < 20) continue;
+      const px = Math.max(sx, 0) + 3, py = Math.max(sy, 0) + 3;
+      if (py + 16 > sy + sh) continue;
+      ctx.fillStyle = C["--group-bg"];
+      ctx.globalAlpha = 0.9;
+      ctx.fillRect(px, py, tw + 6, 16);
+      ctx.globalAlpha = 1;
       ctx.fillStyle = C["--fg"];
-      ctx.fillText(truncate(ctx, g.title + `  ·  ${g.items.length}`, sw - 12), Math.max(sx, 0) + 8, Math.max(sy, 0) + Math.min(GROUP_TITLE * cam.k, 30) / 2 + 2);
+      ctx.fillText(text, px + 3, py + 8);
     }
-    for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
+    // The caption of each open set of loners: what it is, and that a click folds it.
+    const size = 13 * cam.k;
+    if (size < 8) return;
+    ctx.font = `${Math.min(size, 15)}px system-ui, sans-serif`;
+    ctx.fillStyle = C["--muted"];
+    for (const g of visible) {
+      for (const b of g.blocks) {
+        if (!b.loner || this.collapsed(b)) continue;
+        const n = b.uids.length;
+        const text = `${n} ${b.loner}${n === 1 ? "" : "s"} with no owner and no dependent  ·  click here to fold`;
+        ctx.fillText(truncate(ctx, text, b.w * cam.k), (g.x + b.x) * cam.k + cam.x, (g.y + b.y + LONER_CAPTION / 2 - 2) * cam.k + cam.y);
+      }
+    }
   }
 
   /** Objects drawn with a ring: the selection, search matches, the delete preview. */
@@ -352,7 +415,9 @@ export class Renderer {
 
   /** @param {Item} it @param {string} state @param {number} now */
   record(it, state, now) {
-    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: now });
+    // at: when the frame was drawn, on the clock the stream's arrivals are timed with (a
+    // frame's own timestamp is its start, which can precede a message handled in it).
+    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: this.drawClock });
   }
 
   /** Starts keeping drawnState, and redraws everything so that it starts complete. */
@@ -482,12 +547,19 @@ export class Renderer {
     ctx.textAlign = "start";
   }
 
-  /** @param {Item} it @param {number} px */
+  /**
+   * The selection's ring hugs the box; a search match's or preview's is thinner and
+   * farther out, so that the box's own border (its state) always shows between them.
+   * @param {Item} it @param {number} px
+   */
   drawRing(it, px) {
     const { ctx, colors: C } = this;
-    ctx.strokeStyle = it.uid === this.selected ? C["--accent"] : this.preview.has(it.uid) ? C[PREVIEW[/** @type {PreviewKind} */ (this.preview.get(it.uid))].color] : C["--match"];
-    ctx.lineWidth = 3 * px;
-    ctx.strokeRect(it.group.x + it.x - 3 * px, it.group.y + it.y - 3 * px, NODE_W + 6 * px, NODE_H + 6 * px);
+    const sel = it.uid === this.selected;
+    const pv = this.preview.get(it.uid);
+    ctx.strokeStyle = sel ? C["--accent"] : pv ? C[PREVIEW[pv].color] : C["--match"];
+    const off = (sel ? 3 : 6) * px;
+    ctx.lineWidth = (sel ? 3 : 2) * px;
+    ctx.strokeRect(it.group.x + it.x - off, it.group.y + it.y - off, NODE_W + 2 * off, NODE_H + 2 * off);
   }
 
   /** @param {Item} it @param {number} now @param {number} px @param {boolean} labels */
@@ -563,11 +635,23 @@ export class Renderer {
       ctx.fill();
     }
 
+    // A cascade in progress: a bar along the bottom, and its count in the label.
+    const cascade = this.cascades?.active.get(it.uid);
+    if (cascade) {
+      ctx.fillStyle = C["--muted"];
+      ctx.globalAlpha = alpha * 0.35;
+      ctx.fillRect(x + 6, y + NODE_H - 5, NODE_W - 12, 3);
+      ctx.globalAlpha = alpha;
+      ctx.fillStyle = stColor;
+      ctx.fillRect(x + 6, y + NODE_H - 5, (NODE_W - 12) * progress(cascade), 3);
+    }
+
     if (labels) {
       ctx.textBaseline = "alphabetic";
       ctx.fillStyle = C["--muted"];
       ctx.font = "11px system-ui, sans-serif";
       let kindLabel = n.kind + (st === "normal" ? "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
+      if (cascade) kindLabel = `${n.kind} · ${cascade.policy === "Orphan" ? `${cascade.orphaned} of ${cascade.total - 1} orphaned` : `${cascade.gone} of ${cascade.total} gone`}`;
       if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
       ctx.fillText(truncate(ctx, kindLabel, NODE_W - 30), x + 11, y + 15);
       ctx.fillStyle = C["--fg"];

@@ -1,0 +1,364 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gcscope/gcscope/internal/browsertest"
+)
+
+// drawnInTime is how late the canvas may draw a state the stream delivered.
+const drawnInTime = 100 // ms
+
+// TestUICascadesDrawnFrameByFrame deletes demo Deployments with each policy, from the
+// delete dialog and from outside the page (as kubectl would), and checks the way there as
+// the canvas drew it, frame by frame: every state the stream delivered for the Deployment,
+// its ReplicaSets and Pods was drawn within 100 ms, nothing was drawn that the stream had
+// not said, nothing moved during the cascade, and the order is the policy's (Foreground:
+// the owner waits and goes last; Background: the owner goes first; Orphan: the dependents
+// stay). gcscope runs in slow motion (150 ms before each write), as a user watching a
+// cascade would set it: without it a state can last less than a frame.
+func TestUICascadesDrawnFrameByFrame(t *testing.T) {
+	browsertest.Require(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	p := startProcess(t, dir, nil, binary, "--listen", addr, "--data-dir", filepath.Join(dir, "data"),
+		"--write-kubeconfig", kubeconfig, "--demo", "--log-level", "warn", "--gc-action-delay", "150ms")
+	p.waitReady(t, addr)
+	defer p.stop(t, syscall.SIGTERM)
+	base := "http://" + addr
+	kube := clientFor(t, kubeconfig)
+
+	page := browsertest.Start(t, browsertest.Options{Width: 1600, Height: 1000})
+	ctx := page.Ctx
+	run := func(t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, 90*time.Second)
+		defer cancel()
+		if err := chromedp.Do(c, actions...); err != nil {
+			browsertest.Screenshot(t, ctx, "ui-cascade-failed")
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	eval := func(t *testing.T, expr string, out any) {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		raw, err := chromedp.Run(c, chromedp.Evaluate[[]byte](expr))
+		if err == nil {
+			err = json.Unmarshal(raw, out)
+		}
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
+	}
+	ready := chromedp.Poll[chromedp.Void](`window.gcscope && window.gcscope.ready`, chromedp.WithPollingTimeout(60*time.Second))
+
+	for _, tc := range []struct {
+		deployment string
+		policy     metav1.DeletionPropagation
+		fromPage   bool // through the delete dialog; else through the API, as kubectl does
+	}{
+		{"api", metav1.DeletePropagationForeground, true},
+		{"cache", metav1.DeletePropagationBackground, true},
+		{"canary", metav1.DeletePropagationOrphan, true},
+		{"frontend", metav1.DeletePropagationForeground, false},
+	} {
+		how := "dialog"
+		if !tc.fromPage {
+			how = "kubectl"
+		}
+		name := fmt.Sprintf("%s-%s-%s", strings.ToLower(string(tc.policy)), how, tc.deployment)
+		t.Run(name, func(t *testing.T) {
+			dep, dependents := deploymentTree(t, kube, tc.deployment)
+			uids := append([]string{dep}, dependents...)
+			run(t, "open the Deployment", chromedp.Navigate(base+"/?sel="+dep), ready)
+			var ok bool
+			eval(t, `(window.gcscope.trace(`+jsArray(uids)+`), true)`, &ok)
+			if tc.fromPage {
+				run(t, "delete from the dialog", chromedp.Click(chromedp.CSS("#delete-button")), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
+					chromedp.Click(chromedp.CSS(`#delete-form input[value="`+string(tc.policy)+`"]`)),
+					chromedp.Poll[chromedp.Void](`document.querySelector("#delete-summary")?.textContent.startsWith("`+string(tc.policy)+`")`, chromedp.WithPollingTimeout(30*time.Second)),
+					chromedp.Click(chromedp.CSS("#delete-confirm")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
+			} else {
+				policy := tc.policy
+				if err := kube.AppsV1().Deployments("demo-web").Delete(context.Background(), tc.deployment, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			run(t, "mid-cascade", chromedp.Sleep(400*time.Millisecond))
+			browsertest.Screenshot(t, ctx, "ui-cascade-"+name+"-during")
+
+			waitCascadeDone(t, kube, tc.deployment, tc.policy, dep, dependents)
+			// The page follows: the owner gone, and (but for Orphan) its dependents too.
+			gone := jsArray(uids)
+			if tc.policy == metav1.DeletePropagationOrphan {
+				gone = jsArray([]string{dep})
+			}
+			run(t, "the graph shows the end", chromedp.Poll[chromedp.Void](`(() => { const d = new Set(window.gcscope.drawnUIDs());
+				return `+gone+`.every(u => !d.has(u) && !window.gcscope.store.ghosts.has(u)); })()`, chromedp.WithPollingTimeout(30*time.Second)))
+			browsertest.Screenshot(t, ctx, "ui-cascade-"+name+"-after")
+
+			var log traceLog
+			eval(t, `window.gcscope.traceLog()`, &log)
+			assertDrawnInTime(t, log)
+			assertNothingMoved(t, log)
+			switch tc.policy {
+			case metav1.DeletePropagationForeground:
+				assertForegroundDrawn(t, log, dep, dependents)
+			case metav1.DeletePropagationBackground:
+				assertBackgroundDrawn(t, log, dep, dependents)
+			case metav1.DeletePropagationOrphan:
+				assertOrphanDrawn(t, log, dep, dependents)
+			}
+			t.Logf("%s: %d state changes from the stream, %d drawn, over %d objects", name, len(log.Engine), len(log.Drawn), len(uids))
+		})
+	}
+	page.NoErrors(t)
+	page.Close()
+}
+
+// deploymentTree returns the uid of the demo-web Deployment name and those of its
+// ReplicaSets and their Pods.
+func deploymentTree(t *testing.T, kube kubernetes.Interface, name string) (string, []string) {
+	t.Helper()
+	ctx := context.Background()
+	dep, err := kube.AppsV1().Deployments("demo-web").Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rss, err := kube.AppsV1().ReplicaSets("demo-web").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pods, err := kube.CoreV1().Pods("demo-web").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, rs := range rss.Items {
+		if !metav1.IsControlledBy(&rs, dep) {
+			continue
+		}
+		out = append(out, string(rs.UID))
+		for _, p := range pods.Items {
+			if metav1.IsControlledBy(&p, &rs) {
+				out = append(out, string(p.UID))
+			}
+		}
+	}
+	if len(out) < 2 {
+		t.Fatalf("demo Deployment %s has no ReplicaSet and Pods to cascade to: %v", name, out)
+	}
+	return string(dep.UID), out
+}
+
+// waitCascadeDone waits until the apiserver shows the deletion done: the Deployment gone
+// and its dependents gone, or (Orphan) still there without a reference to it.
+func waitCascadeDone(t *testing.T, kube kubernetes.Interface, name string, policy metav1.DeletionPropagation, dep string, dependents []string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		if _, err := kube.AppsV1().Deployments("demo-web").Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		objs, err := demoWebObjects(ctx, kube)
+		if err != nil {
+			return false, nil
+		}
+		for _, d := range dependents {
+			m, exists := objs[d]
+			if policy != metav1.DeletePropagationOrphan && exists {
+				return false, nil
+			}
+			if policy == metav1.DeletePropagationOrphan && (!exists || slices.ContainsFunc(m.OwnerReferences, func(r metav1.OwnerReference) bool { return string(r.UID) == dep })) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("the %s deletion of demo-web/%s did not finish in the apiserver", policy, name)
+	}
+}
+
+// demoWebObjects returns demo-web's ReplicaSets and Pods by uid.
+func demoWebObjects(ctx context.Context, kube kubernetes.Interface) (map[string]metav1.ObjectMeta, error) {
+	out := map[string]metav1.ObjectMeta{}
+	rss, err := kube.AppsV1().ReplicaSets("demo-web").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, rs := range rss.Items {
+		out[string(rs.UID)] = rs.ObjectMeta
+	}
+	pods, err := kube.CoreV1().Pods("demo-web").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pods.Items {
+		out[string(p.UID)] = p.ObjectMeta
+	}
+	return out, nil
+}
+
+// traceLog is window.gcscope.traceLog(): each state change the stream delivered and each
+// change the canvas drew, on the page's clock (ms).
+type traceLog struct {
+	Engine []stateChange `json:"engine"`
+	Drawn  []stateChange `json:"drawn"`
+}
+
+type stateChange struct {
+	UID   string  `json:"uid"`
+	State string  `json:"state"`
+	X     float64 `json:"x"`
+	Y     float64 `json:"y"`
+	T     float64 `json:"t"`
+}
+
+func byUID(cs []stateChange) map[string][]stateChange {
+	out := map[string][]stateChange{}
+	for _, c := range cs {
+		out[c.UID] = append(out[c.UID], c)
+	}
+	return out
+}
+
+// assertDrawnInTime checks both ways that the canvas drew what the stream said: every
+// state the stream delivered that lasted 100 ms or more was drawn within 100 ms of its
+// arrival, and every state drawn was the stream's at that moment or within the 100 ms
+// before (no state drawn late, out of order or invented).
+func assertDrawnInTime(t *testing.T, log traceLog) {
+	t.Helper()
+	engine, drawn := byUID(log.Engine), byUID(log.Drawn)
+	for uid, changes := range engine {
+		for i, c := range changes {
+			if i == 0 {
+				continue // the state when tracing began: drawn before it
+			}
+			end := float64(1e18)
+			if i+1 < len(changes) {
+				end = changes[i+1].T
+			}
+			if end-c.T < drawnInTime {
+				continue // over before it had to be drawn
+			}
+			if !slices.ContainsFunc(drawn[uid], func(d stateChange) bool {
+				return d.State == c.State && d.T >= c.T && d.T <= c.T+drawnInTime
+			}) {
+				t.Errorf("%s: the stream said %q at %.0f ms; the canvas drew it not within %d ms: drawn %+v", uid, c.State, c.T, drawnInTime, drawn[uid])
+			}
+		}
+	}
+	for uid, ds := range drawn {
+		for _, d := range ds {
+			ok := false
+			for i, c := range engine[uid] {
+				start, end := c.T, float64(1e18)
+				if i == 0 {
+					start = -1e18 // the state when tracing began held before
+				}
+				if i+1 < len(engine[uid]) {
+					end = engine[uid][i+1].T
+				}
+				if c.State == d.State && d.T >= start && d.T <= end+drawnInTime {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("%s: the canvas drew %q at %.0f ms, which the stream did not say then: stream %+v", uid, d.State, d.T, engine[uid])
+			}
+		}
+	}
+}
+
+// assertNothingMoved checks that no object moved while it was drawn during the cascade.
+func assertNothingMoved(t *testing.T, log traceLog) {
+	t.Helper()
+	for uid, ds := range byUID(log.Drawn) {
+		for _, d := range ds[1:] {
+			if d.X != ds[0].X || d.Y != ds[0].Y {
+				t.Errorf("%s moved during the cascade: %+v", uid, ds)
+				break
+			}
+		}
+	}
+}
+
+// firstDrawn is when uid was first drawn in state (ok false if never).
+func firstDrawn(log traceLog, uid, state string) (float64, bool) {
+	for _, d := range log.Drawn {
+		if d.UID == uid && d.State == state {
+			return d.T, true
+		}
+	}
+	return 0, false
+}
+
+// assertForegroundDrawn: the owner drawn deleting its dependents (or waiting on them)
+// before anything was drawn removed, every dependent drawn removed before the owner.
+func assertForegroundDrawn(t *testing.T, log traceLog, owner string, dependents []string) {
+	t.Helper()
+	ownerGone, ok := firstDrawn(log, owner, "removed")
+	if !ok {
+		t.Fatalf("the owner was never drawn removed: %+v", byUID(log.Drawn)[owner])
+	}
+	waited, okW := firstDrawn(log, owner, "waiting")
+	if fg, ok := firstDrawn(log, owner, "foreground"); ok && (!okW || fg < waited) {
+		waited, okW = fg, true
+	}
+	if !okW || waited > ownerGone {
+		t.Errorf("the owner was never drawn deleting its dependents before its removal: %+v", byUID(log.Drawn)[owner])
+	}
+	for _, d := range dependents {
+		at, ok := firstDrawn(log, d, "removed")
+		if !ok || at > ownerGone {
+			t.Errorf("dependent %s not drawn removed before its owner (owner removed at %.0f ms): %+v", d, ownerGone, byUID(log.Drawn)[d])
+		}
+		if ok && okW && at < waited {
+			t.Errorf("dependent %s drawn removed (%.0f ms) before its owner was drawn deleting dependents (%.0f ms)", d, at, waited)
+		}
+	}
+}
+
+// assertBackgroundDrawn: the owner drawn removed first, every dependent drawn removed after.
+func assertBackgroundDrawn(t *testing.T, log traceLog, owner string, dependents []string) {
+	t.Helper()
+	ownerGone, ok := firstDrawn(log, owner, "removed")
+	if !ok {
+		t.Fatalf("the owner was never drawn removed: %+v", byUID(log.Drawn)[owner])
+	}
+	for _, d := range dependents {
+		at, ok := firstDrawn(log, d, "removed")
+		if !ok || at < ownerGone {
+			t.Errorf("dependent %s not drawn removed after its owner (owner removed at %.0f ms): %+v", d, ownerGone, byUID(log.Drawn)[d])
+		}
+	}
+}
+
+// assertOrphanDrawn: the owner drawn removed, no dependent ever drawn removed.
+func assertOrphanDrawn(t *testing.T, log traceLog, owner string, dependents []string) {
+	t.Helper()
+	if _, ok := firstDrawn(log, owner, "removed"); !ok {
+		t.Fatalf("the owner was never drawn removed: %+v", byUID(log.Drawn)[owner])
+	}
+	for _, d := range dependents {
+		if at, ok := firstDrawn(log, d, "removed"); ok {
+			t.Errorf("orphaned dependent %s drawn removed at %.0f ms", d, at)
+		}
+	}
+}

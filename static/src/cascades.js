@@ -1,0 +1,233 @@
+// @ts-check
+// Cascades: the deletions of owners with dependents, followed from the stream. A cascade
+// starts when an owner is seen being deleted in the foreground (foregroundDeletion), with
+// orphaning (orphan), or removed while it still had dependents (background); it holds the
+// owner's dependents, transitively, as they were then (plus any that appear while it
+// runs), and ends once the owner is gone and every member is gone or no longer owned by
+// the cascade (kept by another owner, or orphaned). Progress is counted from the store,
+// so it is exactly what the graph draws.
+
+import { h, describe } from "./dom.js";
+import { blockingDependents, holdingFinalizers } from "./states.js";
+
+/** @typedef {import("./store.js").Store} Store */
+/** @typedef {import("./store.js").NodeState} NodeState */
+/**
+ * @typedef {{owner: string, ref: {kind: string, namespace?: string, name: string}, policy: "Foreground"|"Background"|"Orphan",
+ *   start: number, end: number|null, members: Set<string>, gone: number, orphaned: number, total: number,
+ *   waitingOn: string, eta: number|null, nested: boolean}} Cascade  times from performance.now(); eta in ms;
+ *   nested: its owner is a member of another cascade (the strip lists only the outermost)
+ */
+
+/** Finished cascades stay listed this long. */
+const KEEP_MS = 120_000;
+/** At most this many finished cascades are kept. */
+const KEEP_FINISHED = 20;
+
+export class Cascades {
+  /** @param {Store} store */
+  constructor(store) {
+    this.store = store;
+    /** by owner uid. @type {Map<string, Cascade>} */ this.active = new Map();
+    /** newest first. @type {Cascade[]} */ this.finished = [];
+    this.changed = false;
+  }
+
+  /**
+   * Looks at the objects that changed (or all of them, after a snapshot) for cascades that
+   * start, then brings every running cascade up to date.
+   * @param {Iterable<string>} uids @param {number} now
+   */
+  observe(uids, now) {
+    const { store } = this;
+    for (const uid of uids) {
+      if (this.active.has(uid)) continue;
+      const n = store.nodes.get(uid);
+      if (n) {
+        if (!n.beingDeleted || n.virtual) continue;
+        const fin = n.finalizers || [];
+        const policy = fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : null;
+        if (policy && store.dependents.get(uid)?.size) this.begin(uid, n, policy, now);
+      } else {
+        // Removed with dependents still naming it: the collector deletes them in the background.
+        const g = store.ghosts.get(uid);
+        if (g && !g.node.virtual && this.liveDependents(uid).length) this.begin(uid, g.node, "Background", now);
+      }
+    }
+    this.update(now);
+  }
+
+  /** @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"} policy @param {number} now */
+  begin(uid, n, policy, now) {
+    const members = policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
+    /** @type {Cascade} */
+    const c = { owner: uid, ref: { kind: n.kind, namespace: n.namespace, name: n.name }, policy, start: now, end: null,
+      members, gone: 0, orphaned: 0, total: members.size + 1, waitingOn: "", eta: null, nested: false };
+    this.active.set(uid, c);
+    this.changed = true;
+  }
+
+  /** @param {number} now */
+  update(now) {
+    for (const c of this.active.values()) {
+      if (!c.nested) for (const o of this.active.values()) if (o !== c && o.members.has(c.owner)) c.nested = true;
+      const before = `${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}`;
+      this.measure(c, now);
+      if (`${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}` !== before) this.changed = true;
+      if (this.settled(c)) {
+        c.end = now;
+        c.eta = 0;
+        this.active.delete(c.owner);
+        this.finished.unshift(c);
+        this.changed = true;
+      }
+    }
+    while (this.finished.length > KEEP_FINISHED || (this.finished.length && now - /** @type {number} */ (this.finished[this.finished.length - 1].end) > KEEP_MS)) {
+      this.finished.pop();
+      this.changed = true;
+    }
+  }
+
+  /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} now */
+  measure(c, now) {
+    const { store } = this;
+    if (c.policy !== "Orphan") for (const d of this.descendants(c.owner)) c.members.add(d); // new members while it runs
+    let gone = 0, orphaned = 0;
+    for (const u of c.members) {
+      const n = store.nodes.get(u);
+      if (!n) gone++;
+      else if (c.policy === "Orphan" ? !n.owners?.some((o) => o.uid === c.owner) : !this.ownedWithin(c, n)) orphaned++;
+    }
+    if (!store.nodes.has(c.owner)) gone++;
+    c.gone = gone;
+    c.orphaned = orphaned;
+    c.total = c.members.size + 1;
+    const left = c.total - gone - orphaned;
+    const elapsed = now - c.start;
+    c.eta = gone > 0 && left > 0 ? (elapsed / gone) * left : null;
+    c.waitingOn = this.waitingOn(c);
+  }
+
+  /** A cascade is over when nothing of it is left to do. @param {Cascade} c */
+  settled(c) {
+    return !this.store.nodes.has(c.owner) && c.gone + c.orphaned >= c.total;
+  }
+
+  /**
+   * Whether n still hangs from the cascade: it names the owner or a member (gone or not:
+   * a reference to a deleted owner is work the collector has yet to do).
+   * @param {Cascade} c @param {NodeState} n
+   */
+  ownedWithin(c, n) {
+    return (n.owners || []).some((o) => o.uid === c.owner || c.members.has(o.uid));
+  }
+
+  /**
+   * What holds a cascade up, in words: the first blocking dependent of a foreground owner
+   * (with how many of its own dependents remain), or a member held by another
+   * controller's finalizer.
+   * @param {Cascade} c
+   */
+  waitingOn(c) {
+    const { store } = this;
+    for (const m of c.members) {
+      const n = store.nodes.get(m);
+      const held = n && n.beingDeleted ? holdingFinalizers(n) : [];
+      if (n && held.length) return `${n.kind} ${n.name} held by finalizer ${held[0]}`;
+    }
+    if (c.policy !== "Foreground" || !store.nodes.has(c.owner)) return "";
+    const blockers = blockingDependents(store, c.owner);
+    if (!blockers.length) return "";
+    const b = blockers[0];
+    const below = [...this.descendants(b.uid)].flatMap((u) => store.nodes.get(u) || []);
+    /** @type {Map<string, number>} */
+    const kinds = new Map();
+    for (const n of below) kinds.set(n.kind, (kinds.get(n.kind) || 0) + 1);
+    const what = [...kinds].map(([k, n]) => `${n} ${k}${n === 1 ? "" : "s"}`).join(", ");
+    const more = blockers.length > 1 ? ` and ${blockers.length - 1} more` : "";
+    return `${b.kind} ${b.name}${what ? ` (${what})` : ""}${more}`;
+  }
+
+  /** Dependents of uid that still exist. @param {string} uid */
+  liveDependents(uid) {
+    return [...(this.store.dependents.get(uid) || [])].filter((d) => this.store.nodes.has(d));
+  }
+
+  /** Every object below uid through ownerReferences (uid itself excluded). @param {string} uid */
+  descendants(uid) {
+    /** @type {Set<string>} */
+    const seen = new Set();
+    const stack = [uid];
+    while (stack.length) {
+      const u = /** @type {string} */ (stack.pop());
+      for (const d of this.store.dependents.get(u) || []) {
+        if (d === uid || seen.has(d) || !this.store.nodes.has(d)) continue;
+        seen.add(d);
+        stack.push(d);
+      }
+    }
+    return seen;
+  }
+
+  /** The cascade of owner uid, running or recently finished. @param {string} uid */
+  of(uid) {
+    return this.active.get(uid) || this.finished.find((c) => c.owner === uid) || null;
+  }
+}
+
+/**
+ * One line of progress: "8 of 11 gone · waiting on ReplicaSet x (3 Pods) · ~2 s left".
+ * @param {Cascade} c @param {number} now
+ */
+export function progressText(c, now) {
+  const parts = [c.policy === "Orphan" ? `${c.orphaned} of ${c.total - 1} orphaned` : `${c.gone} of ${c.total} gone`];
+  if (c.policy !== "Orphan" && c.orphaned) parts.push(`${c.orphaned} kept`);
+  if (c.end !== null) {
+    parts.push(`done in ${secs(c.end - c.start)}`);
+    return parts.join(" · ");
+  }
+  if (c.waitingOn) parts.push(`waiting on ${c.waitingOn}`);
+  if (c.eta !== null) parts.push(`~${secs(c.eta)} left`);
+  else parts.push(`${secs(now - c.start)} so far`);
+  return parts.join(" · ");
+}
+
+/** How far a cascade is, 0 to 1. @param {Cascade} c */
+export function progress(c) {
+  return c.end !== null ? 1 : (c.gone + c.orphaned) / Math.max(1, c.total);
+}
+
+/**
+ * The strip over the graph: cascades running and recently finished, newest first, each a
+ * button that selects its owner.
+ */
+export class CascadeStrip {
+  /** @param {HTMLElement} el @param {Cascades} cascades @param {(uid: string) => void} select */
+  constructor(el, cascades, select) {
+    this.el = el;
+    this.cascades = cascades;
+    this.select = select;
+  }
+
+  /** @param {number} now */
+  render(now) {
+    const { cascades } = this;
+    const list = [...[...cascades.active.values()].sort((a, b) => b.start - a.start), ...cascades.finished].filter((c) => !c.nested).slice(0, 4);
+    this.el.hidden = list.length === 0;
+    this.el.replaceChildren(...list.map((c) => {
+      const running = c.end === null;
+      const bar = h("span.bar", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
+      return h("button.cascade", {
+        type: "button", "data-owner": c.owner, "data-state": running ? "running" : "done",
+        title: `${c.policy} deletion of ${describe(c.ref)}: ${progressText(c, now)}`,
+        onclick: () => this.select(c.owner),
+      }, h("span.policy", null, c.policy), h("b", null, `${c.ref.kind} ${c.ref.name}`), bar,
+      h("span.muted", null, running ? `${c.gone + c.orphaned}/${c.total} · ${secs(now - c.start)}` : `${c.policy === "Orphan" ? c.orphaned + " orphaned" : c.gone + " gone"} · ${secs(/** @type {number} */ (c.end) - c.start)}`));
+    }));
+  }
+}
+
+/** @param {number} ms as "2.5 s" (cascades are watched in seconds) */
+function secs(ms) {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
+}
