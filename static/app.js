@@ -8,6 +8,7 @@ var HISTORY = 300;
 var Store = class {
   constructor() {
     this.nodes = /* @__PURE__ */ new Map();
+    this.byNamespace = /* @__PURE__ */ new Map();
     this.dependents = /* @__PURE__ */ new Map();
     this.ghosts = /* @__PURE__ */ new Map();
     this.born = /* @__PURE__ */ new Map();
@@ -30,7 +31,11 @@ var Store = class {
     for (const [uid, n] of this.nodes) if (!incoming.has(uid)) this.ghosts.set(uid, { node: n, at: now });
     this.nodes = incoming;
     this.dependents.clear();
-    for (const n of this.nodes.values()) this.link(n);
+    this.byNamespace.clear();
+    for (const n of this.nodes.values()) {
+      this.link(n);
+      this.index(n, true);
+    }
     if (frame.queues) this.resetQueues(frame.queues);
     if (frame.sync) this.sync = frame.sync;
     if (frame.mode) this.mode = frame.mode;
@@ -72,13 +77,16 @@ var Store = class {
   /** @param {NodeState} n @param {number} now */
   upsert(n, now) {
     const old = this.nodes.get(n.uid);
-    if (old) this.unlink(old);
-    else {
+    if (old) {
+      this.unlink(old);
+      if (old.namespace !== n.namespace) this.index(old, false);
+    } else {
       this.born.set(n.uid, now);
       this.ghosts.delete(n.uid);
     }
     this.nodes.set(n.uid, n);
     this.link(n);
+    this.index(n, true);
     this.touched.add(n.uid);
     if (!old || old.virtual !== n.virtual || !sameOwners(old, n) || old.namespace !== n.namespace) {
       this.markNamespace(n.namespace);
@@ -91,6 +99,7 @@ var Store = class {
     const n = this.nodes.get(uid);
     if (!n) return;
     this.unlink(n);
+    this.index(n, false);
     this.nodes.delete(uid);
     this.born.delete(uid);
     this.ghosts.set(uid, { node: n, at: now });
@@ -133,6 +142,18 @@ var Store = class {
       s.delete(n.uid);
       if (s.size === 0) this.dependents.delete(o.uid);
       this.touched.add(o.uid);
+    }
+  }
+  /** Adds n to, or removes it from, its namespace's index. @param {NodeState} n @param {boolean} add */
+  index(n, add) {
+    const ns = n.namespace || "";
+    let s = this.byNamespace.get(ns);
+    if (add) {
+      if (!s) this.byNamespace.set(ns, s = /* @__PURE__ */ new Set());
+      s.add(n.uid);
+    } else if (s) {
+      s.delete(n.uid);
+      if (s.size === 0) this.byNamespace.delete(ns);
     }
   }
   /** @param {string|undefined} ns */
@@ -364,7 +385,14 @@ var Layout = class {
       if (!m) members.set(ns, m = []);
       m.push({ node: n, ghost });
     };
-    for (const n of store2.nodes.values()) add(n, false);
+    if (all) for (const n of store2.nodes.values()) add(n, false);
+    else {
+      for (const ns of dirty) for (const u of store2.byNamespace.get(ns) || []) add(
+        /** @type {NodeState} */
+        store2.nodes.get(u),
+        false
+      );
+    }
     for (const g of store2.ghosts.values()) if (!store2.nodes.has(g.node.uid)) add(g.node, true);
     const redo = all ? /* @__PURE__ */ new Set([...this.groups.keys(), ...members.keys()]) : new Set(dirty);
     for (const ns of redo) {
@@ -957,6 +985,9 @@ var COLLAPSE_PX = 70;
 var CELL_PX = 14;
 var MIN_K = 5e-3;
 var MAX_K = 3;
+var BITMAP_BUDGET_MS = 6;
+var STALE_MS = 100;
+var BITMAP_MAX = 4096;
 var READABLE_K = 0.6;
 var PREVIEW = (
   /** @type {const} */
@@ -1196,17 +1227,20 @@ var Renderer = class {
     }
     if (cellMode) {
       let drawn = 0;
+      const budgetEnd = performance.now() + BITMAP_BUDGET_MS;
       for (const g of visible) {
-        const cache = this.groupCache(g, now);
-        for (const [col, p] of cache.cells) {
-          ctx.fillStyle = col;
-          ctx.fill(p);
-        }
-        for (const b of g.blocks) if (this.collapsed(b)) this.drawBlock(b, px);
-        drawn += cache.count;
-        for (const u of this.ringed()) {
+        const bm = this.groupBitmap(g, now, budgetEnd);
+        ctx.drawImage(bm.canvas, g.x, g.y, g.w, g.h);
+        drawn += bm.count;
+      }
+      const ringed = this.ringed();
+      if (ringed.length) {
+        const shown = new Set(visible);
+        for (const u of ringed) {
           const it = this.layout.items.get(u);
-          if (it && it.group === g && !(it.block && this.collapsed(it.block))) this.drawRing(it, px);
+          if (!it || !shown.has(it.group)) continue;
+          if (it.block && this.collapsed(it.block)) this.drawBlockRing(it.block, px);
+          else this.drawRing(it, px);
         }
       }
       this.drawn = drawn;
@@ -1222,7 +1256,10 @@ var Renderer = class {
       }
       this.drawn = items.length;
       this.drawEdges(items, blocks, px);
-      for (const b of blocks) this.drawBlock(b, px);
+      for (const b of blocks) {
+        this.drawBlock(b, px);
+        if (this.selected && b.uids.includes(this.selected) || this.matches.size && b.uids.some((u) => this.matches.has(u))) this.drawBlockRing(b, px);
+      }
       for (const it of items) this.drawItem(it, now, px, labels);
     }
     function inView(x, y, w, h2) {
@@ -1286,39 +1323,67 @@ var Renderer = class {
     return out;
   }
   /**
-   * The far-out drawing of a namespace: its cells by colour, and its collapsed sets'
-   * state counts. Rebuilt after invalidate.
-   * @param {Group} g @param {number} now
-   * @returns {{cells: Map<string, Path2D>, count: number, blockCounts: Map<Block, Map<string, number>>}}
+   * The far-out drawing of a namespace: a bitmap of its cells (by state colour, or kind
+   * when normal) and its collapsed sets, at the current zoom rounded up to a step of √2
+   * (never blurrier than the screen). After invalidate it is stale: redrawn in this frame
+   * while the frame's budget lasts, else drawn as it was, for at most STALE_MS.
+   * @param {Group} g @param {number} now @param {number} budgetEnd performance.now() deadline
+   * @returns {{canvas: OffscreenCanvas, key: string, count: number, stale: number, blockCounts: Map<Block, Map<string, number>>}}
    */
-  groupCache(g, now) {
-    const key = this.cacheKey();
+  groupBitmap(g, now, budgetEnd) {
+    const kb = 2 ** (Math.ceil(Math.log2(this.cam.k) * 2) / 2);
+    const key = `${this.cacheKey()}/${kb}/${this.dpr}`;
     let c = (
       /** @type {any} */
       g.cache
     );
-    if (c && c.key === key) return c;
-    c = { key, cells: /* @__PURE__ */ new Map(), count: 0, blockCounts: /* @__PURE__ */ new Map() };
+    if (c && c.key === key && !c.stale) return c;
+    if (c && c.canvas && performance.now() > budgetEnd && (!c.stale || now - c.stale < STALE_MS)) return c;
+    const scale = Math.min(kb * this.dpr, BITMAP_MAX / g.w, BITMAP_MAX / g.h);
+    const w = Math.max(1, Math.ceil(g.w * scale)), h2 = Math.max(1, Math.ceil(g.h * scale));
+    const canvas2 = c?.canvas && c.canvas.width === w && c.canvas.height === h2 ? c.canvas : new OffscreenCanvas(w, h2);
+    const bctx = (
+      /** @type {OffscreenCanvasRenderingContext2D} */
+      canvas2.getContext("2d")
+    );
+    bctx.setTransform(1, 0, 0, 1, 0, 0);
+    bctx.clearRect(0, 0, w, h2);
+    bctx.setTransform(scale, 0, 0, scale, -g.x * scale, -g.y * scale);
+    c = { canvas: canvas2, key, count: 0, stale: 0, blockCounts: /* @__PURE__ */ new Map() };
+    g.cache = c;
+    const cells = /* @__PURE__ */ new Map();
     for (const it of g.items) {
       if (it.block && this.collapsed(it.block)) continue;
       const col = this.itemColor(it, now);
       this.record(it, this.itemState(it), now);
-      let p = c.cells.get(col);
-      if (!p) c.cells.set(col, p = new Path2D());
+      let p = cells.get(col);
+      if (!p) cells.set(col, p = new Path2D());
       p.rect(g.x + it.x, g.y + it.y, NODE_W, NODE_H);
       c.count++;
     }
-    g.cache = c;
+    for (const [col, p] of cells) {
+      bctx.fillStyle = col;
+      bctx.fill(p);
+    }
+    const main = this.ctx;
+    this.ctx = /** @type {any} */
+    bctx;
+    for (const b of g.blocks) if (this.collapsed(b)) this.drawBlock(b, 1 / kb);
+    this.ctx = main;
     return c;
   }
   /** What every namespace cache depends on besides its own members. */
   cacheKey() {
     return `${this.expanded.size}/${this.previewVersion}/${this.colors["--bg"]}/${NODE_W * this.cam.k < COLLAPSE_PX}`;
   }
-  /** Drops the cached drawing of the namespace holding uid. @param {string} uid */
+  /** Marks the cached drawing of the namespace holding uid stale. @param {string} uid */
   invalidate(uid) {
     const it = this.layout.items.get(uid);
-    if (it) it.group.cache = null;
+    const c = it && /** @type {any} */
+    it.group.cache;
+    if (!c) return;
+    if (!c.stale) c.stale = performance.now();
+    c.blockCounts = /* @__PURE__ */ new Map();
   }
   /** The state to draw: the store's now (an item's copy is as old as its layout). @param {Item} it */
   itemState(it) {
@@ -1417,11 +1482,13 @@ var Renderer = class {
       ctx.fillRect(bx, y + b.h - bh - 8, w, bh);
       bx += w;
     }
-    if (this.selected && b.uids.includes(this.selected) || this.matches.size && b.uids.some((u) => this.matches.has(u))) {
-      ctx.strokeStyle = C["--match"];
-      ctx.lineWidth = 3 * px;
-      ctx.strokeRect(x - 4, y - 4, b.w + 8, b.h + 8);
-    }
+  }
+  /** The ring around a collapsed set that holds the selection or a search match. @param {Block} b @param {number} px */
+  drawBlockRing(b, px) {
+    const { ctx, colors: C } = this;
+    ctx.strokeStyle = C["--match"];
+    ctx.lineWidth = 3 * px;
+    ctx.strokeRect(b.group.x + b.x - 6 * px, b.group.y + b.y - 6 * px, b.w + 12 * px, b.h + 12 * px);
   }
   /** How many members of b are in each state colour. @param {Block} b */
   blockCounts(b) {

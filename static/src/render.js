@@ -19,6 +19,12 @@ const COLLAPSE_PX = 70;
 /** Below this on-screen width a box is a plain cell. */
 const CELL_PX = 14;
 const MIN_K = 0.005, MAX_K = 3;
+/** Far out, redrawing stale namespace bitmaps stops after this long in a frame... */
+const BITMAP_BUDGET_MS = 6;
+/** ...but none stays stale longer than this. */
+const STALE_MS = 100;
+/** The largest side of a namespace's bitmap, in pixels. */
+const BITMAP_MAX = 4096;
 /** The lowest zoom at which a box's labels are drawn (NODE_H * k >= 22) with a margin. */
 const READABLE_K = 0.6;
 
@@ -272,20 +278,24 @@ export class Renderer {
 
     // Items on screen, by drawing class.
     if (cellMode) {
-      // Far out: per namespace, one path per colour, kept until something in it changes
-      // (see invalidate), so a frame under heavy churn redraws cached paths.
+      // Far out: each namespace is a bitmap of its cells and collapsed sets, drawn at about
+      // the current zoom and redrawn only when something in it changed (within a budget per
+      // frame; see groupBitmap), so a frame under heavy churn is mostly copies.
       let drawn = 0;
+      const budgetEnd = performance.now() + BITMAP_BUDGET_MS;
       for (const g of visible) {
-        const cache = this.groupCache(g, now);
-        for (const [col, p] of cache.cells) {
-          ctx.fillStyle = col;
-          ctx.fill(p);
-        }
-        for (const b of g.blocks) if (this.collapsed(b)) this.drawBlock(b, px);
-        drawn += cache.count;
-        for (const u of this.ringed()) {
+        const bm = this.groupBitmap(g, now, budgetEnd);
+        ctx.drawImage(bm.canvas, g.x, g.y, g.w, g.h);
+        drawn += bm.count;
+      }
+      const ringed = this.ringed();
+      if (ringed.length) {
+        const shown = new Set(visible);
+        for (const u of ringed) {
           const it = this.layout.items.get(u);
-          if (it && it.group === g && !(it.block && this.collapsed(it.block))) this.drawRing(it, px);
+          if (!it || !shown.has(it.group)) continue;
+          if (it.block && this.collapsed(it.block)) this.drawBlockRing(it.block, px);
+          else this.drawRing(it, px);
         }
       }
       this.drawn = drawn;
@@ -303,7 +313,10 @@ export class Renderer {
       }
       this.drawn = items.length;
       this.drawEdges(items, blocks, px);
-      for (const b of blocks) this.drawBlock(b, px);
+      for (const b of blocks) {
+        this.drawBlock(b, px);
+        if ((this.selected && b.uids.includes(this.selected)) || (this.matches.size && b.uids.some((u) => this.matches.has(u)))) this.drawBlockRing(b, px);
+      }
       for (const it of items) this.drawItem(it, now, px, labels);
     }
     function inView(/** @type {number} */ x, /** @type {number} */ y, /** @type {number} */ w, /** @type {number} */ h) {
@@ -373,26 +386,48 @@ export class Renderer {
   }
 
   /**
-   * The far-out drawing of a namespace: its cells by colour, and its collapsed sets'
-   * state counts. Rebuilt after invalidate.
-   * @param {Group} g @param {number} now
-   * @returns {{cells: Map<string, Path2D>, count: number, blockCounts: Map<Block, Map<string, number>>}}
+   * The far-out drawing of a namespace: a bitmap of its cells (by state colour, or kind
+   * when normal) and its collapsed sets, at the current zoom rounded up to a step of √2
+   * (never blurrier than the screen). After invalidate it is stale: redrawn in this frame
+   * while the frame's budget lasts, else drawn as it was, for at most STALE_MS.
+   * @param {Group} g @param {number} now @param {number} budgetEnd performance.now() deadline
+   * @returns {{canvas: OffscreenCanvas, key: string, count: number, stale: number, blockCounts: Map<Block, Map<string, number>>}}
    */
-  groupCache(g, now) {
-    const key = this.cacheKey();
+  groupBitmap(g, now, budgetEnd) {
+    const kb = 2 ** (Math.ceil(Math.log2(this.cam.k) * 2) / 2);
+    const key = `${this.cacheKey()}/${kb}/${this.dpr}`;
     let c = /** @type {any} */ (g).cache;
-    if (c && c.key === key) return c;
-    c = { key, cells: new Map(), count: 0, blockCounts: new Map() };
+    if (c && c.key === key && !c.stale) return c;
+    if (c && c.canvas && performance.now() > budgetEnd && (!c.stale || now - c.stale < STALE_MS)) return c;
+    // Large namespaces are drawn a little coarser rather than into huge bitmaps.
+    const scale = Math.min(kb * this.dpr, BITMAP_MAX / g.w, BITMAP_MAX / g.h);
+    const w = Math.max(1, Math.ceil(g.w * scale)), h = Math.max(1, Math.ceil(g.h * scale));
+    const canvas = c?.canvas && c.canvas.width === w && c.canvas.height === h ? c.canvas : new OffscreenCanvas(w, h);
+    const bctx = /** @type {OffscreenCanvasRenderingContext2D} */ (canvas.getContext("2d"));
+    bctx.setTransform(1, 0, 0, 1, 0, 0);
+    bctx.clearRect(0, 0, w, h);
+    bctx.setTransform(scale, 0, 0, scale, -g.x * scale, -g.y * scale);
+    c = { canvas, key, count: 0, stale: 0, blockCounts: new Map() };
+    /** @type {any} */ (g).cache = c;
+    /** @type {Map<string, Path2D>} */
+    const cells = new Map();
     for (const it of g.items) {
       if (it.block && this.collapsed(it.block)) continue;
       const col = this.itemColor(it, now);
       this.record(it, this.itemState(it), now);
-      let p = c.cells.get(col);
-      if (!p) c.cells.set(col, (p = new Path2D()));
+      let p = cells.get(col);
+      if (!p) cells.set(col, (p = new Path2D()));
       p.rect(g.x + it.x, g.y + it.y, NODE_W, NODE_H);
       c.count++;
     }
-    /** @type {any} */ (g).cache = c;
+    for (const [col, p] of cells) {
+      bctx.fillStyle = col;
+      bctx.fill(p);
+    }
+    const main = this.ctx;
+    this.ctx = /** @type {any} */ (bctx);
+    for (const b of g.blocks) if (this.collapsed(b)) this.drawBlock(b, 1 / kb);
+    this.ctx = main;
     return c;
   }
 
@@ -401,10 +436,13 @@ export class Renderer {
     return `${this.expanded.size}/${this.previewVersion}/${this.colors["--bg"]}/${NODE_W * this.cam.k < COLLAPSE_PX}`;
   }
 
-  /** Drops the cached drawing of the namespace holding uid. @param {string} uid */
+  /** Marks the cached drawing of the namespace holding uid stale. @param {string} uid */
   invalidate(uid) {
     const it = this.layout.items.get(uid);
-    if (it) /** @type {any} */ (it.group).cache = null;
+    const c = it && /** @type {any} */ (it.group).cache;
+    if (!c) return;
+    if (!c.stale) c.stale = performance.now();
+    c.blockCounts = new Map();
   }
 
   /** The state to draw: the store's now (an item's copy is as old as its layout). @param {Item} it */
@@ -506,11 +544,14 @@ export class Renderer {
       ctx.fillRect(bx, y + b.h - bh - 8, w, bh);
       bx += w;
     }
-    if ((this.selected && b.uids.includes(this.selected)) || (this.matches.size && b.uids.some((u) => this.matches.has(u)))) {
-      ctx.strokeStyle = C["--match"];
-      ctx.lineWidth = 3 * px;
-      ctx.strokeRect(x - 4, y - 4, b.w + 8, b.h + 8);
-    }
+  }
+
+  /** The ring around a collapsed set that holds the selection or a search match. @param {Block} b @param {number} px */
+  drawBlockRing(b, px) {
+    const { ctx, colors: C } = this;
+    ctx.strokeStyle = C["--match"];
+    ctx.lineWidth = 3 * px;
+    ctx.strokeRect(b.group.x + b.x - 6 * px, b.group.y + b.y - 6 * px, b.w + 12 * px, b.h + 12 * px);
   }
 
   /** How many members of b are in each state colour. @param {Block} b */

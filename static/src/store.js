@@ -33,6 +33,9 @@ const HISTORY = 300;
 export class Store {
   constructor() {
     /** @type {Map<string, NodeState>} */ this.nodes = new Map();
+    /** uids of the nodes in each namespace ("": cluster-scoped), so that a namespace can be
+     * laid out again without a walk over every node. @type {Map<string, Set<string>>} */
+    this.byNamespace = new Map();
     /** dependents of each uid (owners that are not nodes included), from the nodes' owners.
      * @type {Map<string, Set<string>>} */ this.dependents = new Map();
     /** removed nodes still drawn while they fade. @type {Map<string, {node: NodeState, at: number}>} */
@@ -62,7 +65,11 @@ export class Store {
     for (const [uid, n] of this.nodes) if (!incoming.has(uid)) this.ghosts.set(uid, { node: n, at: now });
     this.nodes = incoming;
     this.dependents.clear();
-    for (const n of this.nodes.values()) this.link(n);
+    this.byNamespace.clear();
+    for (const n of this.nodes.values()) {
+      this.link(n);
+      this.index(n, true);
+    }
     if (frame.queues) this.resetQueues(frame.queues);
     if (frame.sync) this.sync = frame.sync;
     if (frame.mode) this.mode = frame.mode;
@@ -106,13 +113,16 @@ export class Store {
   /** @param {NodeState} n @param {number} now */
   upsert(n, now) {
     const old = this.nodes.get(n.uid);
-    if (old) this.unlink(old);
-    else {
+    if (old) {
+      this.unlink(old);
+      if (old.namespace !== n.namespace) this.index(old, false);
+    } else {
       this.born.set(n.uid, now);
       this.ghosts.delete(n.uid);
     }
     this.nodes.set(n.uid, n);
     this.link(n);
+    this.index(n, true);
     this.touched.add(n.uid);
     if (!old || old.virtual !== n.virtual || !sameOwners(old, n) || old.namespace !== n.namespace) {
       this.markNamespace(n.namespace);
@@ -127,6 +137,7 @@ export class Store {
     const n = this.nodes.get(uid);
     if (!n) return; // a removal of an object the client never had (docs/stream.md: ignore)
     this.unlink(n);
+    this.index(n, false);
     this.nodes.delete(uid);
     this.born.delete(uid);
     this.ghosts.set(uid, { node: n, at: now });
@@ -168,6 +179,19 @@ export class Store {
       s.delete(n.uid);
       if (s.size === 0) this.dependents.delete(o.uid);
       this.touched.add(o.uid);
+    }
+  }
+
+  /** Adds n to, or removes it from, its namespace's index. @param {NodeState} n @param {boolean} add */
+  index(n, add) {
+    const ns = n.namespace || "";
+    let s = this.byNamespace.get(ns);
+    if (add) {
+      if (!s) this.byNamespace.set(ns, (s = new Set()));
+      s.add(n.uid);
+    } else if (s) {
+      s.delete(n.uid);
+      if (s.size === 0) this.byNamespace.delete(ns);
     }
   }
 
