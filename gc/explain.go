@@ -1,8 +1,12 @@
 package gc
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +53,36 @@ type Blocker struct {
 	Cycle bool `json:"cycle,omitempty"`
 	// Hidden counts its blocking dependents the reader may not see (left out of Blockers).
 	Hidden int `json:"hidden,omitempty"`
+	// InFlight: an attemptToDelete worker has it now.
+	InFlight bool `json:"inFlight,omitempty"`
+}
+
+// BlockerSummary counts an object's blocking dependents (its Blockers and HiddenBlockers),
+// for a reader of many.
+type BlockerSummary struct {
+	Total int `json:"total"`
+	// Of those the reader may see: a worker has it now; its deletion has started (and it
+	// is not held); held by finalizers of other controllers; waiting for its own.
+	InFlight     int `json:"inFlight,omitempty"`
+	BeingDeleted int `json:"beingDeleted,omitempty"`
+	Held         int `json:"held,omitempty"`
+	Waiting      int `json:"waiting,omitempty"`
+	// HeldBy are the finalizers that hold them, most frequent first.
+	HeldBy []string `json:"heldBy,omitempty"`
+}
+
+// Hold is a finalizer of another controller than the collector on the explained object:
+// once the object is being deleted, it stays until that finalizer is removed.
+type Hold struct {
+	Finalizer string `json:"finalizer"`
+	// Index is its position in metadata.finalizers, as the engine last saw them.
+	Index int `json:"index"`
+	// Owner says who usually removes it, and when.
+	Owner string `json:"owner"`
+	// Release is the kubectl command that would remove it by hand (gcscope shows it and
+	// never runs it): a JSON patch that first tests that the finalizer is still at Index,
+	// so that it fails rather than remove another one if the list changed.
+	Release string `json:"release"`
 }
 
 // QueuePosition is where the object stands in one of the engine's queues.
@@ -68,12 +102,16 @@ type Explanation struct {
 	// not see (ExplainFor leaves them out of Dependents and Blockers).
 	HiddenDependents int `json:"hiddenDependents,omitempty"`
 	HiddenBlockers   int `json:"hiddenBlockers,omitempty"`
-	// HeldBy: finalizers of other controllers that keep the object after its deletion.
-	HeldBy []string        `json:"heldBy,omitempty"`
-	Queues []QueuePosition `json:"queues,omitempty"`
-	Last   *Action         `json:"lastAction,omitempty"`
-	Next   string          `json:"next"`
-	Words  []string        `json:"words"`
+	// HeldBy: finalizers of other controllers that keep the object after its deletion;
+	// Holds says more about each.
+	HeldBy []string `json:"heldBy,omitempty"`
+	Holds  []Hold   `json:"holds,omitempty"`
+	// BlockerSummary counts the blockers, when there are any.
+	BlockerSummary *BlockerSummary `json:"blockerSummary,omitempty"`
+	Queues         []QueuePosition `json:"queues,omitempty"`
+	Last           *Action         `json:"lastAction,omitempty"`
+	Next           string          `json:"next"`
+	Words          []string        `json:"words"`
 }
 
 // maxBlockerDepth bounds how deep Explain follows blockers of blockers.
@@ -111,12 +149,15 @@ func (gc *GarbageCollector) ExplainFor(uid types.UID, visible func(ObjectRef) bo
 		gc.markUnresolvable(&e.Owners[i])
 	}
 
-	for _, f := range e.Object.Finalizers {
-		if f != metav1.FinalizerDeleteDependents && f != metav1.FinalizerOrphanDependents {
+	for i, f := range e.Object.Finalizers {
+		if !isCollectorFinalizer(f) {
 			e.HeldBy = append(e.HeldBy, f)
+			e.Holds = append(e.Holds, Hold{Finalizer: f, Index: i, Owner: finalizerOwner(f),
+				Release: gc.releaseCommand(e.Object.ObjectRef, f, i)})
 		}
 	}
 	gc.feed.mu.Lock()
+	markInFlight(e.Blockers, gc.feed.queues[AttemptToDelete].items)
 	for _, q := range []QueueName{GraphChanges, AttemptToDelete, AttemptToOrphan} {
 		m := gc.feed.queues[q]
 		if it, ok := m.items[uid]; ok {
@@ -133,7 +174,7 @@ func (gc *GarbageCollector) ExplainFor(uid types.UID, visible func(ObjectRef) bo
 	if visible != nil {
 		e.redact(visible)
 	}
-	e.Next, e.Words = gc.narrate(&e, time.Now())
+	e.Narrate(gc.served, time.Now())
 	return e, true
 }
 
@@ -282,8 +323,21 @@ func blockersOf(n *node, depth int, seen map[*node]bool) []Blocker {
 	return out
 }
 
+// Narrate finishes an explanation from the rest of it, as ExplainFor does: it orders the
+// blockers (the most telling first), counts them in BlockerSummary and sets Next and
+// Words. For explanations assembled elsewhere too (the UI benchmark's synthetic engine);
+// served reports whether the apiserver serves an apiVersion and kind.
+func (e *Explanation) Narrate(served func(apiVersion, kind string) bool, now time.Time) {
+	sortBlockers(e.Blockers)
+	e.BlockerSummary = nil
+	if len(e.Blockers)+e.HiddenBlockers > 0 {
+		e.BlockerSummary = summarize(e.Blockers, e.HiddenBlockers)
+	}
+	e.Next, e.Words = narrate(e, served, now)
+}
+
 // narrate puts an explanation in words: the next step, then the reasons.
-func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []string) {
+func narrate(e *Explanation, served func(apiVersion, kind string) bool, now time.Time) (string, []string) {
 	o := e.Object
 	var words []string
 	count := map[OwnerState][]string{}
@@ -291,23 +345,29 @@ func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []st
 		count[s.State] = append(count[s.State], s.Kind+" "+s.Name)
 	}
 	dependents := len(e.Dependents) + e.HiddenDependents
+	foreground := slices.Contains(o.Finalizers, metav1.FinalizerDeleteDependents)
 	var next string
 	switch {
-	case o.Virtual && !gc.served(o.APIVersion, o.Kind):
+	case o.Virtual && !served(o.APIVersion, o.Kind):
 		next = fmt.Sprintf("retry later: the apiserver does not serve %s %s, so it cannot be looked up; it is never taken for absent, and its dependents stay", o.Kind, o.APIVersion)
-		words = append(words, fmt.Sprintf("%s %s has not been observed; %d dependents name it as owner", o.Kind, o.Name, dependents))
+		words = append(words, fmt.Sprintf("%s %s has not been observed; %s", o.Kind, o.Name, nameItsOwner(dependents)))
 	case o.Virtual:
 		next = "verify whether it exists: it is only known because dependents name it as their owner"
-		words = append(words, fmt.Sprintf("%s %s has not been observed; %d dependents name it as owner", o.Kind, o.Name, dependents))
-	case o.DeletingDependents && slices.Contains(o.Finalizers, metav1.FinalizerDeleteDependents):
+		words = append(words, fmt.Sprintf("%s %s has not been observed; %s", o.Kind, o.Name, nameItsOwner(dependents)))
+	case o.DeletingDependents && foreground:
 		if blockers := len(e.Blockers) + e.HiddenBlockers; blockers == 0 {
 			next = "remove the foregroundDeletion finalizer: no blocking dependent remains"
 		} else {
-			next = fmt.Sprintf("wait for %d blocking dependents to be deleted", blockers)
-			words = append(words, "waiting for "+describeBlockers(e.Blockers, e.HiddenBlockers, o.UID))
+			next = fmt.Sprintf("wait for %s to be deleted", counted(blockers, "blocking dependent"))
+			words = append(words, "waiting for "+describeWaitingFor(e.Blockers, e.HiddenBlockers, e.BlockerSummary, o.UID))
 		}
+	case o.BeingDeleted && foreground:
+		next = "start the foreground deletion: delete its blocking dependents, then remove the foregroundDeletion finalizer"
 	case o.BeingDeleted && slices.Contains(o.Finalizers, metav1.FinalizerOrphanDependents):
-		next = fmt.Sprintf("remove its reference from %d dependents, then the orphan finalizer", dependents)
+		next = fmt.Sprintf("remove its reference from %s, then the orphan finalizer", counted(dependents, "dependent"))
+	case o.BeingDeleted && len(e.HeldBy) > 0:
+		next = fmt.Sprintf("nothing the collector can do: %s %s of another controller holds it; the apiserver deletes it once that is removed",
+			plural(len(e.HeldBy), "finalizer", "finalizers"), strings.Join(e.HeldBy, ", "))
 	case o.BeingDeleted:
 		next = "nothing: the apiserver deletes it once its finalizers are removed"
 	case len(e.Owners) == 0:
@@ -333,8 +393,17 @@ func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []st
 	for _, s := range e.Owners {
 		words = append(words, fmt.Sprintf("owner %s %s: %s (%s)", s.Kind, s.Name, s.State, s.Reason))
 	}
-	if len(e.HeldBy) > 0 && o.BeingDeleted {
-		words = append(words, "held by finalizer "+strings.Join(e.HeldBy, ", "))
+	if o.BeingDeleted {
+		for _, f := range e.HeldBy {
+			words = append(words, fmt.Sprintf("held by finalizer %s: %s", f, finalizerOwner(f)))
+		}
+	}
+	// The collector's own finalizers are steps of its work, never another's hold.
+	if foreground && o.BeingDeleted {
+		words = append(words, "foregroundDeletion is the garbage collector's own finalizer: it removes it once no blocking dependent remains")
+	}
+	if slices.Contains(o.Finalizers, metav1.FinalizerOrphanDependents) && o.BeingDeleted {
+		words = append(words, "orphan is the garbage collector's own finalizer: it removes it once no dependent names this object as owner any more")
 	}
 	for _, q := range e.Queues {
 		switch {
@@ -353,18 +422,77 @@ func (gc *GarbageCollector) narrate(e *Explanation, now time.Time) (string, []st
 	return next, words
 }
 
+// blockersNamed is how many blockers of one object the words name; the others are
+// counted.
+const blockersNamed = 10
+
+// describeWaitingFor says what a foreground deletion waits for: every blocker when there
+// are few, else their counts and the first few.
+func describeWaitingFor(bs []Blocker, hidden int, sum *BlockerSummary, root types.UID) string {
+	if sum == nil || sum.Total <= blockersNamed {
+		return describeBlockers(bs, hidden, root)
+	}
+	head := counted(sum.Total, "blocking dependent")
+	var parts []string
+	if sum.InFlight > 0 {
+		parts = append(parts, thousands(sum.InFlight)+" in flight")
+	}
+	if sum.Held > 0 {
+		parts = append(parts, fmt.Sprintf("%s held by %s %s", thousands(sum.Held),
+			plural(len(sum.HeldBy), "finalizer", "finalizers"), strings.Join(sum.HeldBy, ", ")))
+	}
+	if sum.Waiting > 0 {
+		parts = append(parts, thousands(sum.Waiting)+" waiting for their own")
+	}
+	if hidden > 0 {
+		parts = append(parts, thousands(hidden)+" you may not see")
+	}
+	if len(parts) > 0 {
+		head += ", " + strings.Join(parts, ", ")
+	}
+	if len(bs) == 0 {
+		return head
+	}
+	named := bs[:min(len(bs), blockersNamed)]
+	brief := make([]string, len(named), len(named)+1)
+	for i, b := range named {
+		brief[i] = strings.ToLower(b.Object.Kind) + " " + b.Object.Name + " (" + blockerState(b, root) + ")"
+	}
+	if more := len(bs) - len(named); more > 0 {
+		brief = append(brief, "and "+thousands(more)+" more")
+	}
+	return head + "; first " + strconv.Itoa(len(named)) + ": " + strings.Join(brief, ", ")
+}
+
+// blockerState is where one blocker stands, in a few words.
+func blockerState(b Blocker, root types.UID) string {
+	held := heldBy(b.Finalizers)
+	switch {
+	case len(held) > 0:
+		return plural(len(held), "held by finalizer ", "held by finalizers ") + strings.Join(held, ", ")
+	case b.Cycle && b.Object.UID == root:
+		return "the object itself"
+	case b.Cycle:
+		return "an ownership cycle"
+	case b.DeletingDependents:
+		return "waits for " + counted(len(b.Blockers)+b.Hidden, "blocking dependent") + " of its own"
+	case b.InFlight:
+		return "in flight"
+	case b.BeingDeleted:
+		return "being deleted"
+	}
+	return "not deleted yet"
+}
+
 // describeBlockers puts a tree of blockers in words, with hidden more the reader may not
-// see; root is the explained object.
+// see; root is the explained object. Past blockersNamed on one level, the rest are
+// counted.
 func describeBlockers(bs []Blocker, hidden int, root types.UID) string {
-	parts := make([]string, len(bs), len(bs)+1)
-	for i, b := range bs {
+	named := bs[:min(len(bs), blockersNamed)]
+	parts := make([]string, len(named), len(named)+2)
+	for i, b := range named {
 		p := strings.ToLower(b.Object.Kind) + " " + b.Object.Name
-		var held []string
-		for _, f := range b.Finalizers {
-			if f != metav1.FinalizerDeleteDependents && f != metav1.FinalizerOrphanDependents {
-				held = append(held, f)
-			}
-		}
+		held := heldBy(b.Finalizers)
 		switch {
 		case len(held) > 0:
 			p += " is held by finalizer " + strings.Join(held, ", ")
@@ -378,6 +506,8 @@ func describeBlockers(bs []Blocker, hidden int, root types.UID) string {
 			p += " waits for blocking dependents of its own (not followed further)"
 		case b.DeletingDependents:
 			p += " waits for its blocking dependents: " + describeBlockers(b.Blockers, b.Hidden, root)
+		case b.InFlight:
+			p += " is being deleted by a worker now"
 		case b.BeingDeleted:
 			p += " is being deleted"
 		default:
@@ -385,17 +515,186 @@ func describeBlockers(bs []Blocker, hidden int, root types.UID) string {
 		}
 		parts[i] = p
 	}
+	if more := len(bs) - len(named); more > 0 {
+		parts = append(parts, "and "+thousands(more)+" more")
+	}
 	if hidden > 0 {
 		parts = append(parts, hiddenCount(hidden))
 	}
 	return strings.Join(parts, "; ")
 }
 
-func hiddenCount(n int) string {
-	if n == 1 {
-		return "1 blocking dependent you may not see"
+// sortBlockers puts the most telling blockers first, on every level: held by another
+// controller's finalizer, waiting for their own, being deleted by a worker, being deleted,
+// the rest; each group by namespace, kind and name.
+func sortBlockers(bs []Blocker) {
+	rank := func(b *Blocker) int {
+		switch {
+		case len(heldBy(b.Finalizers)) > 0:
+			return 0
+		case b.DeletingDependents:
+			return 1
+		case b.InFlight:
+			return 2
+		case b.BeingDeleted:
+			return 3
+		}
+		return 4
 	}
-	return fmt.Sprintf("%d blocking dependents you may not see", n)
+	slices.SortStableFunc(bs, func(a, b Blocker) int {
+		return cmp.Or(cmp.Compare(rank(&a), rank(&b)), cmp.Compare(a.Object.Namespace, b.Object.Namespace),
+			cmp.Compare(a.Object.Kind, b.Object.Kind), cmp.Compare(a.Object.Name, b.Object.Name))
+	})
+	for i := range bs {
+		sortBlockers(bs[i].Blockers)
+	}
+}
+
+// summarize counts the first level of blockers.
+func summarize(bs []Blocker, hidden int) *BlockerSummary {
+	s := &BlockerSummary{Total: len(bs) + hidden}
+	byFinalizer := map[string]int{}
+	for _, b := range bs {
+		held := heldBy(b.Finalizers)
+		switch {
+		case len(held) > 0:
+			s.Held++
+			for _, f := range held {
+				byFinalizer[f]++
+			}
+		case b.DeletingDependents:
+			s.Waiting++
+		case b.InFlight:
+			s.InFlight++
+		case b.BeingDeleted:
+			s.BeingDeleted++
+		}
+	}
+	for f := range byFinalizer {
+		s.HeldBy = append(s.HeldBy, f)
+	}
+	slices.SortFunc(s.HeldBy, func(a, b string) int { return cmp.Or(cmp.Compare(byFinalizer[b], byFinalizer[a]), cmp.Compare(a, b)) })
+	return s
+}
+
+// markInFlight marks the blockers a worker has now. Requires feed.mu.
+func markInFlight(bs []Blocker, items map[types.UID]*QueueItem) {
+	for i := range bs {
+		if it, ok := items[bs[i].Object.UID]; ok && it.InFlight {
+			bs[i].InFlight = true
+		}
+		markInFlight(bs[i].Blockers, items)
+	}
+}
+
+func hiddenCount(n int) string {
+	return counted(n, "blocking dependent") + " you may not see"
+}
+
+// counted is n and the noun, "1 blocking dependent" or "1,560 blocking dependents".
+func counted(n int, noun string) string {
+	return thousands(n) + " " + plural(n, noun, noun+"s")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// nameItsOwner says how many dependents name a virtual object as their owner.
+func nameItsOwner(n int) string {
+	if n == 1 {
+		return "1 dependent names it as its owner"
+	}
+	return thousands(n) + " dependents name it as their owner"
+}
+
+// thousands writes n with thousands separators: 1,560.
+func thousands(n int) string {
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	s := strconv.Itoa(n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// isCollectorFinalizer: foregroundDeletion and orphan are the collector's own steps,
+// never another controller's hold.
+func isCollectorFinalizer(f string) bool {
+	return f == metav1.FinalizerDeleteDependents || f == metav1.FinalizerOrphanDependents
+}
+
+// knownFinalizers are the finalizers of Kubernetes' own components: who removes each, and
+// when.
+var knownFinalizers = map[string]string{
+	metav1.FinalizerDeleteDependents:              "the garbage collector itself removes it once no blocking dependent remains (a foreground deletion, not a hold)",
+	metav1.FinalizerOrphanDependents:              "the garbage collector itself removes it once it has taken this owner out of every dependent (not a hold)",
+	"kubernetes.io/pv-protection":                 "the pv-protection controller in kube-controller-manager removes it once no PersistentVolumeClaim is bound to the volume",
+	"kubernetes.io/pvc-protection":                "the pvc-protection controller in kube-controller-manager removes it once no Pod uses the claim",
+	"customresourcecleanup.apiextensions.k8s.io":  "the apiextensions-apiserver (in kube-apiserver) removes it once every custom resource of this definition is deleted",
+	"batch.kubernetes.io/job-tracking":            "the Job controller in kube-controller-manager removes it once it has counted the Pod's outcome",
+	"service.kubernetes.io/load-balancer-cleanup": "the service controller (in the cloud-controller-manager) removes it once the cloud load balancer is deleted",
+}
+
+// finalizerOwner says who usually removes finalizer f, and when.
+func finalizerOwner(f string) string {
+	if s, ok := knownFinalizers[f]; ok {
+		return s
+	}
+	prefix, _, ok := strings.Cut(f, "/")
+	switch {
+	case strings.HasPrefix(f, "external-attacher/"):
+		return "the CSI external-attacher of the volume's driver removes it once the volume is detached"
+	case strings.HasPrefix(f, "snapshot.storage.kubernetes.io/"):
+		return "the CSI snapshot-controller removes it once the snapshot is no longer in use"
+	case ok && (prefix == "kubernetes.io" || strings.HasSuffix(prefix, ".kubernetes.io") || strings.HasSuffix(prefix, ".k8s.io")):
+		return "a Kubernetes component (" + prefix + ") removes it when its own work on the object is done"
+	case ok:
+		return "the controller that added it removes it when its own clean-up is done; by convention its prefix, " + prefix + ", names who that is"
+	}
+	return "the controller that added it removes it when its own clean-up is done (the name has no domain prefix to tell which)"
+}
+
+// releaseCommand is the kubectl command that removes finalizer f at index i of o by hand.
+// The JSON patch tests the value before removing it, so it fails if the list changed
+// instead of removing another finalizer.
+func (gc *GarbageCollector) releaseCommand(o ObjectRef, f string, i int) string {
+	path := "/metadata/finalizers/" + strconv.Itoa(i)
+	type op struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value string `json:"value,omitempty"`
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode([]op{{Op: "test", Path: path, Value: f}, {Op: "remove", Path: path}})
+	resource := strings.ToLower(o.Kind)
+	gv, _ := schema.ParseGroupVersion(o.APIVersion)
+	if gvr, _, err := gc.apiResource(o.APIVersion, o.Kind); err == nil {
+		resource = gvr.Resource
+	}
+	if gv.Group != "" {
+		resource += "." + gv.Group // resource.group: unambiguous across API groups
+	}
+	cmd := "kubectl patch " + shellQuote(resource) + " " + shellQuote(o.Name)
+	if o.Namespace != "" {
+		cmd += " -n " + shellQuote(o.Namespace)
+	}
+	return cmd + " --type=json -p " + shellQuote(strings.TrimSpace(buf.String()))
+}
+
+// shellQuote quotes s for a POSIX shell, unless it needs none.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.:/@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func ptrTo[T any](v T) *T { return &v }

@@ -117,6 +117,19 @@ type QueueEvent struct {
 	Delay time.Duration `json:"delay,omitempty"`
 	// Retries is how many times the item has been requeued with backoff so far.
 	Retries int `json:"retries,omitempty"`
+	// Merged: the added item was waiting already (the same item, not another one of the
+	// same object), so the queue did not grow.
+	Merged bool `json:"merged,omitempty"`
+	// Counts are the whole queue's counts just after this transition. A reader that is
+	// sent only some objects' transitions keeps its counters right with them.
+	Counts *QueueCounts `json:"counts,omitempty"`
+}
+
+// QueueCounts are a queue's counts: items waiting for a worker (what the workqueue_depth
+// metric counts, an item added again while in flight included) and items workers hold.
+type QueueCounts struct {
+	Depth    int `json:"depth"`
+	InFlight int `json:"inFlight"`
 }
 
 // ActionVerb is what a worker did.
@@ -300,16 +313,19 @@ func (f *Feed) Wait(ctx context.Context, seq uint64) error {
 }
 
 // queueMirror follows one work queue's items through the feed's own transitions, with
-// the queue's semantics: a set of queued items, items in flight, and items added while in
-// flight ("dirty") that go back in when done.
+// the queue's semantics: queued items, items in flight, and items added while in flight
+// ("dirty") that go back in when done. It counts items per object: graphChanges holds
+// one item per observed change, several of one object at a time, and a node queue can
+// hold two nodes of one uid (a virtual owner and its replacement).
 type queueMirror struct {
-	name    QueueName
-	items   map[types.UID]*QueueItem
-	queued  int
-	adds    uint64
-	retries uint64
-	recent  []Action // ring of the latest actions
-	next    int
+	name     QueueName
+	items    map[types.UID]*QueueItem
+	queued   int
+	inFlight int
+	adds     uint64
+	retries  uint64
+	recent   []Action // ring of the latest actions
+	next     int
 }
 
 // QueueItem is where one object stands in a queue.
@@ -318,9 +334,13 @@ type QueueItem struct {
 	Change string    `json:"change,omitempty"`
 	// Queued: waiting for a worker. InFlight: a worker has it. Both: it was added again
 	// while in flight and goes back in when the worker is done.
-	Queued   bool      `json:"queued,omitempty"`
-	InFlight bool      `json:"inFlight,omitempty"`
-	Since    time.Time `json:"since"`
+	Queued   bool `json:"queued,omitempty"`
+	InFlight bool `json:"inFlight,omitempty"`
+	// QueuedItems and InFlightItems count the object's items in each state (more than one
+	// when the queue holds several items of the object, as graphChanges does).
+	QueuedItems   int       `json:"queuedItems,omitempty"`
+	InFlightItems int       `json:"inFlightItems,omitempty"`
+	Since         time.Time `json:"since"`
 	// BackoffUntil: a retry is scheduled for then.
 	BackoffUntil *time.Time `json:"backoffUntil,omitempty"`
 	Retries      int        `json:"retries,omitempty"`
@@ -355,8 +375,11 @@ func (m *queueMirror) apply(e *QueueEvent, now time.Time) {
 	switch e.Op {
 	case QueueAdded:
 		m.adds++
-		if !it.Queued {
-			it.Queued, it.Since = true, now
+		if !e.Merged {
+			if it.QueuedItems == 0 {
+				it.Since = now
+			}
+			it.QueuedItems++
 			m.queued++
 		}
 		it.BackoffUntil = nil
@@ -365,16 +388,22 @@ func (m *queueMirror) apply(e *QueueEvent, now time.Time) {
 		until := now.Add(e.Delay)
 		it.BackoffUntil = &until
 	case QueueTaken:
-		if it.Queued {
-			it.Queued = false
+		if it.QueuedItems > 0 {
+			it.QueuedItems--
 			m.queued--
 		}
-		it.InFlight, it.Since = true, now
+		it.InFlightItems++
+		m.inFlight++
+		it.Since = now
 	case QueueDone:
-		it.InFlight = false
+		if it.InFlightItems > 0 {
+			it.InFlightItems--
+			m.inFlight--
+		}
 	case QueueForgotten:
 		it.Retries = 0
 	}
+	it.Queued, it.InFlight = it.QueuedItems > 0, it.InFlightItems > 0
 	if !it.Queued && !it.InFlight && it.BackoffUntil == nil && it.Retries == 0 {
 		delete(m.items, e.Object.UID)
 	}
@@ -391,13 +420,10 @@ func (m *queueMirror) record(a Action) {
 
 // state copies the mirror; items sorted by uid, actions oldest first.
 func (m *queueMirror) state() QueueState {
-	s := QueueState{Name: m.name, Depth: m.queued, Adds: m.adds, Retries: m.retries}
+	s := QueueState{Name: m.name, Depth: m.queued, InFlight: m.inFlight, Adds: m.adds, Retries: m.retries}
 	s.Items = make([]QueueItem, 0, len(m.items))
 	for _, it := range m.items {
 		c := *it
-		if c.InFlight {
-			s.InFlight++
-		}
 		if c.BackoffUntil != nil {
 			s.Backoff++
 		}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -139,7 +140,7 @@ func heldBlockers(n *node, going map[*node]string, seen map[*node]bool) []Predic
 		seen[d] = true
 		if f := heldBy(d.finalizers); len(f) > 0 {
 			out = append(out, PredictedObject{Object: refOf(d.identity), Finalizers: f,
-				Reason: fmt.Sprintf("%s is held by finalizer %v", describeNode(d), f)})
+				Reason: fmt.Sprintf("%s is held by %s %s", describeNode(d), plural(len(f), "finalizer", "finalizers"), strings.Join(f, ", "))})
 		}
 		out = append(out, heldBlockers(d, going, seen)...)
 	}
@@ -150,7 +151,7 @@ func heldBlockers(n *node, going map[*node]string, seen map[*node]bool) []Predic
 func heldBy(finalizers []string) []string {
 	var out []string
 	for _, f := range finalizers {
-		if f != metav1.FinalizerDeleteDependents && f != metav1.FinalizerOrphanDependents {
+		if !isCollectorFinalizer(f) {
 			out = append(out, f)
 		}
 	}

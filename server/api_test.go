@@ -391,7 +391,7 @@ func TestObjectExplainAndQueues(t *testing.T) {
 		c.getJSON("/api/v1/objects/"+string(owner.UID)+"/explain", &ex)
 		return len(ex.Blockers) == 1 && strings.Contains(ex.Text, "configmap held is held by finalizer test.gcscope.io/hold")
 	})
-	if !ex.Object.DeletingDependents || !strings.Contains(ex.Next, "wait for 1 blocking dependents") {
+	if !ex.Object.DeletingDependents || !strings.Contains(ex.Next, "wait for 1 blocking dependent to be deleted") {
 		t.Errorf("explain: %+v", ex)
 	}
 

@@ -25,6 +25,9 @@ type auditEntry struct {
 	Policy  string       `json:"policy,omitempty"`
 	Enabled *bool        `json:"enabled,omitempty"` // slowMotion: the switch asked for
 	DryRun  *bool        `json:"dryRun,omitempty"`  // delete: as asked; absent when not read
+	// Scenario and Run name the scenario player's scenario and run (scenario* actions).
+	Scenario string `json:"scenario,omitempty"`
+	Run      string `json:"run,omitempty"`
 	// Unparsable: the body could not be read as a request; nothing was taken from it.
 	Unparsable   bool   `json:"unparsable,omitempty"`
 	Result       string `json:"result"` // ok, denied, error

@@ -165,6 +165,12 @@ func writeAction(r *http.Request) string {
 		return "delete"
 	case strings.HasSuffix(r.URL.Path, "/slow-motion"):
 		return "slowMotion"
+	case strings.HasSuffix(r.URL.Path, "/play"):
+		return "scenarioPlay"
+	case strings.HasSuffix(r.URL.Path, "/release"):
+		return "scenarioRelease"
+	case strings.HasSuffix(r.URL.Path, "/cleanup"):
+		return "scenarioCleanup"
 	}
 	return "write"
 }

@@ -47,6 +47,9 @@ func (s *Server) routes() http.Handler {
 			r.With(noQuery).Get("/queues", s.handleQueues)   // the three work queues
 			r.With(noQuery, middleware.RequestSize(maxBodyBytes), s.guardWrite).
 				Post("/slow-motion", s.handleSlowMotion) // switch the engine's action delay on or off
+			if s.opts.Scenarios != nil {
+				r.Route("/scenarios", s.scenarioRoutes) // the scenario player: on the embedded cluster only
+			}
 			r.Route("/objects/{uid}", func(r chi.Router) {
 				r.Use(noQuery, s.objectCtx)
 				r.Get("/", s.handleObject)         // one object as the engine sees it

@@ -56,6 +56,10 @@ type Options struct {
 	Authorizer Authorizer
 	// ReadOnly rejects every write; the engine itself goes on collecting.
 	ReadOnly bool
+	// Scenarios plays garbage-collection scenarios on the cluster with gcscope's own
+	// credentials: give it only for gcscope's embedded cluster. Nil: the scenario routes
+	// do not exist and the page has no player.
+	Scenarios ScenarioPlayer
 	// Auth authenticates requests; nil means none (loopback only, enforced by the caller).
 	Auth Authenticator
 	// Listen is the address gcscope listens on: its host is a Host the server answers to.

@@ -64,8 +64,9 @@ func TestIndexPageAndStaticAssets(t *testing.T) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	if _, ro := get(t, New(Options{ReadOnly: true}), "/"); strings.Contains(ro, `id="delete-dialog"`) || !strings.Contains(ro, "read-only") {
-		t.Error("the read-only page offers the delete dialog, or does not say it is read-only")
+	// Read-only: the dialog previews (a dry run) and has nothing to confirm a delete with.
+	if _, ro := get(t, New(Options{ReadOnly: true}), "/"); !strings.Contains(ro, `id="delete-dialog"`) || strings.Contains(ro, `id="delete-confirm"`) || !strings.Contains(ro, "read-only") {
+		t.Error("the read-only page does not preview deletes, offers to confirm one, or does not say it is read-only")
 	}
 	if c := rec.Result().Cookies(); len(c) != 1 || c[0].Name != csrfCookie || !strings.Contains(body, `data-csrf-token="`+h.csrfMAC(c[0].Value, req)+`"`) {
 		t.Errorf("the page's CSRF token is not the one issued for its cookie: %v", c)

@@ -199,11 +199,14 @@ var Store = class {
       const q = queues.find((x) => x.name === name) || {};
       const items = /* @__PURE__ */ new Map();
       for (const it of q.items || []) {
+        const queuedItems = it.queuedItems ?? (it.queued ? 1 : 0), inFlightItems = it.inFlightItems ?? (it.inFlight ? 1 : 0);
         items.set(it.object.uid, {
           object: it.object,
           change: it.change,
-          queued: !!it.queued,
-          inFlight: !!it.inFlight,
+          queued: queuedItems > 0,
+          inFlight: inFlightItems > 0,
+          queuedItems,
+          inFlightItems,
           backoffUntil: it.backoffUntil ? Date.parse(it.backoffUntil) : null,
           retries: it.retries || 0,
           since: Date.parse(it.since) || Date.now()
@@ -212,6 +215,7 @@ var Store = class {
       this.queues.set(name, {
         name,
         depth: q.depth || 0,
+        inFlight: q.inFlight || 0,
         adds: q.adds || 0,
         retries: q.retries || 0,
         items,
@@ -231,7 +235,7 @@ var Store = class {
     if (!q) return;
     let it = q.items.get(e.object.uid);
     if (!it) {
-      it = { object: e.object, queued: false, inFlight: false, backoffUntil: null, retries: 0, since: now };
+      it = { object: e.object, queued: false, inFlight: false, queuedItems: 0, inFlightItems: 0, backoffUntil: null, retries: 0, since: now };
       q.items.set(e.object.uid, it);
     }
     it.object = e.object;
@@ -240,9 +244,9 @@ var Store = class {
     switch (e.op) {
       case "added":
         q.adds++;
-        if (!it.queued) {
-          it.queued = true;
-          it.since = now;
+        if (!e.merged) {
+          if (!it.queuedItems) it.since = now;
+          it.queuedItems++;
           q.depth++;
         }
         it.backoffUntil = null;
@@ -252,19 +256,29 @@ var Store = class {
         it.backoffUntil = now + (e.delay || 0) / 1e6;
         break;
       case "taken":
-        if (it.queued) {
-          it.queued = false;
+        if (it.queuedItems > 0) {
+          it.queuedItems--;
           q.depth--;
         }
-        it.inFlight = true;
+        it.inFlightItems++;
+        q.inFlight++;
         it.since = now;
         break;
       case "done":
-        it.inFlight = false;
+        if (it.inFlightItems > 0) {
+          it.inFlightItems--;
+          q.inFlight--;
+        }
         break;
       case "forgotten":
         it.retries = 0;
         break;
+    }
+    it.queued = it.queuedItems > 0;
+    it.inFlight = it.inFlightItems > 0;
+    if (e.counts) {
+      q.depth = e.counts.depth;
+      q.inFlight = e.counts.inFlight;
     }
     if (!it.queued && !it.inFlight && it.backoffUntil == null && !it.retries) q.items.delete(e.object.uid);
     this.queuesChanged = true;
@@ -900,12 +914,23 @@ var Cascades = class {
     const more = blockers.length > 1 ? ` and ${blockers.length - 1} more` : "";
     return `${b.kind} ${b.name}${what ? ` (${what})` : ""}${more}`;
   }
-  /** Dependents of uid that still exist. @param {string} uid */
+  /** Dependents of uid that still exist, through valid references. @param {string} uid */
   liveDependents(uid) {
-    return [...this.store.dependents.get(uid) || []].filter((d) => this.store.nodes.has(d));
+    const { store: store2 } = this;
+    const owner = store2.nodes.get(uid) || store2.ghosts.get(uid)?.node;
+    return [...store2.dependents.get(uid) || []].filter((d) => {
+      const dn = store2.nodes.get(d);
+      return dn && !invalidReason(dn, owner);
+    });
   }
-  /** Every object below uid through ownerReferences (uid itself excluded). @param {string} uid */
+  /**
+   * Every object below uid through valid ownerReferences (uid itself excluded). An invalid
+   * reference (a cluster-scoped object naming a namespaced owner, or an owner in another
+   * namespace) is one the collector never follows from the owner's side.
+   * @param {string} uid
+   */
   descendants(uid) {
+    const { store: store2 } = this;
     const seen = /* @__PURE__ */ new Set();
     const stack = [uid];
     while (stack.length) {
@@ -913,8 +938,11 @@ var Cascades = class {
         /** @type {string} */
         stack.pop()
       );
-      for (const d of this.store.dependents.get(u) || []) {
-        if (d === uid || seen.has(d) || !this.store.nodes.has(d)) continue;
+      const owner = store2.nodes.get(u) || store2.ghosts.get(u)?.node;
+      for (const d of store2.dependents.get(u) || []) {
+        if (d === uid || seen.has(d)) continue;
+        const dn = store2.nodes.get(d);
+        if (!dn || invalidReason(dn, owner)) continue;
         seen.add(d);
         stack.push(d);
       }
@@ -1658,6 +1686,7 @@ function truncate(ctx, s, width) {
 }
 
 // src/stream.js
+var OFFLINE_AFTER_MS = 1e3;
 var Stream = class {
   /** @param {Handlers} h */
   constructor(h2) {
@@ -1667,6 +1696,10 @@ var Stream = class {
     this.closed = false;
     this.hadSnapshot = false;
     this.timer = void 0;
+    this.offlineTimer = void 0;
+    this.liveAt = 0;
+    this.lostAt = 0;
+    this.retryText = "";
   }
   open() {
     this.closed = false;
@@ -1677,9 +1710,12 @@ var Stream = class {
     this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
     ws.onopen = () => {
       this.attempt = 0;
+      this.liveAt = Date.now();
+      this.online();
       this.h.onState("live", "live");
     };
     ws.onmessage = (ev) => {
+      this.liveAt = Date.now();
       const f = JSON.parse(ev.data);
       if (f.type === "snapshot") this.hadSnapshot = true;
       this.h.onFrame(f);
@@ -1692,8 +1728,43 @@ var Stream = class {
       this.attempt++;
       const why = ev.reason ? `: ${ev.reason}` : ev.code === 1006 ? ": connection lost" : ` (${ev.code})`;
       this.h.onState(this.attempt > 6 ? "offline" : "reconnecting", `disconnected${why}; retrying in ${Math.round(delay / 1e3)} s`);
+      this.retryText = `retrying at ${clock(Date.now() + delay).slice(0, 8)}`;
+      this.offline();
       this.timer = setTimeout(() => this.open(), delay);
     };
+  }
+  /** The stream is down: after OFFLINE_AFTER_MS, the page says the graph is stale. */
+  offline() {
+    if (!this.lostAt) this.lostAt = Date.now();
+    if (document.body.classList.contains("offline")) return this.note();
+    if (this.offlineTimer !== void 0) return;
+    this.offlineTimer = setTimeout(() => {
+      this.offlineTimer = void 0;
+      document.body.classList.add("offline");
+      this.note();
+    }, OFFLINE_AFTER_MS);
+  }
+  online() {
+    clearTimeout(this.offlineTimer);
+    this.offlineTimer = void 0;
+    this.lostAt = 0;
+    document.body.classList.remove("offline");
+    const el = document.getElementById("offline-note");
+    if (el) el.hidden = true;
+  }
+  /** The offline note, over the graph (made on first use). */
+  note() {
+    let el = document.getElementById("offline-note");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "offline-note";
+      el.className = "offline-note";
+      el.setAttribute("role", "alert");
+      (document.getElementById("graph-pane") || document.body).append(el);
+    }
+    const as = this.liveAt ? ` as of ${clock(this.liveAt).slice(0, 8)}` : "";
+    el.textContent = `Offline: the connection to gcscope was lost at ${clock(this.lostAt).slice(0, 8)}. The graph is dimmed: it shows the engine's state${as} and may be stale. Reconnecting (${this.retryText}; click the dot at the top right to retry now)…`;
+    el.hidden = false;
   }
   /** Reconnects now (the user asked). */
   retry() {
@@ -1702,6 +1773,7 @@ var Stream = class {
   }
   close() {
     this.closed = true;
+    this.online();
     clearTimeout(this.timer);
     this.ws?.close(1e3, "bye");
   }
@@ -1741,13 +1813,95 @@ async function post(path2, body2) {
 var explain = (uid) => get(`/api/v1/objects/${encodeURIComponent(uid)}/explain`);
 var deleteObject = (uid, policy, dryRun) => post(`/api/v1/objects/${encodeURIComponent(uid)}/delete`, { propagationPolicy: policy, dryRun });
 
+// src/vlist.js
+var VirtualList = class {
+  /**
+   * @param {{render: (item: T, index: number) => Node, rowHeight?: number, maxRows?: number, id?: string, className?: string}} o
+   */
+  constructor(o) {
+    this.render = o.render;
+    this.rowHeight = o.rowHeight || 22;
+    this.maxRows = o.maxRows || 12;
+    this.items = [];
+    this.top = 0;
+    this.drawn = [-1, -1];
+    this.space = h("div.vlist-space");
+    this.window = h("div.vlist-window");
+    this.space.append(this.window);
+    this.el = h(`div.vlist${o.className ? "." + o.className : ""}`, { id: o.id, role: "list" }, this.space);
+    this.pending = false;
+    this.el.addEventListener("scroll", () => {
+      this.top = this.el.scrollTop;
+      if (this.pending) return;
+      this.pending = true;
+      requestAnimationFrame(() => {
+        this.pending = false;
+        this.draw();
+      });
+    }, { passive: true });
+  }
+  /** Replaces the items and redraws the rows in view. @param {T[]} items */
+  set(items) {
+    this.items = items;
+    this.el.style.height = `${Math.min(items.length, this.maxRows) * this.rowHeight}px`;
+    this.space.style.height = `${items.length * this.rowHeight}px`;
+    this.drawn = [-1, -1];
+    this.draw();
+  }
+  /** After the list was put (back) into the page: its scroll position, as the user left it. */
+  restore() {
+    if (this.top && this.el.scrollTop !== this.top) this.el.scrollTop = this.top;
+    this.top = this.el.scrollTop;
+    this.draw();
+  }
+  draw() {
+    const n = this.items.length;
+    const first = Math.max(0, Math.floor(this.top / this.rowHeight) - 4);
+    const last = Math.min(n, first + this.maxRows + 8);
+    if (this.drawn[0] === first && this.drawn[1] === last) return;
+    this.drawn = [first, last];
+    const rows = [];
+    for (let i = first; i < last; i++) {
+      const row = h("div.vlist-row", { role: "listitem" }, this.render(this.items[i], i));
+      row.style.height = row.style.lineHeight = `${this.rowHeight}px`;
+      rows.push(row);
+    }
+    this.window.style.transform = `translateY(${first * this.rowHeight}px)`;
+    this.window.replaceChildren(...rows);
+  }
+};
+
 // src/panel.js
+var EXPLAIN_EVERY_MS = 500;
+var EXPLAIN_POLL_MS = 1e3;
+var RENDER_EVERY_MS = 250;
+var fmt = (n) => n.toLocaleString("en-US");
+var counted = (n, noun) => `${fmt(n)} ${noun}${n === 1 ? "" : "s"}`;
+function blockerSummaryText(ex) {
+  const s = ex.blockerSummary || { total: (ex.blockers || []).length + (ex.hiddenBlockers || 0) };
+  const parts = [counted(s.total, "blocking dependent")];
+  if (s.inFlight) parts.push(`${fmt(s.inFlight)} in flight`);
+  if (s.held) parts.push(`${fmt(s.held)} held by finalizer${s.heldBy?.length === 1 ? "" : "s"} ${(s.heldBy || []).join(", ")}`);
+  if (s.waiting) parts.push(`${fmt(s.waiting)} waiting for their own`);
+  if (s.beingDeleted) parts.push(`${fmt(s.beingDeleted)} being deleted`);
+  if (ex.hiddenBlockers) parts.push(`${fmt(ex.hiddenBlockers)} you may not see`);
+  return parts.join(", ");
+}
+function flatten(bs, hidden, depth, out) {
+  for (const b of bs) {
+    out.push({ b, depth });
+    if (b.blockers?.length || b.hidden) flatten(b.blockers || [], b.hidden || 0, depth + 1, out);
+  }
+  if (hidden) out.push({ hidden, depth });
+  return out;
+}
 var ObjectPanel = class {
   /**
    * @param {HTMLElement} body
    * @param {HTMLElement} placeholder
    * @param {Store} store
-   * @param {{select: (uid: string) => void, focus: (uid: string) => void, del: (uid: string) => void, readOnly: boolean}} actions
+   * @param {{select: (uid: string) => void, focus: (uid: string) => void, del: (uid: string) => void, readOnly: boolean,
+   *   cascade?: (uid: string) => {text: string, progress: number, running: boolean}|null}} actions
    */
   constructor(body2, placeholder, store2, actions) {
     this.body = body2;
@@ -1757,55 +1911,115 @@ var ObjectPanel = class {
     this.uid = null;
     this.explanation = null;
     this.explainError = "";
-    this.explainSeq = 0;
-    this.timer = void 0;
+    this.explainedAt = 0;
+    this.seq = 0;
+    this.asking = false;
+    this.askAgain = false;
+    this.lastAsk = -Infinity;
+    this.askTimer = void 0;
+    this.lastRender = -Infinity;
+    this.renderTimer = void 0;
+    this.names = null;
+    this.depsList = new VirtualList({ id: "dependents-list", className: "refs", render: (d) => this.depRow(d) });
+    this.blockerList = new VirtualList({ id: "blockers-list", className: "refs", render: (r) => this.blockerRow(r) });
+    this.blocking = /* @__PURE__ */ new Set();
+    setInterval(() => this.poll(), EXPLAIN_POLL_MS);
   }
   /** @param {string|null} uid */
   show(uid) {
     if (uid !== this.uid) {
       this.explanation = null;
       this.explainError = "";
+      this.names = null;
+      this.lastAsk = -Infinity;
+      for (const l of [this.depsList, this.blockerList]) l.top = l.el.scrollTop = 0;
     }
     this.uid = uid;
     this.placeholder.hidden = !!uid;
     this.body.hidden = !uid;
     this.render();
-    if (uid) this.refreshExplain(0);
+    if (uid) this.scheduleAsk();
   }
-  /** Called when the store touched the object: redraw now, ask the engine again soon. */
+  /** Called when the store touched the object: redraw soon, ask the engine again soon. */
   changed() {
     if (!this.uid) return;
-    this.render();
-    this.refreshExplain(400);
+    this.renderSoon();
+    this.scheduleAsk();
   }
-  /** @param {number} delay */
+  /** Asks the engine again in delay ms (after the user acted on the object). @param {number} delay */
   refreshExplain(delay) {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(async () => {
-      const uid = this.uid, seq = ++this.explainSeq;
-      if (!uid) return;
-      if (!this.store.nodes.has(uid)) {
-        this.explanation = null;
-        this.explainError = this.store.ghosts.has(uid) ? "deleted: gone from the engine's graph" : "not in the engine's graph";
-        this.render();
-        return;
-      }
-      try {
-        const ex = await explain(uid);
-        if (seq !== this.explainSeq || uid !== this.uid) return;
+    setTimeout(() => this.scheduleAsk(), delay);
+  }
+  /** While the object is being deleted or queued, the engine is asked again every second. */
+  poll() {
+    const uid = this.uid;
+    const n = uid ? this.store.nodes.get(uid) : void 0;
+    if (!uid || !n || document.hidden) return;
+    if (!this.explanation || n.beingDeleted || n.deletingDependents || this.store.queueStatus(uid).length) this.scheduleAsk();
+  }
+  /** Asks the engine at once, or as soon as EXPLAIN_EVERY_MS have passed since the last time. */
+  scheduleAsk() {
+    if (!this.uid || this.askTimer !== void 0) return;
+    if (this.asking) {
+      this.askAgain = true;
+      return;
+    }
+    const wait = Math.max(0, this.lastAsk + EXPLAIN_EVERY_MS - performance.now());
+    this.askTimer = setTimeout(() => {
+      this.askTimer = void 0;
+      this.ask();
+    }, wait);
+  }
+  async ask() {
+    const uid = this.uid;
+    if (!uid) return;
+    if (this.asking) {
+      this.askAgain = true;
+      return;
+    }
+    if (!this.store.nodes.has(uid)) {
+      this.explanation = null;
+      this.explainError = this.store.ghosts.has(uid) ? "deleted: gone from the engine's graph" : "not in the engine's graph";
+      this.renderSoon();
+      return;
+    }
+    const seq = ++this.seq;
+    this.asking = true;
+    this.askAgain = false;
+    this.lastAsk = performance.now();
+    try {
+      const ex = await explain(uid);
+      if (seq === this.seq && uid === this.uid) {
         this.explanation = ex;
         this.explainError = "";
-      } catch (e) {
-        if (seq !== this.explainSeq || uid !== this.uid) return;
-        this.explanation = null;
-        this.explainError = /** @type {any} */
-        e.status === 404 ? "gone from the engine's graph" : String(
-          /** @type {any} */
-          e.message || e
-        );
+        this.explainedAt = Date.now();
+        this.names = null;
       }
+    } catch (e) {
+      if (seq === this.seq && uid === this.uid) {
+        const err = (
+          /** @type {any} */
+          e
+        );
+        if (err.status === 404) this.explanation = null;
+        this.explainError = err.status === 404 ? "gone from the engine's graph" : String(err.message || err);
+      }
+    } finally {
+      this.asking = false;
+    }
+    if (uid === this.uid) this.renderSoon();
+    if (this.askAgain) {
+      this.askAgain = false;
+      this.scheduleAsk();
+    }
+  }
+  renderSoon() {
+    if (this.renderTimer !== void 0) return;
+    const wait = Math.max(0, this.lastRender + RENDER_EVERY_MS - performance.now());
+    this.renderTimer = setTimeout(() => {
+      this.renderTimer = void 0;
       this.render();
-    }, delay);
+    }, wait);
   }
   /** A link that selects an object of the graph. @param {{uid: string, kind: string, name: string, namespace?: string}} o */
   link(o) {
@@ -1820,7 +2034,45 @@ var ObjectPanel = class {
       }
     }, `${o.kind} ${o.name}`);
   }
+  /** @param {any} d a dependent */
+  depRow(d) {
+    return h(
+      "span",
+      null,
+      this.link(d),
+      this.blocking.has(d.uid) ? h("span.tag.block", null, "blocks") : null,
+      d.beingDeleted ? h("span.tag", null, "being deleted") : null
+    );
+  }
+  /** @param {{b?: any, hidden?: number, depth: number}} r a row of the blocker tree */
+  blockerRow(r) {
+    const pad = r.depth ? { style: `padding-left: ${r.depth * 14}px` } : null;
+    if (!r.b) return h("span.muted", pad, `and ${fmt(r.hidden || 0)} you may not see`);
+    const b = r.b;
+    const held = holdingFinalizers(b);
+    return h(
+      "span",
+      pad,
+      this.link(b.object),
+      held.length ? h("span", null, " held by ", ...held.map((f) => h("code.hold", null, f))) : null,
+      b.cycle ? h("span.tag", null, "already above: a cycle") : b.deletingDependents ? h("span.tag", null, "waits for its own") : b.inFlight ? h("span.tag.flight", null, "in flight") : b.beingDeleted && !held.length ? h("span.tag", null, "being deleted") : null
+    );
+  }
+  /** The deletion this object owns, as it goes: a bar and "8 of 11 gone · waiting on …". @param {string} uid */
+  cascadeProgress(uid) {
+    const c = this.actions.cascade?.(uid);
+    if (!c) return null;
+    return h(
+      "div.cascade-progress",
+      { id: "cascade-progress", "data-state": c.running ? "running" : "done" },
+      h("span.bar", null, h("span", { style: `width: ${Math.round(c.progress * 100)}%` })),
+      h("span", null, c.text)
+    );
+  }
   render() {
+    clearTimeout(this.renderTimer);
+    this.renderTimer = void 0;
+    this.lastRender = performance.now();
     const uid = this.uid;
     if (!uid) return;
     const store2 = this.store;
@@ -1852,8 +2104,12 @@ var ObjectPanel = class {
         bad ? h("div.warn", null, "invalid reference: " + bad) : status?.reason ? h("div.muted", null, status.reason) : null
       );
     });
-    const deps = [...store2.dependents.get(uid) || []].map((d) => store2.nodes.get(d)).filter(Boolean);
-    const blocking = new Set(n ? blockingDependents(store2, uid).map((x) => x.uid) : []);
+    const deps = (
+      /** @type {import("./store.js").NodeState[]} */
+      [...store2.dependents.get(uid) || []].map((d) => store2.nodes.get(d)).filter((d) => !!d)
+    );
+    deps.sort((a, b) => a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    this.blocking = new Set(n ? blockingDependents(store2, uid).map((x) => x.uid) : []);
     const holds = holdingFinalizers(node);
     const qs = store2.queueStatus(uid).map(({ queue, item }) => {
       const what = item.inFlight ? "a worker has it" : item.queued ? "queued" : item.backoffUntil ? `in backoff until ${clock(item.backoffUntil)}` : "known";
@@ -1863,18 +2119,34 @@ var ObjectPanel = class {
     const why = [];
     if (ex) {
       why.push(h("p.next", null, h("b", null, "Next step: "), `${ex.next}.`));
-      for (const w of ex.words || []) why.push(h("p.word", null, linkify(w, this)));
-      if (ex.heldBy?.length) {
-        const fins = ex.heldBy.map((f) => h("code.hold", null, f));
-        why.push(h("p.held", { id: "held-by" }, node.beingDeleted ? h("span", null, h("b", null, "Held by finalizer "), ...fins, ": it is deleted, but stays until the controller that owns the finalizer removes it.") : h("span", null, "Carries finalizer ", ...fins, ": once deleted, it will stay until that finalizer is removed.")));
+      for (const w of ex.words || []) {
+        if (ex.holds?.length && w.startsWith("held by finalizer ")) continue;
+        why.push(h("p.word", null, this.linkify(w)));
       }
-      if (ex.blockers?.length || ex.hiddenBlockers) why.push(h("div.blockers", null, h("b", null, "Blocking dependents"), this.blockerTree(ex.blockers || [], ex.hiddenBlockers)));
+      why.push(...this.holds(ex, node));
+      if (ex.blockers?.length || ex.hiddenBlockers) {
+        this.blockerList.set(flatten(ex.blockers || [], ex.hiddenBlockers || 0, 0, []));
+        why.push(h(
+          "div.blockers",
+          null,
+          h("b", null, "Blocking dependents"),
+          h("p.summary", { id: "blocker-summary" }, blockerSummaryText(ex)),
+          this.blockerList.el
+        ));
+      }
       if (ex.lastAction) {
         const a = ex.lastAction;
         why.push(h("p.muted", null, `Last worker action: ${a.queue} ${a.verb}${a.policy ? " " + a.policy : ""}${a.error ? " — error: " + a.error : ""}${a.reason ? " — " + a.reason : ""}`));
       }
+      why.push(h(
+        "p.muted.asof",
+        { id: "explained-at", "data-at": String(this.explainedAt) },
+        this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}` : `As of ${clock(this.explainedAt)}.`
+      ));
     } else why.push(h("p.muted", null, this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
-    const canDelete = !this.actions.readOnly && n && !n.virtual;
+    const canDelete = n && !n.virtual;
+    const readOnly2 = this.actions.readOnly;
+    this.depsList.set(deps);
     this.body.replaceChildren(
       h(
         "div.obj-head",
@@ -1882,13 +2154,19 @@ var ObjectPanel = class {
         h("div.kind", null, `${node.kind} · ${node.apiVersion || ""}`),
         h("h2", { id: "object-name" }, node.name),
         h("div.muted", null, node.namespace ? `namespace ${node.namespace}` : "cluster-scoped"),
-        h("div.state", { "data-state": st }, h("span.swatch", { style: `background: var(${stDef?.color || "--node-border"})` }), stDef?.label || st)
+        h("div.state", { "data-state": st }, h("span.swatch", { style: `background: var(${stDef?.color || "--node-border"})` }), stDef?.label || st),
+        this.cascadeProgress(uid)
       ),
       h(
         "div.actions-row",
         null,
         h("button", { type: "button", id: "focus-button", title: "Focus on its owners and dependents (f)", onclick: () => this.actions.focus(uid) }, "Focus"),
-        canDelete ? h("button.danger", { type: "button", id: "delete-button", title: "Delete with a propagation policy (Delete)", onclick: () => this.actions.del(uid) }, "Delete…") : null
+        canDelete ? h(readOnly2 ? "button" : "button.danger", {
+          type: "button",
+          id: "delete-button",
+          title: readOnly2 ? "See what a delete would do (read-only: gcscope refuses deletes)" : "Delete with a propagation policy (Delete)",
+          onclick: () => this.actions.del(uid)
+        }, readOnly2 ? "Preview delete…" : "Delete…") : null
       ),
       h("section", { id: "explain", "data-explain": "" }, h("h3", null, "Why is it here?"), ...why),
       h(
@@ -1905,80 +2183,92 @@ var ObjectPanel = class {
         h("dt", null, "queues"),
         h("dd", null, qs.length ? h("ul", null, ...qs) : "—")
       ),
-      h("h3", null, `Owners (${owners.length})`),
+      h("h3", null, `Owners (${fmt(owners.length)})`),
       owners.length ? h("ul.refs", null, ...owners) : h("p.muted", null, "none: a root"),
-      h("h3", null, `Dependents (${deps.length})`),
-      deps.length ? h(
-        "ul.refs",
-        null,
-        ...deps.slice(0, 200).map((d) => h(
-          "li",
-          null,
-          this.link(
-            /** @type {any} */
-            d
-          ),
-          blocking.has(
-            /** @type {any} */
-            d.uid
-          ) ? h("span.tag.block", null, "blocks") : null
-        )),
-        deps.length > 200 ? h("li.muted", null, `and ${deps.length - 200} more`) : null
-      ) : h("p.muted", null, "none"),
-      ex?.hiddenDependents ? h("p.muted", null, `and ${ex.hiddenDependents} you may not see`) : null
+      h("h3", { id: "dependents-head" }, `Dependents (${fmt(deps.length)})`),
+      deps.length ? this.depsList.el : h("p.muted", null, "none"),
+      ex?.hiddenDependents ? h("p.muted", null, `and ${fmt(ex.hiddenDependents)} you may not see`) : null
     );
+    this.depsList.restore();
+    if (this.blockerList.el.isConnected) this.blockerList.restore();
   }
-  /** @param {any[]} blockers @param {number} [hidden] blockers this user may not see */
-  blockerTree(blockers, hidden) {
-    return h(
-      "ul.refs",
-      null,
-      ...blockers.map((b) => h(
-        "li",
-        null,
-        this.link(b.object),
-        b.finalizers?.length ? h("span", null, " held by ", ...b.finalizers.map((f) => h("code.hold", null, f))) : null,
-        b.cycle ? h("span.tag", null, "already above: a cycle") : b.deletingDependents ? h("span.tag", null, "waits for its own") : null,
-        b.blockers?.length || b.hidden ? this.blockerTree(b.blockers || [], b.hidden) : null
-      )),
-      hidden ? h("li.muted", null, `and ${hidden} you may not see`) : null
-    );
+  /**
+   * What holds the object: each finalizer of another controller, who usually removes it,
+   * and the kubectl command that would remove it by hand (shown, never run).
+   * @param {any} ex @param {any} node
+   * @returns {Node[]}
+   */
+  holds(ex, node) {
+    const holds = ex.holds?.length ? ex.holds : (ex.heldBy || []).map((f) => ({ finalizer: f }));
+    return holds.map((hold, i) => {
+      const fin = h("code.hold", null, hold.finalizer);
+      const copy = h("button.copy", { type: "button", title: "Copy the command (gcscope never runs it)" }, "Copy");
+      copy.addEventListener("click", () => {
+        if (!navigator.clipboard) copy.textContent = "Select and copy it";
+        else navigator.clipboard.writeText(hold.release || "").then(() => copy.textContent = "Copied", () => copy.textContent = "Select and copy it");
+      });
+      return h(
+        "div.hold",
+        { id: `hold-${i}`, "data-finalizer": hold.finalizer },
+        h("p.held", { id: i === 0 ? "held-by" : void 0 }, node.beingDeleted ? h("span", null, h("b", null, "Held by finalizer "), fin, ": it is deleted, but stays until the controller that owns the finalizer removes it.") : h("span", null, "Carries finalizer ", fin, ": once deleted, it will stay until that finalizer is removed.")),
+        hold.owner ? h("p.muted", null, `Who removes it: ${hold.owner}.`) : null,
+        node.beingDeleted && hold.release ? h(
+          "div.release",
+          null,
+          h("p.muted", null, "To release it by hand — gcscope shows this and never runs it; removing a finalizer skips that controller's clean-up. The test op makes the patch fail, instead of removing another finalizer, if the list changed:"),
+          h("pre", { class: "release-cmd" }, h("code", null, hold.release)),
+          copy
+        ) : null
+      );
+    });
+  }
+  /** Names the explanation's words may link: "kind name" → the object. */
+  linkNames() {
+    if (this.names) return this.names;
+    const names = /* @__PURE__ */ new Map();
+    const add = (o) => names.set(`${o.kind.toLowerCase()} ${o.name.toLowerCase()}`, o);
+    const n = this.uid ? this.store.nodes.get(this.uid) : void 0;
+    const ex = this.explanation;
+    const visit = (bs) => bs?.forEach((b) => {
+      add(b.object);
+      visit(b.blockers);
+    });
+    for (const o of n?.owners || []) add(o);
+    visit(ex?.blockers);
+    for (const o of ex?.owners || []) add(o);
+    this.names = names;
+    return names;
+  }
+  /**
+   * The engine's sentences name objects as "kind name"; those it knows become links. One
+   * pass over the words, whatever the number of objects.
+   * @param {string} text
+   */
+  linkify(text) {
+    const names = this.linkNames();
+    if (!names.size) return text;
+    const out = h("span");
+    const parts = text.split(/(\s+)/);
+    let plain = "";
+    for (let i = 0; i < parts.length; i++) {
+      const kind = parts[i];
+      if (i + 2 < parts.length && /^[A-Za-z]/.test(kind)) {
+        const raw = parts[i + 2];
+        const name = raw.replace(/[;,:.)]+$/, "");
+        const o = names.get(`${kind.toLowerCase()} ${name.toLowerCase()}`);
+        if (o) {
+          out.append(plain, this.link(o));
+          plain = raw.slice(name.length);
+          i += 2;
+          continue;
+        }
+      }
+      plain += kind;
+    }
+    out.append(plain);
+    return out;
   }
 };
-function linkify(text, panel) {
-  const store2 = panel.store;
-  const names = /* @__PURE__ */ new Map();
-  const add = (n2) => names.set(`${n2.kind.toLowerCase()} ${n2.name}`, n2);
-  const n = panel.uid ? store2.nodes.get(panel.uid) : void 0;
-  const ex = panel.explanation;
-  const visit = (bs) => bs?.forEach((b) => {
-    add(b.object);
-    visit(b.blockers);
-  });
-  if (n) {
-    for (const o of n.owners || []) add(o);
-    for (const d of store2.dependents.get(n.uid) || []) {
-      const dn = store2.nodes.get(d);
-      if (dn) add(dn);
-    }
-  }
-  visit(ex?.blockers);
-  for (const o of ex?.owners || []) add(o);
-  for (const o of ex?.dependents || []) add(o);
-  if (!names.size) return text;
-  const keys = [...names.keys()].sort((a, b) => b.length - a.length).map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  const re = new RegExp(`(${keys.join("|")})`, "gi");
-  const out = h("span");
-  let last = 0;
-  for (const m of text.matchAll(re)) {
-    const o = names.get(m[0].toLowerCase());
-    out.append(text.slice(last, m.index));
-    out.append(o ? panel.link(o) : m[0]);
-    last = (m.index || 0) + m[0].length;
-  }
-  out.append(text.slice(last));
-  return out;
-}
 
 // src/queues.js
 var VERB_WORDS = (
@@ -2049,18 +2339,16 @@ var QueuesPanel = class {
         /** @type {any} */
         this.rows.get(name)
       );
-      let flight = 0, backoff = 0;
-      for (const it of q.items.values()) {
-        if (it.inFlight) flight++;
-        if (it.backoffUntil != null) backoff++;
-      }
+      let backoff = 0;
+      for (const it of q.items.values()) if (it.backoffUntil != null) backoff++;
       r.depth.textContent = String(q.depth);
-      r.flight.textContent = String(flight);
+      r.flight.textContent = String(q.inFlight);
       r.backoff.textContent = String(backoff);
       r.adds.textContent = `${q.adds} adds · ${q.retries} retries`;
       const items = [...q.items.values()].sort((a, b) => Number(b.inFlight) - Number(a.inFlight) || a.since - b.since).slice(0, 8);
       r.items.replaceChildren(...items.map((it) => {
-        const st = it.inFlight ? "in flight" : it.queued ? "queued" : it.backoffUntil != null ? it.backoffUntil > now ? `retry in ${((it.backoffUntil - now) / 1e3).toFixed(1)} s` : "retry due" : "";
+        const times = (n) => n > 1 ? ` ×${n}` : "";
+        const st = it.inFlight ? `in flight${times(it.inFlightItems)}${it.queued ? `, ${it.queuedItems} queued` : ""}` : it.queued ? `queued${times(it.queuedItems)}` : it.backoffUntil != null ? it.backoffUntil > now ? `retry in ${((it.backoffUntil - now) / 1e3).toFixed(1)} s` : "retry due" : "";
         return h(
           "li",
           { "data-uid": it.object.uid, class: it.inFlight ? "flight" : it.backoffUntil != null ? "backoff" : "" },
@@ -2147,7 +2435,10 @@ var DeleteDialog = class {
     this.uid = null;
     this.seq = 0;
     this.prediction = null;
+    this.explanation = null;
+    this.opened = 0;
     if (!this.dialog) return;
+    this.readOnly = !document.getElementById("delete-confirm");
     const form = (
       /** @type {HTMLFormElement} */
       $("delete-form")
@@ -2158,7 +2449,7 @@ var DeleteDialog = class {
         ev.target.name === "policy"
       ) this.predict();
     });
-    $("delete-confirm-input").addEventListener("input", () => this.updateConfirm());
+    document.getElementById("delete-confirm-input")?.addEventListener("input", () => this.updateConfirm());
     $("delete-cancel").addEventListener("click", () => this.close());
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
@@ -2178,18 +2469,73 @@ var DeleteDialog = class {
     const n = this.store.nodes.get(uid);
     if (!this.dialog || !n || n.virtual) return;
     this.uid = uid;
-    $("delete-title").textContent = `Delete ${describe(n)}`;
-    $("delete-confirm-input").value = "";
+    this.opened++;
+    $("delete-title").textContent = this.readOnly ? `What would deleting ${describe(n)} do?` : `Delete ${describe(n)}`;
+    const input = (
+      /** @type {HTMLInputElement|null} */
+      document.getElementById("delete-confirm-input")
+    );
+    if (input) input.value = "";
     $("delete-error").hidden = true;
+    this.explanation = null;
+    this.showState();
     this.dialog.showModal();
     this.predict();
+    if (n.beingDeleted) this.askWhatHolds(uid);
+  }
+  /** An object already being deleted: what holds it, from the engine. @param {string} uid */
+  async askWhatHolds(uid) {
+    const opened = this.opened;
+    try {
+      const ex = await explain(uid);
+      if (this.uid !== uid || opened !== this.opened) return;
+      this.explanation = ex;
+      this.showState();
+    } catch {
+    }
+  }
+  /** Says, above the policies, when the object is already being deleted and what holds it. */
+  showState() {
+    const form = (
+      /** @type {HTMLElement} */
+      $("delete-form")
+    );
+    let el = document.getElementById("delete-state");
+    if (!el) {
+      el = h("div.delete-state", { id: "delete-state", role: "note" });
+      form.insertBefore(el, form.querySelector("fieldset"));
+    }
+    const n = this.uid ? this.store.nodes.get(this.uid) : null;
+    if (!n || !n.beingDeleted) {
+      el.hidden = true;
+      return;
+    }
+    const ex = this.explanation;
+    const fins = n.finalizers || [];
+    const parts = [];
+    if (fins.includes("foregroundDeletion")) {
+      const total = ex ? ex.blockerSummary?.total ?? (ex.blockers || []).length + (ex.hiddenBlockers || 0) : -1;
+      parts.push(total < 0 ? "in the foreground: the collector deletes its blocking dependents before it" : total === 0 ? "in the foreground; no blocking dependent remains, so the collector removes foregroundDeletion next" : `in the foreground, waiting for ${blockerSummaryText(ex)}`);
+    }
+    if (fins.includes("orphan")) parts.push("orphaning: the collector takes this owner out of its dependents, then removes the orphan finalizer");
+    const holds = ex?.holds?.length ? ex.holds : holdingFinalizers(n).map((f) => ({ finalizer: f }));
+    for (const hd of holds) parts.push(`held by finalizer ${hd.finalizer}${hd.owner ? ` (${hd.owner})` : ""}`);
+    if (!parts.length) parts.push("nothing holds it any more: the apiserver removes it in a moment");
+    const since = n.deletionTimestamp ? ` (since ${new Date(n.deletionTimestamp).toLocaleTimeString()})` : "";
+    el.replaceChildren(
+      h("p", null, h("b", null, `Already being deleted${since}: `), `${parts.join("; ")}.`),
+      h("p.muted", null, holds.length ? `Deleting it again does not remove ${holds.length === 1 ? "that finalizer" : "those finalizers"}: the apiserver only sets the collector's own to match the policy (foregroundDeletion for Foreground, orphan for Orphan, neither for Background). The object panel shows the command that would release a hold by hand.` : "Deleting it again only sets the collector's own finalizers to match the policy: foregroundDeletion for Foreground, orphan for Orphan, neither for Background (a foreground deletion then stops waiting).")
+    );
+    el.hidden = false;
   }
   close() {
     this.dialog?.close();
   }
   cleanup() {
+    this.opened++;
     this.uid = null;
     this.prediction = null;
+    this.explanation = null;
     this.seq++;
     this.hooks.preview(/* @__PURE__ */ new Map());
   }
@@ -2221,33 +2567,39 @@ var DeleteDialog = class {
     for (const d of p.waiting || []) m.set(d.object.uid, "waiting");
     m.set(p.target.uid, "target");
     this.hooks.preview(m);
-    const section = (cls, title, list) => list?.length ? h(
-      `details.pv.${cls}`,
-      { open: list.length <= 12 },
-      h("summary", null, `${title} (${list.length})`),
-      h("ul", null, ...list.slice(0, 300).map((d) => h(
-        "li",
-        null,
-        h("a", { href: "#", onclick: (ev) => {
-          ev.preventDefault();
-          this.hooks.select(d.object.uid);
-        } }, describe(d.object)),
-        d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
-        d.reason ? h("div.muted", null, d.reason) : null
-      )))
-    ) : null;
+    const row = (d, oneLine) => h(
+      oneLine ? "span" : "li",
+      { title: d.reason || void 0 },
+      h("a", { href: "#", onclick: (ev) => {
+        ev.preventDefault();
+        this.hooks.select(d.object.uid);
+      } }, describe(d.object)),
+      d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
+      d.reason ? h(oneLine ? "span.muted" : "div.muted", null, oneLine ? ` — ${d.reason}` : d.reason) : null
+    );
+    const section = (cls, title, list) => {
+      if (!list?.length) return null;
+      let body2;
+      if (list.length > 50) {
+        const v = new VirtualList({ render: (d) => row(d, true), maxRows: 14 });
+        v.set(list);
+        body2 = v.el;
+      } else body2 = h("ul", null, ...list.map((d) => row(d, false)));
+      return h(`details.pv.${cls}`, { open: list.length <= 12 }, h("summary", null, `${title} (${list.length.toLocaleString("en-US")})`), body2);
+    };
     const n = (p.deleted || []).length;
     const deleted = [...p.deleted || []].sort((a, b) => Number(b.object.uid === p.target.uid) - Number(a.object.uid === p.target.uid));
     $("delete-preview").replaceChildren(...present(
       h(
         "p.summary",
         { id: "delete-summary" },
-        `${p.policy}: ${n} object${n === 1 ? "" : "s"} will be deleted`,
-        p.orphaned?.length ? `, ${p.orphaned.length} orphaned` : "",
-        p.kept?.length ? `, ${p.kept.length} kept by another owner` : "",
-        p.waiting?.length ? `, ${p.waiting.length} will wait on finalizers` : "",
+        `${p.policy}: ${counted(n, "object")} ${this.readOnly ? "would" : "will"} be deleted`,
+        p.orphaned?.length ? `, ${p.orphaned.length.toLocaleString("en-US")} orphaned` : "",
+        p.kept?.length ? `, ${p.kept.length.toLocaleString("en-US")} kept by another owner` : "",
+        p.waiting?.length ? `, ${p.waiting.length.toLocaleString("en-US")} ${this.readOnly ? "would" : "will"} wait on finalizers` : "",
         "."
       ),
+      this.readOnly ? h("p.note", { id: "delete-read-only" }, "A dry run: gcscope runs read-only (--read-only) and refuses deletes. This is what the collector would do.") : null,
       hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
       section("deleted", "Deleted", deleted),
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
@@ -2259,10 +2611,11 @@ var DeleteDialog = class {
   }
   updateConfirm() {
     const btn = (
-      /** @type {HTMLButtonElement} */
-      $("delete-confirm")
+      /** @type {HTMLButtonElement|null} */
+      document.getElementById("delete-confirm")
     );
-    const typed = $("delete-typed");
+    const typed = document.getElementById("delete-typed");
+    if (!btn || !typed) return;
     const n = this.uid ? this.store.nodes.get(this.uid) : null;
     const many = (this.prediction?.deleted?.length || 0) > TYPED_CONFIRM_OVER;
     typed.hidden = !many;
@@ -2274,7 +2627,7 @@ var DeleteDialog = class {
   }
   async confirm() {
     const uid = this.uid;
-    if (!uid || !this.prediction) return;
+    if (!uid || !this.prediction || this.readOnly) return;
     const policy = this.policy;
     const btn = (
       /** @type {HTMLButtonElement} */
@@ -2375,6 +2728,293 @@ ${n.kind}.${version}/${n.name}`;
   lines.push("}");
   return lines.join("\n") + "\n";
 }
+
+// src/scenarios.js
+var POLL_MS = 400;
+var SELECT_GRACE_MS = 5e3;
+var active = (r) => r.state === "running" || r.state === "waiting";
+var ScenarioPlayer = class {
+  /**
+   * @param {{select: (uid: string) => void, has: (uid: string) => boolean, toast: (text: string) => void}} hooks
+   */
+  constructor(hooks) {
+    this.hooks = hooks;
+    this.button = /** @type {HTMLButtonElement|null} */
+    document.getElementById("play-button");
+    this.menu = /** @type {HTMLElement} */
+    document.getElementById("play-menu");
+    this.scenarios = [];
+    this.runs = [];
+    this.run = null;
+    this.shown = "";
+    this.selected = "";
+    this.endedAt = 0;
+    this.stepsOpen = false;
+    this.timer = void 0;
+    this.card = h("div.scenario-card", { id: "scenario-card", role: "status", "aria-live": "polite", hidden: true });
+    if (!this.button || !this.menu) return;
+    $("graph-pane").append(this.card);
+    this.button.addEventListener("click", () => this.menu.hidden ? this.open() : this.close());
+    document.addEventListener("click", (ev) => {
+      if (!this.menu.hidden && !this.menu.parentElement?.contains(
+        /** @type {Node} */
+        ev.target
+      )) this.close();
+    });
+    window.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape" && !this.menu.hidden) {
+        ev.stopImmediatePropagation();
+        this.close();
+      }
+    }, true);
+    this.refresh().then(() => {
+      const last = this.runs.filter(active).pop();
+      if (last) this.follow(last);
+    });
+  }
+  /** Reads the scenarios and the runs the server remembers, and rebuilds the menu. */
+  async refresh() {
+    try {
+      const res = await get("/api/v1/scenarios");
+      this.scenarios = res.scenarios || [];
+      this.runs = res.runs || [];
+    } catch (e) {
+      this.scenarios = [];
+      this.hooks.toast(`Scenarios: ${/** @type {any} */
+      e.message || e}`);
+    }
+    this.buildMenu();
+  }
+  async open() {
+    this.menu.hidden = false;
+    this.button?.setAttribute("aria-expanded", "true");
+    await this.refresh();
+  }
+  close() {
+    this.menu.hidden = true;
+    this.button?.setAttribute("aria-expanded", "false");
+  }
+  buildMenu() {
+    const delay = document.body.dataset.actionDelay || "";
+    const header = (
+      /** @type {HTMLInputElement|null} */
+      document.getElementById("slow-motion")
+    );
+    const on = header ? header.checked : document.body.dataset.slowMotion === "true";
+    const slow2 = delay ? h(
+      "label.play-slow",
+      { title: "The collector waits before each of its writes, so every state of the cascade can be seen" },
+      h("input", { type: "checkbox", id: "play-slow", checked: on }),
+      `Slow motion: the collector waits ${delay} before each write`
+    ) : h(
+      "label.play-slow.muted",
+      { title: "Start gcscope with --gc-action-delay=2s to offer slow motion" },
+      h("input", { type: "checkbox", id: "play-slow", disabled: true }),
+      "Slow motion: start gcscope with --gc-action-delay=2s"
+    );
+    const items = this.scenarios.map((s) => h("button.play-item", {
+      type: "button",
+      "data-scenario": s.id,
+      title: s.steps.map((t, i) => `${i + 1}. ${t}`).join("\n"),
+      onclick: () => this.play(s.id)
+    }, h("b", null, "▶ " + s.title), h("span", null, s.description)));
+    const runs = this.runs.filter(active).map((r) => h("button.play-run", {
+      type: "button",
+      "data-run": r.id,
+      onclick: () => {
+        this.close();
+        this.follow(r);
+      }
+    }, `Show ${r.id} (${r.state})`));
+    this.menu.replaceChildren(
+      slow2,
+      ...items,
+      h(
+        "div.play-foot",
+        null,
+        ...runs,
+        h(
+          "button",
+          { type: "button", id: "play-cleanup", title: "Delete every play-* namespace (holds released first) and the CRDs the runs made", onclick: () => this.cleanupAll() },
+          "Clean up played namespaces"
+        )
+      )
+    );
+  }
+  /** Turns slow motion to what the menu's box says, if it says otherwise. */
+  async syncSlowMotion() {
+    const box = (
+      /** @type {HTMLInputElement|null} */
+      this.menu.querySelector("#play-slow")
+    );
+    if (!box || box.disabled) return;
+    const header = (
+      /** @type {HTMLInputElement|null} */
+      document.getElementById("slow-motion")
+    );
+    const now = header ? header.checked : document.body.dataset.slowMotion === "true";
+    if (box.checked === now) return;
+    const res = await post("/api/v1/slow-motion", { enabled: box.checked });
+    if (header) header.checked = res.enabled;
+    document.body.dataset.slowMotion = String(res.enabled);
+  }
+  /** @param {string} id */
+  async play(id) {
+    try {
+      await this.syncSlowMotion();
+      this.close();
+      const run = (
+        /** @type {Run} */
+        await post(`/api/v1/scenarios/${encodeURIComponent(id)}/play`, {})
+      );
+      this.follow(run);
+    } catch (e) {
+      this.close();
+      this.hooks.toast(`Play: ${/** @type {any} */
+      e.message || e}`);
+    }
+  }
+  /** Shows run in the card and follows it until it ends. @param {Run} run */
+  follow(run) {
+    clearTimeout(this.timer);
+    if (this.run?.id !== run.id) {
+      this.selected = "";
+      this.endedAt = 0;
+    }
+    this.run = run;
+    this.render();
+    this.schedule();
+  }
+  schedule() {
+    clearTimeout(this.timer);
+    const r = this.run;
+    if (!r) return;
+    const pending = active(r) || r.focus && this.selected !== r.focus && Date.now() - this.endedAt < SELECT_GRACE_MS;
+    if (pending) this.timer = setTimeout(() => this.poll(), POLL_MS);
+  }
+  async poll() {
+    const r = this.run;
+    if (!r) return;
+    try {
+      const next = (
+        /** @type {Run} */
+        await get(`/api/v1/scenarios/runs/${encodeURIComponent(r.id)}`)
+      );
+      if (this.run?.id !== r.id) return;
+      if (active(r) && !active(next)) this.endedAt = Date.now();
+      this.run = next;
+      this.render();
+    } catch (e) {
+      if (
+        /** @type {any} */
+        e.status === 404
+      ) {
+        this.hide();
+        return;
+      }
+    }
+    this.schedule();
+  }
+  hide() {
+    clearTimeout(this.timer);
+    this.run = null;
+    this.shown = "";
+    this.card.hidden = true;
+  }
+  /** Redraws the card when the run changed, and selects its main object once drawn. */
+  render() {
+    const r = this.run;
+    if (!r) return;
+    if (r.focus && this.selected !== r.focus && this.hooks.has(r.focus)) {
+      this.selected = r.focus;
+      this.hooks.select(r.focus);
+    }
+    const key = JSON.stringify(r);
+    if (key === this.shown) return;
+    this.shown = key;
+    const n = r.steps.length;
+    const cur = r.steps[r.step] || r.steps[0];
+    let now;
+    if (r.state === "done") now = `Done. ${r.steps[n - 1]?.detail || ""}`;
+    else if (r.state === "failed") now = `Failed at step ${r.step + 1}/${n}: ${r.error || cur.detail || ""}`;
+    else if (r.state === "stopped") now = `Stopped at step ${r.step + 1}/${n}: ${r.error || ""}`;
+    else now = `step ${r.step + 1}/${n}: ${cur.state === "running" ? cur.title : cur.detail || cur.title}`;
+    this.card.dataset.state = r.state;
+    this.card.dataset.run = r.id;
+    const done = r.steps.filter((s) => s.state === "done").length;
+    this.card.replaceChildren(
+      h(
+        "div.sc-head",
+        null,
+        h("b", null, r.title),
+        h("button.sc-close", { type: "button", title: "Close (the run goes on)", "aria-label": "Close", onclick: () => this.hide() }, "×")
+      ),
+      h("p.sc-now", { id: "scenario-now" }, now),
+      h(
+        "div.sc-actions",
+        null,
+        r.hold ? h("button.primary", { type: "button", id: "scenario-release", onclick: () => this.release() }, "Release the hold") : null,
+        r.focus ? h("button", { type: "button", title: "Select the scenario's main object", onclick: () => this.show() }, "Show") : null,
+        h("button", { type: "button", id: "scenario-cleanup", title: `Delete ${r.namespaces.join(" and ")}`, onclick: () => this.cleanup() }, "Clean up")
+      ),
+      h(
+        "details.sc-steps",
+        { open: this.stepsOpen, ontoggle: (ev) => this.stepsOpen = /** @type {HTMLDetailsElement} */
+        ev.target.open },
+        h("summary", null, `Steps: ${done} of ${n} done · ${r.namespaces.join(", ")}`),
+        h("ol", null, ...r.steps.map((s) => h(
+          "li",
+          { "data-state": s.state },
+          h("span", null, s.title),
+          s.detail && s.state !== "running" ? h("div.sc-detail", null, s.detail) : null
+        )))
+      )
+    );
+    this.card.hidden = false;
+  }
+  /** Selects the run's main object again, if the graph still has it. */
+  show() {
+    const f = this.run?.focus;
+    if (f && this.hooks.has(f)) this.hooks.select(f);
+    else this.hooks.toast("The scenario's main object is no longer in the graph: the collector has deleted it.");
+  }
+  async release() {
+    const r = this.run;
+    if (!r) return;
+    try {
+      const next = await post(`/api/v1/scenarios/runs/${encodeURIComponent(r.id)}/release`, {});
+      this.hooks.toast("Hold released: the collector finishes the cascade.");
+      if (this.run?.id === r.id) this.follow(next);
+    } catch (e) {
+      this.hooks.toast(`Release: ${/** @type {any} */
+      e.message || e}`);
+    }
+  }
+  async cleanup() {
+    const r = this.run;
+    if (!r) return;
+    try {
+      const out = await post(`/api/v1/scenarios/runs/${encodeURIComponent(r.id)}/cleanup`, {});
+      this.hide();
+      this.hooks.toast(`Deleting ${(out.namespaces || []).join(", ") || "nothing"}.`);
+    } catch (e) {
+      this.hooks.toast(`Clean up: ${/** @type {any} */
+      e.message || e}`);
+    }
+  }
+  async cleanupAll() {
+    this.close();
+    try {
+      const out = await post("/api/v1/scenarios/cleanup", {});
+      this.hide();
+      const ns = out.namespaces || [], crds = out.crds || [];
+      this.hooks.toast(ns.length || crds.length ? `Deleting ${ns.length} played namespace${ns.length === 1 ? "" : "s"}${crds.length ? ` and ${crds.length} CRD${crds.length === 1 ? "" : "s"}` : ""}.` : "Nothing to clean up.");
+    } catch (e) {
+      this.hooks.toast(`Clean up: ${/** @type {any} */
+      e.message || e}`);
+    }
+  }
+};
 
 // src/main.js
 var body = document.body;
@@ -2543,7 +3183,11 @@ var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), sto
   readOnly,
   select: (uid) => select(uid, true),
   focus: (uid) => setFocus(uid),
-  del: (uid) => dialog.open(uid)
+  del: (uid) => dialog.open(uid),
+  cascade(uid) {
+    const c = cascades.of(uid);
+    return c ? { text: progressText(c, performance.now()), progress: progress(c), running: c.end === null } : null;
+  }
 });
 var cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(uid, true));
 var queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), store, (uid) => select(uid, true));
@@ -2827,7 +3471,8 @@ function updateEmpty() {
     return;
   }
   el.hidden = false;
-  el.textContent = perf.snapshotMs === null ? "Waiting for the engine's first snapshot…" : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
+  const focused = view.focus ? store.current(view.focus) : null;
+  el.textContent = perf.snapshotMs === null ? "Waiting for the engine's first snapshot…" : view.focus && (!focused || focused.ghost) ? `${focused ? describe(focused.node) : "The object you focused on"} was deleted, and with it what it owned. Esc shows everything.` : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
 }
 var toastTimer;
 function toast(text) {
@@ -2883,6 +3528,7 @@ slow?.addEventListener("change", async () => {
     e.message || e}`);
   }
 });
+new ScenarioPlayer({ select: (uid) => select(uid, true), has: (uid) => store.nodes.has(uid), toast });
 document.addEventListener("keydown", (ev) => {
   const t = (
     /** @type {HTMLElement} */

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"math"
 	"net/http/httptest"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/browsertest"
 	"github.com/gcscope/gcscope/server"
 )
@@ -24,7 +27,14 @@ import (
 //     load;
 //   - the frame rate while the feed carries 1,000 mutations a second for 5 s, counted in
 //     the page with requestAnimationFrame (frames per second, the worst and the 95th
-//     percentile gap between frames), and perf.applied, which must grow.
+//     percentile gap between frames, the longest task the page ran), and perf.applied,
+//     which must grow: first at the view the page opens on (readable workloads), then
+//     with the whole graph in view (fit: every object a cell), fps-fit;
+//
+// The case cascade-2k-selected is the 10k graph plus one owner with 2,000 blocking
+// dependents, deleted in the foreground and selected (?sel=), so the object panel follows
+// its cascade: the 1,000 events a second are that cascade's (attemptToDelete transitions,
+// deletions and removals, 20 dependents in flight), about 170 dependents gone a second.
 //
 // `make bench` runs it once per size (-benchtime 1x). It asserts no timings; it fails if
 // the page never sets window.gcscope.ready or applies no event.
@@ -50,6 +60,18 @@ type frameStats struct {
 	FPS      float64 `json:"fps"`
 	WorstGap float64 `json:"worstGap"`
 	P95Gap   float64 `json:"p95Gap"`
+	// LongTasks and LongestTask: the page's tasks over 50 ms (PerformanceObserver).
+	LongTasks   int     `json:"longTasks"`
+	LongestTask float64 `json:"longestTask"`
+}
+
+// renderCase is one sub-benchmark: a synthetic graph of n objects; with cascade > 0, plus
+// an owner of that many blocking dependents, selected, whose foreground cascade is the
+// mutation stream.
+type renderCase struct {
+	name    string
+	n       int
+	cascade int
 }
 
 // renderResult is one page load's measurements.
@@ -57,19 +79,20 @@ type renderResult struct {
 	firstFrame, baseline float64 // ms from navigation start
 	drawn                int
 	frames               frameStats
+	fitFrames            frameStats // the same load with the whole graph in view
 	published, applied   int
 }
 
 func BenchmarkUIRender(b *testing.B) {
-	for _, size := range []struct {
-		name string
-		n    int
-	}{{"10k", 10_000}, {"50k", 50_000}, {"150k", 150_000}} {
+	for _, size := range []renderCase{
+		{name: "10k", n: 10_000}, {name: "50k", n: 50_000}, {name: "150k", n: 150_000},
+		{name: "cascade-2k-selected", n: 10_000, cascade: 2_000},
+	} {
 		b.Run(size.name, func(b *testing.B) {
 			browsertest.Require(b)
 			var results []renderResult
 			for i := range b.N {
-				results = append(results, renderOnce(b, size.name, size.n, i))
+				results = append(results, renderOnce(b, size, i))
 			}
 			mean := func(f func(r renderResult) float64) float64 {
 				var sum float64
@@ -84,20 +107,36 @@ func BenchmarkUIRender(b *testing.B) {
 			b.ReportMetric(base, "baseline-ms")
 			b.ReportMetric(first/base, "ratio")
 			b.ReportMetric(fps, "fps")
+			if size.cascade == 0 {
+				b.ReportMetric(mean(func(r renderResult) float64 { return r.fitFrames.FPS }), "fps-fit")
+			}
 			b.ReportMetric(mean(func(r renderResult) float64 { return r.frames.P95Gap }), "p95-gap-ms")
 			b.ReportMetric(mean(func(r renderResult) float64 { return r.frames.WorstGap }), "worst-gap-ms")
+			b.ReportMetric(mean(func(r renderResult) float64 { return r.frames.LongestTask }), "longest-task-ms")
+			b.ReportMetric(mean(func(r renderResult) float64 { return float64(r.frames.LongTasks) }), "long-tasks")
 			b.Logf("%s: first frame %.0f ms (%.1f× baseline:snapshot-received %.0f ms); %.1f fps under %d mutations/s",
 				size.name, first, first/base, base, fps, mutationRate)
 		})
 	}
 }
 
-// renderOnce serves a fresh synthetic graph of n objects, loads the page in a fresh
+// renderOnce serves a fresh synthetic graph of c.n objects, loads the page in a fresh
 // browser, and measures it.
-func renderOnce(b *testing.B, name string, n, iteration int) renderResult {
+func renderOnce(b *testing.B, c renderCase, iteration int) renderResult {
+	name, n := c.name, c.n
 	g := buildGraph(n)
+	var source interface{ next() []gc.Event }
+	var selected types.UID
+	if c.cascade > 0 {
+		owner, deps := g.cascadeOwner(c.cascade)
+		source = &cascader{left: deps, owner: owner}
+		selected = owner.UID
+	}
 	eng := newSynthEngine()
 	eng.load(g)
+	if source == nil {
+		source = newMutator(eng, g)
+	}
 
 	srv := server.New(server.Options{Engine: eng, Version: "bench", Ready: func() error { return nil }})
 	hubCtx, stopHub := context.WithCancel(context.Background())
@@ -141,6 +180,19 @@ func renderOnce(b *testing.B, name string, n, iteration int) renderResult {
 	r := renderResult{firstFrame: *p.FirstFrameMs, baseline: *p.SnapshotMs, drawn: p.Drawn}
 	b.Logf("%s: snapshot of %d objects parsed at %.0f ms, first frame at %.0f ms, %d drawn",
 		name, n, r.baseline, r.firstFrame, p.Drawn)
+	if selected != "" {
+		// The user clicks the owner; the frames are counted once its panel has the
+		// engine's explanation.
+		selCtx, cancel := context.WithTimeout(ctx, readyTimeout)
+		err := chromedp.Do(selCtx, chromedp.Evaluate[chromedp.Void](`window.gcscope.select(`+strconv.Quote(string(selected))+`)`),
+			chromedp.Poll[chromedp.Void](`(document.querySelector("#explain")?.textContent || "").includes("Next step")`,
+				chromedp.WithPollingTimeout(readyTimeout), chromedp.WithPollingInterval(10*time.Millisecond)))
+		cancel()
+		if err != nil {
+			browsertest.Screenshot(b, ctx, shot+"-no-explanation")
+			b.Fatalf("%s: selecting the owner: its panel shows no explanation: %v", name, err)
+		}
+	}
 	browsertest.Screenshot(b, ctx, shot+"-loaded")
 
 	// The mutation phase: count frames in the page while the feed carries mutationRate
@@ -149,7 +201,7 @@ func renderOnce(b *testing.B, name string, n, iteration int) renderResult {
 		b.Fatalf("%s: starting the frame counter: %v", name, err)
 	}
 	applied0 := p.Applied
-	published := mutate(eng, g, mutationRate, mutationPeriod)
+	published := mutate(eng, source, mutationRate, mutationPeriod)
 	r.frames, err = chromedp.Run(ctx, chromedp.Evaluate[frameStats](`window.__gcscopeBenchFrames.stop()`))
 	if err != nil {
 		b.Fatalf("%s: reading the frame counter: %v", name, err)
@@ -176,9 +228,28 @@ func renderOnce(b *testing.B, name string, n, iteration int) renderResult {
 	}
 	drawn, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`window.gcscope.perf.drawn`))
 	browsertest.Screenshot(b, ctx, shot+"-after-mutations")
-	b.Logf("%s: %d frames in %.0f ms under %d events/s: %.1f fps, p95 gap %.1f ms, worst %.1f ms; %d of %d events applied; %d drawn",
+	b.Logf("%s: %d frames in %.0f ms under %d events/s: %.1f fps, p95 gap %.1f ms, worst %.1f ms, %d long tasks (longest %.0f ms); %d of %d events applied; %d drawn",
 		name, r.frames.Frames, r.frames.Ms, mutationRate, r.frames.FPS, r.frames.P95Gap, r.frames.WorstGap,
-		r.applied, published, drawn)
+		r.frames.LongTasks, r.frames.LongestTask, r.applied, published, drawn)
+	if c.cascade > 0 {
+		panel, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#explain")?.textContent || ""`))
+		b.Logf("%s: the panel's explanation after the cascade's events: %.300q", name, panel)
+	} else {
+		// The page opens on readable workloads; the whole graph in view (fit, every object a
+		// cell) is the frame rate's worst case: measured again under the same load.
+		err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`document.getElementById("zoom-fit").click()`), chromedp.Sleep(time.Second),
+			chromedp.Evaluate[chromedp.Void](frameCounterJS))
+		if err != nil {
+			b.Fatalf("%s: fitting the whole graph: %v", name, err)
+		}
+		mutate(eng, source, mutationRate, mutationPeriod)
+		if r.fitFrames, err = chromedp.Run(ctx, chromedp.Evaluate[frameStats](`window.__gcscopeBenchFrames.stop()`)); err != nil {
+			b.Fatalf("%s: reading the frame counter: %v", name, err)
+		}
+		browsertest.Screenshot(b, ctx, shot+"-fit")
+		b.Logf("%s, whole graph in view: %.1f fps, p95 gap %.1f ms, worst %.1f ms, %d long tasks (longest %.0f ms)",
+			name, r.fitFrames.FPS, r.fitFrames.P95Gap, r.fitFrames.WorstGap, r.fitFrames.LongTasks, r.fitFrames.LongestTask)
+	}
 	if errs := page.Errors(); len(errs) > 0 {
 		b.Logf("%s: the page logged %d console errors or exceptions (above)", name, len(errs))
 	}
@@ -188,8 +259,10 @@ func renderOnce(b *testing.B, name string, n, iteration int) renderResult {
 // frameCounterJS starts counting animation frames; stop() ends the count and returns
 // frameStats.
 const frameCounterJS = `(() => {
-  const gaps = [];
+  const gaps = [], tasks = [];
   let last = null, frames = 0, running = true, start = performance.now();
+  const observer = new PerformanceObserver((list) => { for (const e of list.getEntries()) tasks.push(e.duration); });
+  observer.observe({ type: "longtask" });
   const tick = (t) => {
     if (!running) return;
     if (last !== null) gaps.push(t - last);
@@ -201,18 +274,20 @@ const frameCounterJS = `(() => {
   window.__gcscopeBenchFrames = {
     stop() {
       running = false;
+      for (const e of observer.takeRecords()) tasks.push(e.duration);
+      observer.disconnect();
       const ms = performance.now() - start;
       const sorted = gaps.slice().sort((a, b) => a - b);
       const p95 = sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.95) - 1)] : 0;
-      return { frames, ms, fps: frames * 1000 / ms, worstGap: sorted.length ? sorted[sorted.length - 1] : 0, p95Gap: p95 };
+      return { frames, ms, fps: frames * 1000 / ms, worstGap: sorted.length ? sorted[sorted.length - 1] : 0, p95Gap: p95,
+        longTasks: tasks.length, longestTask: tasks.length ? Math.max(...tasks) : 0 };
     },
   };
 })()`
 
-// mutate publishes rate events a second for d through the engine's feed, in small steps,
-// and returns how many it published.
-func mutate(e *synthEngine, g *graphBuilder, rate int, d time.Duration) int {
-	m := newMutator(e, g)
+// mutate publishes rate events a second from m for d through the engine's feed, in small
+// steps, and returns how many it published.
+func mutate(e *synthEngine, m interface{ next() []gc.Event }, rate int, d time.Duration) int {
 	start := time.Now()
 	tick := time.NewTicker(10 * time.Millisecond)
 	defer tick.Stop()

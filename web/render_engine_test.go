@@ -29,17 +29,21 @@ type synthEngine struct {
 	mu       sync.Mutex
 	feed     *gc.Feed
 	nodes    map[types.UID]*gc.NodeState
-	graphQ   map[types.UID]*gc.QueueItem // graphChanges items
-	adds     uint64
+	queues   map[gc.QueueName]map[types.UID]*gc.QueueItem
+	adds     map[gc.QueueName]uint64
 	registry *prometheus.Registry
 	sync     gc.SyncState
 }
 
+// synthQueues are the engine's queues, in the order a snapshot lists them.
+var synthQueues = []gc.QueueName{gc.GraphChanges, gc.AttemptToDelete, gc.AttemptToOrphan}
+
 func newSynthEngine() *synthEngine {
-	return &synthEngine{
+	e := &synthEngine{
 		feed:     gc.NewFeed(0),
 		nodes:    map[types.UID]*gc.NodeState{},
-		graphQ:   map[types.UID]*gc.QueueItem{},
+		queues:   map[gc.QueueName]map[types.UID]*gc.QueueItem{},
+		adds:     map[gc.QueueName]uint64{},
 		registry: prometheus.NewRegistry(),
 		sync: gc.SyncState{Resources: []string{
 			"apps/v1/controllerrevisions", "apps/v1/deployments", "apps/v1/replicasets", "apps/v1/statefulsets",
@@ -48,6 +52,10 @@ func newSynthEngine() *synthEngine {
 			"v1/persistentvolumeclaims", "v1/pods", "v1/secrets", "v1/serviceaccounts", "v1/services",
 		}},
 	}
+	for _, q := range synthQueues {
+		e.queues[q] = map[types.UID]*gc.QueueItem{}
+	}
+	return e
 }
 
 // publish applies events to the graph and appends them to the feed, as one step.
@@ -64,13 +72,14 @@ func (e *synthEngine) publish(events ...gc.Event) {
 			delete(e.nodes, ev.Node.UID)
 		case gc.QueueChange:
 			q := ev.Queue
-			it := e.graphQ[q.Object.UID]
+			items := e.queues[q.Queue]
+			it := items[q.Object.UID]
 			switch q.Op {
 			case gc.QueueAdded:
-				e.adds++
+				e.adds[q.Queue]++
 				if it == nil {
 					it = &gc.QueueItem{Object: q.Object, Change: q.Change, Since: now}
-					e.graphQ[q.Object.UID] = it
+					items[q.Object.UID] = it
 				}
 				it.Queued = true
 			case gc.QueueTaken:
@@ -78,7 +87,7 @@ func (e *synthEngine) publish(events ...gc.Event) {
 					it.Queued, it.InFlight, it.Since = false, true, now
 				}
 			case gc.QueueDone:
-				delete(e.graphQ, q.Object.UID)
+				delete(items, q.Object.UID)
 			}
 		}
 	}
@@ -94,18 +103,20 @@ func (e *synthEngine) Snapshot() gc.Snapshot {
 		s.Nodes = append(s.Nodes, *n)
 	}
 	slices.SortFunc(s.Nodes, func(a, b gc.NodeState) int { return strings.Compare(string(a.UID), string(b.UID)) })
-	graph := gc.QueueState{Name: gc.GraphChanges, Adds: e.adds}
-	for _, it := range e.graphQ {
-		if it.Queued {
-			graph.Depth++
+	for _, name := range synthQueues {
+		q := gc.QueueState{Name: name, Adds: e.adds[name]}
+		for _, it := range e.queues[name] {
+			if it.Queued {
+				q.Depth++
+			}
+			if it.InFlight {
+				q.InFlight++
+			}
+			q.Items = append(q.Items, *it)
 		}
-		if it.InFlight {
-			graph.InFlight++
-		}
-		graph.Items = append(graph.Items, *it)
+		slices.SortFunc(q.Items, func(a, b gc.QueueItem) int { return strings.Compare(string(a.Object.UID), string(b.Object.UID)) })
+		s.Queues = append(s.Queues, q)
 	}
-	slices.SortFunc(graph.Items, func(a, b gc.QueueItem) int { return strings.Compare(string(a.Object.UID), string(b.Object.UID)) })
-	s.Queues = []gc.QueueState{graph, {Name: gc.AttemptToDelete}, {Name: gc.AttemptToOrphan}}
 	return s
 }
 
@@ -140,14 +151,33 @@ func (e *synthEngine) ExplainFor(uid types.UID, _ func(gc.ObjectRef) bool) (gc.E
 	if !ok {
 		return gc.Explanation{}, false
 	}
-	ex := gc.Explanation{Object: *n, Dependents: e.dependents(uid), Next: "leave it alone",
-		Words: []string{"this is a synthetic graph for the render benchmark"}}
+	// As the engine explains it, from this graph: every owner exists, every kind is served.
+	ex := gc.Explanation{Object: *n, Dependents: e.dependents(uid)}
 	for _, o := range n.Owners {
-		ex.Owners = append(ex.Owners, gc.OwnerStatus{OwnerRef: o, State: gc.OwnerSolid, Reason: "the owner exists"})
+		ex.Owners = append(ex.Owners, gc.OwnerStatus{OwnerRef: o, State: gc.OwnerSolid, Reason: "exists"})
 	}
-	if n.BeingDeleted {
-		ex.HeldBy = slices.Clone(n.Finalizers)
+	if n.DeletingDependents {
+		for _, d := range ex.Dependents {
+			dn := e.nodes[d.UID]
+			if !slices.ContainsFunc(dn.Owners, func(o gc.OwnerRef) bool { return o.UID == uid && o.BlockOwnerDeletion }) {
+				continue
+			}
+			it := e.queues[gc.AttemptToDelete][d.UID]
+			ex.Blockers = append(ex.Blockers, gc.Blocker{Object: d, Finalizers: slices.Clone(dn.Finalizers),
+				BeingDeleted: dn.BeingDeleted, DeletingDependents: dn.DeletingDependents, InFlight: it != nil && it.InFlight})
+		}
 	}
+	for _, f := range n.Finalizers {
+		if f != metav1.FinalizerDeleteDependents && f != metav1.FinalizerOrphanDependents {
+			ex.HeldBy = append(ex.HeldBy, f)
+		}
+	}
+	for _, name := range synthQueues {
+		if it, ok := e.queues[name][uid]; ok {
+			ex.Queues = append(ex.Queues, gc.QueuePosition{Queue: name, QueueItem: *it})
+		}
+	}
+	ex.Narrate(func(string, string) bool { return true }, time.Now())
 	return ex, true
 }
 
@@ -502,5 +532,70 @@ func TestSyntheticGraph(t *testing.T) {
 	held, err := e.feed.Since(snap.Seq, 0)
 	if err != nil || len(held) != len(published) {
 		t.Fatalf("the feed holds %d events after the snapshot (%v), want %d", len(held), err, len(published))
+	}
+}
+
+// cascadeOwner adds a namespace holding one ConfigMap with dependents blocking
+// dependents (ConfigMaps naming it with blockOwnerDeletion), the owner already deleted in
+// the foreground and waiting for them, and returns the owner and the dependents. The
+// graph may hold more than n objects after it.
+func (g *graphBuilder) cascadeOwner(dependents int) (gc.ObjectRef, []gc.NodeState) {
+	const ns = "cascade"
+	g.n += dependents + 2
+	g.add("v1", "Namespace", "", ns)
+	owner, _ := g.add("v1", "ConfigMap", ns, "big")
+	o := &g.nodes[len(g.nodes)-1]
+	ts := time.Date(2026, 11, 1, 10, 0, 0, 0, time.UTC)
+	o.Finalizers, o.BeingDeleted, o.DeletingDependents, o.DeletionTimestamp = []string{metav1.FinalizerDeleteDependents}, true, true, &ts
+	var deps []gc.NodeState
+	for i := range dependents {
+		g.add("v1", "ConfigMap", ns, fmt.Sprintf("part-%04d", i), owner)
+		deps = append(deps, g.nodes[len(g.nodes)-1])
+	}
+	return owner, deps
+}
+
+// cascader makes the events of a foreground cascade, as the engine publishes them: each
+// dependent is added to attemptToDelete and taken by one of 20 workers, then deleted
+// (its deletionTimestamp, then its removal) and done. Not safe for concurrent use.
+type cascader struct {
+	left     []gc.NodeState
+	inFlight []gc.NodeState
+	owner    gc.ObjectRef
+	idle     bool
+}
+
+// cascadeWorkers is how many dependents are in flight at once (the engine's default).
+const cascadeWorkers = 20
+
+func (c *cascader) next() []gc.Event {
+	queue := func(op gc.QueueOp, o gc.ObjectRef) gc.Event {
+		return gc.Event{Type: gc.QueueChange, Queue: &gc.QueueEvent{Queue: gc.AttemptToDelete, Op: op, Object: o}}
+	}
+	switch {
+	case len(c.inFlight) < cascadeWorkers && len(c.left) > 0:
+		d := c.left[0]
+		c.left = c.left[1:]
+		c.inFlight = append(c.inFlight, d)
+		return []gc.Event{queue(gc.QueueAdded, d.ObjectRef), queue(gc.QueueTaken, d.ObjectRef)}
+	case len(c.inFlight) > 0:
+		d := c.inFlight[0]
+		c.inFlight = c.inFlight[1:]
+		now := time.Now().UTC()
+		deleted := d
+		deleted.BeingDeleted, deleted.DeletionTimestamp = true, &now
+		events := []gc.Event{{Type: gc.NodeUpdated, Node: &deleted}, {Type: gc.NodeRemoved, Node: &deleted}}
+		for _, o := range d.Owners {
+			events = append(events, gc.Event{Type: gc.EdgeRemoved, Edge: &gc.Edge{Dependent: d.UID, Owner: o.UID,
+				Controller: o.Controller, BlockOwnerDeletion: o.BlockOwnerDeletion}})
+		}
+		return append(events, queue(gc.QueueDone, d.ObjectRef))
+	default: // the cascade is over: the owner comes and goes in graphChanges
+		c.idle = !c.idle
+		op := gc.QueueAdded
+		if !c.idle {
+			op = gc.QueueDone
+		}
+		return []gc.Event{{Type: gc.QueueChange, Queue: &gc.QueueEvent{Queue: gc.GraphChanges, Op: op, Object: c.owner, Change: "update"}}}
 	}
 }

@@ -24,8 +24,13 @@ import (
 
 	"github.com/gcscope/gcscope/cluster/demo"
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/scenario"
 	"github.com/gcscope/gcscope/server"
 )
+
+// scenarioPause is how long a played scenario's step stays on screen before the next
+// one acts: time to see the objects before they are deleted.
+const scenarioPause = time.Second
 
 // The TokenReview client's own rate limits.
 const (
@@ -175,11 +180,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		return nil
 	}
+	// The scenario player creates and deletes objects with the admin credentials at will:
+	// only on the embedded cluster, with the engine active (nothing else collects there),
+	// and not where each user must act as itself (--auth=kubernetes).
+	var scenarios server.ScenarioPlayer
+	if cfg.embedded() && cfg.gcMode == gc.ModeActive && cfg.auth != "kubernetes" {
+		player, err := scenario.NewPlayer(restConfig, scenario.Options{Engine: engine, Pause: scenarioPause, Logger: log.With("component", "scenario")})
+		if err != nil {
+			return fmt.Errorf("scenario player: %w", err)
+		}
+		defer player.Close()
+		scenarios = player
+	}
 	handler := server.New(server.Options{
 		Logger: log, Engine: engine, Kube: restConfig, Ready: readyz, Version: version,
 		ReadOnly: cfg.readOnly, Auth: auth, Authorizer: authz, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
 		Listen: cfg.listen, AllowedHosts: cfg.allowedHosts,
-		MaxStreams: cfg.maxStreams, MaxStreamsPerUser: cfg.maxUserStreams,
+		MaxStreams: cfg.maxStreams, MaxStreamsPerUser: cfg.maxUserStreams, Scenarios: scenarios,
 	})
 	go handler.Run(engineCtx)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}

@@ -100,6 +100,12 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			if tc.policy == metav1.DeletePropagationForeground {
+				// The panel follows the owner's cascade while it runs.
+				run(t, "the panel shows the cascade's progress", chromedp.Poll[chromedp.Void](
+					`/^\d+ of \d+ gone · /.test(document.querySelector("#cascade-progress[data-state=running]")?.textContent || "")`,
+					chromedp.WithPollingTimeout(10*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
+			}
 			run(t, "mid-cascade", chromedp.Sleep(400*time.Millisecond))
 			browsertest.Screenshot(t, ctx, "ui-cascade-"+name+"-during")
 
@@ -112,6 +118,23 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 			run(t, "the graph shows the end", chromedp.Poll[chromedp.Void](`(() => { const d = new Set(window.gcscope.drawnUIDs());
 				return `+gone+`.every(u => !d.has(u) && !window.gcscope.store.ghosts.has(u)); })()`, chromedp.WithPollingTimeout(30*time.Second)))
 			browsertest.Screenshot(t, ctx, "ui-cascade-"+name+"-after")
+			// The strip lists the cascade, finished, with its count.
+			want := fmt.Sprintf("%d gone", len(uids))
+			if tc.policy == metav1.DeletePropagationOrphan {
+				want = fmt.Sprintf("%d orphaned", countOwnedBy(t, kube, dependents))
+			}
+			c, cancel := context.WithTimeout(ctx, 10*time.Second)
+			err := chromedp.Do(c, chromedp.Poll[chromedp.Void](
+				`(document.querySelector('#cascades [data-owner="`+dep+`"][data-state=done]')?.textContent || "").includes("`+want+`")`,
+				chromedp.WithPollingTimeout(10*time.Second)))
+			cancel()
+			if err != nil {
+				var strip string
+				eval(t, `document.querySelector("#cascades").textContent`, &strip)
+				var members string
+				eval(t, `(() => { const c = window.gcscope.cascades.of("`+dep+`"); const s = window.gcscope.store; return JSON.stringify([...(c?.members || [])].map(u => [u, s.nodes.get(u)?.kind, s.nodes.get(u)?.name, JSON.stringify(s.nodes.get(u)?.owners), !!s.ghosts.get(u)])); })()`, &members)
+				t.Errorf("the strip does not list the finished cascade with %q: %q; members %s", want, strip, members)
+			}
 
 			var log traceLog
 			eval(t, `window.gcscope.traceLog()`, &log)
@@ -193,6 +216,23 @@ func waitCascadeDone(t *testing.T, kube kubernetes.Interface, name string, polic
 	if err != nil {
 		t.Fatalf("the %s deletion of demo-web/%s did not finish in the apiserver", policy, name)
 	}
+}
+
+// countOwnedBy is how many of uids were the Deployment's direct dependents (its
+// ReplicaSets: the objects an Orphan delete orphans).
+func countOwnedBy(t *testing.T, kube kubernetes.Interface, uids []string) int {
+	t.Helper()
+	rss, err := kube.AppsV1().ReplicaSets("demo-web").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, rs := range rss.Items {
+		if slices.Contains(uids, string(rs.UID)) {
+			n++
+		}
+	}
+	return n
 }
 
 // demoWebObjects returns demo-web's ReplicaSets and Pods by uid.

@@ -212,6 +212,19 @@ func (p *Page) Errors() []chromedp.ConsoleMessage {
 	return errs
 }
 
+// NoErrorsExcept is NoErrors, but logs instead of failing on the messages allow accepts
+// (a race the test cannot avoid, such as a fetch that met the deletion it asked about).
+func (p *Page) NoErrorsExcept(t testing.TB, allow func(message string) bool) {
+	t.Helper()
+	for _, m := range p.Errors() {
+		if d := describe(m); allow(d) {
+			t.Logf("browser console (allowed): %s", d)
+		} else {
+			t.Errorf("browser console: %s", d)
+		}
+	}
+}
+
 // NoErrors fails the test if the page wrote a console error or threw an uncaught
 // exception. Console messages arrive asynchronously: give one that a test just caused a
 // moment (WaitFor) before calling this.

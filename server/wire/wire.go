@@ -187,6 +187,27 @@ func ParseSlowMotionRequest(body io.Reader) (bool, *Error) {
 	return *req.Enabled, nil
 }
 
+// ParseEmptyRequest checks the body of a write that takes no fields (the scenario
+// player's play, release and cleanup): empty, or the empty object {}.
+func ParseEmptyRequest(body io.Reader) *Error {
+	data, err := io.ReadAll(body)
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return &Error{Message: fmt.Sprintf("body larger than %d bytes; want none, or {}", tooBig.Limit)}
+		}
+		return &Error{Message: fmt.Sprintf("body: %v", err)}
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil
+	}
+	var v struct{}
+	if err := decodeOne(bytes.NewReader(data), &v); err != nil {
+		return &Error{Message: err.Error() + "; this request takes no fields: send none, or {}"}
+	}
+	return nil
+}
+
 // decodeOne decodes exactly one JSON object into v. Its keys must be among fields,
 // spelled exactly (encoding/json would take "DRYRUN" for "dryRun") and each given once
 // (it would keep the last of two): what the server acts on is what the client wrote.

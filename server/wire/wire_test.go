@@ -119,6 +119,19 @@ func TestParseSlowMotionRequest(t *testing.T) {
 	}
 }
 
+func TestParseEmptyRequest(t *testing.T) {
+	for _, body := range []string{``, ` `, `{}`, ` { } `} {
+		if err := ParseEmptyRequest(strings.NewReader(body)); err != nil {
+			t.Errorf("%q refused: %v", body, err)
+		}
+	}
+	for _, body := range []string{`{"run":"x"}`, `[]`, `null`, `{}{}`, `{`, `"x"`} {
+		if err := ParseEmptyRequest(strings.NewReader(body)); err == nil || err.Message == "" {
+			t.Errorf("%q accepted", body)
+		}
+	}
+}
+
 // TestParseDeleteRequestIsExplicit: only a body that says "dryRun": false in so many
 // words is a real delete; a missing, null, misspelt or repeated dryRun is refused.
 func TestParseDeleteRequestIsExplicit(t *testing.T) {

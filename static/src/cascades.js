@@ -8,7 +8,7 @@
 // so it is exactly what the graph draws.
 
 import { h, describe } from "./dom.js";
-import { blockingDependents, holdingFinalizers } from "./states.js";
+import { blockingDependents, holdingFinalizers, invalidReason } from "./states.js";
 
 /** @typedef {import("./store.js").Store} Store */
 /** @typedef {import("./store.js").NodeState} NodeState */
@@ -148,20 +148,34 @@ export class Cascades {
     return `${b.kind} ${b.name}${what ? ` (${what})` : ""}${more}`;
   }
 
-  /** Dependents of uid that still exist. @param {string} uid */
+  /** Dependents of uid that still exist, through valid references. @param {string} uid */
   liveDependents(uid) {
-    return [...(this.store.dependents.get(uid) || [])].filter((d) => this.store.nodes.has(d));
+    const { store } = this;
+    const owner = store.nodes.get(uid) || store.ghosts.get(uid)?.node;
+    return [...(store.dependents.get(uid) || [])].filter((d) => {
+      const dn = store.nodes.get(d);
+      return dn && !invalidReason(dn, owner);
+    });
   }
 
-  /** Every object below uid through ownerReferences (uid itself excluded). @param {string} uid */
+  /**
+   * Every object below uid through valid ownerReferences (uid itself excluded). An invalid
+   * reference (a cluster-scoped object naming a namespaced owner, or an owner in another
+   * namespace) is one the collector never follows from the owner's side.
+   * @param {string} uid
+   */
   descendants(uid) {
+    const { store } = this;
     /** @type {Set<string>} */
     const seen = new Set();
     const stack = [uid];
     while (stack.length) {
       const u = /** @type {string} */ (stack.pop());
-      for (const d of this.store.dependents.get(u) || []) {
-        if (d === uid || seen.has(d) || !this.store.nodes.has(d)) continue;
+      const owner = store.nodes.get(u) || store.ghosts.get(u)?.node;
+      for (const d of store.dependents.get(u) || []) {
+        if (d === uid || seen.has(d)) continue;
+        const dn = store.nodes.get(d);
+        if (!dn || invalidReason(dn, owner)) continue;
         seen.add(d);
         stack.push(d);
       }

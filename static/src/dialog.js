@@ -1,10 +1,15 @@
 // @ts-check
 // The delete dialog: choose a propagation policy, see what it would do (the server's
 // dry-run prediction, listed here and drawn on the graph), confirm — by typing the name
-// when more than 20 objects would go — and see the apiserver's answer.
+// when more than 20 objects would go — and see the apiserver's answer. An object already
+// being deleted is said to be, with what holds it. With --read-only the dialog is a
+// preview: the prediction, and no way to confirm.
 
 import { h, $, describe } from "./dom.js";
-import { deleteObject } from "./api.js";
+import { deleteObject, explain } from "./api.js";
+import { blockerSummaryText, counted } from "./panel.js";
+import { holdingFinalizers } from "./states.js";
+import { VirtualList } from "./vlist.js";
 
 /** @param {...(Node|null)} nodes the nodes that are not null */
 const present = (...nodes) => /** @type {Node[]} */ (nodes.filter((n) => n !== null));
@@ -26,12 +31,16 @@ export class DeleteDialog {
     /** @type {string|null} */ this.uid = null;
     this.seq = 0;
     /** @type {any} */ this.prediction = null;
-    if (!this.dialog) return; // read-only: there is no dialog
+    /** @type {any} */ this.explanation = null;
+    /** counts the openings, so that a late answer about a former object is dropped */ this.opened = 0;
+    if (!this.dialog) return;
+    // Without a confirm button (--read-only), the dialog only previews.
+    this.readOnly = !document.getElementById("delete-confirm");
     const form = /** @type {HTMLFormElement} */ ($("delete-form"));
     form.addEventListener("change", (ev) => {
       if (/** @type {HTMLInputElement} */ (ev.target).name === "policy") this.predict();
     });
-    $("delete-confirm-input").addEventListener("input", () => this.updateConfirm());
+    document.getElementById("delete-confirm-input")?.addEventListener("input", () => this.updateConfirm());
     $("delete-cancel").addEventListener("click", () => this.close());
     form.addEventListener("submit", (ev) => {
       ev.preventDefault();
@@ -50,11 +59,66 @@ export class DeleteDialog {
     const n = this.store.nodes.get(uid);
     if (!this.dialog || !n || n.virtual) return;
     this.uid = uid;
-    $("delete-title").textContent = `Delete ${describe(n)}`;
-    /** @type {HTMLInputElement} */ ($("delete-confirm-input")).value = "";
+    this.opened++;
+    $("delete-title").textContent = this.readOnly ? `What would deleting ${describe(n)} do?` : `Delete ${describe(n)}`;
+    const input = /** @type {HTMLInputElement|null} */ (document.getElementById("delete-confirm-input"));
+    if (input) input.value = "";
     $("delete-error").hidden = true;
+    this.explanation = null;
+    this.showState();
     this.dialog.showModal();
     this.predict();
+    if (n.beingDeleted) this.askWhatHolds(uid);
+  }
+
+  /** An object already being deleted: what holds it, from the engine. @param {string} uid */
+  async askWhatHolds(uid) {
+    const opened = this.opened;
+    try {
+      const ex = await explain(uid);
+      if (this.uid !== uid || opened !== this.opened) return;
+      this.explanation = ex;
+      this.showState();
+    } catch {
+      // The note keeps what the graph alone says.
+    }
+  }
+
+  /** Says, above the policies, when the object is already being deleted and what holds it. */
+  showState() {
+    const form = /** @type {HTMLElement} */ ($("delete-form"));
+    let el = document.getElementById("delete-state");
+    if (!el) {
+      el = h("div.delete-state", { id: "delete-state", role: "note" });
+      form.insertBefore(el, form.querySelector("fieldset"));
+    }
+    const n = this.uid ? this.store.nodes.get(this.uid) : null;
+    if (!n || !n.beingDeleted) {
+      el.hidden = true;
+      return;
+    }
+    const ex = this.explanation;
+    const fins = n.finalizers || [];
+    /** @type {string[]} */
+    const parts = [];
+    if (fins.includes("foregroundDeletion")) {
+      const total = ex ? (ex.blockerSummary?.total ?? (ex.blockers || []).length + (ex.hiddenBlockers || 0)) : -1;
+      parts.push(total < 0 ? "in the foreground: the collector deletes its blocking dependents before it"
+        : total === 0 ? "in the foreground; no blocking dependent remains, so the collector removes foregroundDeletion next"
+          : `in the foreground, waiting for ${blockerSummaryText(ex)}`);
+    }
+    if (fins.includes("orphan")) parts.push("orphaning: the collector takes this owner out of its dependents, then removes the orphan finalizer");
+    /** @type {{finalizer: string, owner?: string}[]} */
+    const holds = ex?.holds?.length ? ex.holds : holdingFinalizers(n).map((f) => ({ finalizer: f }));
+    for (const hd of holds) parts.push(`held by finalizer ${hd.finalizer}${hd.owner ? ` (${hd.owner})` : ""}`);
+    if (!parts.length) parts.push("nothing holds it any more: the apiserver removes it in a moment");
+    const since = n.deletionTimestamp ? ` (since ${new Date(n.deletionTimestamp).toLocaleTimeString()})` : "";
+    el.replaceChildren(
+      h("p", null, h("b", null, `Already being deleted${since}: `), `${parts.join("; ")}.`),
+      h("p.muted", null, holds.length
+        ? `Deleting it again does not remove ${holds.length === 1 ? "that finalizer" : "those finalizers"}: the apiserver only sets the collector's own to match the policy (foregroundDeletion for Foreground, orphan for Orphan, neither for Background). The object panel shows the command that would release a hold by hand.`
+        : "Deleting it again only sets the collector's own finalizers to match the policy: foregroundDeletion for Foreground, orphan for Orphan, neither for Background (a foreground deletion then stops waiting)."));
+    el.hidden = false;
   }
 
   close() {
@@ -62,8 +126,10 @@ export class DeleteDialog {
   }
 
   cleanup() {
+    this.opened++;
     this.uid = null;
     this.prediction = null;
+    this.explanation = null;
     this.seq++;
     this.hooks.preview(new Map());
   }
@@ -99,20 +165,29 @@ export class DeleteDialog {
     m.set(p.target.uid, "target");
     this.hooks.preview(m);
 
-    const section = (/** @type {string} */ cls, /** @type {string} */ title, /** @type {any[]} */ list) => list?.length
-      ? h(`details.pv.${cls}`, { open: list.length <= 12 }, h("summary", null, `${title} (${list.length})`),
-        h("ul", null, ...list.slice(0, 300).map((d) => h("li", null,
-          h("a", { href: "#", onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.hooks.select(d.object.uid); } }, describe(d.object)),
-          d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
-          d.reason ? h("div.muted", null, d.reason) : null))))
-      : null;
+    const row = (/** @type {any} */ d, /** @type {boolean} */ oneLine) => h(oneLine ? "span" : "li", { title: d.reason || undefined },
+      h("a", { href: "#", onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.hooks.select(d.object.uid); } }, describe(d.object)),
+      d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
+      d.reason ? h(oneLine ? "span.muted" : "div.muted", null, oneLine ? ` — ${d.reason}` : d.reason) : null);
+    // Long lists (a cascade of 2,000) are virtualized, one line per object.
+    const section = (/** @type {string} */ cls, /** @type {string} */ title, /** @type {any[]} */ list) => {
+      if (!list?.length) return null;
+      let body;
+      if (list.length > 50) {
+        const v = new VirtualList({ render: (/** @type {any} */ d) => row(d, true), maxRows: 14 });
+        v.set(list);
+        body = v.el;
+      } else body = h("ul", null, ...list.map((d) => row(d, false)));
+      return h(`details.pv.${cls}`, { open: list.length <= 12 }, h("summary", null, `${title} (${list.length.toLocaleString("en-US")})`), body);
+    };
     const n = (p.deleted || []).length;
     // The target first, then owners before dependents as the server lists them.
     const deleted = [...(p.deleted || [])].sort((a, b) => Number(b.object.uid === p.target.uid) - Number(a.object.uid === p.target.uid));
     $("delete-preview").replaceChildren(...present(
-      h("p.summary", { id: "delete-summary" }, `${p.policy}: ${n} object${n === 1 ? "" : "s"} will be deleted`,
-        p.orphaned?.length ? `, ${p.orphaned.length} orphaned` : "", p.kept?.length ? `, ${p.kept.length} kept by another owner` : "",
-        p.waiting?.length ? `, ${p.waiting.length} will wait on finalizers` : "", "."),
+      h("p.summary", { id: "delete-summary" }, `${p.policy}: ${counted(n, "object")} ${this.readOnly ? "would" : "will"} be deleted`,
+        p.orphaned?.length ? `, ${p.orphaned.length.toLocaleString("en-US")} orphaned` : "", p.kept?.length ? `, ${p.kept.length.toLocaleString("en-US")} kept by another owner` : "",
+        p.waiting?.length ? `, ${p.waiting.length.toLocaleString("en-US")} ${this.readOnly ? "would" : "will"} wait on finalizers` : "", "."),
+      this.readOnly ? h("p.note", { id: "delete-read-only" }, "A dry run: gcscope runs read-only (--read-only) and refuses deletes. This is what the collector would do.") : null,
       hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
       section("deleted", "Deleted", deleted),
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
@@ -123,8 +198,9 @@ export class DeleteDialog {
   }
 
   updateConfirm() {
-    const btn = /** @type {HTMLButtonElement} */ ($("delete-confirm"));
-    const typed = $("delete-typed");
+    const btn = /** @type {HTMLButtonElement|null} */ (document.getElementById("delete-confirm"));
+    const typed = document.getElementById("delete-typed");
+    if (!btn || !typed) return; // read-only: nothing to confirm
     const n = this.uid ? this.store.nodes.get(this.uid) : null;
     const many = (this.prediction?.deleted?.length || 0) > TYPED_CONFIRM_OVER;
     typed.hidden = !many;
@@ -136,7 +212,7 @@ export class DeleteDialog {
 
   async confirm() {
     const uid = this.uid;
-    if (!uid || !this.prediction) return;
+    if (!uid || !this.prediction || this.readOnly) return;
     const policy = this.policy;
     const btn = /** @type {HTMLButtonElement} */ ($("delete-confirm"));
     btn.disabled = true;

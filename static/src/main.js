@@ -10,11 +10,12 @@ import { Stream } from "./stream.js";
 import { ObjectPanel } from "./panel.js";
 import { QueuesPanel } from "./queues.js";
 import { DeleteDialog } from "./dialog.js";
-import { Cascades, CascadeStrip } from "./cascades.js";
+import { Cascades, CascadeStrip, progress, progressText } from "./cascades.js";
 import { STATES, MARKERS, EDGES, stateOf } from "./states.js";
 import { viewSVG, viewPNG, graphDOT, download } from "./export.js";
 import { h, $, describe } from "./dom.js";
 import { post } from "./api.js";
+import { ScenarioPlayer } from "./scenarios.js";
 
 const body = document.body;
 const readOnly = body.dataset.readOnly === "true";
@@ -193,6 +194,10 @@ const objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), s
   select: (uid) => select(uid, true),
   focus: (uid) => setFocus(uid),
   del: (uid) => dialog.open(uid),
+  cascade(uid) {
+    const c = cascades.of(uid);
+    return c ? { text: progressText(c, performance.now()), progress: progress(c), running: c.end === null } : null;
+  },
 });
 const cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(uid, true));
 const queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), store, (uid) => select(uid, true));
@@ -504,7 +509,9 @@ function updateEmpty() {
     return;
   }
   el.hidden = false;
+  const focused = view.focus ? store.current(view.focus) : null;
   el.textContent = perf.snapshotMs === null ? "Waiting for the engine's first snapshot…"
+    : view.focus && (!focused || focused.ghost) ? `${focused ? describe(focused.node) : "The object you focused on"} was deleted, and with it what it owned. Esc shows everything.`
     : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
 }
 
@@ -564,6 +571,10 @@ slow?.addEventListener("change", async () => {
     toast(`Slow motion: ${/** @type {any} */ (e).message || e}`);
   }
 });
+
+// --- scenario player (only on gcscope's embedded cluster: see scenarios.js) ---
+
+new ScenarioPlayer({ select: (uid) => select(uid, true), has: (uid) => store.nodes.has(uid), toast });
 
 // --- keyboard ---
 

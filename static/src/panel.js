@@ -2,19 +2,69 @@
 // The object panel: who the selected object is, its owners and dependents, finalizers,
 // the engine's flags and queue positions, and the engine's own explanation in words,
 // with a link to every object it names.
+//
+// It stays cheap while a cascade changes the object many times a second: it redraws at
+// most every RENDER_EVERY_MS, asks the engine again at a fixed interval (never waiting
+// for the changes to stop, so the explanation is at most about a second old), and lists
+// dependents and blockers in virtualized lists.
 
-import { h, describe, clock } from "./dom.js";
+import { h, clock } from "./dom.js";
 import { explain } from "./api.js";
 import { stateOf, STATES, holdingFinalizers, invalidReason, blockingDependents } from "./states.js";
+import { VirtualList } from "./vlist.js";
 
 /** @typedef {import("./store.js").Store} Store */
+
+/** While the object changes, the engine is asked again at most this often. */
+export const EXPLAIN_EVERY_MS = 500;
+/** While the object is being deleted or queued, it is asked again this often even when
+ * nothing touched it in the store (a blocker's own blocker may have changed). */
+const EXPLAIN_POLL_MS = 1000;
+/** The panel redraws at most this often while the object changes under it. */
+const RENDER_EVERY_MS = 250;
+
+/** @param {number} n */
+export const fmt = (n) => n.toLocaleString("en-US");
+/** "1 blocking dependent", "1,560 blocking dependents". @param {number} n @param {string} noun */
+export const counted = (n, noun) => `${fmt(n)} ${noun}${n === 1 ? "" : "s"}`;
+
+/**
+ * The counts of a foreground deletion's blockers, in words: "1,560 blocking dependents,
+ * 20 in flight, 3 held by finalizer example.com/hold".
+ * @param {any} ex an explanation
+ */
+export function blockerSummaryText(ex) {
+  const s = ex.blockerSummary || { total: (ex.blockers || []).length + (ex.hiddenBlockers || 0) };
+  const parts = [counted(s.total, "blocking dependent")];
+  if (s.inFlight) parts.push(`${fmt(s.inFlight)} in flight`);
+  if (s.held) parts.push(`${fmt(s.held)} held by finalizer${s.heldBy?.length === 1 ? "" : "s"} ${(s.heldBy || []).join(", ")}`);
+  if (s.waiting) parts.push(`${fmt(s.waiting)} waiting for their own`);
+  if (s.beingDeleted) parts.push(`${fmt(s.beingDeleted)} being deleted`);
+  if (ex.hiddenBlockers) parts.push(`${fmt(ex.hiddenBlockers)} you may not see`);
+  return parts.join(", ");
+}
+
+/**
+ * The blocker tree as rows of a flat list, each with its depth.
+ * @param {any[]} bs @param {number} hidden @param {number} depth @param {any[]} out
+ * @returns {{b?: any, hidden?: number, depth: number}[]}
+ */
+function flatten(bs, hidden, depth, out) {
+  for (const b of bs) {
+    out.push({ b, depth });
+    if (b.blockers?.length || b.hidden) flatten(b.blockers || [], b.hidden || 0, depth + 1, out);
+  }
+  if (hidden) out.push({ hidden, depth });
+  return out;
+}
 
 export class ObjectPanel {
   /**
    * @param {HTMLElement} body
    * @param {HTMLElement} placeholder
    * @param {Store} store
-   * @param {{select: (uid: string) => void, focus: (uid: string) => void, del: (uid: string) => void, readOnly: boolean}} actions
+   * @param {{select: (uid: string) => void, focus: (uid: string) => void, del: (uid: string) => void, readOnly: boolean,
+   *   cascade?: (uid: string) => {text: string, progress: number, running: boolean}|null}} actions
    */
   constructor(body, placeholder, store, actions) {
     this.body = body;
@@ -24,8 +74,22 @@ export class ObjectPanel {
     /** @type {string|null} */ this.uid = null;
     /** @type {any} */ this.explanation = null;
     this.explainError = "";
-    this.explainSeq = 0;
-    /** @type {ReturnType<typeof setTimeout>|undefined} */ this.timer = undefined;
+    /** when the explanation shown was received (epoch ms) */ this.explainedAt = 0;
+    this.seq = 0;
+    this.asking = false;
+    this.askAgain = false;
+    this.lastAsk = -Infinity;
+    /** @type {ReturnType<typeof setTimeout>|undefined} */ this.askTimer = undefined;
+    this.lastRender = -Infinity;
+    /** @type {ReturnType<typeof setTimeout>|undefined} */ this.renderTimer = undefined;
+    /** names the explanation's words may link, built once per explanation. @type {Map<string, any>|null} */
+    this.names = null;
+    /** @type {VirtualList<any>} */
+    this.depsList = new VirtualList({ id: "dependents-list", className: "refs", render: (d) => this.depRow(d) });
+    /** @type {VirtualList<{b?: any, hidden?: number, depth: number}>} */
+    this.blockerList = new VirtualList({ id: "blockers-list", className: "refs", render: (r) => this.blockerRow(r) });
+    /** @type {Set<string>} */ this.blocking = new Set();
+    setInterval(() => this.poll(), EXPLAIN_POLL_MS);
   }
 
   /** @param {string|null} uid */
@@ -33,46 +97,101 @@ export class ObjectPanel {
     if (uid !== this.uid) {
       this.explanation = null;
       this.explainError = "";
+      this.names = null;
+      this.lastAsk = -Infinity;
+      for (const l of [this.depsList, this.blockerList]) l.top = l.el.scrollTop = 0;
     }
     this.uid = uid;
     this.placeholder.hidden = !!uid;
     this.body.hidden = !uid;
     this.render();
-    if (uid) this.refreshExplain(0);
+    if (uid) this.scheduleAsk();
   }
 
-  /** Called when the store touched the object: redraw now, ask the engine again soon. */
+  /** Called when the store touched the object: redraw soon, ask the engine again soon. */
   changed() {
     if (!this.uid) return;
-    this.render();
-    this.refreshExplain(400);
+    this.renderSoon();
+    this.scheduleAsk();
   }
 
-  /** @param {number} delay */
+  /** Asks the engine again in delay ms (after the user acted on the object). @param {number} delay */
   refreshExplain(delay) {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(async () => {
-      const uid = this.uid, seq = ++this.explainSeq;
-      if (!uid) return;
-      if (!this.store.nodes.has(uid)) {
-        // Gone (or never seen): the engine has nothing to explain; don't ask for a 404.
-        this.explanation = null;
-        this.explainError = this.store.ghosts.has(uid) ? "deleted: gone from the engine's graph" : "not in the engine's graph";
-        this.render();
-        return;
-      }
-      try {
-        const ex = await explain(uid);
-        if (seq !== this.explainSeq || uid !== this.uid) return;
+    setTimeout(() => this.scheduleAsk(), delay);
+  }
+
+  /** While the object is being deleted or queued, the engine is asked again every second. */
+  poll() {
+    const uid = this.uid;
+    const n = uid ? this.store.nodes.get(uid) : undefined;
+    if (!uid || !n || document.hidden) return;
+    if (!this.explanation || n.beingDeleted || n.deletingDependents || this.store.queueStatus(uid).length) this.scheduleAsk();
+  }
+
+  /** Asks the engine at once, or as soon as EXPLAIN_EVERY_MS have passed since the last time. */
+  scheduleAsk() {
+    if (!this.uid || this.askTimer !== undefined) return;
+    if (this.asking) {
+      this.askAgain = true;
+      return;
+    }
+    const wait = Math.max(0, this.lastAsk + EXPLAIN_EVERY_MS - performance.now());
+    this.askTimer = setTimeout(() => {
+      this.askTimer = undefined;
+      this.ask();
+    }, wait);
+  }
+
+  async ask() {
+    const uid = this.uid;
+    if (!uid) return;
+    if (this.asking) {
+      this.askAgain = true;
+      return;
+    }
+    if (!this.store.nodes.has(uid)) {
+      // Gone (or never seen): the engine has nothing to explain; don't ask for a 404.
+      this.explanation = null;
+      this.explainError = this.store.ghosts.has(uid) ? "deleted: gone from the engine's graph" : "not in the engine's graph";
+      this.renderSoon();
+      return;
+    }
+    const seq = ++this.seq;
+    this.asking = true;
+    this.askAgain = false;
+    this.lastAsk = performance.now();
+    try {
+      const ex = await explain(uid);
+      if (seq === this.seq && uid === this.uid) {
         this.explanation = ex;
         this.explainError = "";
-      } catch (e) {
-        if (seq !== this.explainSeq || uid !== this.uid) return;
-        this.explanation = null;
-        this.explainError = /** @type {any} */ (e).status === 404 ? "gone from the engine's graph" : String(/** @type {any} */ (e).message || e);
+        this.explainedAt = Date.now();
+        this.names = null;
       }
+    } catch (e) {
+      if (seq === this.seq && uid === this.uid) {
+        const err = /** @type {any} */ (e);
+        if (err.status === 404) this.explanation = null;
+        // Otherwise the last explanation stays, marked as not refreshed.
+        this.explainError = err.status === 404 ? "gone from the engine's graph" : String(err.message || err);
+      }
+    } finally {
+      this.asking = false;
+    }
+    if (uid === this.uid) this.renderSoon();
+    if (this.askAgain) {
+      this.askAgain = false;
+      this.scheduleAsk();
+    }
+  }
+
+  renderSoon() {
+    if (this.renderTimer !== undefined) return;
+    const wait = Math.max(0, this.lastRender + RENDER_EVERY_MS - performance.now());
+    this.renderTimer = setTimeout(() => {
+      this.renderTimer = undefined;
       this.render();
-    }, delay);
+    }, wait);
   }
 
   /** A link that selects an object of the graph. @param {{uid: string, kind: string, name: string, namespace?: string}} o */
@@ -85,7 +204,39 @@ export class ObjectPanel {
       } }, `${o.kind} ${o.name}`);
   }
 
+  /** @param {any} d a dependent */
+  depRow(d) {
+    return h("span", null, this.link(d), this.blocking.has(d.uid) ? h("span.tag.block", null, "blocks") : null,
+      d.beingDeleted ? h("span.tag", null, "being deleted") : null);
+  }
+
+  /** @param {{b?: any, hidden?: number, depth: number}} r a row of the blocker tree */
+  blockerRow(r) {
+    const pad = r.depth ? { style: `padding-left: ${r.depth * 14}px` } : null;
+    if (!r.b) return h("span.muted", pad, `and ${fmt(r.hidden || 0)} you may not see`);
+    const b = r.b;
+    // The collector's own finalizers (foregroundDeletion, orphan) are never another's hold.
+    const held = holdingFinalizers(b);
+    return h("span", pad, this.link(b.object),
+      held.length ? h("span", null, " held by ", ...held.map((f) => h("code.hold", null, f))) : null,
+      b.cycle ? h("span.tag", null, "already above: a cycle")
+        : b.deletingDependents ? h("span.tag", null, "waits for its own")
+          : b.inFlight ? h("span.tag.flight", null, "in flight")
+            : b.beingDeleted && !held.length ? h("span.tag", null, "being deleted") : null);
+  }
+
+  /** The deletion this object owns, as it goes: a bar and "8 of 11 gone · waiting on …". @param {string} uid */
+  cascadeProgress(uid) {
+    const c = this.actions.cascade?.(uid);
+    if (!c) return null;
+    return h("div.cascade-progress", { id: "cascade-progress", "data-state": c.running ? "running" : "done" },
+      h("span.bar", null, h("span", { style: `width: ${Math.round(c.progress * 100)}%` })), h("span", null, c.text));
+  }
+
   render() {
+    clearTimeout(this.renderTimer);
+    this.renderTimer = undefined;
+    this.lastRender = performance.now();
     const uid = this.uid;
     if (!uid) return;
     const store = this.store;
@@ -114,8 +265,10 @@ export class ObjectPanel {
         status ? h(`span.tag.owner-${status.state}`, { title: status.reason }, status.state) : null,
         bad ? h("div.warn", null, "invalid reference: " + bad) : status?.reason ? h("div.muted", null, status.reason) : null);
     });
-    const deps = [...(store.dependents.get(uid) || [])].map((d) => store.nodes.get(d)).filter(Boolean);
-    const blocking = new Set(n ? blockingDependents(store, uid).map((x) => x.uid) : []);
+    const deps = /** @type {import("./store.js").NodeState[]} */ ([...(store.dependents.get(uid) || [])].map((d) => store.nodes.get(d)).filter((d) => !!d));
+    // Plain comparisons: localeCompare over 2,000 names costs a frame.
+    deps.sort((a, b) => a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+    this.blocking = new Set(n ? blockingDependents(store, uid).map((x) => x.uid) : []);
     const holds = holdingFinalizers(node);
     const qs = store.queueStatus(uid).map(({ queue, item }) => {
       const what = item.inFlight ? "a worker has it" : item.queued ? "queued" : item.backoffUntil ? `in backoff until ${clock(item.backoffUntil)}` : "known";
@@ -127,30 +280,40 @@ export class ObjectPanel {
     const why = [];
     if (ex) {
       why.push(h("p.next", null, h("b", null, "Next step: "), `${ex.next}.`));
-      for (const w of ex.words || []) why.push(h("p.word", null, linkify(w, this)));
-      if (ex.heldBy?.length) {
-        const fins = ex.heldBy.map((/** @type {string} */ f) => h("code.hold", null, f));
-        why.push(h("p.held", { id: "held-by" }, node.beingDeleted
-          ? h("span", null, h("b", null, "Held by finalizer "), ...fins, ": it is deleted, but stays until the controller that owns the finalizer removes it.")
-          : h("span", null, "Carries finalizer ", ...fins, ": once deleted, it will stay until that finalizer is removed.")));
+      for (const w of ex.words || []) {
+        // The holds below say the same, with the command that releases each.
+        if (ex.holds?.length && w.startsWith("held by finalizer ")) continue;
+        why.push(h("p.word", null, this.linkify(w)));
       }
-      if (ex.blockers?.length || ex.hiddenBlockers) why.push(h("div.blockers", null, h("b", null, "Blocking dependents"), this.blockerTree(ex.blockers || [], ex.hiddenBlockers)));
+      why.push(...this.holds(ex, node));
+      if (ex.blockers?.length || ex.hiddenBlockers) {
+        this.blockerList.set(flatten(ex.blockers || [], ex.hiddenBlockers || 0, 0, []));
+        why.push(h("div.blockers", null, h("b", null, "Blocking dependents"),
+          h("p.summary", { id: "blocker-summary" }, blockerSummaryText(ex)), this.blockerList.el));
+      }
       if (ex.lastAction) {
         const a = ex.lastAction;
         why.push(h("p.muted", null, `Last worker action: ${a.queue} ${a.verb}${a.policy ? " " + a.policy : ""}${a.error ? " — error: " + a.error : ""}${a.reason ? " — " + a.reason : ""}`));
       }
+      why.push(h("p.muted.asof", { id: "explained-at", "data-at": String(this.explainedAt) },
+        this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}` : `As of ${clock(this.explainedAt)}.`));
     } else why.push(h("p.muted", null, this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
 
-    const canDelete = !this.actions.readOnly && n && !n.virtual;
+    const canDelete = n && !n.virtual;
+    const readOnly = this.actions.readOnly;
+    this.depsList.set(deps);
     this.body.replaceChildren(
       h("div.obj-head", null,
         h("div.kind", null, `${node.kind} · ${node.apiVersion || ""}`),
         h("h2", { id: "object-name" }, node.name),
         h("div.muted", null, node.namespace ? `namespace ${node.namespace}` : "cluster-scoped"),
-        h("div.state", { "data-state": st }, h("span.swatch", { style: `background: var(${stDef?.color || "--node-border"})` }), stDef?.label || st)),
+        h("div.state", { "data-state": st }, h("span.swatch", { style: `background: var(${stDef?.color || "--node-border"})` }), stDef?.label || st),
+        this.cascadeProgress(uid)),
       h("div.actions-row", null,
         h("button", { type: "button", id: "focus-button", title: "Focus on its owners and dependents (f)", onclick: () => this.actions.focus(uid) }, "Focus"),
-        canDelete ? h("button.danger", { type: "button", id: "delete-button", title: "Delete with a propagation policy (Delete)", onclick: () => this.actions.del(uid) }, "Delete…") : null),
+        canDelete ? h(readOnly ? "button" : "button.danger", { type: "button", id: "delete-button",
+          title: readOnly ? "See what a delete would do (read-only: gcscope refuses deletes)" : "Delete with a propagation policy (Delete)",
+          onclick: () => this.actions.del(uid) }, readOnly ? "Preview delete…" : "Delete…") : null),
       h("section", { id: "explain", "data-explain": "" }, h("h3", null, "Why is it here?"), ...why),
       h("dl.facts", null,
         h("dt", null, "uid"), h("dd", null, h("code", null, uid)),
@@ -159,56 +322,87 @@ export class ObjectPanel {
           ? node.finalizers.map((/** @type {string} */ f) => h(holds.includes(f) ? "code.hold" : "code", null, f)) : ["—"])),
         node.deletionTimestamp ? h("dt", null, "deleted at") : null, node.deletionTimestamp ? h("dd", null, node.deletionTimestamp) : null,
         h("dt", null, "queues"), h("dd", null, qs.length ? h("ul", null, ...qs) : "—")),
-      h("h3", null, `Owners (${owners.length})`), owners.length ? h("ul.refs", null, ...owners) : h("p.muted", null, "none: a root"),
-      h("h3", null, `Dependents (${deps.length})`),
-      deps.length ? h("ul.refs", null, ...deps.slice(0, 200).map((d) => h("li", null, this.link(/** @type {any} */ (d)),
-        blocking.has(/** @type {any} */ (d).uid) ? h("span.tag.block", null, "blocks") : null)),
-        deps.length > 200 ? h("li.muted", null, `and ${deps.length - 200} more`) : null) : h("p.muted", null, "none"),
-      ex?.hiddenDependents ? h("p.muted", null, `and ${ex.hiddenDependents} you may not see`) : null,
+      h("h3", null, `Owners (${fmt(owners.length)})`), owners.length ? h("ul.refs", null, ...owners) : h("p.muted", null, "none: a root"),
+      h("h3", { id: "dependents-head" }, `Dependents (${fmt(deps.length)})`),
+      deps.length ? this.depsList.el : h("p.muted", null, "none"),
+      ex?.hiddenDependents ? h("p.muted", null, `and ${fmt(ex.hiddenDependents)} you may not see`) : null,
     );
+    // Back in the page: the lists scroll to where the user left them.
+    this.depsList.restore();
+    if (this.blockerList.el.isConnected) this.blockerList.restore();
   }
 
-  /** @param {any[]} blockers @param {number} [hidden] blockers this user may not see */
-  blockerTree(blockers, hidden) {
-    return h("ul.refs", null, ...blockers.map((b) => h("li", null, this.link(b.object),
-      b.finalizers?.length ? h("span", null, " held by ", ...b.finalizers.map((/** @type {string} */ f) => h("code.hold", null, f))) : null,
-      b.cycle ? h("span.tag", null, "already above: a cycle") : b.deletingDependents ? h("span.tag", null, "waits for its own") : null,
-      b.blockers?.length || b.hidden ? this.blockerTree(b.blockers || [], b.hidden) : null)),
-      hidden ? h("li.muted", null, `and ${hidden} you may not see`) : null);
+  /**
+   * What holds the object: each finalizer of another controller, who usually removes it,
+   * and the kubectl command that would remove it by hand (shown, never run).
+   * @param {any} ex @param {any} node
+   * @returns {Node[]}
+   */
+  holds(ex, node) {
+    /** @type {{finalizer: string, owner?: string, release?: string}[]} */
+    const holds = ex.holds?.length ? ex.holds : (ex.heldBy || []).map((/** @type {string} */ f) => ({ finalizer: f }));
+    return holds.map((hold, i) => {
+      const fin = h("code.hold", null, hold.finalizer);
+      const copy = h("button.copy", { type: "button", title: "Copy the command (gcscope never runs it)" }, "Copy");
+      copy.addEventListener("click", () => {
+        // No clipboard outside a secure context (plain http on another host): say so.
+        if (!navigator.clipboard) copy.textContent = "Select and copy it";
+        else navigator.clipboard.writeText(hold.release || "").then(() => (copy.textContent = "Copied"), () => (copy.textContent = "Select and copy it"));
+      });
+      return h("div.hold", { id: `hold-${i}`, "data-finalizer": hold.finalizer },
+        h("p.held", { id: i === 0 ? "held-by" : undefined }, node.beingDeleted
+          ? h("span", null, h("b", null, "Held by finalizer "), fin, ": it is deleted, but stays until the controller that owns the finalizer removes it.")
+          : h("span", null, "Carries finalizer ", fin, ": once deleted, it will stay until that finalizer is removed.")),
+        hold.owner ? h("p.muted", null, `Who removes it: ${hold.owner}.`) : null,
+        node.beingDeleted && hold.release ? h("div.release", null,
+          h("p.muted", null, "To release it by hand — gcscope shows this and never runs it; removing a finalizer skips that controller's clean-up. The test op makes the patch fail, instead of removing another finalizer, if the list changed:"),
+          h("pre", { class: "release-cmd" }, h("code", null, hold.release)), copy) : null);
+    });
   }
-}
 
-/**
- * The engine's sentences name objects as "kind name"; those that are in the graph become
- * links.
- * @param {string} text @param {ObjectPanel} panel
- */
-function linkify(text, panel) {
-  const store = panel.store;
-  /** @type {Map<string, any>} */
-  const names = new Map();
-  const add = (/** @type {any} */ n) => names.set(`${n.kind.toLowerCase()} ${n.name}`, n);
-  const n = panel.uid ? store.nodes.get(panel.uid) : undefined;
-  const ex = panel.explanation;
-  const visit = (/** @type {any[]} */ bs) => bs?.forEach((b) => { add(b.object); visit(b.blockers); });
-  if (n) {
-    for (const o of n.owners || []) add(o);
-    for (const d of store.dependents.get(n.uid) || []) { const dn = store.nodes.get(d); if (dn) add(dn); }
+  /** Names the explanation's words may link: "kind name" → the object. */
+  linkNames() {
+    if (this.names) return this.names;
+    /** @type {Map<string, any>} */
+    const names = new Map();
+    const add = (/** @type {any} */ o) => names.set(`${o.kind.toLowerCase()} ${o.name.toLowerCase()}`, o);
+    const n = this.uid ? this.store.nodes.get(this.uid) : undefined;
+    const ex = this.explanation;
+    const visit = (/** @type {any[]} */ bs) => bs?.forEach((b) => { add(b.object); visit(b.blockers); });
+    for (const o of n?.owners || []) add(o);
+    visit(ex?.blockers);
+    for (const o of ex?.owners || []) add(o);
+    this.names = names;
+    return names;
   }
-  visit(ex?.blockers);
-  for (const o of ex?.owners || []) add(o);
-  for (const o of ex?.dependents || []) add(o);
-  if (!names.size) return text;
-  const keys = [...names.keys()].sort((a, b) => b.length - a.length).map((k) => k.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
-  const re = new RegExp(`(${keys.join("|")})`, "gi");
-  const out = h("span");
-  let last = 0;
-  for (const m of text.matchAll(re)) {
-    const o = names.get(m[0].toLowerCase());
-    out.append(text.slice(last, m.index));
-    out.append(o ? panel.link(o) : m[0]);
-    last = (m.index || 0) + m[0].length;
+
+  /**
+   * The engine's sentences name objects as "kind name"; those it knows become links. One
+   * pass over the words, whatever the number of objects.
+   * @param {string} text
+   */
+  linkify(text) {
+    const names = this.linkNames();
+    if (!names.size) return text;
+    const out = h("span");
+    const parts = text.split(/(\s+)/); // words, and the spaces between them
+    let plain = "";
+    for (let i = 0; i < parts.length; i++) {
+      const kind = parts[i];
+      if (i + 2 < parts.length && /^[A-Za-z]/.test(kind)) {
+        const raw = parts[i + 2];
+        const name = raw.replace(/[;,:.)]+$/, "");
+        const o = names.get(`${kind.toLowerCase()} ${name.toLowerCase()}`);
+        if (o) {
+          out.append(plain, this.link(o));
+          plain = raw.slice(name.length);
+          i += 2;
+          continue;
+        }
+      }
+      plain += kind;
+    }
+    out.append(plain);
+    return out;
   }
-  out.append(text.slice(last));
-  return out;
 }

@@ -50,18 +50,19 @@ export class QueuesPanel {
     const now = Date.now();
     for (const [name, q] of store.queues) {
       const r = /** @type {any} */ (this.rows.get(name));
-      let flight = 0, backoff = 0;
-      for (const it of q.items.values()) {
-        if (it.inFlight) flight++;
-        if (it.backoffUntil != null) backoff++;
-      }
+      let backoff = 0;
+      for (const it of q.items.values()) if (it.backoffUntil != null) backoff++;
+      // Items, not objects: graphChanges can hold several changes of one object.
       r.depth.textContent = String(q.depth);
-      r.flight.textContent = String(flight);
+      r.flight.textContent = String(q.inFlight);
       r.backoff.textContent = String(backoff);
       r.adds.textContent = `${q.adds} adds · ${q.retries} retries`;
       const items = [...q.items.values()].sort((a, b) => Number(b.inFlight) - Number(a.inFlight) || a.since - b.since).slice(0, 8);
       r.items.replaceChildren(...items.map((it) => {
-        const st = it.inFlight ? "in flight" : it.queued ? "queued" : it.backoffUntil != null ? (it.backoffUntil > now ? `retry in ${((it.backoffUntil - now) / 1000).toFixed(1)} s` : "retry due") : "";
+        const times = (/** @type {number} */ n) => (n > 1 ? ` ×${n}` : "");
+        const st = it.inFlight ? `in flight${times(it.inFlightItems)}${it.queued ? `, ${it.queuedItems} queued` : ""}`
+          : it.queued ? `queued${times(it.queuedItems)}`
+          : it.backoffUntil != null ? (it.backoffUntil > now ? `retry in ${((it.backoffUntil - now) / 1000).toFixed(1)} s` : "retry due") : "";
         return h("li", { "data-uid": it.object.uid, class: it.inFlight ? "flight" : it.backoffUntil != null ? "backoff" : "" },
           h("a", { href: `?sel=${encodeURIComponent(it.object.uid)}`, onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.select(it.object.uid); } },
             describe(it.object)), h("span.muted", null, ` ${st}${it.change ? " · " + it.change : ""}${it.retries ? ` · ${it.retries} retries` : ""}`));

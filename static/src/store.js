@@ -9,10 +9,11 @@
  * @typedef {{apiVersion: string, kind: string, namespace?: string, name: string, uid: string}} ObjectRef
  * @typedef {ObjectRef & {owners?: OwnerRef[], finalizers?: string[], deletionTimestamp?: string,
  *   beingDeleted?: boolean, deletingDependents?: boolean, virtual?: boolean, observed?: boolean}} NodeState
- * @typedef {{object: ObjectRef, change?: string, queued?: boolean, inFlight?: boolean, backoffUntil?: number|null, retries?: number, since: number}} QueueItem
+ * @typedef {{object: ObjectRef, change?: string, queued?: boolean, inFlight?: boolean, queuedItems: number, inFlightItems: number,
+ *   backoffUntil?: number|null, retries?: number, since: number}} QueueItem
  * @typedef {{queue: string, verb: string, object: ObjectRef, policy?: string, finalizer?: string, refs?: string[],
  *   reason?: string, error?: string, shadow?: boolean, duration?: number, time?: number}} Action
- * @typedef {{name: string, depth: number, adds: number, retries: number, items: Map<string, QueueItem>,
+ * @typedef {{name: string, depth: number, inFlight: number, adds: number, retries: number, items: Map<string, QueueItem>,
  *   history: number[], maxHistory: number}} Queue
  */
 
@@ -242,11 +243,13 @@ export class Store {
       /** @type {Map<string, QueueItem>} */
       const items = new Map();
       for (const it of q.items || []) {
-        items.set(it.object.uid, { object: it.object, change: it.change, queued: !!it.queued, inFlight: !!it.inFlight,
-          backoffUntil: it.backoffUntil ? Date.parse(it.backoffUntil) : null, retries: it.retries || 0,
+        // An object can have several items in a queue (graphChanges: one per change).
+        const queuedItems = it.queuedItems ?? (it.queued ? 1 : 0), inFlightItems = it.inFlightItems ?? (it.inFlight ? 1 : 0);
+        items.set(it.object.uid, { object: it.object, change: it.change, queued: queuedItems > 0, inFlight: inFlightItems > 0,
+          queuedItems, inFlightItems, backoffUntil: it.backoffUntil ? Date.parse(it.backoffUntil) : null, retries: it.retries || 0,
           since: Date.parse(it.since) || Date.now() });
       }
-      this.queues.set(name, { name, depth: q.depth || 0, adds: q.adds || 0, retries: q.retries || 0, items,
+      this.queues.set(name, { name, depth: q.depth || 0, inFlight: q.inFlight || 0, adds: q.adds || 0, retries: q.retries || 0, items,
         history: old.get(name)?.history || [], maxHistory: HISTORY });
     }
     if (queues.length) {
@@ -262,18 +265,20 @@ export class Store {
     if (!q) return;
     let it = q.items.get(e.object.uid);
     if (!it) {
-      it = { object: e.object, queued: false, inFlight: false, backoffUntil: null, retries: 0, since: now };
+      it = { object: e.object, queued: false, inFlight: false, queuedItems: 0, inFlightItems: 0, backoffUntil: null, retries: 0, since: now };
       q.items.set(e.object.uid, it);
     }
     it.object = e.object;
     it.retries = e.retries || 0;
     if (e.change) it.change = e.change;
+    // Items are counted per object: graphChanges holds one per change, several of one
+    // object at a time. A merged add found the same item waiting: the queue did not grow.
     switch (e.op) {
       case "added":
         q.adds++;
-        if (!it.queued) {
-          it.queued = true;
-          it.since = now;
+        if (!e.merged) {
+          if (!it.queuedItems) it.since = now;
+          it.queuedItems++;
           q.depth++;
         }
         it.backoffUntil = null;
@@ -283,19 +288,31 @@ export class Store {
         it.backoffUntil = now + (e.delay || 0) / 1e6;
         break;
       case "taken":
-        if (it.queued) {
-          it.queued = false;
+        if (it.queuedItems > 0) {
+          it.queuedItems--;
           q.depth--;
         }
-        it.inFlight = true;
+        it.inFlightItems++;
+        q.inFlight++;
         it.since = now;
         break;
       case "done":
-        it.inFlight = false;
+        if (it.inFlightItems > 0) {
+          it.inFlightItems--;
+          q.inFlight--;
+        }
         break;
       case "forgotten":
         it.retries = 0;
         break;
+    }
+    it.queued = it.queuedItems > 0;
+    it.inFlight = it.inFlightItems > 0;
+    // The event's counts are the whole queue's, also when this client is sent only some
+    // objects' transitions.
+    if (e.counts) {
+      q.depth = e.counts.depth;
+      q.inFlight = e.counts.inFlight;
     }
     if (!it.queued && !it.inFlight && it.backoffUntil == null && !it.retries) q.items.delete(e.object.uid);
     this.queuesChanged = true;

@@ -1,7 +1,14 @@
 // @ts-check
 // The websocket to /api/v1/stream (docs/stream.md). It resumes with ?since= after a
 // drop, so nothing is lost while the server still holds the events, and reconnects with
-// a growing, jittered delay.
+// a growing, jittered delay. While it is down for more than a moment, the graph on the
+// page is stale: the body gets the class "offline" (the stylesheet dims the graph) and a
+// note says since when, until the stream is live again.
+
+import { clock } from "./dom.js";
+
+/** A drop shorter than this (a slow client handed a fresh snapshot) is not called offline. */
+const OFFLINE_AFTER_MS = 1000;
 
 /**
  * @typedef {"connecting"|"live"|"reconnecting"|"offline"} ConnState
@@ -17,6 +24,10 @@ export class Stream {
     this.closed = false;
     this.hadSnapshot = false;
     /** @type {ReturnType<typeof setTimeout>|undefined} */ this.timer = undefined;
+    /** @type {ReturnType<typeof setTimeout>|undefined} */ this.offlineTimer = undefined;
+    /** when the stream was last live (epoch ms), 0 before */ this.liveAt = 0;
+    this.lostAt = 0;
+    this.retryText = "";
   }
 
   open() {
@@ -28,9 +39,12 @@ export class Stream {
     this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
     ws.onopen = () => {
       this.attempt = 0;
+      this.liveAt = Date.now();
+      this.online();
       this.h.onState("live", "live");
     };
     ws.onmessage = (ev) => {
+      this.liveAt = Date.now();
       const f = JSON.parse(ev.data);
       if (f.type === "snapshot") this.hadSnapshot = true;
       this.h.onFrame(f);
@@ -43,8 +57,47 @@ export class Stream {
       this.attempt++;
       const why = ev.reason ? `: ${ev.reason}` : ev.code === 1006 ? ": connection lost" : ` (${ev.code})`;
       this.h.onState(this.attempt > 6 ? "offline" : "reconnecting", `disconnected${why}; retrying in ${Math.round(delay / 1000)} s`);
+      this.retryText = `retrying at ${clock(Date.now() + delay).slice(0, 8)}`;
+      this.offline();
       this.timer = setTimeout(() => this.open(), delay);
     };
+  }
+
+  /** The stream is down: after OFFLINE_AFTER_MS, the page says the graph is stale. */
+  offline() {
+    if (!this.lostAt) this.lostAt = Date.now();
+    if (document.body.classList.contains("offline")) return this.note();
+    if (this.offlineTimer !== undefined) return;
+    this.offlineTimer = setTimeout(() => {
+      this.offlineTimer = undefined;
+      document.body.classList.add("offline");
+      this.note();
+    }, OFFLINE_AFTER_MS);
+  }
+
+  online() {
+    clearTimeout(this.offlineTimer);
+    this.offlineTimer = undefined;
+    this.lostAt = 0;
+    document.body.classList.remove("offline");
+    const el = document.getElementById("offline-note");
+    if (el) el.hidden = true;
+  }
+
+  /** The offline note, over the graph (made on first use). */
+  note() {
+    let el = document.getElementById("offline-note");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "offline-note";
+      el.className = "offline-note";
+      el.setAttribute("role", "alert");
+      (document.getElementById("graph-pane") || document.body).append(el);
+    }
+    const as = this.liveAt ? ` as of ${clock(this.liveAt).slice(0, 8)}` : "";
+    el.textContent = `Offline: the connection to gcscope was lost at ${clock(this.lostAt).slice(0, 8)}. ` +
+      `The graph is dimmed: it shows the engine's state${as} and may be stale. Reconnecting (${this.retryText}; click the dot at the top right to retry now)…`;
+    el.hidden = false;
   }
 
   /** Reconnects now (the user asked). */
@@ -55,6 +108,7 @@ export class Stream {
 
   close() {
     this.closed = true;
+    this.online();
     clearTimeout(this.timer);
     this.ws?.close(1000, "bye");
   }

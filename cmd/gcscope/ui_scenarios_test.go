@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/scenario"
+)
+
+// TestUIScenarioPlayer plays "foreground with a held Pod" from the header's Play menu, in
+// headless Chromium at 1280 px against gcscope on its embedded cluster, as a user would:
+// slow motion switched on from the menu, the run's Deployment selected, drawn waiting on
+// its blocking dependents while the finalizer holds the Pod, the hold released from the
+// card, the cascade finished in the apiserver and on the canvas, the run cleaned up. A
+// gcscope on that same cluster through a kubeconfig (a real cluster, to it) has no player.
+func TestUIScenarioPlayer(t *testing.T) {
+	browsertest.Require(t)
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	p := startProcess(t, dir, nil, binary, "--listen", addr, "--data-dir", filepath.Join(dir, "data"),
+		"--write-kubeconfig", kubeconfig, "--demo=false", "--log-level", "warn", "--gc-action-delay", "300ms")
+	p.waitReady(t, addr)
+	defer p.stop(t, syscall.SIGTERM)
+	base := "http://" + addr
+	kube := clientFor(t, kubeconfig)
+
+	page := browsertest.Start(t, browsertest.Options{Width: 1280, Height: 800})
+	ctx := page.Ctx
+	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, 90*time.Second)
+		defer cancel()
+		if err := chromedp.Do(c, actions...); err != nil {
+			browsertest.Screenshot(t, ctx, "ui-scenario-failed")
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	eval := func(expr string, out any) {
+		t.Helper()
+		c, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		raw, err := chromedp.Run(c, chromedp.Evaluate[[]byte](expr))
+		if err == nil {
+			err = json.Unmarshal(raw, out)
+		}
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
+	}
+	poll := func(what, expr string) {
+		t.Helper()
+		run(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(90*time.Second)))
+	}
+	slowMotion := func() bool {
+		t.Helper()
+		var s struct {
+			SlowMotion bool `json:"slowMotion"`
+		}
+		mustGetJSON(t, base+"/api/v1/session", &s)
+		return s.SlowMotion
+	}
+
+	run("load the page", chromedp.Navigate(base+"/"),
+		chromedp.Poll[chromedp.Void](`window.gcscope && window.gcscope.ready`, chromedp.WithPollingTimeout(60*time.Second)),
+		chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)), chromedp.WaitVisible(chromedp.CSS("#play-button")))
+	// The header stays on one row at 1280 px with the Play button in it.
+	var rows struct {
+		OneRow  bool     `json:"oneRow"`
+		Height  float64  `json:"height"`
+		Search  float64  `json:"search"`
+		Overrun float64  `json:"overrun"`
+		Widths  []string `json:"widths"`
+	}
+	eval(`(() => { const bar = document.querySelector("header.bar");
+		const els = [...bar.children].filter((e) => { const b = e.getBoundingClientRect(); return b.width && b.height; });
+		const r = els.map((e) => e.getBoundingClientRect());
+		return { oneRow: Math.max(...r.map((b) => b.top)) < Math.min(...r.map((b) => b.bottom)),
+			height: bar.getBoundingClientRect().height, search: document.querySelector(".search").getBoundingClientRect().width,
+			overrun: Math.max(...r.map((b) => b.right)) - bar.getBoundingClientRect().right,
+			widths: els.map((e, i) => (e.id || e.className) + " " + Math.round(r[i].width)) }; })()`, &rows)
+	if !rows.OneRow || rows.Overrun > 0 || rows.Search < 120 {
+		browsertest.Screenshot(t, ctx, "ui-scenario-header")
+		t.Errorf("the header at 1280 px: one row %v, %.0f px high, %.0f px past its edge, search box %.0f px wide; widths %v",
+			rows.OneRow, rows.Height, rows.Overrun, rows.Search, rows.Widths)
+	}
+	t.Logf("header at 1280 px with slow motion and Play: %.0f px high, search box %.0f px", rows.Height, rows.Search)
+
+	// Slow motion off first (the delay flag starts it on), so that the menu's box turns it on.
+	run("slow motion off", chromedp.Click(chromedp.CSS("#slow-motion")))
+	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true,
+		func(context.Context) (bool, error) { return !slowMotion(), nil }); err != nil {
+		t.Fatal("the header's switch did not turn slow motion off")
+	}
+	run("open the Play menu", chromedp.Click(chromedp.CSS("#play-button")),
+		chromedp.WaitVisible(chromedp.CSS(`#play-menu .play-item[data-scenario="foreground-held"]`)))
+	var items []string
+	eval(`[...document.querySelectorAll("#play-menu .play-item")].map((b) => b.dataset.scenario)`, &items)
+	if want := []string{scenario.Dangling, scenario.ForegroundHeld, scenario.Orphan, scenario.Cycle, scenario.CrossNamespace, scenario.CRDDeleted}; !slices.Equal(items, want) {
+		t.Errorf("the menu lists %v, want %v", items, want)
+	}
+	var boxChecked bool
+	eval(`document.getElementById("play-slow").checked`, &boxChecked)
+	if boxChecked {
+		t.Error("the menu's slow-motion box is checked while slow motion is off")
+	}
+	browsertest.Screenshot(t, ctx, "ui-scenario-menu")
+
+	var recording bool
+	eval(`(window.gcscope.recordDrawn(), true)`, &recording)
+	run("play it in slow motion", chromedp.Click(chromedp.CSS("#play-slow")),
+		chromedp.Click(chromedp.CSS(`#play-menu .play-item[data-scenario="foreground-held"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#scenario-card")))
+	if !slowMotion() {
+		t.Error("playing with the box checked did not turn slow motion on")
+	}
+	var menuHidden bool
+	eval(`document.getElementById("play-menu").hidden`, &menuHidden)
+	if !menuHidden {
+		t.Error("the menu stays open after playing")
+	}
+
+	// The run, as the server reports it; its main object is the Deployment.
+	var r scenario.Run
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		var list struct {
+			Runs []scenario.Run `json:"runs"`
+		}
+		mustGetJSON(t, base+"/api/v1/scenarios", &list)
+		for _, x := range list.Runs {
+			if x.Scenario == scenario.ForegroundHeld {
+				r = x
+			}
+		}
+		return r.Focus != "", nil
+	}); err != nil {
+		t.Fatalf("no foreground-held run with a main object: %+v", r)
+	}
+	dep := string(r.Focus)
+	poll("the player selects the Deployment", `window.gcscope.view.sel === `+jsQuoted(dep))
+
+	// Held: the Pod drawn held by its finalizer, the Deployment drawn waiting on blocking
+	// dependents, and the card offering to release the hold.
+	poll("the Deployment drawn waiting while the Pod is held", `(() => {
+		const s = window.gcscope.store, d = window.gcscope.drawn(`+jsQuoted(dep)+`);
+		const pod = [...s.nodes.values()].find((n) => n.kind === "Pod" && n.namespace === `+jsQuoted(r.ID)+`);
+		const p = pod && window.gcscope.drawn(pod.uid);
+		return d && d.state === "waiting" && p && p.state === "held" && !!document.getElementById("scenario-release"); })()`)
+	var now string
+	eval(`document.getElementById("scenario-now").textContent`, &now)
+	if !strings.HasPrefix(now, "step 5/6: Waiting for you") {
+		t.Errorf("the card says %q; want step 5/6 waiting for the user", now)
+	}
+	d, err := kube.AppsV1().Deployments(r.ID).Get(context.Background(), "web", metav1.GetOptions{})
+	if err != nil || d.DeletionTimestamp == nil || !slices.Contains(d.Finalizers, metav1.FinalizerDeleteDependents) {
+		t.Fatalf("the Deployment in the apiserver: %v, %+v; want it waiting in the foreground", err, d)
+	}
+	browsertest.Screenshot(t, ctx, "ui-scenario-held")
+
+	run("release the hold", chromedp.Click(chromedp.CSS("#scenario-release")))
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := kube.AppsV1().Deployments(r.ID).Get(ctx, "web", metav1.GetOptions{})
+		if !apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		rss, err1 := kube.AppsV1().ReplicaSets(r.ID).List(ctx, metav1.ListOptions{})
+		pods, err2 := kube.CoreV1().Pods(r.ID).List(ctx, metav1.ListOptions{})
+		return err1 == nil && err2 == nil && len(rss.Items) == 0 && len(pods.Items) == 0, nil
+	}); err != nil {
+		browsertest.Screenshot(t, ctx, "ui-scenario-stuck")
+		t.Fatal("the cascade did not finish in the apiserver after the release")
+	}
+	poll("the card says done and the graph has the cascade gone", `(() => {
+		const card = document.getElementById("scenario-card"), s = window.gcscope.store;
+		return card.dataset.state === "done" && ![...s.nodes.values()].some((n) => n.namespace === `+jsQuoted(r.ID)+`
+			&& ["Deployment", "ReplicaSet", "Pod"].includes(n.kind))
+			&& !window.gcscope.drawnUIDs().includes(`+jsQuoted(dep)+`); })()`)
+	eval(`document.getElementById("scenario-now").textContent`, &now)
+	if !strings.HasPrefix(now, "Done.") {
+		t.Errorf("the card says %q at the end", now)
+	}
+	browsertest.Screenshot(t, ctx, "ui-scenario-done")
+
+	run("clean up", chromedp.Click(chromedp.CSS("#scenario-cleanup")), chromedp.WaitNotVisible(chromedp.CSS("#scenario-card")))
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		ns, err := kube.CoreV1().Namespaces().Get(ctx, r.ID, metav1.GetOptions{})
+		return apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp != nil), nil
+	}); err != nil {
+		t.Errorf("namespace %s not deleted by the clean-up", r.ID)
+	}
+	page.NoErrors(t)
+
+	// The same cluster through a kubeconfig: not gcscope's own, so no player.
+	other := freeAddr(t)
+	q := startProcess(t, dir, nil, binary, "--listen", other, "--kubeconfig", kubeconfig, "--log-level", "warn")
+	q.waitReady(t, other)
+	defer q.stop(t, syscall.SIGTERM)
+	for _, path := range []string{"/api/v1/scenarios", "/api/v1/scenarios/runs/" + r.ID} {
+		resp, err := http.Get("http://" + other + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("GET %s on a kubeconfig cluster: %s; want 404", path, resp.Status)
+		}
+	}
+	run("load the page of a kubeconfig cluster", chromedp.Navigate("http://"+other+"/"),
+		chromedp.Poll[chromedp.Void](`window.gcscope && window.gcscope.ready`, chromedp.WithPollingTimeout(60*time.Second)))
+	var hasPlayer bool
+	eval(`!!document.getElementById("play-button") || !!document.getElementById("scenario-card")`, &hasPlayer)
+	if hasPlayer {
+		t.Error("the page of a kubeconfig cluster has the scenario player")
+	}
+	page.NoErrors(t)
+	page.Close()
+}
+
+func mustGetJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(v); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+}
+
+func jsQuoted(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

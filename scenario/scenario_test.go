@@ -1,0 +1,397 @@
+package scenario_test
+
+// Every scenario played against a real kube-apiserver with kube-controller-manager's
+// controllers (not its collector) and gcscope's engine running active, as on gcscope's
+// embedded cluster: each creates what it says, and the end state is what upstream's
+// collector leaves.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
+
+	"github.com/gcscope/gcscope/cluster"
+	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/scenario"
+)
+
+// One control plane, engine and player for the package: the controller-manager can run
+// only once per process.
+var (
+	player *scenario.Player
+	engine *gc.GarbageCollector
+	client kubernetes.Interface
+	meta   metadata.Interface
+	ext    apiextensionsclient.Interface
+)
+
+func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+
+func runMain(m *testing.M) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	c, err := cluster.Start(ctx, cluster.Options{Controllers: true, Logger: log})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "start embedded control plane: %v\n", err)
+		return 1
+	}
+	defer c.Stop()
+	cfg := c.RESTConfig()
+	client = kubernetes.NewForConfigOrDie(cfg)
+	meta = metadata.NewForConfigOrDie(cfg)
+	ext = apiextensionsclient.NewForConfigOrDie(cfg)
+	engine, err = gc.NewForConfig(cfg, gc.Options{SyncTimeout: 20 * time.Second, Logger: log})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "engine: %v\n", err)
+		return 1
+	}
+	runCtx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- engine.Run(runCtx) }()
+	defer func() { stop(); <-done }()
+	select {
+	case <-engine.Started():
+	case err := <-done:
+		fmt.Fprintf(os.Stderr, "engine: %v\n", err)
+		return 1
+	}
+	// The discovery period stays the binary's (30 s): the CRD scenario must get its
+	// resource monitored by asking, as it does in gcscope.
+	player, err = scenario.NewPlayer(cfg, scenario.Options{Engine: engine, Logger: log, StepTimeout: 2 * time.Minute, MaxActive: 6})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "player: %v\n", err)
+		return 1
+	}
+	defer player.Close()
+	return m.Run()
+}
+
+// play starts scenario id and checks its run's shape.
+func play(t *testing.T, id string) scenario.Run {
+	t.Helper()
+	run, err := player.Play(context.Background(), id)
+	if err != nil {
+		t.Fatalf("play %s: %v", id, err)
+	}
+	if !strings.HasPrefix(run.ID, "play-"+id+"-") || run.Namespaces[0] != run.ID || run.State != scenario.RunRunning || len(run.Steps) < 3 {
+		t.Fatalf("play %s: run %+v", id, run)
+	}
+	ns, err := client.CoreV1().Namespaces().Get(context.Background(), run.ID, metav1.GetOptions{})
+	if err != nil || ns.Labels[scenario.LabelRun] != run.ID || ns.Labels[scenario.LabelScenario] != id {
+		t.Fatalf("the run's namespace %s: %v, labels %v", run.ID, err, ns.Labels)
+	}
+	return run
+}
+
+// waitState polls the run until it is in state, failing on failed (or at the timeout).
+func waitState(t *testing.T, id, state string) scenario.Run {
+	t.Helper()
+	var run scenario.Run
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+		var ok bool
+		if run, ok = player.Status(id); !ok {
+			return false, errors.New("the player forgot the run")
+		}
+		if run.State == scenario.RunFailed && state != scenario.RunFailed {
+			return false, errors.New("the run failed: " + run.Error)
+		}
+		return run.State == state, nil
+	})
+	if err != nil {
+		t.Fatalf("run %s did not reach %s: %v\nsteps: %s", id, state, err, steps(run))
+	}
+	return run
+}
+
+func steps(run scenario.Run) string {
+	var b strings.Builder
+	for i, s := range run.Steps {
+		fmt.Fprintf(&b, "\n  %d/%d at %v %s: %s — %s", i+1, len(run.Steps), s.At.Sub(run.Started).Round(time.Millisecond), s.State, s.Title, s.Detail)
+	}
+	return b.String()
+}
+
+// object finds the run's object of kind and name.
+func object(t *testing.T, run scenario.Run, kind, name string) scenario.Object {
+	t.Helper()
+	for _, o := range run.Objects {
+		if o.Kind == kind && (o.Name == name || name == "") {
+			return o
+		}
+	}
+	t.Fatalf("run %s has no %s %s: %+v", run.ID, kind, name, run.Objects)
+	return scenario.Object{}
+}
+
+var (
+	configMaps  = corev1.SchemeGroupVersion.WithResource("configmaps")
+	pods        = corev1.SchemeGroupVersion.WithResource("pods")
+	replicaSets = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
+	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+)
+
+// get reads o's metadata as gvr; nil when it is gone (or another object has its name).
+func get(t *testing.T, gvr schema.GroupVersionResource, o scenario.Object) *metav1.PartialObjectMetadata {
+	t.Helper()
+	got, err := meta.Resource(gvr).Namespace(o.Namespace).Get(context.Background(), o.Name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		t.Fatalf("get %s %s/%s: %v", gvr.Resource, o.Namespace, o.Name, err)
+	}
+	if got.UID != o.UID {
+		return nil
+	}
+	return got
+}
+
+func ownerUIDs(refs []metav1.OwnerReference) []types.UID {
+	var out []types.UID
+	for _, r := range refs {
+		out = append(out, r.UID)
+	}
+	return out
+}
+
+func TestScenarioList(t *testing.T) {
+	var ids []string
+	for _, s := range player.Scenarios() {
+		ids = append(ids, s.ID)
+		if s.Title == "" || len(s.Description) < 100 || len(s.Steps) < 3 {
+			t.Errorf("scenario %s: title %q, description of %d bytes, %d steps", s.ID, s.Title, len(s.Description), len(s.Steps))
+		}
+	}
+	want := []string{scenario.Dangling, scenario.ForegroundHeld, scenario.Orphan, scenario.Cycle, scenario.CrossNamespace, scenario.CRDDeleted}
+	if !slices.Equal(ids, want) {
+		t.Errorf("scenarios %v, want %v", ids, want)
+	}
+	if _, err := player.Play(context.Background(), "nope"); !errors.Is(err, scenario.ErrUnknownScenario) {
+		t.Errorf("play of an unknown scenario: %v", err)
+	}
+	if _, err := player.Release(context.Background(), "play-nope-1"); !errors.Is(err, scenario.ErrUnknownRun) {
+		t.Errorf("release of an unknown run: %v", err)
+	}
+}
+
+func TestPlayDanglingReference(t *testing.T) {
+	run := play(t, scenario.Dangling)
+	run = waitState(t, run.ID, scenario.RunDone)
+	lonely, shared, keeper := object(t, run, "ConfigMap", "lonely"), object(t, run, "ConfigMap", "shared"), object(t, run, "ConfigMap", "keeper")
+	if run.Focus != lonely.UID {
+		t.Errorf("focus %s, want lonely %s", run.Focus, lonely.UID)
+	}
+	if get(t, configMaps, lonely) != nil {
+		t.Error("lonely, whose only owner never existed, still exists")
+	}
+	s := get(t, configMaps, shared)
+	if s == nil || !slices.Equal(ownerUIDs(s.OwnerReferences), []types.UID{keeper.UID}) || s.DeletionTimestamp != nil {
+		t.Errorf("shared: %+v; want it kept with keeper its only owner", s)
+	}
+	if get(t, configMaps, keeper) == nil {
+		t.Error("keeper is gone")
+	}
+	t.Logf("steps:%s", steps(run))
+}
+
+func TestPlayForegroundWithHeldPod(t *testing.T) {
+	run := play(t, scenario.ForegroundHeld)
+	run = waitState(t, run.ID, scenario.RunWaiting)
+	if !run.Hold || run.Step != 4 || run.Steps[4].State != scenario.StepWaiting {
+		t.Fatalf("waiting run: hold %v, step %d:%s", run.Hold, run.Step, steps(run))
+	}
+	dep, rs, pod := object(t, run, "Deployment", "web"), object(t, run, "ReplicaSet", ""), object(t, run, "Pod", "")
+	if run.Focus != dep.UID {
+		t.Errorf("focus %s, want the Deployment %s", run.Focus, dep.UID)
+	}
+	// The Pod is deleted but held; its owners wait in the foreground, and keep waiting.
+	for range 10 {
+		p, r, d := get(t, pods, pod), get(t, replicaSets, rs), get(t, deployments, dep)
+		if p == nil || p.DeletionTimestamp == nil || !slices.Contains(p.Finalizers, scenario.HoldFinalizer) {
+			t.Fatalf("the Pod: %+v; want it being deleted, held by %s", p, scenario.HoldFinalizer)
+		}
+		for name, o := range map[string]*metav1.PartialObjectMetadata{"ReplicaSet": r, "Deployment": d} {
+			if o == nil || o.DeletionTimestamp == nil || !slices.Equal(o.Finalizers, []string{metav1.FinalizerDeleteDependents}) {
+				t.Fatalf("the %s: %+v; want it waiting with foregroundDeletion", name, o)
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	n, ok := engine.Node(dep.UID)
+	if !ok || !n.DeletingDependents {
+		t.Errorf("the engine's node of the Deployment: %+v; want deletingDependents", n)
+	}
+
+	run, err := player.Release(context.Background(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run = waitState(t, run.ID, scenario.RunDone)
+	for _, o := range []struct {
+		gvr schema.GroupVersionResource
+		obj scenario.Object
+	}{{pods, pod}, {replicaSets, rs}, {deployments, dep}} {
+		if got := get(t, o.gvr, o.obj); got != nil {
+			t.Errorf("%s %s still exists after the release: %+v", o.obj.Kind, o.obj.Name, got)
+		}
+	}
+	if _, err := player.Release(context.Background(), run.ID); !errors.Is(err, scenario.ErrNothingHeld) {
+		t.Errorf("a second release: %v, want ErrNothingHeld", err)
+	}
+	t.Logf("steps:%s", steps(run))
+}
+
+func TestPlayOrphan(t *testing.T) {
+	run := play(t, scenario.Orphan)
+	run = waitState(t, run.ID, scenario.RunDone)
+	dep, rs := object(t, run, "Deployment", "api"), object(t, run, "ReplicaSet", "")
+	if get(t, deployments, dep) != nil {
+		t.Error("the Deployment still exists")
+	}
+	r := get(t, replicaSets, rs)
+	if r == nil || len(r.OwnerReferences) != 0 || r.DeletionTimestamp != nil {
+		t.Fatalf("the ReplicaSet: %+v; want it kept with no owner", r)
+	}
+	var podCount int
+	for _, o := range run.Objects {
+		if o.Kind != "Pod" {
+			continue
+		}
+		podCount++
+		p := get(t, pods, o)
+		if p == nil || p.DeletionTimestamp != nil || !slices.Equal(ownerUIDs(p.OwnerReferences), []types.UID{rs.UID}) {
+			t.Errorf("Pod %s: %+v; want it kept, owned by the ReplicaSet", o.Name, p)
+		}
+	}
+	if podCount != 2 {
+		t.Errorf("the run recorded %d Pods, want 2", podCount)
+	}
+}
+
+func TestPlayCycle(t *testing.T) {
+	run := play(t, scenario.Cycle)
+	run = waitState(t, run.ID, scenario.RunDone)
+	for _, name := range []string{"a", "b", "c"} {
+		if o := get(t, configMaps, object(t, run, "ConfigMap", name)); o != nil {
+			t.Errorf("%s still exists: %+v", name, o)
+		}
+	}
+	if run.Focus != object(t, run, "ConfigMap", "a").UID {
+		t.Errorf("focus %s, want a", run.Focus)
+	}
+}
+
+func TestPlayCrossNamespaceOwner(t *testing.T) {
+	run := play(t, scenario.CrossNamespace)
+	if len(run.Namespaces) != 2 || run.Namespaces[1] != run.ID+"-away" {
+		t.Fatalf("namespaces %v, want the run's and its -away", run.Namespaces)
+	}
+	run = waitState(t, run.ID, scenario.RunDone)
+	stray, child, owner := object(t, run, "ConfigMap", "stray"), object(t, run, "ConfigMap", "child"), object(t, run, "ConfigMap", "owner")
+	if stray.Namespace != run.Namespaces[1] || child.Namespace != run.ID {
+		t.Errorf("stray in %s, child in %s", stray.Namespace, child.Namespace)
+	}
+	if get(t, configMaps, stray) != nil {
+		t.Error("stray, naming an owner of another namespace, still exists")
+	}
+	c := get(t, configMaps, child)
+	if c == nil || c.DeletionTimestamp != nil || !slices.Equal(ownerUIDs(c.OwnerReferences), []types.UID{owner.UID}) {
+		t.Errorf("child: %+v; want it kept, owned by owner", c)
+	}
+	events, err := client.CoreV1().Events(stray.Namespace).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(events.Items, func(ev corev1.Event) bool {
+		return ev.Reason == "OwnerRefInvalidNamespace" && ev.Type == corev1.EventTypeWarning && ev.InvolvedObject.UID == stray.UID
+	}) {
+		t.Errorf("no Warning OwnerRefInvalidNamespace event on stray: %+v", events.Items)
+	}
+	if last := run.Steps[len(run.Steps)-1].Detail; !strings.Contains(last, "OwnerRefInvalidNamespace") {
+		t.Errorf("the last step does not report the event: %q", last)
+	}
+}
+
+func TestPlayCRDDeletedUnderItsResources(t *testing.T) {
+	run := play(t, scenario.CRDDeleted)
+	run = waitState(t, run.ID, scenario.RunDone)
+	crd, gear := object(t, run, "CustomResourceDefinition", ""), object(t, run, "Gear", "g1")
+	if run.Focus != gear.UID {
+		t.Errorf("focus %s, want g1 %s", run.Focus, gear.UID)
+	}
+	t.Logf("steps:%s", steps(run))
+	if _, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(context.Background(), crd.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the CRD %s: %v; want it gone", crd.Name, err)
+	}
+	if o := get(t, configMaps, object(t, run, "ConfigMap", "g1-config")); o != nil {
+		t.Errorf("g1-config, owned by a Gear deleted with its CRD, still exists: %+v", o)
+	}
+	if o := get(t, corev1.SchemeGroupVersion.WithResource("secrets"), object(t, run, "Secret", "g1-credentials")); o != nil {
+		t.Errorf("g1-credentials still exists: %+v", o)
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		return !slices.ContainsFunc(engine.SyncState().Resources, func(r string) bool { return strings.HasPrefix(r, run.ID+".gcscope.io/") }), nil
+	})
+	if err != nil {
+		t.Errorf("the engine still monitors the deleted CRD's resource: %v", engine.SyncState().Resources)
+	}
+}
+
+// TestCleanupStopsRunsReleasesHoldsAndDeletesNamespaces: a run waiting on its held Pod is
+// stopped, the hold released, and its namespace deleted to the end (no held Pod keeps
+// it terminating).
+func TestCleanupStopsRunsReleasesHoldsAndDeletesNamespaces(t *testing.T) {
+	run := play(t, scenario.ForegroundHeld)
+	waitState(t, run.ID, scenario.RunWaiting)
+	cross := play(t, scenario.CrossNamespace)
+	waitState(t, cross.ID, scenario.RunDone)
+
+	out, err := player.Cleanup(context.Background(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out.Namespaces, []string{run.ID}) || out.Released != 1 {
+		t.Errorf("cleanup of %s: %+v; want its namespace, one hold released", run.ID, out)
+	}
+	if _, ok := player.Status(run.ID); ok {
+		t.Error("the cleaned run is still listed")
+	}
+	if _, ok := player.Status(cross.ID); !ok {
+		t.Error("the cleanup of one run forgot another")
+	}
+	out, err = player.Cleanup(context.Background(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(out.Namespaces, cross.ID) || !slices.Contains(out.Namespaces, cross.ID+"-away") {
+		t.Errorf("cleanup of all: %+v; want %s and its -away namespace", out, cross.ID)
+	}
+	if len(player.Runs()) != 0 {
+		t.Errorf("runs after cleaning all: %+v", player.Runs())
+	}
+	err = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		list, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: scenario.LabelRun})
+		return err == nil && len(list.Items) == 0, nil
+	})
+	if err != nil {
+		list, _ := client.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{LabelSelector: scenario.LabelRun})
+		t.Errorf("played namespaces left after cleanup: %+v", list.Items)
+	}
+}

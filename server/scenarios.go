@@ -1,0 +1,129 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/gcscope/gcscope/scenario"
+	"github.com/gcscope/gcscope/server/wire"
+)
+
+// ScenarioPlayer plays garbage-collection scenarios on the cluster (*scenario.Player is
+// one). It writes with gcscope's own credentials, so it is given only on gcscope's
+// embedded cluster: without it the scenario routes do not exist.
+type ScenarioPlayer interface {
+	Scenarios() []scenario.Info
+	Runs() []scenario.Run
+	Status(run string) (scenario.Run, bool)
+	Play(ctx context.Context, id string) (scenario.Run, error)
+	Release(ctx context.Context, run string) (scenario.Run, error)
+	// Cleanup cleans run up, or every played namespace when run is "".
+	Cleanup(ctx context.Context, run string) (scenario.Cleaned, error)
+}
+
+// scenarioRoutes mounts the player under /api/v1/scenarios.
+func (s *Server) scenarioRoutes(r chi.Router) {
+	r.Use(noQuery)
+	write := r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite)
+	r.Get("/", s.handleScenarios)                              // the scenarios and the runs this process remembers
+	r.Get("/runs/{run}", s.handleScenarioRun)                  // one run: its steps so far
+	write.Post("/{id}/play", s.handlePlay)                     // start a run of scenario id
+	write.Post("/runs/{run}/release", s.handleScenarioRelease) // remove the hold finalizer from the run's objects
+	write.Post("/runs/{run}/cleanup", s.handleScenarioCleanup) // stop the run, delete its namespaces
+	write.Post("/cleanup", s.handleScenarioCleanup)            // the same for every played namespace
+}
+
+type scenariosResponse struct {
+	Scenarios []scenario.Info `json:"scenarios"`
+	Runs      []scenario.Run  `json:"runs"`
+}
+
+func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
+	p := s.opts.Scenarios
+	writeJSON(w, http.StatusOK, scenariosResponse{Scenarios: p.Scenarios(), Runs: p.Runs()})
+}
+
+func (s *Server) handleScenarioRun(w http.ResponseWriter, r *http.Request) {
+	id := chi.URLParam(r, "run")
+	run, ok := s.opts.Scenarios.Status(id)
+	if !ok {
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no run %s: cleaned up, or played by an earlier gcscope", quoteClip(id)))
+		return
+	}
+	writeJSON(w, http.StatusOK, run)
+}
+
+// scenarioWrite is the frame of every player write: the body must be empty (or {}), the
+// server writable, and the outcome goes to the audit log. act returns the answer.
+func (s *Server) scenarioWrite(w http.ResponseWriter, r *http.Request, action string, act func(*auditEntry) (int, any, error)) {
+	entry := entryFor(r, action)
+	entry.Scenario, entry.Run = chi.URLParam(r, "id"), chi.URLParam(r, "run")
+	fail := func(status int, e *apiError) {
+		entry.Result, entry.Status, entry.Error = "denied", status, e.Message
+		if status >= 500 || e.Code == "apiserver" {
+			entry.Result = "error"
+		}
+		s.audit.write(entry)
+		writeJSON(w, status, e)
+	}
+	if perr := wire.ParseEmptyRequest(r.Body); perr != nil {
+		entry.Unparsable = true
+		fail(http.StatusBadRequest, &apiError{Code: "bad_request", Message: perr.Message})
+		return
+	}
+	if s.opts.ReadOnly {
+		fail(http.StatusForbidden, &apiError{Code: "read_only", Message: "gcscope runs read-only (--read-only): scenarios cannot be played"})
+		return
+	}
+	status, body, err := act(&entry)
+	if err != nil {
+		var st apierrors.APIStatus
+		switch {
+		case errors.Is(err, scenario.ErrUnknownScenario), errors.Is(err, scenario.ErrUnknownRun):
+			fail(http.StatusNotFound, &apiError{Code: "not_found", Message: err.Error()})
+		case errors.Is(err, scenario.ErrBusy), errors.Is(err, scenario.ErrNothingHeld):
+			fail(http.StatusConflict, &apiError{Code: "conflict", Message: err.Error()})
+		case errors.As(err, &st):
+			code := int(st.Status().Code)
+			if code < 400 || code > 599 {
+				code = http.StatusBadGateway
+			}
+			fail(code, &apiError{Code: "apiserver", Message: err.Error(), Reason: string(st.Status().Reason)})
+		default:
+			fail(http.StatusBadGateway, &apiError{Code: "apiserver", Message: err.Error()})
+		}
+		return
+	}
+	entry.Result, entry.Status = "ok", status
+	s.audit.write(entry)
+	writeJSON(w, status, body)
+}
+
+func (s *Server) handlePlay(w http.ResponseWriter, r *http.Request) {
+	s.scenarioWrite(w, r, "scenarioPlay", func(e *auditEntry) (int, any, error) {
+		run, err := s.opts.Scenarios.Play(r.Context(), e.Scenario)
+		e.Run = run.ID
+		return http.StatusAccepted, run, err
+	})
+}
+
+func (s *Server) handleScenarioRelease(w http.ResponseWriter, r *http.Request) {
+	s.scenarioWrite(w, r, "scenarioRelease", func(e *auditEntry) (int, any, error) {
+		run, err := s.opts.Scenarios.Release(r.Context(), e.Run)
+		return http.StatusOK, run, err
+	})
+}
+
+func (s *Server) handleScenarioCleanup(w http.ResponseWriter, r *http.Request) {
+	s.scenarioWrite(w, r, "scenarioCleanup", func(e *auditEntry) (int, any, error) {
+		out, err := s.opts.Scenarios.Cleanup(r.Context(), e.Run)
+		return http.StatusOK, out, err
+	})
+}
