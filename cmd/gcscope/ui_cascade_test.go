@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -45,28 +44,7 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 
 	page := browsertest.Start(t, browsertest.Options{Width: 1600, Height: 1000})
 	ctx := page.Ctx
-	run := func(t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		c, cancel := context.WithTimeout(ctx, 90*time.Second)
-		defer cancel()
-		if err := chromedp.Do(c, actions...); err != nil {
-			browsertest.Screenshot(t, ctx, "ui-cascade-failed")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(t *testing.T, expr string, out any) {
-		t.Helper()
-		c, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		raw, err := chromedp.Run(c, chromedp.Evaluate[[]byte](expr))
-		if err == nil {
-			err = json.Unmarshal(raw, out)
-		}
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-	}
-	ready := chromedp.Poll[chromedp.Void](`window.gcscope && window.gcscope.ready`, chromedp.WithPollingTimeout(60*time.Second))
+	d := uiDriver{ctx: page.Ctx, failShot: "ui-cascade-failed"}
 
 	for _, tc := range []struct {
 		deployment string
@@ -86,11 +64,11 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dep, dependents := deploymentTree(t, kube, tc.deployment)
 			uids := append([]string{dep}, dependents...)
-			run(t, "open the Deployment", chromedp.Navigate(base+"/?sel="+dep), ready)
+			d.run(t, "open the Deployment", chromedp.Navigate(base+"/?sel="+dep), uiReady)
 			var ok bool
-			eval(t, `(window.gcscope.trace(`+jsArray(uids)+`), true)`, &ok)
+			d.eval(t, `(window.gcscope.trace(`+jsArray(uids)+`), true)`, &ok)
 			if tc.fromPage {
-				run(t, "delete from the dialog", chromedp.Click(chromedp.CSS("#delete-button")), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
+				d.run(t, "delete from the dialog", chromedp.Click(chromedp.CSS("#delete-button")), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
 					chromedp.Click(chromedp.CSS(`#delete-form input[value="`+string(tc.policy)+`"]`)),
 					chromedp.Poll[chromedp.Void](`document.querySelector("#delete-summary")?.textContent.startsWith("`+string(tc.policy)+`")`, chromedp.WithPollingTimeout(30*time.Second)),
 					chromedp.Click(chromedp.CSS("#delete-confirm")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
@@ -102,11 +80,11 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 			}
 			if tc.policy == metav1.DeletePropagationForeground {
 				// The panel follows the owner's cascade while it runs.
-				run(t, "the panel shows the cascade's progress", chromedp.Poll[chromedp.Void](
+				d.run(t, "the panel shows the cascade's progress", chromedp.Poll[chromedp.Void](
 					`/^\d+ of \d+ gone · /.test(document.querySelector("#cascade-progress[data-state=running]")?.textContent || "")`,
 					chromedp.WithPollingTimeout(10*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
 			}
-			run(t, "mid-cascade", chromedp.Sleep(400*time.Millisecond))
+			d.run(t, "mid-cascade", chromedp.Sleep(400*time.Millisecond))
 			browsertest.Screenshot(t, ctx, "ui-cascade-"+name+"-during")
 
 			waitCascadeDone(t, kube, tc.deployment, tc.policy, dep, dependents)
@@ -115,7 +93,7 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 			if tc.policy == metav1.DeletePropagationOrphan {
 				gone = jsArray([]string{dep})
 			}
-			run(t, "the graph shows the end", chromedp.Poll[chromedp.Void](`(() => { const d = new Set(window.gcscope.drawnUIDs());
+			d.run(t, "the graph shows the end", chromedp.Poll[chromedp.Void](`(() => { const d = new Set(window.gcscope.drawnUIDs());
 				return `+gone+`.every(u => !d.has(u) && !window.gcscope.store.ghosts.has(u)); })()`, chromedp.WithPollingTimeout(30*time.Second)))
 			browsertest.Screenshot(t, ctx, "ui-cascade-"+name+"-after")
 			// The strip lists the cascade, finished, with its count.
@@ -130,14 +108,14 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 			cancel()
 			if err != nil {
 				var strip string
-				eval(t, `document.querySelector("#cascades").textContent`, &strip)
+				d.eval(t, `document.querySelector("#cascades").textContent`, &strip)
 				var members string
-				eval(t, `(() => { const c = window.gcscope.cascades.of("`+dep+`"); const s = window.gcscope.store; return JSON.stringify([...(c?.members || [])].map(u => [u, s.nodes.get(u)?.kind, s.nodes.get(u)?.name, JSON.stringify(s.nodes.get(u)?.owners), !!s.ghosts.get(u)])); })()`, &members)
+				d.eval(t, `(() => { const c = window.gcscope.cascades.of("`+dep+`"); const s = window.gcscope.store; return JSON.stringify([...(c?.members || [])].map(u => [u, s.nodes.get(u)?.kind, s.nodes.get(u)?.name, JSON.stringify(s.nodes.get(u)?.owners), !!s.ghosts.get(u)])); })()`, &members)
 				t.Errorf("the strip does not list the finished cascade with %q: %q; members %s", want, strip, members)
 			}
 
 			var log traceLog
-			eval(t, `window.gcscope.traceLog()`, &log)
+			d.eval(t, `window.gcscope.traceLog()`, &log)
 			assertDrawnInTime(t, log)
 			assertNothingMoved(t, log)
 			switch tc.policy {

@@ -63,38 +63,17 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 	ctx := context.Background()
 
 	page := browsertest.Start(t, browsertest.Options{Width: 1600, Height: 1000})
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		c, cancel := context.WithTimeout(page.Ctx, 90*time.Second)
-		defer cancel()
-		if err := chromedp.Do(c, actions...); err != nil {
-			browsertest.Screenshot(t, page.Ctx, "ui-panel-failed")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(expr string, out any) {
-		t.Helper()
-		c, cancel := context.WithTimeout(page.Ctx, 30*time.Second)
-		defer cancel()
-		raw, err := chromedp.Run(c, chromedp.Evaluate[[]byte](expr))
-		if err == nil {
-			err = json.Unmarshal(raw, out)
-		}
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-	}
+	d := uiDriver{ctx: page.Ctx, failShot: "ui-panel-failed"}
 	text := func(selector string) string {
 		t.Helper()
 		var s string
-		eval(`document.querySelector(`+strconv.Quote(selector)+`)?.textContent ?? ""`, &s)
+		d.eval(t, `document.querySelector(`+strconv.Quote(selector)+`)?.textContent ?? ""`, &s)
 		return s
 	}
 	poll := func(what, expr string, timeout time.Duration) {
 		t.Helper()
-		run(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(20*time.Millisecond)))
+		d.run(t, what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(20*time.Millisecond)))
 	}
-	ready := chromedp.Poll[chromedp.Void](`window.gcscope && window.gcscope.ready`, chromedp.WithPollingTimeout(60*time.Second))
 
 	// --- An owner of 2,000 blocking dependents, in the middle of its foreground cascade.
 	const ns = "panel-cascade"
@@ -134,7 +113,7 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 	// A reload in the middle of the cascade, with the owner selected: the engine's
 	// explanation arrives, summarized.
 	ownerSel := base + "/?sel=" + string(owner.UID)
-	run("reload with the owner selected", chromedp.Navigate(ownerSel), ready)
+	d.run(t, "reload with the owner selected", chromedp.Navigate(ownerSel), uiReady)
 	poll("the owner's explanation", `(document.querySelector("#blocker-summary")?.textContent || "").includes("blocking dependent")`, 10*time.Second)
 	words := text("#explain p.word")
 	summaryWords := regexp.MustCompile(`^waiting for [\d,]+ blocking dependents?(, [\d,]+ in flight)?; first 10: ((?i:configmap) part-\d{4} \([a-z ]+\), ){10}and [\d,]+ more$`)
@@ -142,7 +121,7 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 		t.Errorf("the owner's words are not a summary with the first 10: %q", words)
 	}
 	var rows struct{ Blockers, Dependents int }
-	eval(`({ blockers: document.querySelectorAll("#blockers-list .vlist-row").length, dependents: document.querySelectorAll("#dependents-list .vlist-row").length })`, &rows)
+	d.eval(t, `({ blockers: document.querySelectorAll("#blockers-list .vlist-row").length, dependents: document.querySelectorAll("#dependents-list .vlist-row").length })`, &rows)
 	if rows.Blockers == 0 || rows.Blockers > 40 || rows.Dependents == 0 || rows.Dependents > 40 {
 		t.Errorf("%+v rows in the DOM for about 2,000 blockers and dependents: want a virtualized few", rows)
 	}
@@ -194,7 +173,7 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 	if pod.DeletionTimestamp == nil || idx < 0 {
 		t.Fatalf("the stuck Pod is not being deleted with %s: %v %v", demo.HoldFinalizer, pod.DeletionTimestamp, pod.Finalizers)
 	}
-	run("select the stuck pod", chromedp.Navigate(base+"/?sel="+string(pod.UID)), ready)
+	d.run(t, "select the stuck pod", chromedp.Navigate(base+"/?sel="+string(pod.UID)), uiReady)
 	poll("the pod's release command", `!!document.querySelector("#explain .release-cmd")`, 20*time.Second)
 	path := fmt.Sprintf("/metadata/finalizers/%d", idx)
 	patch := fmt.Sprintf(`[{"op":"test","path":%q,"value":%q},{"op":"remove","path":%q}]`, path, demo.HoldFinalizer, path)
@@ -206,17 +185,17 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 		!strings.Contains(held, "Who removes it:") || !strings.Contains(held, "demo.gcscope.io") || !strings.Contains(held, "never runs it") {
 		t.Errorf("the hold does not say which finalizer, who removes it, and that gcscope never runs the command: %q", held)
 	}
-	eval(`document.querySelector("#explain .hold").scrollIntoView({block: "center"}), true`, new(bool))
+	d.eval(t, `document.querySelector("#explain .hold").scrollIntoView({block: "center"}), true`, new(bool))
 	browsertest.Screenshot(t, page.Ctx, "ui-panel-finalizer-hold")
 
 	// Its delete dialog says it is already being deleted, and what holds it.
-	run("the stuck pod's dialog", chromedp.Click(chromedp.CSS("#delete-button")), chromedp.WaitVisible(chromedp.CSS("#delete-state")))
+	d.run(t, "the stuck pod's dialog", chromedp.Click(chromedp.CSS("#delete-button")), chromedp.WaitVisible(chromedp.CSS("#delete-state")))
 	poll("the dialog names the hold", `(document.querySelector("#delete-state")?.textContent || "").includes("held by finalizer `+demo.HoldFinalizer+` (")`, 10*time.Second)
 	if s := text("#delete-state"); !strings.Contains(s, "Already being deleted") {
 		t.Errorf("the dialog of a Pod being deleted says %q", s)
 	}
 	browsertest.Screenshot(t, page.Ctx, "ui-panel-dialog-being-deleted")
-	run("close the dialog", chromedp.Click(chromedp.CSS("#delete-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
+	d.run(t, "close the dialog", chromedp.Click(chromedp.CSS("#delete-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
 
 	// The stuck Deployment, deleted in the foreground: foregroundDeletion is the
 	// collector's own step, never a hold; its dialog says what it waits for.
@@ -224,19 +203,19 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run("select the stuck deployment", chromedp.Navigate(base+"/?sel="+string(dep.UID)), ready)
+	d.run(t, "select the stuck deployment", chromedp.Navigate(base+"/?sel="+string(dep.UID)), uiReady)
 	poll("its explanation", `(document.querySelector("#explain")?.textContent || "").includes("Next step")`, 20*time.Second)
 	var holds []string
-	eval(`[...document.querySelectorAll("#explain .hold, #explain code.hold")].map(e => e.textContent)`, &holds)
+	d.eval(t, `[...document.querySelectorAll("#explain .hold, #explain code.hold")].map(e => e.textContent)`, &holds)
 	if slices.ContainsFunc(holds, func(s string) bool { return strings.Contains(s, "foregroundDeletion") }) {
 		t.Errorf("foregroundDeletion shown as a hold: %q", holds)
 	}
 	if s := text("#explain"); !strings.Contains(s, "foregroundDeletion is the garbage collector's own finalizer") || !strings.Contains(s, "1 blocking dependent") {
 		t.Errorf("the stuck Deployment's explanation: %q", s)
 	}
-	run("the stuck deployment's dialog", chromedp.Click(chromedp.CSS("#delete-button")), chromedp.WaitVisible(chromedp.CSS("#delete-state")))
+	d.run(t, "the stuck deployment's dialog", chromedp.Click(chromedp.CSS("#delete-button")), chromedp.WaitVisible(chromedp.CSS("#delete-state")))
 	poll("the dialog says what it waits for", `(document.querySelector("#delete-state")?.textContent || "").includes("in the foreground, waiting for 1 blocking dependent")`, 10*time.Second)
-	run("close the dialog", chromedp.Click(chromedp.CSS("#delete-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
+	d.run(t, "close the dialog", chromedp.Click(chromedp.CSS("#delete-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
 
 	// The command is exactly right: the same patch releases the Pod, and the cascade
 	// ends. (The test applies it; gcscope only shows it.)
@@ -261,11 +240,11 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 		ro.stop(t, syscall.SIGTERM)
 		t.Fatal(err)
 	}
-	run("read-only: the page", chromedp.Navigate("http://"+roAddr+"/?sel="+string(web.UID)), ready)
+	d.run(t, "read-only: the page", chromedp.Navigate("http://"+roAddr+"/?sel="+string(web.UID)), uiReady)
 	start := time.Now()
 	poll("read-only: the explanation", `(document.querySelector("#explain")?.textContent || "").includes("Next step")`, 30*time.Second)
 	t.Logf("read-only: the explanation came in %v", time.Since(start).Round(time.Millisecond))
-	run("read-only: preview a delete", chromedp.WaitVisible(chromedp.CSS("#delete-button")), chromedp.Click(chromedp.CSS("#delete-button")),
+	d.run(t, "read-only: preview a delete", chromedp.WaitVisible(chromedp.CSS("#delete-button")), chromedp.Click(chromedp.CSS("#delete-button")),
 		chromedp.WaitVisible(chromedp.CSS("#delete-dialog")))
 	poll("the read-only dry run", `(document.querySelector("#delete-summary")?.textContent || "").startsWith("Background: ")`, 30*time.Second)
 	var roState struct {
@@ -274,17 +253,17 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 		Button  string `json:"button"`
 		Preview int    `json:"preview"`
 	}
-	eval(`({ confirm: !!document.querySelector("#delete-confirm"), note: document.querySelector("#delete-read-only")?.textContent || "",
+	d.eval(t, `({ confirm: !!document.querySelector("#delete-confirm"), note: document.querySelector("#delete-read-only")?.textContent || "",
 		button: document.querySelector("#delete-button").textContent, preview: window.gcscope.renderer.preview.size })`, &roState)
 	if roState.Confirm || !strings.Contains(roState.Note, "read-only") || roState.Button != "Preview delete…" || roState.Preview < 2 {
 		t.Errorf("read-only dialog: %+v; want no confirm, a read-only note, a preview button, and the preview drawn", roState)
 	}
 	browsertest.Screenshot(t, page.Ctx, "ui-panel-read-only-preview")
-	run("close the dialog", chromedp.Click(chromedp.CSS("#delete-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
+	d.run(t, "close the dialog", chromedp.Click(chromedp.CSS("#delete-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
 	ro.stop(t, syscall.SIGTERM)
 
 	// --- Offline: gcscope stops under the page; the graph is dimmed and the page says so.
-	run("back to the first gcscope", chromedp.Navigate(base+"/"), ready, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
+	d.run(t, "back to the first gcscope", chromedp.Navigate(base+"/"), uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
 	// Before the stream drops, which the browser logs as errors. An object deleted while
 	// the panel's request for its explanation was on its way is answered 404, which the
 	// browser logs too: the panel asks only about objects the graph still has, but the

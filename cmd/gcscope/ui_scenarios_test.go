@@ -40,30 +40,10 @@ func TestUIScenarioPlayer(t *testing.T) {
 
 	page := browsertest.Start(t, browsertest.Options{Width: 1280, Height: 800})
 	ctx := page.Ctx
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		c, cancel := context.WithTimeout(ctx, 90*time.Second)
-		defer cancel()
-		if err := chromedp.Do(c, actions...); err != nil {
-			browsertest.Screenshot(t, ctx, "ui-scenario-failed")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(expr string, out any) {
-		t.Helper()
-		c, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		raw, err := chromedp.Run(c, chromedp.Evaluate[[]byte](expr))
-		if err == nil {
-			err = json.Unmarshal(raw, out)
-		}
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-	}
+	d := uiDriver{ctx: page.Ctx, failShot: "ui-scenario-failed"}
 	poll := func(what, expr string) {
 		t.Helper()
-		run(what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(90*time.Second)))
+		d.run(t, what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(90*time.Second)))
 	}
 	slowMotion := func() bool {
 		t.Helper()
@@ -74,7 +54,7 @@ func TestUIScenarioPlayer(t *testing.T) {
 		return s.SlowMotion
 	}
 
-	run("load the page", chromedp.Navigate(base+"/"),
+	d.run(t, "load the page", chromedp.Navigate(base+"/"),
 		chromedp.Poll[chromedp.Void](`window.gcscope && window.gcscope.ready`, chromedp.WithPollingTimeout(60*time.Second)),
 		chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)), chromedp.WaitVisible(chromedp.CSS("#play-button")))
 	// The header stays on one row at 1280 px with the Play button in it.
@@ -85,7 +65,7 @@ func TestUIScenarioPlayer(t *testing.T) {
 		Overrun float64  `json:"overrun"`
 		Widths  []string `json:"widths"`
 	}
-	eval(`(() => { const bar = document.querySelector("header.bar");
+	d.eval(t, `(() => { const bar = document.querySelector("header.bar");
 		const els = [...bar.children].filter((e) => { const b = e.getBoundingClientRect(); return b.width && b.height; });
 		const r = els.map((e) => e.getBoundingClientRect());
 		return { oneRow: Math.max(...r.map((b) => b.top)) < Math.min(...r.map((b) => b.bottom)),
@@ -100,35 +80,35 @@ func TestUIScenarioPlayer(t *testing.T) {
 	t.Logf("header at 1280 px with slow motion and Play: %.0f px high, search box %.0f px", rows.Height, rows.Search)
 
 	// Slow motion off first (the delay flag starts it on), so that the menu's box turns it on.
-	run("slow motion off", chromedp.Click(chromedp.CSS("#slow-motion")))
+	d.run(t, "slow motion off", chromedp.Click(chromedp.CSS("#slow-motion")))
 	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true,
 		func(context.Context) (bool, error) { return !slowMotion(), nil }); err != nil {
 		t.Fatal("the header's switch did not turn slow motion off")
 	}
-	run("open the Play menu", chromedp.Click(chromedp.CSS("#play-button")),
+	d.run(t, "open the Play menu", chromedp.Click(chromedp.CSS("#play-button")),
 		chromedp.WaitVisible(chromedp.CSS(`#play-menu .play-item[data-scenario="foreground-held"]`)))
 	var items []string
-	eval(`[...document.querySelectorAll("#play-menu .play-item")].map((b) => b.dataset.scenario)`, &items)
+	d.eval(t, `[...document.querySelectorAll("#play-menu .play-item")].map((b) => b.dataset.scenario)`, &items)
 	if want := []string{scenario.Dangling, scenario.ForegroundHeld, scenario.Orphan, scenario.Cycle, scenario.CrossNamespace, scenario.CRDDeleted}; !slices.Equal(items, want) {
 		t.Errorf("the menu lists %v, want %v", items, want)
 	}
 	var boxChecked bool
-	eval(`document.getElementById("play-slow").checked`, &boxChecked)
+	d.eval(t, `document.getElementById("play-slow").checked`, &boxChecked)
 	if boxChecked {
 		t.Error("the menu's slow-motion box is checked while slow motion is off")
 	}
 	browsertest.Screenshot(t, ctx, "ui-scenario-menu")
 
 	var recording bool
-	eval(`(window.gcscope.recordDrawn(), true)`, &recording)
-	run("play it in slow motion", chromedp.Click(chromedp.CSS("#play-slow")),
+	d.eval(t, `(window.gcscope.recordDrawn(), true)`, &recording)
+	d.run(t, "play it in slow motion", chromedp.Click(chromedp.CSS("#play-slow")),
 		chromedp.Click(chromedp.CSS(`#play-menu .play-item[data-scenario="foreground-held"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#scenario-card")))
 	if !slowMotion() {
 		t.Error("playing with the box checked did not turn slow motion on")
 	}
 	var menuHidden bool
-	eval(`document.getElementById("play-menu").hidden`, &menuHidden)
+	d.eval(t, `document.getElementById("play-menu").hidden`, &menuHidden)
 	if !menuHidden {
 		t.Error("the menu stays open after playing")
 	}
@@ -160,17 +140,17 @@ func TestUIScenarioPlayer(t *testing.T) {
 		const p = pod && window.gcscope.drawn(pod.uid);
 		return d && d.state === "waiting" && p && p.state === "held" && !!document.getElementById("scenario-release"); })()`)
 	var now string
-	eval(`document.getElementById("scenario-now").textContent`, &now)
+	d.eval(t, `document.getElementById("scenario-now").textContent`, &now)
 	if !strings.HasPrefix(now, "step 5/6: Waiting for you") {
 		t.Errorf("the card says %q; want step 5/6 waiting for the user", now)
 	}
-	d, err := kube.AppsV1().Deployments(r.ID).Get(context.Background(), "web", metav1.GetOptions{})
-	if err != nil || d.DeletionTimestamp == nil || !slices.Contains(d.Finalizers, metav1.FinalizerDeleteDependents) {
-		t.Fatalf("the Deployment in the apiserver: %v, %+v; want it waiting in the foreground", err, d)
+	web, err := kube.AppsV1().Deployments(r.ID).Get(context.Background(), "web", metav1.GetOptions{})
+	if err != nil || web.DeletionTimestamp == nil || !slices.Contains(web.Finalizers, metav1.FinalizerDeleteDependents) {
+		t.Fatalf("the Deployment in the apiserver: %v, %+v; want it waiting in the foreground", err, web)
 	}
 	browsertest.Screenshot(t, ctx, "ui-scenario-held")
 
-	run("release the hold", chromedp.Click(chromedp.CSS("#scenario-release")))
+	d.run(t, "release the hold", chromedp.Click(chromedp.CSS("#scenario-release")))
 	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := kube.AppsV1().Deployments(r.ID).Get(ctx, "web", metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
@@ -188,13 +168,13 @@ func TestUIScenarioPlayer(t *testing.T) {
 		return card.dataset.state === "done" && ![...s.nodes.values()].some((n) => n.namespace === `+jsQuoted(r.ID)+`
 			&& ["Deployment", "ReplicaSet", "Pod"].includes(n.kind))
 			&& !window.gcscope.drawnUIDs().includes(`+jsQuoted(dep)+`); })()`)
-	eval(`document.getElementById("scenario-now").textContent`, &now)
+	d.eval(t, `document.getElementById("scenario-now").textContent`, &now)
 	if !strings.HasPrefix(now, "Done.") {
 		t.Errorf("the card says %q at the end", now)
 	}
 	browsertest.Screenshot(t, ctx, "ui-scenario-done")
 
-	run("clean up", chromedp.Click(chromedp.CSS("#scenario-cleanup")), chromedp.WaitNotVisible(chromedp.CSS("#scenario-card")))
+	d.run(t, "clean up", chromedp.Click(chromedp.CSS("#scenario-cleanup")), chromedp.WaitNotVisible(chromedp.CSS("#scenario-card")))
 	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		ns, err := kube.CoreV1().Namespaces().Get(ctx, r.ID, metav1.GetOptions{})
 		return apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp != nil), nil
@@ -218,10 +198,10 @@ func TestUIScenarioPlayer(t *testing.T) {
 			t.Errorf("GET %s on a kubeconfig cluster: %s; want 404", path, resp.Status)
 		}
 	}
-	run("load the page of a kubeconfig cluster", chromedp.Navigate("http://"+other+"/"),
+	d.run(t, "load the page of a kubeconfig cluster", chromedp.Navigate("http://"+other+"/"),
 		chromedp.Poll[chromedp.Void](`window.gcscope && window.gcscope.ready`, chromedp.WithPollingTimeout(60*time.Second)))
 	var hasPlayer bool
-	eval(`!!document.getElementById("play-button") || !!document.getElementById("scenario-card")`, &hasPlayer)
+	d.eval(t, `!!document.getElementById("play-button") || !!document.getElementById("scenario-card")`, &hasPlayer)
 	if hasPlayer {
 		t.Error("the page of a kubeconfig cluster has the scenario player")
 	}

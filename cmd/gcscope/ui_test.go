@@ -35,28 +35,7 @@ func TestUIEndToEnd(t *testing.T) {
 
 	page := browsertest.Start(t, browsertest.Options{Width: 1600, Height: 1000})
 	ctx := page.Ctx
-	run := func(what string, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		c, cancel := context.WithTimeout(ctx, 90*time.Second)
-		defer cancel()
-		if err := chromedp.Do(c, actions...); err != nil {
-			browsertest.Screenshot(t, ctx, "ui-failed")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	eval := func(expr string, out any) {
-		t.Helper()
-		c, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
-		raw, err := chromedp.Run(c, chromedp.Evaluate[[]byte](expr))
-		if err == nil {
-			err = json.Unmarshal(raw, out)
-		}
-		if err != nil {
-			t.Fatalf("evaluate %s: %v", expr, err)
-		}
-	}
-	ready := chromedp.Poll[chromedp.Void](`window.gcscope && window.gcscope.ready`, chromedp.WithPollingTimeout(60*time.Second))
+	d := uiDriver{ctx: page.Ctx, failShot: "ui-failed"}
 	// drawnEqualsAPI polls until the uids the page draws are the API's for the same
 	// filter (the page and the API may be a few events apart for a moment).
 	drawnEqualsAPI := func(query string) int {
@@ -64,7 +43,7 @@ func TestUIEndToEnd(t *testing.T) {
 		var api, drawn []string
 		err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
 			api = apiUIDs(t, base+"/api/v1/graph?limit=100000"+query)
-			eval(`window.gcscope.drawnUIDs()`, &drawn)
+			d.eval(t, `window.gcscope.drawnUIDs()`, &drawn)
 			slices.Sort(drawn)
 			return slices.Equal(api, drawn), nil
 		})
@@ -76,38 +55,38 @@ func TestUIEndToEnd(t *testing.T) {
 	}
 
 	// The page loads and draws exactly the API's graph, whole and filtered.
-	run("load the page", chromedp.Navigate(base+"/"), ready, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
+	d.run(t, "load the page", chromedp.Navigate(base+"/"), uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
 	n := drawnEqualsAPI("")
 	browsertest.Screenshot(t, ctx, "ui-loaded")
-	run("filter demo-web", chromedp.Navigate(base+"/?ns=demo-web"), ready)
+	d.run(t, "filter demo-web", chromedp.Navigate(base+"/?ns=demo-web"), uiReady)
 	m := drawnEqualsAPI("&namespace=demo-web")
-	run("filter Deployments", chromedp.Navigate(base+"/?kind=Deployment"), ready)
+	d.run(t, "filter Deployments", chromedp.Navigate(base+"/?kind=Deployment"), uiReady)
 	drawnEqualsAPI("&kind=Deployment")
 	t.Logf("drawn = API: %d objects in all, %d in demo-web", n, m)
 
 	// Why does the stuck Pod stay? Found by search, as a newcomer would.
-	run("search the stuck pod", chromedp.Navigate(base+"/"), ready,
+	d.run(t, "search the stuck pod", chromedp.Navigate(base+"/"), uiReady,
 		chromedp.Click(chromedp.CSS("#search")), chromedp.SendKeys(chromedp.CSS("#search"), "stuck-"),
 		chromedp.WaitVisible(chromedp.CSS(`#search-results li[data-uid]`)))
 	var podUID string
-	eval(`[...document.querySelectorAll("#search-results li[data-uid]")].map(li => li.dataset.uid)
+	d.eval(t, `[...document.querySelectorAll("#search-results li[data-uid]")].map(li => li.dataset.uid)
 		.find(u => window.gcscope.store.nodes.get(u).kind === "Pod")`, &podUID)
-	run("open the stuck pod", chromedp.Click(chromedp.CSS(`#search-results li[data-uid="`+podUID+`"]`)),
+	d.run(t, "open the stuck pod", chromedp.Click(chromedp.CSS(`#search-results li[data-uid="`+podUID+`"]`)),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#explain")?.textContent.includes("demo.gcscope.io/hold")`, chromedp.WithPollingTimeout(30*time.Second)))
 	var explainText string
-	eval(`document.querySelector("#explain").textContent`, &explainText)
+	d.eval(t, `document.querySelector("#explain").textContent`, &explainText)
 	if !strings.Contains(explainText, "Held by finalizer") {
 		t.Errorf("the explain panel does not say the Pod is held: %q", explainText)
 	}
 	browsertest.Screenshot(t, ctx, "ui-explain-stuck-pod")
 
 	// Dark mode renders: the page's colours and the canvas itself are dark.
-	run("dark mode", chromedp.Navigate(base+"/?theme=dark&ns=demo-crd"), ready)
+	d.run(t, "dark mode", chromedp.Navigate(base+"/?theme=dark&ns=demo-crd"), uiReady)
 	var lum float64
-	eval(`(() => { const c = document.getElementById("graph"); const d = c.getContext("2d").getImageData(2, 2, 1, 1).data;
+	d.eval(t, `(() => { const c = document.getElementById("graph"); const d = c.getContext("2d").getImageData(2, 2, 1, 1).data;
 		return (0.2126 * d[0] + 0.7152 * d[1] + 0.0722 * d[2]) / 255; })()`, &lum)
 	var theme string
-	eval(`document.documentElement.dataset.theme`, &theme)
+	d.eval(t, `document.documentElement.dataset.theme`, &theme)
 	if theme != "dark" || lum > 0.25 {
 		t.Errorf("dark mode: data-theme %q, canvas background luminance %.2f (want dark)", theme, lum)
 	}
@@ -155,3 +134,37 @@ func jsArray(s []string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// uiDriver runs actions and evaluates expressions in a UI test's tab, failing the test
+// (after a screenshot named failShot) when one fails.
+type uiDriver struct {
+	ctx      context.Context
+	failShot string
+}
+
+func (d uiDriver) run(t *testing.T, what string, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	c, cancel := context.WithTimeout(d.ctx, 90*time.Second)
+	defer cancel()
+	if err := chromedp.Do(c, actions...); err != nil {
+		browsertest.Screenshot(t, d.ctx, d.failShot)
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// eval evaluates expr in the page and decodes its JSON value into out.
+func (d uiDriver) eval(t *testing.T, expr string, out any) {
+	t.Helper()
+	c, cancel := context.WithTimeout(d.ctx, 30*time.Second)
+	defer cancel()
+	raw, err := chromedp.Run(c, chromedp.Evaluate[[]byte](expr))
+	if err == nil {
+		err = json.Unmarshal(raw, out)
+	}
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", expr, err)
+	}
+}
+
+// uiReady waits until the page has drawn its first snapshot.
+var uiReady = chromedp.Poll[chromedp.Void](`window.gcscope && window.gcscope.ready`, chromedp.WithPollingTimeout(60*time.Second))
