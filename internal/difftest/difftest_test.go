@@ -237,6 +237,14 @@ func TestRegressions(t *testing.T) {
 	names := slices.Sorted(maps.Keys(regs))
 	forEach(names, func(name string) {
 		d, err := runScenario(context.Background(), up, ours, regs[name])
+		if err == nil && d != nil {
+			// Each of these diverged every time before its fix. Seed 351's scenario also
+			// holds a worker-timing race of both collectors (docs/fidelity.md: owners deleted
+			// one after the other), which a loaded CI machine met once: a fixed bug that came
+			// back diverges again on the replay; the race does not twice in a row.
+			t.Logf("%s: diverged once, replaying: %s", name, d)
+			d, err = runScenario(context.Background(), up, ours, regs[name])
+		}
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 		} else if d != nil {
