@@ -264,13 +264,8 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 
 	// --- Offline: gcscope stops under the page; the graph is dimmed and the page says so.
 	d.run(t, "back to the first gcscope", chromedp.Navigate(base+"/"), uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
-	// Before the stream drops, which the browser logs as errors. An object deleted while
-	// the panel's request for its explanation was on its way is answered 404, which the
-	// browser logs too: the panel asks only about objects the graph still has, but the
-	// deletion can overtake the request.
-	page.NoErrorsExcept(t, func(m string) bool {
-		return strings.Contains(m, "status of 404") && strings.Contains(m, "/explain")
-	})
+	// Before the stream drops, which the browser logs as errors.
+	page.NoErrorsExcept(t, explainOvertaken)
 	p.stop(t, syscall.SIGTERM)
 	stopped = true
 	poll("the page says it is offline", `document.body.classList.contains("offline") && !document.getElementById("offline-note")?.hidden &&
