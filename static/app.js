@@ -20,6 +20,7 @@ var Store = class {
     this.applied = 0;
     this.dirtyNamespaces = /* @__PURE__ */ new Set();
     this.touched = /* @__PURE__ */ new Set();
+    this.removedAt = /* @__PURE__ */ new Map();
     this.queuesChanged = false;
     this.resetQueues([]);
   }
@@ -189,6 +190,7 @@ var Store = class {
       }
     }
     for (const [uid, t] of this.born) if (now - t > BORN_MS) this.born.delete(uid);
+    this.removedAt = lastRemoval;
     return gone;
   }
   /** @param {any[]} queues the snapshot's queue states */
@@ -831,8 +833,11 @@ var Cascades = class {
       total: members.size + 1,
       waitingOn: "",
       eta: null,
-      nested: false
+      nested: false,
+      progressedAt: now,
+      namespaces: /* @__PURE__ */ new Set([n.namespace || ""])
     };
+    for (const m of members) c.namespaces.add(this.store.nodes.get(m)?.namespace || "");
     this.active.set(uid, c);
     this.changed = true;
   }
@@ -844,7 +849,10 @@ var Cascades = class {
       }
       const before = `${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}`;
       this.measure(c, now);
-      if (`${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}` !== before) this.changed = true;
+      if (`${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}` !== before) {
+        this.changed = true;
+        c.progressedAt = now;
+      }
       if (this.settled(c)) {
         c.end = now;
         c.eta = 0;
@@ -862,7 +870,13 @@ var Cascades = class {
   /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} now */
   measure(c, now) {
     const { store: store2 } = this;
-    if (c.policy !== "Orphan") for (const d of this.descendants(c.owner)) c.members.add(d);
+    if (c.policy !== "Orphan") {
+      for (const d of this.descendants(c.owner)) {
+        if (c.members.has(d)) continue;
+        c.members.add(d);
+        c.namespaces.add(store2.nodes.get(d)?.namespace || "");
+      }
+    }
     let gone = 0, orphaned = 0;
     for (const u of c.members) {
       const n = store2.nodes.get(u);
@@ -948,6 +962,15 @@ var Cascades = class {
       }
     }
     return seen;
+  }
+  /**
+   * Whether a cascade is making progress in namespace ns (its counts changed in the last
+   * ms): its layout should hold still. A stuck cascade does not hold it.
+   * @param {string} ns @param {number} now @param {number} ms
+   */
+  progressing(ns, now, ms) {
+    for (const c of this.active.values()) if (now - c.progressedAt < ms && c.namespaces.has(ns)) return true;
+    return false;
   }
   /** The cascade of owner uid, running or recently finished. @param {string} uid */
   of(uid) {
@@ -2115,7 +2138,7 @@ var ObjectPanel = class {
       const what = item.inFlight ? "a worker has it" : item.queued ? "queued" : item.backoffUntil ? `in backoff until ${clock(item.backoffUntil)}` : "known";
       return h("li", null, h("b", null, queue), `: ${what}${item.retries ? `, ${item.retries} retries` : ""}`);
     });
-    const ex = this.explanation;
+    const ex = n ? this.explanation : null;
     const why = [];
     if (ex) {
       why.push(h("p.next", null, h("b", null, "Next step: "), `${ex.next}.`));
@@ -2143,7 +2166,7 @@ var ObjectPanel = class {
         { id: "explained-at", "data-at": String(this.explainedAt) },
         this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}` : `As of ${clock(this.explainedAt)}.`
       ));
-    } else why.push(h("p.muted", null, this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
+    } else why.push(h("p.muted", null, !n ? "Deleted: it is gone from the engine's graph." : this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
     const canDelete = n && !n.virtual;
     const readOnly2 = this.actions.readOnly;
     this.depsList.set(deps);
@@ -3091,21 +3114,23 @@ function viewChanged() {
   syncFilterControls();
   updateFocusChip();
 }
-function relayout(now) {
+function relayout(now, dirty = store.dirtyNamespaces) {
   const anchorUID = renderer.centerItem();
   const before = anchorUID ? layout.box(anchorUID) : null;
   if (view.focus) {
     focusSet = store.closure([view.focus]);
     for (const [u, g] of store.ghosts) if (g.node.owners?.some((o) => focusSet?.has(o.uid)) || focusSet.has(u)) focusSet.add(u);
-    store.dirtyNamespaces.add("*");
+    dirty = store.dirtyNamespaces;
+    dirty.add("*");
   } else focusSet = null;
   const t0 = performance.now();
-  layout.update(store, keep, store.dirtyNamespaces, renderer.expanded);
+  layout.update(store, keep, dirty, renderer.expanded);
   layoutCost = performance.now() - t0;
   perf.layoutMs = layoutCost;
-  store.dirtyNamespaces.clear();
+  if (dirty === store.dirtyNamespaces) dirty.clear();
+  else for (const ns of dirty) store.dirtyNamespaces.delete(ns);
   lastLayout = now;
-  layoutDue = false;
+  layoutDue = store.dirtyNamespaces.size > 0;
   if (!fittedOnce && layout.items.size) {
     fittedOnce = true;
     if (!(view.sel && revealAndCenter(view.sel, 1))) renderer.open(layout.workloadBounds());
@@ -3113,19 +3138,32 @@ function relayout(now) {
   renderer.dirty = true;
   updateEmpty();
 }
+function settledDirty(now) {
+  const dirty = store.dirtyNamespaces;
+  if (dirty.has("*")) return dirty;
+  const out = /* @__PURE__ */ new Set();
+  for (const ns of dirty) {
+    if (now - (store.removedAt.get(ns) ?? -Infinity) > GHOST_MS && !cascades.progressing(ns, now, GHOST_MS)) out.add(ns);
+  }
+  return out;
+}
 function tick(now) {
   if (store.expire(now)) layoutDue = true;
   if (store.dirtyNamespaces.size) layoutDue = true;
-  if (layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) relayout(now);
   if (store.touched.size || cascades.active.size && now - lastCascades > 100) {
     lastCascades = now;
     cascades.observe(store.touched, now);
     if (cascades.active.size) renderer.dirty = true;
   }
+  if (layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) {
+    const ready = settledDirty(now);
+    if (ready.size) relayout(now, ready);
+  }
   if ((cascades.changed || cascades.active.size) && now - lastStrip > 250) {
     cascades.changed = false;
     lastStrip = now;
     cascadeStrip.render(now);
+    if (view.sel && cascades.of(view.sel)) objectPanel.renderSoon();
   }
   if (store.touched.size) {
     renderer.dirty = true;
@@ -3591,6 +3629,7 @@ function trace(uids) {
   renderer.recordDrawn();
   const lastEngine = {};
   const lastDrawn = {};
+  const lastPlaced = {};
   const t = {
     uids,
     engineLog: (
@@ -3598,6 +3637,10 @@ function trace(uids) {
       []
     ),
     drawnLog: (
+      /** @type {any[]} */
+      []
+    ),
+    placedLog: (
       /** @type {any[]} */
       []
     ),
@@ -3620,6 +3663,11 @@ function trace(uids) {
         t.drawnLog.push({ uid: u, state: d.state, x: d.x, y: d.y, t: d.at });
         lastDrawn[u] = d;
       }
+      const b = layout.box(u), p = lastPlaced[u];
+      if (b && (!p || p.x !== b.x || p.y !== b.y)) {
+        t.placedLog.push({ uid: u, state: "", x: b.x, y: b.y, t: performance.now() });
+        lastPlaced[u] = b;
+      }
     }
     requestAnimationFrame(drawn);
   };
@@ -3639,8 +3687,8 @@ var api = {
   cascades,
   /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
   trace: (uids) => trace(uids),
-  /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}]}. */
-  traceLog: () => ({ engine: tracer?.engineLog || [], drawn: tracer?.drawnLog || [] }),
+  /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}], placed: [{uid, x, y, t}]}. */
+  traceLog: () => ({ engine: tracer?.engineLog || [], drawn: tracer?.drawnLog || [], placed: tracer?.placedLog || [] }),
   /** @param {string} uid */
   select: (uid) => select(uid, true),
   view,

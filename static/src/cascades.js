@@ -15,8 +15,9 @@ import { blockingDependents, holdingFinalizers, invalidReason } from "./states.j
 /**
  * @typedef {{owner: string, ref: {kind: string, namespace?: string, name: string}, policy: "Foreground"|"Background"|"Orphan",
  *   start: number, end: number|null, members: Set<string>, gone: number, orphaned: number, total: number,
- *   waitingOn: string, eta: number|null, nested: boolean}} Cascade  times from performance.now(); eta in ms;
- *   nested: its owner is a member of another cascade (the strip lists only the outermost)
+ *   waitingOn: string, eta: number|null, nested: boolean, progressedAt: number, namespaces: Set<string>}} Cascade
+ *   times from performance.now(); eta in ms; nested: its owner is a member of another cascade (the strip
+ *   lists only the outermost); progressedAt: when its counts last changed; namespaces: where its objects are
  */
 
 /** Finished cascades stay listed this long. */
@@ -62,7 +63,9 @@ export class Cascades {
     const members = policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
     /** @type {Cascade} */
     const c = { owner: uid, ref: { kind: n.kind, namespace: n.namespace, name: n.name }, policy, start: now, end: null,
-      members, gone: 0, orphaned: 0, total: members.size + 1, waitingOn: "", eta: null, nested: false };
+      members, gone: 0, orphaned: 0, total: members.size + 1, waitingOn: "", eta: null, nested: false,
+      progressedAt: now, namespaces: new Set([n.namespace || ""]) };
+    for (const m of members) c.namespaces.add(this.store.nodes.get(m)?.namespace || "");
     this.active.set(uid, c);
     this.changed = true;
   }
@@ -73,7 +76,10 @@ export class Cascades {
       if (!c.nested) for (const o of this.active.values()) if (o !== c && o.members.has(c.owner)) c.nested = true;
       const before = `${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}`;
       this.measure(c, now);
-      if (`${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}` !== before) this.changed = true;
+      if (`${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}` !== before) {
+        this.changed = true;
+        c.progressedAt = now;
+      }
       if (this.settled(c)) {
         c.end = now;
         c.eta = 0;
@@ -91,7 +97,13 @@ export class Cascades {
   /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} now */
   measure(c, now) {
     const { store } = this;
-    if (c.policy !== "Orphan") for (const d of this.descendants(c.owner)) c.members.add(d); // new members while it runs
+    if (c.policy !== "Orphan") {
+      for (const d of this.descendants(c.owner)) {
+        if (c.members.has(d)) continue; // new members while it runs
+        c.members.add(d);
+        c.namespaces.add(store.nodes.get(d)?.namespace || "");
+      }
+    }
     let gone = 0, orphaned = 0;
     for (const u of c.members) {
       const n = store.nodes.get(u);
@@ -181,6 +193,16 @@ export class Cascades {
       }
     }
     return seen;
+  }
+
+  /**
+   * Whether a cascade is making progress in namespace ns (its counts changed in the last
+   * ms): its layout should hold still. A stuck cascade does not hold it.
+   * @param {string} ns @param {number} now @param {number} ms
+   */
+  progressing(ns, now, ms) {
+    for (const c of this.active.values()) if (now - c.progressedAt < ms && c.namespaces.has(ns)) return true;
+    return false;
   }
 
   /** The cascade of owner uid, running or recently finished. @param {string} uid */

@@ -3,7 +3,7 @@
 // keeps the view (filters, focus, selection, theme) in the URL so every view can be
 // shared. Entry point of the bundle that `make generate` builds into static/app.js.
 
-import { Store } from "./store.js";
+import { Store, GHOST_MS } from "./store.js";
 import { Layout, sortKey } from "./layout.js";
 import { Renderer, PREVIEW } from "./render.js";
 import { Stream } from "./stream.js";
@@ -88,21 +88,27 @@ function viewChanged() {
 
 // --- the frame loop ---
 
-function relayout(now) {
+/**
+ * Lays out again the dirty namespaces given (all of them by default: the user acted).
+ * @param {number} now @param {Set<string>} [dirty]
+ */
+function relayout(now, dirty = store.dirtyNamespaces) {
   const anchorUID = renderer.centerItem();
   const before = anchorUID ? layout.box(anchorUID) : null;
   if (view.focus) {
     focusSet = store.closure([view.focus]);
     for (const [u, g] of store.ghosts) if (g.node.owners?.some((o) => focusSet?.has(o.uid)) || focusSet.has(u)) focusSet.add(u);
-    store.dirtyNamespaces.add("*");
+    dirty = store.dirtyNamespaces;
+    dirty.add("*");
   } else focusSet = null;
   const t0 = performance.now();
-  layout.update(store, keep, store.dirtyNamespaces, renderer.expanded);
+  layout.update(store, keep, dirty, renderer.expanded);
   layoutCost = performance.now() - t0;
   perf.layoutMs = layoutCost;
-  store.dirtyNamespaces.clear();
+  if (dirty === store.dirtyNamespaces) dirty.clear();
+  else for (const ns of dirty) store.dirtyNamespaces.delete(ns);
   lastLayout = now;
-  layoutDue = false;
+  layoutDue = store.dirtyNamespaces.size > 0;
   if (!fittedOnce && layout.items.size) {
     fittedOnce = true;
     if (!(view.sel && revealAndCenter(view.sel, 1))) renderer.open(layout.workloadBounds());
@@ -111,23 +117,46 @@ function relayout(now) {
   updateEmpty();
 }
 
+/**
+ * The dirty namespaces whose layout may change now: not one in the middle of a cascade (a
+ * removal still fading, or a cascade's counts moving, in the last GHOST_MS), so that nothing
+ * moves while the user watches; it is laid out once it has settled.
+ * @param {number} now
+ */
+function settledDirty(now) {
+  const dirty = store.dirtyNamespaces;
+  if (dirty.has("*")) return dirty;
+  /** @type {Set<string>} */
+  const out = new Set();
+  for (const ns of dirty) {
+    if (now - (store.removedAt.get(ns) ?? -Infinity) > GHOST_MS && !cascades.progressing(ns, now, GHOST_MS)) out.add(ns);
+  }
+  return out;
+}
+
 /** @param {number} now */
 function tick(now) {
   if (store.expire(now)) layoutDue = true;
   if (store.dirtyNamespaces.size) layoutDue = true;
-  // Under heavy churn the layout runs at most every few frames, never more than a
-  // quarter of the time.
-  if (layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) relayout(now);
-  // Cascades start from what changed; their counts are refreshed a few times a second.
+  // Cascades start from what changed; their counts are refreshed a few times a second,
+  // before the layout, which holds still while one progresses.
   if (store.touched.size || (cascades.active.size && now - lastCascades > 100)) {
     lastCascades = now;
     cascades.observe(store.touched, now);
     if (cascades.active.size) renderer.dirty = true;
   }
+  // Under heavy churn the layout runs at most every few frames, never more than a
+  // quarter of the time.
+  if (layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) {
+    const ready = settledDirty(now);
+    if (ready.size) relayout(now, ready);
+  }
   if ((cascades.changed || cascades.active.size) && now - lastStrip > 250) {
     cascades.changed = false;
     lastStrip = now;
     cascadeStrip.render(now);
+    // The selected owner's progress line follows its cascade (the owner itself may not change).
+    if (view.sel && cascades.of(view.sel)) objectPanel.renderSoon();
   }
   if (store.touched.size) {
     renderer.dirty = true;
@@ -634,9 +663,11 @@ $("help-button").addEventListener("click", () => /** @type {HTMLDialogElement} *
 
 /**
  * A trace of some objects' states, for tests: what the stream said (each change, when its
- * frame arrived) and what the canvas drew (each change, in the frame that drew it), both
- * on performance.now()'s clock, so a test can check that every state was drawn in time.
- * @type {{uids: string[], engineLog: any[], drawnLog: any[], engine: () => void}|null}
+ * frame arrived), what the canvas drew (each change, in the frame that drew it), and where
+ * the layout put each object (each change, drawn on screen or not), all on
+ * performance.now()'s clock, so a test can check that every state was drawn in time and
+ * that nothing moved.
+ * @type {{uids: string[], engineLog: any[], drawnLog: any[], placedLog: any[], engine: () => void}|null}
  */
 let tracer = null;
 
@@ -647,8 +678,10 @@ function trace(uids) {
   const lastEngine = {};
   /** @type {Record<string, {state: string, x: number, y: number}>} */
   const lastDrawn = {};
+  /** @type {Record<string, {x: number, y: number}>} */
+  const lastPlaced = {};
   const t = {
-    uids, engineLog: /** @type {any[]} */ ([]), drawnLog: /** @type {any[]} */ ([]),
+    uids, engineLog: /** @type {any[]} */ ([]), drawnLog: /** @type {any[]} */ ([]), placedLog: /** @type {any[]} */ ([]),
     engine() {
       const now = performance.now();
       for (const u of uids) {
@@ -667,6 +700,11 @@ function trace(uids) {
       if (d && (!l || l.state !== d.state || l.x !== d.x || l.y !== d.y)) {
         t.drawnLog.push({ uid: u, state: d.state, x: d.x, y: d.y, t: d.at });
         lastDrawn[u] = d;
+      }
+      const b = layout.box(u), p = lastPlaced[u];
+      if (b && (!p || p.x !== b.x || p.y !== b.y)) {
+        t.placedLog.push({ uid: u, state: "", x: b.x, y: b.y, t: performance.now() });
+        lastPlaced[u] = b;
       }
     }
     requestAnimationFrame(drawn);
@@ -688,8 +726,8 @@ const api = {
   cascades,
   /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
   trace: (uids) => trace(uids),
-  /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}]}. */
-  traceLog: () => ({ engine: tracer?.engineLog || [], drawn: tracer?.drawnLog || [] }),
+  /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}], placed: [{uid, x, y, t}]}. */
+  traceLog: () => ({ engine: tracer?.engineLog || [], drawn: tracer?.drawnLog || [], placed: tracer?.placedLog || [] }),
   /** @param {string} uid */
   select: (uid) => select(uid, true),
   view,

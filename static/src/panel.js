@@ -275,7 +275,8 @@ export class ObjectPanel {
       return h("li", null, h("b", null, queue), `: ${what}${item.retries ? `, ${item.retries} retries` : ""}`);
     });
 
-    const ex = this.explanation;
+    // A removed object's last explanation is history: it is not shown as if current.
+    const ex = n ? this.explanation : null;
     /** @type {(Node|string|null)[]} */
     const why = [];
     if (ex) {
@@ -297,7 +298,8 @@ export class ObjectPanel {
       }
       why.push(h("p.muted.asof", { id: "explained-at", "data-at": String(this.explainedAt) },
         this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}` : `As of ${clock(this.explainedAt)}.`));
-    } else why.push(h("p.muted", null, this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
+    } else why.push(h("p.muted", null, !n ? "Deleted: it is gone from the engine's graph."
+      : this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
 
     const canDelete = n && !n.virtual;
     const readOnly = this.actions.readOnly;

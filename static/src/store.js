@@ -53,6 +53,8 @@ export class Store {
     /** namespaces whose layout must be redone; "*" means all. @type {Set<string>} */
     this.dirtyNamespaces = new Set();
     /** uids whose drawing changed. @type {Set<string>} */ this.touched = new Set();
+    /** when each namespace last had a removal still fading (see expire). @type {Map<string, number>} */
+    this.removedAt = new Map();
     this.queuesChanged = false;
     this.resetQueues([]);
   }
@@ -231,6 +233,7 @@ export class Store {
       }
     }
     for (const [uid, t] of this.born) if (now - t > BORN_MS) this.born.delete(uid);
+    this.removedAt = lastRemoval;
     return gone;
   }
 
