@@ -85,3 +85,14 @@ func quoteClip(s string) string {
 	}
 	return strconv.Quote(s)
 }
+
+// refuseWrite answers a write that did not happen with e, and writes its audit line:
+// "denied", or "error" when the fault is the server's or the apiserver's.
+func (s *Server) refuseWrite(w http.ResponseWriter, entry auditEntry, status int, e *apiError) {
+	entry.Result, entry.Status, entry.Error = "denied", status, e.Message
+	if status >= 500 || e.Code == "apiserver" {
+		entry.Result = "error"
+	}
+	s.audit.write(entry)
+	writeJSON(w, status, e)
+}

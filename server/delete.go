@@ -33,14 +33,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	user := userFrom(r)
 	entry := entryFor(r, "delete")
 	entry.Object = node.ObjectRef
-	fail := func(status int, e *apiError) {
-		entry.Result, entry.Status, entry.Error = "denied", status, e.Message
-		if status >= 500 || e.Code == "apiserver" {
-			entry.Result = "error"
-		}
-		s.audit.write(entry)
-		writeJSON(w, status, e)
-	}
+	fail := func(status int, e *apiError) { s.refuseWrite(w, entry, status, e) }
 
 	req, perr := wire.ParseDeleteRequest(r.Body)
 	if perr != nil {

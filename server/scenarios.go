@@ -65,14 +65,7 @@ func (s *Server) handleScenarioRun(w http.ResponseWriter, r *http.Request) {
 func (s *Server) scenarioWrite(w http.ResponseWriter, r *http.Request, action string, act func(*auditEntry) (int, any, error)) {
 	entry := entryFor(r, action)
 	entry.Scenario, entry.Run = chi.URLParam(r, "id"), chi.URLParam(r, "run")
-	fail := func(status int, e *apiError) {
-		entry.Result, entry.Status, entry.Error = "denied", status, e.Message
-		if status >= 500 || e.Code == "apiserver" {
-			entry.Result = "error"
-		}
-		s.audit.write(entry)
-		writeJSON(w, status, e)
-	}
+	fail := func(status int, e *apiError) { s.refuseWrite(w, entry, status, e) }
 	if perr := wire.ParseEmptyRequest(r.Body); perr != nil {
 		entry.Unparsable = true
 		fail(http.StatusBadRequest, &apiError{Code: "bad_request", Message: perr.Message})

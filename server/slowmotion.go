@@ -31,11 +31,7 @@ func (s *Server) slowMotion() (e slowMotionEngine, ok bool) {
 // changes how the collector acts, so it is a write (CSRF, read-only, audit).
 func (s *Server) handleSlowMotion(w http.ResponseWriter, r *http.Request) {
 	entry := entryFor(r, "slowMotion")
-	fail := func(status int, e *apiError) {
-		entry.Result, entry.Status, entry.Error = "denied", status, e.Message
-		s.audit.write(entry)
-		writeJSON(w, status, e)
-	}
+	fail := func(status int, e *apiError) { s.refuseWrite(w, entry, status, e) }
 	on, perr := wire.ParseSlowMotionRequest(r.Body)
 	if perr != nil {
 		entry.Unparsable = true

@@ -1416,11 +1416,12 @@ var Renderer = class {
       bctx.fillStyle = col;
       bctx.fill(p);
     }
-    const main = this.ctx;
-    this.ctx = /** @type {any} */
-    bctx;
-    for (const b of g.blocks) if (this.collapsed(b)) this.drawBlock(b, 1 / kb);
-    this.ctx = main;
+    for (const b of g.blocks) if (this.collapsed(b)) this.drawBlock(
+      b,
+      1 / kb,
+      /** @type {any} */
+      bctx
+    );
     return c;
   }
   /** What every namespace cache depends on besides its own members. */
@@ -1505,9 +1506,9 @@ var Renderer = class {
     ctx.lineWidth = 2.5 * px;
     ctx.stroke(paths.hi);
   }
-  /** @param {Block} b @param {number} px */
-  drawBlock(b, px) {
-    const { ctx, colors: C } = this;
+  /** @param {Block} b @param {number} px @param {CanvasRenderingContext2D} [ctx] where to draw (a namespace's bitmap) */
+  drawBlock(b, px, ctx = this.ctx) {
+    const C = this.colors;
     const x = b.group.x + b.x, y = b.group.y + b.y;
     ctx.fillStyle = C["--node-bg"];
     ctx.strokeStyle = C["--node-border"];

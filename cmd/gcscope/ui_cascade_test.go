@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,14 +30,7 @@ const drawnInTime = 100 // ms
 // cascade would set it: without it a state can last less than a frame.
 func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 	browsertest.Require(t)
-	dir := t.TempDir()
-	addr := freeAddr(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	p := startProcess(t, dir, nil, binary, "--listen", addr, "--data-dir", filepath.Join(dir, "data"),
-		"--write-kubeconfig", kubeconfig, "--demo", "--log-level", "warn", "--gc-action-delay", "150ms")
-	p.waitReady(t, addr)
-	defer p.stop(t, syscall.SIGTERM)
-	base := "http://" + addr
+	base, kubeconfig := startEmbedded(t, "--demo", "--gc-action-delay", "150ms")
 	kube := clientFor(t, kubeconfig)
 
 	page := browsertest.Start(t, browsertest.Options{Width: 1600, Height: 1000})

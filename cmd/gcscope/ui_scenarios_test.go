@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -28,14 +27,7 @@ import (
 // gcscope on that same cluster through a kubeconfig (a real cluster, to it) has no player.
 func TestUIScenarioPlayer(t *testing.T) {
 	browsertest.Require(t)
-	dir := t.TempDir()
-	addr := freeAddr(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	p := startProcess(t, dir, nil, binary, "--listen", addr, "--data-dir", filepath.Join(dir, "data"),
-		"--write-kubeconfig", kubeconfig, "--demo=false", "--log-level", "warn", "--gc-action-delay", "300ms")
-	p.waitReady(t, addr)
-	defer p.stop(t, syscall.SIGTERM)
-	base := "http://" + addr
+	base, kubeconfig := startEmbedded(t, "--demo=false", "--gc-action-delay", "300ms")
 	kube := clientFor(t, kubeconfig)
 
 	page := browsertest.Start(t, browsertest.Options{Width: 1280, Height: 800})
@@ -185,7 +177,7 @@ func TestUIScenarioPlayer(t *testing.T) {
 
 	// The same cluster through a kubeconfig: not gcscope's own, so no player.
 	other := freeAddr(t)
-	q := startProcess(t, dir, nil, binary, "--listen", other, "--kubeconfig", kubeconfig, "--log-level", "warn")
+	q := startProcess(t, t.TempDir(), nil, binary, "--listen", other, "--kubeconfig", kubeconfig, "--log-level", "warn")
 	q.waitReady(t, other)
 	defer q.stop(t, syscall.SIGTERM)
 	for _, path := range []string{"/api/v1/scenarios", "/api/v1/scenarios/runs/" + r.ID} {

@@ -24,14 +24,7 @@ import (
 // artifacts.
 func TestUIEndToEnd(t *testing.T) {
 	browsertest.Require(t)
-	dir := t.TempDir()
-	addr := freeAddr(t)
-	kubeconfig := filepath.Join(dir, "kubeconfig")
-	p := startProcess(t, dir, nil, binary, "--listen", addr, "--data-dir", filepath.Join(dir, "data"),
-		"--write-kubeconfig", kubeconfig, "--demo", "--log-level", "warn")
-	p.waitReady(t, addr)
-	defer p.stop(t, syscall.SIGTERM)
-	base := "http://" + addr
+	base, _ := startEmbedded(t, "--demo")
 
 	page := browsertest.Start(t, browsertest.Options{Width: 1600, Height: 1000})
 	ctx := page.Ctx
@@ -133,6 +126,21 @@ func minus(a, b []string) []string {
 func jsArray(s []string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// startEmbedded starts gcscope on its embedded control plane with args, waits until it
+// serves, and stops it when the test ends (after the browser, started later, is closed).
+// It returns gcscope's base URL and the kubeconfig of its cluster.
+func startEmbedded(t *testing.T, args ...string) (base, kubeconfig string) {
+	t.Helper()
+	dir := t.TempDir()
+	addr := freeAddr(t)
+	kubeconfig = filepath.Join(dir, "kubeconfig")
+	p := startProcess(t, dir, nil, binary, append([]string{"--listen", addr, "--data-dir", filepath.Join(dir, "data"),
+		"--write-kubeconfig", kubeconfig, "--log-level", "warn"}, args...)...)
+	p.waitReady(t, addr)
+	t.Cleanup(func() { p.stop(t, syscall.SIGTERM) })
+	return "http://" + addr, kubeconfig
 }
 
 // uiDriver runs actions and evaluates expressions in a UI test's tab, failing the test
