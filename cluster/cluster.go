@@ -31,6 +31,10 @@ type Options struct {
 	// Controllers runs kube-controller-manager's controllers. They can run only once per
 	// process, so a process that starts a second cluster must leave them out.
 	Controllers bool
+	// UpstreamCollector also runs kube-controller-manager's own garbage collector (with
+	// Controllers), for gcscope's engine to watch in shadow mode. Otherwise the collector is
+	// left out: gcscope's engine is the cluster's collector.
+	UpstreamCollector bool
 	// Debug also copies the control plane's own logs to stderr.
 	Debug bool
 	// Logger receives gcscope's lines about the control plane (not the components' logs).
@@ -137,7 +141,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	if cm != nil {
-		c.goRun("kube-controller-manager", func() error { return cm.run(runCtx, p, c.kubeconfigPath, c.dataDir) })
+		c.goRun("kube-controller-manager", func() error {
+			return cm.run(runCtx, p, c.kubeconfigPath, c.dataDir, opts.UpstreamCollector)
+		})
 	}
 	return c, nil
 }

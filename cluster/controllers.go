@@ -10,10 +10,10 @@ import (
 	"k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
 )
 
-// disabledControllers are kube-controller-manager controllers the embedded cluster does not
-// run. The garbage collector is gcscope's own engine; running upstream's too would make
-// two collectors race over the same objects.
-var disabledControllers = []string{"garbage-collector-controller"}
+// garbageCollector is kube-controller-manager's name for its garbage collector. The
+// embedded cluster leaves it out unless asked: the collector is gcscope's own engine, and
+// running upstream's too would make two collectors race over the same objects.
+const garbageCollector = "garbage-collector-controller"
 
 // controllerManager holds kube-controller-manager's options between construction and run.
 // The options must be created before kube-apiserver's flags are registered: both register
@@ -32,17 +32,18 @@ func newControllerManager() (*controllerManager, error) {
 }
 
 // run parses the controller-manager's flags, as its command line would, and runs every
-// default controller but the disabled ones until ctx is cancelled. It can run only once
-// per process: the controller-manager registers itself in process-wide tables (configz).
-func (m *controllerManager) run(ctx context.Context, p *pki, kubeconfig, dataDir string) error {
+// default controller, the garbage collector only if withCollector, until ctx is cancelled.
+// It can run only once per process: the controller-manager registers itself in
+// process-wide tables (configz).
+func (m *controllerManager) run(ctx context.Context, p *pki, kubeconfig, dataDir string, withCollector bool) error {
 	all, disabledByDefault, aliases := app.KnownControllers(), app.ControllersDisabledByDefault(), app.ControllerAliases()
 	fs := pflag.NewFlagSet("kube-controller-manager", pflag.ContinueOnError)
 	for _, set := range m.opts.Flags(all, disabledByDefault, aliases).FlagSets {
 		fs.AddFlagSet(set)
 	}
 	controllers := "*"
-	for _, c := range disabledControllers {
-		controllers += ",-" + c
+	if !withCollector {
+		controllers += ",-" + garbageCollector
 	}
 	args := []string{
 		"--kubeconfig=" + kubeconfig,

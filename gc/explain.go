@@ -110,8 +110,11 @@ type Explanation struct {
 	BlockerSummary *BlockerSummary `json:"blockerSummary,omitempty"`
 	Queues         []QueuePosition `json:"queues,omitempty"`
 	Last           *Action         `json:"lastAction,omitempty"`
-	Next           string          `json:"next"`
-	Words          []string        `json:"words"`
+	// Shadow: in shadow mode, the engine's decisions on the object the cluster's collector
+	// has not followed yet, and those it did otherwise.
+	Shadow []ShadowDecision `json:"shadow,omitempty"`
+	Next   string           `json:"next"`
+	Words  []string         `json:"words"`
 }
 
 // maxBlockerDepth bounds how deep Explain follows blockers of blockers.
@@ -171,6 +174,7 @@ func (gc *GarbageCollector) ExplainFor(uid types.UID, visible func(ObjectRef) bo
 		}
 	}
 	gc.feed.mu.Unlock()
+	e.Shadow = gc.ShadowDecisionsAbout(uid)
 	if visible != nil {
 		e.redact(visible)
 	}
@@ -218,6 +222,9 @@ func (e *Explanation) redact(visible func(ObjectRef) bool) {
 	if e.Last != nil {
 		last, _ := e.Last.RedactedFor(visible)
 		e.Last = &last
+	}
+	for i := range e.Shadow {
+		e.Shadow[i].Action, _ = e.Shadow[i].Action.RedactedFor(visible)
 	}
 }
 
@@ -419,7 +426,23 @@ func narrate(e *Explanation, served func(apiVersion, kind string) bool, now time
 	if e.Last != nil && e.Last.Error != "" {
 		words = append(words, fmt.Sprintf("last %s failed: %s", e.Last.Verb, e.Last.Error))
 	}
+	for _, d := range e.Shadow {
+		words = append(words, shadowWords(d))
+	}
 	return next, words
+}
+
+// shadowWords tells a shadow decision the cluster's collector has not followed.
+func shadowWords(d ShadowDecision) string {
+	would := fmt.Sprintf("gcscope would have chosen to %s at %s because %s", decisionWords(d.Action),
+		d.DecidedAt.Format(time.TimeOnly), d.Action.Reason)
+	switch d.Outcome {
+	case ShadowDiverged:
+		return fmt.Sprintf("the cluster's collector did otherwise: %s; %s", d.Observed, would)
+	case ShadowOverdue:
+		return fmt.Sprintf("the cluster's collector has not acted on this for %s (overdue: it is behind or stuck); %s", d.Lag.Round(time.Second), would)
+	}
+	return fmt.Sprintf("the cluster's collector has not acted on this yet (%s); %s", d.Lag.Round(time.Millisecond), would)
 }
 
 // blockersNamed is how many blockers of one object the words name; the others are

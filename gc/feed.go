@@ -21,26 +21,28 @@ import (
 type EventType string
 
 const (
-	NodeAdded   EventType = "nodeAdded"   // Node: a new node (observed or virtual)
-	NodeUpdated EventType = "nodeUpdated" // Node: the node's full new state
-	NodeRemoved EventType = "nodeRemoved" // Node: the node as it was when removed
-	EdgeAdded   EventType = "edgeAdded"   // Edge: a dependent names an owner (or the reference changed)
-	EdgeRemoved EventType = "edgeRemoved" // Edge: the reference is gone
-	QueueChange EventType = "queue"       // Queue: a work-queue transition
-	ActionTaken EventType = "action"      // Action: a worker's decision or API call, with its result
-	SyncChange  EventType = "sync"        // Sync: the monitored resources or their sync state changed
+	NodeAdded    EventType = "nodeAdded"   // Node: a new node (observed or virtual)
+	NodeUpdated  EventType = "nodeUpdated" // Node: the node's full new state
+	NodeRemoved  EventType = "nodeRemoved" // Node: the node as it was when removed
+	EdgeAdded    EventType = "edgeAdded"   // Edge: a dependent names an owner (or the reference changed)
+	EdgeRemoved  EventType = "edgeRemoved" // Edge: the reference is gone
+	QueueChange  EventType = "queue"       // Queue: a work-queue transition
+	ActionTaken  EventType = "action"      // Action: a worker's decision or API call, with its result
+	SyncChange   EventType = "sync"        // Sync: the monitored resources or their sync state changed
+	ShadowChange EventType = "shadow"      // Shadow: a shadow-mode decision was made or its outcome changed
 )
 
 // Event is one entry of the feed.
 type Event struct {
-	Seq    uint64      `json:"seq"`
-	Time   time.Time   `json:"time"`
-	Type   EventType   `json:"type"`
-	Node   *NodeState  `json:"node,omitempty"`
-	Edge   *Edge       `json:"edge,omitempty"`
-	Queue  *QueueEvent `json:"queue,omitempty"`
-	Action *Action     `json:"action,omitempty"`
-	Sync   *SyncState  `json:"sync,omitempty"`
+	Seq    uint64          `json:"seq"`
+	Time   time.Time       `json:"time"`
+	Type   EventType       `json:"type"`
+	Node   *NodeState      `json:"node,omitempty"`
+	Edge   *Edge           `json:"edge,omitempty"`
+	Queue  *QueueEvent     `json:"queue,omitempty"`
+	Action *Action         `json:"action,omitempty"`
+	Sync   *SyncState      `json:"sync,omitempty"`
+	Shadow *ShadowDecision `json:"shadow,omitempty"`
 }
 
 // ObjectRef identifies an object.

@@ -52,6 +52,9 @@ type Options struct {
 	Mode    Mode
 	// ActionDelay waits this long before each write: slow motion for demos.
 	ActionDelay time.Duration
+	// SlowMotionOff starts the engine with its ActionDelay switched off, to be switched on
+	// at run time (SetSlowMotion).
+	SlowMotionOff bool
 	// IgnoredResources are not monitored; default DefaultIgnoredResources.
 	IgnoredResources []schema.GroupResource
 	// DiscoveryPeriod is how often discovery is re-read; default 30 s.
@@ -59,6 +62,9 @@ type Options struct {
 	// SyncTimeout bounds how long the engine waits for its monitors before it starts
 	// collecting without the ones still missing; default 30 s.
 	SyncTimeout time.Duration
+	// ShadowOverdue is how long a shadow decision waits for the cluster's collector before
+	// it is overdue; default DefaultShadowOverdue.
+	ShadowOverdue time.Duration
 	// FeedSize is how many events the feed holds; default DefaultFeedSize.
 	FeedSize int
 	Logger   *slog.Logger
@@ -89,6 +95,12 @@ func (o *Options) defaults() error {
 	}
 	if o.SyncTimeout == 0 {
 		o.SyncTimeout = 30 * time.Second
+	}
+	if o.ShadowOverdue < 0 {
+		return fmt.Errorf("shadow overdue threshold %v is negative", o.ShadowOverdue)
+	}
+	if o.ShadowOverdue == 0 {
+		o.ShadowOverdue = DefaultShadowOverdue
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -137,6 +149,9 @@ type GarbageCollector struct {
 	attemptToDelete *workQueue[*node]
 	attemptToOrphan *workQueue[*node]
 	absentOwners    *ReferenceCache
+	// shadow checks the decisions of shadow mode against the cluster's collector (nil in
+	// active mode).
+	shadow *shadowTracker
 	// finishedForeground: owners whose foregroundDeletion finalizer this engine has
 	// removed. The graph still shows the finalizer until the update event arrives; a
 	// dependent examined meanwhile must not take its owner for waiting (upstream's GET
@@ -179,8 +194,11 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 	for _, gr := range opts.IgnoredResources {
 		gc.ignored[gr] = true
 	}
-	gc.slowMotion.Store(opts.ActionDelay > 0)
+	gc.slowMotion.Store(opts.ActionDelay > 0 && !opts.SlowMotionOff)
 	gc.metrics = newMetrics(gc.graph)
+	if opts.Mode == ModeShadow {
+		gc.shadow = newShadowTracker(opts.ShadowOverdue, time.Now, gc.feed.publish, gc.metrics)
+	}
 	describeNode := func(n *node) (ObjectRef, string) { return refOf(n.identity), "" }
 	gc.attemptToDelete = newWorkQueue(AttemptToDelete, gc.feed, gc.metrics.queues, describeNode)
 	gc.attemptToOrphan = newWorkQueue(AttemptToOrphan, gc.feed, gc.metrics.queues, describeNode)
@@ -201,6 +219,7 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 		deletedUIDs:      newUIDSet(),
 		warn:             func(obj objectReference, reason, msg string) { gc.warn(GraphChanges, obj, reason, msg) },
 		processed:        gc.metrics.graphProcessed.Inc,
+		shadow:           gc.shadow,
 	}
 	gc.builder.monitors = newMonitors(opts.Logger, clients.Metadata, graphChanges.Add)
 	gc.builder.monitors.onChange = gc.publishSync
@@ -335,6 +354,9 @@ func (gc *GarbageCollector) Run(ctx context.Context) error {
 		wg.Go(func() { gc.runAttemptToOrphanWorker(ctx) })
 	}
 	wg.Go(func() { gc.syncDiscovery(ctx, gc.opts.DiscoveryPeriod, resources) })
+	if gc.shadow != nil {
+		wg.Go(func() { gc.shadow.run(ctx) })
+	}
 	wg.Go(func() { gc.resetMapperEvery(ctx, gc.opts.DiscoveryPeriod) })
 	<-ctx.Done()
 	return nil

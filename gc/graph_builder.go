@@ -79,6 +79,8 @@ type GraphBuilder struct {
 	deletedUIDs *uidSet
 	warn        func(obj objectReference, reason, message string)
 	processed   func()
+	// shadow judges shadow decisions by what the informers observe (nil in active mode).
+	shadow *shadowTracker
 
 	monitors *monitors
 }
@@ -122,6 +124,9 @@ func (gb *GraphBuilder) processGraphChangesItem() bool {
 // processGraphChanges applies one event to the graph. Requires graph.mu held for writing.
 func (gb *GraphBuilder) processGraphChanges(ev *event) {
 	obj := ev.obj
+	if gb.shadow != nil && !ev.virtual {
+		defer gb.shadow.observed(obj, ev.eventType == deleteEvent)
+	}
 	existing, found := gb.graph.read(obj.UID)
 	if found && !ev.virtual && existing.virtual {
 		// The real object of a virtual node is observed. The identity dependents gave it

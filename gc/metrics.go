@@ -20,6 +20,9 @@ type metrics struct {
 	syncErrors     prometheus.Counter
 	actions        *prometheus.CounterVec
 	graphProcessed prometheus.Counter
+	// Shadow mode's self-check (shadow.go).
+	shadowDecisions *prometheus.CounterVec
+	shadowLag       prometheus.Histogram
 }
 
 func newMetrics(g *graph) *metrics {
@@ -40,6 +43,15 @@ func newMetrics(g *graph) *metrics {
 			Help: "Graph change events processed by the graph builder.",
 		}),
 	}
+	m.shadowDecisions = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "gcscope_shadow_decisions_total",
+		Help: "Shadow mode: the engine's decisions by outcome, counted as they reach it (pending: decided; overdue: the cluster's collector had not acted past the threshold; confirmed, diverged or withdrawn: settled).",
+	}, []string{"outcome"})
+	m.shadowLag = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "gcscope_shadow_lag_seconds",
+		Help:    "Shadow mode: from the engine's decision to the cluster's collector doing the same.",
+		Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 14),
+	})
 	reg.MustRegister(m.syncErrors, m.actions, m.graphProcessed,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "gcscope_gc_graph_nodes",
@@ -59,6 +71,20 @@ func newMetrics(g *graph) *metrics {
 		}),
 	)
 	return m
+}
+
+// registerShadow adds the shadow self-check's metrics; open counts its open decisions.
+func (m *metrics) registerShadow(open func() (pending, overdue int)) {
+	m.registry.MustRegister(m.shadowDecisions, m.shadowLag,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gcscope_shadow_decisions_open",
+			Help: "Shadow mode: decisions the cluster's collector has not acted on yet (overdue ones included).",
+		}, func() float64 { p, o := open(); return float64(p + o) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gcscope_shadow_decisions_overdue",
+			Help: "Shadow mode: open decisions past the overdue threshold.",
+		}, func() float64 { _, o := open(); return float64(o) }),
+	)
 }
 
 // queueMetrics implements client-go's workqueue.MetricsProvider with the standard

@@ -67,6 +67,10 @@ func (gc *GarbageCollector) record(a Action, start time.Time, err error) {
 	}
 	gc.metrics.actions.WithLabelValues(string(a.Queue), string(a.Verb), result).Inc()
 	gc.feed.publish(Event{Type: ActionTaken, Action: &a})
+	if gc.shadow != nil && (a.Shadow || a.Verb == VerbKeep) && a.Verb != VerbWarn {
+		// A warning is no decision on the object (and is recorded under the graph's lock).
+		gc.recordShadow(a)
+	}
 }
 
 // getObject reads the live metadata of ref (a read: done in shadow mode too).

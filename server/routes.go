@@ -45,6 +45,7 @@ func (s *Server) routes() http.Handler {
 			r.With(noQuery).Get("/session", s.handleSession) // who you are, the mode, and the CSRF token for writes
 			r.Get("/graph", s.handleGraph)                   // nodes and edges, filtered, paged
 			r.With(noQuery).Get("/queues", s.handleQueues)   // the three work queues
+			r.With(noQuery).Get("/shadow", s.handleShadow)   // shadow mode: the cluster's collector against the engine's decisions
 			r.With(noQuery, middleware.RequestSize(maxBodyBytes), s.guardWrite).
 				Post("/slow-motion", s.handleSlowMotion) // switch the engine's action delay on or off
 			if s.opts.Scenarios != nil {

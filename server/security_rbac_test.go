@@ -308,6 +308,15 @@ func TestPerUserStream(t *testing.T) {
 		return s
 	}
 	alice, bob, nobody := dial("alice"), dial("bob"), dial("nobody")
+	// Shadow decisions on both sides: alice's names bob's owner in its look-up.
+	shadowOn := func(ns, name string, forObj *gc.ObjectRef) gc.Event {
+		return gc.Event{Type: gc.ShadowChange, Shadow: &gc.ShadowDecision{ID: 1, Outcome: gc.ShadowPending,
+			Action: gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Policy: "Background", Shadow: true, For: forObj,
+				Reason: "look up owner of " + name + ": found",
+				Object: gc.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: ns, Name: name, UID: w.uids[name]}}}}
+	}
+	bravoOwner := &gc.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: w.nsB, Name: "bravo-owner", UID: w.uids["bravo-owner"]}
+	e.engine.Feed().Publish(shadowOn(w.nsA, "alpha-owner", bravoOwner), shadowOn(w.nsB, "bravo-owner", nil))
 	// Things happen on both sides: new objects, an update, a delete.
 	w.object(t, w.nsA, "ConfigMap", "alpha-late", nil, "", "")
 	w.object(t, w.nsB, "ConfigMap", "bravo-late", nil, "", "")
@@ -357,6 +366,9 @@ func TestPerUserStream(t *testing.T) {
 	}
 	a := follow("alice", alice, "alpha-late", "alpha-child")
 	b := follow("bob", bob, "bravo-late-secret", "bravo-child")
+	if !strings.Contains(a, `"shadow":{`) || !strings.Contains(b, `"shadow":{`) {
+		t.Errorf("a shadow decision on an object the user may see did not reach the user's stream")
+	}
 	for _, f := range []string{"bravo-", w.nsB} {
 		if strings.Contains(a, f) {
 			t.Errorf("alice's stream names %q", f)
@@ -385,7 +397,7 @@ func TestPerUserStream(t *testing.T) {
 
 func slicesContainNodeEvent(events []gc.Event) bool {
 	for _, e := range events {
-		if e.Node != nil || e.Edge != nil || e.Queue != nil || e.Action != nil {
+		if e.Node != nil || e.Edge != nil || e.Queue != nil || e.Action != nil || e.Shadow != nil {
 			return true
 		}
 	}

@@ -1031,6 +1031,25 @@ func (v *view) filter(e gc.Event) (out gc.Event, keep, rewritten bool) {
 			}
 		}
 		return e, true, false
+	case gc.ShadowChange:
+		if !v.sub.Queues || e.Shadow == nil {
+			return e, false, false
+		}
+		if v.all {
+			return e, true, false
+		}
+		if !v.passObject(&e.Shadow.Action.Object) {
+			return e, false, false
+		}
+		if v.vis != nil {
+			if a, changed := e.Shadow.Action.RedactedFor(v.vis.visible); changed {
+				d := *e.Shadow
+				d.Action = a
+				e.Shadow = &d
+				return e, true, true
+			}
+		}
+		return e, true, false
 	default: // sync, and types this server does not know of
 		return e, true, false
 	}

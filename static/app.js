@@ -22,6 +22,7 @@ var Store = class {
     this.touched = /* @__PURE__ */ new Set();
     this.removedAt = /* @__PURE__ */ new Map();
     this.queuesChanged = false;
+    this.shadowChanged = false;
     this.resetQueues([]);
   }
   /** @param {any} frame a snapshot frame */
@@ -70,6 +71,9 @@ var Store = class {
         case "sync":
           this.sync = e.sync;
           this.queuesChanged = true;
+          break;
+        case "shadow":
+          this.shadowChanged = true;
           break;
       }
       if (e.seq > this.seq) this.seq = e.seq;
@@ -2680,6 +2684,89 @@ var DeleteDialog = class {
   }
 };
 
+// src/health.js
+var MIN_EVERY_MS = 500;
+var MAX_EVERY_MS = 3e3;
+var CollectorHealth = class {
+  /** @param {HTMLElement} el @param {(uid: string) => void} select */
+  constructor(el, select2) {
+    this.el = el;
+    this.select = select2;
+    this.asked = 0;
+    this.busy = false;
+    this.poked = true;
+    this.open = false;
+    this.report = null;
+    this.error = "";
+  }
+  /** A shadow decision changed on the stream: ask again soon. */
+  poke() {
+    this.poked = true;
+  }
+  /** Called every frame: asks when poked (at most every MIN_EVERY_MS) or every MAX_EVERY_MS. @param {number} now */
+  tick(now) {
+    if (this.busy || now - this.asked < (this.poked ? MIN_EVERY_MS : MAX_EVERY_MS)) return;
+    this.busy = true;
+    this.poked = false;
+    this.asked = now;
+    get("/api/v1/shadow").then((r) => {
+      this.report = r;
+      this.error = "";
+    }, (e) => {
+      this.error = e.message;
+    }).finally(() => {
+      this.busy = false;
+      this.render();
+    });
+  }
+  render() {
+    const r = this.report;
+    if (!r || !r.enabled) {
+      this.el.hidden = !this.error;
+      this.el.replaceChildren(this.error ? h("span.muted", null, `Collector check unavailable: ${this.error}`) : "");
+      return;
+    }
+    const c = r.counts;
+    const state = c.diverged ? "diverged" : c.overdue ? "overdue" : "ok";
+    this.el.hidden = false;
+    this.el.dataset.state = state;
+    const count = (key, n, title) => h(`span.count.${key}`, { title, "data-count": key }, h("b", null, n.toLocaleString()), ` ${key}`);
+    const lag = r.lag.count ? ` · lag p50 ${duration(r.lag.p50)} · p90 ${duration(r.lag.p90)} · max ${duration(r.lag.max)}` : "";
+    const problems = [...r.diverged || [], ...(r.open || []).filter((d) => d.outcome === "overdue")];
+    const toggle = problems.length ? h(
+      "button.compact",
+      { type: "button", "aria-expanded": String(this.open), onclick: () => {
+        this.open = !this.open;
+        this.render();
+      } },
+      this.open ? "hide" : `show ${problems.length}`
+    ) : null;
+    const children = [
+      h("span.title", { title: "In shadow mode gcscope's engine decides without acting; the cluster's own collector acts. Each decision is compared with what the cluster then does to the object." }, "Cluster's collector vs gcscope:"),
+      count("confirmed", c.confirmed, "The cluster's collector did what gcscope decided"),
+      count("pending", c.pending, "Decided by gcscope; the cluster's collector has not acted yet"),
+      count("overdue", c.overdue, `Pending for more than ${duration(r.overdueAfter)}: the cluster's collector is behind or stuck`),
+      count("diverged", c.diverged, "The cluster's collector did something else"),
+      h("span.muted", null, lag),
+      toggle
+    ];
+    if (this.open && problems.length) {
+      children.push(h("ol.health-list", null, ...problems.slice(0, 50).map((d) => {
+        const a = d.action;
+        const what = a.verb === "delete" ? `delete (${a.policy})` : a.finalizer ? `${a.verb} ${a.finalizer}` : a.verb;
+        return h(
+          "li",
+          { "data-outcome": d.outcome },
+          h("button.link", { type: "button", title: a.reason || "", onclick: () => this.select(a.object.uid) }, describe(a.object)),
+          ` ${d.outcome}: gcscope would ${what}`,
+          d.outcome === "diverged" ? ` — the cluster ${d.observed}` : ` — waiting ${duration(d.lag)}`
+        );
+      })));
+    }
+    this.el.replaceChildren(...children.filter(Boolean));
+  }
+};
+
 // src/export.js
 function download(blob, name) {
   const a = document.createElement("a");
@@ -3172,6 +3259,11 @@ function tick(now) {
     if (view.sel && store.touched.has(view.sel)) objectPanel.changed();
     store.touched.clear();
   }
+  if (health) {
+    if (store.shadowChanged) health.poke();
+    store.shadowChanged = false;
+    health.tick(now);
+  }
   if (store.queuesChanged && now - lastQueues > 250) {
     store.queuesChanged = false;
     lastQueues = now;
@@ -3229,6 +3321,7 @@ var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), sto
   }
 });
 var cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(uid, true));
+var health = $("collector-health") ? new CollectorHealth($("collector-health"), (uid) => select(uid, true)) : null;
 var queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), store, (uid) => select(uid, true));
 var dialog = new DeleteDialog(store, {
   preview(m) {

@@ -135,45 +135,55 @@ func App(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, " <div class=\"app\"><section class=\"graph\" id=\"graph-pane\"><canvas id=\"graph\" tabindex=\"0\" aria-label=\"Ownership graph: owners above their dependents\"></canvas><div id=\"tooltip\" class=\"tooltip\" hidden></div><div class=\"zoom\"><button type=\"button\" id=\"zoom-in\" title=\"Zoom in (+)\">+</button> <button type=\"button\" id=\"zoom-out\" title=\"Zoom out (-)\">−</button> <button type=\"button\" id=\"zoom-fit\" title=\"Fit everything (0)\">⤢</button></div><div id=\"empty\" class=\"empty\" hidden></div><details class=\"legend\" id=\"legend\"><summary>Legend</summary><div id=\"legend-body\"></div></details><div id=\"cascades\" class=\"cascades\" role=\"status\" aria-label=\"Cascades in progress and recently finished\" hidden></div><div id=\"toast\" class=\"toast\" role=\"status\" hidden></div></section><aside class=\"side\"><section class=\"panel object\" id=\"object-panel\" aria-live=\"polite\"><div class=\"placeholder\" id=\"object-placeholder\"><h2>Select an object</h2><p>Click a box in the graph, or search ( / ). Owners are drawn above their dependents; a namespace is a box.</p><p class=\"muted\">Double-click focuses on an object's owners and dependents. Large sets of siblings show as a count until you zoom in or click them.</p></div><div id=\"object-body\" hidden></div></section><section class=\"panel queues\" id=\"queues-panel\"><h2>Work queues <span class=\"muted\" id=\"sync-state\"></span></h2><div id=\"queues\"></div><h3>Latest worker actions</h3><ol class=\"actions\" id=\"actions\"></ol></section></aside></div><dialog id=\"delete-dialog\" aria-labelledby=\"delete-title\"><form method=\"dialog\" id=\"delete-form\"><h2 id=\"delete-title\">Delete</h2><fieldset class=\"policies\"><legend>Propagation policy</legend> <label><input type=\"radio\" name=\"policy\" value=\"Background\" checked> <b>Background</b> <span>deletes the object now; the collector then deletes its dependents.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Foreground\"> <b>Foreground</b> <span>keeps the object until the collector has deleted the dependents that block it, then deletes it.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Orphan\"> <b>Orphan</b> <span>deletes only the object; its dependents stay, without this owner reference.</span></label></fieldset><div id=\"delete-preview\" class=\"preview\" aria-live=\"polite\">computing the effect…</div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, " ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if p.Mode == "shadow" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "<div class=\"health\" id=\"collector-health\" role=\"status\" aria-label=\"The cluster's collector against gcscope's decisions\" hidden></div>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, " <div class=\"app\"><section class=\"graph\" id=\"graph-pane\"><canvas id=\"graph\" tabindex=\"0\" aria-label=\"Ownership graph: owners above their dependents\"></canvas><div id=\"tooltip\" class=\"tooltip\" hidden></div><div class=\"zoom\"><button type=\"button\" id=\"zoom-in\" title=\"Zoom in (+)\">+</button> <button type=\"button\" id=\"zoom-out\" title=\"Zoom out (-)\">−</button> <button type=\"button\" id=\"zoom-fit\" title=\"Fit everything (0)\">⤢</button></div><div id=\"empty\" class=\"empty\" hidden></div><details class=\"legend\" id=\"legend\"><summary>Legend</summary><div id=\"legend-body\"></div></details><div id=\"cascades\" class=\"cascades\" role=\"status\" aria-label=\"Cascades in progress and recently finished\" hidden></div><div id=\"toast\" class=\"toast\" role=\"status\" hidden></div></section><aside class=\"side\"><section class=\"panel object\" id=\"object-panel\" aria-live=\"polite\"><div class=\"placeholder\" id=\"object-placeholder\"><h2>Select an object</h2><p>Click a box in the graph, or search ( / ). Owners are drawn above their dependents; a namespace is a box.</p><p class=\"muted\">Double-click focuses on an object's owners and dependents. Large sets of siblings show as a count until you zoom in or click them.</p></div><div id=\"object-body\" hidden></div></section><section class=\"panel queues\" id=\"queues-panel\"><h2>Work queues <span class=\"muted\" id=\"sync-state\"></span></h2><div id=\"queues\"></div><h3>Latest worker actions</h3><ol class=\"actions\" id=\"actions\"></ol></section></aside></div><dialog id=\"delete-dialog\" aria-labelledby=\"delete-title\"><form method=\"dialog\" id=\"delete-form\"><h2 id=\"delete-title\">Delete</h2><fieldset class=\"policies\"><legend>Propagation policy</legend> <label><input type=\"radio\" name=\"policy\" value=\"Background\" checked> <b>Background</b> <span>deletes the object now; the collector then deletes its dependents.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Foreground\"> <b>Foreground</b> <span>keeps the object until the collector has deleted the dependents that block it, then deletes it.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Orphan\"> <b>Orphan</b> <span>deletes only the object; its dependents stay, without this owner reference.</span></label></fieldset><div id=\"delete-preview\" class=\"preview\" aria-live=\"polite\">computing the effect…</div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if !p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "<label id=\"delete-typed\" class=\"typed\" hidden>Type <code id=\"delete-typed-name\"></code> to confirm <input id=\"delete-confirm-input\" autocomplete=\"off\" spellcheck=\"false\"></label>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<label id=\"delete-typed\" class=\"typed\" hidden>Type <code id=\"delete-typed-name\"></code> to confirm <input id=\"delete-confirm-input\" autocomplete=\"off\" spellcheck=\"false\"></label>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "<p id=\"delete-error\" class=\"error\" role=\"alert\" hidden></p><menu>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<p id=\"delete-error\" class=\"error\" role=\"alert\" hidden></p><menu>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Close</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Close</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Cancel</button> <button type=\"submit\" id=\"delete-confirm\" class=\"danger\" disabled>Delete</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Cancel</button> <button type=\"submit\" id=\"delete-confirm\" class=\"danger\" disabled>Delete</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><dl class=\"keys\"><dt>/</dt><dd>search</dd><dt>Enter</dt><dd>go to the first result</dd><dt>f</dt><dd>focus on the selected object's owners and dependents</dd><dt>Delete, d</dt><dd>delete the selected object…</dd><dt>Esc</dt><dd>close, clear focus, clear selection</dd><dt>0</dt><dd>fit the view</dd><dt>+ / −</dt><dd>zoom</dd><dt>e</dt><dd>expand or collapse the selected object's dependents</dd><dt>t</dt><dd>light or dark</dd><dt>?</dt><dd>this help</dd></dl><p class=\"muted\">gcscope ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><dl class=\"keys\"><dt>/</dt><dd>search</dd><dt>Enter</dt><dd>go to the first result</dd><dt>f</dt><dd>focus on the selected object's owners and dependents</dd><dt>Delete, d</dt><dd>delete the selected object…</dd><dt>Esc</dt><dd>close, clear focus, clear selection</dd><dt>0</dt><dd>fit the view</dd><dt>+ / −</dt><dd>zoom</dd><dt>e</dt><dd>expand or collapse the selected object's dependents</dd><dt>t</dt><dd>light or dark</dd><dt>?</dt><dd>this help</dd></dl><p class=\"muted\">gcscope ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var6 string
 			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 130, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 133, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, " · API: <a href=\"/api/v1/graph\">graph</a> · <a href=\"/api/v1/queues\">queues</a> · <a href=\"/debug/controllers/garbagecollector/graph\">DOT</a> · <a href=\"/metrics\">metrics</a></p><form method=\"dialog\"><button>Close</button></form></dialog>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, " · API: <a href=\"/api/v1/graph\">graph</a> · <a href=\"/api/v1/queues\">queues</a> · <a href=\"/debug/controllers/garbagecollector/graph\">DOT</a> · <a href=\"/metrics\">metrics</a></p><form method=\"dialog\"><button>Close</button></form></dialog>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

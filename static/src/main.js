@@ -11,6 +11,7 @@ import { ObjectPanel } from "./panel.js";
 import { QueuesPanel } from "./queues.js";
 import { DeleteDialog } from "./dialog.js";
 import { Cascades, CascadeStrip, progress, progressText } from "./cascades.js";
+import { CollectorHealth } from "./health.js";
 import { STATES, MARKERS, EDGES, stateOf } from "./states.js";
 import { viewSVG, viewPNG, graphDOT, download } from "./export.js";
 import { h, $, describe } from "./dom.js";
@@ -164,6 +165,11 @@ function tick(now) {
     if (view.sel && store.touched.has(view.sel)) objectPanel.changed();
     store.touched.clear();
   }
+  if (health) {
+    if (store.shadowChanged) health.poke();
+    store.shadowChanged = false;
+    health.tick(now);
+  }
   if (store.queuesChanged && now - lastQueues > 250) {
     store.queuesChanged = false;
     lastQueues = now;
@@ -229,6 +235,8 @@ const objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), s
   },
 });
 const cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(uid, true));
+// Shadow mode: how the cluster's collector follows the engine's decisions.
+const health = $("collector-health") ? new CollectorHealth($("collector-health"), (uid) => select(uid, true)) : null;
 const queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), store, (uid) => select(uid, true));
 const dialog = new DeleteDialog(store, {
   preview(m) {

@@ -56,6 +56,8 @@ export class Store {
     /** when each namespace last had a removal still fading (see expire). @type {Map<string, number>} */
     this.removedAt = new Map();
     this.queuesChanged = false;
+    /** A shadow-mode decision was made or settled (the collector-health strip asks again). */
+    this.shadowChanged = false;
     this.resetQueues([]);
   }
 
@@ -107,6 +109,9 @@ export class Store {
         case "sync":
           this.sync = e.sync;
           this.queuesChanged = true;
+          break;
+        case "shadow":
+          this.shadowChanged = true;
           break;
       }
       if (e.seq > this.seq) this.seq = e.seq;

@@ -1,0 +1,51 @@
+package server
+
+import (
+	"net/http"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// shadowEngine is an engine that checks its shadow-mode decisions against the cluster's
+// own collector (*gc.GarbageCollector is one).
+type shadowEngine interface {
+	ShadowReport() gc.ShadowReport
+}
+
+// handleShadow serves the shadow self-check: counts by outcome and the lag distribution
+// (cluster-wide figures, as /metrics has them), and the open and diverged decisions on
+// objects the reader may see.
+func (s *Server) handleShadow(w http.ResponseWriter, r *http.Request) {
+	if !s.needEngine(w) {
+		return
+	}
+	e, ok := s.opts.Engine.(shadowEngine)
+	if !ok {
+		writeJSON(w, http.StatusOK, gc.ShadowReport{})
+		return
+	}
+	report := e.ShadowReport()
+	vis := s.visibilityFor(r)
+	report.Open = visibleDecisions(report.Open, vis)
+	report.Diverged = visibleDecisions(report.Diverged, vis)
+	if permissionsFailed(w, vis) {
+		return
+	}
+	writeJSON(w, http.StatusOK, report)
+}
+
+// visibleDecisions keeps the decisions on objects vis lets the reader see, with owner
+// look-ups for objects it may not see told without naming them.
+func visibleDecisions(ds []gc.ShadowDecision, vis *visibility) []gc.ShadowDecision {
+	if vis == nil {
+		return ds
+	}
+	kept := ds[:0]
+	for _, d := range ds {
+		if vis.visible(d.Action.Object) {
+			d.Action, _ = d.Action.RedactedFor(vis.visible)
+			kept = append(kept, d)
+		}
+	}
+	return kept
+}
