@@ -12,13 +12,16 @@ LDFLAGS := -X main.version=$(VERSION) \
 	-X k8s.io/component-base/version.gitMinor=37
 TEST_TIMEOUT ?= 45m
 
-.PHONY: run build test browser fuzz generate bench difftest chaostest lint clean
+.PHONY: run build plugin test browser fuzz generate bench difftest chaostest lint clean
 
 run: build ## build and start gcscope on its embedded control plane (ARGS="..." adds flags)
 	./$(BIN) $(ARGS)
 
 build: ## build bin/gcscope
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gcscope
+
+plugin: ## build bin/kubectl-gcscope, the kubectl plugin (no embedded control plane); put it on PATH for `kubectl gcscope`
+	$(GO) build -ldflags '-X main.version=$(VERSION)' -o bin/kubectl-gcscope ./cmd/kubectl-gcscope
 
 test: browser ## run every test (the control-plane tests boot a real etcd and kube-apiserver), then the fuzzers briefly
 	GCSCOPE_LDFLAGS='$(LDFLAGS)' $(GO) test -timeout $(TEST_TIMEOUT) -count=1 ./...

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/spf13/pflag"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) error {
+	output := outputFlag(fs)
+	cascade := fs.String("cascade", "background", `the propagation policy of the delete: "background", "foreground" or "orphan" (as kubectl delete --cascade)`)
+	return func(ctx context.Context, o *options, args []string) error {
+		if err := checkOutput(*output); err != nil {
+			return err
+		}
+		policy, err := propagation(*cascade)
+		if err != nil {
+			return err
+		}
+		a, err := prepare(ctx, o, args)
+		if err != nil {
+			return err
+		}
+		defer a.session.stop()
+		pr, ok := a.session.engine.PredictDelete(a.uid, policy)
+		if !ok {
+			return fmt.Errorf("%s was deleted meanwhile", a.target)
+		}
+		orderPrediction(a.session.engine, &pr)
+		if *output == "json" {
+			fmt.Fprint(o.stdout, jsonText(pr))
+			return nil
+		}
+		fmt.Fprint(o.stdout, renderPrediction(pr, strings.ToLower(*cascade), paint(o.colored(o.stdout))))
+		return nil
+	}
+}
+
+// propagation reads --cascade as kubectl delete does (true and false are its old
+// spellings of background and orphan).
+func propagation(cascade string) (metav1.DeletionPropagation, error) {
+	switch strings.ToLower(cascade) {
+	case "background", "true":
+		return metav1.DeletePropagationBackground, nil
+	case "foreground":
+		return metav1.DeletePropagationForeground, nil
+	case "orphan", "false":
+		return metav1.DeletePropagationOrphan, nil
+	}
+	return "", usageError{fmt.Errorf("--cascade %q: want background, foreground or orphan", cascade)}
+}
+
+// orderPrediction lists each list in the order of the ownership tree below the target
+// (breadth first, each level by kind and name), which reads as the cascade goes; the
+// engine orders by uid, which differs from cluster to cluster.
+func orderPrediction(engine *gc.GarbageCollector, p *gc.Prediction) {
+	rank := map[types.UID]int{p.Target.UID: 0}
+	for queue := []types.UID{p.Target.UID}; len(queue) > 0; queue = queue[1:] {
+		n, ok := engine.Node(queue[0])
+		if !ok {
+			continue
+		}
+		deps := slices.Clone(n.Dependents)
+		slices.SortFunc(deps, compareRefs)
+		for _, d := range deps {
+			if _, seen := rank[d.UID]; !seen {
+				rank[d.UID] = len(rank)
+				queue = append(queue, d.UID)
+			}
+		}
+	}
+	order := func(a, b gc.PredictedObject) int {
+		ra, oka := rank[a.Object.UID]
+		rb, okb := rank[b.Object.UID]
+		return cmp.Or(cmp.Compare(boolRank(!oka), boolRank(!okb)), cmp.Compare(ra, rb), compareRefs(a.Object, b.Object))
+	}
+	for _, l := range [][]gc.PredictedObject{p.Deleted, p.Orphaned, p.Kept, p.Waiting, p.TargetWaitsFor} {
+		slices.SortFunc(l, order)
+	}
+}
+
+func boolRank(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func renderPrediction(p gc.Prediction, cascade string, paint paint) string {
+	var b strings.Builder
+	ns := ""
+	if p.Target.Namespace != "" {
+		ns = " -n " + p.Target.Namespace
+	}
+	fmt.Fprintf(&b, "kubectl delete %s%s --cascade=%s would:\n", strings.TrimSuffix(objectArg(p.Target), ns), ns, cascade)
+	section := func(verb, why string, list []gc.PredictedObject, note func(gc.PredictedObject) (string, severity)) {
+		if len(list) == 0 {
+			return
+		}
+		fmt.Fprintf(&b, "\n%s %s%s:\n", verb, counted(len(list), "object"), why)
+		width := 0
+		for _, po := range list {
+			width = max(width, utf8.RuneCountInString(displayName(po.Object)))
+		}
+		for _, po := range list {
+			text, sev := note(po)
+			fmt.Fprintf(&b, "  %s  %s\n", pad(displayName(po.Object), width), paint.sev(sev, text))
+		}
+	}
+	section("delete", "", p.Deleted, func(po gc.PredictedObject) (string, severity) {
+		if len(po.Finalizers) > 0 {
+			return po.Reason + "; then " + heldByText(po.Finalizers) + " until it is removed", sevStuck
+		}
+		return po.Reason, sevNone
+	})
+	section("orphan", " (they stay, without their reference to it)", p.Orphaned, func(po gc.PredictedObject) (string, severity) { return po.Reason, sevBusy })
+	section("keep", " (another owner still holds them)", p.Kept, func(po gc.PredictedObject) (string, severity) { return po.Reason, sevBusy })
+	if len(p.TargetWaitsFor) > 0 {
+		fmt.Fprintf(&b, "\n%s stays (deleting dependents) until these holds are released:\n", displayName(p.Target))
+		for _, po := range p.TargetWaitsFor {
+			fmt.Fprintf(&b, "  %s\n", paint.sev(sevStuck, po.Reason))
+		}
+	}
+	fmt.Fprintf(&b, "\nNothing was deleted: this is the engine's prediction from its graph.\n")
+	return b.String()
+}
