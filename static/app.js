@@ -988,9 +988,13 @@ function progressText(c, now) {
     parts.push(`done in ${secs(c.end - c.start)}`);
     return parts.join(" · ");
   }
+  parts.push(cascadeCaption(c, now));
+  return parts.join(" · ");
+}
+function cascadeCaption(c, now) {
+  const parts = [];
   if (c.waitingOn) parts.push(`waiting on ${c.waitingOn}`);
-  if (c.eta !== null) parts.push(`~${secs(c.eta)} left`);
-  else parts.push(`${secs(now - c.start)} so far`);
+  parts.push(c.eta !== null ? `~${secs(c.eta)} left` : `${secs(now - c.start)} so far`);
   return parts.join(" · ");
 }
 function progress(c) {
@@ -1678,6 +1682,19 @@ var Renderer = class {
       ctx.fillStyle = C["--fg"];
       ctx.font = (n.virtual ? "italic " : "") + "600 13px system-ui, sans-serif";
       ctx.fillText(truncate(ctx, n.name || "(unnamed)", NODE_W - 16), x + 11, y + 32);
+      if (cascade && cascade.end === null) {
+        ctx.font = "10px system-ui, sans-serif";
+        const caption = truncate(ctx, cascadeCaption(cascade, performance.now()), NODE_W + 40);
+        const w = ctx.measureText(caption).width + 10;
+        ctx.fillStyle = C["--group-bg"];
+        ctx.globalAlpha = alpha * 0.9;
+        ctx.fillRect(x + NODE_W / 2 - w / 2, y + NODE_H + 3, w, 14);
+        ctx.globalAlpha = alpha;
+        ctx.fillStyle = stColor;
+        ctx.textAlign = "center";
+        ctx.fillText(caption, x + NODE_W / 2, y + NODE_H + 14);
+        ctx.textAlign = "start";
+      }
     }
     ctx.globalAlpha = 1;
   }
@@ -2144,6 +2161,7 @@ var ObjectPanel = class {
       return h("li", null, h("b", null, queue), `: ${what}${item.retries ? `, ${item.retries} retries` : ""}`);
     });
     const ex = n ? this.explanation : null;
+    const outdated = !!(ex && n && (!!ex.object.beingDeleted !== !!n.beingDeleted || !!ex.object.deletingDependents !== !!n.deletingDependents || (ex.object.finalizers || []).join() !== (n.finalizers || []).join() || (ex.object.owners || []).length !== (n.owners || []).length));
     const why = [];
     if (ex) {
       why.push(h("p.next", null, h("b", null, "Next step: "), `${ex.next}.`));
@@ -2169,7 +2187,7 @@ var ObjectPanel = class {
       why.push(h(
         "p.muted.asof",
         { id: "explained-at", "data-at": String(this.explainedAt) },
-        this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}` : `As of ${clock(this.explainedAt)}.`
+        this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}` : outdated ? `As of ${clock(this.explainedAt)}: the object has changed since; asking the engine again…` : `As of ${clock(this.explainedAt)}.`
       ));
     } else why.push(h("p.muted", null, !n ? "Deleted: it is gone from the engine's graph." : this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
     const canDelete = n && !n.virtual;
@@ -2196,7 +2214,7 @@ var ObjectPanel = class {
           onclick: () => this.actions.del(uid)
         }, readOnly2 ? "Preview delete…" : "Delete…") : null
       ),
-      h("section", { id: "explain", "data-explain": "" }, h("h3", null, "Why is it here?"), ...why),
+      h("section", { id: "explain", "data-explain": "", "data-outdated": outdated ? "" : null }, h("h3", null, "Why is it here?"), ...why),
       h(
         "dl.facts",
         null,

@@ -58,6 +58,15 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 			d.run(t, "open the Deployment", chromedp.Navigate(base+"/?sel="+dep), uiReady)
 			var ok bool
 			d.eval(t, `(window.gcscope.trace(`+jsArray(uids)+`), true)`, &ok)
+			// Every render of the panel is checked against the state the page holds then: an
+			// explanation from before the delete ("nothing: an object without owners is never
+			// collected") must not be shown as current once the object is being deleted.
+			d.eval(t, `(() => { window.panelContradictions = [];
+				new MutationObserver(() => { const ex = document.querySelector("#explain"); const n = window.gcscope.store.nodes.get("`+dep+`");
+					const next = ex?.querySelector(".next")?.textContent || "";
+					if (ex && n?.beingDeleted && !ex.hasAttribute("data-outdated") && next.startsWith("Next step: nothing: an object without owners"))
+						window.panelContradictions.push(next); }).observe(document.querySelector("#object-body"), { childList: true, subtree: true });
+				return true; })()`, &ok)
 			if tc.fromPage {
 				d.run(t, "delete from the dialog", chromedp.Click(chromedp.CSS("#delete-button")), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
 					chromedp.Click(chromedp.CSS(`#delete-form input[value="`+string(tc.policy)+`"]`)),
@@ -87,6 +96,11 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 			d.run(t, "the graph shows the end", chromedp.Poll[chromedp.Void](`(() => { const d = new Set(window.gcscope.drawnUIDs());
 				return `+gone+`.every(u => !d.has(u) && !window.gcscope.store.ghosts.has(u)); })()`, chromedp.WithPollingTimeout(30*time.Second)))
 			browsertest.Screenshot(t, ctx, "ui-cascade-"+name+"-after")
+			var contradictions []string
+			d.eval(t, `window.panelContradictions`, &contradictions)
+			if len(contradictions) > 0 {
+				t.Errorf("the panel showed an explanation from before the delete as current %d times: %q", len(contradictions), contradictions[0])
+			}
 			// The strip lists the cascade, finished, with its count.
 			want := fmt.Sprintf("%d gone", len(uids))
 			if tc.policy == metav1.DeletePropagationOrphan {

@@ -222,9 +222,15 @@ export function progressText(c, now) {
     parts.push(`done in ${secs(c.end - c.start)}`);
     return parts.join(" · ");
   }
+  parts.push(cascadeCaption(c, now));
+  return parts.join(" · ");
+}
+
+/** What a running cascade waits on and how long it has left, as its owner's box shows it under the count. @param {Cascade} c @param {number} now */
+export function cascadeCaption(c, now) {
+  const parts = [];
   if (c.waitingOn) parts.push(`waiting on ${c.waitingOn}`);
-  if (c.eta !== null) parts.push(`~${secs(c.eta)} left`);
-  else parts.push(`${secs(now - c.start)} so far`);
+  parts.push(c.eta !== null ? `~${secs(c.eta)} left` : `${secs(now - c.start)} so far`);
   return parts.join(" · ");
 }
 

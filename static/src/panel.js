@@ -277,6 +277,10 @@ export class ObjectPanel {
 
     // A removed object's last explanation is history: it is not shown as if current.
     const ex = n ? this.explanation : null;
+    // The stream is ahead of the explanation (asked at most every second): when the object
+    // it explains has changed since, it is shown dimmed, as history, until the next answer.
+    const outdated = !!(ex && n && (!!ex.object.beingDeleted !== !!n.beingDeleted || !!ex.object.deletingDependents !== !!n.deletingDependents ||
+      (ex.object.finalizers || []).join() !== (n.finalizers || []).join() || (ex.object.owners || []).length !== (n.owners || []).length));
     /** @type {(Node|string|null)[]} */
     const why = [];
     if (ex) {
@@ -297,7 +301,8 @@ export class ObjectPanel {
         why.push(h("p.muted", null, `Last worker action: ${a.queue} ${a.verb}${a.policy ? " " + a.policy : ""}${a.error ? " — error: " + a.error : ""}${a.reason ? " — " + a.reason : ""}`));
       }
       why.push(h("p.muted.asof", { id: "explained-at", "data-at": String(this.explainedAt) },
-        this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}` : `As of ${clock(this.explainedAt)}.`));
+        this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}`
+          : outdated ? `As of ${clock(this.explainedAt)}: the object has changed since; asking the engine again…` : `As of ${clock(this.explainedAt)}.`));
     } else why.push(h("p.muted", null, !n ? "Deleted: it is gone from the engine's graph."
       : this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
 
@@ -316,7 +321,7 @@ export class ObjectPanel {
         canDelete ? h(readOnly ? "button" : "button.danger", { type: "button", id: "delete-button",
           title: readOnly ? "See what a delete would do (read-only: gcscope refuses deletes)" : "Delete with a propagation policy (Delete)",
           onclick: () => this.actions.del(uid) }, readOnly ? "Preview delete…" : "Delete…") : null),
-      h("section", { id: "explain", "data-explain": "" }, h("h3", null, "Why is it here?"), ...why),
+      h("section", { id: "explain", "data-explain": "", "data-outdated": outdated ? "" : null }, h("h3", null, "Why is it here?"), ...why),
       h("dl.facts", null,
         h("dt", null, "uid"), h("dd", null, h("code", null, uid)),
         h("dt", null, "flags"), h("dd", null, ...(flags.length ? flags : ["—"])),

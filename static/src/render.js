@@ -7,7 +7,7 @@
 import { NODE_W, NODE_H, GROUP_TITLE, LONER_CAPTION, TITLE_FONT } from "./layout.js";
 import { GHOST_MS, BORN_MS } from "./store.js";
 import { stateOf, hasInvalidOwner, kindHue, STATES } from "./states.js";
-import { progress } from "./cascades.js";
+import { progress, cascadeCaption } from "./cascades.js";
 
 /** @typedef {import("./layout.js").Item} Item */
 /** @typedef {import("./layout.js").Block} Block */
@@ -695,6 +695,20 @@ export class Renderer {
       ctx.fillStyle = C["--fg"];
       ctx.font = (n.virtual ? "italic " : "") + "600 13px system-ui, sans-serif";
       ctx.fillText(truncate(ctx, n.name || "(unnamed)", NODE_W - 16), x + 11, y + 32);
+      if (cascade && cascade.end === null) {
+        // Under the box, in the gap above its dependents: what it waits on, and how long.
+        ctx.font = "10px system-ui, sans-serif";
+        const caption = truncate(ctx, cascadeCaption(cascade, performance.now()), NODE_W + 40);
+        const w = ctx.measureText(caption).width + 10;
+        ctx.fillStyle = C["--group-bg"];
+        ctx.globalAlpha = alpha * 0.9;
+        ctx.fillRect(x + NODE_W / 2 - w / 2, y + NODE_H + 3, w, 14);
+        ctx.globalAlpha = alpha;
+        ctx.fillStyle = stColor;
+        ctx.textAlign = "center";
+        ctx.fillText(caption, x + NODE_W / 2, y + NODE_H + 14);
+        ctx.textAlign = "start";
+      }
     }
     ctx.globalAlpha = 1;
   }
