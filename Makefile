@@ -12,7 +12,7 @@ LDFLAGS := -X main.version=$(VERSION) \
 	-X k8s.io/component-base/version.gitMinor=37
 TEST_TIMEOUT ?= 45m
 
-.PHONY: run build plugin test browser fuzz generate bench difftest chaostest lint clean
+.PHONY: run build plugin test browser fuzz generate manifests bench difftest chaostest lint clean
 
 run: build ## build and start gcscope on its embedded control plane (ARGS="..." adds flags)
 	./$(BIN) $(ARGS)
@@ -47,8 +47,13 @@ difftest: ## compare gcscope's engine with the upstream collector over N seeded 
 chaostest: ## compare gcscope's engine under faults and restarts with the fault-free engine over N seeds
 	GCSCOPE_CHAOS_SEEDS=$(N) $(GO) test -count=1 -timeout 120m -run '^TestFaultsChangeNoOutcome$$' -v ./internal/difftest/
 
-generate: ## regenerate committed generated code
+generate: ## regenerate committed generated code (templ, and deploy/ from the Helm chart)
 	$(GO) generate ./...
+
+# The plain manifests in deploy/, rendered from charts/gcscope by helm pinned in
+# deploy/render.go and built by the Go toolchain (go run pkg@version; no downloaded binary).
+manifests: ## render deploy/*.yaml from charts/gcscope
+	$(GO) generate ./deploy
 
 # The browser tests and the UI render benchmark drive headless Chromium. GCSCOPE_CHROMIUM
 # names another binary; otherwise chromium (or chromium-browser) on PATH is used, and

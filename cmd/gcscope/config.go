@@ -18,6 +18,10 @@ import (
 // version is gcscope's version, set at link time by the Makefile.
 var version = "dev"
 
+// defaultActionDelay is the embedded cluster's slow motion: offered in the page, switched
+// off until the user switches it on.
+const defaultActionDelay = time.Second
+
 // config is the parsed command line.
 type config struct {
 	listen          string
@@ -37,6 +41,12 @@ type config struct {
 	ignored     []schema.GroupResource
 	qps         float64
 	burst       int
+	// slowMotionOff: the action delay starts switched off (the embedded cluster's default).
+	slowMotionOff bool
+	// embeddedCollector: "upstream" runs kube-controller-manager's collector on the
+	// embedded cluster, and the engine in shadow mode beside it.
+	embeddedCollector string
+	shadowOverdue     time.Duration
 
 	// The server.
 	readOnly       bool
@@ -80,9 +90,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.dataDir, "data-dir", "", "embedded cluster: keep etcd data, credentials and logs here across restarts (default: a temporary dir removed on exit)")
 	fs.StringVar(&c.writeKubeconfig, "write-kubeconfig", "", "embedded cluster: also write an admin kubeconfig to this path")
 	fs.BoolVar(&c.demo, "demo", true, "create the demo workloads (default true for the embedded cluster, false otherwise)")
+	fs.StringVar(&c.embeddedCollector, "embedded-collector", "gcscope", `embedded cluster: whose garbage collector runs on it: gcscope (the engine collects) or upstream (kube-controller-manager's own collector does, and gcscope's engine watches it in shadow mode, checking every decision against what it does)`)
+	fs.DurationVar(&c.shadowOverdue, "shadow-overdue", gc.DefaultShadowOverdue, "shadow mode: how long a decision of the engine waits for the cluster's collector to do the same before it is shown overdue")
 	fs.IntVar(&c.workers, "workers", 20, "collector workers for each of the attemptToDelete and attemptToOrphan queues")
 	mode := fs.String("gc-mode", "", "active (the engine deletes) or shadow (it records what it would do, writes nothing); default active for the embedded cluster, shadow otherwise")
-	fs.DurationVar(&c.actionDelay, "gc-action-delay", 0, "wait this long before each write of the engine: slow motion for demos")
+	fs.DurationVar(&c.actionDelay, "gc-action-delay", 0, "wait this long before each write of the engine (slow motion, switchable in the page), switched on; without it the embedded cluster offers "+defaultActionDelay.String()+", switched off; 0: no slow motion")
 	ignored := fs.String("gc-ignored-resources", "events,events.events.k8s.io", "comma-separated resource[.group] the engine does not monitor")
 	fs.Float64Var(&c.qps, "kube-api-qps", 50, "queries per second to the apiserver")
 	fs.IntVar(&c.burst, "kube-api-burst", 100, "burst of queries to the apiserver")
@@ -118,12 +130,27 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if !set["demo"] {
 		c.demo = c.embedded()
 	}
+	switch c.embeddedCollector {
+	case "gcscope":
+	case "upstream":
+		if !c.embedded() {
+			return nil, usageError{errors.New("--embedded-collector applies to the embedded cluster only; a real cluster's collector is its controller-manager's")}
+		}
+		if gc.Mode(*mode) == gc.ModeActive {
+			return nil, usageError{errors.New("--embedded-collector=upstream runs kube-controller-manager's collector: --gc-mode=active would make two collectors race; drop it (the engine runs in shadow mode)")}
+		}
+	default:
+		return nil, usageError{fmt.Errorf("--embedded-collector %q: want gcscope or upstream", c.embeddedCollector)}
+	}
+	if c.shadowOverdue <= 0 {
+		return nil, usageError{fmt.Errorf("--shadow-overdue %v: want a positive duration", c.shadowOverdue)}
+	}
 	switch gc.Mode(*mode) {
 	case "":
 		// Collecting in a cluster whose own controller-manager collects too would race
 		// it: only the embedded cluster, which runs no other collector, is active by default.
 		c.gcMode = gc.ModeShadow
-		if c.embedded() {
+		if c.embedded() && c.embeddedCollector == "gcscope" {
 			c.gcMode = gc.ModeActive
 		}
 	case gc.ModeActive, gc.ModeShadow:
@@ -136,6 +163,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.actionDelay < 0 {
 		return nil, usageError{fmt.Errorf("--gc-action-delay %v: want a positive duration", c.actionDelay)}
+	}
+	if !set["gc-action-delay"] && c.embedded() && c.gcMode == gc.ModeActive {
+		// The embedded cluster is there to watch the collector: slow motion is offered,
+		// switched off until the user switches it on.
+		c.actionDelay, c.slowMotionOff = defaultActionDelay, true
 	}
 	if c.qps <= 0 || c.burst < 1 {
 		return nil, usageError{errors.New("--kube-api-qps and --kube-api-burst must be positive")}

@@ -14,8 +14,10 @@ func startControlPlane(ctx context.Context, cfg *config, log *slog.Logger) (cont
 	c, err := cluster.Start(ctx, cluster.Options{
 		DataDir:     cfg.dataDir,
 		Controllers: true,
-		Debug:       cfg.logLevel <= slog.LevelDebug,
-		Logger:      log,
+		// The engine in shadow mode beside kube-controller-manager's own collector.
+		UpstreamCollector: cfg.embeddedCollector == "upstream",
+		Debug:             cfg.logLevel <= slog.LevelDebug,
+		Logger:            log,
 	})
 	if err != nil {
 		return nil, err

@@ -125,6 +125,10 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"--gc-mode=eager"}, []string{`--gc-mode "eager": want active or shadow`}},
 		{[]string{"--workers=0"}, []string{"--workers 0: want at least 1"}},
 		{[]string{"--gc-action-delay=-1s"}, []string{"--gc-action-delay"}},
+		{[]string{"--embedded-collector=both"}, []string{`--embedded-collector "both": want gcscope or upstream`}},
+		{[]string{"--embedded-collector=upstream", "--gc-mode=active"}, []string{"would make two collectors race"}},
+		{[]string{"--embedded-collector=upstream", "--kubeconfig=/x"}, []string{"--embedded-collector applies to the embedded cluster only"}},
+		{[]string{"--shadow-overdue=0s"}, []string{"--shadow-overdue 0s: want a positive duration"}},
 		{[]string{"extra"}, []string{`unexpected argument "extra"`}},
 	}
 	for _, c := range cases {

@@ -137,6 +137,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		Workers:          cfg.workers,
 		Mode:             cfg.gcMode,
 		ActionDelay:      cfg.actionDelay,
+		SlowMotionOff:    cfg.slowMotionOff,
+		ShadowOverdue:    cfg.shadowOverdue,
 		IgnoredResources: cfg.ignored,
 		Logger:           log.With("component", "gc"),
 	})

@@ -1,0 +1,13 @@
+// Package deploy holds gcscope's plain Kubernetes manifests, rendered from the Helm chart in
+// charts/gcscope by a pinned helm run through the Go toolchain (no downloaded binary):
+//
+//	gcscope.yaml         the chart's defaults: engine in shadow mode, UI and API read-only
+//	gcscope-writes.yaml  writes.enabled=true: deletes from the UI made as the signed-in user
+//	gcscope-active.yaml  gc.mode=active: the engine collects with its own ServiceAccount
+//
+// `make manifests` (or `make generate`, which runs go generate ./...) renders them again;
+// CI fails when they differ from what is committed. The test beside them applies them to an
+// embedded kube-apiserver and runs gcscope with the ServiceAccount's token.
+package deploy
+
+//go:generate go run render.go
