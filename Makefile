@@ -79,7 +79,7 @@ browser: ## install Debian's chromium for the browser tests, unless a browser is
 
 # The UI render benchmark (web/) loads the page once per size: it runs with -benchtime 1x,
 # the other benchmarks with go test's defaults.
-RENDER_BENCH := ^BenchmarkUIRender$$
+RENDER_BENCH := ^BenchmarkUI(Render|Snapshot)$$
 # The side-by-side benchmarks with the upstream collector (internal/difftest: cascades, and
 # a 150k-Pod cluster) run once each (-benchtime 1x): one run takes minutes.
 SIDE_BENCH := ^Benchmark(Cascades|Scale)$$

@@ -82,6 +82,9 @@ type Options struct {
 	// ClientBuffer is how many frames a stream client may have pending before it is
 	// considered behind and resynced with a snapshot; 0: 256.
 	ClientBuffer int
+	// StreamCompression says whether the stream's frames are deflated for browsers that
+	// offer permessage-deflate; the zero value is the default (see StreamCompression).
+	StreamCompression StreamCompression
 }
 
 // Server serves gcscope's HTTP surface.
@@ -121,7 +124,8 @@ func New(o Options) *Server {
 			Refuse: func(w http.ResponseWriter, r *http.Request, status int, e *apiError) {
 				s.refuse(w, r, "stream", status, e)
 			},
-			Registerer: s.metrics.registry,
+			Registerer:  s.metrics.registry,
+			Compression: o.StreamCompression,
 		})
 	}
 	s.handler = s.routes()

@@ -14,10 +14,12 @@ package server
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -59,7 +61,37 @@ const (
 	maxPendingPongs = 8
 	// closeGrace is how long a close handshake may take before the connection is cut.
 	closeGrace = 2 * time.Second
+	// streamPiece: a message larger than this is handed to the connection in pieces of
+	// this size (see message).
+	streamPiece = 256 << 10
 )
+
+// StreamCompression says whether the stream's frames are deflated (permessage-deflate,
+// RFC 7692) for clients that offer it (every current browser).
+type StreamCompression int
+
+const (
+	// StreamCompressionDefault is StreamCompressionOn. Measured end to end at 150,000
+	// objects (docs/performance.md, "The snapshot on the wire"): deflate cuts the
+	// snapshot 5×, which halves the time to the first frame at 100 Mbit/s and makes it
+	// possible at all at 20 Mbit/s (undeflated, it outlasts the write timeout), for little
+	// or nothing on loopback. Whether a client is near cannot be told from its address:
+	// behind kubectl port-forward, a remote browser connects from loopback.
+	StreamCompressionDefault StreamCompression = iota
+	// StreamCompressionOff never deflates.
+	StreamCompressionOff
+	// StreamCompressionOn deflates every frame of 512 bytes or more, each on its own
+	// (no context takeover: a connection holds no compressor between frames).
+	StreamCompressionOn
+)
+
+// mode is the websocket library's compression mode for c.
+func (c StreamCompression) mode() websocket.CompressionMode {
+	if c == StreamCompressionOn || c == StreamCompressionDefault {
+		return websocket.CompressionNoContextTakeover
+	}
+	return websocket.CompressionDisabled
+}
 
 // Snapshot reasons: why a client is sent a snapshot.
 const (
@@ -106,6 +138,8 @@ type hubOptions struct {
 	// PingInterval is how often the server pings; a client that does not answer within
 	// WriteTimeout is closed. Default 20 s.
 	PingInterval time.Duration
+	// Compression: whether frames are deflated for clients that offer it.
+	Compression StreamCompression
 }
 
 // hub fans the engine's feed out to the stream's clients.
@@ -351,7 +385,10 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		vis = h.o.Visibility(r)
 	}
 	rec := &hijackRecorder{ResponseWriter: w}
-	conn, err := websocket.Accept(rec, r, &websocket.AcceptOptions{InsecureSkipVerify: true}) // Origin checked above
+	conn, err := websocket.Accept(rec, r, &websocket.AcceptOptions{
+		InsecureSkipVerify: true, // Origin checked above
+		CompressionMode:    h.o.Compression.mode(),
+	})
 	if err != nil {
 		// Accept has answered (426 for a plain GET).
 		h.log.Debug("stream: upgrade refused", "err", err)
@@ -821,29 +858,147 @@ func (c *streamClient) sendSnapshot(ctx context.Context, reason string) error {
 	if c.view.sub.Queues {
 		f.Queues = c.view.queues(s.Queues)
 	}
-	data, err := json.Marshal(f)
-	if err != nil {
-		return fmt.Errorf("encoding a snapshot: %w", err)
-	}
 	clear(c.pending)
 	c.pending = c.pending[:0]
 	c.seq = s.Seq
-	if err := c.write(ctx, "snapshot", data); err != nil {
+	wctx, cancel := context.WithTimeout(ctx, c.h.o.WriteTimeout)
+	defer cancel()
+	m := c.newMessage(wctx)
+	if err := writeSnapshot(m, f); err != nil {
+		return err
+	}
+	if err := m.Close(); err != nil {
 		return err
 	}
 	c.sent = s.Seq
+	c.wrote("snapshot")
 	return nil
+}
+
+// snapshotPieceNodes is how many nodes writeSnapshot encodes at once (about 300 KB).
+const snapshotPieceNodes = 1024
+
+// writeSnapshot encodes f into w, as json.Marshal would. The nodes, most of a large
+// snapshot, are encoded a piece at a time, so that, written to a message, the first
+// pieces are on their way (deflated, when the connection is) while the next are encoded,
+// and the whole encoding is never held at once.
+func writeSnapshot(w io.Writer, f snapshotFrame) error {
+	nodes := f.Nodes
+	f.Nodes = []gc.NodeState{}
+	frame, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("encoding a snapshot: %w", err)
+	}
+	// The fields before the nodes hold no user data (type, reason, seq, mode): the first
+	// "nodes":[] is the nodes array, which the nodes are written into.
+	const key = `"nodes":[`
+	at := bytes.Index(frame, []byte(key+"]"))
+	if at < 0 {
+		return fmt.Errorf("encoding a snapshot: no nodes array in %.100q", frame)
+	}
+	at += len(key)
+	if _, err := w.Write(frame[:at]); err != nil {
+		return err
+	}
+	first := true
+	for piece := range slices.Chunk(nodes, snapshotPieceNodes) {
+		data, err := json.Marshal(piece)
+		if err != nil {
+			return fmt.Errorf("encoding a snapshot: %w", err)
+		}
+		data = data[:len(data)-1] // the array's closing bracket
+		if first {
+			data = data[1:] // its opening one
+		} else {
+			data[0] = ',' // in place of the opening one
+		}
+		first = false
+		if _, err := w.Write(data); err != nil {
+			return err
+		}
+	}
+	_, err = w.Write(frame[at:])
+	return err
 }
 
 func (c *streamClient) write(ctx context.Context, typ string, data []byte) error {
 	wctx, cancel := context.WithTimeout(ctx, c.h.o.WriteTimeout)
 	defer cancel()
-	if err := c.conn.Write(wctx, websocket.MessageText, data); err != nil {
+	var err error
+	if len(data) <= streamPiece {
+		err = c.conn.Write(wctx, websocket.MessageText, data)
+	} else {
+		m := c.newMessage(wctx)
+		if _, err = m.Write(data); err == nil {
+			err = m.Close()
+		}
+	}
+	if err != nil {
 		return err
 	}
+	c.wrote(typ)
+	return nil
+}
+
+// wrote counts a frame of typ written.
+func (c *streamClient) wrote(typ string) {
 	c.lastSent = time.Now()
 	c.h.metrics.frames.WithLabelValues(typ).Inc()
-	return nil
+}
+
+// message is one text message to the client. A small one is written whole when closed;
+// a large one (a snapshot) is handed to the connection a piece at a time as it is
+// written, so that, deflated, each piece is compressed and sent while the next is
+// encoded and compressed, rather than the whole message encoded, then compressed, before
+// its first byte leaves. The client receives one message either way.
+type message struct {
+	ctx  context.Context // bounds the whole message
+	conn *websocket.Conn
+	buf  []byte
+	w    io.WriteCloser // once the message is large
+}
+
+func (c *streamClient) newMessage(ctx context.Context) *message {
+	return &message{ctx: ctx, conn: c.conn}
+}
+
+// Write adds p to the message; it fails only once the connection has.
+func (m *message) Write(p []byte) (int, error) {
+	if m.w == nil && len(m.buf)+len(p) <= streamPiece {
+		m.buf = append(m.buf, p...)
+		return len(p), nil
+	}
+	if m.w == nil {
+		w, err := m.conn.Writer(m.ctx, websocket.MessageText)
+		if err != nil {
+			return 0, err
+		}
+		m.w = w
+	}
+	for len(m.buf)+len(p) >= streamPiece {
+		n := streamPiece - len(m.buf)
+		m.buf = append(m.buf, p[:n]...)
+		p = p[n:]
+		if _, err := m.w.Write(m.buf); err != nil {
+			return 0, err
+		}
+		m.buf = m.buf[:0]
+	}
+	m.buf = append(m.buf, p...)
+	return len(p), nil
+}
+
+// Close sends what is left of the message and ends it.
+func (m *message) Close() error {
+	if m.w == nil {
+		return m.conn.Write(m.ctx, websocket.MessageText, m.buf)
+	}
+	if len(m.buf) > 0 {
+		if _, err := m.w.Write(m.buf); err != nil {
+			return err
+		}
+	}
+	return m.w.Close()
 }
 
 // view is a client's subscription applied: which events it receives, and what it holds.
