@@ -1,8 +1,10 @@
 package gc
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -89,6 +91,10 @@ const (
 	keptLags             = 4096 // confirmations the lag distribution is taken over
 	keptDiverged         = 256  // diverged decisions kept for the report and Explain
 	reportedOpen         = 200  // open decisions a report lists
+	// foregroundMemory: how long an object seen deleting in the foreground is remembered,
+	// to judge a dependent's delete policy; at most keptForeground of them.
+	foregroundMemory = 10 * time.Minute
+	keptForeground   = 1 << 16
 )
 
 // shadowTracker follows the engine's shadow decisions. Lock order: graph.mu, then mu.
@@ -106,11 +112,15 @@ type shadowTracker struct {
 	lagNext  int
 	diverged []ShadowDecision // ring, oldest first once full
 	divNext  int
+	// foreground: objects last seen deleting in the foreground, and when. A collector
+	// that looks at a dependent while such an owner still waits deletes it in the
+	// foreground; one that looks after the owner is gone, in the background.
+	foreground map[types.UID]time.Time
 }
 
 func newShadowTracker(overdueAfter time.Duration, now func() time.Time, publish func(Event), m *metrics) *shadowTracker {
 	t := &shadowTracker{now: now, overdueAfter: overdueAfter, publish: publish, metrics: m,
-		open: map[types.UID][]*ShadowDecision{}}
+		open: map[types.UID][]*ShadowDecision{}, foreground: map[types.UID]time.Time{}}
 	m.registerShadow(func() (pending, overdue int) {
 		c := t.report().Counts
 		return c.Pending, c.Overdue
@@ -155,7 +165,7 @@ func (t *shadowTracker) decided(a Action, current *metav1.PartialObjectMetadata,
 	// The view the decision was made on may already be behind the graph: if the graph shows
 	// the cluster has acted, the decision is confirmed now; if it shows something else
 	// done, the decision came too late to be compared, and is withdrawn.
-	if outcome, words := verdict(a, current, gone); outcome == ShadowConfirmed {
+	if outcome, words := verdict(a, current, gone, t.sawForeground); outcome == ShadowConfirmed {
 		t.settle(d, ShadowConfirmed, now, words)
 		return
 	} else if outcome == ShadowDiverged {
@@ -172,13 +182,19 @@ func (t *shadowTracker) decided(a Action, current *metav1.PartialObjectMetadata,
 func (t *shadowTracker) observed(obj *metav1.PartialObjectMetadata, gone bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	now := t.now()
+	if obj.DeletionTimestamp != nil && slices.Contains(obj.Finalizers, metav1.FinalizerDeleteDependents) {
+		if len(t.foreground) >= keptForeground {
+			t.forgetForeground(now.Add(foregroundMemory)) // full: forget them all
+		}
+		t.foreground[obj.UID] = now
+	}
 	ds := t.open[obj.UID]
 	if len(ds) == 0 {
 		return
 	}
-	now := t.now()
 	for _, d := range ds {
-		if outcome, words := verdict(d.Action, obj, gone); outcome != "" {
+		if outcome, words := verdict(d.Action, obj, gone, t.sawForeground); outcome != "" {
 			t.settle(d, outcome, now, words)
 		}
 	}
@@ -236,6 +252,7 @@ func (t *shadowTracker) markOverdue() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
+	t.forgetForeground(now)
 	for _, ds := range t.open {
 		for _, d := range ds {
 			if d.Outcome == ShadowPending && now.Sub(d.DecidedAt) >= t.overdueAfter {
@@ -245,6 +262,18 @@ func (t *shadowTracker) markOverdue() {
 			}
 		}
 	}
+}
+
+// forgetForeground drops the objects seen deleting in the foreground longer than
+// foregroundMemory before now. Requires mu held.
+func (t *shadowTracker) forgetForeground(now time.Time) {
+	maps.DeleteFunc(t.foreground, func(_ types.UID, seen time.Time) bool { return now.Sub(seen) >= foregroundMemory })
+}
+
+// sawForeground: uid was seen deleting in the foreground lately. Requires mu held.
+func (t *shadowTracker) sawForeground(uid types.UID) bool {
+	_, ok := t.foreground[uid]
+	return ok
 }
 
 // run marks overdue decisions until ctx ends.
@@ -321,7 +350,8 @@ func summarizeLags(lags []time.Duration) LagSummary {
 // verdict says what the observed state of an object means for the write a: the cluster
 // did the same (confirmed), something else (diverged), or nothing yet (""), and in words
 // what it did. obj is the object's state (its last one when gone; nil when not known).
-func verdict(a Action, obj *metav1.PartialObjectMetadata, gone bool) (ShadowOutcome, string) {
+// sawForeground tells the owners lately seen deleting in the foreground.
+func verdict(a Action, obj *metav1.PartialObjectMetadata, gone bool, sawForeground func(types.UID) bool) (ShadowOutcome, string) {
 	deleting := gone || (obj != nil && obj.DeletionTimestamp != nil)
 	switch a.Verb {
 	case VerbDelete:
@@ -334,6 +364,10 @@ func verdict(a Action, obj *metav1.PartialObjectMetadata, gone bool) (ShadowOutc
 		policy := observedPolicy(obj.Finalizers)
 		if string(policy) == a.Policy || (a.Policy == "" && policy == metav1.DeletePropagationBackground) {
 			return ShadowConfirmed, "deleted with the " + string(policy) + " policy"
+		}
+		if owner, ok := foregroundTiming(a, policy, obj, sawForeground); ok {
+			return ShadowConfirmed, fmt.Sprintf("deleted with the %s policy where gcscope chose %s: owner %s was deleting in the foreground, "+
+				"and the two collectors looked before and after it was gone (the same rule at different moments)", policy, a.Policy, owner)
 		}
 		return ShadowDiverged, fmt.Sprintf("deleted with the %s policy, where gcscope would have used %s", policy, a.Policy)
 
@@ -372,6 +406,25 @@ func verdict(a Action, obj *metav1.PartialObjectMetadata, gone bool) (ShadowOutc
 		return "", ""
 	}
 	return "", ""
+}
+
+// foregroundTiming: the Background/Foreground difference between a and the observed policy
+// comes from when each collector looked. A dependent (with dependents of its own) whose
+// other owners are gone is deleted in the foreground while an owner deleting in the
+// foreground still waits, and in the background once that owner is gone too. It returns
+// that owner's name.
+func foregroundTiming(a Action, observed metav1.DeletionPropagation, obj *metav1.PartialObjectMetadata, sawForeground func(types.UID) bool) (string, bool) {
+	bg, fg := string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationForeground)
+	chosen := cmp.Or(a.Policy, bg)
+	if sawForeground == nil || !(chosen == bg && observed == metav1.DeletePropagationForeground || chosen == fg && observed == metav1.DeletePropagationBackground) {
+		return "", false
+	}
+	for _, r := range obj.OwnerReferences {
+		if sawForeground(r.UID) {
+			return r.Kind + " " + r.Name, true
+		}
+	}
+	return "", false
 }
 
 // observedPolicy is the propagation policy an object being deleted shows by its finalizers.

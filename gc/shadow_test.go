@@ -98,7 +98,7 @@ func TestShadowVerdicts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, words := verdict(c.a, c.obj, c.gone)
+			got, words := verdict(c.a, c.obj, c.gone, nil)
 			if got != c.want {
 				t.Fatalf("verdict = %q (%s), want %q", got, words, c.want)
 			}
@@ -198,6 +198,62 @@ func TestShadowDecisionDiverged(t *testing.T) {
 	about := f.tr.about("x")
 	if len(about) != 1 || !strings.HasPrefix(shadowWords(about[0]), "the cluster's collector did otherwise: deleted with the Orphan policy") {
 		t.Fatalf("about: %+v", about)
+	}
+}
+
+// A dependent whose owner was deleting in the foreground: one collector saw the owner still
+// waiting (Foreground), the other saw it gone (Background). The same rule, looked at at two
+// moments, is not a divergence; without that owner seen deleting in the foreground, it is.
+// (The ownership cycle under kube-controller-manager's collector, as CI once saw it.)
+func TestShadowDecisionPolicyFromAnOwnersForegroundDeletion(t *testing.T) {
+	bg, fg := string(metav1.DeletePropagationBackground), string(metav1.DeletePropagationForeground)
+	for _, c := range []struct {
+		name              string
+		chosen            string
+		observedFinalizer string
+		ownerSeenDeleting bool
+		want              ShadowOutcome
+	}{
+		{"gcscope Background, collector Foreground, owner was deleting in the foreground", bg, metav1.FinalizerDeleteDependents, true, ShadowConfirmed},
+		{"gcscope Foreground, collector Background, owner was deleting in the foreground", fg, "example.com/hold", true, ShadowConfirmed},
+		{"gcscope Background, collector Foreground, owner never seen deleting", bg, metav1.FinalizerDeleteDependents, false, ShadowDiverged},
+		{"gcscope Background, collector Orphan, owner was deleting in the foreground", bg, metav1.FinalizerOrphanDependents, true, ShadowDiverged},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newShadowFixture(t)
+			if c.ownerSeenDeleting {
+				f.tr.observed(pom("b", ownedBy("a", true), deletingWith(metav1.FinalizerDeleteDependents)), false)
+				f.now = f.now.Add(time.Second)
+				f.tr.observed(pom("b", ownedBy("a", true), deletingWith(metav1.FinalizerDeleteDependents)), true)
+			}
+			f.tr.decided(shadowWrite("c", AttemptToDelete, VerbDelete, c.chosen), pom("c", ownedBy("b", false)), false)
+			f.now = f.now.Add(80 * time.Millisecond)
+			f.tr.observed(pom("c", ownedBy("b", false), deletingWith(c.observedFinalizer)), false)
+			counts := f.counts()
+			if got := map[ShadowOutcome]int{ShadowConfirmed: counts.Confirmed, ShadowDiverged: counts.Diverged}; got[c.want] != 1 || counts.Pending != 0 {
+				t.Fatalf("counts %+v, want one %s", counts, c.want)
+			}
+			if c.want == ShadowConfirmed {
+				last := f.events[len(f.events)-1].Shadow
+				if !strings.Contains(last.Observed, "owner ConfigMap b was deleting in the foreground") {
+					t.Fatalf("confirmed without saying why the policies differ: %q", last.Observed)
+				}
+			}
+		})
+	}
+}
+
+// The memory of owners deleting in the foreground is bounded in time.
+func TestShadowForgetsForegroundOwners(t *testing.T) {
+	f := newShadowFixture(t)
+	f.tr.observed(pom("b", deletingWith(metav1.FinalizerDeleteDependents)), false)
+	if !f.tr.sawForeground("b") {
+		t.Fatal("owner deleting in the foreground not remembered")
+	}
+	f.now = f.now.Add(foregroundMemory)
+	f.tr.markOverdue()
+	if f.tr.sawForeground("b") {
+		t.Fatalf("still remembered after %s", foregroundMemory)
 	}
 }
 

@@ -167,7 +167,9 @@ func TestStreamFollowsTheRealEngineUnderChurn(t *testing.T) {
 	// A foreground cascade, seen live.
 	owner := e.configMap(t, ns, "cascade-owner", nil)
 	child := e.configMap(t, ns, "cascade-child", nil, owner)
+	mine.mu.Lock()
 	from := len(mine.events)
+	mine.mu.Unlock()
 	fg := metav1.DeletePropagationForeground
 	if err := e.client.CoreV1().ConfigMaps(ns).Delete(ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
 		t.Fatal(err)
