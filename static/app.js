@@ -2915,6 +2915,7 @@ var ScenarioPlayer = class {
     this.buildMenu();
   }
   async open() {
+    this.buildMenu();
     this.menu.hidden = false;
     this.button?.setAttribute("aria-expanded", "true");
     await this.refresh();
@@ -2933,7 +2934,10 @@ var ScenarioPlayer = class {
     const slow2 = delay ? h(
       "label.play-slow",
       { title: "The collector waits before each of its writes, so every state of the cascade can be seen" },
-      h("input", { type: "checkbox", id: "play-slow", checked: on }),
+      h("input", { type: "checkbox", id: "play-slow", checked: on, onchange: (ev) => this.switchSlowMotion(
+        /** @type {HTMLInputElement} */
+        ev.target
+      ) }),
       `Slow motion: the collector waits ${delay} before each write`
     ) : h(
       "label.play-slow.muted",
@@ -2970,22 +2974,42 @@ var ScenarioPlayer = class {
       )
     );
   }
-  /** Turns slow motion to what the menu's box says, if it says otherwise. */
-  async syncSlowMotion() {
-    const box = (
-      /** @type {HTMLInputElement|null} */
-      this.menu.querySelector("#play-slow")
-    );
-    if (!box || box.disabled) return;
+  /**
+   * Turns slow motion to what the menu's box says, if it says otherwise; returns the server's answer.
+   * @param {HTMLInputElement|null} [box] the box clicked (the menu may have been rebuilt since)
+   */
+  async syncSlowMotion(box = (
+    /** @type {HTMLInputElement|null} */
+    this.menu.querySelector("#play-slow")
+  )) {
+    if (!box || box.disabled) return null;
     const header = (
       /** @type {HTMLInputElement|null} */
       document.getElementById("slow-motion")
     );
     const now = header ? header.checked : document.body.dataset.slowMotion === "true";
-    if (box.checked === now) return;
+    if (box.checked === now) return null;
     const res = await post("/api/v1/slow-motion", { enabled: box.checked });
     if (header) header.checked = res.enabled;
+    const shown = (
+      /** @type {HTMLInputElement|null} */
+      this.menu.querySelector("#play-slow")
+    );
+    box.checked = res.enabled;
+    if (shown) shown.checked = res.enabled;
     document.body.dataset.slowMotion = String(res.enabled);
+    return res;
+  }
+  /** The menu's box switches slow motion as soon as it is clicked, as the header's switch does. @param {HTMLInputElement} box */
+  async switchSlowMotion(box) {
+    try {
+      const res = await this.syncSlowMotion(box);
+      if (res) this.hooks.toast(res.enabled ? `Slow motion on: the engine waits ${res.actionDelay} before each write.` : "Slow motion off: the engine writes at full speed.");
+    } catch (e) {
+      box.checked = !box.checked;
+      this.hooks.toast(`Slow motion: ${/** @type {any} */
+      e.message || e}`);
+    }
   }
   /** @param {string} id */
   async play(id) {

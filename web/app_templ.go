@@ -170,7 +170,7 @@ func App(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><dl class=\"keys\"><dt>/</dt><dd>search</dd><dt>Enter</dt><dd>go to the first result</dd><dt>f</dt><dd>focus on the selected object's owners and dependents</dd><dt>Delete, d</dt><dd>delete the selected object…</dd><dt>Esc</dt><dd>close, clear focus, clear selection</dd><dt>0</dt><dd>fit the view</dd><dt>+ / −</dt><dd>zoom</dd><dt>e</dt><dd>expand or collapse the selected object's dependents</dd><dt>t</dt><dd>light or dark</dd><dt>?</dt><dd>this help</dd></dl><p class=\"muted\">gcscope ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><dl class=\"keys\"><dt>/</dt><dd>search</dd><dt>Enter</dt><dd>go to the first result</dd><dt>f</dt><dd>focus on the selected object's owners and dependents</dd><dt>Delete, d</dt><dd>delete the selected object…</dd><dt>Esc</dt><dd>close, clear focus, clear filters, clear selection</dd><dt>0</dt><dd>fit the view</dd><dt>+ / −</dt><dd>zoom</dd><dt>e</dt><dd>expand or collapse the selected object's dependents</dd><dt>t</dt><dd>light or dark</dd><dt>?</dt><dd>this help</dd></dl><p class=\"muted\">gcscope ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -73,6 +73,7 @@ export class ScenarioPlayer {
   }
 
   async open() {
+    this.buildMenu(); // the slow-motion box as it is now, before the server answers
     this.menu.hidden = false;
     this.button?.setAttribute("aria-expanded", "true");
     await this.refresh();
@@ -89,7 +90,7 @@ export class ScenarioPlayer {
     const on = header ? header.checked : document.body.dataset.slowMotion === "true";
     const slow = delay
       ? h("label.play-slow", { title: "The collector waits before each of its writes, so every state of the cascade can be seen" },
-        h("input", { type: "checkbox", id: "play-slow", checked: on }), `Slow motion: the collector waits ${delay} before each write`)
+        h("input", { type: "checkbox", id: "play-slow", checked: on, onchange: (/** @type {Event} */ ev) => this.switchSlowMotion(/** @type {HTMLInputElement} */ (ev.target)) }), `Slow motion: the collector waits ${delay} before each write`)
       : h("label.play-slow.muted", { title: "Start gcscope with --gc-action-delay=2s to offer slow motion" },
         h("input", { type: "checkbox", id: "play-slow", disabled: true }), "Slow motion: start gcscope with --gc-action-delay=2s");
     const items = this.scenarios.map((s) => h("button.play-item", {
@@ -105,16 +106,33 @@ export class ScenarioPlayer {
           "Clean up played namespaces")));
   }
 
-  /** Turns slow motion to what the menu's box says, if it says otherwise. */
-  async syncSlowMotion() {
-    const box = /** @type {HTMLInputElement|null} */ (this.menu.querySelector("#play-slow"));
-    if (!box || box.disabled) return;
+  /**
+   * Turns slow motion to what the menu's box says, if it says otherwise; returns the server's answer.
+   * @param {HTMLInputElement|null} [box] the box clicked (the menu may have been rebuilt since)
+   */
+  async syncSlowMotion(box = /** @type {HTMLInputElement|null} */ (this.menu.querySelector("#play-slow"))) {
+    if (!box || box.disabled) return null;
     const header = /** @type {HTMLInputElement|null} */ (document.getElementById("slow-motion"));
     const now = header ? header.checked : document.body.dataset.slowMotion === "true";
-    if (box.checked === now) return;
+    if (box.checked === now) return null;
     const res = await post("/api/v1/slow-motion", { enabled: box.checked });
     if (header) header.checked = res.enabled;
+    const shown = /** @type {HTMLInputElement|null} */ (this.menu.querySelector("#play-slow"));
+    box.checked = res.enabled;
+    if (shown) shown.checked = res.enabled;
     document.body.dataset.slowMotion = String(res.enabled);
+    return res;
+  }
+
+  /** The menu's box switches slow motion as soon as it is clicked, as the header's switch does. @param {HTMLInputElement} box */
+  async switchSlowMotion(box) {
+    try {
+      const res = await this.syncSlowMotion(box);
+      if (res) this.hooks.toast(res.enabled ? `Slow motion on: the engine waits ${res.actionDelay} before each write.` : "Slow motion off: the engine writes at full speed.");
+    } catch (e) {
+      box.checked = !box.checked;
+      this.hooks.toast(`Slow motion: ${/** @type {any} */ (e).message || e}`);
+    }
   }
 
   /** @param {string} id */
