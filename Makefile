@@ -77,7 +77,8 @@ browser: ## install Debian's chromium for the browser tests, unless a browser is
 		command -v chromium >/dev/null 2>&1 || { echo "browser: installed, but chromium is not on PATH"; exit 1; }; \
 	fi
 
-# The UI render benchmark (web/) loads the page once per size: it runs with -benchtime 1x,
+# The UI benchmarks in headless Chromium (web/: the render benchmark, and the snapshot over
+# loopback and slower links) load the page once per case: they run with -benchtime 1x,
 # the other benchmarks with go test's defaults.
 RENDER_BENCH := ^BenchmarkUI(Render|Snapshot)$$
 # The side-by-side benchmarks with the upstream collector (internal/difftest: cascades, and

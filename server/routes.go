@@ -46,6 +46,8 @@ func (s *Server) routes() http.Handler {
 			r.Get("/graph", s.handleGraph)                   // nodes and edges, filtered, paged
 			r.With(noQuery).Get("/queues", s.handleQueues)   // the three work queues
 			r.With(noQuery).Get("/shadow", s.handleShadow)   // shadow mode: the cluster's collector against the engine's decisions
+			r.Get("/history", s.handleHistory)               // the recorded feed: events by time, object, verb, result, queue; paged
+			r.Get("/history/state", s.handleHistoryState)    // the graph and queues as they were at a recorded moment
 			r.With(noQuery, middleware.RequestSize(maxBodyBytes), s.guardWrite).
 				Post("/slow-motion", s.handleSlowMotion) // switch the engine's action delay on or off
 			if s.opts.Scenarios != nil {
@@ -113,6 +115,9 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	gatherers := prometheus.Gatherers{s.metrics.registry}
 	if s.opts.Engine != nil {
 		gatherers = append(gatherers, s.opts.Engine.Registry())
+	}
+	if s.opts.History != nil {
+		gatherers = append(gatherers, s.opts.History.Registry())
 	}
 	promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}).ServeHTTP(w, r)
 }

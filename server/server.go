@@ -85,6 +85,9 @@ type Options struct {
 	// StreamCompression says whether the stream's frames are deflated for browsers that
 	// offer permessage-deflate; the zero value is the default (see StreamCompression).
 	StreamCompression StreamCompression
+	// History is the recording of the engine's feed (--history); nil: the history routes
+	// answer 503.
+	History History
 }
 
 // Server serves gcscope's HTTP surface.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gcscope/gcscope/gc"
@@ -60,6 +61,12 @@ type config struct {
 	insecureHTTP   bool
 	maxStreams     int
 	maxUserStreams int
+
+	// The recording of the engine's feed (--history).
+	history        bool
+	historyDir     string
+	historyMaxSize int64
+	historyMaxAge  time.Duration
 }
 
 // tls reports whether gcscope serves https.
@@ -109,6 +116,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.maxStreams, "max-streams", 256, "websocket streams open at once, in all")
 	fs.IntVar(&c.maxUserStreams, "max-streams-per-user", 32, "websocket streams one user may hold open at once")
 	fs.StringVar(&c.auditLog, "audit-log", "-", "where to append the audit log of writes, one JSON line each (- is stderr)")
+	fs.BoolVar(&c.history, "history", false, "record every decision of the engine (graph changes, queues, actions and their results) in an embedded database, searchable at /api/v1/history and rebuildable at any moment; kept across restarts in --history-dir")
+	fs.StringVar(&c.historyDir, "history-dir", "", "--history: the recording's directory (default: <data-dir>/history with --data-dir, else a temporary directory removed on exit)")
+	historyMaxSize := fs.String("history-max-size", "1Gi", "--history: the most disk the recording uses (e.g. 512Mi, 2Gi); the oldest is dropped to stay under it")
+	fs.DurationVar(&c.historyMaxAge, "history-max-age", 7*24*time.Hour, "--history: drop what is older than this (0: keep it until --history-max-size needs the room)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error (debug also shows the control plane's logs)")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 
@@ -205,6 +216,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if c.maxStreams < 1 || c.maxUserStreams < 1 {
 		return nil, usageError{errors.New("--max-streams and --max-streams-per-user must be at least 1")}
 	}
+	if err := c.parseHistory(set, *historyMaxSize); err != nil {
+		return nil, usageError{err}
+	}
 	loopback, err := isLoopback(c.listen)
 	if err != nil {
 		return nil, usageError{err}
@@ -240,4 +254,29 @@ func isLoopback(addr string) (bool, error) {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback(), nil
+}
+
+// minHistorySize is the smallest --history-max-size: room for a checkpoint of a small
+// graph and the events after it.
+const minHistorySize = 1 << 20
+
+// parseHistory checks the --history flags.
+func (c *config) parseHistory(set map[string]bool, maxSize string) error {
+	if !c.history {
+		for _, name := range []string{"history-dir", "history-max-size", "history-max-age"} {
+			if set[name] {
+				return fmt.Errorf("--%s applies with --history; add --history", name)
+			}
+		}
+		return nil
+	}
+	q, err := resource.ParseQuantity(maxSize)
+	if err != nil || q.Value() < minHistorySize {
+		return fmt.Errorf("--history-max-size %q: want a size of at least 1Mi, like 512Mi or 2Gi", maxSize)
+	}
+	c.historyMaxSize = q.Value()
+	if c.historyMaxAge < 0 {
+		return fmt.Errorf("--history-max-age %v: want a positive duration, or 0 for no age limit", c.historyMaxAge)
+	}
+	return nil
 }

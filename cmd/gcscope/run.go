@@ -156,6 +156,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			log.Warn("garbage collector still stopping; not waiting longer")
 		}
 	}()
+	var recording server.History // with --history: the engine's feed, recorded
+	if cfg.history {
+		store, stopHistory, err := startHistory(cfg, engine, log, stdout)
+		if err != nil {
+			return fmt.Errorf("--history: %w", err)
+		}
+		defer stopHistory() // before the engine stops: the last events are written
+		recording = store
+	}
 	var auth server.Authenticator
 	var authz server.Authorizer // with --auth=kubernetes: each user reads what it may list
 	switch {
@@ -199,6 +208,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ReadOnly: cfg.readOnly, Auth: auth, Authorizer: authz, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
 		Listen: cfg.listen, AllowedHosts: cfg.allowedHosts,
 		MaxStreams: cfg.maxStreams, MaxStreamsPerUser: cfg.maxUserStreams, Scenarios: scenarios,
+		History: recording,
 	})
 	go handler.Run(engineCtx)
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/history"
+)
+
+// historyStopTimeout bounds how long shutdown waits for the recording's last write.
+const historyStopTimeout = 5 * time.Second
+
+// startHistory opens the recording (--history) and records the engine's feed into it
+// until stop is called. The directory is --history-dir, else <data-dir>/history, else a
+// temporary one removed by stop.
+func startHistory(cfg *config, engine *gc.GarbageCollector, log *slog.Logger, stdout io.Writer) (_ *history.Store, stop func(), err error) {
+	dir, cleanup := cfg.historyDir, func() {}
+	switch {
+	case dir != "":
+	case cfg.dataDir != "":
+		dir = filepath.Join(cfg.dataDir, "history")
+	default:
+		if dir, err = os.MkdirTemp("", "gcscope-history-"); err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() { os.RemoveAll(dir) }
+	}
+	store, err := history.Open(history.Options{Dir: dir, MaxSize: cfg.historyMaxSize, MaxAge: cfg.historyMaxAge, Logger: log.With("component", "history")})
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("%v; check --history-dir, or move the directory away to start a new recording", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- history.NewRecorder(store, engine, history.RecorderOptions{Version: version}).Run(ctx) }()
+	kept := "kept across restarts"
+	if cfg.historyDir == "" && cfg.dataDir == "" {
+		kept = "removed on exit: --history-dir or --data-dir keeps it"
+	}
+	age := "no age limit"
+	if cfg.historyMaxAge > 0 {
+		age = "for " + cfg.historyMaxAge.String()
+	}
+	fmt.Fprintf(stdout, "recording the engine's history in %s (%s; at most %s, %s)\n", dir, kept, resourceText(cfg.historyMaxSize), age)
+	return store, func() {
+		cancel()
+		select {
+		case err := <-done:
+			if err != nil {
+				log.Warn("history recorder", "err", err)
+			}
+		case <-time.After(historyStopTimeout):
+			log.Warn("history recorder still writing; not waiting longer")
+		}
+		store.Close()
+		cleanup()
+	}, nil
+}
+
+// resourceText says a byte count the way --history-max-size takes it.
+func resourceText(n int64) string {
+	for _, u := range []struct {
+		suffix string
+		size   int64
+	}{{"Ti", 1 << 40}, {"Gi", 1 << 30}, {"Mi", 1 << 20}, {"Ki", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.suffix)
+		}
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

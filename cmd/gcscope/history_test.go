@@ -1,0 +1,134 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestHistoryFlags(t *testing.T) {
+	c, err := parseFlags([]string{"--history"}, io.Discard)
+	if err != nil || !c.history || c.historyMaxSize != 1<<30 || c.historyMaxAge != 7*24*time.Hour {
+		t.Fatalf("--history alone: %+v, %v; want 1Gi and 7 days", c, err)
+	}
+	if c, err = parseFlags([]string{"--history", "--history-max-size=512Mi", "--history-max-age=0"}, io.Discard); err != nil || c.historyMaxSize != 512<<20 || c.historyMaxAge != 0 {
+		t.Fatalf("--history-max-size=512Mi --history-max-age=0: %+v, %v", c, err)
+	}
+	if c, err = parseFlags(nil, io.Discard); err != nil || c.history {
+		t.Fatalf("without --history: recording %v, %v; want it off", c.history, err)
+	}
+	for args, want := range map[string]string{
+		"--history-dir=/tmp/h":                   "--history-dir applies with --history",
+		"--history-max-age=1h":                   "--history-max-age applies with --history",
+		"--history --history-max-size=10Ki":      `--history-max-size "10Ki": want a size of at least 1Mi`,
+		"--history --history-max-size=lots":      `--history-max-size "lots"`,
+		"--history --history-max-age=-1h":        "--history-max-age -1h0m0s: want a positive duration",
+		"--kubeconfig=/x --history-max-size=1Gi": "--history-max-size applies with --history",
+	} {
+		_, err := parseFlags(strings.Fields(args), io.Discard)
+		var ue usageError
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", args, err, want)
+		} else if !errors.As(err, &ue) {
+			t.Errorf("%s: %T is not a usage error (exit code 2)", args, err)
+		}
+	}
+}
+
+// historyPage is the part of GET /api/v1/history the test reads.
+type historyPage struct {
+	Events []struct {
+		Pos     int64  `json:"pos"`
+		Session int64  `json:"session"`
+		Seq     uint64 `json:"seq"`
+		Action  *struct {
+			Verb   string `json:"verb"`
+			Reason string `json:"reason"`
+			Object struct {
+				Name string `json:"name"`
+			} `json:"object"`
+		} `json:"action"`
+	} `json:"events"`
+	Recording struct {
+		State   string `json:"state"`
+		Session int64  `json:"session"`
+	} `json:"recording"`
+}
+
+// TestHistorySurvivesRestart: with --history and --data-dir, the collector's decisions
+// recorded by one run are answered the same by the next.
+func TestHistorySurvivesRestart(t *testing.T) {
+	root := t.TempDir()
+	env := []string{"PATH=/usr/bin:/bin", "HOME=" + mkdir(t, root, "home"), "TMPDIR=" + mkdir(t, root, "tmp")}
+	dataDir, kubeconfig := filepath.Join(root, "data"), filepath.Join(root, "kubeconfig")
+	args := func(addr string) []string {
+		return []string{"--listen", addr, "--data-dir", dataDir, "--write-kubeconfig", kubeconfig, "--demo=false", "--history"}
+	}
+	deletes := func(addr string) historyPage {
+		t.Helper()
+		resp, err := http.Get("http://" + addr + "/api/v1/history?type=action&verb=delete&name=dependent&namespace=default")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var p historyPage
+		if resp.StatusCode != http.StatusOK || json.NewDecoder(resp.Body).Decode(&p) != nil {
+			t.Fatalf("GET /api/v1/history: %s", resp.Status)
+		}
+		return p
+	}
+
+	addr := freeAddr(t)
+	p := startProcess(t, root, env, binary, args(addr)...)
+	p.waitReady(t, addr)
+	if want := "recording the engine's history in " + filepath.Join(dataDir, "history") + " (kept across restarts"; !strings.Contains(p.stdout(), want) {
+		t.Errorf("stdout does not say where the history is kept (%q):\n%s", want, p.stdout())
+	}
+	cs := clientFor(t, kubeconfig)
+	ctx := context.Background()
+	owner, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "owner"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dependent",
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.CoreV1().ConfigMaps("default").Delete(ctx, owner.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var before historyPage
+	deadline := time.Now().Add(time.Minute)
+	for before = deletes(addr); len(before.Events) == 0; before = deletes(addr) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the collector's delete of the dependent was not recorded within a minute:\n%s", p.stderrText())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if a := before.Events[0].Action; a == nil || a.Object.Name != "dependent" || a.Reason == "" || before.Recording.Session != 1 {
+		t.Fatalf("the recorded delete: %+v", before)
+	}
+	p.stop(t, syscall.SIGTERM, addr, apiserverAddr(t, kubeconfig))
+
+	addr = freeAddr(t)
+	p = startProcess(t, root, env, binary, args(addr)...)
+	p.waitReady(t, addr)
+	after := deletes(addr)
+	if len(after.Events) != 1 || after.Events[0].Pos != before.Events[0].Pos || after.Events[0].Seq != before.Events[0].Seq || after.Events[0].Session != 1 {
+		t.Fatalf("after a restart the history answers %+v, want the same delete as before: %+v", after.Events, before.Events)
+	}
+	if after.Recording.State != "recording" || after.Recording.Session != 2 {
+		t.Fatalf("after a restart the recording is %+v, want session 2 recording", after.Recording)
+	}
+	p.stop(t, syscall.SIGTERM, addr, apiserverAddr(t, kubeconfig))
+}

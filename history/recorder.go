@@ -1,0 +1,453 @@
+package history
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// Engine is what the Recorder needs of the garbage-collector engine (*gc.GarbageCollector).
+type Engine interface {
+	Feed() *gc.Feed
+	Snapshot() gc.Snapshot
+}
+
+// RecorderOptions tune the Recorder; zero values take the defaults.
+type RecorderOptions struct {
+	// BlockEvents is the most events in one block (one write); default 1024.
+	BlockEvents int
+	// FlushInterval is the longest an event waits to be written; default 1 s.
+	FlushInterval time.Duration
+	// CheckpointEvents is how many events at least separate two checkpoints; default
+	// 20,000. With a large graph the spacing grows to twice its node count, so that
+	// checkpoints never outweigh the events between them.
+	CheckpointEvents int
+	// CheckpointInterval writes a checkpoint after this long if anything was recorded
+	// since the last, so that age retention can drop old segments; default 1 h (or a
+	// quarter of the store's MaxAge, if less).
+	CheckpointInterval time.Duration
+	// RetryInterval is how often a paused recording tries again; default 10 s.
+	RetryInterval time.Duration
+	// MaintenanceInterval is how often age retention runs; default 1 min.
+	MaintenanceInterval time.Duration
+	// Version is gcscope's version, stored with each session.
+	Version string
+}
+
+func (o *RecorderOptions) defaults(maxAge time.Duration) {
+	if o.BlockEvents <= 0 {
+		o.BlockEvents = 1024
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = time.Second
+	}
+	if o.CheckpointEvents <= 0 {
+		o.CheckpointEvents = 20000
+	}
+	if o.CheckpointInterval <= 0 {
+		o.CheckpointInterval = time.Hour
+		if maxAge > 0 {
+			o.CheckpointInterval = min(o.CheckpointInterval, maxAge/4)
+		}
+	}
+	if o.RetryInterval <= 0 {
+		o.RetryInterval = 10 * time.Second
+	}
+	if o.MaintenanceInterval <= 0 {
+		o.MaintenanceInterval = time.Minute
+	}
+}
+
+// Recorder follows an engine's feed into a Store. The engine never waits for it: it reads
+// the feed as a stream client does, and writes from its own goroutine.
+type Recorder struct {
+	s    *Store
+	e    Engine
+	feed *gc.Feed
+	o    RecorderOptions
+	w    *writer
+
+	session, started int64
+
+	// rep is the engine's state as of the last event read; nil when the recording must
+	// start again from a fresh snapshot (at the start, after a gap, while paused).
+	rep *replica
+	// last is the seq of the last event read; recordedSeq and recordedTime those of the
+	// last event (or checkpoint) written.
+	last         uint64
+	recordedSeq  uint64
+	recordedTime time.Time
+
+	pending      []gc.Event
+	pendingSince time.Time
+	blk          block
+	enc          *json.Encoder // into blk's body
+
+	sinceCheckpoint int
+	checkpointAt    time.Time
+	forceCheckpoint bool
+
+	// seeded: the session has started (its first checkpoint is written).
+	seeded bool
+	// gap, when set, is the stretch not recorded, to write with the next seed.
+	gap *Gap
+	// missed is why events are being missed ("behind" or "paused"), for the metrics.
+	missed string
+
+	nextRetry, nextMaintenance time.Time
+}
+
+// reseedAfterBehind is how long a recorder that fell behind waits before it starts again.
+const reseedAfterBehind = time.Second
+
+// NewRecorder records e's feed into s once Run runs.
+func NewRecorder(s *Store, e Engine, o RecorderOptions) *Recorder {
+	o.defaults(s.opts.MaxAge)
+	r := &Recorder{s: s, e: e, feed: e.Feed(), o: o}
+	r.enc = json.NewEncoder(&r.blk)
+	r.enc.SetEscapeHTML(false)
+	return r
+}
+
+// Run records until ctx ends, then writes what it holds and returns. Write failures do
+// not end it: they pause the recording (see Status) and it tries again. It returns an
+// error only when the database cannot be read at all.
+func (r *Recorder) Run(ctx context.Context) error {
+	// Writes are not cut short by ctx: a block in flight is written whole.
+	dbctx := context.WithoutCancel(ctx)
+	w, err := newWriter(dbctx, r.s)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	defer w.close()
+	r.w = w
+	last, err := w.lastSession(dbctx)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	r.session, r.started = last+1, r.now().UnixNano()
+	r.nextMaintenance = r.now().Add(r.o.MaintenanceInterval)
+	r.s.log.Info("history: recording", "session", r.session, "db", r.s.path)
+
+	for ctx.Err() == nil {
+		if r.rep == nil {
+			if wait := r.nextRetry.Sub(r.now()); wait > 0 {
+				select {
+				case <-ctx.Done():
+				case <-time.After(wait):
+				}
+				continue
+			}
+			r.seed(dbctx)
+			continue
+		}
+		r.step(ctx, dbctx)
+	}
+	if r.rep != nil {
+		r.flush(dbctx)
+	}
+	r.s.setStatus(Status{State: StateStopped, Message: "gcscope stopped", Session: r.session, Seq: r.recordedSeq})
+	return nil
+}
+
+func (r *Recorder) now() time.Time { return r.s.opts.Now() }
+
+// step waits for events (no longer than the next write or maintenance is due), reads
+// them, and writes a block when one is full or has waited long enough.
+func (r *Recorder) step(ctx, dbctx context.Context) {
+	deadline := r.nextMaintenance
+	if len(r.pending) > 0 {
+		deadline = minTime(deadline, r.pendingSince.Add(r.o.FlushInterval))
+	}
+	if wait := deadline.Sub(r.now()); wait > 0 {
+		wctx, cancel := context.WithTimeout(ctx, wait)
+		r.feed.Wait(wctx, r.last)
+		cancel()
+	}
+	evs, err := r.feed.Since(r.last, r.o.BlockEvents-len(r.pending))
+	if errors.Is(err, gc.ErrTooOld) {
+		// More than the feed's ring behind: what was missed is a gap, and the recording
+		// starts again from a fresh snapshot.
+		r.flush(dbctx)
+		if r.rep != nil {
+			r.startGap("behind", "the recorder fell behind the engine's feed (events left its ring before they were written)")
+			// Not at once: under a sustained flood, a fresh snapshot per ring's worth of
+			// events would cost the engine more than the recording is worth.
+			r.nextRetry = r.now().Add(reseedAfterBehind)
+		}
+		return
+	}
+	if len(evs) > 0 {
+		if len(r.pending) == 0 {
+			r.pendingSince = r.now()
+		}
+		r.pending = append(r.pending, evs...)
+		r.last = evs[len(evs)-1].Seq
+	}
+	now := r.now()
+	if len(r.pending) >= r.o.BlockEvents || (len(r.pending) > 0 && !now.Before(r.pendingSince.Add(r.o.FlushInterval))) {
+		r.flush(dbctx)
+	}
+	if !now.Before(r.nextMaintenance) {
+		r.nextMaintenance = now.Add(r.o.MaintenanceInterval)
+		r.maintain(dbctx)
+	}
+	r.s.metrics.lag.Set(float64(r.feed.LastSeq() - r.recordedSeq))
+}
+
+// seed starts (or restarts) the recording from a fresh snapshot: a checkpoint, and the
+// gap before it, if any.
+func (r *Recorder) seed(ctx context.Context) {
+	t0 := r.now()
+	snap := r.e.Snapshot()
+	at := t0
+	if snap.Seq > 0 {
+		if evs, err := r.feed.Since(snap.Seq-1, 1); err == nil && len(evs) == 1 {
+			at = evs[0].Time // the snapshot is the state just after this event
+		}
+	}
+	reason := "start"
+	if r.gap != nil {
+		reason = "after a gap: " + r.gap.Reason
+	}
+	err := r.writeSeed(ctx, &snap, at, reason)
+	if isFull(err) && r.atCap() {
+		// Retention could not make room under the size bound: the old recording goes, so
+		// that the new one can start (the last segment is what a full database gives up
+		// last). A full disk keeps it: dropping it would not be the user's bound.
+		if derr := r.dropAll(ctx); derr == nil {
+			err = r.writeSeed(ctx, &snap, at, reason)
+		}
+	}
+	if err != nil {
+		r.pause(err)
+		return
+	}
+	if r.gap != nil {
+		missed := snap.Seq - r.gap.AfterSeq
+		r.s.metrics.missed.WithLabelValues(r.missed).Add(float64(missed))
+		r.s.metrics.gaps.WithLabelValues(r.missed).Inc()
+		r.s.log.Warn("history: recording again after a gap", "session", r.session, "missedEvents", missed, "reason", r.gap.Reason)
+	}
+	r.rep, r.seeded = newReplica(&snap), true
+	r.last, r.recordedSeq, r.recordedTime = snap.Seq, snap.Seq, at
+	r.pending, r.gap = r.pending[:0], nil
+	r.sinceCheckpoint, r.checkpointAt, r.forceCheckpoint = 0, r.now(), false
+	r.s.setStatus(Status{State: StateRecording, Session: r.session, Seq: r.recordedSeq})
+	r.afterWrite(ctx)
+}
+
+func (r *Recorder) writeSeed(ctx context.Context, snap *gc.Snapshot, at time.Time, reason string) error {
+	tx, err := r.s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := r.w.touchSession(ctx, tx, r.session, r.started, at.UnixNano(), snap.Mode, r.o.Version); err != nil {
+		return err
+	}
+	if r.gap != nil {
+		g := *r.gap
+		g.Pos, g.ResumeSeq, g.End = r.w.nextPos, snap.Seq, at
+		if err := r.w.writeGap(ctx, tx, g); err != nil {
+			return err
+		}
+	}
+	if _, err := r.w.writeCheckpoint(ctx, tx, r.session, r.w.nextPos, snap, at.UnixNano(), reason); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	r.s.metrics.checkpoints.Inc()
+	r.s.noteWritten(0, at.UnixNano(), true)
+	return nil
+}
+
+// flush writes the pending events as one block, with a checkpoint when one is due.
+func (r *Recorder) flush(ctx context.Context) {
+	if len(r.pending) == 0 || r.rep == nil {
+		return
+	}
+	start := time.Now()
+	if err := r.writeBlock(ctx); err != nil {
+		r.w.resetCaches()
+		r.pause(err)
+		return
+	}
+	r.s.metrics.write.Observe(time.Since(start).Seconds())
+	n := len(r.pending)
+	r.s.metrics.recorded.Add(float64(n))
+	r.recordedSeq, r.recordedTime = r.pending[n-1].Seq, r.pending[n-1].Time
+	r.pending = r.pending[:0]
+	r.afterWrite(ctx)
+}
+
+func (r *Recorder) writeBlock(ctx context.Context) error {
+	tx, err := r.s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	b := &r.blk
+	b.reset()
+	b.pos, b.session = r.w.nextPos, r.session
+	for i := range r.pending {
+		e := &r.pending[i]
+		k, ids, err := r.w.keyOf(ctx, tx, e, b.ids)
+		if err != nil {
+			return err
+		}
+		b.ids = ids
+		n := len(b.body)
+		if err := r.enc.Encode(e); err != nil { // one line of JSON
+			return err
+		}
+		b.added(k, len(b.body)-n)
+		r.rep.apply(e)
+	}
+	if err := r.w.writeBlock(ctx, tx, b); err != nil {
+		return err
+	}
+	n := len(r.pending)
+	r.sinceCheckpoint += n
+	checkpoint := r.forceCheckpoint || r.sinceCheckpoint >= max(r.o.CheckpointEvents, 2*len(r.rep.nodes)) ||
+		r.now().Sub(r.checkpointAt) >= r.o.CheckpointInterval
+	if checkpoint {
+		snap := r.rep.snapshot()
+		if _, err := r.w.writeCheckpoint(ctx, tx, r.session, b.pos+int64(n), &snap, b.lastTime, "periodic"); err != nil {
+			return err
+		}
+	}
+	if err := r.w.touchSession(ctx, tx, r.session, r.started, b.lastTime, r.rep.mode, r.o.Version); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	r.w.nextPos += int64(n)
+	r.s.noteWritten(int64(n), b.lastTime, false)
+	if checkpoint {
+		r.s.metrics.checkpoints.Inc()
+		r.sinceCheckpoint, r.checkpointAt, r.forceCheckpoint = 0, r.now(), false
+	}
+	return nil
+}
+
+// afterWrite updates the size and, past the size bound's high-water mark, makes room.
+func (r *Recorder) afterWrite(ctx context.Context) {
+	used, err := r.s.used(ctx)
+	if err != nil {
+		return
+	}
+	r.s.noteSize(used)
+	if capacity := r.s.opts.MaxSize; capacity > 0 && used > capacity*highWater/100 {
+		r.pruneSize(ctx, used)
+	}
+	if st := r.s.status.Load(); st.State == StateRecording && st.Seq != r.recordedSeq {
+		c := *st
+		c.Seq = r.recordedSeq
+		r.s.status.Store(&c)
+	}
+}
+
+// maintain runs age retention.
+func (r *Recorder) maintain(ctx context.Context) {
+	if r.s.opts.MaxAge > 0 {
+		if err := r.pruneAge(ctx); err != nil {
+			r.s.log.Warn("history: age retention failed; retrying later", "err", err)
+		}
+	}
+}
+
+// startGap marks the recording as interrupted: what follows is a gap until the next seed.
+func (r *Recorder) startGap(missed, reason string) {
+	if r.gap == nil && r.seeded {
+		r.gap = &Gap{Session: r.session, AfterSeq: r.recordedSeq, Start: r.recordedTime, Reason: reason}
+		r.missed = missed
+	}
+	r.rep = nil
+	r.pending = r.pending[:0]
+}
+
+// pause stops recording after a failed write: the engine runs on, and the recorder tries
+// again every RetryInterval.
+func (r *Recorder) pause(err error) {
+	r.s.metrics.writeErrors.Inc()
+	msg := r.describe(err)
+	r.startGap("paused", "recording paused: "+msg)
+	r.nextRetry = r.now().Add(r.o.RetryInterval)
+	if st := r.s.status.Load(); st.State != StatePaused || st.Message != msg {
+		r.s.log.Error("history: recording paused; the engine is not affected", "reason", msg, "retryIn", r.o.RetryInterval)
+		r.s.setStatus(Status{State: StatePaused, Message: msg, Session: r.session, Seq: r.recordedSeq})
+	}
+}
+
+// describe says why a write failed, and what to do.
+func (r *Recorder) describe(err error) string {
+	retry := fmt.Sprintf("gcscope tries again every %s; the engine is not affected", r.o.RetryInterval)
+	if isFull(err) {
+		if r.atCap() {
+			used, _ := r.s.used(context.Background())
+			return fmt.Sprintf("the history database is at its size cap (%s in use of %s) and dropping the oldest recording did not make room for the next write; raise --history-max-size; %s",
+				bytesText(used), bytesText(r.s.opts.MaxSize), retry)
+		}
+		return fmt.Sprintf("the disk holding the history database is full (%v); free some space; %s", err, retry)
+	}
+	return fmt.Sprintf("writing the history database failed: %v; %s", err, retry)
+}
+
+// atCap reports whether a "full" write hit the size bound rather than a full disk: the disk
+// still has more room than the bound has left.
+func (r *Recorder) atCap() bool {
+	capacity := r.s.opts.MaxSize
+	if capacity <= 0 {
+		return false
+	}
+	used, _ := r.s.used(context.Background())
+	free := diskFree(r.s.opts.Dir)
+	return free < 0 || free > capacity-used
+}
+
+func bytesText(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+// noteWritten adds n events ending at t (unix ns) to the totals; checkpoint: a checkpoint
+// was written at t.
+func (s *Store) noteWritten(n int64, t int64, checkpoint bool) {
+	s.held.Lock()
+	s.held.events += n
+	s.held.newest = max(s.held.newest, t)
+	if checkpoint && s.held.oldest == 0 {
+		s.held.oldest = t
+	}
+	s.held.Unlock()
+}
+
+func (s *Store) noteSize(used int64) {
+	s.held.Lock()
+	s.held.bytes = used
+	s.held.Unlock()
+	s.metrics.bytes.Set(float64(used))
+}

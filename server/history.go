@@ -1,0 +1,223 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/history"
+)
+
+// History is what the server needs of the recording of the engine's feed
+// (*history.Store); nil when gcscope runs without --history.
+type History interface {
+	Query(context.Context, history.Query) (history.Page, error)
+	StateAt(context.Context, time.Time) (history.State, error)
+	StateAtSeq(ctx context.Context, session int64, seq uint64) (history.State, error)
+	Gaps(ctx context.Context, from, to time.Time, limit int) ([]history.Gap, error)
+	Status() history.Status
+	Registry() *prometheus.Registry
+}
+
+// GET /api/v1/history's query parameters: those that take one value, and the repeatable ones.
+var (
+	historySingle = []string{"from", "to", "last", "session", "order", "limit", "cursor"}
+	historyMulti  = []string{"uid", "name", "namespace", "kind", "type", "queue", "verb", "op", "result"}
+)
+
+// maxHistoryGaps bounds the gaps a history page lists.
+const maxHistoryGaps = 100
+
+// historyResponse is one page of recorded events.
+type historyResponse struct {
+	Events []history.Record `json:"events"`
+	// NextCursor, when set, fetches the next page (which may be empty).
+	NextCursor string `json:"nextCursor,omitempty"`
+	// Gaps are the stretches the recording misses within the range asked for.
+	Gaps []history.Gap `json:"gaps"`
+	// Recording is where the recording stands.
+	Recording history.Status `json:"recording"`
+}
+
+// needHistory answers 503 when gcscope runs without a recording.
+func (s *Server) needHistory(w http.ResponseWriter) bool {
+	if s.opts.History == nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "the engine's history is not recorded: start gcscope with --history")
+		return false
+	}
+	return true
+}
+
+func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
+	if !s.needHistory(w) {
+		return
+	}
+	q, perr := parseHistoryQuery(r, time.Now())
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	vis := s.visibilityFor(r)
+	q.Visible = vis.fn()
+	page, err := s.opts.History.Query(r.Context(), q)
+	if permissionsFailed(w, vis) {
+		return
+	}
+	if err != nil {
+		s.historyError(w, err)
+		return
+	}
+	gaps, err := s.opts.History.Gaps(r.Context(), q.From, q.To, maxHistoryGaps)
+	if err != nil {
+		s.historyError(w, err)
+		return
+	}
+	resp := historyResponse{Events: page.Events, Gaps: gaps, Recording: s.opts.History.Status()}
+	if page.Next != 0 {
+		resp.NextCursor = strconv.FormatInt(page.Next, 10)
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// parseHistoryQuery reads GET /api/v1/history's parameters; now anchors last=.
+func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError) {
+	v, perr := strictQuery(r, historySingle, historyMulti)
+	if perr != nil {
+		return history.Query{}, perr
+	}
+	bad := func(format string, args ...any) (history.Query, *apiError) {
+		return history.Query{}, &apiError{Code: "bad_request", Message: fmt.Sprintf(format, args...)}
+	}
+	q := history.Query{
+		UIDs: v["uid"], Names: v["name"], Namespaces: v["namespace"], Kinds: v["kind"],
+		Types: v["type"], Queues: v["queue"], Verbs: v["verb"], Ops: v["op"], Results: v["result"],
+		Newest: true,
+	}
+	var err error
+	for _, t := range []struct {
+		name string
+		to   *time.Time
+	}{{"from", &q.From}, {"to", &q.To}} {
+		if raw := v.Get(t.name); raw != "" {
+			if *t.to, err = time.Parse(time.RFC3339Nano, raw); err != nil {
+				return bad("%s %s: want a time in RFC 3339, like 2026-05-01T10:00:00Z", t.name, quoteClip(raw))
+			}
+		}
+	}
+	if raw := v.Get("last"); raw != "" {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d <= 0 {
+			return bad("last %s: want a positive duration, like 1h or 15m", quoteClip(raw))
+		}
+		if !q.From.IsZero() {
+			return bad("last and from both say where the range starts: give one")
+		}
+		q.From = now.Add(-d)
+	}
+	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
+		return bad("from %s is not before to %s", q.From.Format(time.RFC3339Nano), q.To.Format(time.RFC3339Nano))
+	}
+	if raw := v.Get("session"); raw != "" {
+		if q.Session, err = strconv.ParseInt(raw, 10, 64); err != nil || q.Session < 1 {
+			return bad("session %s: want a session number (1, 2, ...)", quoteClip(raw))
+		}
+	}
+	switch o := v.Get("order"); o {
+	case "", "newest":
+	case "oldest":
+		q.Newest = false
+	default:
+		return history.Query{}, &apiError{Code: "bad_request", Message: fmt.Sprintf("order %s is not one of the allowed values", quoteClip(o)), Allowed: []string{"newest", "oldest"}}
+	}
+	q.Limit = 100
+	if raw := v.Get("limit"); raw != "" {
+		if q.Limit, err = strconv.Atoi(raw); err != nil || q.Limit < 1 || q.Limit > history.MaxLimit {
+			return bad("limit %s: want a number from 1 to %d", quoteClip(raw), history.MaxLimit)
+		}
+	}
+	if raw := v.Get("cursor"); raw != "" {
+		if q.Cursor, err = strconv.ParseInt(raw, 10, 64); err != nil || q.Cursor < 1 {
+			return bad("cursor %s: want the nextCursor of a previous page", quoteClip(raw))
+		}
+	}
+	var ve *history.ValueError
+	if err := q.Validate(); errors.As(err, &ve) {
+		return history.Query{}, &apiError{Code: "bad_request", Message: fmt.Sprintf("%s %s is not one of the allowed values", ve.Dim, quoteClip(ve.Value)), Allowed: ve.Allowed}
+	}
+	return q, nil
+}
+
+// historyStateResponse is the engine's state at a recorded moment.
+type historyStateResponse struct {
+	history.State
+	// Queues and Nodes narrowed to what the user may see (the queues' counters stay whole).
+	Queues []gc.QueueState `json:"queues"`
+	Nodes  []gc.NodeState  `json:"nodes"`
+}
+
+// handleHistoryState rebuilds the graph, the queues and the sync state at ?at=TIME, or
+// just after ?session=N&seq=S, from the recording: what time travel shows.
+func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
+	if !s.needHistory(w) {
+		return
+	}
+	v, perr := strictQuery(r, []string{"at", "session", "seq"}, nil)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	var st history.State
+	var err error
+	switch at, session, seq := v.Get("at"), v.Get("session"), v.Get("seq"); {
+	case at != "" && (session != "" || seq != ""):
+		writeError(w, http.StatusBadRequest, "bad_request", "give at, or session and seq, not both")
+		return
+	case at != "":
+		t, terr := time.Parse(time.RFC3339Nano, at)
+		if terr != nil {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("at %s: want a time in RFC 3339, like 2026-05-01T10:00:00.123Z", quoteClip(at)))
+			return
+		}
+		st, err = s.opts.History.StateAt(r.Context(), t)
+	case session != "" && seq != "":
+		n, serr := strconv.ParseInt(session, 10, 64)
+		sq, qerr := strconv.ParseUint(seq, 10, 64)
+		if serr != nil || qerr != nil || n < 1 {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("session %s and seq %s: want a session number and a sequence number", quoteClip(session), quoteClip(seq)))
+			return
+		}
+		st, err = s.opts.History.StateAtSeq(r.Context(), n, sq)
+	default:
+		writeError(w, http.StatusBadRequest, "bad_request", "give at=TIME, or session=N and seq=S")
+		return
+	}
+	if err != nil {
+		s.historyError(w, err)
+		return
+	}
+	vis := s.visibilityFor(r)
+	resp := historyStateResponse{State: st, Nodes: vis.nodes(st.Nodes), Queues: vis.queues(st.Queues)}
+	if permissionsFailed(w, vis) {
+		return
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// historyError answers a failed read of the recording.
+func (s *Server) historyError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, history.ErrNotRecorded):
+		writeError(w, http.StatusNotFound, "not_found", err.Error())
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "reading the history took too long: narrow the query")
+	default:
+		s.log.Warn("reading the history", "err", err)
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "reading the history failed: "+err.Error())
+	}
+}
