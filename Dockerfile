@@ -1,8 +1,9 @@
 # In-cluster image: the slim build (tag noembedded) has no embedded control plane and
 # watches the cluster it runs in through its pod's service account.
 #   docker build -t gcscope .
-# gcscope listens on the pod's loopback; reach it with
-#   kubectl port-forward deploy/gcscope 8080
+# With no flags it listens on the pod's loopback only (reach it with
+#   kubectl port-forward deploy/gcscope 8080); the Helm chart (charts/gcscope, docs/install.md)
+# adds --listen=0.0.0.0:8443 with TLS and --auth=kubernetes, as gcscope requires off loopback.
 FROM golang:1.26-bookworm AS build
 WORKDIR /src
 COPY go.mod go.sum ./
