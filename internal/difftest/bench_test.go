@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -106,12 +107,27 @@ func (t countingTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	return t.next.RoundTrip(req)
 }
 
-// benchResult is one cascade under one collector.
+// benchResult is one cascade under one collector (or the raw limit).
 type benchResult struct {
 	wall     time.Duration
+	cpu      time.Duration // the process's CPU time meanwhile: apiserver, etcd and collector share it
 	requests map[string]int
 	objects  int
 }
+
+// processCPU is the CPU time this process has used: the embedded apiserver and etcd run in
+// it, so a cascade's CPU per object shows what the collector's work costs the machine.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuPerObject and cores: what the cascade cost, per object, and how busy the cores were.
+func (r benchResult) cpuPerObject() time.Duration { return r.cpu / time.Duration(r.objects) }
+func (r benchResult) cores() float64              { return r.cpu.Seconds() / r.wall.Seconds() }
 
 func (r benchResult) perObject(verb string) float64 {
 	return float64(r.requests[verb]) / float64(r.objects)
@@ -199,7 +215,7 @@ func runCascade(ctx context.Context, sd *side, counter *requestCounter, ns strin
 	}
 	time.Sleep(3 * time.Second) // the collector's informers deliver the creations
 	counter.reset(ns)
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	policy := shape.policy
 	for _, o := range owners {
 		if err := sd.client.CoreV1().ConfigMaps(ns).Delete(ctx, o.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
@@ -220,16 +236,16 @@ func runCascade(ctx context.Context, sd *side, counter *requestCounter, ns strin
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return benchResult{wall: time.Since(start), requests: counter.counts(), objects: shape.dependents()}, nil
+	return benchResult{wall: time.Since(start), cpu: processCPU() - cpu0, requests: counter.counts(), objects: shape.dependents()}, nil
 }
 
 // rawLimit deletes n objects directly: one DELETE each, 20 workers, unbounded client.
-func rawLimit(ctx context.Context, sd *side, ns string, n int) (time.Duration, error) {
+func rawLimit(ctx context.Context, sd *side, ns string, n int) (benchResult, error) {
 	shape := benchShape{owners: n}
 	if _, err := build(ctx, sd, ns, shape); err != nil {
-		return 0, err
+		return benchResult{}, err
 	}
-	start := time.Now()
+	start, cpu0 := time.Now(), processCPU()
 	err := parallel(n, 20, func(i int) error {
 		err := sd.client.CoreV1().ConfigMaps(ns).Delete(ctx, fmt.Sprintf("owner-%05d", i), metav1.DeleteOptions{})
 		if apierrors.IsNotFound(err) {
@@ -238,9 +254,9 @@ func rawLimit(ctx context.Context, sd *side, ns string, n int) (time.Duration, e
 		return err
 	})
 	if err != nil {
-		return 0, err
+		return benchResult{}, err
 	}
-	return time.Since(start), nil
+	return benchResult{wall: time.Since(start), cpu: processCPU() - cpu0, objects: n}, nil
 }
 
 // collectorRun starts one collector on sd with the given client limits, counting its
@@ -288,7 +304,7 @@ func BenchmarkCascades(b *testing.B) {
 		b.Fatalf("GCSCOPE_BENCH_CASES: %v", err)
 	}
 	out := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(out, "\nclient\tcascade\trounds\tupstream\tgcscope\tgcscope/upstream\traw limit\tgcscope/raw\trequests per object, upstream\trequests per object, gcscope")
+	fmt.Fprintln(out, "\nclient\tcascade\trounds\tupstream\tgcscope\tgcscope/upstream\traw limit\tgcscope/raw\trequests per object, upstream\trequests per object, gcscope\tCPU per object: upstream, gcscope, raw\tcores busy: gcscope, raw")
 	run := 0
 	nextNamespace := func() string { run++; return fmt.Sprintf("bench-%d", run) }
 	for _, l := range limits {
@@ -298,7 +314,7 @@ func BenchmarkCascades(b *testing.B) {
 		}
 		// results[side][shape] holds one result per round.
 		results := map[string][][]benchResult{"upstream": make([][]benchResult, len(shapes)), "gcscope": make([][]benchResult, len(shapes))}
-		raw := make([][]time.Duration, len(shapes))
+		raw := make([][]benchResult, len(shapes))
 		for range l.rounds {
 			for _, which := range []string{"upstream", "gcscope"} {
 				counter := &requestCounter{}
@@ -325,10 +341,12 @@ func BenchmarkCascades(b *testing.B) {
 			}
 		}
 		for i, shape := range shapes {
-			up, ours, rawWall := medianResult(results["upstream"][i]), medianResult(results["gcscope"][i]), median(raw[i])
-			fmt.Fprintf(out, "%s\t%s\t%d\t%.2f s\t%.2f s\t%.2f\t%.2f s\t%.2f\t%s\t%s\n", l.name, shape.name, l.rounds,
+			up, ours, rawRun := medianResult(results["upstream"][i]), medianResult(results["gcscope"][i]), medianResult(raw[i])
+			rawWall := rawRun.wall
+			fmt.Fprintf(out, "%s\t%s\t%d\t%.2f s\t%.2f s\t%.2f\t%.2f s\t%.2f\t%s\t%s\t%s, %s, %s\t%.2f, %.2f\n", l.name, shape.name, l.rounds,
 				up.wall.Seconds(), ours.wall.Seconds(), ours.wall.Seconds()/up.wall.Seconds(),
-				rawWall.Seconds(), ours.wall.Seconds()/rawWall.Seconds(), perVerb(up), perVerb(ours))
+				rawWall.Seconds(), ours.wall.Seconds()/rawWall.Seconds(), perVerb(up), perVerb(ours),
+				micros(up.cpuPerObject()), micros(ours.cpuPerObject()), micros(rawRun.cpuPerObject()), ours.cores(), rawRun.cores())
 			b.ReportMetric(ours.wall.Seconds()/up.wall.Seconds(), "gcscope/upstream:"+metricName(l.name, shape.name))
 			b.ReportMetric(ours.wall.Seconds()/rawWall.Seconds(), "gcscope/raw:"+metricName(l.name, shape.name))
 		}
@@ -342,10 +360,7 @@ func medianResult(rs []benchResult) benchResult {
 	return rs[len(rs)/2]
 }
 
-func median(ds []time.Duration) time.Duration {
-	ds = slices.Sorted(slices.Values(ds))
-	return ds[len(ds)/2]
-}
+func micros(d time.Duration) string { return fmt.Sprintf("%d µs", d.Microseconds()) }
 
 func perVerb(r benchResult) string {
 	return fmt.Sprintf("%.2f (GET %.2f, DELETE %.2f, PATCH %.2f)", r.total(), r.perObject(http.MethodGet), r.perObject(http.MethodDelete), r.perObject(http.MethodPatch))
