@@ -75,7 +75,7 @@ type Recorder struct {
 
 	// rep is the engine's state as of the last event read; nil when the recording must
 	// start again from a fresh snapshot (at the start, after a gap, while paused).
-	rep *replica
+	rep *gc.Replica
 	// last is the seq of the last event read; recordedSeq and recordedTime those of the
 	// last event (or checkpoint) written.
 	last         uint64
@@ -233,7 +233,7 @@ func (r *Recorder) seed(ctx context.Context) {
 		r.s.metrics.gaps.WithLabelValues(r.missed).Inc()
 		r.s.log.Warn("history: recording again after a gap", "session", r.session, "missedEvents", missed, "reason", r.gap.Reason)
 	}
-	r.rep, r.seeded = newReplica(&snap), true
+	r.rep, r.seeded = gc.NewReplica(&snap), true
 	r.last, r.recordedSeq, r.recordedTime = snap.Seq, snap.Seq, at
 	r.pending, r.gap = r.pending[:0], nil
 	r.sinceCheckpoint, r.checkpointAt, r.forceCheckpoint = 0, r.now(), false
@@ -308,22 +308,22 @@ func (r *Recorder) writeBlock(ctx context.Context) error {
 			return err
 		}
 		b.added(k, len(b.body)-n)
-		r.rep.apply(e)
+		r.rep.Apply(e)
 	}
 	if err := r.w.writeBlock(ctx, tx, b); err != nil {
 		return err
 	}
 	n := len(r.pending)
 	r.sinceCheckpoint += n
-	checkpoint := r.forceCheckpoint || r.sinceCheckpoint >= max(r.o.CheckpointEvents, 2*len(r.rep.nodes)) ||
+	checkpoint := r.forceCheckpoint || r.sinceCheckpoint >= max(r.o.CheckpointEvents, 2*r.rep.Len()) ||
 		r.now().Sub(r.checkpointAt) >= r.o.CheckpointInterval
 	if checkpoint {
-		snap := r.rep.snapshot()
+		snap := r.rep.Snapshot()
 		if _, err := r.w.writeCheckpoint(ctx, tx, r.session, b.pos+int64(n), &snap, b.lastTime, "periodic"); err != nil {
 			return err
 		}
 	}
-	if err := r.w.touchSession(ctx, tx, r.session, r.started, b.lastTime, r.rep.mode, r.o.Version); err != nil {
+	if err := r.w.touchSession(ctx, tx, r.session, r.started, b.lastTime, r.rep.Mode(), r.o.Version); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
