@@ -174,6 +174,9 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 	if err := gapsUpTo(1<<62 - 1); err != nil {
 		return end, err
 	}
+	if err := ctx.Err(); err != nil {
+		return end, err // no end line: the file is not complete
+	}
 	if err := enc.Encode(exportLine{End: &end}); err != nil {
 		return end, err
 	}
