@@ -66,7 +66,7 @@ func Import(ctx context.Context, s *Store, r io.Reader) (ImportSummary, error) {
 	if w.nextPos > 1 {
 		return sum, errors.New("history: import into a store that holds a recording already")
 	}
-	o := RecorderOptions{}
+	o := RecorderOptions{Version: sum.Header.Version}
 	o.defaults(0)
 	rec := newRecorder(s, nil, o)
 	rec.w = w
