@@ -266,7 +266,10 @@ func BenchmarkExportImport(b *testing.B) {
 		}
 		exportTook := time.Since(start)
 		pr, pw := io.Pipe()
-		go func() { _, err := s.Export(ctx, pw, ExportOptions{From: st.Oldest, To: st.Newest.Add(time.Nanosecond)}); pw.CloseWithError(err) }()
+		go func() {
+			_, err := s.Export(ctx, pw, ExportOptions{From: st.Oldest, To: st.Newest.Add(time.Nanosecond)})
+			pw.CloseWithError(err)
+		}()
 		into := openStore(b, Options{})
 		start = time.Now()
 		sum, err := Import(ctx, into, pr)
