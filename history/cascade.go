@@ -110,11 +110,10 @@ func (cs *cascades) observe(e *gc.Event, pos, session int64, rep *gc.Replica) in
 			return cs.byOwner(n.UID, n.Owners, rep, e, pos)
 		}
 		switch {
-		case e.Type == gc.NodeRemoved:
-			if c.members[n.UID] {
-				c.members[n.UID] = false
-				c.live--
-			}
+		case e.Type == gc.NodeRemoved && c.members[n.UID]:
+			// Once: a virtual node the graph makes for a gone owner is removed again later.
+			c.members[n.UID] = false
+			c.live--
 			c.Deleted++
 		case !deleting && c.members[n.UID] && cs.ownersCascade(n.UID, n.Owners, nil) != c:
 			// Its owners in the cascade are gone from its references: orphaned.

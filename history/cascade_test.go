@@ -239,3 +239,25 @@ func TestRestartEndsOpenCascades(t *testing.T) {
 		t.Fatalf("after a restart the cascade left open: %s", jsonOf(t, c))
 	}
 }
+
+// TestAGoneRootIsDeletedOnce: the graph may make a virtual node for a root that is gone
+// (a dependent still names it) and remove it again; the cascade counts the root once.
+func TestAGoneRootIsDeletedOnce(t *testing.T) {
+	e := newSynth(1<<16, 14)
+	s := openStore(t, Options{})
+	record(t, s, e, quick())
+	tr := e.grow(2)
+	e.remove(tr.owner, nil)
+	virtual := gc.NodeState{ObjectRef: tr.owner, Virtual: true}
+	e.publish(gc.Event{Type: gc.NodeAdded, Node: &virtual})
+	e.publish(gc.Event{Type: gc.NodeRemoved, Node: &virtual})
+	for _, d := range tr.deps {
+		e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: d, Policy: "Background", Reason: "all its owners are gone"})
+		e.remove(d, []types.UID{tr.owner.UID})
+	}
+	waitRecorded(t, s, e.feed.LastSeq())
+	cs := waitCascades(t, s, CascadeQuery{UID: string(tr.owner.UID)}, func(cs []Cascade) bool { return len(cs) == 1 && cs[0].End != nil })
+	if c := cs[0]; c.Objects != 3 || c.Deleted != 3 || c.Actions != 2 {
+		t.Fatalf("%s: want 3 objects, 3 deleted, 2 actions", jsonOf(t, c))
+	}
+}
