@@ -25,6 +25,6 @@
 // sessions by its position (Pos) in the recording.
 //
 // Concurrency: one goroutine (Recorder.Run, or Import) writes; Query, StateAt, Timeline,
-// Cascades, Export and Status are safe
-// from any goroutine and read a consistent snapshot of the database (WAL mode).
+// Cascades, Export and Status are safe from any goroutine and read a consistent snapshot
+// of the database (WAL mode).
 package history
