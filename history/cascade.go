@@ -95,8 +95,12 @@ var writes = []gc.ActionVerb{gc.VerbDelete, gc.VerbOrphan, gc.VerbRemoveFinalize
 // observe tags e, the event at pos of session, before rep applies it, and returns its
 // cascade's id (0: none).
 func (cs *cascades) observe(e *gc.Event, pos, session int64, rep *gc.Replica) int64 {
+	nodeGoing := e.Node != nil && (e.Type == gc.NodeUpdated || e.Type == gc.NodeRemoved)
+	if len(cs.open) == 0 && !nodeGoing {
+		return 0 // most events, most of the time: only a deletion can start one
+	}
 	switch {
-	case e.Node != nil && (e.Type == gc.NodeUpdated || e.Type == gc.NodeRemoved):
+	case nodeGoing:
 		n := e.Node
 		c := cs.byUID[n.UID]
 		deleting := e.Type == gc.NodeRemoved || n.BeingDeleted || n.DeletingDependents
