@@ -87,6 +87,9 @@ var schema = []string{
 	`CREATE TABLE IF NOT EXISTS block_objects(object INTEGER NOT NULL, block INTEGER NOT NULL,
 		PRIMARY KEY(object, block)) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS block_objects_block ON block_objects(block)`,
+	// What a timeline counts per block beside its events (timeline.go): a table of its own,
+	// so that reading it never touches a block's body. Blocks written before it have none.
+	`CREATE TABLE IF NOT EXISTS block_stats(pos INTEGER PRIMARY KEY, deletes INTEGER NOT NULL, errors INTEGER NOT NULL)`,
 	// The state after every event before pos of its session (seq is the engine's).
 	`CREATE TABLE IF NOT EXISTS checkpoints(id INTEGER PRIMARY KEY, pos INTEGER NOT NULL,
 		session INTEGER NOT NULL, seq INTEGER NOT NULL, time INTEGER NOT NULL,
@@ -99,6 +102,19 @@ var schema = []string{
 		session INTEGER NOT NULL, after_seq INTEGER NOT NULL, resume_seq INTEGER NOT NULL,
 		start INTEGER NOT NULL, end INTEGER NOT NULL, reason TEXT NOT NULL)`,
 	`CREATE INDEX IF NOT EXISTS gaps_end ON gaps(end)`,
+	// Cascades (cascade.go): end is NULL while one is open; its events are between
+	// first_pos and last_pos, tagged in their keys.
+	`CREATE TABLE IF NOT EXISTS cascades(id INTEGER PRIMARY KEY, session INTEGER NOT NULL,
+		root_uid TEXT NOT NULL, root_api_version TEXT NOT NULL, root_kind TEXT NOT NULL,
+		root_namespace TEXT NOT NULL, root_name TEXT NOT NULL, policy TEXT NOT NULL,
+		start INTEGER NOT NULL, end INTEGER, last_time INTEGER NOT NULL,
+		objects INTEGER NOT NULL, deleted INTEGER NOT NULL, actions INTEGER NOT NULL, errors INTEGER NOT NULL,
+		first_pos INTEGER NOT NULL, last_pos INTEGER NOT NULL, note TEXT NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS cascades_start ON cascades(start)`,
+	`CREATE INDEX IF NOT EXISTS cascades_last_pos ON cascades(last_pos)`,
+	`CREATE TABLE IF NOT EXISTS cascade_members(uid TEXT NOT NULL, cascade INTEGER NOT NULL,
+		PRIMARY KEY(uid, cascade)) WITHOUT ROWID`,
+	`CREATE INDEX IF NOT EXISTS cascade_members_cascade ON cascade_members(cascade)`,
 }
 
 // Open opens the recording in o.Dir, creating it if needed. Close it when done.
