@@ -600,7 +600,7 @@ func (gc *GarbageCollector) processDeletingDependentsItem(ctx context.Context, i
 		}
 		return err
 	}
-	gc.keep(item, fmt.Sprintf("waiting for %d blocking dependents", len(v.blockers)))
+	gc.keep(item, "waiting for "+counted(len(v.blockers), "blocking dependent"))
 	for _, dep := range v.idleBlockers {
 		gc.attemptToDelete.Add(dep)
 	}
