@@ -1036,6 +1036,7 @@ var CascadeStrip = class {
   }
 };
 function secs(ms) {
+  ms = Math.max(0, ms);
   return ms < 1e4 ? `${(ms / 1e3).toFixed(1)} s` : `${Math.round(ms / 1e3)} s`;
 }
 

@@ -269,7 +269,8 @@ export class CascadeStrip {
   }
 }
 
-/** @param {number} ms as "2.5 s" (cascades are watched in seconds) */
+/** @param {number} ms as "2.5 s" (cascades are watched in seconds); a moment of time travel before the page saw the start reads 0 */
 function secs(ms) {
+  ms = Math.max(0, ms);
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;
 }
