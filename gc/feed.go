@@ -209,7 +209,7 @@ func newFeed(size int, now func() time.Time) *Feed {
 		size = DefaultFeedSize
 	}
 	f := &Feed{now: now, ring: make([]Event, size), queues: map[QueueName]*queueMirror{}}
-	for _, q := range []QueueName{GraphChanges, AttemptToDelete, AttemptToOrphan} {
+	for _, q := range queueOrder {
 		f.queues[q] = newQueueMirror(q)
 	}
 	return f
@@ -242,14 +242,7 @@ func (f *Feed) publishLocked(e Event) {
 	f.seq++
 	e.Seq = f.seq
 	e.Time = f.now()
-	switch {
-	case e.Queue != nil && f.queues[e.Queue.Queue] != nil:
-		f.queues[e.Queue.Queue].apply(e.Queue, e.Time)
-	case e.Action != nil && f.queues[e.Action.Queue] != nil:
-		f.queues[e.Action.Queue].record(*e.Action)
-	case e.Sync != nil:
-		f.sync = *e.Sync
-	}
+	applyFeedEvent(f.queues, &f.sync, &e) // as a Replica does (replica.go)
 	if f.count < len(f.ring) {
 		f.ring[(f.start+f.count)%len(f.ring)] = e
 		f.count++

@@ -15,10 +15,10 @@ import (
 //
 // Keys: a format byte, the event count, then per event: seq - the block's first seq
 // (uvarint), time - the block's first time (varint, ns), the type, queue, verb, op and
-// result codes (a byte each), the length of its JSON (uvarint), and its objects (a count
-// and the ids, uvarints).
+// result codes (a byte each), its cascade's id (uvarint, 0 for none; not in format 1),
+// the length of its JSON (uvarint), and its objects (a count and the ids, uvarints).
 
-const keysFormat = 1
+const keysFormat = 2
 
 // block is a block being built, or read back.
 type block struct {
@@ -70,6 +70,7 @@ func (b *block) encodeKeys(dst []byte) []byte {
 		dst = binary.AppendUvarint(dst, k.seq-b.firstSeq)
 		dst = binary.AppendVarint(dst, k.time-b.firstTime)
 		dst = append(dst, k.typ, k.queue, k.verb, k.op, k.result)
+		dst = binary.AppendUvarint(dst, uint64(k.cascade))
 		dst = binary.AppendUvarint(dst, uint64(k.bodyLen))
 		dst = binary.AppendUvarint(dst, uint64(len(k.objects)))
 		for _, id := range k.objects {
@@ -83,9 +84,10 @@ var errCorrupt = errors.New("history: corrupt block")
 
 // decodeKeys reads a keys record of a block whose first seq and time are given.
 func decodeKeys(data []byte, firstSeq uint64, firstTime int64) ([]key, error) {
-	if len(data) == 0 || data[0] != keysFormat {
+	if len(data) == 0 || data[0] != 1 && data[0] != keysFormat {
 		return nil, fmt.Errorf("%w: unknown keys format", errCorrupt)
 	}
+	withCascade := data[0] >= 2
 	r := keyReader{data: data[1:]}
 	n := r.uvarint()
 	if r.err != nil || n > uint64(len(data)) {
@@ -97,6 +99,9 @@ func decodeKeys(data []byte, firstSeq uint64, firstTime int64) ([]key, error) {
 		k.seq = firstSeq + r.uvarint()
 		k.time = firstTime + r.varint()
 		k.typ, k.queue, k.verb, k.op, k.result = r.byte(), r.byte(), r.byte(), r.byte(), r.byte()
+		if withCascade {
+			k.cascade = int64(r.uvarint())
+		}
 		k.bodyLen = int(r.uvarint())
 		nobj := r.uvarint()
 		if nobj > uint64(len(r.data)) {

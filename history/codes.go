@@ -94,6 +94,8 @@ type key struct {
 	objects []int64
 	// bodyLen is the length of the event's JSON in the block's body.
 	bodyLen int
+	// cascade is the id of the cascade the event belongs to (0: none).
+	cascade int64
 }
 
 func (k *key) mask() uint64 {

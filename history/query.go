@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -24,6 +25,8 @@ type Query struct {
 	Types, Queues, Verbs, Ops, Results []string
 	// Session, when not 0, keeps one session's events.
 	Session int64
+	// Cascade, when not 0, keeps the events of one cascade.
+	Cascade int64
 	// Newest: newest first (otherwise oldest first).
 	Newest bool
 	// Cursor continues a previous page (its Next): the events after it, or before it when
@@ -50,6 +53,8 @@ type Record struct {
 	gc.Event
 	// Object is the object the event is about (for an edge, its dependent, as recorded).
 	Object *gc.ObjectRef `json:"object,omitempty"`
+	// Cascade is the id of the cascade the event belongs to (cascade.go), if any.
+	Cascade int64 `json:"cascade,omitempty"`
 }
 
 // Page is one page of a query's events.
@@ -164,6 +169,17 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 	if q.Session != 0 {
 		where, args = append(where, "session = ?"), append(args, q.Session)
 	}
+	if q.Cascade != 0 {
+		var first, last int64
+		err := s.r.QueryRowContext(ctx, `SELECT first_pos, last_pos FROM cascades WHERE id = ?`, q.Cascade).Scan(&first, &last)
+		if errors.Is(err, sql.ErrNoRows) {
+			return page, nil
+		}
+		if err != nil {
+			return page, err
+		}
+		where, args = append(where, "pos + count > ? AND pos <= ?"), append(args, first, last)
+	}
 	for _, f := range words {
 		if f != nil {
 			where, args = append(where, "(mask & ?) != 0"), append(args, int64(f.mask))
@@ -255,6 +271,9 @@ func (s *Store) scanBlock(ctx context.Context, q *Query, b *block, words [5]*wor
 		if !q.From.IsZero() && k.time < q.From.UnixNano() || !q.To.IsZero() && k.time >= q.To.UnixNano() {
 			continue
 		}
+		if q.Cascade != 0 && k.cascade != q.Cascade {
+			continue
+		}
 		if !words[0].pass(k.typ) || !words[1].pass(k.queue) || !words[2].pass(k.verb) || !words[3].pass(k.op) || !words[4].pass(k.result) {
 			continue
 		}
@@ -269,7 +288,7 @@ func (s *Store) scanBlock(ctx context.Context, q *Query, b *block, words [5]*wor
 				return true, fmt.Errorf("%w: block %d holds %d bytes of events, its keys say %d", errCorrupt, b.pos, len(b.body), offsets[n])
 			}
 		}
-		rec := Record{Pos: pos, Session: b.session}
+		rec := Record{Pos: pos, Session: b.session, Cascade: k.cascade}
 		if err := json.Unmarshal(b.body[offsets[i]:offsets[i+1]], &rec.Event); err != nil {
 			return true, fmt.Errorf("%w: event at %d: %v", errCorrupt, pos, err)
 		}

@@ -36,6 +36,9 @@ type RecorderOptions struct {
 	MaintenanceInterval time.Duration
 	// Version is gcscope's version, stored with each session.
 	Version string
+	// CascadeQuiet is how long a cascade with nothing left in the graph waits for more of
+	// it before it ends; default DefaultCascadeQuiet (2 s).
+	CascadeQuiet time.Duration
 }
 
 func (o *RecorderOptions) defaults(maxAge time.Duration) {
@@ -60,6 +63,9 @@ func (o *RecorderOptions) defaults(maxAge time.Duration) {
 	if o.MaintenanceInterval <= 0 {
 		o.MaintenanceInterval = time.Minute
 	}
+	if o.CascadeQuiet <= 0 {
+		o.CascadeQuiet = DefaultCascadeQuiet
+	}
 }
 
 // Recorder follows an engine's feed into a Store. The engine never waits for it: it reads
@@ -73,9 +79,11 @@ type Recorder struct {
 
 	session, started int64
 
-	// rep is the engine's state as of the last event read; nil when the recording must
+	// rep is the engine's state as of the last event written; nil when the recording must
 	// start again from a fresh snapshot (at the start, after a gap, while paused).
-	rep *replica
+	rep *gc.Replica
+	// casc tags the events with their cascades (cascade.go).
+	casc *cascades
 	// last is the seq of the last event read; recordedSeq and recordedTime those of the
 	// last event (or checkpoint) written.
 	last         uint64
@@ -108,6 +116,7 @@ const reseedAfterBehind = time.Second
 func NewRecorder(s *Store, e Engine, o RecorderOptions) *Recorder {
 	o.defaults(s.opts.MaxAge)
 	r := &Recorder{s: s, e: e, feed: e.Feed(), o: o}
+	r.casc = newCascades(o.CascadeQuiet, 1) // Run continues the store's ids
 	r.enc = json.NewEncoder(&r.blk)
 	r.enc.SetEscapeHTML(false)
 	return r
@@ -130,6 +139,11 @@ func (r *Recorder) Run(ctx context.Context) error {
 		return fmt.Errorf("history: %w", err)
 	}
 	r.session, r.started = last+1, r.now().UnixNano()
+	next, err := w.nextCascade(dbctx)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	r.casc.nextID = next
 	r.nextMaintenance = r.now().Add(r.o.MaintenanceInterval)
 	r.s.log.Info("history: recording", "session", r.session, "db", r.s.path)
 
@@ -149,6 +163,9 @@ func (r *Recorder) Run(ctx context.Context) error {
 	}
 	if r.rep != nil {
 		r.flush(dbctx)
+		if r.rep != nil && r.casc.due(r.now().Add(r.o.CascadeQuiet)) {
+			r.endCascades(dbctx, r.now().Add(r.o.CascadeQuiet)) // those with nothing left end now
+		}
 	}
 	r.s.setStatus(Status{State: StateStopped, Message: "gcscope stopped", Session: r.session, Seq: r.recordedSeq})
 	return nil
@@ -162,6 +179,9 @@ func (r *Recorder) step(ctx, dbctx context.Context) {
 	deadline := r.nextMaintenance
 	if len(r.pending) > 0 {
 		deadline = minTime(deadline, r.pendingSince.Add(r.o.FlushInterval))
+	}
+	if t, ok := r.casc.nextDue(); ok {
+		deadline = minTime(deadline, t)
 	}
 	if wait := deadline.Sub(r.now()); wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)
@@ -192,6 +212,9 @@ func (r *Recorder) step(ctx, dbctx context.Context) {
 	if len(r.pending) >= r.o.BlockEvents || (len(r.pending) > 0 && !now.Before(r.pendingSince.Add(r.o.FlushInterval))) {
 		r.flush(dbctx)
 	}
+	if len(r.pending) == 0 && r.rep != nil && r.casc.due(now) {
+		r.endCascades(dbctx, now)
+	}
 	if !now.Before(r.nextMaintenance) {
 		r.nextMaintenance = now.Add(r.o.MaintenanceInterval)
 		r.maintain(dbctx)
@@ -211,16 +234,18 @@ func (r *Recorder) seed(ctx context.Context) {
 		}
 	}
 	reason := "start"
+	note := "gcscope stopped before it ended"
 	if r.gap != nil {
 		reason = "after a gap: " + r.gap.Reason
+		note = "not recorded to its end: " + r.gap.Reason
 	}
-	err := r.writeSeed(ctx, &snap, at, reason)
+	err := r.writeSeed(ctx, &snap, at, reason, note)
 	if isFull(err) && r.atCap() {
 		// Retention could not make room under the size bound: the old recording goes, so
 		// that the new one can start (the last segment is what a full database gives up
 		// last). A full disk keeps it: dropping it would not be the user's bound.
 		if derr := r.dropAll(ctx); derr == nil {
-			err = r.writeSeed(ctx, &snap, at, reason)
+			err = r.writeSeed(ctx, &snap, at, reason, note)
 		}
 	}
 	if err != nil {
@@ -233,7 +258,8 @@ func (r *Recorder) seed(ctx context.Context) {
 		r.s.metrics.gaps.WithLabelValues(r.missed).Inc()
 		r.s.log.Warn("history: recording again after a gap", "session", r.session, "missedEvents", missed, "reason", r.gap.Reason)
 	}
-	r.rep, r.seeded = newReplica(&snap), true
+	r.rep, r.seeded = gc.NewReplica(&snap), true
+	r.casc.reset()
 	r.last, r.recordedSeq, r.recordedTime = snap.Seq, snap.Seq, at
 	r.pending, r.gap = r.pending[:0], nil
 	r.sinceCheckpoint, r.checkpointAt, r.forceCheckpoint = 0, r.now(), false
@@ -241,13 +267,16 @@ func (r *Recorder) seed(ctx context.Context) {
 	r.afterWrite(ctx)
 }
 
-func (r *Recorder) writeSeed(ctx context.Context, snap *gc.Snapshot, at time.Time, reason string) error {
+func (r *Recorder) writeSeed(ctx context.Context, snap *gc.Snapshot, at time.Time, reason, note string) error {
 	tx, err := r.s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
 	if err := r.w.touchSession(ctx, tx, r.session, r.started, at.UnixNano(), snap.Mode, r.o.Version); err != nil {
+		return err
+	}
+	if err := r.w.closeOpenCascades(ctx, tx, note); err != nil {
 		return err
 	}
 	if r.gap != nil {
@@ -303,27 +332,32 @@ func (r *Recorder) writeBlock(ctx context.Context) error {
 			return err
 		}
 		b.ids = ids
+		k.cascade = r.casc.observe(e, b.pos+int64(i), r.session, r.rep)
 		n := len(b.body)
 		if err := r.enc.Encode(e); err != nil { // one line of JSON
 			return err
 		}
 		b.added(k, len(b.body)-n)
-		r.rep.apply(e)
+		r.rep.Apply(e)
 	}
 	if err := r.w.writeBlock(ctx, tx, b); err != nil {
 		return err
 	}
+	r.casc.closeQuiet(time.Unix(0, b.lastTime))
+	if err := r.w.writeCascades(ctx, tx, r.casc); err != nil {
+		return err
+	}
 	n := len(r.pending)
 	r.sinceCheckpoint += n
-	checkpoint := r.forceCheckpoint || r.sinceCheckpoint >= max(r.o.CheckpointEvents, 2*len(r.rep.nodes)) ||
+	checkpoint := r.forceCheckpoint || r.sinceCheckpoint >= max(r.o.CheckpointEvents, 2*r.rep.Len()) ||
 		r.now().Sub(r.checkpointAt) >= r.o.CheckpointInterval
 	if checkpoint {
-		snap := r.rep.snapshot()
+		snap := r.rep.Snapshot()
 		if _, err := r.w.writeCheckpoint(ctx, tx, r.session, b.pos+int64(n), &snap, b.lastTime, "periodic"); err != nil {
 			return err
 		}
 	}
-	if err := r.w.touchSession(ctx, tx, r.session, r.started, b.lastTime, r.rep.mode, r.o.Version); err != nil {
+	if err := r.w.touchSession(ctx, tx, r.session, r.started, b.lastTime, r.rep.Mode(), r.o.Version); err != nil {
 		return err
 	}
 	if err := tx.Commit(); err != nil {
@@ -450,4 +484,23 @@ func (s *Store) noteSize(used int64) {
 	s.held.bytes = used
 	s.held.Unlock()
 	s.metrics.bytes.Set(float64(used))
+}
+
+// endCascades writes the end of the cascades that have been quiet long enough, when no
+// block is on its way to carry it.
+func (r *Recorder) endCascades(ctx context.Context, now time.Time) {
+	r.casc.closeQuiet(now)
+	tx, err := r.s.w.BeginTx(ctx, nil)
+	if err != nil {
+		r.pause(err)
+		return
+	}
+	defer tx.Rollback()
+	if err := r.w.writeCascades(ctx, tx, r.casc); err != nil {
+		r.pause(err)
+		return
+	}
+	if err := tx.Commit(); err != nil {
+		r.pause(err)
+	}
 }

@@ -103,6 +103,8 @@ func (r *Recorder) dropBefore(ctx context.Context, c checkpoint) error {
 		{`DELETE FROM blocks WHERE pos < ?`, []any{c.pos}},
 		{`DELETE FROM checkpoints WHERE pos < ?1 OR (pos = ?1 AND id < ?2)`, []any{c.pos, c.id}},
 		{`DELETE FROM gaps WHERE pos < ?`, []any{c.pos}},
+		{`DELETE FROM cascade_members WHERE cascade IN (SELECT id FROM cascades WHERE last_pos < ? AND end IS NOT NULL)`, []any{c.pos}},
+		{`DELETE FROM cascades WHERE last_pos < ? AND end IS NOT NULL`, []any{c.pos}},
 		{`DELETE FROM sessions WHERE id <> ? AND NOT EXISTS (SELECT 1 FROM checkpoints WHERE session = sessions.id)`, []any{r.session}},
 		{`DELETE FROM objects WHERE NOT EXISTS (SELECT 1 FROM block_objects WHERE object = objects.id)`, nil},
 	} {

@@ -102,7 +102,7 @@ func (s *Store) replay(ctx context.Context, c storedCheckpoint, include func(*ke
 	if err := json.Unmarshal(js, &snap); err != nil {
 		return State{}, fmt.Errorf("%w: checkpoint %d: %v", errCorrupt, c.id, err)
 	}
-	rep := newReplica(&snap)
+	rep := gc.NewReplica(&snap)
 	st := State{Session: c.session, Time: time.Unix(0, c.time).UTC()}
 	bound := c.pos - 1
 	for {
@@ -125,18 +125,18 @@ func (s *Store) replay(ctx context.Context, c storedCheckpoint, include func(*ke
 				return st, err
 			}
 			if done {
-				st.Snapshot = rep.snapshot()
+				st.Snapshot = rep.Snapshot()
 				return st, nil
 			}
 		}
 	}
-	st.Snapshot = rep.snapshot()
+	st.Snapshot = rep.Snapshot()
 	return st, nil
 }
 
 // replayBlock applies b's events to rep while include accepts them; it returns how many
 // it took, and done when one was refused.
-func (s *Store) replayBlock(ctx context.Context, b *block, rep *replica, include func(*key) bool) (int, bool, error) {
+func (s *Store) replayBlock(ctx context.Context, b *block, rep *gc.Replica, include func(*key) bool) (int, bool, error) {
 	n := 0
 	for n < len(b.keys) && include(&b.keys[n]) {
 		n++
@@ -155,14 +155,14 @@ func (s *Store) replayBlock(ctx context.Context, b *block, rep *replica, include
 		off += k.bodyLen
 		switch typeVocab.word(k.typ) {
 		case string(gc.EdgeAdded), string(gc.EdgeRemoved), string(gc.ShadowChange):
-			rep.seq = k.seq // the state does not change: edges are in the nodes' owners
+			rep.Apply(&gc.Event{Seq: k.seq}) // the state does not change: edges are in the nodes' owners
 			continue
 		}
 		var e gc.Event
 		if err := json.Unmarshal(js, &e); err != nil {
 			return i, true, fmt.Errorf("%w: event at %d: %v", errCorrupt, b.pos+int64(i), err)
 		}
-		rep.apply(&e)
+		rep.Apply(&e)
 	}
 	return n, n < len(b.keys), nil
 }

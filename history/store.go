@@ -99,6 +99,19 @@ var schema = []string{
 		session INTEGER NOT NULL, after_seq INTEGER NOT NULL, resume_seq INTEGER NOT NULL,
 		start INTEGER NOT NULL, end INTEGER NOT NULL, reason TEXT NOT NULL)`,
 	`CREATE INDEX IF NOT EXISTS gaps_end ON gaps(end)`,
+	// Cascades (cascade.go): end is NULL while one is open; its events are between
+	// first_pos and last_pos, tagged in their keys.
+	`CREATE TABLE IF NOT EXISTS cascades(id INTEGER PRIMARY KEY, session INTEGER NOT NULL,
+		root_uid TEXT NOT NULL, root_api_version TEXT NOT NULL, root_kind TEXT NOT NULL,
+		root_namespace TEXT NOT NULL, root_name TEXT NOT NULL, policy TEXT NOT NULL,
+		start INTEGER NOT NULL, end INTEGER, last_time INTEGER NOT NULL,
+		objects INTEGER NOT NULL, deleted INTEGER NOT NULL, actions INTEGER NOT NULL, errors INTEGER NOT NULL,
+		first_pos INTEGER NOT NULL, last_pos INTEGER NOT NULL, note TEXT NOT NULL)`,
+	`CREATE INDEX IF NOT EXISTS cascades_start ON cascades(start)`,
+	`CREATE INDEX IF NOT EXISTS cascades_last_pos ON cascades(last_pos)`,
+	`CREATE TABLE IF NOT EXISTS cascade_members(uid TEXT NOT NULL, cascade INTEGER NOT NULL,
+		PRIMARY KEY(uid, cascade)) WITHOUT ROWID`,
+	`CREATE INDEX IF NOT EXISTS cascade_members_cascade ON cascade_members(cascade)`,
 }
 
 // Open opens the recording in o.Dir, creating it if needed. Close it when done.

@@ -21,7 +21,7 @@ import (
 type synth struct {
 	mu   sync.Mutex
 	feed *gc.Feed
-	rep  *replica
+	rep  *gc.Replica
 	rng  *rand.Rand
 	made int
 	// trees are the live owners and their dependents.
@@ -35,7 +35,7 @@ type tree struct {
 
 func newSynth(feedSize int, seed uint64) *synth {
 	s := &synth{feed: gc.NewFeed(feedSize), rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
-	s.rep = newReplica(&gc.Snapshot{Mode: gc.ModeActive})
+	s.rep = gc.NewReplica(&gc.Snapshot{Mode: gc.ModeActive})
 	s.publish(gc.Event{Type: gc.SyncChange, Sync: &gc.SyncState{Resources: []string{"apps/v1/replicasets", "v1/pods"}}})
 	return s
 }
@@ -45,7 +45,7 @@ func (s *synth) Feed() *gc.Feed { return s.feed }
 func (s *synth) Snapshot() gc.Snapshot {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.rep.snapshot()
+	return s.rep.Snapshot()
 }
 
 // publish publishes events as one step and applies them (with the seq and time the feed
@@ -71,7 +71,7 @@ func (s *synth) publishLocked(evs ...gc.Event) {
 		}
 	}
 	for i := range got {
-		s.rep.apply(&got[i])
+		s.rep.Apply(&got[i])
 	}
 }
 
@@ -79,7 +79,7 @@ func (s *synth) publishLocked(evs ...gc.Event) {
 func (s *synth) nodes() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.rep.nodes)
+	return s.rep.Len()
 }
 
 func (s *synth) uid() types.UID {
@@ -124,17 +124,22 @@ func (s *synth) queue(q gc.QueueName, op gc.QueueOp, obj gc.ObjectRef, change st
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ev := &gc.QueueEvent{Queue: q, Op: op, Object: obj, Change: change, Delay: delay, Retries: retries}
-	if m := s.rep.queue(q); m != nil {
-		// The counts just after the transition, as the engine sends them.
-		probe := *m
-		probe.items = map[types.UID]*gc.QueueItem{}
-		if it := m.items[obj.UID]; it != nil {
-			c := *it
-			probe.items[obj.UID] = &c
+	// The counts just after the transition, as the engine sends them.
+	it, c, _ := s.rep.QueueItem(q, obj.UID)
+	switch op {
+	case gc.QueueAdded:
+		c.Depth++
+	case gc.QueueTaken:
+		if it.QueuedItems > 0 {
+			c.Depth--
 		}
-		probe.apply(ev, time.Now())
-		ev.Counts = &gc.QueueCounts{Depth: probe.queued, InFlight: probe.inFlight}
+		c.InFlight++
+	case gc.QueueDone:
+		if it.InFlightItems > 0 {
+			c.InFlight--
+		}
 	}
+	ev.Counts = &c
 	s.publishLocked(gc.Event{Type: gc.QueueChange, Queue: ev})
 }
 
@@ -188,7 +193,7 @@ func (s *synth) cascade() bool {
 // deletionTimestamp, then the delete.
 func (s *synth) remove(obj gc.ObjectRef, owners []types.UID) {
 	s.mu.Lock()
-	n, ok := s.rep.nodes[obj.UID]
+	n, ok := s.rep.Node(obj.UID)
 	s.mu.Unlock()
 	if !ok {
 		return

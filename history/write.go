@@ -29,7 +29,7 @@ type writer struct {
 	byUID      map[types.UID]int64
 
 	findObject, findUID, insertObject, insertBlock, insertBlockObjects,
-	insertCheckpoint, insertGap, upsertSession *sql.Stmt
+	insertCheckpoint, insertGap, upsertSession, upsertCascade, insertMember *sql.Stmt
 }
 
 // maxCachedObjects bounds the object-id caches; past it they start again (ids are read
@@ -61,6 +61,12 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 		{&w.insertGap, `INSERT INTO gaps(pos, session, after_seq, resume_seq, start, end, reason) VALUES(?, ?, ?, ?, ?, ?, ?)`},
 		{&w.upsertSession, `INSERT INTO sessions(id, started, last, mode, version) VALUES(?, ?, ?, ?, ?)
 			ON CONFLICT(id) DO UPDATE SET last = excluded.last`},
+		{&w.upsertCascade, `INSERT INTO cascades(id, session, root_uid, root_api_version, root_kind, root_namespace, root_name,
+			policy, start, end, last_time, objects, deleted, actions, errors, first_pos, last_pos, note)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')
+			ON CONFLICT(id) DO UPDATE SET end = excluded.end, last_time = excluded.last_time, objects = excluded.objects,
+			deleted = excluded.deleted, actions = excluded.actions, errors = excluded.errors, last_pos = excluded.last_pos`},
+		{&w.insertMember, `INSERT OR IGNORE INTO cascade_members(uid, cascade) VALUES(?, ?)`},
 	} {
 		st, err := s.w.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -73,7 +79,7 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 }
 
 func (w *writer) close() {
-	for _, st := range []*sql.Stmt{w.findObject, w.findUID, w.insertObject, w.insertBlock, w.insertBlockObjects, w.insertCheckpoint, w.insertGap, w.upsertSession} {
+	for _, st := range []*sql.Stmt{w.findObject, w.findUID, w.insertObject, w.insertBlock, w.insertBlockObjects, w.insertCheckpoint, w.insertGap, w.upsertSession, w.upsertCascade, w.insertMember} {
 		if st != nil {
 			st.Close()
 		}
@@ -235,4 +241,43 @@ func (w *writer) writeGap(ctx context.Context, tx *sql.Tx, g Gap) error {
 func (w *writer) touchSession(ctx context.Context, tx *sql.Tx, id, started, last int64, mode gc.Mode, version string) error {
 	_, err := tx.StmtContext(ctx, w.upsertSession).ExecContext(ctx, id, started, last, string(mode), version)
 	return err
+}
+
+// writeCascades writes the cascades that changed and the members that joined them.
+func (w *writer) writeCascades(ctx context.Context, tx *sql.Tx, cs *cascades) error {
+	changed, joined := cs.take()
+	up := tx.StmtContext(ctx, w.upsertCascade)
+	for _, c := range changed {
+		var end any
+		if c.End != nil {
+			end = c.End.UnixNano()
+		}
+		r := c.Root
+		if _, err := up.ExecContext(ctx, c.ID, c.Session, string(r.UID), r.APIVersion, r.Kind, r.Namespace, r.Name, c.Policy,
+			c.Start.UnixNano(), end, c.last.UnixNano(), c.Objects, c.Deleted, c.Actions, c.Errors, c.FirstPos, c.LastPos); err != nil {
+			return err
+		}
+	}
+	ins := tx.StmtContext(ctx, w.insertMember)
+	for _, m := range joined {
+		if _, err := ins.ExecContext(ctx, string(m.uid), m.cascade); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// closeOpenCascades ends every cascade still open in the database, with note: the
+// recording was interrupted (a gap, a pause, a restart), so nothing more of it will be
+// seen.
+func (w *writer) closeOpenCascades(ctx context.Context, tx *sql.Tx, note string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE cascades SET end = last_time, note = ? WHERE end IS NULL`, note)
+	return err
+}
+
+// nextCascade is the id of the next cascade.
+func (w *writer) nextCascade(ctx context.Context) (int64, error) {
+	var id sql.NullInt64
+	err := w.s.w.QueryRowContext(ctx, `SELECT MAX(id) FROM cascades`).Scan(&id)
+	return id.Int64 + 1, err
 }

@@ -1,0 +1,319 @@
+package history
+
+import (
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// A cascade is the deletion of a root object and every deletion the collector made
+// because of it. The Recorder tags cascades as it records, from the events alone:
+//
+//   - An object first seen being deleted (a node update with beingDeleted or
+//     deletingDependents, or a node removal not preceded by one) joins the open cascade
+//     one of its owners belongs to; when none does, it is the root of a new cascade, whose
+//     policy its finalizers show (foregroundDeletion: Foreground, orphan: Orphan, else
+//     Background).
+//   - A worker's write about an object (delete, orphan, removeFinalizer, a patch) makes it
+//     a member the same way; an orphaned dependent is a member that is not deleted.
+//   - Every event about a member (or about an object one of whose owners is a member: the
+//     queue transitions and look-ups that lead to its deletion) carries the cascade's id.
+//   - A cascade ends once none of its members is left in the graph (each was deleted or
+//     orphaned) and nothing of it happened for CascadeQuiet (2 s by default): a foreground
+//     root waits for its dependents, and a background one's dependents are queued only
+//     after it is gone, so "nothing left" alone would end it early.
+//   - A gap in the recording (or a restart) ends every open cascade, with a note.
+type Cascade struct {
+	ID      int64        `json:"id"`
+	Session int64        `json:"session"`
+	Root    gc.ObjectRef `json:"root"`
+	// Policy is the root's propagation policy as its finalizers showed it: Foreground,
+	// Orphan or Background.
+	Policy string    `json:"policy"`
+	Start  time.Time `json:"start"`
+	// End is the time of its last event once it has ended; nil while it is open.
+	End *time.Time `json:"end"`
+	// Objects is how many objects it concerned (the root included), Deleted how many of
+	// them left the graph, Actions how many writes the workers made for it, Errors how
+	// many of those failed.
+	Objects int `json:"objects"`
+	Deleted int `json:"deleted"`
+	Actions int `json:"actions"`
+	Errors  int `json:"errors"`
+	// FirstPos and LastPos bound its events in the recording.
+	FirstPos int64 `json:"firstPos"`
+	LastPos  int64 `json:"lastPos"`
+	// Note says why it ended without finishing (a gap in the recording).
+	Note string `json:"note,omitempty"`
+}
+
+// Propagation policies, as the API names them.
+const (
+	policyForeground = "Foreground"
+	policyBackground = "Background"
+	policyOrphan     = "Orphan"
+)
+
+// DefaultCascadeQuiet is how long a cascade with nothing left waits for more of it.
+const DefaultCascadeQuiet = 2 * time.Second
+
+// openCascade is a cascade being recorded.
+type openCascade struct {
+	Cascade
+	last    time.Time          // its latest event
+	members map[types.UID]bool // true while the member is in the graph and not orphaned
+	live    int
+	written bool // a row exists
+}
+
+// cascades tags events with their cascade; only the Recorder's goroutine uses it.
+type cascades struct {
+	quiet  time.Duration
+	nextID int64
+	open   map[int64]*openCascade
+	byUID  map[types.UID]*openCascade // the members of open cascades
+	dirty  map[int64]*openCascade     // to write with the next block
+	joined []cascadeMember            // members to write with the next block
+}
+
+type cascadeMember struct {
+	cascade int64
+	uid     types.UID
+}
+
+func newCascades(quiet time.Duration, nextID int64) *cascades {
+	return &cascades{quiet: quiet, nextID: nextID, open: map[int64]*openCascade{},
+		byUID: map[types.UID]*openCascade{}, dirty: map[int64]*openCascade{}}
+}
+
+// writes are the verbs that count as the collector acting on an object for a cascade.
+var writes = []gc.ActionVerb{gc.VerbDelete, gc.VerbOrphan, gc.VerbRemoveFinalizer, gc.VerbRemoveRefs, gc.VerbUnblock}
+
+// observe tags e, the event at pos of session, before rep applies it, and returns its
+// cascade's id (0: none).
+func (cs *cascades) observe(e *gc.Event, pos, session int64, rep *gc.Replica) int64 {
+	switch {
+	case e.Node != nil && (e.Type == gc.NodeUpdated || e.Type == gc.NodeRemoved):
+		n := e.Node
+		c := cs.byUID[n.UID]
+		deleting := e.Type == gc.NodeRemoved || n.BeingDeleted || n.DeletingDependents
+		if c == nil && deleting {
+			if c = cs.ownersCascade(n.UID, n.Owners, rep); c == nil {
+				c = cs.start(n, e.Time, pos, session)
+			}
+			cs.join(c, n.UID)
+		}
+		if c == nil {
+			return cs.byOwner(n.UID, n.Owners, rep, e, pos)
+		}
+		switch {
+		case e.Type == gc.NodeRemoved:
+			if c.members[n.UID] {
+				c.members[n.UID] = false
+				c.live--
+			}
+			c.Deleted++
+		case !deleting && c.members[n.UID] && cs.ownersCascade(n.UID, n.Owners, nil) != c:
+			// Its owners in the cascade are gone from its references: orphaned.
+			c.members[n.UID] = false
+			c.live--
+		}
+		cs.touch(c, e, pos)
+		return c.ID
+	case e.Action != nil || e.Shadow != nil:
+		a := e.Action
+		if a == nil {
+			a = &e.Shadow.Action
+		}
+		c := cs.byUID[a.Object.UID]
+		if c == nil && slices.Contains(writes, a.Verb) {
+			n, _ := rep.Node(a.Object.UID)
+			if c = cs.ownersCascade(a.Object.UID, n.Owners, rep); c == nil && a.Verb == gc.VerbOrphan {
+				c = cs.anyOf(a.Refs)
+			}
+			if c != nil {
+				cs.join(c, a.Object.UID)
+			}
+		}
+		if c == nil && a.For != nil {
+			c = cs.byUID[a.For.UID]
+		}
+		if c == nil {
+			c = cs.anyOf(a.Refs)
+		}
+		if c == nil {
+			n, _ := rep.Node(a.Object.UID)
+			return cs.byOwner(a.Object.UID, n.Owners, rep, e, pos)
+		}
+		if e.Action != nil && slices.Contains(writes, a.Verb) {
+			c.Actions++
+			if a.Error != "" {
+				c.Errors++
+			}
+			if a.Verb == gc.VerbOrphan && a.Error == "" && c.members[a.Object.UID] {
+				c.members[a.Object.UID] = false
+				c.live--
+			}
+		}
+		cs.touch(c, e, pos)
+		return c.ID
+	case e.Queue != nil:
+		if c := cs.byUID[e.Queue.Object.UID]; c != nil {
+			cs.touch(c, e, pos)
+			return c.ID
+		}
+		n, _ := rep.Node(e.Queue.Object.UID)
+		return cs.byOwner(e.Queue.Object.UID, n.Owners, rep, e, pos)
+	case e.Edge != nil:
+		c := cs.byUID[e.Edge.Dependent]
+		if c == nil {
+			c = cs.byUID[e.Edge.Owner]
+		}
+		if c != nil {
+			cs.touch(c, e, pos)
+			return c.ID
+		}
+	case e.Node != nil: // added
+		if c := cs.byUID[e.Node.UID]; c != nil {
+			cs.touch(c, e, pos)
+			return c.ID
+		}
+	}
+	return 0
+}
+
+// byOwner tags an event about a non-member whose owner is a member (its look-ups and
+// queue transitions on the way to being collected) without making it one.
+func (cs *cascades) byOwner(uid types.UID, owners []gc.OwnerRef, rep *gc.Replica, e *gc.Event, pos int64) int64 {
+	if c := cs.ownersCascade(uid, owners, rep); c != nil {
+		cs.touch(c, e, pos)
+		return c.ID
+	}
+	return 0
+}
+
+// ownersCascade is the open cascade one of owners (else, when rep is given, of the
+// owners rep knows for uid) belongs to.
+func (cs *cascades) ownersCascade(uid types.UID, owners []gc.OwnerRef, rep *gc.Replica) *openCascade {
+	if len(cs.open) == 0 {
+		return nil
+	}
+	for _, o := range owners {
+		if c := cs.byUID[o.UID]; c != nil {
+			return c
+		}
+	}
+	if rep != nil {
+		if n, ok := rep.Node(uid); ok {
+			for _, o := range n.Owners {
+				if c := cs.byUID[o.UID]; c != nil {
+					return c
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (cs *cascades) anyOf(uids []types.UID) *openCascade {
+	for _, u := range uids {
+		if c := cs.byUID[u]; c != nil {
+			return c
+		}
+	}
+	return nil
+}
+
+func (cs *cascades) start(root *gc.NodeState, t time.Time, pos, session int64) *openCascade {
+	policy := policyBackground
+	switch {
+	case slices.Contains(root.Finalizers, "foregroundDeletion"):
+		policy = policyForeground
+	case slices.Contains(root.Finalizers, "orphan"):
+		policy = policyOrphan
+	}
+	c := &openCascade{Cascade: Cascade{ID: cs.nextID, Session: session, Root: root.ObjectRef, Policy: policy,
+		Start: t.UTC(), FirstPos: pos, LastPos: pos}, last: t, members: map[types.UID]bool{}}
+	cs.nextID++
+	cs.open[c.ID] = c
+	return c
+}
+
+func (cs *cascades) join(c *openCascade, uid types.UID) {
+	if _, ok := c.members[uid]; ok {
+		return
+	}
+	c.members[uid] = true
+	c.live++
+	c.Objects++
+	cs.byUID[uid] = c
+	cs.joined = append(cs.joined, cascadeMember{cascade: c.ID, uid: uid})
+}
+
+func (cs *cascades) touch(c *openCascade, e *gc.Event, pos int64) {
+	c.LastPos = pos
+	if e.Time.After(c.last) {
+		c.last = e.Time
+	}
+	cs.dirty[c.ID] = c
+}
+
+// due reports whether an open cascade can end at now.
+func (cs *cascades) due(now time.Time) bool {
+	for _, c := range cs.open {
+		if c.live <= 0 && now.Sub(c.last) >= cs.quiet {
+			return true
+		}
+	}
+	return false
+}
+
+// closeQuiet ends the cascades with nothing left and nothing new for the quiet period.
+func (cs *cascades) closeQuiet(now time.Time) {
+	for id, c := range cs.open {
+		if c.live > 0 || now.Sub(c.last) < cs.quiet {
+			continue
+		}
+		end := c.last.UTC()
+		c.End = &end
+		cs.dirty[id] = c
+		delete(cs.open, id)
+		for uid := range c.members {
+			if cs.byUID[uid] == c {
+				delete(cs.byUID, uid)
+			}
+		}
+	}
+}
+
+// reset forgets every open cascade (at a seed: the store has closed them). Ids go on.
+func (cs *cascades) reset() {
+	*cs = *newCascades(cs.quiet, cs.nextID)
+}
+
+// nextDue is when the next open cascade with nothing left may end.
+func (cs *cascades) nextDue() (time.Time, bool) {
+	var t time.Time
+	for _, c := range cs.open {
+		if c.live <= 0 && (t.IsZero() || c.last.Add(cs.quiet).Before(t)) {
+			t = c.last.Add(cs.quiet)
+		}
+	}
+	return t, !t.IsZero()
+}
+
+// take returns what to write and forgets it.
+func (cs *cascades) take() ([]*openCascade, []cascadeMember) {
+	out := make([]*openCascade, 0, len(cs.dirty))
+	for _, c := range cs.dirty {
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *openCascade) int { return int(a.ID - b.ID) })
+	clear(cs.dirty)
+	joined := cs.joined
+	cs.joined = nil
+	return out, joined
+}

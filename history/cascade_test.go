@@ -1,0 +1,201 @@
+package history
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// quick are recorder options for cascade tests: a short quiet period.
+func quick() RecorderOptions {
+	o := fast
+	o.CascadeQuiet = 50 * time.Millisecond
+	return o
+}
+
+// foreground publishes a foreground deletion of t's owner as the engine does: the owner
+// waits with the foregroundDeletion finalizer, each dependent is deleted (one delete
+// fails once with a conflict), then the finalizer is removed and the owner goes.
+func (s *synth) foreground(t tree, halfway func()) {
+	s.mu.Lock()
+	n, _ := s.rep.Node(t.owner.UID)
+	s.mu.Unlock()
+	now := time.Now().UTC().Truncate(time.Second)
+	n.BeingDeleted, n.DeletingDependents, n.DeletionTimestamp, n.Finalizers = true, true, &now, []string{"foregroundDeletion"}
+	s.publish(gc.Event{Type: gc.NodeUpdated, Node: &n})
+	for _, d := range t.deps {
+		s.queue(gc.AttemptToDelete, gc.QueueAdded, d, "", 0, 0)
+	}
+	for j, d := range t.deps {
+		if j == len(t.deps)/2 && halfway != nil {
+			halfway()
+		}
+		s.queue(gc.AttemptToDelete, gc.QueueTaken, d, "", 0, 0)
+		s.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbGet, Object: t.owner, For: &d, Reason: "look up owner"})
+		if j == 1 {
+			s.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: d, Policy: "Background", Reason: "its owner is deleting in the foreground", Error: "conflict"})
+		}
+		s.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: d, Policy: "Background", Reason: "its owner is deleting in the foreground"})
+		s.queue(gc.AttemptToDelete, gc.QueueDone, d, "", 0, 0)
+		s.remove(d, []types.UID{t.owner.UID})
+	}
+	s.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbRemoveFinalizer, Object: t.owner, Finalizer: "foregroundDeletion", Reason: "no dependent blocks it"})
+	n.Finalizers, n.DeletingDependents = nil, false
+	s.publish(gc.Event{Type: gc.NodeUpdated, Node: &n})
+	s.remove(t.owner, nil)
+}
+
+func waitCascades(t *testing.T, s *Store, q CascadeQuery, done func([]Cascade) bool) []Cascade {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		cs, err := s.Cascades(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if done(cs) {
+			return cs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cascades did not settle: %s", jsonOf(t, cs))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestCascadesAreTaggedWhileRecording(t *testing.T) {
+	e := newSynth(1<<16, 11)
+	s := openStore(t, Options{})
+	record(t, s, e, quick())
+	bg := e.grow(6)
+	fg := e.grow(8)
+	other := e.grow(3)
+	waitRecorded(t, s, e.feed.LastSeq())
+
+	e.mu.Lock()
+	e.trees = []tree{bg} // cascade() picks bg
+	e.mu.Unlock()
+	e.cascade()
+	var mid []Cascade
+	e.foreground(fg, func() {
+		waitRecorded(t, s, e.feed.LastSeq())
+		mid = waitCascades(t, s, CascadeQuery{UID: string(fg.owner.UID)}, func(cs []Cascade) bool { return len(cs) == 1 })
+	})
+	waitRecorded(t, s, e.feed.LastSeq())
+	all := waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool {
+		return len(cs) == 2 && cs[0].End != nil && cs[1].End != nil
+	})
+
+	if m := mid[0]; m.End != nil || m.Policy != "Foreground" || m.Deleted >= m.Objects {
+		t.Fatalf("the foreground cascade half done: %s, want open with fewer deleted than objects", jsonOf(t, m))
+	}
+	byRoot := map[types.UID]Cascade{all[0].Root.UID: all[0], all[1].Root.UID: all[1]}
+	for _, want := range []struct {
+		tree    tree
+		policy  string
+		actions int
+		errors  int
+	}{{bg, "Background", -1, -1}, {fg, "Foreground", len(fg.deps) + 2, 1}} {
+		c, ok := byRoot[want.tree.owner.UID]
+		if !ok {
+			t.Fatalf("no cascade rooted at %s: %s", want.tree.owner.Name, jsonOf(t, all))
+		}
+		n := len(want.tree.deps) + 1
+		if c.Policy != want.policy || c.Objects != n || c.Deleted != n || c.Root != want.tree.owner || !c.Start.Before(*c.End) || c.Note != "" {
+			t.Fatalf("cascade of %s: %s, want %s, %d objects all deleted, start before end", want.tree.owner.Name, jsonOf(t, c), want.policy, n)
+		}
+		if want.actions >= 0 && (c.Actions != want.actions || c.Errors != want.errors) {
+			t.Fatalf("cascade of %s: %d actions, %d errors; want %d and %d", want.tree.owner.Name, c.Actions, c.Errors, want.actions, want.errors)
+		}
+		// Its events: every delete of a dependent, and nothing about the tree left alone.
+		evs := allPages(t, s, Query{Cascade: c.ID, Limit: MaxLimit})
+		deletes := map[types.UID]bool{}
+		for _, r := range evs {
+			if r.Cascade != c.ID {
+				t.Fatalf("a record of cascade %d says %d", c.ID, r.Cascade)
+			}
+			if r.Object != nil && (r.Object.UID == other.owner.UID || r.Object.Namespace != c.Root.Namespace) {
+				t.Fatalf("cascade %d holds an event about %s", c.ID, r.Object.Name)
+			}
+			if r.Action != nil && r.Action.Verb == gc.VerbDelete && r.Action.Error == "" {
+				deletes[r.Action.Object.UID] = true
+			}
+		}
+		if len(deletes) != len(want.tree.deps) {
+			t.Fatalf("cascade %d's events delete %d of %d dependents", c.ID, len(deletes), len(want.tree.deps))
+		}
+		if got, err := s.CascadeByID(context.Background(), c.ID); err != nil || got.ID != c.ID {
+			t.Fatalf("CascadeByID(%d): %v %v", c.ID, got.ID, err)
+		}
+	}
+	// A dependent's cascades: the one that deleted it.
+	if cs, _ := s.Cascades(context.Background(), CascadeQuery{UID: string(fg.deps[3].UID)}); len(cs) != 1 || cs[0].Root != fg.owner {
+		t.Fatalf("cascades of a dependent: %s", jsonOf(t, cs))
+	}
+	if cs, _ := s.Cascades(context.Background(), CascadeQuery{UID: string(other.owner.UID)}); len(cs) != 0 {
+		t.Fatalf("cascades of an object never deleted: %s", jsonOf(t, cs))
+	}
+	// Newest first; a reader who may not see the root does not see the cascade.
+	if all[0].Start.Before(all[1].Start) {
+		t.Fatalf("not newest first: %s", jsonOf(t, all))
+	}
+	hidden, _ := s.Cascades(context.Background(), CascadeQuery{Visible: func(r gc.ObjectRef) bool { return r.UID != fg.owner.UID }})
+	if len(hidden) != 1 || hidden[0].Root != bg.owner {
+		t.Fatalf("with fg's root invisible: %s", jsonOf(t, hidden))
+	}
+}
+
+func TestOrphanCascadeAndAGapThatCutsOne(t *testing.T) {
+	e := newSynth(128, 12) // a small ring: a large publish makes a gap
+	s := openStore(t, Options{})
+	record(t, s, e, quick())
+	orphaned := e.grow(4)
+	cut := e.grow(4)
+	waitRecorded(t, s, e.feed.LastSeq())
+
+	// Orphan: the owner waits with the orphan finalizer, its dependents lose their
+	// reference, then it goes. They are members, not deleted.
+	e.mu.Lock()
+	n, _ := e.rep.Node(orphaned.owner.UID)
+	e.mu.Unlock()
+	n.BeingDeleted, n.Finalizers = true, []string{"orphan"}
+	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &n})
+	for _, d := range orphaned.deps {
+		e.action(gc.Action{Queue: gc.AttemptToOrphan, Verb: gc.VerbOrphan, Object: d, Refs: []types.UID{orphaned.owner.UID}, Reason: "its owner is deleted with the orphan policy"})
+		e.mu.Lock()
+		dn, _ := e.rep.Node(d.UID)
+		e.mu.Unlock()
+		dn.Owners = nil
+		e.publish(gc.Event{Type: gc.NodeUpdated, Node: &dn})
+	}
+	e.remove(orphaned.owner, nil)
+	waitRecorded(t, s, e.feed.LastSeq())
+	cs := waitCascades(t, s, CascadeQuery{UID: string(orphaned.owner.UID)}, func(cs []Cascade) bool { return len(cs) == 1 && cs[0].End != nil })
+	if c := cs[0]; c.Policy != "Orphan" || c.Objects != 5 || c.Deleted != 1 || c.Actions != 4 {
+		t.Fatalf("the orphan cascade: %s, want 5 objects, 1 deleted, 4 actions", jsonOf(t, c))
+	}
+
+	// A cascade open when the recorder falls behind ends at the gap, with a note.
+	e.mu.Lock()
+	n, _ = e.rep.Node(cut.owner.UID)
+	e.mu.Unlock()
+	n.BeingDeleted, n.DeletingDependents, n.Finalizers = true, true, []string{"foregroundDeletion"}
+	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &n})
+	waitRecorded(t, s, e.feed.LastSeq())
+	var burst []gc.Event
+	for range 1000 {
+		burst = append(burst, gc.Event{Type: gc.ActionTaken, Action: &gc.Action{Queue: gc.AttemptToOrphan, Verb: gc.VerbKeep, Object: cut.deps[0], Reason: "burst"}})
+	}
+	e.publish(burst...)
+	e.grow(1)
+	waitRecorded(t, s, e.feed.LastSeq())
+	cs = waitCascades(t, s, CascadeQuery{UID: string(cut.owner.UID)}, func(cs []Cascade) bool { return len(cs) == 1 && cs[0].End != nil })
+	if !strings.Contains(cs[0].Note, "fell behind") || cs[0].Deleted != 0 {
+		t.Fatalf("the cascade cut by a gap: %s, want ended with a note that says why", jsonOf(t, cs[0]))
+	}
+}
