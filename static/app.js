@@ -3212,6 +3212,7 @@ function cascadeOf(c) {
   return { ...c, start: parseTime(c.start), end: c.end ? parseTime(c.end) : null };
 }
 async function timeline(from, to, n) {
+  if (noTimeline) return timelineFromEvents(from, to, n);
   try {
     const t = await get(`/api/v1/history/timeline?${query({ from: isoTime(from), to: isoTime(to), buckets: n })}`);
     return {
@@ -3228,9 +3229,11 @@ async function timeline(from, to, n) {
       /** @type {any} */
       e.status !== 404
     ) throw e;
+    noTimeline = true;
   }
   return timelineFromEvents(from, to, n);
 }
+var noTimeline = false;
 var MAX_FALLBACK_EVENTS = 3e4;
 async function timelineFromEvents(from, to, n) {
   const bucket = Math.max(1, (to - from) / n);
@@ -3240,23 +3243,31 @@ async function timelineFromEvents(from, to, n) {
   let cursor;
   const cascades2 = /* @__PURE__ */ new Map();
   do {
-    page = await historyPage({ from: isoTime(from), to: isoTime(to), type: "action", order: "oldest", limit: 5e3, cursor });
+    page = await historyPage({ from: isoTime(from), to: isoTime(to), type: ["action", "nodeUpdated", "nodeRemoved"], order: "oldest", limit: 5e3, cursor });
     for (const e of page.events) {
       const t = parseTime(e.time);
-      const b = buckets[Math.min(n - 1, Math.max(0, Math.floor((t - from) / bucket)))];
-      b.events++;
       const a = e.action;
-      if (a?.verb === "delete") b.deletes++;
-      if (a?.error) b.errors++;
-      const id = e.cascade ?? null;
-      if (id !== null && id !== void 0) {
-        let c = cascades2.get(String(id));
-        if (!c) cascades2.set(String(id), c = { id, root: a.for || a.object, policy: a.policy || "", start: t, end: t, objects: 0, deleted: 0, actions: 0, errors: 0 });
-        c.end = t;
-        c.actions = (c.actions || 0) + 1;
-        if (a.verb === "delete" && !a.error) c.deleted = (c.deleted || 0) + 1;
-        if (a.error) c.errors = (c.errors || 0) + 1;
+      if (a) {
+        const b = buckets[Math.min(n - 1, Math.max(0, Math.floor((t - from) / bucket)))];
+        b.events++;
+        if (a.verb === "delete") b.deletes++;
+        if (a.error) b.errors++;
       }
+      const id = e.cascade ?? null;
+      if (id === null || id === void 0) continue;
+      let c = cascades2.get(String(id));
+      if (!c) {
+        const root = e.node || e.object || a?.object;
+        const fin = e.node?.finalizers || [];
+        const policy = fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : "Background";
+        cascades2.set(String(id), c = { id, root, policy, start: t, end: t, objects: 0, deleted: 0, actions: 0, errors: 0 });
+      }
+      c.end = t;
+      if (e.type === "nodeRemoved") c.objects = (c.objects || 0) + 1;
+      if (!a) continue;
+      c.actions = (c.actions || 0) + 1;
+      if (a.verb === "delete" && !a.error) c.deleted = (c.deleted || 0) + 1;
+      if (a.error) c.errors = (c.errors || 0) + 1;
     }
     read += page.events.length;
     cursor = page.nextCursor;
@@ -3269,7 +3280,7 @@ async function timelineFromEvents(from, to, n) {
     cascades: [...cascades2.values()],
     gaps: (page?.gaps || []).map((g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
     recording: page?.recording,
-    approximate: cursor ? `the first ${read.toLocaleString("en-US")} actions` : ""
+    approximate: cursor ? `the first ${read.toLocaleString("en-US")} events` : ""
   };
 }
 var EventReader = class {
@@ -3620,7 +3631,7 @@ var Timeline = class {
     this.hooks = hooks;
     this.range = 36e5;
     this.from = Date.now() - this.range;
-    this.to = Date.now();
+    this.to = Date.now() + this.range * 0.04;
     this.followNow = true;
     this.data = null;
     this.cursor = NaN;
@@ -3644,7 +3655,7 @@ var Timeline = class {
     new ResizeObserver(() => this.resize()).observe(canvas2);
     setInterval(() => {
       if (!this.followNow || document.hidden) return;
-      this.setWindow(this.range ? Date.now() - this.range : this.oldest(), Date.now(), true);
+      this.setWindow(...this.following(), true);
     }, 5e3);
   }
   readColors() {
@@ -3685,8 +3696,18 @@ var Timeline = class {
   setRange(ms) {
     this.range = ms;
     this.followNow = true;
-    this.setWindow(ms ? Date.now() - ms : this.oldest(), Date.now());
+    this.setWindow(...this.following());
     this.hooks.changed();
+  }
+  /**
+   * The window that follows now: the range, and a little room after now so that what just
+   * happened is not squeezed against the edge.
+   * @returns {[number, number]}
+   */
+  following() {
+    const now = Date.now();
+    const from = this.range ? now - this.range : this.oldest();
+    return [from, now + (now - from) * 0.04];
   }
   /**
    * The window drawn; its data are fetched after a short pause (wheel, drag).
@@ -3704,7 +3725,7 @@ var Timeline = class {
     const end = c.end ?? Math.max(c.start + 1e3, this.recordedNewest());
     const span = Math.max(end - c.start, 400);
     this.followNow = false;
-    this.setWindow(c.start - span * 0.25 - 300, end + span * 0.35 + 300);
+    this.setWindow(c.start - span * 0.2 - 300, end + Math.max(span * 0.3, 1800));
   }
   recordedNewest() {
     const n = this.recording?.newest ? Date.parse(this.recording.newest) : NaN;
@@ -4006,7 +4027,7 @@ var HistoryView = class {
     "delete";
     this.result = "*";
     this.ns = "*";
-    this.list = new VirtualList({ id: "history-list", className: "history-rows", rowHeight: 44, maxRows: 14, render: (e) => this.row(e) });
+    this.list = new VirtualList({ id: "history-list", className: "history-rows", rowHeight: 74, maxRows: 9, render: (e) => this.row(e) });
     this.verbSel = /** @type {HTMLSelectElement} */
     h("select", { id: "history-verb", "aria-label": "Decision", onchange: () => {
       this.verb = this.verbSel.value;
@@ -4132,20 +4153,21 @@ var HistoryView = class {
         if (found) this.hooks.selectCascade(found);
       } }, `cascade ${e.cascade}`));
     }
-    if (a.reason) second.push(second.length ? " · " : "", a.reason);
+    const why = a.error ? `error: ${a.error}` : a.reason || "";
     return h(
       "div.hrow",
-      { "data-result": result, "data-uid": a.object?.uid || "", title: a.error ? `error: ${a.error}` : a.reason || "" },
+      { "data-result": result, "data-uid": a.object?.uid || "", title: [a.reason, a.error ? `error: ${a.error}` : ""].filter(Boolean).join("\n") },
       h(
         "div.hline",
         null,
         h("span.time", null, clock(t)),
-        h("b.verb", null, a.verb === "delete" ? "delete" : a.verb, a.policy ? h("span.policy", null, ` ${a.policy}`) : null),
-        obj,
+        h("b.verb", null, a.verb, a.policy ? h("span.policy", null, ` ${a.policy}`) : null),
         h("span.dur", null, a.duration ? duration(a.duration) : ""),
-        h(`span.result.${result}`, null, a.error ? "error" : result)
+        h(`span.result.${result}`, null, result)
       ),
-      h("div.hwhy.muted", null, ...second)
+      h("div.hobj", null, obj),
+      h("div.hwhy", { class: a.error ? "hwhy error" : "hwhy muted" }, why || "—"),
+      second.length ? h("div.hcascade.muted", null, ...second) : null
     );
   }
 };
@@ -4994,6 +5016,7 @@ if (hasHistory) {
       if (timeline2) timeline2.selected = null;
       showStore(live, liveCascades);
       timeline2?.setCursor(NaN);
+      timeline2?.setRange(timeline2.range);
       updateTravelControls();
     },
     moment(t) {
@@ -5152,6 +5175,21 @@ var api = {
   /** @param {string} uid */
   select: (uid) => select(uid, true),
   view,
+  /**
+   * The state of each object of namespace ns in the store shown (or, which = "live", the
+   * live one), as the canvas would draw it: {uid: state}.
+   * @param {string} ns @param {string} [which]
+   */
+  nsStates: (ns, which) => {
+    const s = which === "live" ? live : store;
+    const out = {};
+    for (const u of s.byNamespace.get(ns) || []) out[u] = stateOf(
+      s,
+      /** @type {any} */
+      s.nodes.get(u)
+    );
+    return out;
+  },
   /** The store shown: the live one, or time travel's. */
   get store() {
     return store;

@@ -72,6 +72,7 @@ export function cascadeOf(c) {
  * @returns {Promise<Timeline>}
  */
 export async function timeline(from, to, n) {
+  if (noTimeline) return timelineFromEvents(from, to, n);
   try {
     const t = await get(`/api/v1/history/timeline?${query({ from: isoTime(from), to: isoTime(to), buckets: n })}`);
     return {
@@ -83,9 +84,13 @@ export async function timeline(from, to, n) {
     };
   } catch (e) {
     if (/** @type {any} */ (e).status !== 404) throw e;
+    noTimeline = true; // asked once: an older server
   }
   return timelineFromEvents(from, to, n);
 }
+
+/** The server has no /api/v1/history/timeline (it answered 404). */
+let noTimeline = false;
 
 /** The most events the page reads to draw a timeline itself (when the server has no /timeline). */
 const MAX_FALLBACK_EVENTS = 30_000;
@@ -108,23 +113,32 @@ async function timelineFromEvents(from, to, n) {
   /** @type {Map<string, RecordedCascade>} */
   const cascades = new Map();
   do {
-    page = await historyPage({ from: isoTime(from), to: isoTime(to), type: "action", order: "oldest", limit: 5000, cursor });
+    page = await historyPage({ from: isoTime(from), to: isoTime(to), type: ["action", "nodeUpdated", "nodeRemoved"], order: "oldest", limit: 5000, cursor });
     for (const e of page.events) {
       const t = parseTime(e.time);
-      const b = buckets[Math.min(n - 1, Math.max(0, Math.floor((t - from) / bucket)))];
-      b.events++;
       const a = e.action;
-      if (a?.verb === "delete") b.deletes++;
-      if (a?.error) b.errors++;
-      const id = e.cascade ?? null;
-      if (id !== null && id !== undefined) {
-        let c = cascades.get(String(id));
-        if (!c) cascades.set(String(id), (c = { id, root: a.for || a.object, policy: a.policy || "", start: t, end: t, objects: 0, deleted: 0, actions: 0, errors: 0 }));
-        c.end = t;
-        c.actions = (c.actions || 0) + 1;
-        if (a.verb === "delete" && !a.error) c.deleted = (c.deleted || 0) + 1;
-        if (a.error) c.errors = (c.errors || 0) + 1;
+      if (a) {
+        const b = buckets[Math.min(n - 1, Math.max(0, Math.floor((t - from) / bucket)))];
+        b.events++;
+        if (a.verb === "delete") b.deletes++;
+        if (a.error) b.errors++;
       }
+      const id = e.cascade ?? null;
+      if (id === null || id === undefined) continue;
+      let c = cascades.get(String(id));
+      if (!c) {
+        // A cascade's first event is its root seen deleting.
+        const root = e.node || e.object || a?.object;
+        const fin = e.node?.finalizers || [];
+        const policy = fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : "Background";
+        cascades.set(String(id), (c = { id, root, policy, start: t, end: t, objects: 0, deleted: 0, actions: 0, errors: 0 }));
+      }
+      c.end = t;
+      if (e.type === "nodeRemoved") c.objects = (c.objects || 0) + 1;
+      if (!a) continue;
+      c.actions = (c.actions || 0) + 1;
+      if (a.verb === "delete" && !a.error) c.deleted = (c.deleted || 0) + 1;
+      if (a.error) c.errors = (c.errors || 0) + 1;
     }
     read += page.events.length;
     cursor = page.nextCursor;
@@ -132,7 +146,7 @@ async function timelineFromEvents(from, to, n) {
   return {
     from, to, bucket, buckets, cascades: [...cascades.values()],
     gaps: (page?.gaps || []).map((/** @type {any} */ g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
-    recording: page?.recording, approximate: cursor ? `the first ${read.toLocaleString("en-US")} actions` : "",
+    recording: page?.recording, approximate: cursor ? `the first ${read.toLocaleString("en-US")} events` : "",
   };
 }
 

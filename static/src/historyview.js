@@ -41,7 +41,7 @@ export class HistoryView {
     this.result = "*";
     this.ns = "*";
     /** @type {VirtualList<any>} */
-    this.list = new VirtualList({ id: "history-list", className: "history-rows", rowHeight: 44, maxRows: 14, render: (e) => this.row(e) });
+    this.list = new VirtualList({ id: "history-list", className: "history-rows", rowHeight: 74, maxRows: 9, render: (e) => this.row(e) });
     this.verbSel = /** @type {HTMLSelectElement} */ (h("select", { id: "history-verb", "aria-label": "Decision", onchange: () => {
       this.verb = this.verbSel.value;
       this.load();
@@ -150,14 +150,15 @@ export class HistoryView {
         if (found) this.hooks.selectCascade(found);
       } }, `cascade ${e.cascade}`));
     }
-    if (a.reason) second.push(second.length ? " · " : "", a.reason);
-    return h("div.hrow", { "data-result": result, "data-uid": a.object?.uid || "", title: a.error ? `error: ${a.error}` : a.reason || "" },
+    const why = a.error ? `error: ${a.error}` : a.reason || "";
+    return h("div.hrow", { "data-result": result, "data-uid": a.object?.uid || "", title: [a.reason, a.error ? `error: ${a.error}` : ""].filter(Boolean).join("\n") },
       h("div.hline", null,
         h("span.time", null, clock(t)),
-        h("b.verb", null, a.verb === "delete" ? "delete" : a.verb, a.policy ? h("span.policy", null, ` ${a.policy}`) : null),
-        obj,
+        h("b.verb", null, a.verb, a.policy ? h("span.policy", null, ` ${a.policy}`) : null),
         h("span.dur", null, a.duration ? duration(a.duration) : ""),
-        h(`span.result.${result}`, null, a.error ? "error" : result)),
-      h("div.hwhy.muted", null, ...second));
+        h(`span.result.${result}`, null, result)),
+      h("div.hobj", null, obj),
+      h("div.hwhy", { class: a.error ? "hwhy error" : "hwhy muted" }, why || "—"),
+      second.length ? h("div.hcascade.muted", null, ...second) : null);
   }
 }

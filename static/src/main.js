@@ -973,6 +973,8 @@ if (hasHistory) {
       if (timeline) timeline.selected = null;
       showStore(live, liveCascades);
       timeline?.setCursor(NaN);
+      // The timeline follows now again, over the range picked.
+      timeline?.setRange(timeline.range);
       updateTravelControls();
     },
     moment(t) {
@@ -1126,6 +1128,18 @@ const api = {
   /** @param {string} uid */
   select: (uid) => select(uid, true),
   view,
+  /**
+   * The state of each object of namespace ns in the store shown (or, which = "live", the
+   * live one), as the canvas would draw it: {uid: state}.
+   * @param {string} ns @param {string} [which]
+   */
+  nsStates: (ns, which) => {
+    const s = which === "live" ? live : store;
+    /** @type {Record<string, string>} */
+    const out = {};
+    for (const u of s.byNamespace.get(ns) || []) out[u] = stateOf(s, /** @type {any} */ (s.nodes.get(u)));
+    return out;
+  },
   /** The store shown: the live one, or time travel's. */
   get store() { return store; },
   live,

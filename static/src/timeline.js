@@ -35,7 +35,7 @@ export class Timeline {
     this.hooks = hooks;
     /** the range picked: a span ending now, or 0 for the whole recording */ this.range = 3600e3;
     /** the window drawn (epoch ms) */ this.from = Date.now() - this.range;
-    this.to = Date.now();
+    this.to = Date.now() + this.range * 0.04;
     /** the window follows now (not zoomed or moved by the user) */ this.followNow = true;
     /** @type {TimelineData|null} */ this.data = null;
     /** the moment shown in time travel, NaN when live */ this.cursor = NaN;
@@ -62,7 +62,7 @@ export class Timeline {
     // A window that follows now moves with it.
     setInterval(() => {
       if (!this.followNow || document.hidden) return;
-      this.setWindow(this.range ? Date.now() - this.range : this.oldest(), Date.now(), true);
+      this.setWindow(...this.following(), true);
     }, 5000);
   }
 
@@ -95,8 +95,19 @@ export class Timeline {
   setRange(ms) {
     this.range = ms;
     this.followNow = true;
-    this.setWindow(ms ? Date.now() - ms : this.oldest(), Date.now());
+    this.setWindow(...this.following());
     this.hooks.changed();
+  }
+
+  /**
+   * The window that follows now: the range, and a little room after now so that what just
+   * happened is not squeezed against the edge.
+   * @returns {[number, number]}
+   */
+  following() {
+    const now = Date.now();
+    const from = this.range ? now - this.range : this.oldest();
+    return [from, now + (now - from) * 0.04];
   }
 
   /**
@@ -116,7 +127,8 @@ export class Timeline {
     const end = c.end ?? Math.max(c.start + 1000, this.recordedNewest());
     const span = Math.max(end - c.start, 400);
     this.followNow = false;
-    this.setWindow(c.start - span * 0.25 - 300, end + span * 0.35 + 300);
+    // Room after the end for playing on while the last removals fade (main.js: 1.5 s).
+    this.setWindow(c.start - span * 0.2 - 300, end + Math.max(span * 0.3, 1800));
   }
 
   recordedNewest() {

@@ -1,0 +1,401 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gcscope/gcscope/internal/browsertest"
+)
+
+// liveMoment is what the page held live at one moment of a cascade: the stream's seq and
+// the state of every object of the namespace, as the canvas draws it.
+type liveMoment struct {
+	Seq    uint64            `json:"seq"`
+	States map[string]string `json:"states"`
+}
+
+// TestUIHistory runs gcscope with --history, in slow motion (300 ms before each write of
+// the engine), and deletes the top of a tree of ConfigMaps in the foreground (top ← two
+// middles ← three leaves, every reference blocking). While it runs, the page records what
+// it holds live. Then, on the recording:
+//   - the timeline shows the cascade; a click selects it, and dragging the cursor to the
+//     moment the cascade was half done draws exactly the objects the page held live then,
+//     in the states it held, under a "time travel — not live" banner, while the live state
+//     (the tree gone) is kept underneath;
+//   - played at 4×, the canvas draws the cascade in the recorded order (the owner waiting,
+//     the middles deleting their dependents, the leaves removed, the middles removed, the
+//     owner removed), each state the recording held for 100 ms drawn, about 4 times faster
+//     than it happened;
+//   - Esc goes back to live: the live graph, without a reload;
+//   - the history view lists the collector's deletes with their reason, policy and the
+//     owner whose deletion caused them, linked to the cascade.
+func TestUIHistory(t *testing.T) {
+	browsertest.Require(t)
+	base, kubeconfig := startEmbedded(t, "--demo=false", "--history", "--gc-action-delay", "300ms")
+	kube := fastClientFor(t, kubeconfig)
+	ctx := context.Background()
+	const ns = "hist"
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	top := createConfigMap(t, kube, ns, "top")
+	midA := createConfigMap(t, kube, ns, "mid-a", top)
+	midB := createConfigMap(t, kube, ns, "mid-b", top)
+	leaves := []*corev1.ConfigMap{createConfigMap(t, kube, ns, "leaf-a1", midA), createConfigMap(t, kube, ns, "leaf-a2", midA), createConfigMap(t, kube, ns, "leaf-b1", midB)}
+	owner, mids := string(top.UID), []string{string(midA.UID), string(midB.UID)}
+	var leafUIDs []string
+	for _, l := range leaves {
+		leafUIDs = append(leafUIDs, string(l.UID))
+	}
+	tree := append(append([]string{owner}, mids...), leafUIDs...)
+	dependents := tree[1:]
+
+	page := browsertest.Start(t, browsertest.Options{Width: 1600, Height: 1000})
+	d := uiDriver{ctx: page.Ctx, failShot: "ui-history-failed"}
+	poll := func(what, expr string, timeout time.Duration) {
+		t.Helper()
+		d.run(t, what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(timeout), chromedp.WithPollingInterval(20*time.Millisecond)))
+	}
+	d.run(t, "load the page", chromedp.Navigate(base+"/?ns="+ns), uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#timeline-canvas")), chromedp.WaitVisible(chromedp.CSS("#tab-history")))
+	poll("the tree in the page", jsArray(tree)+`.every((u) => window.gcscope.live.nodes.has(u))`, 30*time.Second)
+
+	// The cascade, live: what the page holds at each change, and the states it traces.
+	var ok bool
+	d.eval(t, `(() => { window.liveMoments = []; let last = "";
+		window.liveSampler = setInterval(() => { const s = window.gcscope.nsStates(`+jsQuoted(ns)+`, "live"); const k = JSON.stringify(s);
+			if (k !== last) { last = k; window.liveMoments.push({ seq: window.gcscope.live.seq, states: s }); } }, 5);
+		window.gcscope.trace(`+jsArray(tree)+`); return true; })()`, &ok)
+	fg := metav1.DeletePropagationForeground
+	if err := kube.CoreV1().ConfigMaps(ns).Delete(ctx, "top", metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
+		t.Fatal(err)
+	}
+	poll("the cascade over, live", jsArray(tree)+`.every((u) => !window.gcscope.live.nodes.has(u))`, 60*time.Second)
+	poll("the owner drawn removed", `window.gcscope.traceLog().drawn.some((c) => c.uid === `+jsQuoted(owner)+` && c.state === "removed")`, 5*time.Second)
+	var moments []liveMoment
+	var liveLog traceLog
+	d.eval(t, `(clearInterval(window.liveSampler), window.liveMoments)`, &moments)
+	d.eval(t, `window.gcscope.traceLog()`, &liveLog)
+	assertForegroundDrawn(t, liveLog, owner, dependents)
+
+	// Recorded: the cascade ends 2 s after its last object went.
+	var recording struct {
+		Recording struct {
+			Session int64 `json:"session"`
+		} `json:"recording"`
+	}
+	mustGetJSON(t, base+"/api/v1/history?limit=1", &recording)
+	session := recording.Recording.Session
+	type event struct {
+		Seq     uint64 `json:"seq"`
+		Session int64  `json:"session"`
+		Time    string `json:"time"`
+		Type    string `json:"type"`
+		Cascade int64  `json:"cascade"`
+	}
+	var removed struct {
+		Events []event `json:"events"`
+	}
+	waitAPI(t, base, "the owner's removal recorded", func() bool {
+		mustGetJSON(t, base+"/api/v1/history?type=nodeRemoved&uid="+owner, &removed)
+		return len(removed.Events) == 1
+	})
+	cascadeID := removed.Events[0].Cascade
+	if cascadeID == 0 {
+		t.Fatalf("the owner's removal is not tagged with a cascade: %+v", removed.Events[0])
+	}
+
+	// The half-done moment: some leaf gone, the owner and a middle still there; of those the
+	// page saw, the one that lasted longest in the recording (until the next change of the
+	// graph), so that a cursor dragged by pixels lands inside it.
+	type candidate struct {
+		m         liveMoment
+		at, until time.Time
+	}
+	var best *candidate
+	for _, m := range moments {
+		st := m.States
+		if st[owner] == "" || (st[mids[0]] == "" && st[mids[1]] == "") || !slices.ContainsFunc(leafUIDs, func(u string) bool { return st[u] == "" }) {
+			continue
+		}
+		var at struct {
+			Time string `json:"time"`
+		}
+		mustGetJSON(t, fmt.Sprintf("%s/api/v1/history/state?session=%d&seq=%d", base, session, m.Seq), &at)
+		from, err := time.Parse(time.RFC3339Nano, at.Time)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var next struct {
+			Events []event `json:"events"`
+		}
+		mustGetJSON(t, base+"/api/v1/history?order=oldest&limit=50&namespace="+ns+"&type=nodeAdded&type=nodeUpdated&type=nodeRemoved&from="+url.QueryEscape(at.Time), &next)
+		until := from.Add(time.Hour)
+		for _, e := range next.Events {
+			if e.Session == session && e.Seq > m.Seq {
+				until, _ = time.Parse(time.RFC3339Nano, e.Time)
+				break
+			}
+		}
+		if best == nil || until.Sub(from) > best.until.Sub(best.at) {
+			best = &candidate{m: m, at: from, until: until}
+		}
+	}
+	if best == nil {
+		t.Fatalf("the page never held the cascade half done: %+v", moments)
+	}
+	target := best.at.Add(best.until.Sub(best.at) / 2)
+	t.Logf("half done at seq %d, %s, for %v: %v", best.m.Seq, best.at.Format("15:04:05.000"), best.until.Sub(best.at).Round(time.Millisecond), best.m.States)
+
+	// The timeline shows the cascade; a click on it selects it.
+	poll("the cascade on the timeline", `(window.gcscope.timeline().spans || []).some((s) => String(s.c.id) === "`+fmt.Sprint(cascadeID)+`")`, 30*time.Second)
+	browsertest.Screenshot(t, page.Ctx, "ui-history-timeline")
+	spanX, spanY := timelinePoint(t, d, `(() => { const tl = window.gcscope.timeline(); const s = tl.spans.find((s) => String(s.c.id) === "`+fmt.Sprint(cascadeID)+`");
+		return [(Math.max(0, s.x0) + Math.min(tl.w - 1, s.x1)) / 2, s.y + 2]; })()`)
+	d.run(t, "click the cascade", chromedp.MouseEvent(chromedp.MousePressed, spanX, spanY, chromedp.ButtonLeft), chromedp.MouseEvent(chromedp.MouseReleased, spanX, spanY, chromedp.ButtonLeft))
+	poll("time travel to the cascade's start", `window.gcscope.travel().active && !window.gcscope.travel().seeking && document.body.classList.contains("travel")`, 10*time.Second)
+	var sel string
+	d.eval(t, `window.gcscope.view.sel`, &sel)
+	if sel != owner {
+		t.Errorf("selecting the cascade selected %q, want its owner %s", sel, owner)
+	}
+
+	// Drag the cursor to the half-done moment.
+	d.eval(t, `(window.gcscope.recordDrawn(), true)`, &ok)
+	targetMs := float64(target.UnixNano()) / 1e6
+	fromX, y := timelinePoint(t, d, `(() => { const tl = window.gcscope.timeline(); return [tl.x((tl.from + tl.to) / 2), 30]; })()`)
+	toX, _ := timelinePoint(t, d, fmt.Sprintf(`(() => { const tl = window.gcscope.timeline(); return [tl.x(%f), 30]; })()`, targetMs))
+	var steps []chromedp.Action[chromedp.Void]
+	steps = append(steps, chromedp.MouseEvent(chromedp.MousePressed, fromX, y, chromedp.ButtonLeft))
+	for i := 1; i <= 10; i++ {
+		steps = append(steps, chromedp.MouseEvent(chromedp.MouseMoved, fromX+(toX-fromX)*float64(i)/10, y, chromedp.ButtonLeft), chromedp.Sleep(15*time.Millisecond))
+	}
+	steps = append(steps, chromedp.MouseEvent(chromedp.MouseReleased, toX, y, chromedp.ButtonLeft))
+	seekStart := time.Now()
+	d.run(t, "drag the cursor", steps...)
+	poll("the moment shown", fmt.Sprintf(`(() => { const tr = window.gcscope.travel(); return !tr.seeking && Math.abs(tr.at - %f) < 20 && window.gcscope.travel().seq >= %d; })()`, targetMs, best.m.Seq), 10*time.Second)
+	t.Logf("drag released to the state shown: %v", time.Since(seekStart).Round(time.Millisecond))
+	// Two frames later the canvas has drawn it.
+	d.run(t, "frames", chromedp.Sleep(150*time.Millisecond))
+	var shown struct {
+		Drawn  []string          `json:"drawn"`
+		States map[string]string `json:"states"`
+		Banner string            `json:"banner"`
+		Time   string            `json:"time"`
+		Live   int               `json:"live"`
+	}
+	d.eval(t, `(() => { const g = window.gcscope; const drawn = g.drawnUIDs(); const states = {};
+		for (const u of drawn) states[u] = g.drawn(u)?.state || "";
+		const b = document.getElementById("travel-banner");
+		return { drawn, states, banner: b.hidden ? "" : b.textContent, time: document.getElementById("travel-time").textContent,
+			live: `+jsArray(tree)+`.filter((u) => g.live.nodes.has(u)).length }; })()`, &shown)
+	browsertest.Screenshot(t, page.Ctx, "ui-history-travel")
+	want := slices.Sorted(maps.Keys(best.m.States))
+	if got := slices.Sorted(slices.Values(shown.Drawn)); !slices.Equal(got, want) {
+		t.Errorf("at the half-done moment the canvas drew %v, want what the page held live then: %v", got, want)
+	}
+	if !maps.Equal(shown.States, best.m.States) {
+		t.Errorf("at the half-done moment the canvas drew the states %v, want those the page held live then: %v", shown.States, best.m.States)
+	}
+	if !strings.Contains(shown.Banner, "Time travel — not live") || !strings.Contains(shown.Banner, "Back to live") || !strings.Contains(shown.Time, target.Local().Format("15:04:05")) {
+		t.Errorf("the banner says %q (time %q), want time travel, not live, at %s, and the way back", shown.Banner, shown.Time, target.Local().Format("15:04:05.000"))
+	}
+	if shown.Live != 0 {
+		t.Errorf("while travelling, the live store holds %d objects of the deleted tree, want 0: the live state is kept as it is", shown.Live)
+	}
+
+	// Play the cascade at 4× from its start.
+	d.run(t, "speed 4x", chromedp.SetValue(chromedp.CSS("#tl-speed"), "4"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("tl-speed").dispatchEvent(new Event("change"))`))
+	spanX, spanY = timelinePoint(t, d, `(() => { const tl = window.gcscope.timeline(); const s = tl.spans.find((s) => String(s.c.id) === "`+fmt.Sprint(cascadeID)+`");
+		return [Math.max(0, s.x0) + 3, s.y + 2]; })()`)
+	d.run(t, "select the cascade again", chromedp.MouseEvent(chromedp.MousePressed, spanX, spanY, chromedp.ButtonLeft), chromedp.MouseEvent(chromedp.MouseReleased, spanX, spanY, chromedp.ButtonLeft))
+	poll("at its start", `(() => { const tr = window.gcscope.travel(); return !tr.seeking && `+jsArray(tree)+`.every((u) => tr.store.nodes.has(u)); })()`, 10*time.Second)
+	d.eval(t, `(window.gcscope.trace(`+jsArray(tree)+`), window.gcscope.playFrames.length = 0, true)`, &ok)
+	d.run(t, "play", chromedp.Click(chromedp.CSS("#tl-play")))
+	poll("playing", `document.body.dataset.travel === "playing"`, 5*time.Second)
+	d.run(t, "mid-play", chromedp.Sleep(400*time.Millisecond))
+	browsertest.Screenshot(t, page.Ctx, "ui-history-playing")
+	poll("played to the end", `document.body.dataset.travel === "paused" && `+jsArray(tree)+`.every((u) => !window.gcscope.store.nodes.has(u))`, 30*time.Second)
+	var played traceLog
+	d.eval(t, `window.gcscope.traceLog()`, &played)
+	var frames []float64
+	d.eval(t, `window.gcscope.playFrames`, &frames)
+	assertForegroundDrawn(t, played, owner, dependents)
+	assertDrawnInTime(t, played)
+	assertRemovalOrder(t, liveLog, played)
+	for _, m := range mids {
+		for _, l := range leafUIDs {
+			ml, _ := firstDrawn(played, m, "removed")
+			if ll, ok := firstDrawn(played, l, "removed"); ok && ll > ml && isDependent(l, m, leaves) {
+				t.Errorf("leaf %s drawn removed after its middle %s", l, m)
+			}
+		}
+		if at, ok := firstDrawnOf(played.Drawn, m, "waiting", "foreground", "deleting"); !ok {
+			t.Errorf("middle %s never drawn deleting its dependents: %+v", m, byUID(played.Drawn)[m])
+		} else if first, _ := firstLeafRemoved(played, leafUIDs); at > first {
+			t.Errorf("middle %s drawn deleting (%.0f ms) after the first leaf was drawn removed (%.0f ms)", m, at, first)
+		}
+	}
+	// Paced by the recorded times, 4 times faster.
+	liveSpan, playSpan := cascadeSpan(t, liveLog, owner), cascadeSpan(t, played, owner)
+	ratio := liveSpan / playSpan
+	t.Logf("the cascade: %.0f ms live, %.0f ms played at 4× (%.2f×); %d frames drawn while playing (%.1f fps)", liveSpan, playSpan, ratio, len(frames), fps(frames))
+	if ratio < 2.8 || ratio > 5.5 {
+		t.Errorf("played at 4×, the cascade took %.0f ms against %.0f ms live (%.2f×), want about 4×", playSpan, liveSpan, ratio)
+	}
+
+	// Back to live, with Esc: the live graph, no reload.
+	d.eval(t, `(window.reloadMark = 1, true)`, &ok)
+	d.run(t, "Esc", chromedp.KeyEvent("\u001b"))
+	poll("live again", `!window.gcscope.travel().active && !document.body.classList.contains("travel") && document.getElementById("travel-banner").hidden`, 5*time.Second)
+	d.run(t, "a frame", chromedp.Sleep(150*time.Millisecond))
+	var back struct {
+		Mark  int      `json:"mark"`
+		Drawn []string `json:"drawn"`
+		Live  []string `json:"live"`
+	}
+	d.eval(t, `({ mark: window.reloadMark, drawn: window.gcscope.drawnUIDs(), live: Object.keys(window.gcscope.nsStates(`+jsQuoted(ns)+`, "live")) })`, &back)
+	if back.Mark != 1 {
+		t.Errorf("back to live reloaded the page")
+	}
+	if got, want := slices.Sorted(slices.Values(back.Drawn)), slices.Sorted(slices.Values(back.Live)); !slices.Equal(got, want) {
+		t.Errorf("back to live, the canvas draws %v, want the live graph %v", got, want)
+	}
+	browsertest.Screenshot(t, page.Ctx, "ui-history-live")
+
+	// The history view: the collector's deletes, with reason, policy and owner.
+	d.run(t, "open the history view", chromedp.Click(chromedp.CSS("#tab-history")), chromedp.WaitVisible(chromedp.CSS("#history-panel")))
+	poll("the deletes listed", `document.querySelectorAll("#history-list .hrow").length >= 5`, 20*time.Second)
+	var rows []struct {
+		UID     string `json:"uid"`
+		Text    string `json:"text"`
+		Result  string `json:"result"`
+		Reason  string `json:"reason"`
+		Cascade string `json:"cascade"`
+		Owner   string `json:"owner"`
+	}
+	d.eval(t, `[...document.querySelectorAll("#history-list .hrow")].map((r) => ({ uid: r.dataset.uid, text: r.querySelector(".hline").textContent,
+		result: r.dataset.result, reason: r.querySelector(".hwhy").textContent,
+		cascade: r.querySelector("[data-cascade]")?.dataset.cascade || "", owner: r.querySelector(".cascade-link")?.textContent || "" }))`, &rows)
+	browsertest.Screenshot(t, page.Ctx, "ui-history-view")
+	for _, u := range dependents {
+		// Each dependent deleted by the collector, in the cascade of the owner, with the
+		// policy it chose (Foreground for a middle with dependents of its own) and its reason
+		// (a retry after an error is a row of its own).
+		policy := "Background"
+		if slices.Contains(mids, u) {
+			policy = "Foreground"
+		}
+		found := false
+		for _, r := range rows {
+			if r.UID != u || !strings.Contains(r.Text, "delete "+policy) || !strings.HasSuffix(r.Result, "ok") {
+				continue
+			}
+			found = true
+			if r.Cascade != fmt.Sprint(cascadeID) || r.Owner != "ConfigMap top" || r.Reason == "" || r.Reason == "—" {
+				t.Errorf("the history view's row of %s: %+v; want it in cascade %d of ConfigMap top, with a reason", u, r, cascadeID)
+			}
+		}
+		if !found {
+			t.Errorf("the history view does not list the collector's delete %s of %s: %+v", policy, u, rows)
+		}
+	}
+	// Its cascade link selects the cascade and travels to its start.
+	d.run(t, "follow a row's cascade", chromedp.Click(chromedp.CSS(`#history-list .cascade-link`)))
+	poll("the cascade selected", `(() => { const tl = window.gcscope.timeline(); const tr = window.gcscope.travel();
+		return tl.selected && String(tl.selected.id) === "`+fmt.Sprint(cascadeID)+`" && tr.active && !tr.seeking && Math.abs(tr.at - tl.selected.start) < 5; })()`, 10*time.Second)
+	d.run(t, "Esc", chromedp.KeyEvent("\u001b"))
+	page.NoErrorsExcept(t, func(m string) bool { return explainOvertaken(m) || noTimelineYet(m) })
+}
+
+// noTimelineYet accepts the one 404 of a server without /api/v1/history/timeline: the page
+// asks once, then draws the timeline from the events.
+func noTimelineYet(message string) bool {
+	return strings.Contains(message, "status of 404") && strings.Contains(message, "/api/v1/history/timeline")
+}
+
+// timelinePoint evaluates expr, [x, y] in the timeline canvas, and returns it in the page.
+func timelinePoint(t *testing.T, d uiDriver, expr string) (float64, float64) {
+	t.Helper()
+	var p [2]float64
+	d.eval(t, expr, &p)
+	var r [2]float64
+	d.eval(t, `(() => { const r = document.getElementById("timeline-canvas").getBoundingClientRect(); return [r.left, r.top]; })()`, &r)
+	return r[0] + p[0], r[1] + p[1]
+}
+
+// assertRemovalOrder: objects the live page saw removed more than 100 ms apart are drawn
+// removed in the same order when the recording is played.
+func assertRemovalOrder(t *testing.T, live, played traceLog) {
+	t.Helper()
+	type rm struct {
+		uid      string
+		live, pl float64
+	}
+	var rs []rm
+	for uid := range byUID(live.Engine) {
+		l, ok := firstDrawnOf(live.Engine, uid, "removed")
+		p, ok2 := firstDrawn(played, uid, "removed")
+		if ok && ok2 {
+			rs = append(rs, rm{uid, l, p})
+		}
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].live < rs[j].live })
+	for i := range rs {
+		for j := i + 1; j < len(rs); j++ {
+			if rs[j].live-rs[i].live > 100 && rs[j].pl < rs[i].pl {
+				t.Errorf("%s was removed %.0f ms before %s live, but drawn removed after it when played", rs[i].uid, rs[j].live-rs[i].live, rs[j].uid)
+			}
+		}
+	}
+}
+
+func isDependent(leaf, mid string, leaves []*corev1.ConfigMap) bool {
+	for _, l := range leaves {
+		if string(l.UID) == leaf {
+			return slices.ContainsFunc(l.OwnerReferences, func(r metav1.OwnerReference) bool { return string(r.UID) == mid })
+		}
+	}
+	return false
+}
+
+func firstLeafRemoved(log traceLog, leaves []string) (float64, bool) {
+	first, found := 0.0, false
+	for _, l := range leaves {
+		if at, ok := firstDrawn(log, l, "removed"); ok && (!found || at < first) {
+			first, found = at, true
+		}
+	}
+	return first, found
+}
+
+// cascadeSpan is the time from the owner's first state change after tracing began to its
+// removal, as drawn.
+func cascadeSpan(t *testing.T, log traceLog, owner string) float64 {
+	t.Helper()
+	start, ok := firstDrawnOf(log.Drawn, owner, "waiting", "foreground", "deleting")
+	end, ok2 := firstDrawn(log, owner, "removed")
+	if !ok || !ok2 {
+		t.Fatalf("the owner's cascade was not drawn: %+v", byUID(log.Drawn)[owner])
+	}
+	return end - start
+}
+
+func fps(frames []float64) float64 {
+	if len(frames) < 2 {
+		return 0
+	}
+	return float64(len(frames)-1) / (frames[len(frames)-1] - frames[0]) * 1000
+}
