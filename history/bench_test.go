@@ -178,3 +178,63 @@ func BenchmarkSeek(b *testing.B) {
 	b.Logf("%d events (%d checkpoints, %s): %d seeks, mean %s, worst %s (%.2f× the 1 s target); %.1f MiB per million events",
 		st.Events, cps, bytesText(st.Bytes), seeks, mean.Round(time.Millisecond), worst.Round(time.Millisecond), worst.Seconds(), float64(st.Bytes)/float64(st.Events)*1e6/(1<<20))
 }
+
+// BenchmarkTimeline: the timeline of a whole 1,000,000-event recording (2,000-node graph)
+// in 120 and in 2,000 buckets, 20 times each (a page asks every few seconds; target: each
+// within 250 ms). Baseline: the newest page of 100 events, what /api/v1/history answers.
+func BenchmarkTimeline(b *testing.B) {
+	const n, size = 1000000, 2000
+	e := newSynth(1<<16, 10)
+	e.churn(size, 0)
+	s := openStore(b, Options{})
+	stop := record(b, s, e, RecorderOptions{})
+	for s.Status().Events+int64(e.feed.LastSeq()-s.Status().Seq) < n {
+		e.churn(size, 4000)
+		for e.feed.LastSeq()-s.Status().Seq > 40000 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	waitRecorded(b, s, e.feed.LastSeq())
+	stop()
+	st := s.Status()
+	ctx := context.Background()
+	timeIt := func(f func() error) (mean, worst time.Duration) {
+		for range 20 {
+			start := time.Now()
+			if err := f(); err != nil {
+				b.Fatal(err)
+			}
+			took := time.Since(start)
+			mean, worst = mean+took/20, max(worst, took)
+		}
+		return mean, worst
+	}
+	b.ResetTimer()
+	for range b.N {
+		page, _ := timeIt(func() error { _, err := s.Query(ctx, Query{Newest: true}); return err })
+		var cascades int
+		figures := map[int][2]time.Duration{}
+		for _, buckets := range []int{120, 2000} {
+			mean, worst := timeIt(func() error {
+				tl, err := s.Timeline(ctx, TimelineQuery{From: st.Oldest, To: st.Newest.Add(time.Nanosecond), Buckets: buckets})
+				sum := 0
+				for _, bk := range tl.Buckets {
+					sum += bk.Events
+				}
+				if err == nil && int64(sum) != st.Events {
+					b.Fatalf("the buckets hold %d events of %d", sum, st.Events)
+				}
+				cascades = len(tl.Cascades)
+				return err
+			})
+			figures[buckets] = [2]time.Duration{mean, worst}
+		}
+		b.ReportMetric(float64(figures[120][0].Microseconds())/1000, "ms-mean-120")
+		b.ReportMetric(float64(figures[2000][0].Microseconds())/1000, "ms-mean-2000")
+		b.ReportMetric(figures[2000][1].Seconds()/0.25, "x-target")
+		b.ReportMetric(figures[120][0].Seconds()/page.Seconds(), "x-history-page")
+		b.Logf("%d events over %s, %d cascades listed (of the newest): 120 buckets mean %s worst %s; 2,000 buckets mean %s worst %s (%.2f× the 250 ms target); a page of /history: %s",
+			st.Events, st.Newest.Sub(st.Oldest).Round(time.Millisecond), cascades, figures[120][0].Round(time.Microsecond), figures[120][1].Round(time.Microsecond),
+			figures[2000][0].Round(time.Microsecond), figures[2000][1].Round(time.Microsecond), figures[2000][1].Seconds()/0.25, page.Round(time.Microsecond))
+	}
+}

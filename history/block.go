@@ -29,6 +29,8 @@ type block struct {
 	firstTime int64
 	lastTime  int64
 	mask      uint64
+	deletes   int // successful delete actions (timeline.go)
+	errors    int // failed actions
 	keys      []key
 	body      []byte  // the events' JSON, inflated
 	ids       []int64 // the keys' objects, one after another
@@ -49,6 +51,12 @@ func (b *block) added(k key, n int) {
 	k.bodyLen = n
 	b.keys = append(b.keys, k)
 	b.mask |= k.mask()
+	if k.verb == deleteCode && (k.result == okCode || k.result == shadowCode) {
+		b.deletes++
+	}
+	if k.result == errorCode {
+		b.errors++
+	}
 }
 
 // Write appends p to the body: events are encoded straight into it.
@@ -58,7 +66,7 @@ func (b *block) Write(p []byte) (int, error) {
 }
 
 func (b *block) reset() {
-	b.keys, b.body, b.ids, b.mask = b.keys[:0], b.body[:0], b.ids[:0], 0
+	b.keys, b.body, b.ids, b.mask, b.deletes, b.errors = b.keys[:0], b.body[:0], b.ids[:0], 0, 0, 0
 }
 
 // encodeKeys writes the keys record.

@@ -47,6 +47,19 @@ func (s *Store) Cascades(ctx context.Context, q CascadeQuery) ([]Cascade, error)
 	if !q.From.IsZero() {
 		where, args = append(where, "(end IS NULL OR end >= ?)"), append(args, q.From.UnixNano())
 	}
+	if q.UID != "" && q.Visible != nil {
+		// Not even that an object the reader may not see was in a cascade.
+		var ref gc.ObjectRef
+		err := s.r.QueryRowContext(ctx, `SELECT uid, api_version, kind, namespace, name FROM objects WHERE uid = ?
+			ORDER BY kind != '' DESC, id DESC LIMIT 1`, q.UID).Scan(&ref.UID, &ref.APIVersion, &ref.Kind, &ref.Namespace, &ref.Name)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return nil, err
+		case !q.Visible(ref):
+			return []Cascade{}, nil
+		}
+	}
 	if q.UID != "" {
 		where, args = append(where, "(root_uid = ? OR id IN (SELECT cascade FROM cascade_members WHERE uid = ?))"), append(args, q.UID, q.UID)
 	}

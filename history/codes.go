@@ -80,6 +80,14 @@ func (v vocab) bit(c byte) uint64 {
 	return 1 << (v.base + uint(c))
 }
 
+// The codes a timeline counts by.
+var (
+	deleteCode = verbVocab.code(string(gc.VerbDelete))
+	okCode     = resultVocab.code(resultOK)
+	shadowCode = resultVocab.code(resultShadow)
+	errorCode  = resultVocab.code(resultError)
+)
+
 // key is what a query filters one event on.
 type key struct {
 	seq    uint64

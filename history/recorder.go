@@ -115,7 +115,14 @@ const reseedAfterBehind = time.Second
 // NewRecorder records e's feed into s once Run runs.
 func NewRecorder(s *Store, e Engine, o RecorderOptions) *Recorder {
 	o.defaults(s.opts.MaxAge)
-	r := &Recorder{s: s, e: e, feed: e.Feed(), o: o}
+	r := newRecorder(s, e.Feed(), o)
+	r.e = e
+	return r
+}
+
+// newRecorder is a Recorder without an engine (Import writes with one).
+func newRecorder(s *Store, feed *gc.Feed, o RecorderOptions) *Recorder {
+	r := &Recorder{s: s, feed: feed, o: o}
 	r.casc = newCascades(o.CascadeQuiet, 1) // Run continues the store's ids
 	r.enc = json.NewEncoder(&r.blk)
 	r.enc.SetEscapeHTML(false)
@@ -180,8 +187,10 @@ func (r *Recorder) step(ctx, dbctx context.Context) {
 	if len(r.pending) > 0 {
 		deadline = minTime(deadline, r.pendingSince.Add(r.o.FlushInterval))
 	}
-	if t, ok := r.casc.nextDue(); ok {
-		deadline = minTime(deadline, t)
+	if len(r.pending) == 0 { // (only then can it wait: the open cascades are not walked per read)
+		if t, ok := r.casc.nextDue(); ok {
+			deadline = minTime(deadline, t)
+		}
 	}
 	if wait := deadline.Sub(r.now()); wait > 0 {
 		wctx, cancel := context.WithTimeout(ctx, wait)

@@ -101,6 +101,7 @@ func (r *Recorder) dropBefore(ctx context.Context, c checkpoint) error {
 	}{
 		{`DELETE FROM block_objects WHERE block < ?`, []any{c.pos}},
 		{`DELETE FROM blocks WHERE pos < ?`, []any{c.pos}},
+		{`DELETE FROM block_stats WHERE pos < ?`, []any{c.pos}},
 		{`DELETE FROM checkpoints WHERE pos < ?1 OR (pos = ?1 AND id < ?2)`, []any{c.pos, c.id}},
 		{`DELETE FROM gaps WHERE pos < ?`, []any{c.pos}},
 		{`DELETE FROM cascade_members WHERE cascade IN (SELECT id FROM cascades WHERE last_pos < ? AND end IS NOT NULL)`, []any{c.pos}},

@@ -87,6 +87,9 @@ var schema = []string{
 	`CREATE TABLE IF NOT EXISTS block_objects(object INTEGER NOT NULL, block INTEGER NOT NULL,
 		PRIMARY KEY(object, block)) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS block_objects_block ON block_objects(block)`,
+	// What a timeline counts per block beside its events (timeline.go): a table of its own,
+	// so that reading it never touches a block's body. Blocks written before it have none.
+	`CREATE TABLE IF NOT EXISTS block_stats(pos INTEGER PRIMARY KEY, deletes INTEGER NOT NULL, errors INTEGER NOT NULL)`,
 	// The state after every event before pos of its session (seq is the engine's).
 	`CREATE TABLE IF NOT EXISTS checkpoints(id INTEGER PRIMARY KEY, pos INTEGER NOT NULL,
 		session INTEGER NOT NULL, seq INTEGER NOT NULL, time INTEGER NOT NULL,

@@ -29,7 +29,7 @@ type writer struct {
 	byUID      map[types.UID]int64
 
 	findObject, findUID, insertObject, insertBlock, insertBlockObjects,
-	insertCheckpoint, insertGap, upsertSession, upsertCascade, insertMember *sql.Stmt
+	insertCheckpoint, insertGap, upsertSession, upsertCascade, insertMember, insertStats *sql.Stmt
 }
 
 // maxCachedObjects bounds the object-id caches; past it they start again (ids are read
@@ -67,6 +67,7 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 			ON CONFLICT(id) DO UPDATE SET end = excluded.end, last_time = excluded.last_time, objects = excluded.objects,
 			deleted = excluded.deleted, actions = excluded.actions, errors = excluded.errors, last_pos = excluded.last_pos`},
 		{&w.insertMember, `INSERT OR IGNORE INTO cascade_members(uid, cascade) VALUES(?, ?)`},
+		{&w.insertStats, `INSERT INTO block_stats(pos, deletes, errors) VALUES(?, ?, ?)`},
 	} {
 		st, err := s.w.PrepareContext(ctx, p.sql)
 		if err != nil {
@@ -79,7 +80,7 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 }
 
 func (w *writer) close() {
-	for _, st := range []*sql.Stmt{w.findObject, w.findUID, w.insertObject, w.insertBlock, w.insertBlockObjects, w.insertCheckpoint, w.insertGap, w.upsertSession, w.upsertCascade, w.insertMember} {
+	for _, st := range []*sql.Stmt{w.findObject, w.findUID, w.insertObject, w.insertBlock, w.insertBlockObjects, w.insertCheckpoint, w.insertGap, w.upsertSession, w.upsertCascade, w.insertMember, w.insertStats} {
 		if st != nil {
 			st.Close()
 		}
@@ -176,6 +177,9 @@ func (w *writer) writeBlock(ctx context.Context, tx *sql.Tx, b *block) error {
 	body := w.comp.deflate(b.body)
 	if _, err := tx.StmtContext(ctx, w.insertBlock).ExecContext(ctx, b.pos, b.session, len(b.keys), int64(b.firstSeq), int64(b.lastSeq),
 		b.firstTime, b.lastTime, int64(b.mask), len(b.body), w.keysBuf, body); err != nil {
+		return err
+	}
+	if _, err := tx.StmtContext(ctx, w.insertStats).ExecContext(ctx, b.pos, b.deletes, b.errors); err != nil {
 		return err
 	}
 	// Its objects, each once, in one statement: a JSON array SQLite walks itself.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -21,13 +23,16 @@ type History interface {
 	StateAt(context.Context, time.Time) (history.State, error)
 	StateAtSeq(ctx context.Context, session int64, seq uint64) (history.State, error)
 	Gaps(ctx context.Context, from, to time.Time, limit int) ([]history.Gap, error)
+	Timeline(context.Context, history.TimelineQuery) (history.Timeline, error)
+	Cascades(context.Context, history.CascadeQuery) ([]history.Cascade, error)
+	Export(ctx context.Context, w io.Writer, o history.ExportOptions) (history.ExportEnd, error)
 	Status() history.Status
 	Registry() *prometheus.Registry
 }
 
 // GET /api/v1/history's query parameters: those that take one value, and the repeatable ones.
 var (
-	historySingle = []string{"from", "to", "last", "session", "order", "limit", "cursor"}
+	historySingle = []string{"from", "to", "last", "session", "cascade", "order", "limit", "cursor"}
 	historyMulti  = []string{"uid", "name", "namespace", "kind", "type", "queue", "verb", "op", "result"}
 )
 
@@ -100,28 +105,13 @@ func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError
 		Newest: true,
 	}
 	var err error
-	for _, t := range []struct {
-		name string
-		to   *time.Time
-	}{{"from", &q.From}, {"to", &q.To}} {
-		if raw := v.Get(t.name); raw != "" {
-			if *t.to, err = time.Parse(time.RFC3339Nano, raw); err != nil {
-				return bad("%s %s: want a time in RFC 3339, like 2026-05-01T10:00:00Z", t.name, quoteClip(raw))
-			}
-		}
+	if q.From, q.To, perr = parseRange(v, now); perr != nil {
+		return history.Query{}, perr
 	}
-	if raw := v.Get("last"); raw != "" {
-		d, err := time.ParseDuration(raw)
-		if err != nil || d <= 0 {
-			return bad("last %s: want a positive duration, like 1h or 15m", quoteClip(raw))
+	if raw := v.Get("cascade"); raw != "" {
+		if q.Cascade, err = strconv.ParseInt(raw, 10, 64); err != nil || q.Cascade < 1 {
+			return bad("cascade %s: want a cascade's id (1, 2, ...)", quoteClip(raw))
 		}
-		if !q.From.IsZero() {
-			return bad("last and from both say where the range starts: give one")
-		}
-		q.From = now.Add(-d)
-	}
-	if !q.From.IsZero() && !q.To.IsZero() && !q.From.Before(q.To) {
-		return bad("from %s is not before to %s", q.From.Format(time.RFC3339Nano), q.To.Format(time.RFC3339Nano))
 	}
 	if raw := v.Get("session"); raw != "" {
 		if q.Session, err = strconv.ParseInt(raw, 10, 64); err != nil || q.Session < 1 {
@@ -151,6 +141,38 @@ func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError
 		return history.Query{}, &apiError{Code: "bad_request", Message: fmt.Sprintf("%s %s is not one of the allowed values", ve.Dim, quoteClip(ve.Value)), Allowed: ve.Allowed}
 	}
 	return q, nil
+}
+
+// parseRange reads from=, to= and last= (which ends at now); either end may be missing.
+func parseRange(v url.Values, now time.Time) (from, to time.Time, _ *apiError) {
+	bad := func(format string, args ...any) (time.Time, time.Time, *apiError) {
+		return time.Time{}, time.Time{}, &apiError{Code: "bad_request", Message: fmt.Sprintf(format, args...)}
+	}
+	var err error
+	for _, t := range []struct {
+		name string
+		to   *time.Time
+	}{{"from", &from}, {"to", &to}} {
+		if raw := v.Get(t.name); raw != "" {
+			if *t.to, err = time.Parse(time.RFC3339Nano, raw); err != nil {
+				return bad("%s %s: want a time in RFC 3339, like 2026-05-01T10:00:00Z", t.name, quoteClip(raw))
+			}
+		}
+	}
+	if raw := v.Get("last"); raw != "" {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d <= 0 {
+			return bad("last %s: want a positive duration, like 1h or 15m", quoteClip(raw))
+		}
+		if !from.IsZero() {
+			return bad("last and from both say where the range starts: give one")
+		}
+		from = now.Add(-d)
+	}
+	if !from.IsZero() && !to.IsZero() && !from.Before(to) {
+		return bad("from %s is not before to %s", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano))
+	}
+	return from, to, nil
 }
 
 // historyStateResponse is the engine's state at a recorded moment.

@@ -39,15 +39,18 @@ func (s *Server) routes() http.Handler {
 		r.With(noQuery).Get("/metrics", s.handleMetrics)                // Prometheus: the engine's and the server's metrics
 		r.Get("/debug/controllers/garbagecollector/graph", s.handleDOT) // upstream's DOT debug graph (?uid=)
 		r.Get("/api/v1/stream", s.handleStream)                         // websocket: snapshot, then deltas
+		r.Get("/api/v1/history/export", s.handleHistoryExport)          // a window of the recording as a file (no 30 s bound: it streams)
 
 		r.Route("/api/v1", func(r chi.Router) {
 			r.Use(middleware.Timeout(30 * time.Second))
-			r.With(noQuery).Get("/session", s.handleSession) // who you are, the mode, and the CSRF token for writes
-			r.Get("/graph", s.handleGraph)                   // nodes and edges, filtered, paged
-			r.With(noQuery).Get("/queues", s.handleQueues)   // the three work queues
-			r.With(noQuery).Get("/shadow", s.handleShadow)   // shadow mode: the cluster's collector against the engine's decisions
-			r.Get("/history", s.handleHistory)               // the recorded feed: events by time, object, verb, result, queue; paged
-			r.Get("/history/state", s.handleHistoryState)    // the graph and queues as they were at a recorded moment
+			r.With(noQuery).Get("/session", s.handleSession)    // who you are, the mode, and the CSRF token for writes
+			r.Get("/graph", s.handleGraph)                      // nodes and edges, filtered, paged
+			r.With(noQuery).Get("/queues", s.handleQueues)      // the three work queues
+			r.With(noQuery).Get("/shadow", s.handleShadow)      // shadow mode: the cluster's collector against the engine's decisions
+			r.Get("/history", s.handleHistory)                  // the recorded feed: events by time, object, verb, result, queue; paged
+			r.Get("/history/state", s.handleHistoryState)       // the graph and queues as they were at a recorded moment
+			r.Get("/history/timeline", s.handleHistoryTimeline) // events, deletes and errors per time bucket; cascades, gaps
+			r.Get("/history/cascades", s.handleHistoryCascades) // cascades, newest first (?uid=: those an object was in)
 			r.With(noQuery, middleware.RequestSize(maxBodyBytes), s.guardWrite).
 				Post("/slow-motion", s.handleSlowMotion) // switch the engine's action delay on or off
 			if s.opts.Scenarios != nil {
@@ -124,7 +127,11 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 
 // needEngine answers 503 when the server runs without an engine.
 func (s *Server) needEngine(w http.ResponseWriter) bool {
-	if s.opts.Engine == nil {
+	switch {
+	case s.opts.Engine == nil && s.opts.Replay:
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "this is a replay of a recording: there is no live engine")
+		return false
+	case s.opts.Engine == nil:
 		writeError(w, http.StatusServiceUnavailable, "unavailable", "the garbage-collector engine is not running")
 		return false
 	}

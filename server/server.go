@@ -88,6 +88,9 @@ type Options struct {
 	// History is the recording of the engine's feed (--history); nil: the history routes
 	// answer 503.
 	History History
+	// Replay: the server shows an imported recording (gcscope replay), with no engine;
+	// the engine's routes say so, and the page is told.
+	Replay bool
 }
 
 // Server serves gcscope's HTTP surface.

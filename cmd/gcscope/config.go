@@ -85,7 +85,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs := flag.NewFlagSet("gcscope", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: gcscope [flags]\n\n"+
+		fmt.Fprintf(stderr, "Usage: gcscope [flags]\n       gcscope replay [flags] FILE   (serve an exported history read-only; gcscope replay -h)\n\n"+
 			"With no cluster flags, gcscope boots its own Kubernetes control plane on loopback\n"+
 			"(etcd, kube-apiserver, controllers) and fills it with demo workloads.\n\nFlags:\n")
 		fs.PrintDefaults()

@@ -50,6 +50,9 @@ type controlPlane interface {
 // run is gcscope from flags to shutdown: listen, connect to (or boot) the cluster, apply the
 // demo, serve until ctx is cancelled, then stop everything in reverse order.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "replay" {
+		return runReplay(ctx, args[1:], stdout, stderr)
+	}
 	cfg, err := parseFlags(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

@@ -1,0 +1,135 @@
+package history
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// TestExportImportRoundTrip: a window of a recording (with a gap in it) exported and
+// imported into a fresh store holds the same events, and rebuilds the same state at any
+// moment of it, as the original.
+func TestExportImportRoundTrip(t *testing.T) {
+	e := newSynth(4096, 31)
+	s := openStore(t, Options{})
+	record(t, s, e, quick())
+	e.churn(200, 3000)
+	waitRecorded(t, s, e.feed.LastSeq())
+	var burst []gc.Event // more than the ring: a gap
+	for range 6000 {
+		burst = append(burst, gc.Event{Type: gc.ActionTaken, Action: &gc.Action{Queue: gc.AttemptToOrphan, Verb: gc.VerbKeep, Object: e.trees[0].owner, Reason: "burst"}})
+	}
+	e.publish(burst...)
+	waitRecorded(t, s, e.feed.LastSeq()) // started again, after a second
+	e.churn(200, 3000)
+	waitRecorded(t, s, e.feed.LastSeq())
+	ctx := context.Background()
+	all := allPages(t, s, Query{Limit: MaxLimit})
+	from, to := all[len(all)/5].Time, all[len(all)*9/10].Time
+	if gaps, _ := s.Gaps(ctx, from, to, 10); len(gaps) != 1 {
+		allGaps, _ := s.Gaps(ctx, time.Time{}, time.Time{}, 10)
+		t.Fatalf("the window %s–%s holds %d gaps; the test wants one: %s (%d events)", from, to, len(gaps), jsonOf(t, allGaps), len(all))
+	}
+
+	var file bytes.Buffer
+	end, err := s.Export(ctx, &file, ExportOptions{From: from, To: to, Version: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := allPages(t, s, Query{From: from, To: to, Limit: MaxLimit})
+	if end.Events != len(want) || end.Gaps != 1 || end.Checkpoints != 2 {
+		t.Fatalf("exported %+v; the window holds %d events and a gap (two checkpoints)", end, len(want))
+	}
+	imported := openStore(t, Options{})
+	sum, err := Import(ctx, imported, bytes.NewReader(file.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Events != len(want) || sum.Gaps != 1 || sum.Header.Schema != ExportSchema || sum.Cascades == 0 {
+		t.Fatalf("imported %+v", sum)
+	}
+	got := allPages(t, imported, Query{Limit: MaxLimit})
+	if len(got) != len(want) {
+		t.Fatalf("imported %d events, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if g, w := jsonOf(t, got[i].Event), jsonOf(t, want[i].Event); g != w {
+			t.Fatalf("event %d differs:\n got %s\nwant %s", i, g, w)
+		}
+	}
+	gaps, _ := imported.Gaps(ctx, time.Time{}, time.Time{}, 10)
+	if len(gaps) != 1 {
+		t.Fatalf("imported gaps: %s", jsonOf(t, gaps))
+	}
+	for _, at := range []time.Time{want[len(want)/4].Time, want[len(want)/2].Time, want[len(want)-1].Time, gaps[0].End.Add(time.Nanosecond)} {
+		a, err := s.StateAt(ctx, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := imported.StateAt(ctx, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameState(t, "the imported state at "+at.String(), b.Snapshot, a.Snapshot)
+	}
+}
+
+func TestImportRefusesWhatItCannotRead(t *testing.T) {
+	e := newSynth(1<<16, 32)
+	s := openStore(t, Options{})
+	record(t, s, e, quick())
+	e.churn(100, 1500)
+	waitRecorded(t, s, e.feed.LastSeq())
+	all := allPages(t, s, Query{Limit: MaxLimit})
+	var file bytes.Buffer
+	if _, err := s.Export(context.Background(), &file, ExportOptions{From: all[0].Time, To: all[len(all)-1].Time}); err != nil {
+		t.Fatal(err)
+	}
+	plain := gunzip(t, file.Bytes())
+	lines := strings.SplitAfter(plain, "\n")
+	regzip := func(s string) []byte {
+		var b bytes.Buffer
+		zw := gzip.NewWriter(&b)
+		zw.Write([]byte(s))
+		zw.Close()
+		return b.Bytes()
+	}
+	for name, c := range map[string]struct {
+		data []byte
+		want string
+	}{
+		"not gzip":           {[]byte(plain), "not gzip-compressed"},
+		"cut in the gzip":    {file.Bytes()[:file.Len()/2], "cut short"},
+		"cut at a line":      {regzip(strings.Join(lines[:len(lines)/2], "")), "cut short"},
+		"without its end":    {regzip(strings.Join(lines[:len(lines)-2], "")), "cut short"},
+		"another schema":     {regzip(strings.Replace(plain, ExportSchema, "gcscope-history/9", 1)), `schema is "gcscope-history/9"`},
+		"not an export":      {regzip(`{"hello":"world"}` + "\n"), `schema is ""`},
+		"a corrupt line":     {regzip(strings.Join(lines[:3], "") + "{\"seq\":12,\"ty\x00\n" + strings.Join(lines[3:], "")), "corrupt"},
+		"counts that differ": {regzip(strings.Join(lines[:3], "") + strings.Join(lines[4:], "")), "end line counts"},
+	} {
+		_, err := Import(context.Background(), openStore(t, Options{}), bytes.NewReader(c.data))
+		if !errors.Is(err, ErrBadExport) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line saying %q", name, err, c.want)
+		}
+	}
+}
+
+func gunzip(t *testing.T, data []byte) string {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}

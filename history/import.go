@@ -1,0 +1,192 @@
+package history
+
+import (
+	"bufio"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// ImportSummary is what an imported export holds.
+type ImportSummary struct {
+	Header   ExportHeader `json:"header"`
+	Events   int          `json:"events"`
+	Gaps     int          `json:"gaps"`
+	Cascades int          `json:"cascades"`
+	// First and Last are the times of the first and last events (zero: none).
+	First, Last time.Time
+}
+
+// ErrBadExport means a file is not an export this gcscope can read: another schema, not
+// gzip, corrupt, or cut short. Its message says which, in one line.
+var ErrBadExport = errors.New("not a readable gcscope history export")
+
+// Import reads an export (see ExportSchema) into s, which must hold no recording yet, as
+// the recording it was taken from: each checkpoint starts a session (or resumes one after
+// its gap), the events follow with their own seqs and times, and cascades are tagged again
+// as they were when recording. The store is then read like any other.
+func Import(ctx context.Context, s *Store, r io.Reader) (ImportSummary, error) {
+	var sum ImportSummary
+	bad := func(format string, args ...any) (ImportSummary, error) {
+		return sum, fmt.Errorf("%w: "+format, append([]any{ErrBadExport}, args...)...)
+	}
+	zr, err := gzip.NewReader(bufio.NewReader(r))
+	if err != nil {
+		return bad("it is not gzip-compressed (%v)", err)
+	}
+	dec := json.NewDecoder(zr)
+	readErr := func(err error, what string) (ImportSummary, error) {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return bad("the file is cut short (after %d events, before its end line)", sum.Events)
+		}
+		var syn *json.SyntaxError
+		if errors.As(err, &syn) {
+			return bad("%s is corrupt (%v)", what, err)
+		}
+		return bad("%s: %v", what, err)
+	}
+	if err := dec.Decode(&sum.Header); err != nil {
+		return readErr(err, "its first line")
+	}
+	if sum.Header.Schema != ExportSchema {
+		return bad("its schema is %q; this gcscope reads %q", clip(sum.Header.Schema), ExportSchema)
+	}
+
+	w, err := newWriter(ctx, s)
+	if err != nil {
+		return sum, err
+	}
+	defer w.close()
+	if w.nextPos > 1 {
+		return sum, errors.New("history: import into a store that holds a recording already")
+	}
+	o := RecorderOptions{}
+	o.defaults(0)
+	rec := newRecorder(s, nil, o)
+	rec.w = w
+	var (
+		gap      *Gap
+		sessions = map[int64]int64{} // the file's session: the store's
+		ended    bool
+	)
+	flush := func() error {
+		if len(rec.pending) == 0 {
+			return nil
+		}
+		if err := rec.writeBlock(ctx); err != nil {
+			return err
+		}
+		rec.pending = rec.pending[:0]
+		return nil
+	}
+	for !ended {
+		var line struct {
+			exportLine
+			Record
+		}
+		if err := dec.Decode(&line); err != nil {
+			return readErr(err, fmt.Sprintf("the line after event %d", sum.Events))
+		}
+		switch {
+		case line.End != nil:
+			if line.End.Events != sum.Events || line.End.Gaps != sum.Gaps {
+				return bad("its end line counts %d events and %d gaps; it holds %d and %d", line.End.Events, line.End.Gaps, sum.Events, sum.Gaps)
+			}
+			ended = true
+		case line.Gap != nil:
+			g := *line.Gap
+			gap = &g
+			sum.Gaps++
+		case line.Checkpoint != nil:
+			if err := flush(); err != nil {
+				return sum, err
+			}
+			session, ok := sessions[line.CheckpointSession]
+			if !ok {
+				session = int64(len(sessions) + 1)
+				sessions[line.CheckpointSession] = session
+			}
+			at := sum.Header.From
+			if line.At != nil {
+				at = *line.At
+			}
+			rec.session, rec.started = session, at.UnixNano()
+			rec.gap = nil
+			note := "the export starts after it did"
+			if gap != nil {
+				g := *gap
+				g.Session = session
+				rec.gap, note = &g, "not recorded to its end: "+g.Reason
+			}
+			if err := rec.writeSeed(ctx, line.Checkpoint, at, "imported", note); err != nil {
+				return sum, err
+			}
+			rec.rep, rec.seeded, gap = gc.NewReplica(line.Checkpoint), true, nil
+			rec.casc.reset()
+			rec.sinceCheckpoint, rec.checkpointAt = 0, time.Now()
+		case line.Type != "":
+			if rec.rep == nil {
+				return bad("an event comes before any checkpoint")
+			}
+			if sum.Events == 0 {
+				sum.First = line.Time
+			}
+			sum.Last = line.Time
+			rec.pending = append(rec.pending, line.Event)
+			sum.Events++
+			if len(rec.pending) >= rec.o.BlockEvents {
+				if err := flush(); err != nil {
+					return sum, err
+				}
+			}
+		default:
+			return bad("line after event %d is neither an event, a checkpoint, a gap nor the end", sum.Events)
+		}
+	}
+	if dec.More() {
+		return bad("it goes on after its end line")
+	}
+	if err := flush(); err != nil {
+		return sum, err
+	}
+	// Cascades still open at the end of the window: those with nothing left end now, the
+	// others are left as the export saw them, ended with a note.
+	if rec.rep != nil {
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return sum, err
+		}
+		defer tx.Rollback()
+		rec.casc.closeQuiet(sum.Last.Add(rec.o.CascadeQuiet))
+		if err := w.writeCascades(ctx, tx, rec.casc); err != nil {
+			return sum, err
+		}
+		if err := w.closeOpenCascades(ctx, tx, "the export ends before it did"); err != nil {
+			return sum, err
+		}
+		if err := tx.Commit(); err != nil {
+			return sum, err
+		}
+	}
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM cascades`).Scan(&sum.Cascades); err != nil {
+		return sum, err
+	}
+	if err := s.loadTotals(ctx); err != nil {
+		return sum, err
+	}
+	s.setStatus(Status{State: StateStopped, Message: "a replay of an exported recording"})
+	return sum, nil
+}
+
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}

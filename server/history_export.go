@@ -1,0 +1,86 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/history"
+)
+
+// handleHistoryExport streams GET /api/v1/history/export?from=&to=&last=: the window as a
+// file (history.ExportSchema), written as it is read. Without from, from the oldest
+// recorded moment; without to, until now. With --auth=kubernetes it holds only the
+// objects the user may list (events and checkpoints alike).
+func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
+	if !s.needHistory(w) {
+		return
+	}
+	v, perr := strictQuery(r, []string{"from", "to", "last"}, nil)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	now := time.Now()
+	from, to, perr := parseRange(v, now)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	from, to, ok := s.defaultRange(w, from, to, s.opts.History.Status(), now)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	vis := s.visibilityFor(r)
+	var visible func(gc.ObjectRef) bool
+	if vis != nil {
+		// A permission that cannot be checked ends the export: a file that silently lacks
+		// objects would look complete.
+		visible = func(ref gc.ObjectRef) bool {
+			ok := vis.visible(ref)
+			if vis.failed != nil {
+				cancel()
+			}
+			return ok
+		}
+	}
+	out := &lazyAttachment{w: w, name: "gcscope-history-" + fileTime(from) + "-" + fileTime(to) + ".jsonl.gz"}
+	_, err := s.opts.History.Export(ctx, out, history.ExportOptions{From: from, To: to, Version: s.opts.Version, Visible: visible})
+	switch {
+	case err == nil:
+	case !out.started:
+		if !permissionsFailed(w, vis) {
+			s.historyError(w, err)
+		}
+	default:
+		// Part of the file is sent: cut the connection, so that the client sees a broken
+		// transfer (and an importer a file without its end line), not a complete one.
+		s.log.Warn("history export cut short", "err", err)
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// lazyAttachment sends the attachment's headers with its first bytes, so that an error
+// before any is still an ordinary JSON error.
+type lazyAttachment struct {
+	w       http.ResponseWriter
+	name    string
+	started bool
+}
+
+func (a *lazyAttachment) Write(p []byte) (int, error) {
+	if !a.started {
+		a.started = true
+		h := a.w.Header()
+		h.Set("Content-Type", "application/gzip")
+		h.Set("Content-Disposition", `attachment; filename=`+a.name)
+		a.w.WriteHeader(http.StatusOK)
+	}
+	return a.w.Write(p)
+}
+
+// fileTime is t in a file name: 20260501T100000Z.
+func fileTime(t time.Time) string { return t.UTC().Format("20060102T150405Z") }

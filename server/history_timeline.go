@@ -1,0 +1,131 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gcscope/gcscope/history"
+)
+
+// timelineResponse is the recording seen from afar, for the page's timeline.
+type timelineResponse struct {
+	history.Timeline
+	Recording history.Status `json:"recording"`
+}
+
+// handleHistoryTimeline answers GET /api/v1/history/timeline?from=&to=&last=&buckets=N:
+// events, deletes and errors per bucket, the cascades and the gaps. Without from (or
+// last), from the oldest recorded moment; without to, until now.
+func (s *Server) handleHistoryTimeline(w http.ResponseWriter, r *http.Request) {
+	if !s.needHistory(w) {
+		return
+	}
+	v, perr := strictQuery(r, []string{"from", "to", "last", "buckets"}, nil)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	now := time.Now()
+	from, to, perr := parseRange(v, now)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	buckets := history.DefaultBuckets
+	if raw := v.Get("buckets"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > history.MaxBuckets {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("buckets %s: want a number from 1 to %d", quoteClip(raw), history.MaxBuckets))
+			return
+		}
+		buckets = n
+	}
+	status := s.opts.History.Status()
+	from, to, ok := s.defaultRange(w, from, to, status, now)
+	if !ok {
+		return
+	}
+	vis := s.visibilityFor(r)
+	tl, err := s.opts.History.Timeline(r.Context(), history.TimelineQuery{From: from, To: to, Buckets: buckets, Visible: vis.fn()})
+	if permissionsFailed(w, vis) {
+		return
+	}
+	if err != nil {
+		s.historyError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, timelineResponse{Timeline: tl, Recording: status})
+}
+
+// defaultRange fills a range's missing ends: from the recording's oldest moment (or an
+// hour before to, when it holds nothing), until now (or the newest event, for a
+// recording that no longer grows: a replay).
+func (s *Server) defaultRange(w http.ResponseWriter, from, to time.Time, status history.Status, now time.Time) (time.Time, time.Time, bool) {
+	if to.IsZero() {
+		to = now
+		if s.opts.Replay && !status.Newest.IsZero() {
+			to = status.Newest.Add(time.Nanosecond)
+		}
+	}
+	if from.IsZero() {
+		from = status.Oldest
+		if from.IsZero() || !from.Before(to) {
+			from = to.Add(-time.Hour)
+		}
+	}
+	if !from.Before(to) {
+		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("from %s is not before to %s", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano)))
+		return from, to, false
+	}
+	return from, to, true
+}
+
+// cascadesResponse lists recorded cascades, newest first.
+type cascadesResponse struct {
+	Cascades  []history.Cascade `json:"cascades"`
+	Recording history.Status    `json:"recording"`
+}
+
+// handleHistoryCascades answers GET /api/v1/history/cascades?uid=&from=&to=&last=&limit=:
+// the cascades (those the object uid was the root or a member of), newest first.
+func (s *Server) handleHistoryCascades(w http.ResponseWriter, r *http.Request) {
+	if !s.needHistory(w) {
+		return
+	}
+	v, perr := strictQuery(r, []string{"uid", "from", "to", "last", "limit"}, nil)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	from, to, perr := parseRange(v, time.Now())
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	q := history.CascadeQuery{From: from, To: to, UID: v.Get("uid"), Limit: 100}
+	if raw := v.Get("limit"); raw != "" {
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < 1 || n > history.MaxCascades {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("limit %s: want a number from 1 to %d", quoteClip(raw), history.MaxCascades))
+			return
+		}
+		q.Limit = n
+	}
+	if v.Has("uid") && q.UID == "" {
+		writeError(w, http.StatusBadRequest, "bad_request", "uid is empty: give an object's uid, or leave uid out for every cascade")
+		return
+	}
+	vis := s.visibilityFor(r)
+	q.Visible = vis.fn()
+	cs, err := s.opts.History.Cascades(r.Context(), q)
+	if permissionsFailed(w, vis) {
+		return
+	}
+	if err != nil {
+		s.historyError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, cascadesResponse{Cascades: cs, Recording: s.opts.History.Status()})
+}
