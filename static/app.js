@@ -3212,75 +3212,15 @@ function cascadeOf(c) {
   return { ...c, start: parseTime(c.start), end: c.end ? parseTime(c.end) : null };
 }
 async function timeline(from, to, n) {
-  if (noTimeline) return timelineFromEvents(from, to, n);
-  try {
-    const t = await get(`/api/v1/history/timeline?${query({ from: isoTime(from), to: isoTime(to), buckets: n })}`);
-    return {
-      from: parseTime(t.from),
-      to: parseTime(t.to),
-      bucket: t.bucket / 1e6,
-      buckets: (t.buckets || []).map((b) => ({ ...b, t: parseTime(b.t) })),
-      cascades: (t.cascades || []).map(cascadeOf),
-      gaps: (t.gaps || []).map((g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
-      recording: t.recording
-    };
-  } catch (e) {
-    if (
-      /** @type {any} */
-      e.status !== 404
-    ) throw e;
-    noTimeline = true;
-  }
-  return timelineFromEvents(from, to, n);
-}
-var noTimeline = false;
-var MAX_FALLBACK_EVENTS = 3e4;
-async function timelineFromEvents(from, to, n) {
-  const bucket = Math.max(1, (to - from) / n);
-  const buckets = Array.from({ length: n }, (_, i) => ({ t: from + i * bucket, events: 0, deletes: 0, errors: 0 }));
-  let page = null;
-  let read = 0;
-  let cursor;
-  const cascades2 = /* @__PURE__ */ new Map();
-  do {
-    page = await historyPage({ from: isoTime(from), to: isoTime(to), type: ["action", "nodeUpdated", "nodeRemoved"], order: "oldest", limit: 5e3, cursor });
-    for (const e of page.events) {
-      const t = parseTime(e.time);
-      const a = e.action;
-      if (a) {
-        const b = buckets[Math.min(n - 1, Math.max(0, Math.floor((t - from) / bucket)))];
-        b.events++;
-        if (a.verb === "delete") b.deletes++;
-        if (a.error) b.errors++;
-      }
-      const id = e.cascade ?? null;
-      if (id === null || id === void 0) continue;
-      let c = cascades2.get(String(id));
-      if (!c) {
-        const root = e.node || e.object || a?.object;
-        const fin = e.node?.finalizers || [];
-        const policy = fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : "Background";
-        cascades2.set(String(id), c = { id, root, policy, start: t, end: t, objects: 0, deleted: 0, actions: 0, errors: 0 });
-      }
-      c.end = t;
-      if (e.type === "nodeRemoved") c.objects = (c.objects || 0) + 1;
-      if (!a) continue;
-      c.actions = (c.actions || 0) + 1;
-      if (a.verb === "delete" && !a.error) c.deleted = (c.deleted || 0) + 1;
-      if (a.error) c.errors = (c.errors || 0) + 1;
-    }
-    read += page.events.length;
-    cursor = page.nextCursor;
-  } while (cursor && read < MAX_FALLBACK_EVENTS);
+  const t = await get(`/api/v1/history/timeline?${query({ from: isoTime(from), to: isoTime(to), buckets: n })}`);
   return {
-    from,
-    to,
-    bucket,
-    buckets,
-    cascades: [...cascades2.values()],
-    gaps: (page?.gaps || []).map((g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
-    recording: page?.recording,
-    approximate: cursor ? `the first ${read.toLocaleString("en-US")} events` : ""
+    from: parseTime(t.from),
+    to: parseTime(t.to),
+    bucket: t.bucket / 1e6,
+    buckets: (t.buckets || []).map((b) => ({ ...b, t: parseTime(b.t) })),
+    cascades: (t.cascades || []).map(cascadeOf),
+    gaps: (t.gaps || []).map((g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
+    recording: t.recording
   };
 }
 var EventReader = class {
@@ -3921,7 +3861,7 @@ click: select it and go to its start`;
     } else if (this.data) {
       const b = this.data.buckets.find((x) => t >= x.t && t < x.t + (this.data?.bucket || 0));
       if (b) text += `
-${b.events} actions · ${b.deletes} deletes${b.errors ? ` · ${b.errors} errors` : ""}`;
+${b.events} events · ${b.deletes} deletes${b.errors ? ` · ${b.errors} errors` : ""}`;
       const g = this.data.gaps.find((x) => t >= x.start && t <= x.end);
       if (g) text += `
 not recorded: ${g.reason || "a gap"}`;
@@ -4816,15 +4756,23 @@ function refreshViews() {
 function momentText(t) {
   return `${clock(t)} · ${new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" })}`;
 }
+function rangeText(from, to) {
+  const day = (t) => new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" });
+  return `${day(from)}, ${clock(from)} – ${day(to) === day(from) ? "" : day(to) + ", "}${clock(to)}`;
+}
 function backToLive() {
   if (replay) return;
   travel?.leave();
 }
 var selectedCascade = null;
-function selectCascade(c) {
+function selectCascade(c, zoom = true) {
   if (!travel || !timeline2) return Promise.resolve();
   selectedCascade = c;
-  timeline2.focusCascade(c);
+  if (zoom) timeline2.focusCascade(c);
+  else {
+    timeline2.selected = c;
+    timeline2.draw();
+  }
   return travel.seek(c.start - 1).then(() => {
     if (travel?.active) select(c.root.uid, true);
   });
@@ -4892,8 +4840,8 @@ function exportHistory() {
 }
 function windowTitle() {
   if (!timeline2) return "";
-  if (replay) return "over the whole recording";
-  if (timeline2.followNow) {
+  if (replay && timeline2.from === replayWindow[0] && timeline2.to === replayWindow[1]) return "over the whole recording";
+  if (timeline2.followNow && !replay) {
     const r = RANGES.find(([, ms]) => ms === timeline2?.range)?.[0];
     return r === "15m" ? "in the last 15 minutes" : r === "1h" ? "in the last hour" : r === "24h" ? "in the last 24 hours" : "since the recording began";
   }
@@ -4973,8 +4921,9 @@ function updateTimelineTitle() {
   if (!timeline2) return;
   const d = timeline2.data;
   const n = d?.cascades.length || 0;
-  $("tl-title").textContent = d ? `${windowTitle()} · ${timeline2.total.toLocaleString("en-US")} actions · ${n} cascade${n === 1 ? "" : "s"}` + (d.approximate ? ` (from ${d.approximate})` : "") : "loading…";
+  $("tl-title").textContent = d ? `${windowTitle()} · ${timeline2.total.toLocaleString("en-US")} events · ${n} cascade${n === 1 ? "" : "s"}` : "loading…";
 }
+var replayWindow = [0, 0];
 async function startReplay() {
   if (!travel || !timeline2) return;
   conn.dataset.state = "replay";
@@ -4987,13 +4936,15 @@ async function startReplay() {
     timeline2.recording = rec;
     timeline2.followNow = false;
     const pad = Math.max(500, (to - from) * 0.02);
-    timeline2.setWindow(from - pad, to + pad);
+    replayWindow[0] = from - pad;
+    replayWindow[1] = to + pad;
+    timeline2.setWindow(...replayWindow);
     $("travel-tag").textContent = "Replay of a recording";
-    $("travel-note").textContent = `${momentText(from)} – ${momentText(to)}`;
+    $("travel-note").textContent = rangeText(from, to);
     $("travel-note").dataset.range = `${isoTime(from)}/${isoTime(to)}`;
     const d = await timeline(from, to + 1, 100).catch(() => null);
     const c = d?.cascades.sort((a, b) => a.start - b.start)[0];
-    if (c) await selectCascade(c);
+    if (c) await selectCascade(c, false);
     else await travel.seek(from);
   } catch (e) {
     toast(`The recording could not be read: ${/** @type {any} */
@@ -5089,7 +5040,8 @@ if (hasHistory) {
     b.addEventListener("click", () => {
       const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */
       b.dataset.range)?.[1] ?? 36e5;
-      tl.setRange(ms);
+      if (replay) tl.setWindow(...replayWindow);
+      else tl.setRange(ms);
     });
   }
   $("tl-play").addEventListener("click", togglePlay);

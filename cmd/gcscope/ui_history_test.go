@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -185,7 +192,9 @@ func TestUIHistory(t *testing.T) {
 	seekStart := time.Now()
 	d.run(t, "drag the cursor", steps...)
 	poll("the moment shown", fmt.Sprintf(`(() => { const tr = window.gcscope.travel(); return !tr.seeking && Math.abs(tr.at - %f) < 20 && window.gcscope.travel().seq >= %d; })()`, targetMs, best.m.Seq), 10*time.Second)
-	t.Logf("drag released to the state shown: %v", time.Since(seekStart).Round(time.Millisecond))
+	var seeks []float64
+	d.eval(t, `window.gcscope.seeks`, &seeks)
+	t.Logf("drag released to the state shown: %v; each seek in the page, from the ask to the state applied: %.0f ms", time.Since(seekStart).Round(time.Millisecond), seeks)
 	// Two frames later the canvas has drawn it.
 	d.run(t, "frames", chromedp.Sleep(150*time.Millisecond))
 	var shown struct {
@@ -225,7 +234,7 @@ func TestUIHistory(t *testing.T) {
 	d.eval(t, `(window.gcscope.trace(`+jsArray(tree)+`), window.gcscope.playFrames.length = 0, true)`, &ok)
 	d.run(t, "play", chromedp.Click(chromedp.CSS("#tl-play")))
 	poll("playing", `document.body.dataset.travel === "playing"`, 5*time.Second)
-	d.run(t, "mid-play", chromedp.Sleep(400*time.Millisecond))
+	d.run(t, "mid-play", chromedp.Sleep(120*time.Millisecond))
 	browsertest.Screenshot(t, page.Ctx, "ui-history-playing")
 	poll("played to the end", `document.body.dataset.travel === "paused" && `+jsArray(tree)+`.every((u) => !window.gcscope.store.nodes.has(u))`, 30*time.Second)
 	var played traceLog
@@ -316,14 +325,117 @@ func TestUIHistory(t *testing.T) {
 	d.run(t, "follow a row's cascade", chromedp.Click(chromedp.CSS(`#history-list .cascade-link`)))
 	poll("the cascade selected", `(() => { const tl = window.gcscope.timeline(); const tr = window.gcscope.travel();
 		return tl.selected && String(tl.selected.id) === "`+fmt.Sprint(cascadeID)+`" && tr.active && !tr.seeking && Math.abs(tr.at - tl.selected.start) < 5; })()`, 10*time.Second)
+
+	// Export the window the timeline shows (the cascade's), from the Export menu.
+	dl := watchDownloads(t, page.Ctx)
+	var window [2]string
+	d.eval(t, `(() => { const tl = window.gcscope.timeline(); return [new Date(tl.from).toISOString(), new Date(tl.to).toISOString()]; })()`, &window)
+	d.run(t, "export the history", chromedp.Click(chromedp.CSS("#export-button")), chromedp.WaitVisible(chromedp.CSS("#export-history")),
+		chromedp.Click(chromedp.CSS("#export-history")))
+	name, data := dl.next(t, 30*time.Second)
+	header := exportHeader(t, data)
+	if !strings.HasSuffix(name, ".jsonl.gz") || !sameMs(header.From, window[0]) || !sameMs(header.To, window[1]) {
+		t.Errorf("exported %q from %s to %s, want a .jsonl.gz of the window the timeline shows, %s to %s", name, header.From, header.To, window[0], window[1])
+	}
 	d.run(t, "Esc", chromedp.KeyEvent("\u001b"))
-	page.NoErrorsExcept(t, func(m string) bool { return explainOvertaken(m) || noTimelineYet(m) })
+	page.NoErrorsExcept(t, explainOvertaken)
+
+	// gcscope replay FILE, in this process: the page shows the recording, no live stream.
+	file := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	replayBase := startReplay(t, file)
+	d.run(t, "open the replay", chromedp.Navigate(replayBase+"/?ns="+ns), uiReady)
+	poll("at the recording's cascade", `(() => { const g = window.gcscope, tr = g.travel(), tl = g.timeline();
+		return tr.active && !tr.seeking && tl.selected && tl.selected.root.name === "top" && `+jsArray(tree)+`.every((u) => tr.store.nodes.has(u)); })()`, 20*time.Second)
+	d.run(t, "frames", chromedp.Sleep(200*time.Millisecond))
+	var rp struct {
+		Banner     string   `json:"banner"`
+		Conn       string   `json:"conn"`
+		Sel        string   `json:"sel"`
+		LiveNodes  int      `json:"liveNodes"`
+		LiveSeq    int      `json:"liveSeq"`
+		Delete     bool     `json:"delete"`
+		BackToLive bool     `json:"backToLive"`
+		Drawn      []string `json:"drawn"`
+	}
+	d.eval(t, `(() => { const g = window.gcscope; const b = document.getElementById("travel-banner");
+		return { banner: b.hidden ? "" : b.textContent, conn: document.getElementById("conn").dataset.state, sel: g.view.sel || "",
+			liveNodes: g.live.nodes.size, liveSeq: g.live.seq, delete: !!document.getElementById("delete-button"),
+			backToLive: !document.getElementById("back-to-live").hidden, drawn: g.drawnUIDs() }; })()`, &rp)
+	if !strings.Contains(rp.Banner, "Replay of a recording") || rp.Conn != "replay" || rp.BackToLive {
+		t.Errorf("the replay's page: banner %q, connection %q, back to live offered %v; want a replay of a recording, no live", rp.Banner, rp.Conn, rp.BackToLive)
+	}
+	if rp.LiveNodes != 0 || rp.LiveSeq != 0 {
+		t.Errorf("the replay's page holds a live state (%d nodes, seq %d): it opened a stream", rp.LiveNodes, rp.LiveSeq)
+	}
+	if rp.Sel != owner || rp.Delete {
+		t.Errorf("the replay starts with %q selected (want the cascade's owner %s), delete button %v (want none: read-only)", rp.Sel, owner, rp.Delete)
+	}
+	if missing := minus(tree, rp.Drawn); len(missing) > 0 {
+		t.Errorf("at the cascade's start the replay does not draw %v", missing)
+	}
+	d.run(t, "speed 4x", chromedp.SetValue(chromedp.CSS("#tl-speed"), "4"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("tl-speed").dispatchEvent(new Event("change"))`))
+	d.eval(t, `(window.gcscope.trace(`+jsArray(tree)+`), true)`, &ok)
+	d.run(t, "play the replay", chromedp.Click(chromedp.CSS("#tl-play")))
+	poll("playing", `document.body.dataset.travel === "playing"`, 5*time.Second)
+	d.run(t, "mid-play", chromedp.Sleep(120*time.Millisecond))
+	browsertest.Screenshot(t, page.Ctx, "ui-history-replay")
+	poll("the replay played to the end", `document.body.dataset.travel === "paused" && `+jsArray(tree)+`.every((u) => !window.gcscope.store.nodes.has(u))`, 30*time.Second)
+	var replayed traceLog
+	d.eval(t, `window.gcscope.traceLog()`, &replayed)
+	assertForegroundDrawn(t, replayed, owner, dependents)
+	assertRemovalOrder(t, liveLog, replayed)
+	page.NoErrorsExcept(t, explainOvertaken)
 }
 
-// noTimelineYet accepts the one 404 of a server without /api/v1/history/timeline: the page
-// asks once, then draws the timeline from the events.
-func noTimelineYet(message string) bool {
-	return strings.Contains(message, "status of 404") && strings.Contains(message, "/api/v1/history/timeline")
+// exportHeader is the first line of an exported history.
+func exportHeader(t *testing.T, data []byte) (h struct{ From, To time.Time }) {
+	t.Helper()
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("the export is not gzip: %v", err)
+	}
+	line, err := bufio.NewReader(zr).ReadBytes('\n')
+	if err != nil || json.Unmarshal(line, &h) != nil {
+		t.Fatalf("the export's header: %q, %v", line, err)
+	}
+	return h
+}
+
+// sameMs: t is the moment iso (to the millisecond the page keeps).
+func sameMs(t time.Time, iso string) bool {
+	u, err := time.Parse(time.RFC3339Nano, iso)
+	return err == nil && t.Sub(u).Abs() < time.Millisecond
+}
+
+// startReplay runs `gcscope replay --listen 127.0.0.1:0 FILE` in this process until the
+// test ends, and returns its base URL.
+func startReplay(t *testing.T, file string) string {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr lockedWriter
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"replay", "--listen", "127.0.0.1:0", file}, func(string) string { return "" }, &stdout, &stderr)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("gcscope replay: %v", err)
+		}
+	})
+	serving := regexp.MustCompile(`serving the replay \(read-only, no cluster, no engine\) on (http://[0-9.:]+)`)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if m := serving.FindStringSubmatch(stdout.String()); m != nil {
+			return m[1]
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("gcscope replay %s: not serving within 20 s:\n%s\n%s", file, stdout.String(), stderr.String())
+		}
+	}
 }
 
 // timelinePoint evaluates expr, [x, y] in the timeline canvas, and returns it in the page.

@@ -13,7 +13,7 @@ import { get } from "./api.js";
  * @typedef {{t: number, events: number, deletes: number, errors: number}} Bucket
  * @typedef {{start: number, end: number, reason?: string, session?: number}} Gap
  * @typedef {{from: number, to: number, bucket: number, buckets: Bucket[], cascades: RecordedCascade[], gaps: Gap[],
- *   recording: any, approximate?: string}} Timeline bucket in ms; approximate: why the figures are partial
+ *   recording: any}} Timeline bucket in ms
  */
 
 /**
@@ -65,88 +65,18 @@ export function cascadeOf(c) {
 }
 
 /**
- * The timeline of [from, to) in n buckets: /api/v1/history/timeline when the server has it;
- * else built here from the recorded events (bounded: at most MAX_FALLBACK_EVENTS, after
- * which the figures are marked approximate), with the cascades the collector's deletes name.
+ * The timeline of [from, to) in n buckets (/api/v1/history/timeline), times in epoch ms.
  * @param {number} from @param {number} to @param {number} n
  * @returns {Promise<Timeline>}
  */
 export async function timeline(from, to, n) {
-  if (noTimeline) return timelineFromEvents(from, to, n);
-  try {
-    const t = await get(`/api/v1/history/timeline?${query({ from: isoTime(from), to: isoTime(to), buckets: n })}`);
-    return {
-      from: parseTime(t.from), to: parseTime(t.to), bucket: t.bucket / 1e6,
-      buckets: (t.buckets || []).map((/** @type {any} */ b) => ({ ...b, t: parseTime(b.t) })),
-      cascades: (t.cascades || []).map(cascadeOf),
-      gaps: (t.gaps || []).map((/** @type {any} */ g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
-      recording: t.recording,
-    };
-  } catch (e) {
-    if (/** @type {any} */ (e).status !== 404) throw e;
-    noTimeline = true; // asked once: an older server
-  }
-  return timelineFromEvents(from, to, n);
-}
-
-/** The server has no /api/v1/history/timeline (it answered 404). */
-let noTimeline = false;
-
-/** The most events the page reads to draw a timeline itself (when the server has no /timeline). */
-const MAX_FALLBACK_EVENTS = 30_000;
-
-/**
- * The timeline built from the events themselves (a server without /timeline): the
- * collector's actions counted per bucket, and a cascade per owner that a delete's reason
- * names as gone or deleting.
- * @param {number} from @param {number} to @param {number} n @returns {Promise<Timeline>}
- */
-async function timelineFromEvents(from, to, n) {
-  const bucket = Math.max(1, (to - from) / n);
-  /** @type {Bucket[]} */
-  const buckets = Array.from({ length: n }, (_, i) => ({ t: from + i * bucket, events: 0, deletes: 0, errors: 0 }));
-  /** @type {any} */
-  let page = null;
-  let read = 0;
-  /** @type {string|undefined} */
-  let cursor;
-  /** @type {Map<string, RecordedCascade>} */
-  const cascades = new Map();
-  do {
-    page = await historyPage({ from: isoTime(from), to: isoTime(to), type: ["action", "nodeUpdated", "nodeRemoved"], order: "oldest", limit: 5000, cursor });
-    for (const e of page.events) {
-      const t = parseTime(e.time);
-      const a = e.action;
-      if (a) {
-        const b = buckets[Math.min(n - 1, Math.max(0, Math.floor((t - from) / bucket)))];
-        b.events++;
-        if (a.verb === "delete") b.deletes++;
-        if (a.error) b.errors++;
-      }
-      const id = e.cascade ?? null;
-      if (id === null || id === undefined) continue;
-      let c = cascades.get(String(id));
-      if (!c) {
-        // A cascade's first event is its root seen deleting.
-        const root = e.node || e.object || a?.object;
-        const fin = e.node?.finalizers || [];
-        const policy = fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : "Background";
-        cascades.set(String(id), (c = { id, root, policy, start: t, end: t, objects: 0, deleted: 0, actions: 0, errors: 0 }));
-      }
-      c.end = t;
-      if (e.type === "nodeRemoved") c.objects = (c.objects || 0) + 1;
-      if (!a) continue;
-      c.actions = (c.actions || 0) + 1;
-      if (a.verb === "delete" && !a.error) c.deleted = (c.deleted || 0) + 1;
-      if (a.error) c.errors = (c.errors || 0) + 1;
-    }
-    read += page.events.length;
-    cursor = page.nextCursor;
-  } while (cursor && read < MAX_FALLBACK_EVENTS);
+  const t = await get(`/api/v1/history/timeline?${query({ from: isoTime(from), to: isoTime(to), buckets: n })}`);
   return {
-    from, to, bucket, buckets, cascades: [...cascades.values()],
-    gaps: (page?.gaps || []).map((/** @type {any} */ g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
-    recording: page?.recording, approximate: cursor ? `the first ${read.toLocaleString("en-US")} events` : "",
+    from: parseTime(t.from), to: parseTime(t.to), bucket: t.bucket / 1e6,
+    buckets: (t.buckets || []).map((/** @type {any} */ b) => ({ ...b, t: parseTime(b.t) })),
+    cascades: (t.cascades || []).map(cascadeOf),
+    gaps: (t.gaps || []).map((/** @type {any} */ g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
+    recording: t.recording,
   };
 }
 

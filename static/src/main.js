@@ -747,6 +747,12 @@ function momentText(t) {
   return `${clock(t)} · ${new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" })}`;
 }
 
+/** "Mon 23 Nov, 15:52:58.224 – 15:53:00.668" (the second date only when it differs). @param {number} from @param {number} to */
+function rangeText(from, to) {
+  const day = (/** @type {number} */ t) => new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" });
+  return `${day(from)}, ${clock(from)} – ${day(to) === day(from) ? "" : day(to) + ", "}${clock(to)}`;
+}
+
 function backToLive() {
   if (replay) return;
   travel?.leave();
@@ -756,14 +762,18 @@ function backToLive() {
 let selectedCascade = null;
 
 /**
- * Selects a recorded cascade: the timeline closes in on it and time travel goes to its
- * start, its owner selected.
- * @param {import("./history.js").RecordedCascade} c
+ * Selects a recorded cascade: the timeline closes in on it (unless zoom is false) and time
+ * travel goes to its start, its owner selected.
+ * @param {import("./history.js").RecordedCascade} c @param {boolean} [zoom]
  */
-function selectCascade(c) {
+function selectCascade(c, zoom = true) {
   if (!travel || !timeline) return Promise.resolve();
   selectedCascade = c;
-  timeline.focusCascade(c);
+  if (zoom) timeline.focusCascade(c);
+  else {
+    timeline.selected = c;
+    timeline.draw();
+  }
   return travel.seek(c.start - 1).then(() => {
     if (travel?.active) select(c.root.uid, true);
   });
@@ -835,8 +845,8 @@ function exportHistory() {
 /** What the timeline's window is, in words. */
 function windowTitle() {
   if (!timeline) return "";
-  if (replay) return "over the whole recording";
-  if (timeline.followNow) {
+  if (replay && timeline.from === replayWindow[0] && timeline.to === replayWindow[1]) return "over the whole recording";
+  if (timeline.followNow && !replay) {
     const r = RANGES.find(([, ms]) => ms === timeline?.range)?.[0];
     return r === "15m" ? "in the last 15 minutes" : r === "1h" ? "in the last hour" : r === "24h" ? "in the last 24 hours" : "since the recording began";
   }
@@ -927,11 +937,13 @@ function updateTimelineTitle() {
   if (!timeline) return;
   const d = timeline.data;
   const n = d?.cascades.length || 0;
-  $("tl-title").textContent = d ? `${windowTitle()} · ${timeline.total.toLocaleString("en-US")} actions · ${n} cascade${n === 1 ? "" : "s"}` +
-    (d.approximate ? ` (from ${d.approximate})` : "") : "loading…";
+  $("tl-title").textContent = d ? `${windowTitle()} · ${timeline.total.toLocaleString("en-US")} events · ${n} cascade${n === 1 ? "" : "s"}` : "loading…";
 }
 
-/** Replay mode: the recording from its start, or its first cascade; no live stream. */
+/** The window of the whole recording, in replay mode. @type {[number, number]} */
+const replayWindow = [0, 0];
+
+/** Replay mode: the recording from its first cascade, or its start; no live stream. */
 async function startReplay() {
   if (!travel || !timeline) return;
   conn.dataset.state = "replay";
@@ -944,13 +956,15 @@ async function startReplay() {
     timeline.recording = rec;
     timeline.followNow = false;
     const pad = Math.max(500, (to - from) * 0.02);
-    timeline.setWindow(from - pad, to + pad);
+    replayWindow[0] = from - pad;
+    replayWindow[1] = to + pad;
+    timeline.setWindow(...replayWindow);
     $("travel-tag").textContent = "Replay of a recording";
-    $("travel-note").textContent = `${momentText(from)} – ${momentText(to)}`;
+    $("travel-note").textContent = rangeText(from, to);
     $("travel-note").dataset.range = `${isoTime(from)}/${isoTime(to)}`;
     const d = await fetchTimeline(from, to + 1, 100).catch(() => null);
     const c = d?.cascades.sort((a, b) => a.start - b.start)[0];
-    if (c) await selectCascade(c);
+    if (c) await selectCascade(c, false);
     else await travel.seek(from);
   } catch (e) {
     toast(`The recording could not be read: ${/** @type {any} */ (e).message || e}`);
@@ -1040,7 +1054,8 @@ if (hasHistory) {
   for (const b of document.querySelectorAll("#timeline [data-range]")) {
     b.addEventListener("click", () => {
       const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */ (b).dataset.range)?.[1] ?? 3600e3;
-      tl.setRange(ms);
+      if (replay) tl.setWindow(...replayWindow); // a recording has no "now": all of it
+      else tl.setRange(ms);
     });
   }
   $("tl-play").addEventListener("click", togglePlay);
