@@ -3283,7 +3283,7 @@ var TimeTravel = class {
     this.seekTimer = void 0;
     this.seekId = 0;
     this.seeking = false;
-    this.seekDone = null;
+    this.pending = null;
     this.clock = { rec: 0, wall: 0 };
     this.lastSeekMs = 0;
     this.appliedLog = [];
@@ -3299,12 +3299,17 @@ var TimeTravel = class {
     this.hooks.moment(t);
     clearTimeout(this.seekTimer);
     const id = ++this.seekId;
-    if (o.debounce) {
-      return new Promise((resolve) => {
-        this.seekTimer = setTimeout(() => this.load(id, () => stateAt(t), t).then(resolve, resolve), SEEK_DEBOUNCE_MS);
-      });
-    }
-    return this.load(id, () => stateAt(t), t);
+    const done = o.debounce ? new Promise((resolve) => {
+      this.seekTimer = setTimeout(() => {
+        this.seekTimer = void 0;
+        this.load(id, () => stateAt(t), t).then(resolve, resolve);
+      }, SEEK_DEBOUNCE_MS);
+    }) : this.load(id, () => stateAt(t), t);
+    this.pending = done;
+    return (
+      /** @type {Promise<void>} */
+      done
+    );
   }
   /**
    * Loads a state into the travel store, unless another seek overtook it.
@@ -3328,6 +3333,7 @@ var TimeTravel = class {
     }
     if (id !== this.seekId) return;
     this.seeking = false;
+    this.pending = null;
     this.apply(state);
     if (t !== null) this.at = t;
     else this.at = parseTime(state.time);
@@ -3426,7 +3432,7 @@ var TimeTravel = class {
    */
   async play(o = {}) {
     if (o.from !== void 0) await this.seek(o.from);
-    else if (this.seeking && this.seekTimer === void 0) await new Promise((r) => setTimeout(r, 0));
+    else if (this.pending) await this.pending;
     if (!this.active) return;
     this.until = o.until ?? null;
     this.playing = true;
@@ -4361,7 +4367,8 @@ function revealAndCenter(uid, k) {
   }
   return renderer.centerOn(uid, k);
 }
-function select(uid, center = false) {
+function select(uid, center = false, keepTab = false) {
+  if (uid && !keepTab && historyView && historyTabShown()) showTab("object");
   view.sel = uid;
   renderer.selected = uid;
   renderer.dirty = true;
@@ -4473,6 +4480,19 @@ function runSearch() {
     );
   }), renderer.matches.size > 50 ? h("li.muted", null, `${renderer.matches.size - 50} more highlighted in the graph`) : "");
   if (q && !resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
+  if (q && hasHistory) results.append(h(
+    "li.recorded",
+    {
+      role: "option",
+      id: "search-recording",
+      onmousedown: (ev) => {
+        ev.preventDefault();
+        searchRecording(search.value.trim());
+      }
+    },
+    h("b", null, "Search the recording"),
+    h("span.muted", null, ` for “${search.value.trim()}”: deleted objects too`)
+  ));
   results.hidden = !q || document.activeElement !== search;
   writeURL();
 }
@@ -4483,6 +4503,28 @@ function searchScore(n, q) {
   if (name.includes(q)) return 2;
   if (n.kind.toLowerCase() === q) return 3;
   return (n.kind + "\0" + (n.namespace || "") + "\0" + n.uid).toLowerCase().includes(q) ? 4 : -1;
+}
+async function searchRecording(name) {
+  results.replaceChildren(h("li.muted", null, "searching the recording…"));
+  try {
+    const page = await historyPage({ name, type: "nodeRemoved", order: "newest", limit: 20 });
+    const seen = /* @__PURE__ */ new Set();
+    const found = page.events.filter((e) => !seen.has(e.node?.uid) && seen.add(e.node?.uid));
+    results.replaceChildren(...found.map((e) => {
+      const n = e.node, t = parseTime(e.time);
+      return h("li", { role: "option", "data-uid": n.uid, "data-removed": e.time, onmousedown: (ev) => {
+        ev.preventDefault();
+        results.hidden = true;
+        search.blur();
+        travel?.seek(t - 1e-3).then(() => select(n.uid, true));
+      } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
+    }));
+    if (!found.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object named “${name}”`));
+  } catch (e) {
+    results.replaceChildren(h("li.muted", null, `the recording could not be searched: ${/** @type {any} */
+    e.message || e}`));
+  }
+  results.hidden = false;
 }
 function choose(uid) {
   results.hidden = true;
@@ -4556,10 +4598,8 @@ canvas.addEventListener("pointerup", (ev) => {
     renderer.expanded.add(hit.block.parent);
     const b = hit.block;
     renderer.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
-  } else if (hit?.item) {
-    select(hit.item.uid);
-    if (historyView && historyTabShown()) showTab("object");
-  } else select(null);
+  } else if (hit?.item) select(hit.item.uid);
+  else select(null);
 });
 canvas.addEventListener("dblclick", (ev) => {
   const r = canvas.getBoundingClientRect();
@@ -4774,7 +4814,7 @@ function selectCascade(c, zoom = true) {
     timeline2.draw();
   }
   return travel.seek(c.start - 1).then(() => {
-    if (travel?.active) select(c.root.uid, true);
+    if (travel?.active) select(c.root.uid, true, true);
   });
 }
 async function playCascade(c) {
@@ -4864,6 +4904,10 @@ function travelKey(ev) {
       showTab(historyTabShown() ? "object" : "history");
       return true;
     case " ":
+      if (
+        /** @type {HTMLElement} */
+        ev.target.matches("button, a")
+      ) return false;
       ev.preventDefault();
       togglePlay();
       return true;
@@ -5033,7 +5077,7 @@ if (hasHistory) {
     play: (c) => playCascade(c),
     object(ref, t) {
       if (!ref?.uid) return;
-      tr.seek(t - 1e-3).then(() => select(ref.uid, true));
+      tr.seek(t - 1e-3).then(() => select(ref.uid, true, true));
     }
   });
   for (const b of document.querySelectorAll("#timeline [data-range]")) {

@@ -338,6 +338,20 @@ func TestUIHistory(t *testing.T) {
 		t.Errorf("exported %q from %s to %s, want a .jsonl.gz of the window the timeline shows, %s to %s", name, header.From, header.To, window[0], window[1])
 	}
 	d.run(t, "Esc", chromedp.KeyEvent("\u001b"))
+
+	// A gone object: found in the recording from the search box, seen just before its
+	// removal, and its last cascade replayed from its panel.
+	gone := leafUIDs[2]
+	d.run(t, "search the recording", chromedp.Click(chromedp.CSS("#search")), chromedp.SendKeys(chromedp.CSS("#search"), "leaf-b1"),
+		chromedp.WaitVisible(chromedp.CSS("#search-recording")), chromedp.Click(chromedp.CSS("#search-recording")),
+		chromedp.WaitVisible(chromedp.CSS(`#search-results li[data-uid="`+gone+`"]`)), chromedp.Click(chromedp.CSS(`#search-results li[data-uid="`+gone+`"]`)))
+	poll("the gone object, just before its removal", `(() => { const g = window.gcscope, tr = g.travel();
+		return tr.active && !tr.seeking && g.view.sel === `+jsQuoted(gone)+` && tr.store.nodes.has(`+jsQuoted(gone)+`); })()`, 10*time.Second)
+	d.run(t, "replay its last cascade", chromedp.WaitVisible(chromedp.CSS("#replay-button")), chromedp.Click(chromedp.CSS("#replay-button")))
+	poll("its cascade played", `(() => { const g = window.gcscope, tr = g.travel(), tl = g.timeline();
+		return tl.selected && String(tl.selected.id) === "`+fmt.Sprint(cascadeID)+`" && document.body.dataset.travel === "paused" && tr.at >= tl.selected.end
+			&& `+jsArray(tree)+`.every((u) => !tr.store.nodes.has(u)); })()`, 20*time.Second)
+	d.run(t, "Esc", chromedp.KeyEvent("\u001b"))
 	page.NoErrorsExcept(t, explainOvertaken)
 
 	// gcscope replay FILE, in this process: the page shows the recording, no live stream.

@@ -314,8 +314,13 @@ function revealAndCenter(uid, k) {
   return renderer.centerOn(uid, k);
 }
 
-/** @param {string|null} uid @param {boolean} [center] */
-function select(uid, center = false) {
+/**
+ * Selects an object (null: none), centring on it when asked. The object panel comes to the
+ * front, unless the history view asked (keepTab: the user goes on down its list).
+ * @param {string|null} uid @param {boolean} [center] @param {boolean} [keepTab]
+ */
+function select(uid, center = false, keepTab = false) {
+  if (uid && !keepTab && historyView && historyTabShown()) showTab("object");
   view.sel = uid;
   renderer.selected = uid;
   renderer.dirty = true;
@@ -424,6 +429,10 @@ function runSearch() {
       h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""}`));
   }), renderer.matches.size > 50 ? h("li.muted", null, `${renderer.matches.size - 50} more highlighted in the graph`) : "");
   if (q && !resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
+  // With a recording: objects that are gone too.
+  if (q && hasHistory) results.append(h("li.recorded", { role: "option", id: "search-recording",
+    onmousedown: (/** @type {Event} */ ev) => { ev.preventDefault(); searchRecording(search.value.trim()); } },
+  h("b", null, "Search the recording"), h("span.muted", null, ` for “${search.value.trim()}”: deleted objects too`)));
   results.hidden = !q || document.activeElement !== search;
   writeURL();
 }
@@ -440,6 +449,33 @@ function searchScore(n, q) {
   if (name.includes(q)) return 2;
   if (n.kind.toLowerCase() === q) return 3;
   return (n.kind + "\u0000" + (n.namespace || "") + "\u0000" + n.uid).toLowerCase().includes(q) ? 4 : -1;
+}
+
+/**
+ * The recorded removals of objects named name (the newest first): a click travels to just
+ * before the removal, the object selected, to see it or replay its last cascade.
+ * @param {string} name
+ */
+async function searchRecording(name) {
+  results.replaceChildren(h("li.muted", null, "searching the recording…"));
+  try {
+    const page = await historyPage({ name, type: "nodeRemoved", order: "newest", limit: 20 });
+    const seen = new Set();
+    const found = page.events.filter((/** @type {any} */ e) => !seen.has(e.node?.uid) && seen.add(e.node?.uid));
+    results.replaceChildren(...found.map((/** @type {any} */ e) => {
+      const n = e.node, t = parseTime(e.time);
+      return h("li", { role: "option", "data-uid": n.uid, "data-removed": e.time, onmousedown: (/** @type {Event} */ ev) => {
+        ev.preventDefault();
+        results.hidden = true;
+        search.blur();
+        travel?.seek(t - 0.001).then(() => select(n.uid, true));
+      } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
+    }));
+    if (!found.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object named “${name}”`));
+  } catch (e) {
+    results.replaceChildren(h("li.muted", null, `the recording could not be searched: ${/** @type {any} */ (e).message || e}`));
+  }
+  results.hidden = false;
 }
 
 /** @param {string} uid */
@@ -520,10 +556,8 @@ canvas.addEventListener("pointerup", (ev) => {
     renderer.expanded.add(hit.block.parent);
     const b = hit.block;
     renderer.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
-  } else if (hit?.item) {
-    select(hit.item.uid);
-    if (historyView && historyTabShown()) showTab("object");
-  } else select(null);
+  } else if (hit?.item) select(hit.item.uid);
+  else select(null);
 });
 canvas.addEventListener("dblclick", (ev) => {
   const r = canvas.getBoundingClientRect();
@@ -775,7 +809,7 @@ function selectCascade(c, zoom = true) {
     timeline.draw();
   }
   return travel.seek(c.start - 1).then(() => {
-    if (travel?.active) select(c.root.uid, true);
+    if (travel?.active) select(c.root.uid, true, true);
   });
 }
 
@@ -872,6 +906,8 @@ function travelKey(ev) {
       showTab(historyTabShown() ? "object" : "history");
       return true;
     case " ":
+      // A focused button takes its own Space (a click): not twice.
+      if (/** @type {HTMLElement} */ (ev.target).matches("button, a")) return false;
       ev.preventDefault();
       togglePlay();
       return true;
@@ -1048,7 +1084,7 @@ if (hasHistory) {
     play: (c) => playCascade(c),
     object(ref, t) {
       if (!ref?.uid) return;
-      tr.seek(t - 0.001).then(() => select(ref.uid, true));
+      tr.seek(t - 0.001).then(() => select(ref.uid, true, true));
     },
   });
   for (const b of document.querySelectorAll("#timeline [data-range]")) {

@@ -43,7 +43,7 @@ export class TimeTravel {
     /** @type {ReturnType<typeof setTimeout>|undefined} */ this.seekTimer = undefined;
     this.seekId = 0;
     this.seeking = false;
-    /** @type {Promise<void>|null} */ this.seekDone = null;
+    /** the last seek, until it is done @type {Promise<any>|null} */ this.pending = null;
     this.clock = { rec: 0, wall: 0 };
     this.lastSeekMs = 0;
     /** the events applied since the last seek, for step back: [session, seq, type] */
@@ -61,12 +61,16 @@ export class TimeTravel {
     this.hooks.moment(t);
     clearTimeout(this.seekTimer);
     const id = ++this.seekId;
-    if (o.debounce) {
-      return new Promise((resolve) => {
-        this.seekTimer = setTimeout(() => this.load(id, () => stateAt(t), t).then(resolve, resolve), SEEK_DEBOUNCE_MS);
-      });
-    }
-    return this.load(id, () => stateAt(t), t);
+    const done = o.debounce
+      ? new Promise((resolve) => {
+        this.seekTimer = setTimeout(() => {
+          this.seekTimer = undefined;
+          this.load(id, () => stateAt(t), t).then(resolve, resolve);
+        }, SEEK_DEBOUNCE_MS);
+      })
+      : this.load(id, () => stateAt(t), t);
+    /** @type {Promise<any>} */ (this.pending) = done;
+    return /** @type {Promise<void>} */ (done);
   }
 
   /**
@@ -88,6 +92,7 @@ export class TimeTravel {
     }
     if (id !== this.seekId) return;
     this.seeking = false;
+    this.pending = null;
     this.apply(state);
     if (t !== null) this.at = t;
     else this.at = parseTime(state.time);
@@ -195,7 +200,7 @@ export class TimeTravel {
    */
   async play(o = {}) {
     if (o.from !== undefined) await this.seek(o.from);
-    else if (this.seeking && this.seekTimer === undefined) await new Promise((r) => setTimeout(r, 0));
+    else if (this.pending) await this.pending; // a drag's last moment first
     if (!this.active) return;
     this.until = o.until ?? null;
     this.playing = true;
