@@ -223,6 +223,15 @@ func TestUIHistory(t *testing.T) {
 	if shown.Live != 0 {
 		t.Errorf("while travelling, the live store holds %d objects of the deleted tree, want 0: the live state is kept as it is", shown.Live)
 	}
+	// The stream goes on underneath: an object created now reaches the live store, not the
+	// moment shown.
+	made := createConfigMap(t, kube, ns, "made-while-travelling")
+	poll("the stream goes on while travelling", `window.gcscope.live.nodes.has(`+jsQuoted(string(made.UID))+`) && window.gcscope.travel().active`, 10*time.Second)
+	var drawnMade bool
+	d.eval(t, `window.gcscope.drawnUIDs().includes(`+jsQuoted(string(made.UID))+`)`, &drawnMade)
+	if drawnMade {
+		t.Errorf("an object created while travelling is drawn at the recorded moment")
+	}
 
 	// Play the cascade at 4× from its start.
 	d.run(t, "speed 4x", chromedp.SetValue(chromedp.CSS("#tl-speed"), "4"),
@@ -279,8 +288,8 @@ func TestUIHistory(t *testing.T) {
 	if back.Mark != 1 {
 		t.Errorf("back to live reloaded the page")
 	}
-	if got, want := slices.Sorted(slices.Values(back.Drawn)), slices.Sorted(slices.Values(back.Live)); !slices.Equal(got, want) {
-		t.Errorf("back to live, the canvas draws %v, want the live graph %v", got, want)
+	if got, want := slices.Sorted(slices.Values(back.Drawn)), slices.Sorted(slices.Values(back.Live)); !slices.Equal(got, want) || !slices.Contains(got, string(made.UID)) {
+		t.Errorf("back to live, the canvas draws %v, want the live graph %v, with the object created while travelling", got, want)
 	}
 	browsertest.Screenshot(t, page.Ctx, "ui-history-live")
 
