@@ -3652,8 +3652,10 @@ var Timeline = class {
    */
   following() {
     const now = Date.now();
-    const from = this.range ? now - this.range : this.oldest();
-    return [from, now + (now - from) * 0.04];
+    const oldest = this.recording?.oldest ? Date.parse(this.recording.oldest) : NaN;
+    let from = this.range ? now - this.range : this.oldest();
+    if (Number.isFinite(oldest) && oldest > from) from = Math.max(from, oldest - Math.max(2e3, (now - oldest) * 0.05));
+    return [from, now + Math.max(1e3, (now - from) * 0.04)];
   }
   /**
    * The window drawn; its data are fetched after a short pause (wheel, drag).
@@ -3690,6 +3692,13 @@ var Timeline = class {
         this.data = d;
         this.fetchMs = performance.now() - t0;
         if (d.recording) this.recording = d.recording;
+        if (this.followNow && !this.dragging) {
+          const [f, t] = this.following();
+          if (Math.abs(f - this.from) > (this.to - this.from) * 0.02) {
+            this.setWindow(f, t, true);
+            return;
+          }
+        }
         this.total = d.buckets.reduce((s, b) => s + b.events, 0);
         if (this.selected) this.selected = d.cascades.find((c) => String(c.id) === String(this.selected?.id)) || this.selected;
         this.draw();
@@ -3720,6 +3729,11 @@ var Timeline = class {
     ctx.fillStyle = C["--bg"];
     ctx.fillRect(0, top, w, axisTop - top);
     const d = this.data;
+    const nowX = this.x(Date.now());
+    if (nowX >= 0 && nowX <= w) {
+      ctx.fillStyle = "#12b76a";
+      ctx.fillRect(Math.min(w - 1, nowX), top, 1, axisTop - top);
+    }
     if (d) {
       for (const g of d.gaps) {
         const x0 = Math.max(0, this.x(g.start)), x1 = Math.min(w, this.x(g.end));
@@ -3797,11 +3811,6 @@ var Timeline = class {
       const label = tickLabel(t, step);
       const tw = ctx.measureText(label).width;
       if (x + 3 + tw < w) ctx.fillText(label, x + 3, axisTop + 1);
-    }
-    const nowX = this.x(Date.now());
-    if (nowX >= 0 && nowX <= w) {
-      ctx.fillStyle = "#12b76a";
-      ctx.fillRect(Math.min(w - 2, nowX - 1), top, 2, axisTop - top);
     }
     if (Number.isFinite(this.cursor)) {
       const x = Math.max(1, Math.min(w - 1, this.x(this.cursor)));
@@ -4663,6 +4672,7 @@ function setTheme(t, remember) {
   document.documentElement.dataset.theme = t;
   if (remember) localStorage.setItem("gcscope-theme", t);
   renderer?.readColors();
+  timeline2?.readColors();
 }
 function toggleTheme() {
   const cur = document.documentElement.dataset.theme || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
@@ -4670,7 +4680,10 @@ function toggleTheme() {
   writeURL();
 }
 $("theme-toggle").addEventListener("click", toggleTheme);
-matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => renderer.readColors());
+matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
+  renderer.readColors();
+  timeline2?.readColors();
+});
 var exportMenu = $("export-menu");
 $("export-button").addEventListener("click", () => exportMenu.hidden = !exportMenu.hidden);
 exportMenu.addEventListener("click", async (ev) => {

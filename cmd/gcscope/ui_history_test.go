@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -168,9 +169,18 @@ func TestUIHistory(t *testing.T) {
 	// The timeline shows the cascade; a click on it selects it.
 	poll("the cascade on the timeline", `(window.gcscope.timeline().spans || []).some((s) => String(s.c.id) === "`+fmt.Sprint(cascadeID)+`")`, 30*time.Second)
 	browsertest.Screenshot(t, page.Ctx, "ui-history-timeline")
-	spanX, spanY := timelinePoint(t, d, `(() => { const tl = window.gcscope.timeline(); const s = tl.spans.find((s) => String(s.c.id) === "`+fmt.Sprint(cascadeID)+`");
-		return [(Math.max(0, s.x0) + Math.min(tl.w - 1, s.x1)) / 2, s.y + 2]; })()`)
-	d.run(t, "click the cascade", chromedp.MouseEvent(chromedp.MousePressed, spanX, spanY, chromedp.ButtonLeft), chromedp.MouseEvent(chromedp.MouseReleased, spanX, spanY, chromedp.ButtonLeft))
+	// The window follows now (it moves every 5 s): a click that a move beat is tried again.
+	var spanX, spanY float64
+	for try := 0; ; try++ {
+		spanX, spanY = timelinePoint(t, d, `(() => { const tl = window.gcscope.timeline(); const s = tl.spans.find((s) => String(s.c.id) === "`+fmt.Sprint(cascadeID)+`");
+			return [(Math.max(0, s.x0) + Math.min(tl.w - 1, s.x1)) / 2, s.y + 2]; })()`)
+		d.run(t, "click the cascade", chromedp.MouseEvent(chromedp.MousePressed, spanX, spanY, chromedp.ButtonLeft), chromedp.MouseEvent(chromedp.MouseReleased, spanX, spanY, chromedp.ButtonLeft))
+		var selected bool
+		d.eval(t, `!!window.gcscope.timeline().selected`, &selected)
+		if selected || try == 2 {
+			break
+		}
+	}
 	poll("time travel to the cascade's start", `window.gcscope.travel().active && !window.gcscope.travel().seeking && document.body.classList.contains("travel")`, 10*time.Second)
 	var sel string
 	d.eval(t, `window.gcscope.view.sel`, &sel)
@@ -361,6 +371,81 @@ func TestUIHistory(t *testing.T) {
 		return tl.selected && String(tl.selected.id) === "`+fmt.Sprint(cascadeID)+`" && document.body.dataset.travel === "paused" && tr.at >= tl.selected.end
 			&& `+jsArray(tree)+`.every((u) => !tr.store.nodes.has(u)); })()`, 20*time.Second)
 	d.run(t, "Esc", chromedp.KeyEvent("\u001b"))
+
+	// Hundreds of decisions: the history view lists them all, a screenful in the page.
+	const many = 500 // the engine writes at 100 requests a second: 2 per object
+	d.run(t, "slow motion off", chromedp.Click(chromedp.CSS("#slow-motion")))
+	waitAPI(t, base, "slow motion off", func() bool {
+		var sm struct {
+			SlowMotion bool `json:"slowMotion"`
+		}
+		mustGetJSON(t, base+"/api/v1/session", &sm)
+		return !sm.SlowMotion
+	})
+	bulkStart := time.Now()
+	bulkOwner := createConfigMap(t, kube, ns, "bulk")
+	var wg sync.WaitGroup
+	errs := make(chan error, many)
+	for w := range 25 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < many; i += 25 {
+				_, err := kube.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("bulk-%04d", i),
+					OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: bulkOwner.Name, UID: bulkOwner.UID}}}}, metav1.CreateOptions{})
+				if err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	t.Logf("%d dependents created in %v", many, time.Since(bulkStart).Round(time.Millisecond))
+	if err := kube.CoreV1().ConfigMaps(ns).Delete(ctx, "bulk", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitAPI(t, base, "the bulk dependents collected", func() bool {
+		list, err := kube.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
+		return err == nil && !slices.ContainsFunc(list.Items, func(cm corev1.ConfigMap) bool { return strings.HasPrefix(cm.Name, "bulk") })
+	})
+	waitAPI(t, base, "the bulk deletes recorded", func() bool {
+		var p struct {
+			Events []event `json:"events"`
+		}
+		mustGetJSON(t, base+"/api/v1/history?type=action&verb=delete&result=ok&order=oldest&limit=1&name=bulk-0000", &p)
+		return len(p.Events) == 1
+	})
+	t.Logf("collected and recorded in %v", time.Since(bulkStart).Round(time.Millisecond))
+	d.run(t, "the history view of the last 15 minutes", chromedp.Click(chromedp.CSS(`#timeline [data-range="15m"]`)), chromedp.Click(chromedp.CSS("#tab-history")))
+	poll("every delete listed", fmt.Sprintf(`/^[\d,]+ decisions/.test(document.getElementById("history-summary").textContent) &&
+		Number(document.getElementById("history-summary").textContent.split(" ")[0].replaceAll(",", "")) >= %d`, many+len(dependents)), 30*time.Second)
+	var vl struct {
+		Summary string `json:"summary"`
+		InDOM   int    `json:"inDOM"`
+		Bottom  string `json:"bottom"`
+	}
+	var atTop int
+	d.eval(t, `(() => { const l = document.getElementById("history-list"); const n = document.querySelectorAll("#history-list .hrow").length;
+		l.scrollTop = l.scrollHeight; return n; })()`, &atTop)
+	d.run(t, "scrolled", chromedp.Sleep(200*time.Millisecond))
+	d.eval(t, `(() => { const rows = [...document.querySelectorAll("#history-list .hrow")];
+		return { summary: document.getElementById("history-summary").textContent, inDOM: rows.length,
+			bottom: rows[rows.length - 1]?.querySelector(".hobj")?.textContent || "" }; })()`, &vl)
+	vl.InDOM = max(vl.InDOM, atTop)
+	browsertest.Screenshot(t, page.Ctx, "ui-history-view-many")
+	if vl.InDOM > 40 {
+		t.Errorf("the history view puts %d rows in the page for %q: not virtualized", vl.InDOM, vl.Summary)
+	}
+	// Newest first: the bottom of the list is the oldest decision, a delete of the tree.
+	if !strings.HasPrefix(vl.Bottom, "ConfigMap hist/") || strings.Contains(vl.Bottom, "bulk") {
+		t.Errorf("scrolled to the bottom, the history view shows %q last, want the oldest delete (of the tree, before the bulk)", vl.Bottom)
+	}
+	t.Logf("history view: %s, %d rows in the page", vl.Summary, vl.InDOM)
+	d.run(t, "back to the object panel", chromedp.Click(chromedp.CSS("#tab-object")))
 	page.NoErrorsExcept(t, explainOvertaken)
 
 	// gcscope replay FILE, in this process: the page shows the recording, no live stream.

@@ -635,6 +635,7 @@ function setTheme(t, remember) {
   document.documentElement.dataset.theme = t;
   if (remember) localStorage.setItem("gcscope-theme", t);
   renderer?.readColors();
+  timeline?.readColors(); // (set theme only runs once the module has run: see "start")
 }
 
 function toggleTheme() {
@@ -643,7 +644,10 @@ function toggleTheme() {
   writeURL();
 }
 $("theme-toggle").addEventListener("click", toggleTheme);
-matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => renderer.readColors());
+matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
+  renderer.readColors();
+  timeline?.readColors();
+});
 
 // --- export ---
 

@@ -106,8 +106,12 @@ export class Timeline {
    */
   following() {
     const now = Date.now();
-    const from = this.range ? now - this.range : this.oldest();
-    return [from, now + (now - from) * 0.04];
+    // Nothing is recorded before the recording's start: the window starts there at the
+    // earliest (with a little room), so that a young recording is not a sliver at the edge.
+    const oldest = this.recording?.oldest ? Date.parse(this.recording.oldest) : NaN;
+    let from = this.range ? now - this.range : this.oldest();
+    if (Number.isFinite(oldest) && oldest > from) from = Math.max(from, oldest - Math.max(2000, (now - oldest) * 0.05));
+    return [from, now + Math.max(1000, (now - from) * 0.04)];
   }
 
   /**
@@ -149,6 +153,14 @@ export class Timeline {
         this.data = d;
         this.fetchMs = performance.now() - t0;
         if (d.recording) this.recording = d.recording;
+        if (this.followNow && !this.dragging) {
+          // The recording's start is known now: the window may start later.
+          const [f, t] = this.following();
+          if (Math.abs(f - this.from) > (this.to - this.from) * 0.02) {
+            this.setWindow(f, t, true);
+            return;
+          }
+        }
         this.total = d.buckets.reduce((s, b) => s + b.events, 0);
         // The selected cascade, as the server knows it now (a running one grows).
         if (this.selected) this.selected = d.cascades.find((c) => String(c.id) === String(this.selected?.id)) || this.selected;
@@ -180,6 +192,12 @@ export class Timeline {
     ctx.fillStyle = C["--bg"];
     ctx.fillRect(0, top, w, axisTop - top);
     const d = this.data;
+    // Now, when in the window: a thin line behind the bars.
+    const nowX = this.x(Date.now());
+    if (nowX >= 0 && nowX <= w) {
+      ctx.fillStyle = "#12b76a";
+      ctx.fillRect(Math.min(w - 1, nowX), top, 1, axisTop - top);
+    }
     // Gaps: hatched, over everything they cover.
     if (d) {
       for (const g of d.gaps) {
@@ -262,12 +280,6 @@ export class Timeline {
       const label = tickLabel(t, step);
       const tw = ctx.measureText(label).width;
       if (x + 3 + tw < w) ctx.fillText(label, x + 3, axisTop + 1);
-    }
-    // Now, when in the window.
-    const nowX = this.x(Date.now());
-    if (nowX >= 0 && nowX <= w) {
-      ctx.fillStyle = "#12b76a";
-      ctx.fillRect(Math.min(w - 2, nowX - 1), top, 2, axisTop - top);
     }
     // The cursor of time travel.
     if (Number.isFinite(this.cursor)) {
