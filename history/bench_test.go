@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -238,3 +239,56 @@ func BenchmarkTimeline(b *testing.B) {
 			figures[2000][0].Round(time.Microsecond), figures[2000][1].Round(time.Microsecond), figures[2000][1].Seconds()/0.25, page.Round(time.Microsecond))
 	}
 }
+
+// BenchmarkExportImport: a 300,000-event recording (2,000-node graph) exported whole and
+// imported into a fresh store (what gcscope replay does first). Baseline: recording the
+// same events (BenchmarkRecordThroughput's path), in the same run.
+func BenchmarkExportImport(b *testing.B) {
+	const n = 300000
+	evs := synthEvents(b, n, 2000)
+	feed := gc.NewFeed(n)
+	s := openStore(b, Options{})
+	stop := record(b, s, &drainEngine{feed: feed, snap: gc.Snapshot{Mode: gc.ModeActive}}, RecorderOptions{})
+	start := time.Now() // published after the recording started: their times follow its first checkpoint
+	feed.Publish(evs...)
+	waitRecorded(b, s, feed.LastSeq())
+	recordRate := float64(n) / time.Since(start).Seconds()
+	stop()
+	st := s.Status()
+	ctx := context.Background()
+	b.ResetTimer()
+	for range b.N {
+		var file countingWriter
+		start := time.Now()
+		end, err := s.Export(ctx, &file, ExportOptions{From: st.Oldest, To: st.Newest.Add(time.Nanosecond)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		exportTook := time.Since(start)
+		pr, pw := io.Pipe()
+		go func() {
+			_, err := s.Export(ctx, pw, ExportOptions{From: st.Oldest, To: st.Newest.Add(time.Nanosecond)})
+			pw.CloseWithError(err)
+		}()
+		into := openStore(b, Options{})
+		start = time.Now()
+		sum, err := Import(ctx, into, pr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		importTook := time.Since(start) // includes a second export feeding it through a pipe
+		if sum.Events != end.Events {
+			b.Fatalf("imported %d of %d events", sum.Events, end.Events)
+		}
+		b.ReportMetric(float64(end.Events)/exportTook.Seconds(), "export-events/s")
+		b.ReportMetric(float64(sum.Events)/importTook.Seconds(), "import-events/s")
+		b.ReportMetric(float64(file.n)/float64(end.Events)*1e6/(1<<20), "file-MiB/M-events")
+		b.Logf("%d events: export %s (%.0f events/s, %.1f MiB, %.1f MiB per million), export piped into an import %s (%.0f events/s, %.2f× recording's %.0f events/s), %d cascades",
+			end.Events, exportTook.Round(time.Millisecond), float64(end.Events)/exportTook.Seconds(), float64(file.n)/(1<<20), float64(file.n)/float64(end.Events)*1e6/(1<<20),
+			importTook.Round(time.Millisecond), float64(sum.Events)/importTook.Seconds(), float64(sum.Events)/importTook.Seconds()/recordRate, recordRate, sum.Cascades)
+	}
+}
+
+type countingWriter struct{ n int64 }
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += int64(len(p)); return len(p), nil }

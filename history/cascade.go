@@ -95,8 +95,12 @@ var writes = []gc.ActionVerb{gc.VerbDelete, gc.VerbOrphan, gc.VerbRemoveFinalize
 // observe tags e, the event at pos of session, before rep applies it, and returns its
 // cascade's id (0: none).
 func (cs *cascades) observe(e *gc.Event, pos, session int64, rep *gc.Replica) int64 {
+	nodeGoing := e.Node != nil && (e.Type == gc.NodeUpdated || e.Type == gc.NodeRemoved)
+	if len(cs.open) == 0 && !nodeGoing {
+		return 0 // most events, most of the time: only a deletion can start one
+	}
 	switch {
-	case e.Node != nil && (e.Type == gc.NodeUpdated || e.Type == gc.NodeRemoved):
+	case nodeGoing:
 		n := e.Node
 		c := cs.byUID[n.UID]
 		deleting := e.Type == gc.NodeRemoved || n.BeingDeleted || n.DeletingDependents
@@ -110,11 +114,10 @@ func (cs *cascades) observe(e *gc.Event, pos, session int64, rep *gc.Replica) in
 			return cs.byOwner(n.UID, n.Owners, rep, e, pos)
 		}
 		switch {
-		case e.Type == gc.NodeRemoved:
-			if c.members[n.UID] {
-				c.members[n.UID] = false
-				c.live--
-			}
+		case e.Type == gc.NodeRemoved && c.members[n.UID]:
+			// Once: a virtual node the graph makes for a gone owner is removed again later.
+			c.members[n.UID] = false
+			c.live--
 			c.Deleted++
 		case !deleting && c.members[n.UID] && cs.ownersCascade(n.UID, n.Owners, nil) != c:
 			// Its owners in the cascade are gone from its references: orphaned.

@@ -199,3 +199,65 @@ func TestOrphanCascadeAndAGapThatCutsOne(t *testing.T) {
 		t.Fatalf("the cascade cut by a gap: %s, want ended with a note that says why", jsonOf(t, cs[0]))
 	}
 }
+
+// TestRestartEndsOpenCascades: a cascade open when gcscope stops is ended, with a note,
+// when the next session starts; one with nothing left ends as gcscope stops.
+func TestRestartEndsOpenCascades(t *testing.T) {
+	e := newSynth(1<<16, 13)
+	dir := t.TempDir()
+	s := openStore(t, Options{Dir: dir})
+	o := quick()
+	o.CascadeQuiet = time.Hour // nothing ends by itself during the test
+	stop := record(t, s, e, o)
+	waiting, gone := e.grow(3), e.grow(0)
+	e.mu.Lock()
+	n, _ := e.rep.Node(waiting.owner.UID)
+	e.mu.Unlock()
+	n.BeingDeleted, n.DeletingDependents, n.Finalizers = true, true, []string{"foregroundDeletion"}
+	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &n})
+	e.remove(gone.owner, nil)
+	waitRecorded(t, s, e.feed.LastSeq())
+	stop()
+	ctx := context.Background()
+	byRoot := func() map[types.UID]Cascade {
+		cs, err := s.Cascades(ctx, CascadeQuery{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[types.UID]Cascade{}
+		for _, c := range cs {
+			out[c.Root.UID] = c
+		}
+		return out
+	}
+	if got := byRoot(); got[waiting.owner.UID].End != nil || got[gone.owner.UID].End == nil || got[gone.owner.UID].Note != "" {
+		t.Fatalf("after a stop: %s; want the waiting one open and the finished one ended", jsonOf(t, got))
+	}
+	record(t, s, e, o)
+	waitRecorded(t, s, e.feed.LastSeq())
+	if c := byRoot()[waiting.owner.UID]; c.End == nil || !strings.Contains(c.Note, "gcscope stopped before it ended") {
+		t.Fatalf("after a restart the cascade left open: %s", jsonOf(t, c))
+	}
+}
+
+// TestAGoneRootIsDeletedOnce: the graph may make a virtual node for a root that is gone
+// (a dependent still names it) and remove it again; the cascade counts the root once.
+func TestAGoneRootIsDeletedOnce(t *testing.T) {
+	e := newSynth(1<<16, 14)
+	s := openStore(t, Options{})
+	record(t, s, e, quick())
+	tr := e.grow(2)
+	e.remove(tr.owner, nil)
+	virtual := gc.NodeState{ObjectRef: tr.owner, Virtual: true}
+	e.publish(gc.Event{Type: gc.NodeAdded, Node: &virtual})
+	e.publish(gc.Event{Type: gc.NodeRemoved, Node: &virtual})
+	for _, d := range tr.deps {
+		e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: d, Policy: "Background", Reason: "all its owners are gone"})
+		e.remove(d, []types.UID{tr.owner.UID})
+	}
+	waitRecorded(t, s, e.feed.LastSeq())
+	cs := waitCascades(t, s, CascadeQuery{UID: string(tr.owner.UID)}, func(cs []Cascade) bool { return len(cs) == 1 && cs[0].End != nil })
+	if c := cs[0]; c.Objects != 3 || c.Deleted != 3 || c.Actions != 2 {
+		t.Fatalf("%s: want 3 objects, 3 deleted, 2 actions", jsonOf(t, c))
+	}
+}

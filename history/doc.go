@@ -14,10 +14,17 @@
 // size cap reached, a full or failing disk) pauses the recording, with the reason in
 // Status and a metric, and the Recorder tries again later; the engine is never touched.
 //
+// As it writes, the Recorder tags cascades (a root's deletion and every deletion the
+// collector made because of it; cascade.go) and stores each event's cascade in its key.
+// Timeline answers events per time bucket from the blocks' ranges and counts, without
+// reading events; Export writes a window as a file (ExportSchema) that Import reads into
+// an empty store, for gcscope replay.
+//
 // Every start of the Recorder is a new session: the engine's sequence numbers start again
 // with each engine, so an event is identified by its session and seq, and ordered across
 // sessions by its position (Pos) in the recording.
 //
-// Concurrency: one goroutine (Recorder.Run) writes; Query, StateAt and Status are safe
-// from any goroutine and read a consistent snapshot of the database (WAL mode).
+// Concurrency: one goroutine (Recorder.Run, or Import) writes; Query, StateAt, Timeline,
+// Cascades, Export and Status are safe from any goroutine and read a consistent snapshot
+// of the database (WAL mode).
 package history

@@ -66,7 +66,7 @@ func Import(ctx context.Context, s *Store, r io.Reader) (ImportSummary, error) {
 	if w.nextPos > 1 {
 		return sum, errors.New("history: import into a store that holds a recording already")
 	}
-	o := RecorderOptions{}
+	o := RecorderOptions{Version: sum.Header.Version}
 	o.defaults(0)
 	rec := newRecorder(s, nil, o)
 	rec.w = w
@@ -169,6 +169,13 @@ func Import(ctx context.Context, s *Store, r io.Reader) (ImportSummary, error) {
 		}
 		if err := w.closeOpenCascades(ctx, tx, "the export ends before it did"); err != nil {
 			return sum, err
+		}
+		if gap != nil { // the window ends in it: nothing resumed
+			g := *gap
+			g.Session, g.Pos = rec.session, w.nextPos
+			if err := w.writeGap(ctx, tx, g); err != nil {
+				return sum, err
+			}
 		}
 		if err := tx.Commit(); err != nil {
 			return sum, err

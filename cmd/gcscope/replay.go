@@ -48,6 +48,7 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayConfig, error) {
 	fs.StringVar(&c.tlsCert, "tls-cert-file", "", "serve https with this certificate (PEM; with --tls-private-key-file)")
 	fs.StringVar(&c.tlsKey, "tls-private-key-file", "", "the private key of --tls-cert-file (PEM)")
 	fs.BoolVar(&c.insecureHTTP, "insecure-allow-http", false, "allow plain http on a non-loopback --listen address (only behind a TLS-terminating proxy)")
+	fs.Bool("read-only", true, "always on: a replay refuses every write (accepted for symmetry with gcscope)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -85,7 +85,7 @@ func TestReplayServesTheRecordingReadOnly(t *testing.T) {
 	var stdout, stderr lockedWriter
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, []string{"replay", "--listen", "127.0.0.1:0", file}, func(string) string { return "" }, &stdout, &stderr)
+		done <- run(ctx, []string{"replay", "--listen", "127.0.0.1:0", "--read-only", file}, func(string) string { return "" }, &stdout, &stderr)
 	}()
 	defer func() {
 		cancel()
