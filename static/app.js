@@ -3853,6 +3853,7 @@ var Timeline = class {
       return;
     }
     this.dragging = true;
+    this.followNow = false;
     this.canvas.setPointerCapture(ev.pointerId);
     this.hooks.seek(this.t(p.x), true);
   }
@@ -3946,7 +3947,7 @@ function niceStep(ms) {
 function tickLabel(t, step) {
   const d = new Date(t);
   const hm = d.toTimeString().slice(0, 5);
-  if (step < 1e3) return clock(t).slice(3, 12);
+  if (step < 1e3) return clock(t).slice(0, step % 100 ? 12 : 10);
   if (step < 6e4) return d.toTimeString().slice(0, 8);
   if (step >= 864e5) return d.toDateString().slice(4, 10);
   return hm;
@@ -5102,8 +5103,8 @@ if (hasHistory) {
     });
   }
   $("tl-play").addEventListener("click", togglePlay);
-  $("tl-step").addEventListener("click", () => tr.active ? tr.step() : tr.seek(Date.now() - 1e3));
-  $("tl-back").addEventListener("click", () => tr.active ? tr.stepBack() : tr.seek(Date.now() - 1e3));
+  $("tl-step").addEventListener("click", () => tr.active ? tr.step() : tr.seek(tl.recordedNewest()));
+  $("tl-back").addEventListener("click", () => tr.active ? tr.stepBack() : tr.seek(tl.recordedNewest()));
   $("tl-speed").addEventListener("change", () => setSpeed(Number(
     /** @type {HTMLSelectElement} */
     $("tl-speed").value

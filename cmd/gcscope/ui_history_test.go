@@ -220,6 +220,9 @@ func TestUIHistory(t *testing.T) {
 		return { drawn, states, banner: b.hidden ? "" : b.textContent, time: document.getElementById("travel-time").textContent,
 			live: `+jsArray(tree)+`.filter((u) => g.live.nodes.has(u)).length }; })()`, &shown)
 	browsertest.Screenshot(t, page.Ctx, "ui-history-travel")
+	d.run(t, "dark", chromedp.KeyEvent("t"), chromedp.Sleep(100*time.Millisecond))
+	browsertest.Screenshot(t, page.Ctx, "ui-history-travel-dark")
+	d.run(t, "light", chromedp.KeyEvent("t"))
 	want := slices.Sorted(maps.Keys(best.m.States))
 	if got := slices.Sorted(slices.Values(shown.Drawn)); !slices.Equal(got, want) {
 		t.Errorf("at the half-done moment the canvas drew %v, want what the page held live then: %v", got, want)

@@ -1099,8 +1099,9 @@ if (hasHistory) {
     });
   }
   $("tl-play").addEventListener("click", togglePlay);
-  $("tl-step").addEventListener("click", () => (tr.active ? tr.step() : tr.seek(Date.now() - 1000)));
-  $("tl-back").addEventListener("click", () => (tr.active ? tr.stepBack() : tr.seek(Date.now() - 1000)));
+  // From live, a step goes to the newest recorded moment first.
+  $("tl-step").addEventListener("click", () => (tr.active ? tr.step() : tr.seek(tl.recordedNewest())));
+  $("tl-back").addEventListener("click", () => (tr.active ? tr.stepBack() : tr.seek(tl.recordedNewest())));
   $("tl-speed").addEventListener("change", () => setSpeed(Number(/** @type {HTMLSelectElement} */ ($("tl-speed")).value)));
   $("tl-live").addEventListener("click", () => (tr.active ? backToLive() : tl.setRange(tl.range)));
   $("back-to-live").addEventListener("click", backToLive);

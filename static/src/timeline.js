@@ -328,6 +328,8 @@ export class Timeline {
       return;
     }
     this.dragging = true;
+    // The window holds still under the cursor (Back to live makes it follow now again).
+    this.followNow = false;
     this.canvas.setPointerCapture(ev.pointerId);
     this.hooks.seek(this.t(p.x), true);
   }
@@ -400,7 +402,7 @@ function niceStep(ms) {
 function tickLabel(t, step) {
   const d = new Date(t);
   const hm = d.toTimeString().slice(0, 5);
-  if (step < 1000) return clock(t).slice(3, 12);
+  if (step < 1000) return clock(t).slice(0, step % 100 ? 12 : 10); // 16:18:45.5, 16:18:45.25
   if (step < 60e3) return d.toTimeString().slice(0, 8);
   if (step >= 86400e3) return d.toDateString().slice(4, 10);
   return hm;
