@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -236,6 +237,24 @@ func TestUIHistory(t *testing.T) {
 	if shown.Live != 0 {
 		t.Errorf("while travelling, the live store holds %d objects of the deleted tree, want 0: the live state is kept as it is", shown.Live)
 	}
+	// → applies the recording up to its next change of the graph; ← undoes it.
+	untilMs := float64(best.until.UnixNano()) / 1e6
+	d.run(t, "step", chromedp.KeyEvent(kb.ArrowRight))
+	poll("stepped to the next change", fmt.Sprintf(`Math.abs(window.gcscope.travel().at - %f) < 0.01 && window.gcscope.travel().seq > %d`, untilMs, best.m.Seq), 10*time.Second)
+	var stepped map[string]string
+	d.eval(t, `window.gcscope.nsStates(`+jsQuoted(ns)+`)`, &stepped)
+	if maps.Equal(stepped, best.m.States) {
+		t.Errorf("a step forward changed no object's state: %v", stepped)
+	}
+	d.run(t, "step back", chromedp.KeyEvent(kb.ArrowLeft))
+	poll("stepped back", fmt.Sprintf(`!window.gcscope.travel().seeking && window.gcscope.travel().at < %f`, untilMs), 10*time.Second)
+	d.run(t, "frames", chromedp.Sleep(150*time.Millisecond))
+	var back1 map[string]string
+	d.eval(t, `(() => { const g = window.gcscope, out = {}; for (const u of g.drawnUIDs()) out[u] = g.drawn(u)?.state || ""; return out; })()`, &back1)
+	if !maps.Equal(back1, best.m.States) {
+		t.Errorf("a step back drew %v, want the half-done moment again: %v", back1, best.m.States)
+	}
+
 	// The stream goes on underneath: an object created now reaches the live store, not the
 	// moment shown.
 	made := createConfigMap(t, kube, ns, "made-while-travelling")
@@ -487,9 +506,9 @@ func TestUIHistory(t *testing.T) {
 	if missing := minus(tree, rp.Drawn); len(missing) > 0 {
 		t.Errorf("at the cascade's start the replay does not draw %v", missing)
 	}
-	d.run(t, "speed 4x", chromedp.SetValue(chromedp.CSS("#tl-speed"), "4"),
+	d.run(t, "speed 8x", chromedp.SetValue(chromedp.CSS("#tl-speed"), "8"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById("tl-speed").dispatchEvent(new Event("change"))`))
-	d.eval(t, `(window.gcscope.trace(`+jsArray(tree)+`), true)`, &ok)
+	d.eval(t, `(window.gcscope.trace(`+jsArray(tree)+`), window.gcscope.playFrames.length = 0, true)`, &ok)
 	d.run(t, "play the replay", chromedp.Click(chromedp.CSS("#tl-play")))
 	poll("playing", `document.body.dataset.travel === "playing"`, 5*time.Second)
 	d.run(t, "mid-play", chromedp.Sleep(120*time.Millisecond))
@@ -497,6 +516,8 @@ func TestUIHistory(t *testing.T) {
 	poll("the replay played to the end", `document.body.dataset.travel === "paused" && `+jsArray(tree)+`.every((u) => !window.gcscope.store.nodes.has(u))`, 30*time.Second)
 	var replayed traceLog
 	d.eval(t, `window.gcscope.traceLog()`, &replayed)
+	d.eval(t, `window.gcscope.playFrames`, &frames)
+	t.Logf("the replay at 8×: the cascade in %.0f ms (%.2f× live); %.1f fps", cascadeSpan(t, replayed, owner), liveSpan/cascadeSpan(t, replayed, owner), fps(frames))
 	assertForegroundDrawn(t, replayed, owner, dependents)
 	assertRemovalOrder(t, liveLog, replayed)
 	page.NoErrorsExcept(t, explainOvertaken)
