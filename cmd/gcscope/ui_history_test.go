@@ -362,6 +362,20 @@ func TestUIHistory(t *testing.T) {
 			t.Errorf("the history view does not list the collector's delete %s of %s: %+v", policy, u, rows)
 		}
 	}
+	// The filter by decision: the collector's removals of foregroundDeletion (the owner's and
+	// the middles'), nothing else; then back to the deletes.
+	d.run(t, "finalizers removed", chromedp.SetValue(chromedp.CSS("#history-verb"), "removeFinalizer"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("history-verb").dispatchEvent(new Event("change"))`))
+	poll("the removals listed", `[...document.querySelectorAll("#history-list .hrow")].length > 0 && [...document.querySelectorAll("#history-list .hrow .verb")].every((v) => v.textContent.startsWith("removeFinalizer"))`, 10*time.Second)
+	var removals []string
+	d.eval(t, `[...document.querySelectorAll("#history-list .hrow")].map((r) => r.dataset.uid)`, &removals)
+	if want := append([]string{owner}, mids...); minus(want, removals) != nil || minus(removals, want) != nil {
+		t.Errorf("the finalizer removals listed are of %v, want the owner's and the middles' %v", removals, append([]string{owner}, mids...))
+	}
+	d.run(t, "deletes", chromedp.SetValue(chromedp.CSS("#history-verb"), "delete"),
+		chromedp.Evaluate[chromedp.Void](`document.getElementById("history-verb").dispatchEvent(new Event("change"))`))
+	poll("the deletes listed again", `[...document.querySelectorAll("#history-list .hrow .verb")].every((v) => v.textContent.startsWith("delete")) && document.querySelectorAll("#history-list .hrow").length >= 5`, 10*time.Second)
+
 	// Its cascade link selects the cascade and travels to its start.
 	d.run(t, "follow a row's cascade", chromedp.Click(chromedp.CSS(`#history-list .cascade-link`)))
 	poll("the cascade selected", `(() => { const tl = window.gcscope.timeline(); const tr = window.gcscope.travel();
