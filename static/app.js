@@ -4155,6 +4155,10 @@ var view = {
   /** @type {string|null} */
   sel: null
 };
+var atURL = "";
+var travel = null;
+var timeline2 = null;
+var historyView = null;
 var focusSet = null;
 var perf = { snapshotMs: (
   /** @type {number|null} */
@@ -4180,6 +4184,7 @@ function readURL() {
   view.q = p.get("q") || "";
   view.focus = p.get("focus");
   view.sel = p.get("sel");
+  atURL = p.get("at") || "";
   const theme = p.get("theme");
   if (theme === "dark" || theme === "light") setTheme(theme, false);
 }
@@ -4190,6 +4195,7 @@ function writeURL() {
   if (view.q) p.set("q", view.q);
   if (view.focus) p.set("focus", view.focus);
   if (view.sel) p.set("sel", view.sel);
+  if (travel?.active && !travel.playing && Number.isFinite(travel.at)) p.set("at", isoTime(travel.at));
   const t = document.documentElement.dataset.theme;
   if (t && new URLSearchParams(location.search).get("theme")) p.set("theme", t);
   const url = location.pathname + (p.size ? "?" + p : "");
@@ -4780,9 +4786,6 @@ $("help-button").addEventListener("click", () => (
   /** @type {HTMLDialogElement} */
   $("help-dialog").showModal()
 ));
-var travel = null;
-var timeline2 = null;
-var historyView = null;
 function showStore(s, c) {
   store = s;
   cascades = c;
@@ -5024,6 +5027,7 @@ if (hasHistory) {
       selectedCascade = null;
       if (timeline2) timeline2.selected = null;
       showStore(live, liveCascades);
+      writeURL();
       timeline2?.setCursor(NaN);
       timeline2?.setRange(timeline2.range);
       updateTravelControls();
@@ -5035,6 +5039,7 @@ if (hasHistory) {
     },
     seeked(state, ms) {
       api.seeks.push(ms);
+      writeURL();
       if (!replay) tNote.textContent = state.note || (tr.playing ? "" : "the live state goes on underneath");
       if (perf.snapshotMs === null) {
         perf.snapshotMs = performance.now();
@@ -5048,6 +5053,7 @@ if (hasHistory) {
       if (tracer) tracer.engine();
     },
     playing(on) {
+      writeURL();
       if (!replay && !on && tr.active) tNote.textContent = "paused · the live state goes on underneath";
       else if (!replay && on) tNote.textContent = `playing at ${tr.speed}×`;
       updateTravelControls();
@@ -5230,6 +5236,12 @@ updateFocusChip();
 legend();
 updateEmpty();
 if (replay) startReplay();
-else stream.open();
+else {
+  stream.open();
+  const at = parseTime(atURL);
+  if (travel && Number.isFinite(at)) travel.seek(at).then(() => {
+    if (view.sel) select(view.sel, true, true);
+  });
+}
 if (view.q) runSearch();
 requestAnimationFrame(tick);

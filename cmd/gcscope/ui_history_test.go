@@ -237,6 +237,17 @@ func TestUIHistory(t *testing.T) {
 	if shown.Live != 0 {
 		t.Errorf("while travelling, the live store holds %d objects of the deleted tree, want 0: the live state is kept as it is", shown.Live)
 	}
+	// The moment is part of the page's URL: opened again, the page shows it.
+	var here string
+	d.eval(t, `location.href`, &here)
+	if u, err := url.Parse(here); err != nil || !sameMs(mustTime(t, u.Query().Get("at")), target.Format(time.RFC3339Nano)) {
+		t.Errorf("the page's URL %s does not name the moment shown, %s", here, target.Format(time.RFC3339Nano))
+	}
+	d.run(t, "open the moment's URL", chromedp.Navigate(here), uiReady)
+	poll("the moment shown again", fmt.Sprintf(`(() => { const tr = window.gcscope.travel(); return tr.active && !tr.seeking && Math.abs(tr.at - %f) < 1 && window.gcscope.view.sel === %s; })()`, targetMs, jsQuoted(owner)), 10*time.Second)
+	d.eval(t, `(window.gcscope.recordDrawn(), true)`, &ok)
+	d.run(t, "frames", chromedp.Sleep(150*time.Millisecond))
+
 	// → applies the recording up to its next change of the graph; ← undoes it.
 	untilMs := float64(best.until.UnixNano()) / 1e6
 	d.run(t, "step", chromedp.KeyEvent(kb.ArrowRight))
@@ -549,6 +560,13 @@ func exportHeader(t *testing.T, data []byte) (h struct{ From, To time.Time }) {
 		t.Fatalf("the export's header: %q, %v", line, err)
 	}
 	return h
+}
+
+// mustTime parses an RFC 3339 time (zero if it does not parse).
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	v, _ := time.Parse(time.RFC3339Nano, s)
+	return v
 }
 
 // sameMs: t is the moment iso (to the millisecond the page keeps).

@@ -49,6 +49,15 @@ const view = {
   /** @type {string|null} */ focus: null,
   /** @type {string|null} */ sel: null,
 };
+/** ?at=: the recorded moment the page was opened at. */
+let atURL = "";
+// With --history (set up below; declared here, before anything can call for them).
+/** @type {TimeTravel|null} */
+let travel = null;
+/** @type {Timeline|null} */
+let timeline = null;
+/** @type {HistoryView|null} */
+let historyView = null;
 /** @type {Set<string>|null} the focus closure, when focused */
 let focusSet = null;
 
@@ -68,6 +77,8 @@ function readURL() {
   view.q = p.get("q") || "";
   view.focus = p.get("focus");
   view.sel = p.get("sel");
+  /** a recorded moment to travel to (with --history), RFC 3339 */
+  atURL = p.get("at") || "";
   const theme = p.get("theme");
   if (theme === "dark" || theme === "light") setTheme(theme, false);
 }
@@ -79,6 +90,8 @@ function writeURL() {
   if (view.q) p.set("q", view.q);
   if (view.focus) p.set("focus", view.focus);
   if (view.sel) p.set("sel", view.sel);
+  // Time travel, paused at a moment: that moment is part of the view.
+  if (travel?.active && !travel.playing && Number.isFinite(travel.at)) p.set("at", isoTime(travel.at));
   const t = document.documentElement.dataset.theme;
   if (t && new URLSearchParams(location.search).get("theme")) p.set("theme", t);
   const url = location.pathname + (p.size ? "?" + p : "");
@@ -741,12 +754,6 @@ $("help-button").addEventListener("click", () => /** @type {HTMLDialogElement} *
 
 // --- history and time travel (with --history; see docs/ui.md) ---
 
-/** @type {TimeTravel|null} */
-let travel = null;
-/** @type {Timeline|null} */
-let timeline = null;
-/** @type {HistoryView|null} */
-let historyView = null;
 
 /**
  * Shows store s and its cascades: the live state, or time travel's. The layout is done
@@ -1026,6 +1033,7 @@ if (hasHistory) {
       selectedCascade = null;
       if (timeline) timeline.selected = null;
       showStore(live, liveCascades);
+      writeURL();
       timeline?.setCursor(NaN);
       // The timeline follows now again, over the range picked.
       timeline?.setRange(timeline.range);
@@ -1038,6 +1046,7 @@ if (hasHistory) {
     },
     seeked(state, ms) {
       api.seeks.push(ms);
+      writeURL();
       if (!replay) tNote.textContent = state.note || (tr.playing ? "" : "the live state goes on underneath");
       if (perf.snapshotMs === null) {
         perf.snapshotMs = performance.now();
@@ -1051,6 +1060,7 @@ if (hasHistory) {
       if (tracer) tracer.engine();
     },
     playing(on) {
+      writeURL();
       if (!replay && !on && tr.active) tNote.textContent = "paused · the live state goes on underneath";
       else if (!replay && on) tNote.textContent = `playing at ${tr.speed}×`;
       updateTravelControls();
@@ -1221,6 +1231,11 @@ updateFocusChip();
 legend();
 updateEmpty();
 if (replay) startReplay();
-else stream.open();
+else {
+  stream.open();
+  // ?at=: opened at a recorded moment (the live state loads underneath all the same).
+  const at = parseTime(atURL);
+  if (travel && Number.isFinite(at)) travel.seek(at).then(() => { if (view.sel) select(view.sel, true, true); });
+}
 if (view.q) runSearch();
 requestAnimationFrame(tick);
