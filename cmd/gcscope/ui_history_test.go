@@ -531,13 +531,12 @@ func TestUIHistory(t *testing.T) {
 	if missing := minus(tree, rp.Drawn); len(missing) > 0 {
 		t.Errorf("at the cascade's start the replay does not draw %v", missing)
 	}
+	browsertest.Screenshot(t, page.Ctx, "ui-history-replay")
 	d.run(t, "speed 8x", chromedp.SetValue(chromedp.CSS("#tl-speed"), "8"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById("tl-speed").dispatchEvent(new Event("change"))`))
 	d.eval(t, `(window.gcscope.trace(`+jsArray(tree)+`), window.gcscope.playFrames.length = 0, true)`, &ok)
 	d.run(t, "play the replay", chromedp.Click(chromedp.CSS("#tl-play")))
 	poll("playing", `document.body.dataset.travel === "playing"`, 5*time.Second)
-	d.run(t, "mid-play", chromedp.Sleep(120*time.Millisecond))
-	browsertest.Screenshot(t, page.Ctx, "ui-history-replay")
 	poll("the replay played to the end", `document.body.dataset.travel === "paused" && `+jsArray(tree)+`.every((u) => !window.gcscope.store.nodes.has(u))`, 30*time.Second)
 	var replayed traceLog
 	d.eval(t, `window.gcscope.traceLog()`, &replayed)
