@@ -23,6 +23,7 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 		p.ActionDelay, p.SlowMotion = s.opts.Engine.ActionDelay().String(), e.SlowMotion()
 	}
 	p.Scenarios = s.opts.Scenarios != nil
+	p.History = s.opts.History != nil
 	p.Replay = s.opts.Replay
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; frame-ancestors 'none'")

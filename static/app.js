@@ -17,6 +17,7 @@ var Store = class {
     this.sync = { resources: [] };
     this.mode = "";
     this.seq = 0;
+    this.clock = null;
     this.applied = 0;
     this.dirtyNamespaces = /* @__PURE__ */ new Set();
     this.touched = /* @__PURE__ */ new Set();
@@ -1947,7 +1948,9 @@ var ObjectPanel = class {
    * @param {HTMLElement} placeholder
    * @param {Store} store
    * @param {{select: (uid: string) => void, focus: (uid: string) => void, del: (uid: string) => void, readOnly: boolean,
-   *   cascade?: (uid: string) => {text: string, progress: number, running: boolean}|null}} actions
+   *   cascade?: (uid: string) => {text: string, progress: number, running: boolean}|null,
+   *   travelAt?: () => number|null, replay?: (uid: string) => void}} actions
+   *   travelAt: the recorded moment shown (time travel), null when live; replay: plays the object's last recorded cascade
    */
   constructor(body2, placeholder, store2, actions) {
     this.body = body2;
@@ -2023,6 +2026,7 @@ var ObjectPanel = class {
       this.askAgain = true;
       return;
     }
+    if (this.actions.travelAt?.() != null) return;
     if (!this.store.nodes.has(uid)) {
       this.explanation = null;
       this.explainError = this.store.ghosts.has(uid) ? "deleted: gone from the engine's graph" : "not in the engine's graph";
@@ -2161,7 +2165,8 @@ var ObjectPanel = class {
       const what = item.inFlight ? "a worker has it" : item.queued ? "queued" : item.backoffUntil ? `in backoff until ${clock(item.backoffUntil)}` : "known";
       return h("li", null, h("b", null, queue), `: ${what}${item.retries ? `, ${item.retries} retries` : ""}`);
     });
-    const ex = n ? this.explanation : null;
+    const travelAt = this.actions.travelAt?.() ?? null;
+    const ex = n && travelAt === null ? this.explanation : null;
     const outdated = !!(ex && n && (!!ex.object.beingDeleted !== !!n.beingDeleted || !!ex.object.deletingDependents !== !!n.deletingDependents || (ex.object.finalizers || []).join() !== (n.finalizers || []).join() || (ex.object.owners || []).length !== (n.owners || []).length));
     const why = [];
     if (ex) {
@@ -2190,8 +2195,10 @@ var ObjectPanel = class {
         { id: "explained-at", "data-at": String(this.explainedAt) },
         this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}` : outdated ? `As of ${clock(this.explainedAt)}: the object has changed since; asking the engine again…` : `As of ${clock(this.explainedAt)}.`
       ));
+    } else if (travelAt !== null) {
+      why.push(h("p.muted", { id: "travel-explain" }, `As recorded at ${clock(travelAt)} (time travel). The engine explains only the live state: back to live (Esc) to ask it.`));
     } else why.push(h("p.muted", null, !n ? "Deleted: it is gone from the engine's graph." : this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
-    const canDelete = n && !n.virtual;
+    const canDelete = n && !n.virtual && travelAt === null;
     const readOnly2 = this.actions.readOnly;
     this.depsList.set(deps);
     this.body.replaceChildren(
@@ -2213,7 +2220,13 @@ var ObjectPanel = class {
           id: "delete-button",
           title: readOnly2 ? "See what a delete would do (read-only: gcscope refuses deletes)" : "Delete with a propagation policy (Delete)",
           onclick: () => this.actions.del(uid)
-        }, readOnly2 ? "Preview delete…" : "Delete…") : null
+        }, readOnly2 ? "Preview delete…" : "Delete…") : null,
+        this.actions.replay ? h("button", {
+          type: "button",
+          id: "replay-button",
+          title: "Play the last recorded deletion this object took part in",
+          onclick: () => this.actions.replay?.(uid)
+        }, "▶ Replay its last cascade") : null
       ),
       h("section", { id: "explain", "data-explain": "", "data-outdated": outdated ? "" : null }, h("h3", null, "Why is it here?"), ...why),
       h(
@@ -2380,7 +2393,7 @@ var QueuesPanel = class {
   /** @param {boolean} [sparks] */
   render(sparks = false) {
     const { store: store2 } = this;
-    const now = Date.now();
+    const now = store2.clock ?? Date.now();
     for (const [name, q] of store2.queues) {
       const r = (
         /** @type {any} */
@@ -3170,17 +3183,967 @@ var ScenarioPlayer = class {
   }
 };
 
+// src/history.js
+function parseTime(s) {
+  if (!s) return NaN;
+  const m = /^(.*T\d\d:\d\d:\d\d)(?:\.(\d+))?(Z|[+-]\d\d:\d\d)$/.exec(s);
+  if (!m) return Date.parse(s);
+  const base = Date.parse(m[1] + m[3]);
+  const frac = m[2] ? Number("0." + m[2]) * 1e3 : 0;
+  return base + frac;
+}
+function isoTime(t) {
+  const ms = Math.floor(t);
+  const micro = Math.round((t - ms) * 1e3);
+  const s = new Date(ms).toISOString();
+  return micro ? s.slice(0, -1) + String(Math.min(999, micro)).padStart(3, "0") + "Z" : s;
+}
+function query(params) {
+  const p = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) {
+    if (v === void 0 || v === null || v === "") continue;
+    for (const x of Array.isArray(v) ? v : [v]) p.append(k, String(x));
+  }
+  return p.toString();
+}
+var historyPage = (params) => get(`/api/v1/history?${query(params)}`);
+var stateAt = (t) => get(`/api/v1/history/state?${query({ at: isoTime(t) })}`);
+var stateAtSeq = (session, seq) => get(`/api/v1/history/state?${query({ session, seq })}`);
+function cascadeOf(c) {
+  return { ...c, start: parseTime(c.start), end: c.end ? parseTime(c.end) : null };
+}
+async function timeline(from, to, n) {
+  const t = await get(`/api/v1/history/timeline?${query({ from: isoTime(from), to: isoTime(to), buckets: n })}`);
+  return {
+    from: parseTime(t.from),
+    to: parseTime(t.to),
+    bucket: t.bucket / 1e6,
+    buckets: (t.buckets || []).map((b) => ({ ...b, t: parseTime(b.t) })),
+    cascades: (t.cascades || []).map(cascadeOf),
+    gaps: (t.gaps || []).map((g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
+    recording: t.recording
+  };
+}
+var EventReader = class {
+  /** @param {number} from epoch ms @param {number|null} to @param {number} [pageSize] */
+  constructor(from, to, pageSize = 2e3) {
+    this.params = { from: isoTime(from), to: to === null ? void 0 : isoTime(to), order: "oldest", limit: pageSize };
+    this.buf = [];
+    this.i = 0;
+    this.cursor = void 0;
+    this.done = false;
+    this.loading = null;
+    this.gaps = [];
+  }
+  /** Fetches the next page unless one is on its way or the end was reached. */
+  fill() {
+    if (this.done || this.loading) return this.loading;
+    this.loading = (async () => {
+      const page = await historyPage({ ...this.params, cursor: this.cursor });
+      this.buf = this.buf.slice(this.i).concat(page.events);
+      this.i = 0;
+      for (const g of page.gaps || []) this.gaps.push(g);
+      this.cursor = page.nextCursor;
+      if (!this.cursor) this.done = true;
+    })().finally(() => this.loading = null);
+    return this.loading;
+  }
+  /** Events held and not yet taken. */
+  get left() {
+    return this.buf.length - this.i;
+  }
+  /** The next event without taking it, or null when none is held now. */
+  peek() {
+    return this.i < this.buf.length ? this.buf[this.i] : null;
+  }
+  take() {
+    return this.i < this.buf.length ? this.buf[this.i++] : null;
+  }
+};
+
+// src/travel.js
+var SEEK_DEBOUNCE_MS = 120;
+var SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
+var IDLE_SKIP_MS = 2500;
+var NODE_EVENTS = ["nodeAdded", "nodeUpdated", "nodeRemoved", "edgeAdded", "edgeRemoved"];
+var TimeTravel = class {
+  /** @param {Hooks} hooks */
+  constructor(hooks) {
+    this.hooks = hooks;
+    this.store = new Store();
+    this.cascades = new Cascades(this.store);
+    this.active = false;
+    this.at = NaN;
+    this.session = 0;
+    this.seq = 0;
+    this.note = "";
+    this.playing = false;
+    this.speed = 1;
+    this.until = null;
+    this.reader = null;
+    this.seekTimer = void 0;
+    this.seekId = 0;
+    this.seeking = false;
+    this.pending = null;
+    this.clock = { rec: 0, wall: 0 };
+    this.lastSeekMs = 0;
+    this.appliedLog = [];
+  }
+  /**
+   * Shows moment t: at once, or (a drag) after SEEK_DEBOUNCE_MS without another.
+   * @param {number} t epoch ms @param {{debounce?: boolean}} [o]
+   * @returns {Promise<void>}
+   */
+  seek(t, o = {}) {
+    this.pause();
+    this.at = t;
+    this.hooks.moment(t);
+    clearTimeout(this.seekTimer);
+    const id = ++this.seekId;
+    const done = o.debounce ? new Promise((resolve) => {
+      this.seekTimer = setTimeout(() => {
+        this.seekTimer = void 0;
+        this.load(id, () => stateAt(t), t).then(resolve, resolve);
+      }, SEEK_DEBOUNCE_MS);
+    }) : this.load(id, () => stateAt(t), t);
+    this.pending = done;
+    return (
+      /** @type {Promise<void>} */
+      done
+    );
+  }
+  /**
+   * Loads a state into the travel store, unless another seek overtook it.
+   * @param {number} id @param {() => Promise<any>} fetch @param {number|null} t the moment shown, null: the state's
+   */
+  async load(id, fetch2, t) {
+    const t0 = performance.now();
+    this.seeking = true;
+    let state;
+    try {
+      state = await fetch2();
+    } catch (e) {
+      if (id === this.seekId) {
+        this.seeking = false;
+        this.hooks.error(
+          /** @type {any} */
+          e.message || String(e)
+        );
+      }
+      return;
+    }
+    if (id !== this.seekId) return;
+    this.seeking = false;
+    this.pending = null;
+    this.apply(state);
+    if (t !== null) this.at = t;
+    else this.at = parseTime(state.time);
+    this.enter();
+    this.lastSeekMs = performance.now() - t0;
+    this.hooks.seeked(state, this.lastSeekMs);
+    this.hooks.moment(this.at);
+  }
+  /** Replaces the travel store's contents with a recorded state. @param {any} state */
+  apply(state) {
+    const s = this.store;
+    s.applySnapshot({ ...state, type: "snapshot" });
+    s.ghosts.clear();
+    s.born.clear();
+    s.removedAt.clear();
+    s.seq = state.seq;
+    s.clock = parseTime(state.time);
+    this.session = state.session;
+    this.seq = state.seq;
+    this.note = state.note || "";
+    this.reader = null;
+    this.appliedLog = [];
+    this.cascades.active.clear();
+    this.cascades.finished = [];
+    this.cascades.observe([...s.nodes.keys()], performance.now());
+    this.cascades.changed = true;
+  }
+  enter() {
+    if (this.active) return;
+    this.active = true;
+    this.hooks.enter();
+  }
+  /** Back to the live state. */
+  leave() {
+    this.pause();
+    clearTimeout(this.seekTimer);
+    this.seekId++;
+    if (!this.active) return;
+    this.active = false;
+    this.hooks.leave();
+  }
+  /** The reader of the events after the state shown (made on first use). */
+  events() {
+    if (!this.reader) this.reader = new EventReader(this.store.clock || this.at, null);
+    return this.reader;
+  }
+  /**
+   * The next event after the state shown, fetched if need be; null at the end of the
+   * recording. Events the state already holds (same session, seq not above) are passed.
+   */
+  async nextEvent() {
+    const r = this.events();
+    for (; ; ) {
+      let e = r.peek();
+      if (!e) {
+        if (r.done) return null;
+        await r.fill();
+        continue;
+      }
+      if (e.session === this.session && e.seq <= this.seq) {
+        r.take();
+        continue;
+      }
+      return e;
+    }
+  }
+  /**
+   * Applies one recorded event. A new session (gcscope restarted) or a gap the recording
+   * marks starts again from the state just after the event, rebuilt by the server.
+   * @param {any} e @returns {Promise<boolean>} whether it started again from a rebuilt state
+   */
+  async applyEvent(e) {
+    if (e.session !== this.session || this.gapBefore(e)) {
+      const id = ++this.seekId;
+      const reader = this.reader;
+      await this.load(id, () => stateAtSeq(e.session, e.seq), parseTime(e.time));
+      this.reader = reader;
+      return true;
+    }
+    this.store.applyEvents([e]);
+    this.seq = e.seq;
+    this.store.clock = parseTime(e.time);
+    this.appliedLog.push({ session: e.session, seq: e.seq, time: parseTime(e.time), type: e.type });
+    if (this.appliedLog.length > 1e4) this.appliedLog.splice(0, 5e3);
+    return false;
+  }
+  /** Whether the recording misses events between the state shown and e. @param {any} e */
+  gapBefore(e) {
+    if (e.seq === this.seq + 1) return false;
+    return (this.reader?.gaps || []).some((g) => g.session === e.session && g.afterSeq >= this.seq && g.resumeSeq <= e.seq);
+  }
+  /**
+   * Plays from the moment shown (or from `from`, sought first) until `until` (or the end of
+   * the recording), at this.speed.
+   * @param {{from?: number, until?: number|null}} [o]
+   */
+  async play(o = {}) {
+    if (o.from !== void 0) await this.seek(o.from);
+    else if (this.pending) await this.pending;
+    if (!this.active) return;
+    this.until = o.until ?? null;
+    this.playing = true;
+    this.clock = { rec: this.at, wall: performance.now() };
+    this.hooks.playing(true);
+    const id = this.seekId;
+    this.events().fill();
+    const frame = async () => {
+      if (!this.playing || id !== this.seekId) return;
+      const now = performance.now();
+      let rec = this.clock.rec + (now - this.clock.wall) * this.speed;
+      let n = 0;
+      for (; ; ) {
+        const r2 = (
+          /** @type {EventReader} */
+          this.reader
+        );
+        if (r2.left < 500 && !r2.done) r2.fill();
+        const e = r2.peek();
+        if (!e) {
+          if (r2.done) break;
+          await r2.fill();
+          if (!this.playing || id !== this.seekId) return;
+          continue;
+        }
+        if (e.session === this.session && e.seq <= this.seq) {
+          r2.take();
+          continue;
+        }
+        const t = parseTime(e.time);
+        if (this.until !== null && t > this.until) break;
+        if (t > rec) {
+          if ((t - rec) / this.speed > IDLE_SKIP_MS) {
+            this.clock = { rec: t - 300 * this.speed, wall: now };
+            rec = this.clock.rec;
+          }
+          break;
+        }
+        r2.take();
+        if (await this.applyEvent(e)) {
+          if (n) this.hooks.applied(n);
+          return this.resume(rec);
+        }
+        if (!this.playing) return;
+        n++;
+      }
+      if (n) this.hooks.applied(n);
+      const r = (
+        /** @type {EventReader} */
+        this.reader
+      );
+      const end = this.until !== null ? this.until : r.done && !r.left ? this.at : Infinity;
+      this.at = Math.min(rec, end);
+      this.store.clock = this.at;
+      this.hooks.moment(this.at);
+      if (rec >= end) {
+        this.pause();
+        return;
+      }
+      requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+  }
+  /** Goes on playing after a rebuilt state, from recorded moment rec. @param {number} rec */
+  resume(rec) {
+    this.at = rec;
+    this.playing = false;
+    return this.play({ until: this.until });
+  }
+  pause() {
+    if (!this.playing) return;
+    this.playing = false;
+    this.hooks.playing(false);
+  }
+  /** @param {number} s */
+  setSpeed(s) {
+    if (this.playing) this.clock = { rec: this.at, wall: performance.now() };
+    this.speed = s;
+  }
+  /** Applies the recorded events up to and including the next change of the graph. */
+  async step() {
+    this.pause();
+    let n = 0;
+    for (; ; ) {
+      const e = await this.nextEvent();
+      if (!e) break;
+      this.reader.take();
+      await this.applyEvent(e);
+      n++;
+      this.at = parseTime(e.time);
+      if (NODE_EVENTS.includes(e.type)) break;
+    }
+    if (n) this.hooks.applied(n);
+    this.hooks.moment(this.at);
+  }
+  /** Goes back to just before the last change of the graph in the state shown. */
+  async stepBack() {
+    this.pause();
+    let last = [...this.appliedLog].reverse().find((x) => NODE_EVENTS.includes(x.type));
+    if (!last) {
+      const page = await historyPage({
+        to: isoTime(this.store.clock || this.at),
+        session: this.session || void 0,
+        order: "newest",
+        limit: 50,
+        type: NODE_EVENTS
+      });
+      const e = page.events.find((x) => x.session === this.session && x.seq <= this.seq);
+      if (!e) return;
+      last = { session: e.session, seq: e.seq, time: parseTime(e.time), type: e.type };
+    }
+    const id = ++this.seekId;
+    const prev = last;
+    await this.load(id, () => stateAtSeq(prev.session, prev.seq - 1), null);
+    this.at = Math.min(this.at, prev.time - 1e-3);
+    this.hooks.moment(this.at);
+  }
+};
+
+// src/timeline.js
+var RANGES = (
+  /** @type {const} */
+  [["15m", 15 * 6e4], ["1h", 36e5], ["24h", 24 * 36e5], ["all", 0]]
+);
+var POLICY_COLOR = (
+  /** @type {Record<string, string>} */
+  { Foreground: "--st-foreground", Background: "--st-deleting", Orphan: "--pv-orphaned" }
+);
+var HIST_H = 34;
+var LANE_H = 6;
+var LANES = 3;
+var AXIS_H = 14;
+var PAD_TOP = 4;
+var MIN_SPAN_MS = 500;
+var Timeline = class {
+  /** @param {HTMLCanvasElement} canvas @param {HTMLElement} tooltip @param {TimelineHooks} hooks */
+  constructor(canvas2, tooltip2, hooks) {
+    this.canvas = canvas2;
+    this.ctx = /** @type {CanvasRenderingContext2D} */
+    canvas2.getContext("2d");
+    this.tooltip = tooltip2;
+    this.hooks = hooks;
+    this.range = 36e5;
+    this.from = Date.now() - this.range;
+    this.to = Date.now() + this.range * 0.04;
+    this.followNow = true;
+    this.data = null;
+    this.cursor = NaN;
+    this.selected = null;
+    this.recording = null;
+    this.w = 0;
+    this.h = HIST_H + LANES * LANE_H + AXIS_H + PAD_TOP + 4;
+    this.dragging = false;
+    this.loading = 0;
+    this.loadTimer = void 0;
+    this.colors = {};
+    this.spans = [];
+    this.total = 0;
+    this.fetchMs = 0;
+    this.readColors();
+    canvas2.addEventListener("pointerdown", (ev) => this.down(ev));
+    canvas2.addEventListener("pointermove", (ev) => this.move(ev));
+    canvas2.addEventListener("pointerup", (ev) => this.up(ev));
+    canvas2.addEventListener("pointerleave", () => this.tooltip.hidden = true);
+    canvas2.addEventListener("wheel", (ev) => this.wheel(ev), { passive: false });
+    new ResizeObserver(() => this.resize()).observe(canvas2);
+    setInterval(() => {
+      if (!this.followNow || document.hidden) return;
+      this.setWindow(...this.following(), true);
+    }, 5e3);
+  }
+  readColors() {
+    const cs = getComputedStyle(document.documentElement);
+    for (const n of [
+      "--fg",
+      "--muted",
+      "--line",
+      "--accent",
+      "--bg",
+      "--panel",
+      "--group-border",
+      "--st-deleting",
+      "--st-foreground",
+      "--pv-orphaned",
+      "--danger",
+      "--st-removed"
+    ]) this.colors[n] = cs.getPropertyValue(n).trim() || "#888";
+    this.draw();
+  }
+  resize() {
+    const r = this.canvas.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.round(r.width));
+    if (w === this.w) return;
+    this.w = w;
+    this.canvas.width = w * dpr;
+    this.canvas.height = this.h * dpr;
+    this.canvas.style.height = `${this.h}px`;
+    this.load(0);
+  }
+  /** The oldest recorded moment (for "all"), or an hour ago before it is known. */
+  oldest() {
+    const o = this.recording?.oldest ? Date.parse(this.recording.oldest) : NaN;
+    return Number.isFinite(o) ? o : Date.now() - 36e5;
+  }
+  /** Picks a range: the last ms, or 0 for the whole recording. @param {number} ms */
+  setRange(ms) {
+    this.range = ms;
+    this.followNow = true;
+    this.setWindow(...this.following());
+    this.hooks.changed();
+  }
+  /**
+   * The window that follows now: the range, and a little room after now so that what just
+   * happened is not squeezed against the edge.
+   * @returns {[number, number]}
+   */
+  following() {
+    const now = Date.now();
+    const oldest = this.recording?.oldest ? Date.parse(this.recording.oldest) : NaN;
+    let from = this.range ? now - this.range : this.oldest();
+    if (Number.isFinite(oldest) && oldest > from) from = Math.max(from, oldest - Math.max(2e3, (now - oldest) * 0.05));
+    return [from, now + Math.max(1e3, (now - from) * 0.04)];
+  }
+  /**
+   * The window drawn; its data are fetched after a short pause (wheel, drag).
+   * @param {number} from @param {number} to @param {boolean} [quiet] a periodic refresh: no loading mark
+   */
+  setWindow(from, to, quiet = false) {
+    this.from = from;
+    this.to = Math.max(to, from + MIN_SPAN_MS);
+    this.draw();
+    this.load(quiet ? 0 : 150);
+  }
+  /** Closes in on a cascade (with some room either side) and marks it selected. @param {RecordedCascade} c */
+  focusCascade(c) {
+    this.selected = c;
+    const end = c.end ?? Math.max(c.start + 1e3, this.recordedNewest());
+    const span = Math.max(end - c.start, 400);
+    this.followNow = false;
+    this.setWindow(c.start - span * 0.2 - 300, end + Math.max(span * 0.3, 1800));
+  }
+  recordedNewest() {
+    const n = this.recording?.newest ? Date.parse(this.recording.newest) : NaN;
+    return Number.isFinite(n) ? n : Date.now();
+  }
+  /** @param {number} delay */
+  load(delay) {
+    clearTimeout(this.loadTimer);
+    this.loadTimer = setTimeout(async () => {
+      if (!this.w) return;
+      const id = ++this.loading;
+      const from = this.from, to = this.to, t0 = performance.now();
+      try {
+        const d = await timeline(from, to, Math.max(20, Math.min(400, Math.floor(this.w / 4))));
+        if (id !== this.loading) return;
+        this.data = d;
+        this.fetchMs = performance.now() - t0;
+        if (d.recording) this.recording = d.recording;
+        if (this.followNow && !this.dragging) {
+          const [f, t] = this.following();
+          if (Math.abs(f - this.from) > (this.to - this.from) * 0.02) {
+            this.setWindow(f, t, true);
+            return;
+          }
+        }
+        this.total = d.buckets.reduce((s, b) => s + b.events, 0);
+        if (this.selected) this.selected = d.cascades.find((c) => String(c.id) === String(this.selected?.id)) || this.selected;
+        this.draw();
+        this.hooks.changed();
+      } catch (e) {
+        if (id === this.loading) this.hooks.error(
+          /** @type {any} */
+          e.message || String(e)
+        );
+      }
+    }, delay);
+  }
+  /** @param {number} t */
+  x(t) {
+    return (t - this.from) / (this.to - this.from) * this.w;
+  }
+  /** @param {number} x */
+  t(x) {
+    return this.from + x / this.w * (this.to - this.from);
+  }
+  draw() {
+    const { ctx, colors: C, w } = this;
+    if (!w) return;
+    const dpr = window.devicePixelRatio || 1;
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, w, this.h);
+    const top = PAD_TOP, histBottom = top + HIST_H, lanesTop = histBottom + 2, axisTop = lanesTop + LANES * LANE_H + 2;
+    ctx.fillStyle = C["--bg"];
+    ctx.fillRect(0, top, w, axisTop - top);
+    const d = this.data;
+    const nowX = this.x(Date.now());
+    if (nowX >= 0 && nowX <= w) {
+      ctx.fillStyle = "#12b76a";
+      ctx.fillRect(Math.min(w - 1, nowX), top, 1, axisTop - top);
+    }
+    if (d) {
+      for (const g of d.gaps) {
+        const x0 = Math.max(0, this.x(g.start)), x1 = Math.min(w, this.x(g.end));
+        if (x1 < 0 || x0 > w) continue;
+        ctx.save();
+        ctx.beginPath();
+        ctx.rect(x0, top, Math.max(2, x1 - x0), axisTop - top);
+        ctx.clip();
+        ctx.strokeStyle = C["--muted"];
+        ctx.globalAlpha = 0.5;
+        ctx.lineWidth = 1;
+        for (let x = x0 - 40; x < x1 + 40; x += 6) {
+          ctx.beginPath();
+          ctx.moveTo(x, axisTop);
+          ctx.lineTo(x + (axisTop - top), top);
+          ctx.stroke();
+        }
+        ctx.restore();
+      }
+      const maxE = Math.max(1, ...d.buckets.map((b) => b.events));
+      const scale = (v) => v ? Math.max(1.5, Math.sqrt(v) / Math.sqrt(maxE) * (HIST_H - 4)) : 0;
+      for (const b of d.buckets) {
+        const x0 = this.x(b.t), x1 = this.x(b.t + d.bucket);
+        if (x1 < 0 || x0 > w) continue;
+        const bw = Math.max(1, x1 - x0 - 1);
+        const he = scale(b.events), hd = scale(b.deletes);
+        ctx.fillStyle = C["--accent"];
+        ctx.globalAlpha = 0.35;
+        ctx.fillRect(x0, histBottom - he, bw, he);
+        ctx.globalAlpha = 0.85;
+        ctx.fillStyle = C["--st-deleting"];
+        ctx.fillRect(x0, histBottom - hd, bw, hd);
+        ctx.globalAlpha = 1;
+        if (b.errors) {
+          ctx.fillStyle = C["--danger"];
+          ctx.beginPath();
+          ctx.arc(x0 + bw / 2, top + 3, 2.5, 0, Math.PI * 2);
+          ctx.fill();
+        }
+      }
+      this.spans = [];
+      const laneEnd = new Array(LANES).fill(-Infinity);
+      const sorted = [...d.cascades].sort((a, b) => a.start - b.start);
+      for (const c of sorted) {
+        const end = c.end ?? this.recordedNewest();
+        const x0 = this.x(c.start), x1 = Math.max(x0 + 4, this.x(end));
+        if (x1 < 0 || x0 > w) continue;
+        let lane = laneEnd.findIndex((e) => e < x0 - 1);
+        if (lane < 0) lane = laneEnd.indexOf(Math.min(...laneEnd));
+        laneEnd[lane] = x1;
+        const y = lanesTop + lane * LANE_H;
+        ctx.fillStyle = C[POLICY_COLOR[c.policy] || "--muted"] || C["--muted"];
+        ctx.fillRect(x0, y, x1 - x0, LANE_H - 1);
+        if (this.selected && String(this.selected.id) === String(c.id)) {
+          ctx.strokeStyle = C["--fg"];
+          ctx.lineWidth = 1.5;
+          ctx.strokeRect(x0 - 1, y - 1, x1 - x0 + 2, LANE_H + 1);
+        }
+        this.spans.push({ c, x0, x1, y });
+      }
+    }
+    ctx.fillStyle = C["--muted"];
+    ctx.font = "10px system-ui, sans-serif";
+    ctx.textBaseline = "top";
+    const span = this.to - this.from;
+    const step = niceStep(span / Math.max(2, Math.floor(w / 110)));
+    ctx.strokeStyle = C["--line"];
+    ctx.lineWidth = 1;
+    for (let t = Math.ceil(this.from / step) * step; t < this.to; t += step) {
+      const x = Math.round(this.x(t)) + 0.5;
+      ctx.beginPath();
+      ctx.moveTo(x, top);
+      ctx.lineTo(x, axisTop);
+      ctx.stroke();
+      const label = tickLabel(t, step);
+      const tw = ctx.measureText(label).width;
+      if (x + 3 + tw < w) ctx.fillText(label, x + 3, axisTop + 1);
+    }
+    if (Number.isFinite(this.cursor)) {
+      const x = Math.max(1, Math.min(w - 1, this.x(this.cursor)));
+      ctx.fillStyle = C["--fg"];
+      ctx.fillRect(x - 1, top, 2, axisTop - top);
+      ctx.beginPath();
+      ctx.moveTo(x - 6, 0);
+      ctx.lineTo(x + 6, 0);
+      ctx.lineTo(x, 8);
+      ctx.closePath();
+      ctx.fill();
+    }
+  }
+  /** @param {number} t the moment shown, NaN for live */
+  setCursor(t) {
+    this.cursor = t;
+    if (Number.isFinite(t) && !this.dragging && (t > this.to || t < this.from)) {
+      const span = this.to - this.from;
+      this.followNow = false;
+      this.setWindow(t - span * 0.2, t + span * 0.8);
+      return;
+    }
+    this.draw();
+  }
+  /** The cascade span under x, y. @param {number} x @param {number} y */
+  spanAt(x, y) {
+    return this.spans.find((s) => x >= s.x0 - 2 && x <= s.x1 + 2 && y >= s.y - 2 && y <= s.y + LANE_H + 2) || null;
+  }
+  /** @param {PointerEvent} ev */
+  pos(ev) {
+    const r = this.canvas.getBoundingClientRect();
+    return { x: ev.clientX - r.left, y: ev.clientY - r.top };
+  }
+  /** @param {PointerEvent} ev */
+  down(ev) {
+    const p = this.pos(ev);
+    const s = this.spanAt(p.x, p.y);
+    if (s) {
+      this.hooks.select(s.c);
+      return;
+    }
+    this.dragging = true;
+    this.followNow = false;
+    this.canvas.setPointerCapture(ev.pointerId);
+    this.hooks.seek(this.t(p.x), true);
+  }
+  /** @param {PointerEvent} ev */
+  move(ev) {
+    const p = this.pos(ev);
+    if (this.dragging) {
+      this.hooks.seek(this.t(Math.max(0, Math.min(this.w, p.x))), true);
+      this.tooltip.hidden = true;
+      return;
+    }
+    const s = this.spanAt(p.x, p.y);
+    this.canvas.style.cursor = s ? "pointer" : "ew-resize";
+    const t = this.t(p.x);
+    let text = clock(t);
+    if (s) {
+      const c = s.c;
+      text = `${c.policy} deletion of ${c.root.kind} ${c.root.namespace ? c.root.namespace + "/" : ""}${c.root.name}
+${clock(c.start)} – ${c.end ? clock(c.end) : "still running"}${c.deleted !== void 0 ? ` · ${c.deleted} deleted` : ""}${c.errors ? ` · ${c.errors} errors` : ""}
+click: select it and go to its start`;
+    } else if (this.data) {
+      const b = this.data.buckets.find((x) => t >= x.t && t < x.t + (this.data?.bucket || 0));
+      if (b) text += `
+${b.events} events · ${b.deletes} deletes${b.errors ? ` · ${b.errors} errors` : ""}`;
+      const g = this.data.gaps.find((x) => t >= x.start && t <= x.end);
+      if (g) text += `
+not recorded: ${g.reason || "a gap"}`;
+      text += "\ndrag: travel to a moment";
+    }
+    this.tooltip.textContent = text;
+    this.tooltip.style.left = `${Math.min(p.x + 12, this.w - 260)}px`;
+    this.tooltip.style.bottom = `${this.h + 6}px`;
+    this.tooltip.hidden = false;
+  }
+  /** @param {PointerEvent} ev */
+  up(ev) {
+    if (!this.dragging) return;
+    this.dragging = false;
+    const p = this.pos(ev);
+    this.hooks.seek(this.t(Math.max(0, Math.min(this.w, p.x))), true);
+  }
+  /** @param {WheelEvent} ev */
+  wheel(ev) {
+    ev.preventDefault();
+    const p = this.pos(
+      /** @type {any} */
+      ev
+    );
+    const at = this.t(p.x);
+    if (Math.abs(ev.deltaX) > Math.abs(ev.deltaY)) {
+      const dt = ev.deltaX / this.w * (this.to - this.from);
+      this.followNow = false;
+      this.setWindow(this.from + dt, this.to + dt);
+      return;
+    }
+    const f = Math.exp(ev.deltaY * 2e-3);
+    const span = Math.max(MIN_SPAN_MS, (this.to - this.from) * f);
+    const from = at - (at - this.from) / (this.to - this.from) * span;
+    this.followNow = false;
+    this.setWindow(from, from + span);
+  }
+};
+function niceStep(ms) {
+  const steps = [
+    100,
+    250,
+    500,
+    1e3,
+    2e3,
+    5e3,
+    1e4,
+    15e3,
+    3e4,
+    6e4,
+    12e4,
+    3e5,
+    6e5,
+    9e5,
+    18e5,
+    36e5,
+    72e5,
+    3 * 36e5,
+    6 * 36e5,
+    12 * 36e5,
+    864e5,
+    2 * 864e5,
+    7 * 864e5
+  ];
+  return steps.find((s) => s >= ms) || steps[steps.length - 1];
+}
+function tickLabel(t, step) {
+  const d = new Date(t);
+  const hm = d.toTimeString().slice(0, 5);
+  if (step < 1e3) return clock(t).slice(0, step % 100 ? 12 : 10);
+  if (step < 6e4) return d.toTimeString().slice(0, 8);
+  if (step >= 864e5) return d.toDateString().slice(4, 10);
+  return hm;
+}
+
+// src/historyview.js
+var MAX_ROWS = 1e4;
+var VERBS = (
+  /** @type {const} */
+  [
+    ["delete", "deletes"],
+    ["removeFinalizer", "finalizers removed"],
+    ["orphan", "orphanings"],
+    ["patchRemoveRefs", "references patched away"],
+    ["patchUnblock", "references unblocked"],
+    ["*", "all decisions"]
+  ]
+);
+var HistoryView = class {
+  /** @param {HTMLElement} el @param {HistoryHooks} hooks */
+  constructor(el, hooks) {
+    this.el = el;
+    this.hooks = hooks;
+    this.from = 0;
+    this.to = 0;
+    this.title = "in the last hour";
+    this.rows = [];
+    this.truncated = false;
+    this.loading = 0;
+    this.stale = true;
+    this.error = "";
+    this.verb = /** @type {string} */
+    "delete";
+    this.result = "*";
+    this.ns = "*";
+    this.list = new VirtualList({ id: "history-list", className: "history-rows", rowHeight: 74, maxRows: 9, render: (e) => this.row(e) });
+    this.verbSel = /** @type {HTMLSelectElement} */
+    h("select", { id: "history-verb", "aria-label": "Decision", onchange: () => {
+      this.verb = this.verbSel.value;
+      this.load();
+    } }, ...VERBS.map(([v, label]) => h("option", { value: v }, label)));
+    this.resultSel = /** @type {HTMLSelectElement} */
+    h("select", { id: "history-result", "aria-label": "Result", onchange: () => {
+      this.result = this.resultSel.value;
+      this.load();
+    } }, h("option", { value: "*" }, "any result"), h("option", { value: "ok" }, "ok"), h("option", { value: "error" }, "errors"));
+    this.nsSel = /** @type {HTMLSelectElement} */
+    h("select", { id: "history-ns", "aria-label": "Namespace", onchange: () => {
+      this.ns = this.nsSel.value;
+      this.render();
+    } }, h("option", { value: "*" }, "all namespaces"));
+    this.head = h("h2", { id: "history-title" });
+    this.summary = h("p.muted", { id: "history-summary" });
+    el.replaceChildren(this.head, h("div.history-filters", null, this.verbSel, this.resultSel, this.nsSel), this.summary, this.list.el);
+  }
+  /**
+   * Lists the window [from, to), titled "in the last hour" or the like; read now if the
+   * view is shown, else when it is next shown.
+   * @param {number} from @param {number} to @param {string} title @param {boolean} shown
+   */
+  setWindow(from, to, title, shown) {
+    const same = from === this.from && to === this.to && title === this.title;
+    this.from = from;
+    this.to = to;
+    this.title = title;
+    if (!shown) {
+      this.stale ||= !same;
+      return;
+    }
+    if (same && !this.stale && this.loading) return;
+    this.stale = false;
+    this.load();
+  }
+  async load() {
+    const id = ++this.loading;
+    this.error = "";
+    this.renderHead();
+    const rows = [];
+    let cursor;
+    try {
+      do {
+        const page = await historyPage({
+          from: isoTime(this.from),
+          to: isoTime(this.to),
+          type: "action",
+          verb: this.verb === "*" ? ["delete", "removeFinalizer", "orphan", "patchRemoveRefs", "patchUnblock"] : this.verb,
+          result: this.result === "*" ? void 0 : this.result,
+          order: "newest",
+          limit: 2e3,
+          cursor
+        });
+        if (id !== this.loading) return;
+        rows.push(...page.events);
+        cursor = page.nextCursor;
+      } while (cursor && rows.length < MAX_ROWS);
+    } catch (e) {
+      if (id !== this.loading) return;
+      this.error = /** @type {any} */
+      e.message || String(e);
+    }
+    this.rows = rows;
+    this.truncated = !!cursor;
+    this.fillNamespaces();
+    this.render();
+  }
+  fillNamespaces() {
+    const nss = [...new Set(this.rows.map((e) => e.action?.object?.namespace || ""))].sort();
+    if (this.ns !== "*" && !nss.includes(this.ns)) nss.push(this.ns);
+    this.nsSel.replaceChildren(h("option", { value: "*" }, "all namespaces"), ...nss.map((n) => h("option", { value: n }, n || "(cluster-scoped)")));
+    this.nsSel.value = this.ns;
+  }
+  renderHead() {
+    const verb = VERBS.find(([v]) => v === this.verb)?.[1] || this.verb;
+    this.head.textContent = this.verb === "delete" ? `Deleted by the collector ${this.title}` : `The collector's ${verb} ${this.title}`;
+  }
+  render() {
+    this.renderHead();
+    const shown = this.ns === "*" ? this.rows : this.rows.filter((e) => (e.action?.object?.namespace || "") === this.ns);
+    const errors = shown.filter((e) => e.action?.error).length;
+    this.summary.textContent = this.error ? `The history could not be read: ${this.error}` : `${fmt(shown.length)} ${shown.length === 1 ? "decision" : "decisions"}${errors ? ` · ${fmt(errors)} failed` : ""}${this.truncated ? ` (the newest ${fmt(this.rows.length)})` : ""}${shown.length ? " · newest first" : ""}`;
+    this.list.set(shown);
+    this.list.el.hidden = !shown.length;
+  }
+  /** One decision, on two lines. @param {any} e */
+  row(e) {
+    const a = e.action || {};
+    const t = parseTime(e.time);
+    const result = a.error ? "error" : a.shadow ? "shadow" : "ok";
+    const c = e.cascade !== void 0 && e.cascade !== null ? this.hooks.cascade(String(e.cascade)) : null;
+    const obj = h("a.obj", {
+      href: `?sel=${encodeURIComponent(a.object?.uid || "")}`,
+      title: "Show it at that moment",
+      onclick: (ev) => {
+        ev.preventDefault();
+        this.hooks.object(a.object, t);
+      }
+    }, describe(a.object || { kind: "?", name: "?" }));
+    const second = [];
+    if (c) {
+      second.push(
+        "cascade of ",
+        h("a.cascade-link", {
+          href: "#",
+          "data-cascade": String(c.id),
+          title: `Select this ${c.policy} cascade on the timeline and go to its start`,
+          onclick: (ev) => {
+            ev.preventDefault();
+            this.hooks.selectCascade(c);
+          }
+        }, `${c.root.kind} ${c.root.name}`),
+        h("span.tag", null, c.policy),
+        " ",
+        h("button.link.replay", { type: "button", title: "Replay this cascade", onclick: () => this.hooks.play(c) }, "▶")
+      );
+    } else if (e.cascade !== void 0 && e.cascade !== null) {
+      second.push(h("a.cascade-link", { href: "#", "data-cascade": String(e.cascade), onclick: async (ev) => {
+        ev.preventDefault();
+        const found = await this.hooks.cascadeOf(String(e.cascade));
+        if (found) this.hooks.selectCascade(found);
+      } }, `cascade ${e.cascade}`));
+    }
+    const why = a.error ? `error: ${a.error}` : a.reason || "";
+    return h(
+      "div.hrow",
+      { "data-result": result, "data-uid": a.object?.uid || "", title: [a.reason, a.error ? `error: ${a.error}` : ""].filter(Boolean).join("\n") },
+      h(
+        "div.hline",
+        null,
+        h("span.time", null, clock(t)),
+        h("b.verb", null, a.verb, a.policy ? h("span.policy", null, ` ${a.policy}`) : null),
+        h("span.dur", null, a.duration ? duration(a.duration) : ""),
+        h(`span.result.${result}`, null, result)
+      ),
+      h("div.hobj", null, obj),
+      h("div.hwhy", { class: a.error ? "hwhy error" : "hwhy muted" }, why || "—"),
+      second.length ? h("div.hcascade.muted", null, ...second) : null
+    );
+  }
+};
+
 // src/main.js
 var body = document.body;
-var readOnly = body.dataset.readOnly === "true";
-var store = new Store();
+var replay = body.dataset.replay === "true";
+var readOnly = body.dataset.readOnly === "true" || replay;
+var hasHistory = body.dataset.history === "true" || replay;
+var live = new Store();
+var liveCascades = new Cascades(live);
+var store = live;
+var cascades = liveCascades;
 var layout = new Layout();
 var canvas = (
   /** @type {HTMLCanvasElement} */
   $("graph")
 );
 var renderer = new Renderer(canvas, store, layout);
-var cascades = new Cascades(store);
 renderer.cascades = cascades;
 var view = {
   /** @type {string[]} */
@@ -3193,6 +4156,10 @@ var view = {
   /** @type {string|null} */
   sel: null
 };
+var atURL = "";
+var travel = null;
+var timeline2 = null;
+var historyView = null;
 var focusSet = null;
 var perf = { snapshotMs: (
   /** @type {number|null} */
@@ -3203,6 +4170,7 @@ var perf = { snapshotMs: (
 ), applied: 0, drawn: 0, layoutMs: 0 };
 var firstSnapshotPending = false;
 var layoutDue = false;
+var lastLiveCascades = 0;
 var lastLayout = 0;
 var layoutCost = 0;
 var lastQueues = -Infinity;
@@ -3217,6 +4185,7 @@ function readURL() {
   view.q = p.get("q") || "";
   view.focus = p.get("focus");
   view.sel = p.get("sel");
+  atURL = p.get("at") || "";
   const theme = p.get("theme");
   if (theme === "dark" || theme === "light") setTheme(theme, false);
 }
@@ -3227,6 +4196,7 @@ function writeURL() {
   if (view.q) p.set("q", view.q);
   if (view.focus) p.set("focus", view.focus);
   if (view.sel) p.set("sel", view.sel);
+  if (travel?.active && !travel.playing && Number.isFinite(travel.at)) p.set("at", isoTime(travel.at));
   const t = document.documentElement.dataset.theme;
   if (t && new URLSearchParams(location.search).get("theme")) p.set("theme", t);
   const url = location.pathname + (p.size ? "?" + p : "");
@@ -3279,6 +4249,15 @@ function settledDirty(now) {
   return out;
 }
 function tick(now) {
+  if (store !== live) {
+    live.expire(now);
+    if (live.touched.size || liveCascades.active.size && now - lastLiveCascades > 100) {
+      lastLiveCascades = now;
+      liveCascades.observe(live.touched, now);
+      live.touched.clear();
+    }
+    live.dirtyNamespaces.clear();
+  }
   if (store.expire(now)) layoutDue = true;
   if (store.dirtyNamespaces.size) layoutDue = true;
   if (store.touched.size || cascades.active.size && now - lastCascades > 100) {
@@ -3303,8 +4282,8 @@ function tick(now) {
     store.touched.clear();
   }
   if (health) {
-    if (store.shadowChanged) health.poke();
-    store.shadowChanged = false;
+    if (live.shadowChanged) health.poke();
+    live.shadowChanged = false;
     health.tick(now);
   }
   if (store.queuesChanged && now - lastQueues > 250) {
@@ -3317,6 +4296,7 @@ function tick(now) {
     fillFilterOptions();
   }
   const drew = renderer.frame(now);
+  if (drew && travel?.playing && api.playFrames.length < 1e5) api.playFrames.push(now);
   perf.drawn = layout.items.size;
   perf.applied = store.applied;
   if (drew && firstSnapshotPending && !layoutDue) {
@@ -3336,25 +4316,28 @@ var stream = new Stream({
   },
   onFrame(f) {
     if (f.type === "snapshot") {
-      store.applySnapshot(f);
-      cascades.observe([...store.nodes.keys()], performance.now());
+      live.applySnapshot(f);
+      liveCascades.observe([...live.nodes.keys()], performance.now());
       if (perf.snapshotMs === null) {
         perf.snapshotMs = performance.now();
         firstSnapshotPending = true;
       }
+      if (store !== live) return;
       layoutDue = true;
       fillFilterOptions();
       if (view.sel) objectPanel.show(view.sel);
       if (view.q) runSearch();
     } else if (f.type === "deltas") {
-      store.applyEvents(f.events);
-      if (tracer) tracer.engine();
+      live.applyEvents(f.events);
+      if (tracer && store === live) tracer.engine();
     }
   }
 });
 conn.addEventListener("click", () => stream.retry());
 var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), store, {
   readOnly,
+  travelAt: () => travel?.active ? travel.at : null,
+  replay: hasHistory ? (uid) => replayLastCascade(uid) : void 0,
   select: (uid) => select(uid, true),
   focus: (uid) => setFocus(uid),
   del: (uid) => dialog.open(uid),
@@ -3366,7 +4349,7 @@ var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), sto
 var cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(uid, true));
 var health = $("collector-health") ? new CollectorHealth($("collector-health"), (uid) => select(uid, true)) : null;
 var queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), store, (uid) => select(uid, true));
-var dialog = new DeleteDialog(store, {
+var dialog = new DeleteDialog(live, {
   preview(m) {
     renderer.preview = m;
     renderer.previewVersion++;
@@ -3401,7 +4384,8 @@ function revealAndCenter(uid, k) {
   }
   return renderer.centerOn(uid, k);
 }
-function select(uid, center = false) {
+function select(uid, center = false, keepTab = false) {
+  if (uid && !keepTab && historyView && historyTabShown()) showTab("object");
   view.sel = uid;
   renderer.selected = uid;
   renderer.dirty = true;
@@ -3513,6 +4497,19 @@ function runSearch() {
     );
   }), renderer.matches.size > 50 ? h("li.muted", null, `${renderer.matches.size - 50} more highlighted in the graph`) : "");
   if (q && !resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
+  if (q && hasHistory) results.append(h(
+    "li.recorded",
+    {
+      role: "option",
+      id: "search-recording",
+      onmousedown: (ev) => {
+        ev.preventDefault();
+        searchRecording(search.value.trim());
+      }
+    },
+    h("b", null, "Search the recording"),
+    h("span.muted", null, ` for “${search.value.trim()}”: deleted objects too`)
+  ));
   results.hidden = !q || document.activeElement !== search;
   writeURL();
 }
@@ -3523,6 +4520,28 @@ function searchScore(n, q) {
   if (name.includes(q)) return 2;
   if (n.kind.toLowerCase() === q) return 3;
   return (n.kind + "\0" + (n.namespace || "") + "\0" + n.uid).toLowerCase().includes(q) ? 4 : -1;
+}
+async function searchRecording(name) {
+  results.replaceChildren(h("li.muted", null, "searching the recording…"));
+  try {
+    const page = await historyPage({ name, type: "nodeRemoved", order: "newest", limit: 20 });
+    const seen = /* @__PURE__ */ new Set();
+    const found = page.events.filter((e) => !seen.has(e.node?.uid) && seen.add(e.node?.uid));
+    results.replaceChildren(...found.map((e) => {
+      const n = e.node, t = parseTime(e.time);
+      return h("li", { role: "option", "data-uid": n.uid, "data-removed": e.time, onmousedown: (ev) => {
+        ev.preventDefault();
+        results.hidden = true;
+        search.blur();
+        travel?.seek(t - 1e-3).then(() => select(n.uid, true));
+      } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
+    }));
+    if (!found.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object named “${name}”`));
+  } catch (e) {
+    results.replaceChildren(h("li.muted", null, `the recording could not be searched: ${/** @type {any} */
+    e.message || e}`));
+  }
+  results.hidden = false;
 }
 function choose(uid) {
   results.hidden = true;
@@ -3611,8 +4630,8 @@ canvas.addEventListener("wheel", (ev) => {
   else renderer.pan(-ev.deltaX, -ev.deltaY);
 }, { passive: false });
 function tooltipText(it) {
-  const n = it.node, live = store.nodes.get(it.uid);
-  const st = live ? stateOf(store, live) : "removed";
+  const n = it.node, live2 = store.nodes.get(it.uid);
+  const st = live2 ? stateOf(store, live2) : "removed";
   const label = STATES.find((s) => s.id === st)?.label || st;
   return `${n.kind} ${n.name}${n.namespace ? "\nnamespace " + n.namespace : ""}
 ${label}${n.finalizers?.length ? "\nfinalizers: " + n.finalizers.join(", ") : ""}`;
@@ -3661,6 +4680,7 @@ function setTheme(t, remember) {
   document.documentElement.dataset.theme = t;
   if (remember) localStorage.setItem("gcscope-theme", t);
   renderer?.readColors();
+  timeline2?.readColors();
 }
 function toggleTheme() {
   const cur = document.documentElement.dataset.theme || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
@@ -3668,7 +4688,10 @@ function toggleTheme() {
   writeURL();
 }
 $("theme-toggle").addEventListener("click", toggleTheme);
-matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => renderer.readColors());
+matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
+  renderer.readColors();
+  timeline2?.readColors();
+});
 var exportMenu = $("export-menu");
 $("export-button").addEventListener("click", () => exportMenu.hidden = !exportMenu.hidden);
 exportMenu.addEventListener("click", async (ev) => {
@@ -3686,6 +4709,7 @@ exportMenu.addEventListener("click", async (ev) => {
     `gcscope-${stamp}.png`
   );
   else if (what === "dot") download(new Blob([graphDOT(nodes)], { type: "text/vnd.graphviz" }), `gcscope-${stamp}.dot`);
+  else if (what === "history") exportHistory();
   else if (what === "json") download(new Blob([JSON.stringify({ seq: store.seq, filter: { namespace: view.ns, kind: view.kind, focus: view.focus }, nodes }, null, 1)], { type: "application/json" }), `gcscope-${stamp}.json`);
 });
 var slow = (
@@ -3710,6 +4734,7 @@ document.addEventListener("keydown", (ev) => {
     ev.target
   );
   if (t.matches("input, select, textarea") || document.querySelector("dialog[open]") || ev.metaKey || ev.ctrlKey || ev.altKey) return;
+  if (travelKey(ev)) return;
   switch (ev.key) {
     case "/":
       ev.preventDefault();
@@ -3721,10 +4746,11 @@ document.addEventListener("keydown", (ev) => {
       break;
     case "Delete":
     case "d":
-      if (view.sel) dialog.open(view.sel);
+      if (view.sel && !travel?.active && !replay) dialog.open(view.sel);
       break;
     case "Escape":
       if (!exportMenu.hidden) exportMenu.hidden = true;
+      else if (travel?.active && !replay) backToLive();
       else if (view.focus) setFocus(null);
       else if (view.ns.length || view.kind.length) {
         view.ns = [];
@@ -3761,6 +4787,343 @@ $("help-button").addEventListener("click", () => (
   /** @type {HTMLDialogElement} */
   $("help-dialog").showModal()
 ));
+function showStore(s, c) {
+  store = s;
+  cascades = c;
+  renderer.store = s;
+  renderer.cascades = c;
+  objectPanel.store = s;
+  queuesPanel.store = s;
+  cascadeStrip.cascades = c;
+  s.touched.clear();
+  s.dirtyNamespaces.add("*");
+  relayout(performance.now());
+  refreshViews();
+}
+function refreshViews() {
+  queuesPanel.lastActionsKey = "";
+  queuesPanel.render(true);
+  cascades.changed = true;
+  cascadeStrip.render(performance.now());
+  objectPanel.show(view.sel);
+  filterKey = "";
+  fillFilterOptions();
+  if (view.q) runSearch();
+  updateEmpty();
+}
+function momentText(t) {
+  return `${clock(t)} · ${new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" })}`;
+}
+function rangeText(from, to) {
+  const day = (t) => new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" });
+  return `${day(from)}, ${clock(from)} – ${day(to) === day(from) ? "" : day(to) + ", "}${clock(to)}`;
+}
+function backToLive() {
+  if (replay) return;
+  travel?.leave();
+}
+var selectedCascade = null;
+function selectCascade(c, zoom = true) {
+  if (!travel || !timeline2) return Promise.resolve();
+  selectedCascade = c;
+  if (zoom) timeline2.focusCascade(c);
+  else {
+    timeline2.selected = c;
+    timeline2.draw();
+  }
+  return travel.seek(c.start - 1).then(() => {
+    if (travel?.active) select(c.root.uid, true, true);
+  });
+}
+async function playCascade(c) {
+  if (!travel || !timeline2) return;
+  await selectCascade(c);
+  const end = c.end ?? timeline2.recordedNewest();
+  travel.play({ until: end + 1500 });
+}
+async function lastCascadeOf(uid) {
+  try {
+    const r = await get(`/api/v1/history/cascades?uid=${encodeURIComponent(uid)}`);
+    const list = (
+      /** @type {any[]} */
+      (Array.isArray(r) ? r : r.cascades || []).map(cascadeOf)
+    );
+    list.sort((a, b) => b.start - a.start);
+    return list[0] || null;
+  } catch (e) {
+    if (
+      /** @type {any} */
+      e.status !== 404
+    ) throw e;
+  }
+  const page = await historyPage({ uid, type: ["nodeUpdated", "nodeRemoved"], order: "newest", limit: 500 });
+  const evs = page.events.filter((e) => e.node?.uid === uid || e.object?.uid === uid);
+  const i = evs.findIndex((e) => e.type === "nodeRemoved" || e.node?.beingDeleted);
+  if (i < 0) return null;
+  const end = evs[i].type === "nodeRemoved" ? parseTime(evs[i].time) : null;
+  let j = i;
+  while (j + 1 < evs.length && evs[j + 1].type === "nodeUpdated" && evs[j + 1].node?.beingDeleted) j++;
+  const first = evs[j].node || evs[i].node || evs[i].object;
+  const fin = first?.finalizers || [];
+  return {
+    id: `object:${uid}`,
+    root: { ...evs[i].object || first, uid },
+    start: parseTime(evs[j].time),
+    end,
+    policy: fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : "Background"
+  };
+}
+async function replayLastCascade(uid) {
+  try {
+    const c = await lastCascadeOf(uid);
+    if (!c) {
+      toast("The recording holds no deletion of this object.");
+      return;
+    }
+    await playCascade(c);
+  } catch (e) {
+    toast(`Replay: ${/** @type {any} */
+    e.message || e}`);
+  }
+}
+function exportHistory() {
+  if (!timeline2) return;
+  const a = document.createElement("a");
+  a.href = `/api/v1/history/export?from=${encodeURIComponent(isoTime(timeline2.from))}&to=${encodeURIComponent(isoTime(timeline2.to))}`;
+  a.download = "";
+  document.body.append(a);
+  a.click();
+  a.remove();
+  toast(`Exporting the history from ${momentText(timeline2.from)} to ${momentText(timeline2.to)}.`);
+}
+function windowTitle() {
+  if (!timeline2) return "";
+  if (replay && timeline2.from === replayWindow[0] && timeline2.to === replayWindow[1]) return "over the whole recording";
+  if (timeline2.followNow && !replay) {
+    const r = RANGES.find(([, ms]) => ms === timeline2?.range)?.[0];
+    return r === "15m" ? "in the last 15 minutes" : r === "1h" ? "in the last hour" : r === "24h" ? "in the last 24 hours" : "since the recording began";
+  }
+  return `between ${clock(timeline2.from).slice(0, 8)} and ${clock(timeline2.to).slice(0, 8)}`;
+}
+function updateTravelControls() {
+  if (!travel) return;
+  const playBtn = $("tl-play");
+  playBtn.textContent = travel.playing ? "❚❚ Pause" : "▶ Play";
+  playBtn.dataset.state = travel.playing ? "playing" : "paused";
+  $("tl-live").hidden = replay;
+  $("tl-live").classList.toggle("on", !travel.active);
+  $("tl-live").textContent = travel.active ? "Back to live" : "● Live";
+  body.dataset.travel = travel.active ? travel.playing ? "playing" : "paused" : "";
+}
+function travelKey(ev) {
+  if (!travel) return false;
+  switch (ev.key) {
+    case "h":
+      showTab(historyTabShown() ? "object" : "history");
+      return true;
+    case " ":
+      if (
+        /** @type {HTMLElement} */
+        ev.target.matches("button, a")
+      ) return false;
+      ev.preventDefault();
+      togglePlay();
+      return true;
+    case "ArrowRight":
+      if (!travel.active) return false;
+      ev.preventDefault();
+      travel.step();
+      return true;
+    case "ArrowLeft":
+      if (!travel.active) return false;
+      ev.preventDefault();
+      travel.stepBack();
+      return true;
+    case "[":
+    case "]": {
+      const i = SPEEDS.indexOf(travel.speed) + (ev.key === "]" ? 1 : -1);
+      setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, i))]);
+      return true;
+    }
+  }
+  return false;
+}
+function setSpeed(s) {
+  if (!travel) return;
+  travel.setSpeed(s);
+  $("tl-speed").value = String(s);
+}
+function togglePlay() {
+  if (!travel || !timeline2) return;
+  if (travel.playing) return travel.pause();
+  if (travel.active) {
+    const c2 = selectedCascade;
+    const inside = c2 && travel.at >= c2.start - 2e3 && travel.at <= (c2.end ?? Infinity);
+    travel.play({ until: inside && c2 ? (c2.end ?? timeline2.recordedNewest()) + 1500 : null });
+    return;
+  }
+  const list = timeline2.data?.cascades || [];
+  const c = selectedCascade || [...list].sort((a, b) => b.start - a.start)[0];
+  if (c) playCascade(c);
+  else toast("No cascade in the timeline's window to play: drag the timeline to a moment first, or pick a longer range.");
+}
+function historyTabShown() {
+  return !$("history-panel").hidden;
+}
+function showTab(tab) {
+  if (!historyView) return;
+  const hist = tab === "history";
+  $("history-panel").hidden = !hist;
+  $("object-panel").hidden = hist;
+  $("tab-history").setAttribute("aria-selected", String(hist));
+  $("tab-object").setAttribute("aria-selected", String(!hist));
+  if (hist && timeline2) historyView.setWindow(timeline2.from, timeline2.to, windowTitle(), true);
+}
+function updateTimelineTitle() {
+  if (!timeline2) return;
+  const d = timeline2.data;
+  const n = d?.cascades.length || 0;
+  $("tl-title").textContent = d ? `${windowTitle()} · ${timeline2.total.toLocaleString("en-US")} events · ${n} cascade${n === 1 ? "" : "s"}` : "loading…";
+}
+var replayWindow = [0, 0];
+async function startReplay() {
+  if (!travel || !timeline2) return;
+  conn.dataset.state = "replay";
+  conn.textContent = "replay";
+  conn.title = "a recording, served by gcscope replay: no cluster, nothing live";
+  try {
+    const first = await historyPage({ order: "oldest", limit: 1 });
+    const rec = first.recording || {};
+    const from = parseTime(rec.oldest || first.events[0]?.time), to = parseTime(rec.newest) || from + 6e4;
+    timeline2.recording = rec;
+    timeline2.followNow = false;
+    const pad = Math.max(500, (to - from) * 0.02);
+    replayWindow[0] = from - pad;
+    replayWindow[1] = to + pad;
+    timeline2.setWindow(...replayWindow);
+    $("travel-tag").textContent = "Replay of a recording";
+    $("travel-note").textContent = rangeText(from, to);
+    $("travel-note").dataset.range = `${isoTime(from)}/${isoTime(to)}`;
+    const d = await timeline(from, to + 1, 100).catch(() => null);
+    const c = d?.cascades.sort((a, b) => a.start - b.start)[0];
+    if (c) await selectCascade(c, false);
+    else await travel.seek(from);
+  } catch (e) {
+    toast(`The recording could not be read: ${/** @type {any} */
+    e.message || e}`);
+  }
+}
+if (hasHistory) {
+  const banner = $("travel-banner"), tTime = $("travel-time"), tNote = $("travel-note");
+  const tr = new TimeTravel({
+    enter() {
+      body.classList.add("travel");
+      banner.hidden = false;
+      showStore(tr.store, tr.cascades);
+      updateTravelControls();
+    },
+    leave() {
+      body.classList.remove("travel");
+      banner.hidden = true;
+      selectedCascade = null;
+      if (timeline2) timeline2.selected = null;
+      showStore(live, liveCascades);
+      writeURL();
+      timeline2?.setCursor(NaN);
+      timeline2?.setRange(timeline2.range);
+      updateTravelControls();
+    },
+    moment(t) {
+      timeline2?.setCursor(t);
+      tTime.textContent = momentText(t);
+      tTime.dataset.at = isoTime(t);
+    },
+    seeked(state, ms) {
+      api.seeks.push(ms);
+      writeURL();
+      if (!replay) tNote.textContent = state.note || (tr.playing ? "" : "the live state goes on underneath");
+      if (perf.snapshotMs === null) {
+        perf.snapshotMs = performance.now();
+        firstSnapshotPending = true;
+      }
+      relayout(performance.now());
+      refreshViews();
+      if (tracer) tracer.engine();
+    },
+    applied() {
+      if (tracer) tracer.engine();
+    },
+    playing(on) {
+      writeURL();
+      if (!replay && !on && tr.active) tNote.textContent = "paused · the live state goes on underneath";
+      else if (!replay && on) tNote.textContent = `playing at ${tr.speed}×`;
+      updateTravelControls();
+    },
+    error(m) {
+      toast(`Time travel: ${m}`);
+    }
+  });
+  travel = tr;
+  const tl = new Timeline(
+    /** @type {HTMLCanvasElement} */
+    $("timeline-canvas"),
+    $("tl-tooltip"),
+    {
+      seek: (t, debounce) => tr.seek(t, { debounce }),
+      select: (c) => selectCascade(c),
+      changed() {
+        updateTimelineTitle();
+        historyView?.setWindow(tl.from, tl.to, windowTitle(), historyTabShown());
+        for (const b of document.querySelectorAll("#timeline [data-range]")) {
+          const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */
+          b.dataset.range)?.[1];
+          b.setAttribute("aria-pressed", String(tl.followNow && ms === tl.range));
+        }
+      },
+      error: (m) => $("tl-title").textContent = `The timeline could not be read: ${m}`
+    }
+  );
+  timeline2 = tl;
+  historyView = new HistoryView($("history-panel"), {
+    cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
+    async cascadeOf(id) {
+      const first = await historyPage({ cascade: id, order: "oldest", limit: 1 });
+      const last = await historyPage({ cascade: id, order: "newest", limit: 1 });
+      const e = first.events[0];
+      if (!e) return null;
+      const a = e.action || {};
+      return { id, root: a.for || a.object || e.object, policy: a.policy || "", start: parseTime(e.time), end: parseTime(last.events[0]?.time || e.time) };
+    },
+    selectCascade: (c) => selectCascade(c),
+    play: (c) => playCascade(c),
+    object(ref, t) {
+      if (!ref?.uid) return;
+      tr.seek(t - 1e-3).then(() => select(ref.uid, true, true));
+    }
+  });
+  for (const b of document.querySelectorAll("#timeline [data-range]")) {
+    b.addEventListener("click", () => {
+      const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */
+      b.dataset.range)?.[1] ?? 36e5;
+      if (replay) tl.setWindow(...replayWindow);
+      else tl.setRange(ms);
+    });
+  }
+  $("tl-play").addEventListener("click", togglePlay);
+  $("tl-step").addEventListener("click", () => tr.active ? tr.step() : tr.seek(tl.recordedNewest()));
+  $("tl-back").addEventListener("click", () => tr.active ? tr.stepBack() : tr.seek(tl.recordedNewest()));
+  $("tl-speed").addEventListener("change", () => setSpeed(Number(
+    /** @type {HTMLSelectElement} */
+    $("tl-speed").value
+  )));
+  $("tl-live").addEventListener("click", () => tr.active ? backToLive() : tl.setRange(tl.range));
+  $("back-to-live").addEventListener("click", backToLive);
+  $("back-to-live").hidden = replay;
+  $("tab-object").addEventListener("click", () => showTab("object"));
+  $("tab-history").addEventListener("click", () => showTab("history"));
+  if (replay) tl.followNow = false;
+  updateTravelControls();
+}
 var tracer = null;
 function trace(uids) {
   renderer.recordDrawn();
@@ -3829,8 +5192,40 @@ var api = {
   /** @param {string} uid */
   select: (uid) => select(uid, true),
   view,
-  store,
-  renderer
+  /**
+   * The state of each object of namespace ns in the store shown (or, which = "live", the
+   * live one), as the canvas would draw it: {uid: state}.
+   * @param {string} ns @param {string} [which]
+   */
+  nsStates: (ns, which) => {
+    const s = which === "live" ? live : store;
+    const out = {};
+    for (const u of s.byNamespace.get(ns) || []) out[u] = stateOf(
+      s,
+      /** @type {any} */
+      s.nodes.get(u)
+    );
+    return out;
+  },
+  /** The store shown: the live one, or time travel's. */
+  get store() {
+    return store;
+  },
+  live,
+  renderer,
+  /** Time travel (with --history): {active, at, playing, speed, lastSeekMs, store}. */
+  travel: () => travel,
+  timeline: () => timeline2,
+  /** Seeks, the time each took from the ask to the state applied (ms). */
+  seeks: (
+    /** @type {number[]} */
+    []
+  ),
+  /** Frames drawn while playing: [performance.now()], for fps. */
+  playFrames: (
+    /** @type {number[]} */
+    []
+  )
 };
 window.gcscope = api;
 var saved = localStorage.getItem("gcscope-theme");
@@ -3841,6 +5236,13 @@ renderer.selected = view.sel;
 updateFocusChip();
 legend();
 updateEmpty();
-stream.open();
+if (replay) startReplay();
+else {
+  stream.open();
+  const at = parseTime(atURL);
+  if (travel && Number.isFinite(at)) travel.seek(at).then(() => {
+    if (view.sel) select(view.sel, true, true);
+  });
+}
 if (view.q) runSearch();
 requestAnimationFrame(tick);

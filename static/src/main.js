@@ -14,18 +14,31 @@ import { Cascades, CascadeStrip, progress, progressText } from "./cascades.js";
 import { CollectorHealth } from "./health.js";
 import { STATES, MARKERS, EDGES, stateOf } from "./states.js";
 import { viewSVG, viewPNG, graphDOT, download } from "./export.js";
-import { h, $, describe } from "./dom.js";
+import { h, $, describe, clock } from "./dom.js";
 import { post } from "./api.js";
 import { ScenarioPlayer } from "./scenarios.js";
+import { TimeTravel, SPEEDS } from "./travel.js";
+import { Timeline, RANGES } from "./timeline.js";
+import { HistoryView } from "./historyview.js";
+import { historyPage, parseTime, isoTime, cascadeOf, timeline as fetchTimeline } from "./history.js";
+import { get } from "./api.js";
 
 const body = document.body;
-const readOnly = body.dataset.readOnly === "true";
+/** A recording served with no cluster (`gcscope replay FILE`): no live stream, no writes. */
+const replay = body.dataset.replay === "true";
+const readOnly = body.dataset.readOnly === "true" || replay;
+/** The server records the engine's feed (--history): history view, timeline, time travel. */
+const hasHistory = body.dataset.history === "true" || replay;
 
-const store = new Store();
+/** The live state, kept by the stream whatever the page shows. */
+const live = new Store();
+const liveCascades = new Cascades(live);
+/** The state the page shows: the live one, or a recorded moment's (time travel). */
+let store = live;
+let cascades = liveCascades;
 const layout = new Layout();
 const canvas = /** @type {HTMLCanvasElement} */ ($("graph"));
 const renderer = new Renderer(canvas, store, layout);
-const cascades = new Cascades(store);
 renderer.cascades = cascades;
 
 /** What the user looks at; mirrored in the URL. */
@@ -36,12 +49,22 @@ const view = {
   /** @type {string|null} */ focus: null,
   /** @type {string|null} */ sel: null,
 };
+/** ?at=: the recorded moment the page was opened at. */
+let atURL = "";
+// With --history (set up below; declared here, before anything can call for them).
+/** @type {TimeTravel|null} */
+let travel = null;
+/** @type {Timeline|null} */
+let timeline = null;
+/** @type {HistoryView|null} */
+let historyView = null;
 /** @type {Set<string>|null} the focus closure, when focused */
 let focusSet = null;
 
 const perf = { snapshotMs: /** @type {number|null} */ (null), firstFrameMs: /** @type {number|null} */ (null), applied: 0, drawn: 0, layoutMs: 0 };
 let firstSnapshotPending = false;
 let layoutDue = false;
+let lastLiveCascades = 0;
 let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0;
 let fittedOnce = false;
 
@@ -54,6 +77,8 @@ function readURL() {
   view.q = p.get("q") || "";
   view.focus = p.get("focus");
   view.sel = p.get("sel");
+  /** a recorded moment to travel to (with --history), RFC 3339 */
+  atURL = p.get("at") || "";
   const theme = p.get("theme");
   if (theme === "dark" || theme === "light") setTheme(theme, false);
 }
@@ -65,6 +90,8 @@ function writeURL() {
   if (view.q) p.set("q", view.q);
   if (view.focus) p.set("focus", view.focus);
   if (view.sel) p.set("sel", view.sel);
+  // Time travel, paused at a moment: that moment is part of the view.
+  if (travel?.active && !travel.playing && Number.isFinite(travel.at)) p.set("at", isoTime(travel.at));
   const t = document.documentElement.dataset.theme;
   if (t && new URLSearchParams(location.search).get("theme")) p.set("theme", t);
   const url = location.pathname + (p.size ? "?" + p : "");
@@ -137,6 +164,16 @@ function settledDirty(now) {
 
 /** @param {number} now */
 function tick(now) {
+  if (store !== live) {
+    // Time travel: the live state goes on underneath, its cascades followed, unseen.
+    live.expire(now);
+    if (live.touched.size || (liveCascades.active.size && now - lastLiveCascades > 100)) {
+      lastLiveCascades = now;
+      liveCascades.observe(live.touched, now);
+      live.touched.clear();
+    }
+    live.dirtyNamespaces.clear();
+  }
   if (store.expire(now)) layoutDue = true;
   if (store.dirtyNamespaces.size) layoutDue = true;
   // Cascades start from what changed; their counts are refreshed a few times a second,
@@ -166,8 +203,8 @@ function tick(now) {
     store.touched.clear();
   }
   if (health) {
-    if (store.shadowChanged) health.poke();
-    store.shadowChanged = false;
+    if (live.shadowChanged) health.poke();
+    live.shadowChanged = false;
     health.tick(now);
   }
   if (store.queuesChanged && now - lastQueues > 250) {
@@ -180,6 +217,7 @@ function tick(now) {
     fillFilterOptions();
   }
   const drew = renderer.frame(now);
+  if (drew && travel?.playing && api.playFrames.length < 100_000) api.playFrames.push(now);
   perf.drawn = layout.items.size;
   perf.applied = store.applied;
   if (drew && firstSnapshotPending && !layoutDue) {
@@ -201,22 +239,24 @@ const stream = new Stream({
     conn.title = detail;
   },
   onFrame(f) {
+    // Always into the live store: time travel shows another one and loses nothing of this.
     if (f.type === "snapshot") {
-      store.applySnapshot(f);
+      live.applySnapshot(f);
       // A reload mid-cascade: pick up the cascades under way.
-      cascades.observe([...store.nodes.keys()], performance.now());
+      liveCascades.observe([...live.nodes.keys()], performance.now());
       if (perf.snapshotMs === null) {
         perf.snapshotMs = performance.now();
         firstSnapshotPending = true;
       }
+      if (store !== live) return;
       layoutDue = true;
       fillFilterOptions();
       if (view.sel) objectPanel.show(view.sel);
       // ?q= highlights its matches once there is something to match.
       if (view.q) runSearch();
     } else if (f.type === "deltas") {
-      store.applyEvents(f.events);
-      if (tracer) tracer.engine();
+      live.applyEvents(f.events);
+      if (tracer && store === live) tracer.engine();
     }
   },
 });
@@ -226,6 +266,8 @@ conn.addEventListener("click", () => stream.retry());
 
 const objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), store, {
   readOnly,
+  travelAt: () => (travel?.active ? travel.at : null),
+  replay: hasHistory ? (uid) => replayLastCascade(uid) : undefined,
   select: (uid) => select(uid, true),
   focus: (uid) => setFocus(uid),
   del: (uid) => dialog.open(uid),
@@ -238,7 +280,7 @@ const cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(u
 // Shadow mode: how the cluster's collector follows the engine's decisions.
 const health = $("collector-health") ? new CollectorHealth($("collector-health"), (uid) => select(uid, true)) : null;
 const queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), store, (uid) => select(uid, true));
-const dialog = new DeleteDialog(store, {
+const dialog = new DeleteDialog(live, {
   preview(m) {
     renderer.preview = m;
     renderer.previewVersion++;
@@ -285,8 +327,13 @@ function revealAndCenter(uid, k) {
   return renderer.centerOn(uid, k);
 }
 
-/** @param {string|null} uid @param {boolean} [center] */
-function select(uid, center = false) {
+/**
+ * Selects an object (null: none), centring on it when asked. The object panel comes to the
+ * front, unless the history view asked (keepTab: the user goes on down its list).
+ * @param {string|null} uid @param {boolean} [center] @param {boolean} [keepTab]
+ */
+function select(uid, center = false, keepTab = false) {
+  if (uid && !keepTab && historyView && historyTabShown()) showTab("object");
   view.sel = uid;
   renderer.selected = uid;
   renderer.dirty = true;
@@ -395,6 +442,10 @@ function runSearch() {
       h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""}`));
   }), renderer.matches.size > 50 ? h("li.muted", null, `${renderer.matches.size - 50} more highlighted in the graph`) : "");
   if (q && !resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
+  // With a recording: objects that are gone too.
+  if (q && hasHistory) results.append(h("li.recorded", { role: "option", id: "search-recording",
+    onmousedown: (/** @type {Event} */ ev) => { ev.preventDefault(); searchRecording(search.value.trim()); } },
+  h("b", null, "Search the recording"), h("span.muted", null, ` for “${search.value.trim()}”: deleted objects too`)));
   results.hidden = !q || document.activeElement !== search;
   writeURL();
 }
@@ -411,6 +462,33 @@ function searchScore(n, q) {
   if (name.includes(q)) return 2;
   if (n.kind.toLowerCase() === q) return 3;
   return (n.kind + "\u0000" + (n.namespace || "") + "\u0000" + n.uid).toLowerCase().includes(q) ? 4 : -1;
+}
+
+/**
+ * The recorded removals of objects named name (the newest first): a click travels to just
+ * before the removal, the object selected, to see it or replay its last cascade.
+ * @param {string} name
+ */
+async function searchRecording(name) {
+  results.replaceChildren(h("li.muted", null, "searching the recording…"));
+  try {
+    const page = await historyPage({ name, type: "nodeRemoved", order: "newest", limit: 20 });
+    const seen = new Set();
+    const found = page.events.filter((/** @type {any} */ e) => !seen.has(e.node?.uid) && seen.add(e.node?.uid));
+    results.replaceChildren(...found.map((/** @type {any} */ e) => {
+      const n = e.node, t = parseTime(e.time);
+      return h("li", { role: "option", "data-uid": n.uid, "data-removed": e.time, onmousedown: (/** @type {Event} */ ev) => {
+        ev.preventDefault();
+        results.hidden = true;
+        search.blur();
+        travel?.seek(t - 0.001).then(() => select(n.uid, true));
+      } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
+    }));
+    if (!found.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object named “${name}”`));
+  } catch (e) {
+    results.replaceChildren(h("li.muted", null, `the recording could not be searched: ${/** @type {any} */ (e).message || e}`));
+  }
+  results.hidden = false;
 }
 
 /** @param {string} uid */
@@ -570,6 +648,7 @@ function setTheme(t, remember) {
   document.documentElement.dataset.theme = t;
   if (remember) localStorage.setItem("gcscope-theme", t);
   renderer?.readColors();
+  timeline?.readColors(); // (set theme only runs once the module has run: see "start")
 }
 
 function toggleTheme() {
@@ -578,7 +657,10 @@ function toggleTheme() {
   writeURL();
 }
 $("theme-toggle").addEventListener("click", toggleTheme);
-matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => renderer.readColors());
+matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
+  renderer.readColors();
+  timeline?.readColors();
+});
 
 // --- export ---
 
@@ -592,6 +674,7 @@ exportMenu.addEventListener("click", async (ev) => {
   if (what === "svg") download(new Blob([viewSVG(renderer)], { type: "image/svg+xml" }), `gcscope-${stamp}.svg`);
   else if (what === "png") download(/** @type {Blob} */ (await viewPNG(canvas)), `gcscope-${stamp}.png`);
   else if (what === "dot") download(new Blob([graphDOT(nodes)], { type: "text/vnd.graphviz" }), `gcscope-${stamp}.dot`);
+  else if (what === "history") exportHistory();
   else if (what === "json") download(new Blob([JSON.stringify({ seq: store.seq, filter: { namespace: view.ns, kind: view.kind, focus: view.focus }, nodes }, null, 1)], { type: "application/json" }), `gcscope-${stamp}.json`);
 });
 
@@ -618,6 +701,7 @@ new ScenarioPlayer({ select: (uid) => select(uid, true), has: (uid) => store.nod
 document.addEventListener("keydown", (ev) => {
   const t = /** @type {HTMLElement} */ (ev.target);
   if (t.matches("input, select, textarea") || document.querySelector("dialog[open]") || ev.metaKey || ev.ctrlKey || ev.altKey) return;
+  if (travelKey(ev)) return;
   switch (ev.key) {
     case "/":
       ev.preventDefault();
@@ -629,10 +713,11 @@ document.addEventListener("keydown", (ev) => {
       break;
     case "Delete":
     case "d":
-      if (view.sel) dialog.open(view.sel); // read-only: a preview
+      if (view.sel && !travel?.active && !replay) dialog.open(view.sel); // read-only: a preview
       break;
     case "Escape":
       if (!exportMenu.hidden) exportMenu.hidden = true;
+      else if (travel?.active && !replay) backToLive();
       else if (view.focus) setFocus(null);
       else if (view.ns.length || view.kind.length) {
         view.ns = [];
@@ -666,6 +751,376 @@ document.addEventListener("keydown", (ev) => {
   }
 });
 $("help-button").addEventListener("click", () => /** @type {HTMLDialogElement} */ ($("help-dialog")).showModal());
+
+// --- history and time travel (with --history; see docs/ui.md) ---
+
+
+/**
+ * Shows store s and its cascades: the live state, or time travel's. The layout is done
+ * again at once, anchored on what is in the middle of the screen, so the view stays put.
+ * @param {Store} s @param {Cascades} c
+ */
+function showStore(s, c) {
+  store = s;
+  cascades = c;
+  renderer.store = s;
+  renderer.cascades = c;
+  objectPanel.store = s;
+  queuesPanel.store = s;
+  cascadeStrip.cascades = c;
+  s.touched.clear();
+  s.dirtyNamespaces.add("*");
+  relayout(performance.now());
+  refreshViews();
+}
+
+/** The panels, strip, filters and search after the store shown was replaced. */
+function refreshViews() {
+  queuesPanel.lastActionsKey = "";
+  queuesPanel.render(true);
+  cascades.changed = true;
+  cascadeStrip.render(performance.now());
+  objectPanel.show(view.sel);
+  filterKey = "";
+  fillFilterOptions();
+  if (view.q) runSearch();
+  updateEmpty();
+}
+
+/** "15:29:54.123 · Mon 23 Nov" @param {number} t */
+function momentText(t) {
+  return `${clock(t)} · ${new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" })}`;
+}
+
+/** "Mon 23 Nov, 15:52:58.224 – 15:53:00.668" (the second date only when it differs). @param {number} from @param {number} to */
+function rangeText(from, to) {
+  const day = (/** @type {number} */ t) => new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" });
+  return `${day(from)}, ${clock(from)} – ${day(to) === day(from) ? "" : day(to) + ", "}${clock(to)}`;
+}
+
+function backToLive() {
+  if (replay) return;
+  travel?.leave();
+}
+
+/** @type {import("./history.js").RecordedCascade|null} */
+let selectedCascade = null;
+
+/**
+ * Selects a recorded cascade: the timeline closes in on it (unless zoom is false) and time
+ * travel goes to its start, its owner selected.
+ * @param {import("./history.js").RecordedCascade} c @param {boolean} [zoom]
+ */
+function selectCascade(c, zoom = true) {
+  if (!travel || !timeline) return Promise.resolve();
+  selectedCascade = c;
+  if (zoom) timeline.focusCascade(c);
+  else {
+    timeline.selected = c;
+    timeline.draw();
+  }
+  return travel.seek(c.start - 1).then(() => {
+    if (travel?.active) select(c.root.uid, true, true);
+  });
+}
+
+/** Plays a recorded cascade from just before its start to a moment after its end. @param {import("./history.js").RecordedCascade} c */
+async function playCascade(c) {
+  if (!travel || !timeline) return;
+  await selectCascade(c);
+  const end = c.end ?? timeline.recordedNewest();
+  travel.play({ until: end + 1500 });
+}
+
+/**
+ * The last recorded cascade uid took part in (as its owner or a member): the server's
+ * /history/cascades, else found from the object's own events.
+ * @param {string} uid
+ * @returns {Promise<import("./history.js").RecordedCascade|null>}
+ */
+async function lastCascadeOf(uid) {
+  try {
+    const r = await get(`/api/v1/history/cascades?uid=${encodeURIComponent(uid)}`);
+    const list = /** @type {any[]} */ (Array.isArray(r) ? r : r.cascades || []).map(cascadeOf);
+    list.sort((a, b) => b.start - a.start);
+    return list[0] || null;
+  } catch (e) {
+    if (/** @type {any} */ (e).status !== 404) throw e;
+  }
+  // A server without /history/cascades: the object's own deletion, from its events.
+  const page = await historyPage({ uid, type: ["nodeUpdated", "nodeRemoved"], order: "newest", limit: 500 });
+  const evs = page.events.filter((/** @type {any} */ e) => e.node?.uid === uid || e.object?.uid === uid);
+  const i = evs.findIndex((/** @type {any} */ e) => e.type === "nodeRemoved" || e.node?.beingDeleted);
+  if (i < 0) return null;
+  const end = evs[i].type === "nodeRemoved" ? parseTime(evs[i].time) : null;
+  let j = i;
+  while (j + 1 < evs.length && evs[j + 1].type === "nodeUpdated" && evs[j + 1].node?.beingDeleted) j++;
+  const first = evs[j].node || evs[i].node || evs[i].object;
+  const fin = first?.finalizers || [];
+  return { id: `object:${uid}`, root: { ...(evs[i].object || first), uid }, start: parseTime(evs[j].time),
+    end, policy: fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : "Background" };
+}
+
+/** "Replay the last cascade" of an object, live or gone. @param {string} uid */
+async function replayLastCascade(uid) {
+  try {
+    const c = await lastCascadeOf(uid);
+    if (!c) {
+      toast("The recording holds no deletion of this object.");
+      return;
+    }
+    await playCascade(c);
+  } catch (e) {
+    toast(`Replay: ${/** @type {any} */ (e).message || e}`);
+  }
+}
+
+/** Downloads the recorded events of the window the timeline shows (/api/v1/history/export). */
+function exportHistory() {
+  if (!timeline) return;
+  const a = document.createElement("a");
+  a.href = `/api/v1/history/export?from=${encodeURIComponent(isoTime(timeline.from))}&to=${encodeURIComponent(isoTime(timeline.to))}`;
+  a.download = "";
+  document.body.append(a);
+  a.click();
+  a.remove();
+  toast(`Exporting the history from ${momentText(timeline.from)} to ${momentText(timeline.to)}.`);
+}
+
+/** What the timeline's window is, in words. */
+function windowTitle() {
+  if (!timeline) return "";
+  if (replay && timeline.from === replayWindow[0] && timeline.to === replayWindow[1]) return "over the whole recording";
+  if (timeline.followNow && !replay) {
+    const r = RANGES.find(([, ms]) => ms === timeline?.range)?.[0];
+    return r === "15m" ? "in the last 15 minutes" : r === "1h" ? "in the last hour" : r === "24h" ? "in the last 24 hours" : "since the recording began";
+  }
+  return `between ${clock(timeline.from).slice(0, 8)} and ${clock(timeline.to).slice(0, 8)}`;
+}
+
+function updateTravelControls() {
+  if (!travel) return;
+  const playBtn = $("tl-play");
+  playBtn.textContent = travel.playing ? "❚❚ Pause" : "▶ Play";
+  playBtn.dataset.state = travel.playing ? "playing" : "paused";
+  $("tl-live").hidden = replay;
+  $("tl-live").classList.toggle("on", !travel.active);
+  $("tl-live").textContent = travel.active ? "Back to live" : "● Live";
+  body.dataset.travel = travel.active ? (travel.playing ? "playing" : "paused") : "";
+}
+
+/** Time travel's keys; true when the key was one. @param {KeyboardEvent} ev */
+function travelKey(ev) {
+  if (!travel) return false;
+  switch (ev.key) {
+    case "h":
+      showTab(historyTabShown() ? "object" : "history");
+      return true;
+    case " ":
+      // A focused button takes its own Space (a click): not twice.
+      if (/** @type {HTMLElement} */ (ev.target).matches("button, a")) return false;
+      ev.preventDefault();
+      togglePlay();
+      return true;
+    case "ArrowRight":
+      if (!travel.active) return false;
+      ev.preventDefault();
+      travel.step();
+      return true;
+    case "ArrowLeft":
+      if (!travel.active) return false;
+      ev.preventDefault();
+      travel.stepBack();
+      return true;
+    case "[":
+    case "]": {
+      const i = SPEEDS.indexOf(travel.speed) + (ev.key === "]" ? 1 : -1);
+      setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, i))]);
+      return true;
+    }
+  }
+  return false;
+}
+
+/** @param {number} s */
+function setSpeed(s) {
+  if (!travel) return;
+  travel.setSpeed(s);
+  /** @type {HTMLSelectElement} */ ($("tl-speed")).value = String(s);
+}
+
+function togglePlay() {
+  if (!travel || !timeline) return;
+  if (travel.playing) return travel.pause();
+  if (travel.active) {
+    const c = selectedCascade;
+    const inside = c && travel.at >= c.start - 2000 && travel.at <= (c.end ?? Infinity);
+    travel.play({ until: inside && c ? (c.end ?? timeline.recordedNewest()) + 1500 : null });
+    return;
+  }
+  // Live: play the selected cascade, else the last one in the timeline.
+  const list = timeline.data?.cascades || [];
+  const c = selectedCascade || [...list].sort((a, b) => b.start - a.start)[0];
+  if (c) playCascade(c);
+  else toast("No cascade in the timeline's window to play: drag the timeline to a moment first, or pick a longer range.");
+}
+
+function historyTabShown() {
+  return !$("history-panel").hidden;
+}
+
+/** @param {"object"|"history"} tab */
+function showTab(tab) {
+  if (!historyView) return;
+  const hist = tab === "history";
+  $("history-panel").hidden = !hist;
+  $("object-panel").hidden = hist;
+  $("tab-history").setAttribute("aria-selected", String(hist));
+  $("tab-object").setAttribute("aria-selected", String(!hist));
+  if (hist && timeline) historyView.setWindow(timeline.from, timeline.to, windowTitle(), true);
+}
+
+function updateTimelineTitle() {
+  if (!timeline) return;
+  const d = timeline.data;
+  const n = d?.cascades.length || 0;
+  $("tl-title").textContent = d ? `${windowTitle()} · ${timeline.total.toLocaleString("en-US")} events · ${n} cascade${n === 1 ? "" : "s"}` : "loading…";
+}
+
+/** The window of the whole recording, in replay mode. @type {[number, number]} */
+const replayWindow = [0, 0];
+
+/** Replay mode: the recording from its first cascade, or its start; no live stream. */
+async function startReplay() {
+  if (!travel || !timeline) return;
+  conn.dataset.state = "replay";
+  conn.textContent = "replay";
+  conn.title = "a recording, served by gcscope replay: no cluster, nothing live";
+  try {
+    const first = await historyPage({ order: "oldest", limit: 1 });
+    const rec = first.recording || {};
+    const from = parseTime(rec.oldest || first.events[0]?.time), to = parseTime(rec.newest) || from + 60e3;
+    timeline.recording = rec;
+    timeline.followNow = false;
+    const pad = Math.max(500, (to - from) * 0.02);
+    replayWindow[0] = from - pad;
+    replayWindow[1] = to + pad;
+    timeline.setWindow(...replayWindow);
+    $("travel-tag").textContent = "Replay of a recording";
+    $("travel-note").textContent = rangeText(from, to);
+    $("travel-note").dataset.range = `${isoTime(from)}/${isoTime(to)}`;
+    const d = await fetchTimeline(from, to + 1, 100).catch(() => null);
+    const c = d?.cascades.sort((a, b) => a.start - b.start)[0];
+    if (c) await selectCascade(c, false);
+    else await travel.seek(from);
+  } catch (e) {
+    toast(`The recording could not be read: ${/** @type {any} */ (e).message || e}`);
+  }
+}
+
+if (hasHistory) {
+  const banner = $("travel-banner"), tTime = $("travel-time"), tNote = $("travel-note");
+  const tr = new TimeTravel({
+    enter() {
+      body.classList.add("travel");
+      banner.hidden = false;
+      showStore(tr.store, tr.cascades);
+      updateTravelControls();
+    },
+    leave() {
+      body.classList.remove("travel");
+      banner.hidden = true;
+      selectedCascade = null;
+      if (timeline) timeline.selected = null;
+      showStore(live, liveCascades);
+      writeURL();
+      timeline?.setCursor(NaN);
+      // The timeline follows now again, over the range picked.
+      timeline?.setRange(timeline.range);
+      updateTravelControls();
+    },
+    moment(t) {
+      timeline?.setCursor(t);
+      tTime.textContent = momentText(t);
+      tTime.dataset.at = isoTime(t);
+    },
+    seeked(state, ms) {
+      api.seeks.push(ms);
+      writeURL();
+      if (!replay) tNote.textContent = state.note || (tr.playing ? "" : "the live state goes on underneath");
+      if (perf.snapshotMs === null) {
+        perf.snapshotMs = performance.now();
+        firstSnapshotPending = true;
+      }
+      relayout(performance.now());
+      refreshViews();
+      if (tracer) tracer.engine();
+    },
+    applied() {
+      if (tracer) tracer.engine();
+    },
+    playing(on) {
+      writeURL();
+      if (!replay && !on && tr.active) tNote.textContent = "paused · the live state goes on underneath";
+      else if (!replay && on) tNote.textContent = `playing at ${tr.speed}×`;
+      updateTravelControls();
+    },
+    error(m) {
+      toast(`Time travel: ${m}`);
+    },
+  });
+  travel = tr;
+  const tl = new Timeline(/** @type {HTMLCanvasElement} */ ($("timeline-canvas")), $("tl-tooltip"), {
+    seek: (t, debounce) => tr.seek(t, { debounce }),
+    select: (c) => selectCascade(c),
+    changed() {
+      updateTimelineTitle();
+      historyView?.setWindow(tl.from, tl.to, windowTitle(), historyTabShown());
+      for (const b of document.querySelectorAll("#timeline [data-range]")) {
+        const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */ (b).dataset.range)?.[1];
+        b.setAttribute("aria-pressed", String(tl.followNow && ms === tl.range));
+      }
+    },
+    error: (m) => ($("tl-title").textContent = `The timeline could not be read: ${m}`),
+  });
+  timeline = tl;
+  historyView = new HistoryView($("history-panel"), {
+    cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
+    async cascadeOf(id) {
+      const first = await historyPage({ cascade: id, order: "oldest", limit: 1 });
+      const last = await historyPage({ cascade: id, order: "newest", limit: 1 });
+      const e = first.events[0];
+      if (!e) return null;
+      const a = e.action || {};
+      return { id, root: a.for || a.object || e.object, policy: a.policy || "", start: parseTime(e.time), end: parseTime(last.events[0]?.time || e.time) };
+    },
+    selectCascade: (c) => selectCascade(c),
+    play: (c) => playCascade(c),
+    object(ref, t) {
+      if (!ref?.uid) return;
+      tr.seek(t - 0.001).then(() => select(ref.uid, true, true));
+    },
+  });
+  for (const b of document.querySelectorAll("#timeline [data-range]")) {
+    b.addEventListener("click", () => {
+      const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */ (b).dataset.range)?.[1] ?? 3600e3;
+      if (replay) tl.setWindow(...replayWindow); // a recording has no "now": all of it
+      else tl.setRange(ms);
+    });
+  }
+  $("tl-play").addEventListener("click", togglePlay);
+  // From live, a step goes to the newest recorded moment first.
+  $("tl-step").addEventListener("click", () => (tr.active ? tr.step() : tr.seek(tl.recordedNewest())));
+  $("tl-back").addEventListener("click", () => (tr.active ? tr.stepBack() : tr.seek(tl.recordedNewest())));
+  $("tl-speed").addEventListener("change", () => setSpeed(Number(/** @type {HTMLSelectElement} */ ($("tl-speed")).value)));
+  $("tl-live").addEventListener("click", () => (tr.active ? backToLive() : tl.setRange(tl.range)));
+  $("back-to-live").addEventListener("click", backToLive);
+  $("back-to-live").hidden = replay;
+  $("tab-object").addEventListener("click", () => showTab("object"));
+  $("tab-history").addEventListener("click", () => showTab("history"));
+  if (replay) tl.followNow = false;
+  updateTravelControls();
+}
 
 // --- hooks for tests and benchmarks ---
 
@@ -739,8 +1194,29 @@ const api = {
   /** @param {string} uid */
   select: (uid) => select(uid, true),
   view,
-  store,
+  /**
+   * The state of each object of namespace ns in the store shown (or, which = "live", the
+   * live one), as the canvas would draw it: {uid: state}.
+   * @param {string} ns @param {string} [which]
+   */
+  nsStates: (ns, which) => {
+    const s = which === "live" ? live : store;
+    /** @type {Record<string, string>} */
+    const out = {};
+    for (const u of s.byNamespace.get(ns) || []) out[u] = stateOf(s, /** @type {any} */ (s.nodes.get(u)));
+    return out;
+  },
+  /** The store shown: the live one, or time travel's. */
+  get store() { return store; },
+  live,
   renderer,
+  /** Time travel (with --history): {active, at, playing, speed, lastSeekMs, store}. */
+  travel: () => travel,
+  timeline: () => timeline,
+  /** Seeks, the time each took from the ask to the state applied (ms). */
+  seeks: /** @type {number[]} */ ([]),
+  /** Frames drawn while playing: [performance.now()], for fps. */
+  playFrames: /** @type {number[]} */ ([]),
 };
 /** @type {any} */ (window).gcscope = api;
 
@@ -754,6 +1230,12 @@ renderer.selected = view.sel;
 updateFocusChip();
 legend();
 updateEmpty();
-stream.open();
+if (replay) startReplay();
+else {
+  stream.open();
+  // ?at=: opened at a recorded moment (the live state loads underneath all the same).
+  const at = parseTime(atURL);
+  if (travel && Number.isFinite(at)) travel.seek(at).then(() => { if (view.sel) select(view.sel, true, true); });
+}
 if (view.q) runSearch();
 requestAnimationFrame(tick);

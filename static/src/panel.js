@@ -64,7 +64,9 @@ export class ObjectPanel {
    * @param {HTMLElement} placeholder
    * @param {Store} store
    * @param {{select: (uid: string) => void, focus: (uid: string) => void, del: (uid: string) => void, readOnly: boolean,
-   *   cascade?: (uid: string) => {text: string, progress: number, running: boolean}|null}} actions
+   *   cascade?: (uid: string) => {text: string, progress: number, running: boolean}|null,
+   *   travelAt?: () => number|null, replay?: (uid: string) => void}} actions
+   *   travelAt: the recorded moment shown (time travel), null when live; replay: plays the object's last recorded cascade
    */
   constructor(body, placeholder, store, actions) {
     this.body = body;
@@ -149,6 +151,7 @@ export class ObjectPanel {
       this.askAgain = true;
       return;
     }
+    if (this.actions.travelAt?.() != null) return; // a recorded moment: the engine explains only the live state
     if (!this.store.nodes.has(uid)) {
       // Gone (or never seen): the engine has nothing to explain; don't ask for a 404.
       this.explanation = null;
@@ -275,8 +278,10 @@ export class ObjectPanel {
       return h("li", null, h("b", null, queue), `: ${what}${item.retries ? `, ${item.retries} retries` : ""}`);
     });
 
-    // A removed object's last explanation is history: it is not shown as if current.
-    const ex = n ? this.explanation : null;
+    // A removed object's last explanation is history: it is not shown as if current; in time
+    // travel, neither is the live one.
+    const travelAt = this.actions.travelAt?.() ?? null;
+    const ex = n && travelAt === null ? this.explanation : null;
     // The stream is ahead of the explanation (asked at most every second): when the object
     // it explains has changed since, it is shown dimmed, as history, until the next answer.
     const outdated = !!(ex && n && (!!ex.object.beingDeleted !== !!n.beingDeleted || !!ex.object.deletingDependents !== !!n.deletingDependents ||
@@ -303,10 +308,12 @@ export class ObjectPanel {
       why.push(h("p.muted.asof", { id: "explained-at", "data-at": String(this.explainedAt) },
         this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}`
           : outdated ? `As of ${clock(this.explainedAt)}: the object has changed since; asking the engine again…` : `As of ${clock(this.explainedAt)}.`));
+    } else if (travelAt !== null) {
+      why.push(h("p.muted", { id: "travel-explain" }, `As recorded at ${clock(travelAt)} (time travel). The engine explains only the live state: back to live (Esc) to ask it.`));
     } else why.push(h("p.muted", null, !n ? "Deleted: it is gone from the engine's graph."
       : this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
 
-    const canDelete = n && !n.virtual;
+    const canDelete = n && !n.virtual && travelAt === null;
     const readOnly = this.actions.readOnly;
     this.depsList.set(deps);
     this.body.replaceChildren(
@@ -320,7 +327,9 @@ export class ObjectPanel {
         h("button", { type: "button", id: "focus-button", title: "Focus on its owners and dependents (f)", onclick: () => this.actions.focus(uid) }, "Focus"),
         canDelete ? h(readOnly ? "button" : "button.danger", { type: "button", id: "delete-button",
           title: readOnly ? "See what a delete would do (read-only: gcscope refuses deletes)" : "Delete with a propagation policy (Delete)",
-          onclick: () => this.actions.del(uid) }, readOnly ? "Preview delete…" : "Delete…") : null),
+          onclick: () => this.actions.del(uid) }, readOnly ? "Preview delete…" : "Delete…") : null,
+        this.actions.replay ? h("button", { type: "button", id: "replay-button", title: "Play the last recorded deletion this object took part in",
+          onclick: () => this.actions.replay?.(uid) }, "▶ Replay its last cascade") : null),
       h("section", { id: "explain", "data-explain": "", "data-outdated": outdated ? "" : null }, h("h3", null, "Why is it here?"), ...why),
       h("dl.facts", null,
         h("dt", null, "uid"), h("dd", null, h("code", null, uid)),

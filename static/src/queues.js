@@ -47,7 +47,7 @@ export class QueuesPanel {
   /** @param {boolean} [sparks] */
   render(sparks = false) {
     const { store } = this;
-    const now = Date.now();
+    const now = store.clock ?? Date.now(); // a recorded moment in time travel
     for (const [name, q] of store.queues) {
       const r = /** @type {any} */ (this.rows.get(name));
       let backoff = 0;

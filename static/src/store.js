@@ -48,6 +48,8 @@ export class Store {
     this.sync = { resources: [] };
     this.mode = "";
     this.seq = 0;
+    /** The moment the store holds (epoch ms) when it is not the live state (time travel), else null. @type {number|null} */
+    this.clock = null;
     this.applied = 0;
     // What changed since the views last took it (takeChanges).
     /** namespaces whose layout must be redone; "*" means all. @type {Set<string>} */
