@@ -189,7 +189,7 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 	browsertest.Screenshot(t, page.Ctx, "ui-panel-finalizer-hold")
 
 	// Its delete dialog says it is already being deleted, and what holds it.
-	d.run(t, "the stuck pod's dialog", chromedp.Click(chromedp.CSS("#delete-button")), chromedp.WaitVisible(chromedp.CSS("#delete-state")))
+	d.run(t, "the stuck pod's dialog", clickInPage("#delete-button"), chromedp.WaitVisible(chromedp.CSS("#delete-state")))
 	poll("the dialog names the hold", `(document.querySelector("#delete-state")?.textContent || "").includes("held by finalizer `+demo.HoldFinalizer+` (")`, 10*time.Second)
 	if s := text("#delete-state"); !strings.Contains(s, "Already being deleted") {
 		t.Errorf("the dialog of a Pod being deleted says %q", s)
@@ -213,7 +213,7 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 	if s := text("#explain"); !strings.Contains(s, "foregroundDeletion is the garbage collector's own finalizer") || !strings.Contains(s, "1 blocking dependent") {
 		t.Errorf("the stuck Deployment's explanation: %q", s)
 	}
-	d.run(t, "the stuck deployment's dialog", chromedp.Click(chromedp.CSS("#delete-button")), chromedp.WaitVisible(chromedp.CSS("#delete-state")))
+	d.run(t, "the stuck deployment's dialog", clickInPage("#delete-button"), chromedp.WaitVisible(chromedp.CSS("#delete-state")))
 	poll("the dialog says what it waits for", `(document.querySelector("#delete-state")?.textContent || "").includes("in the foreground, waiting for 1 blocking dependent")`, 10*time.Second)
 	d.run(t, "close the dialog", chromedp.Click(chromedp.CSS("#delete-cancel")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
 
@@ -244,7 +244,7 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 	start := time.Now()
 	poll("read-only: the explanation", `(document.querySelector("#explain")?.textContent || "").includes("Next step")`, 30*time.Second)
 	t.Logf("read-only: the explanation came in %v", time.Since(start).Round(time.Millisecond))
-	d.run(t, "read-only: preview a delete", chromedp.WaitVisible(chromedp.CSS("#delete-button")), chromedp.Click(chromedp.CSS("#delete-button")),
+	d.run(t, "read-only: preview a delete", chromedp.WaitVisible(chromedp.CSS("#delete-button")), clickInPage("#delete-button"),
 		chromedp.WaitVisible(chromedp.CSS("#delete-dialog")))
 	poll("the read-only dry run", `(document.querySelector("#delete-summary")?.textContent || "").startsWith("Background: ")`, 30*time.Second)
 	var roState struct {
@@ -279,6 +279,26 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 
 // fastClientFor is a client of kubeconfig's cluster without client-go's default rate
 // limit (5 per second), to create 2,000 objects quickly.
+// clickInPage clicks the element sel names as the page holds it at that moment. The panel
+// redraws itself while a cascade runs: a click by DOM node id can name a node the redraw
+// just replaced ("Could not find node with given id").
+func clickInPage(sel string) chromedp.Action[chromedp.Void] {
+	js := `(() => { const el = document.querySelector(` + strconv.Quote(sel) + `); if (!el) return false; el.click(); return true; })()`
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		for {
+			clicked, err := chromedp.Evaluate[bool](js)(ctx, tg)
+			if err != nil || clicked {
+				return chromedp.Void{}, err
+			}
+			select {
+			case <-ctx.Done():
+				return chromedp.Void{}, ctx.Err()
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+	}
+}
+
 func fastClientFor(t *testing.T, kubeconfig string) kubernetes.Interface {
 	t.Helper()
 	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
