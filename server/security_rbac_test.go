@@ -282,6 +282,7 @@ func TestPerUserStream(t *testing.T) {
 	type stream struct {
 		conn   *websocket.Conn
 		frames chan []byte
+		first  []byte // the snapshot, read before anything is published
 	}
 	dial := func(user string) *stream {
 		t.Helper()
@@ -308,6 +309,15 @@ func TestPerUserStream(t *testing.T) {
 		return s
 	}
 	alice, bob, nobody := dial("alice"), dial("bob"), dial("nobody")
+	// The streams' snapshots first: an event published before a stream's snapshot is
+	// taken is part of the past it summarizes, and a shadow decision is not in a snapshot.
+	for user, s := range map[string]*stream{"alice": alice, "bob": bob} {
+		select {
+		case s.first = <-s.frames:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s's stream sent no snapshot", user)
+		}
+	}
 	// Shadow decisions on both sides: alice's names bob's owner in its look-up.
 	shadowOn := func(ns, name string, forObj *gc.ObjectRef) gc.Event {
 		return gc.Event{Type: gc.ShadowChange, Shadow: &gc.ShadowDecision{ID: 1, Outcome: gc.ShadowPending,
@@ -341,6 +351,19 @@ func TestPerUserStream(t *testing.T) {
 			}
 			return false
 		}
+		take := func(data []byte) {
+			all.Write(data)
+			all.WriteByte('\n')
+			var f streamFrame
+			if err := json.Unmarshal(data, &f); err != nil {
+				t.Fatal(err)
+			}
+			f.raw = data
+			if err := m.apply(f); err != nil {
+				t.Fatalf("%s: %v", user, err)
+			}
+		}
+		take(s.first)
 		deadline := time.After(time.Minute)
 		for !m.started || !holds(have) || holds(gone) {
 			select {
@@ -348,16 +371,7 @@ func TestPerUserStream(t *testing.T) {
 				if !ok {
 					t.Fatalf("%s's stream closed", user)
 				}
-				all.Write(data)
-				all.WriteByte('\n')
-				var f streamFrame
-				if err := json.Unmarshal(data, &f); err != nil {
-					t.Fatal(err)
-				}
-				f.raw = data
-				if err := m.apply(f); err != nil {
-					t.Fatalf("%s: %v", user, err)
-				}
+				take(data)
 			case <-deadline:
 				t.Fatalf("%s's stream never showed %s without %s", user, have, gone)
 			}
