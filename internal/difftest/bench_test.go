@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"text/tabwriter"
@@ -21,13 +22,17 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 )
 
 // The cascade benchmark: kube-controller-manager's collector and gcscope's engine, one
 // after the other on the same embedded apiserver, with the same workers, QPS and burst,
 // take the same cascades; the raw limit is one DELETE per object from 20 workers on an
-// unbounded client. Printed: wall time per cascade, the ratio to upstream's, and the
+// unbounded client, and the watched raw limit the same while an informer watches the
+// deletions (what no collector can do without). Printed: wall time per cascade, the ratio to upstream's, and the
 // requests per collected object by verb, counted at each collector's client transport
 // (a figure no machine changes).
 
@@ -240,10 +245,21 @@ func runCascade(ctx context.Context, sd *side, counter *requestCounter, ns strin
 }
 
 // rawLimit deletes n objects directly: one DELETE each, 20 workers, unbounded client.
-func rawLimit(ctx context.Context, sd *side, ns string, n int) (benchResult, error) {
+// watched: a metadata informer watches them meanwhile, and the time runs until it has seen
+// every deletion, as a collector must (the least a collector can do).
+func rawLimit(ctx context.Context, sd *side, ns string, n int, watched bool) (benchResult, error) {
 	shape := benchShape{owners: n}
 	if _, err := build(ctx, sd, ns, shape); err != nil {
 		return benchResult{}, err
+	}
+	var seen chan struct{}
+	if watched {
+		stop := make(chan struct{})
+		defer close(stop)
+		var err error
+		if seen, err = watchDeletions(sd, ns, n, stop); err != nil {
+			return benchResult{}, err
+		}
 	}
 	start, cpu0 := time.Now(), processCPU()
 	err := parallel(n, 20, func(i int) error {
@@ -256,7 +272,40 @@ func rawLimit(ctx context.Context, sd *side, ns string, n int) (benchResult, err
 	if err != nil {
 		return benchResult{}, err
 	}
+	if seen != nil {
+		select {
+		case <-seen:
+		case <-time.After(time.Minute):
+			return benchResult{}, fmt.Errorf("the watch saw not all %d deletions in a minute", n)
+		}
+	}
 	return benchResult{wall: time.Since(start), cpu: processCPU() - cpu0, objects: n}, nil
+}
+
+// watchDeletions starts a metadata informer on ns's ConfigMaps, as a collector's (protobuf,
+// unbounded client), synced; seen closes once it has observed n deletions.
+func watchDeletions(sd *side, ns string, n int, stop chan struct{}) (seen chan struct{}, err error) {
+	cfg := rest.CopyConfig(sd.config)
+	cfg.QPS, cfg.Burst = -1, 0
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	inf := metadatainformer.NewFilteredMetadataInformer(client, corev1.SchemeGroupVersion.WithResource("configmaps"), ns, 0, cache.Indexers{}, nil).Informer()
+	seen = make(chan struct{})
+	var deleted atomic.Int64
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: func(any) {
+		if deleted.Add(1) == int64(n) {
+			close(seen)
+		}
+	}}); err != nil {
+		return nil, err
+	}
+	go inf.Run(stop)
+	if !cache.WaitForCacheSync(stop, inf.HasSynced) {
+		return nil, fmt.Errorf("the watch of %s did not sync", ns)
+	}
+	return seen, nil
 }
 
 // collectorRun starts one collector on sd with the given client limits, counting its
@@ -304,7 +353,7 @@ func BenchmarkCascades(b *testing.B) {
 		b.Fatalf("GCSCOPE_BENCH_CASES: %v", err)
 	}
 	out := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintln(out, "\nclient\tcascade\trounds\tupstream\tgcscope\tgcscope/upstream\traw limit\tgcscope/raw\trequests per object, upstream\trequests per object, gcscope\tCPU per object: upstream, gcscope, raw\tcores busy: gcscope, raw")
+	fmt.Fprintln(out, "\nclient\tcascade\trounds\tupstream\tgcscope\tgcscope/upstream\traw limit\tgcscope/raw\trequests per object, upstream\trequests per object, gcscope\tCPU per object: upstream, gcscope, raw\tcores busy: gcscope, raw\traw limit, watched\tgcscope/watched\tCPU per object, watched")
 	run := 0
 	nextNamespace := func() string { run++; return fmt.Sprintf("bench-%d", run) }
 	for _, l := range limits {
@@ -314,7 +363,7 @@ func BenchmarkCascades(b *testing.B) {
 		}
 		// results[side][shape] holds one result per round.
 		results := map[string][][]benchResult{"upstream": make([][]benchResult, len(shapes)), "gcscope": make([][]benchResult, len(shapes))}
-		raw := make([][]benchResult, len(shapes))
+		raw, watched := make([][]benchResult, len(shapes)), make([][]benchResult, len(shapes))
 		for range l.rounds {
 			for _, which := range []string{"upstream", "gcscope"} {
 				counter := &requestCounter{}
@@ -333,22 +382,28 @@ func BenchmarkCascades(b *testing.B) {
 				stop()
 			}
 			for i, shape := range shapes {
-				d, err := rawLimit(ctx, sd, nextNamespace(), shape.dependents())
+				d, err := rawLimit(ctx, sd, nextNamespace(), shape.dependents(), false)
 				if err != nil {
 					b.Fatal(err)
 				}
 				raw[i] = append(raw[i], d)
+				if d, err = rawLimit(ctx, sd, nextNamespace(), shape.dependents(), true); err != nil {
+					b.Fatal(err)
+				}
+				watched[i] = append(watched[i], d)
 			}
 		}
 		for i, shape := range shapes {
 			up, ours, rawRun := medianResult(results["upstream"][i]), medianResult(results["gcscope"][i]), medianResult(raw[i])
-			rawWall := rawRun.wall
-			fmt.Fprintf(out, "%s\t%s\t%d\t%.2f s\t%.2f s\t%.2f\t%.2f s\t%.2f\t%s\t%s\t%s, %s, %s\t%.2f, %.2f\n", l.name, shape.name, l.rounds,
+			rawWall, seenRun := rawRun.wall, medianResult(watched[i])
+			fmt.Fprintf(out, "%s\t%s\t%d\t%.2f s\t%.2f s\t%.2f\t%.2f s\t%.2f\t%s\t%s\t%s, %s, %s\t%.2f, %.2f\t%.2f s\t%.2f\t%s\n", l.name, shape.name, l.rounds,
 				up.wall.Seconds(), ours.wall.Seconds(), ours.wall.Seconds()/up.wall.Seconds(),
 				rawWall.Seconds(), ours.wall.Seconds()/rawWall.Seconds(), perVerb(up), perVerb(ours),
-				micros(up.cpuPerObject()), micros(ours.cpuPerObject()), micros(rawRun.cpuPerObject()), ours.cores(), rawRun.cores())
+				micros(up.cpuPerObject()), micros(ours.cpuPerObject()), micros(rawRun.cpuPerObject()), ours.cores(), rawRun.cores(),
+				seenRun.wall.Seconds(), ours.wall.Seconds()/seenRun.wall.Seconds(), micros(seenRun.cpuPerObject()))
 			b.ReportMetric(ours.wall.Seconds()/up.wall.Seconds(), "gcscope/upstream:"+metricName(l.name, shape.name))
 			b.ReportMetric(ours.wall.Seconds()/rawWall.Seconds(), "gcscope/raw:"+metricName(l.name, shape.name))
+			b.ReportMetric(ours.wall.Seconds()/seenRun.wall.Seconds(), "gcscope/watched:"+metricName(l.name, shape.name))
 		}
 	}
 	out.Flush()
