@@ -219,6 +219,9 @@ func newFeed(size int, now func() time.Time) *Feed {
 // The engine makes its own; this is for other producers, such as test doubles of it.
 func NewFeed(size int) *Feed { return newFeed(size, time.Now) }
 
+// Size is how many events the feed holds for a reader that lags behind.
+func (f *Feed) Size() int { return len(f.ring) }
+
 // Publish appends events in order as one step (a reader sees all of them or none),
 // assigning their sequence numbers and times, and returns the last sequence number. It
 // never blocks on readers. Within gcscope only the engine publishes.

@@ -554,3 +554,43 @@ func TestFailingDiskPausesRecordingAndResumes(t *testing.T) {
 	}
 	sameState(t, "after the disk came back", got.Snapshot, snap)
 }
+
+// TestRecorderStepsAsideInABurst: while the engine publishes faster than burstRate and
+// the recorder is less than half the ring behind, it reads nothing (the cascade keeps the
+// cores); once the burst is over it records all of it, with no gap.
+func TestRecorderStepsAsideInABurst(t *testing.T) {
+	e := newSynth(1<<16, 5)
+	s := openStore(t, Options{})
+	record(t, s, e, fast)
+	e.grow(3)
+	waitRecorded(t, s, e.feed.LastSeq())
+
+	// 12,000 events over about 0.6 s: 20,000 a second, in steps of 200.
+	var known, readDuring uint64
+	for step := range 60 {
+		var evs []gc.Event
+		for i := range 200 {
+			obj := gc.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "burst", Name: fmt.Sprintf("cm-%d-%d", step, i), UID: types.UID(fmt.Sprintf("burst-%d-%d", step, i))}
+			evs = append(evs, gc.Event{Type: gc.ActionTaken, Action: &gc.Action{Queue: gc.AttemptToOrphan, Verb: gc.VerbKeep, Object: obj, Reason: "burst"}})
+		}
+		e.publish(evs...)
+		time.Sleep(10 * time.Millisecond)
+		switch { // from the 20th step (200 ms in), the burst is known
+		case step == 20:
+			known = s.Status().Seq
+		case step > 20:
+			readDuring = max(readDuring, s.Status().Seq-known)
+		}
+	}
+	// A block being written as the burst became known may still land.
+	if readDuring > 1024 {
+		t.Errorf("the recorder recorded %d events during the burst; want it to step aside", readDuring)
+	}
+	waitRecorded(t, s, e.feed.LastSeq())
+	if gaps, _ := s.Gaps(context.Background(), time.Time{}, time.Time{}, 10); len(gaps) != 0 {
+		t.Fatalf("gaps after a burst within the ring: %s", jsonOf(t, gaps))
+	}
+	if got := len(allPages(t, s, Query{Namespaces: []string{"burst"}})); got != 12000 {
+		t.Fatalf("%d events of the burst recorded, want 12000", got)
+	}
+}
