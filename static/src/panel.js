@@ -309,7 +309,9 @@ export class ObjectPanel {
         this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}`
           : outdated ? `As of ${clock(this.explainedAt)}: the object has changed since; asking the engine again…` : `As of ${clock(this.explainedAt)}.`));
     } else if (travelAt !== null) {
-      why.push(h("p.muted", { id: "travel-explain" }, `As recorded at ${clock(travelAt)} (time travel). The engine explains only the live state: back to live (Esc) to ask it.`));
+      why.push(h("p.muted", { id: "travel-explain" }, document.body.dataset.replay === "true"
+        ? `As recorded at ${clock(travelAt)}. A replay has no engine to explain it: its decisions are in the History tab.`
+        : `As recorded at ${clock(travelAt)} (time travel). The engine explains only the live state: back to live (Esc) to ask it.`));
     } else why.push(h("p.muted", null, !n ? "Deleted: it is gone from the engine's graph."
       : this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
 
