@@ -19,6 +19,10 @@ import (
 //     Background).
 //   - A worker's write about an object (delete, orphan, removeFinalizer, a patch) makes it
 //     a member the same way; an orphaned dependent is a member that is not deleted.
+//   - So does a dependent put in attemptToDelete or attemptToOrphan while one of its
+//     owners is a member: the collector has it to do, however long its queue makes it
+//     wait (a backlog of thousands, at the client's QPS, is minutes), and the cascade is
+//     not over before it is deleted, orphaned or freed of the reference.
 //   - Every event about a member (or about an object one of whose owners is a member: the
 //     queue transitions and look-ups that lead to its deletion) carries the cascade's id.
 //   - A cascade ends once none of its members is left in the graph (each was deleted or
@@ -164,12 +168,20 @@ func (cs *cascades) observe(e *gc.Event, pos, session int64, rep *gc.Replica) in
 		cs.touch(c, e, pos)
 		return c.ID
 	case e.Queue != nil:
-		if c := cs.byUID[e.Queue.Object.UID]; c != nil {
+		uid := e.Queue.Object.UID
+		if c := cs.byUID[uid]; c != nil {
 			cs.touch(c, e, pos)
 			return c.ID
 		}
-		n, _ := rep.Node(e.Queue.Object.UID)
-		return cs.byOwner(e.Queue.Object.UID, n.Owners, rep, e, pos)
+		n, _ := rep.Node(uid)
+		if e.Queue.Op == gc.QueueAdded && e.Queue.Queue != gc.GraphChanges {
+			if c := cs.ownersCascade(uid, n.Owners, rep); c != nil {
+				cs.join(c, uid)
+				cs.touch(c, e, pos)
+				return c.ID
+			}
+		}
+		return cs.byOwner(uid, n.Owners, rep, e, pos)
 	case e.Edge != nil:
 		c := cs.byUID[e.Edge.Dependent]
 		if c == nil {

@@ -82,6 +82,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 }
 
 func TestImportRefusesWhatItCannotRead(t *testing.T) {
+	defer func(was int) { maxExportLine = was }(maxExportLine)
+	maxExportLine = 64 << 10
 	e := newSynth(1<<16, 32)
 	s := openStore(t, Options{})
 	record(t, s, e, quick())
@@ -113,6 +115,9 @@ func TestImportRefusesWhatItCannotRead(t *testing.T) {
 		"not an export":      {regzip(`{"hello":"world"}` + "\n"), `schema is ""`},
 		"a corrupt line":     {regzip(strings.Join(lines[:3], "") + "{\"seq\":12,\"ty\x00\n" + strings.Join(lines[3:], "")), "corrupt"},
 		"counts that differ": {regzip(strings.Join(lines[:3], "") + strings.Join(lines[4:], "")), "end line counts"},
+		"empty":              {nil, "the file is empty"},
+		// A line with no end (a few bytes of gzip for gigabytes of it): refused at the bound.
+		"a line too long": {regzip(lines[0] + `{"checkpoint":"` + strings.Repeat("a", 1<<20)), "longer than 0 MiB"},
 	} {
 		_, err := Import(context.Background(), openStore(t, Options{}), bytes.NewReader(c.data))
 		if !errors.Is(err, ErrBadExport) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"compress/gzip"
 	"context"
 	"encoding/json"
@@ -27,6 +28,33 @@ type ImportSummary struct {
 // gzip, corrupt, or cut short. Its message says which, in one line.
 var ErrBadExport = errors.New("not a readable gcscope history export")
 
+// maxExportLine bounds one line of an export: a checkpoint of a 170,000-object cluster is
+// about 50 MiB of JSON. A longer line is not gcscope's, and reading it whole could take
+// gigabytes from a file of a few megabytes.
+var maxExportLine = 256 << 20 // a variable for its test
+
+var errLineTooLong = errors.New("line too long")
+
+// lineLimit passes r through, and fails once more than max bytes come without a newline.
+type lineLimit struct {
+	r     io.Reader
+	max   int
+	since int // bytes since the last newline
+}
+
+func (l *lineLimit) Read(p []byte) (int, error) {
+	n, err := l.r.Read(p)
+	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
+		l.since = n - i - 1
+	} else {
+		l.since += n
+	}
+	if l.since > l.max {
+		return n, errLineTooLong
+	}
+	return n, err
+}
+
 // Import reads an export (see ExportSchema) into s, which must hold no recording yet, as
 // the recording it was taken from: each checkpoint starts a session (or resumes one after
 // its gap), the events follow with their own seqs and times, and cascades are tagged again
@@ -37,11 +65,17 @@ func Import(ctx context.Context, s *Store, r io.Reader) (ImportSummary, error) {
 		return sum, fmt.Errorf("%w: "+format, append([]any{ErrBadExport}, args...)...)
 	}
 	zr, err := gzip.NewReader(bufio.NewReader(r))
+	if errors.Is(err, io.EOF) {
+		return bad("the file is empty")
+	}
 	if err != nil {
 		return bad("it is not gzip-compressed (%v)", err)
 	}
-	dec := json.NewDecoder(zr)
+	dec := json.NewDecoder(&lineLimit{r: zr, max: maxExportLine})
 	readErr := func(err error, what string) (ImportSummary, error) {
+		if errors.Is(err, errLineTooLong) {
+			return bad("%s is longer than %d MiB: not an export of gcscope's", what, maxExportLine>>20)
+		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return bad("the file is cut short (after %d events, before its end line)", sum.Events)
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -143,6 +144,21 @@ func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError
 	return q, nil
 }
 
+// The moments a recording can hold: its times are stored as Unix nanoseconds.
+var earliestMoment, latestMoment = time.Unix(0, 0).UTC(), time.Unix(0, math.MaxInt64).UTC()
+
+// parseMoment reads a time of the history's parameters.
+func parseMoment(raw string) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339Nano, raw)
+	switch {
+	case err != nil:
+		return time.Time{}, errors.New("want a time in RFC 3339, like 2026-05-01T10:00:00.123Z")
+	case t.Before(earliestMoment) || t.After(latestMoment):
+		return time.Time{}, fmt.Errorf("want a time from %s to %s, the times a recording can hold", earliestMoment.Format(time.RFC3339), latestMoment.Format(time.RFC3339))
+	}
+	return t, nil
+}
+
 // parseRange reads from=, to= and last= (which ends at now); either end may be missing.
 func parseRange(v url.Values, now time.Time) (from, to time.Time, _ *apiError) {
 	bad := func(format string, args ...any) (time.Time, time.Time, *apiError) {
@@ -154,15 +170,18 @@ func parseRange(v url.Values, now time.Time) (from, to time.Time, _ *apiError) {
 		to   *time.Time
 	}{{"from", &from}, {"to", &to}} {
 		if raw := v.Get(t.name); raw != "" {
-			if *t.to, err = time.Parse(time.RFC3339Nano, raw); err != nil {
-				return bad("%s %s: want a time in RFC 3339, like 2026-05-01T10:00:00Z", t.name, quoteClip(raw))
+			if *t.to, err = parseMoment(raw); err != nil {
+				return bad("%s %s: %v", t.name, quoteClip(raw), err)
 			}
 		}
 	}
 	if raw := v.Get("last"); raw != "" {
 		d, err := time.ParseDuration(raw)
 		if err != nil || d <= 0 {
-			return bad("last %s: want a positive duration, like 1h or 15m", quoteClip(raw))
+			return bad("last %s: want a positive duration of at most 2562047h, like 1h or 15m", quoteClip(raw))
+		}
+		if now.Add(-d).Before(earliestMoment) {
+			return bad("last %s reaches before %d: want a shorter duration", quoteClip(raw), earliestMoment.Year())
 		}
 		if !from.IsZero() {
 			return bad("last and from both say where the range starts: give one")
@@ -201,9 +220,9 @@ func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "bad_request", "give at, or session and seq, not both")
 		return
 	case at != "":
-		t, terr := time.Parse(time.RFC3339Nano, at)
+		t, terr := parseMoment(at)
 		if terr != nil {
-			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("at %s: want a time in RFC 3339, like 2026-05-01T10:00:00.123Z", quoteClip(at)))
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("at %s: %v", quoteClip(at), terr))
 			return
 		}
 		st, err = s.opts.History.StateAt(r.Context(), t)

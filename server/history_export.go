@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -28,8 +29,21 @@ func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, perr)
 		return
 	}
+	if why := crossSite(r, s.opts.AllowedOrigins); why != "" {
+		// Another site cannot read the file, but it could make the browser export the
+		// whole recording again and again.
+		s.refuse(w, r, "history export", http.StatusForbidden, &apiError{Code: "forbidden", Message: "export the history from gcscope's own page: " + why})
+		return
+	}
 	from, to, ok := s.defaultRange(w, from, to, s.opts.History.Status(), now)
 	if !ok {
+		return
+	}
+	select {
+	case s.exports <- struct{}{}:
+		defer func() { <-s.exports }()
+	default:
+		writeError(w, http.StatusTooManyRequests, "too_many_requests", fmt.Sprintf("%d history exports are in progress: try again when one has finished", maxExports))
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())
@@ -63,8 +77,17 @@ func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// maxExports bounds the history exports in progress at once; exportStall is how long one
+// waits for its client to take the next bytes before it is cut (a client that stops
+// reading would otherwise hold its buffers, and a database read, for ever).
+const (
+	maxExports  = 4
+	exportStall = 30 * time.Second
+)
+
 // lazyAttachment sends the attachment's headers with its first bytes, so that an error
-// before any is still an ordinary JSON error.
+// before any is still an ordinary JSON error. Each write must reach the client within
+// exportStall.
 type lazyAttachment struct {
 	w       http.ResponseWriter
 	name    string
@@ -79,6 +102,7 @@ func (a *lazyAttachment) Write(p []byte) (int, error) {
 		h.Set("Content-Disposition", `attachment; filename=`+a.name)
 		a.w.WriteHeader(http.StatusOK)
 	}
+	_ = http.NewResponseController(a.w).SetWriteDeadline(time.Now().Add(exportStall)) // not every writer can: then none
 	return a.w.Write(p)
 }
 

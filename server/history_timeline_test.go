@@ -5,7 +5,9 @@ import (
 	"compress/gzip"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -67,7 +69,10 @@ func TestHistoryTimelineCascadesAndExportRoutes(t *testing.T) {
 		publishCascade(f, owner, child)
 		f.publish(historyAction(gc.VerbDelete, other, "the object has been modified"))
 	})
-	_, c := historyServer(t, Options{History: st})
+	srv := New(Options{History: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	c := newClient(t, ts)
 
 	var tl timelineResponse
 	getJSON(t, c, "/api/v1/history/timeline?buckets=10", nil, &tl)
@@ -132,12 +137,36 @@ func TestHistoryTimelineCascadesAndExportRoutes(t *testing.T) {
 		"/api/v1/history?cascade=x":                "cascade",
 		"/api/v1/history/export?from=" + url.QueryEscape(time.Now().Format(time.RFC3339)) + "&to=" + url.QueryEscape(time.Now().Add(-time.Hour).Format(time.RFC3339)): "not before",
 		"/api/v1/history/export?format=csv": "unknown parameter",
+		// Beyond what a recording's times (Unix nanoseconds) can hold: refused, not wrapped.
+		"/api/v1/history/timeline?from=0001-01-01T00:00:00Z&to=9999-12-31T23:59:59Z": "the times a recording can hold",
+		"/api/v1/history/state?at=2300-01-01T00:00:00Z":                              "the times a recording can hold",
+		"/api/v1/history/export?to=2262-04-12T00:00:00Z":                             "the times a recording can hold",
+		"/api/v1/history?last=2000000h":                                              "shorter duration",
 	} {
 		code, body := c.do("GET", path, nil, nil)
 		var e apiError
 		if code != http.StatusBadRequest || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Message, want) {
 			t.Errorf("%s: %d %s, want a 400 saying %q", path, code, body, want)
 		}
+	}
+	// Another site may not make the browser export (it could not read the file, but it
+	// could make gcscope write it again and again); gcscope's own page may.
+	if code, body := c.do("GET", "/api/v1/history/export", nil, http.Header{"Sec-Fetch-Site": {"cross-site"}}); code != http.StatusForbidden || !strings.Contains(string(body), "cross-site") {
+		t.Errorf("a cross-site export: %d %s, want 403", code, body)
+	}
+	if _, h := exported(t, c, "", http.Header{"Sec-Fetch-Site": {"same-origin"}}); h.Get("Content-Type") != "application/gzip" {
+		t.Errorf("a same-origin export: %v", h)
+	}
+	// At most maxExports at once.
+	for range maxExports {
+		srv.exports <- struct{}{}
+	}
+	code, body := c.do("GET", "/api/v1/history/export", nil, nil)
+	for range maxExports {
+		<-srv.exports
+	}
+	if code != http.StatusTooManyRequests || !strings.Contains(string(body), "exports are in progress") {
+		t.Errorf("an export beyond %d at once: %d %s, want 429", maxExports, code, body)
 	}
 	// A window before the recording: nothing to export.
 	old := url.QueryEscape(time.Now().Add(-48 * time.Hour).Format(time.RFC3339))

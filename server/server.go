@@ -105,6 +105,8 @@ type Server struct {
 	csrfKey  []byte // HMAC key of CSRF tokens; never leaves the process
 	metrics  *serverMetrics
 	hub      *hub
+	// exports holds a token per history export in progress (maxExports).
+	exports chan struct{}
 
 	mapper restMapper
 }
@@ -114,7 +116,7 @@ func New(o Options) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: o, log: o.Logger}
+	s := &Server{opts: o, log: o.Logger, exports: make(chan struct{}, maxExports)}
 	s.audit = newAuditLog(o.Audit, o.Logger)
 	s.hosts = newHostPolicy(o.Listen, o.AllowedHosts)
 	s.failures = newFailureLimiter(nil)

@@ -2201,7 +2201,7 @@ var ObjectPanel = class {
     const canDelete = n && !n.virtual && travelAt === null;
     const readOnly2 = this.actions.readOnly;
     this.depsList.set(deps);
-    this.body.replaceChildren(
+    this.body.replaceChildren(...present(
       h(
         "div.obj-head",
         null,
@@ -2248,7 +2248,7 @@ var ObjectPanel = class {
       h("h3", { id: "dependents-head" }, `Dependents (${fmt(deps.length)})`),
       deps.length ? this.depsList.el : h("p.muted", null, "none"),
       ex?.hiddenDependents ? h("p.muted", null, `and ${fmt(ex.hiddenDependents)} you may not see`) : null
-    );
+    ));
     this.depsList.restore();
     if (this.blockerList.el.isConnected) this.blockerList.restore();
   }
@@ -2329,6 +2329,12 @@ var ObjectPanel = class {
     return out;
   }
 };
+function present(...children) {
+  return (
+    /** @type {(Node|string)[]} */
+    children.filter((c) => c != null)
+  );
+}
 
 // src/queues.js
 var VERB_WORDS = (
@@ -2477,7 +2483,7 @@ function drawSpark(c, hist, max) {
 }
 
 // src/dialog.js
-var present = (...nodes) => (
+var present2 = (...nodes) => (
   /** @type {Node[]} */
   nodes.filter((n) => n !== null)
 );
@@ -2649,7 +2655,7 @@ var DeleteDialog = class {
     };
     const n = (p.deleted || []).length;
     const deleted = [...p.deleted || []].sort((a, b) => Number(b.object.uid === p.target.uid) - Number(a.object.uid === p.target.uid));
-    $("delete-preview").replaceChildren(...present(
+    $("delete-preview").replaceChildren(...present2(
       h(
         "p.summary",
         { id: "delete-summary" },

@@ -50,16 +50,24 @@ func parseReplayFlags(args []string, stderr io.Writer) (*replayConfig, error) {
 	fs.BoolVar(&c.insecureHTTP, "insecure-allow-http", false, "allow plain http on a non-loopback --listen address (only behind a TLS-terminating proxy)")
 	fs.Bool("read-only", true, "always on: a replay refuses every write (accepted for symmetry with gcscope)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
+	// Flags may come before FILE or after it (gcscope replay FILE --listen ...).
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{err}
 		}
-		return nil, usageError{err}
+		if fs.NArg() == 0 {
+			break
+		}
+		files, args = append(files, fs.Arg(0)), fs.Args()[1:]
 	}
-	if fs.NArg() != 1 {
-		return nil, usageError{errors.New("gcscope replay takes one FILE: a history exported from gcscope (GET /api/v1/history/export)")}
+	if len(files) != 1 {
+		return nil, usageError{fmt.Errorf("gcscope replay takes one FILE, a history exported from gcscope (GET /api/v1/history/export); given %d", len(files))}
 	}
-	c.file = fs.Arg(0)
+	c.file = files[0]
 	if err := c.logLevel.UnmarshalText([]byte(*level)); err != nil {
 		return nil, usageError{fmt.Errorf("--log-level %q: want debug, info, warn or error", *level)}
 	}

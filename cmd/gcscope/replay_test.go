@@ -169,11 +169,20 @@ func TestReplayRefusesBadFiles(t *testing.T) {
 		"a b":                     "takes one FILE",
 		"--listen 0.0.0.0:8080 f": "not a loopback address",
 		"--tls-cert-file=x f":     "go together",
+		"f --listen 0.0.0.0:8080": "not a loopback address",
+		"f --listen":              "flag needs an argument",
 	} {
 		_, err := parseReplayFlags(strings.Fields(args), io.Discard)
 		var ue usageError
 		if err == nil || !strings.Contains(err.Error(), want) || !errorsAs(err, &ue) {
 			t.Errorf("replay %s: %v, want a usage error saying %q", args, err, want)
+		}
+	}
+	// Flags after FILE, as after it.
+	for _, args := range []string{"--listen 127.0.0.1:9999 f.jsonl.gz", "f.jsonl.gz --listen 127.0.0.1:9999"} {
+		c, err := parseReplayFlags(strings.Fields(args), io.Discard)
+		if err != nil || c.file != "f.jsonl.gz" || c.listen != "127.0.0.1:9999" {
+			t.Errorf("replay %s: %+v %v, want f.jsonl.gz on 127.0.0.1:9999", args, c, err)
 		}
 	}
 }

@@ -514,9 +514,11 @@ func TestUIHistory(t *testing.T) {
 		Delete     bool     `json:"delete"`
 		BackToLive bool     `json:"backToLive"`
 		Drawn      []string `json:"drawn"`
+		Panel      string   `json:"panel"`
 	}
 	d.eval(t, `(() => { const g = window.gcscope; const b = document.getElementById("travel-banner");
 		return { banner: b.hidden ? "" : b.textContent, conn: document.getElementById("conn").dataset.state, sel: g.view.sel || "",
+			panel: document.getElementById("object-body").textContent,
 			liveNodes: g.live.nodes.size, liveSeq: g.live.seq, delete: !!document.getElementById("delete-button"),
 			backToLive: !document.getElementById("back-to-live").hidden, drawn: g.drawnUIDs() }; })()`, &rp)
 	if !strings.Contains(rp.Banner, "Replay of a recording") || rp.Conn != "replay" || rp.BackToLive {
@@ -524,6 +526,9 @@ func TestUIHistory(t *testing.T) {
 	}
 	if rp.LiveNodes != 0 || rp.LiveSeq != 0 {
 		t.Errorf("the replay's page holds a live state (%d nodes, seq %d): it opened a stream", rp.LiveNodes, rp.LiveSeq)
+	}
+	if strings.Contains(rp.Panel, "null") || strings.Contains(rp.Panel, "undefined") || !strings.Contains(rp.Panel, "no engine to explain") {
+		t.Errorf("the replay's object panel says %q: want no null or undefined, and that a replay has no engine to explain the moment", rp.Panel)
 	}
 	if rp.Sel != owner || rp.Delete {
 		t.Errorf("the replay starts with %q selected (want the cascade's owner %s), delete button %v (want none: read-only)", rp.Sel, owner, rp.Delete)

@@ -318,7 +318,7 @@ export class ObjectPanel {
     const canDelete = n && !n.virtual && travelAt === null;
     const readOnly = this.actions.readOnly;
     this.depsList.set(deps);
-    this.body.replaceChildren(
+    this.body.replaceChildren(...present(
       h("div.obj-head", null,
         h("div.kind", null, `${node.kind} · ${node.apiVersion || ""}`),
         h("h2", { id: "object-name" }, node.name),
@@ -344,7 +344,7 @@ export class ObjectPanel {
       h("h3", { id: "dependents-head" }, `Dependents (${fmt(deps.length)})`),
       deps.length ? this.depsList.el : h("p.muted", null, "none"),
       ex?.hiddenDependents ? h("p.muted", null, `and ${fmt(ex.hiddenDependents)} you may not see`) : null,
-    );
+    ));
     // Back in the page: the lists scroll to where the user left them.
     this.depsList.restore();
     if (this.blockerList.el.isConnected) this.blockerList.restore();
@@ -423,4 +423,13 @@ export class ObjectPanel {
     out.append(plain);
     return out;
   }
+}
+
+/**
+ * The children given, without the nulls of conditional ones (replaceChildren, unlike h(),
+ * would write them as the text "null").
+ * @param {(Node|string|null)[]} children
+ */
+function present(...children) {
+  return /** @type {(Node|string)[]} */ (children.filter((c) => c != null));
 }
