@@ -594,3 +594,21 @@ func TestRecorderStepsAsideInABurst(t *testing.T) {
 		t.Fatalf("%d events of the burst recorded, want 12000", got)
 	}
 }
+
+// TestStateAtAFutureMomentSaysSo: a moment yet to come answers the newest recorded state,
+// and says so.
+func TestStateAtAFutureMomentSaysSo(t *testing.T) {
+	e := newSynth(1<<16, 7)
+	s := openStore(t, Options{})
+	record(t, s, e, fast)
+	e.grow(2)
+	waitRecorded(t, s, e.feed.LastSeq())
+	st, err := s.StateAt(context.Background(), time.Now().Add(time.Hour))
+	if err != nil || !strings.Contains(st.Note, "has not come yet") {
+		t.Fatalf("the state an hour from now: note %q, %v; want it to say the moment has not come yet", st.Note, err)
+	}
+	sameState(t, "an hour from now", st.Snapshot, e.Snapshot())
+	if st, err := s.StateAt(context.Background(), time.Now()); err != nil || st.Note != "" {
+		t.Fatalf("the state now: note %q, %v; want none", st.Note, err)
+	}
+}

@@ -190,5 +190,8 @@ func (s *Store) noteAt(ctx context.Context, session int64, t, last time.Time) (s
 		return fmt.Sprintf("gcscope was not recording at that moment (session %d ended at %s); this is the state it ended with",
 			session, time.Unix(0, sessionLast.Int64).UTC().Format(time.RFC3339Nano)), nil
 	}
+	if t.After(s.opts.Now()) {
+		return fmt.Sprintf("that moment has not come yet; this is the state as last recorded, at %s", last.Format(time.RFC3339Nano)), nil
+	}
 	return "", nil
 }
