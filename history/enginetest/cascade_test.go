@@ -10,8 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/gcscope/gcscope/cluster"
-	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
 )
 
@@ -22,24 +20,7 @@ import (
 func TestCascadesOfTheRealEngine(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Options{Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	engine, err := gc.NewForConfig(c.RESTConfig(), gc.Options{Workers: 2, ActionDelay: 40 * time.Millisecond, SyncTimeout: 20 * time.Second, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	engineCtx, stopEngine := context.WithCancel(context.Background())
-	engineDone := make(chan error, 1)
-	go func() { engineDone <- engine.Run(engineCtx) }()
-	defer func() { stopEngine(); <-engineDone }()
-	select {
-	case <-engine.Synced():
-	case <-ctx.Done():
-		t.Fatal("the engine did not sync")
-	}
+	c, engine := startEngine(ctx, t, 40*time.Millisecond)
 	store, err := history.Open(history.Options{Dir: t.TempDir(), Logger: logger})
 	if err != nil {
 		t.Fatal(err)

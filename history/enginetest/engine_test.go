@@ -28,29 +28,37 @@ var logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level:
 
 const dependents = 30
 
-func TestRecordedForegroundCascadeRebuildsTheLiveState(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
+// startEngine starts an embedded control plane and the real engine on it, with two
+// workers waiting delay before each write (time enough to see a cascade part done), and
+// waits for the engine to sync; both stop when the test ends.
+func startEngine(ctx context.Context, t *testing.T, delay time.Duration) (*cluster.Cluster, *gc.GarbageCollector) {
+	t.Helper()
 	c, err := cluster.Start(ctx, cluster.Options{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Stop()
-	// Two workers in slow motion: the cascade takes a second or two, time enough to see it
-	// half done.
-	engine, err := gc.NewForConfig(c.RESTConfig(), gc.Options{Workers: 2, ActionDelay: 60 * time.Millisecond, SyncTimeout: 20 * time.Second, Logger: logger})
+	t.Cleanup(c.Stop)
+	engine, err := gc.NewForConfig(c.RESTConfig(), gc.Options{Workers: 2, ActionDelay: delay, SyncTimeout: 20 * time.Second, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	engineDone := make(chan error, 1)
 	go func() { engineDone <- engine.Run(engineCtx) }()
-	defer func() { stopEngine(); <-engineDone }()
+	t.Cleanup(func() { stopEngine(); <-engineDone }) // before the cluster stops: cleanups run last first
 	select {
 	case <-engine.Synced():
 	case <-ctx.Done():
 		t.Fatal("the engine did not sync")
 	}
+	return c, engine
+}
+
+func TestRecordedForegroundCascadeRebuildsTheLiveState(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	// In slow motion: the cascade takes a second or two, time enough to see it half done.
+	c, engine := startEngine(ctx, t, 60*time.Millisecond)
 
 	dir := t.TempDir()
 	store, err := history.Open(history.Options{Dir: dir, Logger: logger})
