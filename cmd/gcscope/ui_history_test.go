@@ -388,7 +388,7 @@ func TestUIHistory(t *testing.T) {
 	poll("the deletes listed again", `[...document.querySelectorAll("#history-list .hrow .verb")].every((v) => v.textContent.startsWith("delete")) && document.querySelectorAll("#history-list .hrow").length >= 5`, 10*time.Second)
 
 	// Its cascade link selects the cascade and travels to its start.
-	d.run(t, "follow a row's cascade", chromedp.Click(chromedp.CSS(`#history-list .cascade-link`)))
+	d.run(t, "follow a row's cascade", clickInPage(`#history-list .cascade-link`))
 	poll("the cascade selected", `(() => { const tl = window.gcscope.timeline(); const tr = window.gcscope.travel();
 		return tl.selected && String(tl.selected.id) === "`+fmt.Sprint(cascadeID)+`" && tr.active && !tr.seeking && Math.abs(tr.at - tl.selected.start) < 5; })()`, 10*time.Second)
 
@@ -413,7 +413,7 @@ func TestUIHistory(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#search-results li[data-uid="`+gone+`"]`)), chromedp.Click(chromedp.CSS(`#search-results li[data-uid="`+gone+`"]`)))
 	poll("the gone object, just before its removal", `(() => { const g = window.gcscope, tr = g.travel();
 		return tr.active && !tr.seeking && g.view.sel === `+jsQuoted(gone)+` && tr.store.nodes.has(`+jsQuoted(gone)+`); })()`, 10*time.Second)
-	d.run(t, "replay its last cascade", chromedp.WaitVisible(chromedp.CSS("#replay-button")), chromedp.Click(chromedp.CSS("#replay-button")))
+	d.run(t, "replay its last cascade", chromedp.WaitVisible(chromedp.CSS("#replay-button")), clickInPage("#replay-button"))
 	poll("its cascade played", `(() => { const g = window.gcscope, tr = g.travel(), tl = g.timeline();
 		return tl.selected && String(tl.selected.id) === "`+fmt.Sprint(cascadeID)+`" && document.body.dataset.travel === "paused" && tr.at >= tl.selected.end
 			&& `+jsArray(tree)+`.every((u) => !tr.store.nodes.has(u)); })()`, 20*time.Second)
