@@ -220,8 +220,9 @@ func (d *applier) stateful(ctx context.Context) error {
 }
 
 // batch: a CronJob and two Jobs it controls, started by hand as `kubectl create job --from`
-// does, so Jobs and Pods exist without waiting for the schedule. Forbid keeps the schedule
-// from adding more while they run (and with no nodes they run forever).
+// does, so Jobs and Pods exist without waiting for the schedule. The CronJob is suspended:
+// its controller does not count hand-made Jobs as active, so Forbid would not stop the
+// schedule adding a Job and its Pods at every :00 and :30 (and with no nodes they run forever).
 func (d *applier) batch(ctx context.Context) error {
 	jobTemplate := batchv1.JobSpec{
 		Parallelism:  ptr(int32(2)),
@@ -237,6 +238,7 @@ func (d *applier) batch(ctx context.Context) error {
 		ObjectMeta: d.meta(NamespaceBatch, "report"),
 		Spec: batchv1.CronJobSpec{
 			Schedule:                   "*/30 * * * *",
+			Suspend:                    ptr(true),
 			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
 			SuccessfulJobsHistoryLimit: ptr(int32(2)),
 			FailedJobsHistoryLimit:     ptr(int32(1)),
