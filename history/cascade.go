@@ -29,7 +29,9 @@ import (
 //     orphaned) and nothing of it happened for CascadeQuiet (2 s by default): a foreground
 //     root waits for its dependents, and a background one's dependents are queued only
 //     after it is gone, so "nothing left" alone would end it early.
-//   - A gap in the recording (or a restart) ends every open cascade, with a note.
+//   - A gap in the recording (or a restart) ends every open cascade, with a note. The
+//     deletions under way in the state the recording resumes from open cascades again
+//     (adopt), so that one outliving gcscope is one cascade of the next session.
 type Cascade struct {
 	ID      int64        `json:"id"`
 	Session int64        `json:"session"`
@@ -50,7 +52,8 @@ type Cascade struct {
 	// FirstPos and LastPos bound its events in the recording.
 	FirstPos int64 `json:"firstPos"`
 	LastPos  int64 `json:"lastPos"`
-	// Note says why it ended without finishing (a gap in the recording).
+	// Note says why it ended without finishing (a gap in the recording, a stop), or that
+	// it was under way when the recording began.
 	Note string `json:"note,omitempty"`
 }
 
@@ -99,7 +102,10 @@ var writes = []gc.ActionVerb{gc.VerbDelete, gc.VerbOrphan, gc.VerbRemoveFinalize
 // observe tags e, the event at pos of session, before rep applies it, and returns its
 // cascade's id (0: none).
 func (cs *cascades) observe(e *gc.Event, pos, session int64, rep *gc.Replica) int64 {
-	nodeGoing := e.Node != nil && (e.Type == gc.NodeUpdated || e.Type == gc.NodeRemoved)
+	// A node first seen already being deleted (the engine started while a deletion was
+	// under way) is going as much as one that is updated to it.
+	nodeGoing := e.Node != nil && (e.Type == gc.NodeUpdated || e.Type == gc.NodeRemoved ||
+		e.Type == gc.NodeAdded && (e.Node.BeingDeleted || e.Node.DeletingDependents))
 	if len(cs.open) == 0 && !nodeGoing {
 		return 0 // most events, most of the time: only a deletion can start one
 	}
@@ -240,6 +246,51 @@ func (cs *cascades) anyOf(uids []types.UID) *openCascade {
 		}
 	}
 	return nil
+}
+
+// underWay is the note of a cascade that began before the recording did.
+const underWay = "under way when the recording began"
+
+// adopt opens the cascades already under way in snap, the state a recording starts from
+// (at a start, after a restart or a gap): every object being deleted joins the cascade of
+// its topmost owner that is being deleted too. So a foreground deletion that outlived
+// gcscope's last run is one cascade of the next, rather than a cascade for each of its
+// dependents as they go, and pos is where its events begin.
+func (cs *cascades) adopt(snap *gc.Snapshot, at time.Time, pos, session int64) {
+	deleting := map[types.UID]*gc.NodeState{}
+	for i := range snap.Nodes {
+		if n := &snap.Nodes[i]; n.BeingDeleted || n.DeletingDependents {
+			deleting[n.UID] = n
+		}
+	}
+	for i := range snap.Nodes { // in uid order: the same snapshot gives the same cascades
+		n := &snap.Nodes[i]
+		if deleting[n.UID] == nil {
+			continue
+		}
+		root := n
+		for seen := map[types.UID]bool{n.UID: true}; ; {
+			var up *gc.NodeState
+			for _, o := range root.Owners {
+				if d := deleting[o.UID]; d != nil && !seen[o.UID] {
+					up = d
+					break
+				}
+			}
+			if up == nil {
+				break
+			}
+			seen[up.UID], root = true, up
+		}
+		c := cs.byUID[root.UID]
+		if c == nil {
+			c = cs.start(root, at, pos, session)
+			c.Note = underWay
+			cs.join(c, root.UID)
+			cs.dirty[c.ID] = c
+		}
+		cs.join(c, n.UID)
+	}
 }
 
 func (cs *cascades) start(root *gc.NodeState, t time.Time, pos, session int64) *openCascade {

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -194,14 +195,20 @@ func TestOrphanCascadeAndAGapThatCutsOne(t *testing.T) {
 	e.publish(burst...)
 	e.grow(1)
 	waitRecorded(t, s, e.feed.LastSeq())
-	cs = waitCascades(t, s, CascadeQuery{UID: string(cut.owner.UID)}, func(cs []Cascade) bool { return len(cs) == 1 && cs[0].End != nil })
-	if !strings.Contains(cs[0].Note, "fell behind") || cs[0].Deleted != 0 {
-		t.Fatalf("the cascade cut by a gap: %s, want ended with a note that says why", jsonOf(t, cs[0]))
+	// The deletion is still under way in the state recorded after the gap: a new cascade.
+	cs = waitCascades(t, s, CascadeQuery{UID: string(cut.owner.UID)}, func(cs []Cascade) bool { return len(cs) == 2 })
+	slices.SortFunc(cs, func(a, b Cascade) int { return int(a.ID - b.ID) })
+	if cut := cs[0]; cut.End == nil || !strings.Contains(cut.Note, "fell behind") || cut.Deleted != 0 {
+		t.Fatalf("the cascade cut by a gap: %s, want ended with a note that says why", jsonOf(t, cut))
+	}
+	if again := cs[1]; again.End != nil || again.Note != underWay || again.Root != cut.owner {
+		t.Fatalf("after the gap: %s, want the deletion under way open again, noted %q", jsonOf(t, again), underWay)
 	}
 }
 
 // TestRestartEndsOpenCascades: a cascade open when gcscope stops is ended, with a note,
-// when the next session starts; one with nothing left ends as gcscope stops.
+// when the next session starts (which opens the deletion still under way again); one with
+// nothing left ends as gcscope stops.
 func TestRestartEndsOpenCascades(t *testing.T) {
 	e := newSynth(1<<16, 13)
 	dir := t.TempDir()
@@ -235,8 +242,13 @@ func TestRestartEndsOpenCascades(t *testing.T) {
 	}
 	record(t, s, e, o)
 	waitRecorded(t, s, e.feed.LastSeq())
-	if c := byRoot()[waiting.owner.UID]; c.End == nil || !strings.Contains(c.Note, "gcscope stopped before it ended") {
-		t.Fatalf("after a restart the cascade left open: %s", jsonOf(t, c))
+	cs, err := s.Cascades(ctx, CascadeQuery{UID: string(waiting.owner.UID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(cs, func(a, b Cascade) int { return int(a.ID - b.ID) })
+	if len(cs) != 2 || cs[0].End == nil || !strings.Contains(cs[0].Note, "gcscope stopped before it ended") || cs[1].End != nil || cs[1].Note != underWay {
+		t.Fatalf("after a restart: %s; want the cascade left open ended with a note, and the deletion still under way open again", jsonOf(t, cs))
 	}
 }
 
@@ -296,5 +308,93 @@ func TestABackloggedCascadeStaysOneCascade(t *testing.T) {
 	all := waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool { return len(cs) >= 1 && cs[0].End != nil })
 	if len(all) != 1 || all[0].Root != tr.owner || all[0].Objects != len(tr.deps)+1 || all[0].Deleted != len(tr.deps)+1 || all[0].Actions != len(tr.deps) {
 		t.Fatalf("cascades: %s, want one rooted at %s with %d objects, all deleted, %d actions", jsonOf(t, all), tr.owner.Name, len(tr.deps)+1, len(tr.deps))
+	}
+}
+
+// TestACascadeUnderWayAtARestartIsOneCascade: a foreground deletion still waiting for its
+// dependents when gcscope stops is one cascade of the next session, open from its start
+// (before anything more happens) and ended once the root is gone, rather than a cascade
+// for each dependent as it goes (what a trial saw: one later session picked it up, another
+// made a cascade per dependent).
+func TestACascadeUnderWayAtARestartIsOneCascade(t *testing.T) {
+	e := newSynth(1<<16, 15)
+	s := openStore(t, Options{Dir: t.TempDir()})
+	o := quick()
+	stop := record(t, s, e, o)
+	tr := e.grow(4)
+	e.mu.Lock()
+	owner, _ := e.rep.Node(tr.owner.UID)
+	first, _ := e.rep.Node(tr.deps[0].UID)
+	e.mu.Unlock()
+	owner.BeingDeleted, owner.DeletingDependents, owner.Finalizers = true, true, []string{"foregroundDeletion"}
+	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &owner})
+	e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: tr.deps[0], Policy: "Foreground", Reason: "its owner is deleting in the foreground"})
+	first.BeingDeleted, first.DeletingDependents, first.Finalizers = true, true, []string{"foregroundDeletion"}
+	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &first})
+	waitRecorded(t, s, e.feed.LastSeq())
+	stop()
+
+	record(t, s, e, o)
+	session := s.Status().Session
+	inSession := func(cs []Cascade) []Cascade {
+		var out []Cascade
+		for _, c := range cs {
+			if c.Session == session {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	open := waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool { return len(inSession(cs)) == 1 })
+	if c := inSession(open)[0]; c.Root != tr.owner || c.Policy != policyForeground || c.End != nil || c.Objects != 2 || c.Note != underWay {
+		t.Fatalf("as the next session starts: %s; want the owner's Foreground cascade open with the deleting dependent, noted %q", jsonOf(t, c), underWay)
+	}
+
+	// The rest of the deletion happens in the new session, the waiting dependent last.
+	for _, d := range append(tr.deps[1:], tr.deps[0]) {
+		e.queue(gc.AttemptToDelete, gc.QueueAdded, d, "", 0, 0)
+		e.queue(gc.AttemptToDelete, gc.QueueTaken, d, "", 0, 0)
+		if d != tr.deps[0] {
+			e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: d, Policy: "Foreground", Reason: "its owner is deleting in the foreground"})
+		}
+		e.queue(gc.AttemptToDelete, gc.QueueDone, d, "", 0, 0)
+		e.remove(d, []types.UID{tr.owner.UID})
+	}
+	e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbRemoveFinalizer, Object: tr.owner, Finalizer: "foregroundDeletion", Reason: "no dependent blocks it"})
+	owner.Finalizers, owner.DeletingDependents = nil, false
+	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &owner})
+	e.remove(tr.owner, nil)
+	waitRecorded(t, s, e.feed.LastSeq())
+	ended := inSession(waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool {
+		mine := inSession(cs)
+		return len(mine) > 1 || len(mine) == 1 && mine[0].End != nil
+	}))
+	if len(ended) != 1 {
+		t.Fatalf("the new session's cascades: %s; want only the owner's", jsonOf(t, ended))
+	}
+	if c := ended[0]; c.Root != tr.owner || c.Objects != 5 || c.Deleted != 5 || c.Actions != 4 {
+		t.Fatalf("%s: want the owner's cascade with 5 objects, all deleted, 4 actions", jsonOf(t, c))
+	}
+}
+
+// TestAnObjectFirstSeenDeletingStartsACascade: when the engine starts after the recorder
+// (its informers list while the recording runs), a deletion under way arrives as nodes
+// added already being deleted; the root and its deleting dependent are one cascade.
+func TestAnObjectFirstSeenDeletingStartsACascade(t *testing.T) {
+	e := newSynth(1<<16, 16)
+	s := openStore(t, Options{})
+	record(t, s, e, quick())
+	now := time.Now().UTC()
+	owner := gc.NodeState{ObjectRef: gc.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: e.uid()},
+		Observed: true, BeingDeleted: true, DeletingDependents: true, DeletionTimestamp: &now, Finalizers: []string{"foregroundDeletion"}}
+	dep := gc.NodeState{ObjectRef: gc.ObjectRef{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "web-1", UID: e.uid()},
+		Observed: true, BeingDeleted: true, DeletionTimestamp: &now,
+		Owners: []gc.OwnerRef{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: owner.UID, Controller: true, BlockOwnerDeletion: true}}}
+	e.observe(&owner)
+	e.observe(&dep)
+	waitRecorded(t, s, e.feed.LastSeq())
+	cs := waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool { return len(cs) > 0 })
+	if len(cs) != 1 || cs[0].Root != owner.ObjectRef || cs[0].Policy != policyForeground || cs[0].Objects != 2 {
+		t.Fatalf("cascades: %s; want one, the Deployment's Foreground one with its ReplicaSet", jsonOf(t, cs))
 	}
 }

@@ -39,6 +39,11 @@ func (s *Store) Cascades(ctx context.Context, q CascadeQuery) ([]Cascade, error)
 		q.Limit = 100
 	}
 	q.Limit = min(q.Limit, MaxCascades)
+	return s.listCascades(ctx, q)
+}
+
+// listCascades is Cascades with q.Limit as it is.
+func (s *Store) listCascades(ctx context.Context, q CascadeQuery) ([]Cascade, error) {
 	var where []string
 	var args []any
 	if !q.To.IsZero() {

@@ -320,10 +320,12 @@ func (r *Recorder) seed(ctx context.Context) {
 	}
 	r.rep, r.seeded = gc.NewReplica(&snap), true
 	r.casc.reset()
+	r.casc.adopt(&snap, at, r.w.nextPos, r.session)
 	r.last, r.recordedSeq, r.recordedTime = snap.Seq, snap.Seq, at
 	r.pending, r.gap = r.pending[:0], nil
 	r.sinceCheckpoint, r.checkpointAt, r.forceCheckpoint = 0, r.now(), false
 	r.s.setStatus(Status{State: StateRecording, Session: r.session, Seq: r.recordedSeq})
+	r.saveCascades(ctx) // the adopted ones: a stuck deletion shows before anything happens
 	r.afterWrite(ctx)
 }
 
@@ -550,6 +552,14 @@ func (s *Store) noteSize(used int64) {
 // block is on its way to carry it.
 func (r *Recorder) endCascades(ctx context.Context, now time.Time) {
 	r.casc.closeQuiet(now)
+	r.saveCascades(ctx)
+}
+
+// saveCascades writes the cascades that changed since the last block.
+func (r *Recorder) saveCascades(ctx context.Context) {
+	if len(r.casc.dirty) == 0 && len(r.casc.joined) == 0 {
+		return
+	}
 	tx, err := r.s.w.BeginTx(ctx, nil)
 	if err != nil {
 		r.pause(err)

@@ -52,7 +52,9 @@ type Timeline struct {
 	Bucket   time.Duration `json:"bucket"`
 	Buckets  []Bucket      `json:"buckets"`
 	Cascades []Cascade     `json:"cascades"`
-	Gaps     []Gap         `json:"gaps"`
+	// CascadesCapped: more cascades overlap the window than Cascades lists (the newest).
+	CascadesCapped bool  `json:"cascadesCapped,omitempty"`
+	Gaps           []Gap `json:"gaps"`
 }
 
 // Timeline counts the events of [q.From, q.To) per bucket and lists the cascades and gaps
@@ -128,8 +130,11 @@ func (s *Store) Timeline(ctx context.Context, q TimelineQuery) (Timeline, error)
 		read = read[n:]
 	}
 
-	if tl.Cascades, err = s.Cascades(ctx, CascadeQuery{From: q.From, To: q.To, Limit: maxTimelineCascades, Visible: q.Visible}); err != nil {
+	if tl.Cascades, err = s.listCascades(ctx, CascadeQuery{From: q.From, To: q.To, Limit: maxTimelineCascades + 1, Visible: q.Visible}); err != nil {
 		return tl, err
+	}
+	if len(tl.Cascades) > maxTimelineCascades {
+		tl.Cascades, tl.CascadesCapped = tl.Cascades[:maxTimelineCascades], true
 	}
 	if tl.Gaps, err = s.Gaps(ctx, q.From, q.To, maxTimelineGaps); err != nil {
 		return tl, err

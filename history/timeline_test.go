@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/gcscope/gcscope/gc"
 )
 
 func TestTimelineBucketsSumToTheEventsInRange(t *testing.T) {
@@ -61,5 +63,39 @@ func TestTimelineBucketsSumToTheEventsInRange(t *testing.T) {
 	}
 	if _, err := s.Timeline(ctx, TimelineQuery{From: last, To: first}); err == nil {
 		t.Fatal("an empty range: no error")
+	}
+}
+
+// TestTheTimelineSaysWhenItsCascadesAreCapped: a window with more cascades than a timeline
+// lists says so, and lists the newest; one with exactly as many does not.
+func TestTheTimelineSaysWhenItsCascadesAreCapped(t *testing.T) {
+	e := newSynth(1<<16, 22)
+	s := openStore(t, Options{})
+	record(t, s, e, quick())
+	start := time.Now()
+	var roots []gc.ObjectRef
+	for range maxTimelineCascades + 1 {
+		tr := e.grow(0)
+		e.remove(tr.owner, nil) // a cascade of one each
+		roots = append(roots, tr.owner)
+	}
+	waitRecorded(t, s, e.feed.LastSeq())
+	ctx := context.Background()
+	timeline := func(from time.Time) Timeline {
+		tl, err := s.Timeline(ctx, TimelineQuery{From: from, To: time.Now().Add(time.Minute)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tl
+	}
+	tl := timeline(start.Add(-time.Minute))
+	if len(tl.Cascades) != maxTimelineCascades || !tl.CascadesCapped || tl.Cascades[0].Root != roots[len(roots)-1] {
+		t.Fatalf("%d cascades, capped %v, the first rooted at %s: want the newest %d, capped, the newest first (%s)",
+			len(tl.Cascades), tl.CascadesCapped, tl.Cascades[0].Root.Name, maxTimelineCascades, roots[len(roots)-1].Name)
+	}
+	// From just after the first one began: exactly as many as it lists.
+	cs := waitCascades(t, s, CascadeQuery{UID: string(roots[0].UID)}, func(cs []Cascade) bool { return len(cs) == 1 && cs[0].End != nil })
+	if tl := timeline(cs[0].End.Add(time.Nanosecond)); len(tl.Cascades) != maxTimelineCascades || tl.CascadesCapped {
+		t.Fatalf("%d cascades, capped %v: want %d, not capped", len(tl.Cascades), tl.CascadesCapped, maxTimelineCascades)
 	}
 }

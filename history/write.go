@@ -63,7 +63,7 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 			ON CONFLICT(id) DO UPDATE SET last = excluded.last`},
 		{&w.upsertCascade, `INSERT INTO cascades(id, session, root_uid, root_api_version, root_kind, root_namespace, root_name,
 			policy, start, end, last_time, objects, deleted, actions, errors, first_pos, last_pos, note)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, '')
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(id) DO UPDATE SET end = excluded.end, last_time = excluded.last_time, objects = excluded.objects,
 			deleted = excluded.deleted, actions = excluded.actions, errors = excluded.errors, last_pos = excluded.last_pos`},
 		{&w.insertMember, `INSERT OR IGNORE INTO cascade_members(uid, cascade) VALUES(?, ?)`},
@@ -258,7 +258,7 @@ func (w *writer) writeCascades(ctx context.Context, tx *sql.Tx, cs *cascades) er
 		}
 		r := c.Root
 		if _, err := up.ExecContext(ctx, c.ID, c.Session, string(r.UID), r.APIVersion, r.Kind, r.Namespace, r.Name, c.Policy,
-			c.Start.UnixNano(), end, c.last.UnixNano(), c.Objects, c.Deleted, c.Actions, c.Errors, c.FirstPos, c.LastPos); err != nil {
+			c.Start.UnixNano(), end, c.last.UnixNano(), c.Objects, c.Deleted, c.Actions, c.Errors, c.FirstPos, c.LastPos, c.Note); err != nil {
 			return err
 		}
 	}

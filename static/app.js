@@ -3226,6 +3226,7 @@ async function timeline(from, to, n) {
     bucket: t.bucket / 1e6,
     buckets: (t.buckets || []).map((b) => ({ ...b, t: parseTime(b.t) })),
     cascades: (t.cascades || []).map(cascadeOf),
+    cascadesCapped: !!t.cascadesCapped,
     gaps: (t.gaps || []).map((g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
     recording: t.recording
   };
@@ -4313,12 +4314,21 @@ function tick(now) {
   requestAnimationFrame(tick);
 }
 var conn = $("conn");
+var connState = "connecting";
+var connDetail = "";
+function showConn() {
+  if (replay) return;
+  const past = body.classList.contains("travel") && connState === "live";
+  conn.dataset.state = connState;
+  conn.textContent = past ? "○ live underneath" : connState === "live" ? "● live" : connState === "connecting" ? "connecting…" : connState === "offline" ? "offline — click to retry" : "reconnecting…";
+  conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
+}
 var stream = new Stream({
   seq: () => store.seq,
   onState(state, detail) {
-    conn.dataset.state = state;
-    conn.textContent = state === "live" ? "● live" : state === "connecting" ? "connecting…" : state === "offline" ? "offline — click to retry" : "reconnecting…";
-    conn.title = detail;
+    connState = state;
+    connDetail = detail;
+    showConn();
   },
   onFrame(f) {
     if (f.type === "snapshot") {
@@ -4339,7 +4349,7 @@ var stream = new Stream({
     }
   }
 });
-conn.addEventListener("click", () => stream.retry());
+conn.addEventListener("click", () => body.classList.contains("travel") && connState === "live" ? backToLive() : stream.retry());
 var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), store, {
   readOnly,
   travelAt: () => travel?.active ? travel.at : null,
@@ -4989,7 +4999,8 @@ function updateTimelineTitle() {
   if (!timeline2) return;
   const d = timeline2.data;
   const n = d?.cascades.length || 0;
-  $("tl-title").textContent = d ? `${windowTitle()} · ${timeline2.total.toLocaleString("en-US")} events · ${n} cascade${n === 1 ? "" : "s"}` : "loading…";
+  const cascadesText = d?.cascadesCapped ? `more than ${n.toLocaleString("en-US")} cascades (the newest drawn)` : `${n} cascade${n === 1 ? "" : "s"}`;
+  $("tl-title").textContent = d ? `${windowTitle()} · ${timeline2.total.toLocaleString("en-US")} events · ${cascadesText}` : "loading…";
 }
 var replayWindow = [0, 0];
 async function startReplay() {
@@ -5024,12 +5035,14 @@ if (hasHistory) {
   const tr = new TimeTravel({
     enter() {
       body.classList.add("travel");
+      showConn();
       banner.hidden = false;
       showStore(tr.store, tr.cascades);
       updateTravelControls();
     },
     leave() {
       body.classList.remove("travel");
+      showConn();
       banner.hidden = true;
       selectedCascade = null;
       if (timeline2) timeline2.selected = null;

@@ -214,11 +214,13 @@ func TestUIHistory(t *testing.T) {
 		Banner string            `json:"banner"`
 		Time   string            `json:"time"`
 		Live   int               `json:"live"`
+		Conn   string            `json:"conn"`
 	}
 	d.eval(t, `(() => { const g = window.gcscope; const drawn = g.drawnUIDs(); const states = {};
 		for (const u of drawn) states[u] = g.drawn(u)?.state || "";
 		const b = document.getElementById("travel-banner");
 		return { drawn, states, banner: b.hidden ? "" : b.textContent, time: document.getElementById("travel-time").textContent,
+			conn: document.getElementById("conn").textContent,
 			live: `+jsArray(tree)+`.filter((u) => g.live.nodes.has(u)).length }; })()`, &shown)
 	browsertest.Screenshot(t, page.Ctx, "ui-history-travel")
 	d.run(t, "dark", chromedp.KeyEvent("t"), chromedp.Sleep(100*time.Millisecond))
@@ -233,6 +235,9 @@ func TestUIHistory(t *testing.T) {
 	}
 	if !strings.Contains(shown.Banner, "Time travel — not live") || !strings.Contains(shown.Banner, "Back to live") || !strings.Contains(shown.Time, target.Local().Format("15:04:05")) {
 		t.Errorf("the banner says %q (time %q), want time travel, not live, at %s, and the way back", shown.Banner, shown.Time, target.Local().Format("15:04:05.000"))
+	}
+	if shown.Conn != "○ live underneath" {
+		t.Errorf("while travelling, the header's connection says %q, want %q: what is drawn is not live", shown.Conn, "○ live underneath")
 	}
 	if shown.Live != 0 {
 		t.Errorf("while travelling, the live store holds %d objects of the deleted tree, want 0: the live state is kept as it is", shown.Live)
@@ -326,10 +331,15 @@ func TestUIHistory(t *testing.T) {
 		Mark  int      `json:"mark"`
 		Drawn []string `json:"drawn"`
 		Live  []string `json:"live"`
+		Conn  string   `json:"conn"`
 	}
-	d.eval(t, `({ mark: window.reloadMark, drawn: window.gcscope.drawnUIDs(), live: Object.keys(window.gcscope.nsStates(`+jsQuoted(ns)+`, "live")) })`, &back)
+	d.eval(t, `({ mark: window.reloadMark, drawn: window.gcscope.drawnUIDs(), live: Object.keys(window.gcscope.nsStates(`+jsQuoted(ns)+`, "live")),
+		conn: document.getElementById("conn").textContent })`, &back)
 	if back.Mark != 1 {
 		t.Errorf("back to live reloaded the page")
+	}
+	if back.Conn != "● live" {
+		t.Errorf("back to live, the header's connection says %q, want %q", back.Conn, "● live")
 	}
 	if got, want := slices.Sorted(slices.Values(back.Drawn)), slices.Sorted(slices.Values(back.Live)); !slices.Equal(got, want) || !slices.Contains(got, string(made.UID)) {
 		t.Errorf("back to live, the canvas draws %v, want the live graph %v, with the object created while travelling", got, want)

@@ -12,8 +12,8 @@ import { get } from "./api.js";
  *   objects?: number, deleted?: number, actions?: number, errors?: number}} RecordedCascade times in epoch ms
  * @typedef {{t: number, events: number, deletes: number, errors: number}} Bucket
  * @typedef {{start: number, end: number, reason?: string, session?: number}} Gap
- * @typedef {{from: number, to: number, bucket: number, buckets: Bucket[], cascades: RecordedCascade[], gaps: Gap[],
- *   recording: any}} Timeline bucket in ms
+ * @typedef {{from: number, to: number, bucket: number, buckets: Bucket[], cascades: RecordedCascade[], cascadesCapped: boolean,
+ *   gaps: Gap[], recording: any}} Timeline bucket in ms; cascadesCapped: more overlap it than it lists
  */
 
 /**
@@ -75,6 +75,7 @@ export async function timeline(from, to, n) {
     from: parseTime(t.from), to: parseTime(t.to), bucket: t.bucket / 1e6,
     buckets: (t.buckets || []).map((/** @type {any} */ b) => ({ ...b, t: parseTime(b.t) })),
     cascades: (t.cascades || []).map(cascadeOf),
+    cascadesCapped: !!t.cascadesCapped,
     gaps: (t.gaps || []).map((/** @type {any} */ g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
     recording: t.recording,
   };

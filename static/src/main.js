@@ -231,12 +231,22 @@ function tick(now) {
 // --- the stream ---
 
 const conn = $("conn");
+/** The stream's state and what it said of it. */
+let connState = "connecting", connDetail = "";
+/** The connection's dot: the stream's state, and in time travel that what is drawn is past. */
+function showConn() {
+  if (replay) return; // startReplay owns it
+  const past = body.classList.contains("travel") && connState === "live";
+  conn.dataset.state = connState;
+  conn.textContent = past ? "○ live underneath" : connState === "live" ? "● live" : connState === "connecting" ? "connecting…" : connState === "offline" ? "offline — click to retry" : "reconnecting…";
+  conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
+}
 const stream = new Stream({
   seq: () => store.seq,
   onState(state, detail) {
-    conn.dataset.state = state;
-    conn.textContent = state === "live" ? "● live" : state === "connecting" ? "connecting…" : state === "offline" ? "offline — click to retry" : "reconnecting…";
-    conn.title = detail;
+    connState = state;
+    connDetail = detail;
+    showConn();
   },
   onFrame(f) {
     // Always into the live store: time travel shows another one and loses nothing of this.
@@ -260,7 +270,7 @@ const stream = new Stream({
     }
   },
 });
-conn.addEventListener("click", () => stream.retry());
+conn.addEventListener("click", () => (body.classList.contains("travel") && connState === "live" ? backToLive() : stream.retry()));
 
 // --- panels ---
 
@@ -984,7 +994,9 @@ function updateTimelineTitle() {
   if (!timeline) return;
   const d = timeline.data;
   const n = d?.cascades.length || 0;
-  $("tl-title").textContent = d ? `${windowTitle()} · ${timeline.total.toLocaleString("en-US")} events · ${n} cascade${n === 1 ? "" : "s"}` : "loading…";
+  // Capped: the timeline lists the newest cascades only; say there are more.
+  const cascadesText = d?.cascadesCapped ? `more than ${n.toLocaleString("en-US")} cascades (the newest drawn)` : `${n} cascade${n === 1 ? "" : "s"}`;
+  $("tl-title").textContent = d ? `${windowTitle()} · ${timeline.total.toLocaleString("en-US")} events · ${cascadesText}` : "loading…";
 }
 
 /** The window of the whole recording, in replay mode. @type {[number, number]} */
@@ -1023,12 +1035,14 @@ if (hasHistory) {
   const tr = new TimeTravel({
     enter() {
       body.classList.add("travel");
+      showConn();
       banner.hidden = false;
       showStore(tr.store, tr.cascades);
       updateTravelControls();
     },
     leave() {
       body.classList.remove("travel");
+      showConn();
       banner.hidden = true;
       selectedCascade = null;
       if (timeline) timeline.selected = null;
