@@ -44,6 +44,9 @@ type ExportOptions struct {
 	Visible func(gc.ObjectRef) bool
 	// Now is when the export is made; default time.Now.
 	Now func() time.Time
+	// Window, when set, is told the window the file holds (the header's: From moves to
+	// where the recording begins when that is later) before anything is written.
+	Window func(from, to time.Time)
 }
 
 // ExportHeader is an export's first line.
@@ -114,6 +117,9 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 		return end, err
 	}
 
+	if o.Window != nil {
+		o.Window(o.From.UTC(), o.To.UTC())
+	}
 	zw := gzip.NewWriter(w)
 	bw := bufio.NewWriterSize(zw, 64<<10)
 	enc := json.NewEncoder(bw)

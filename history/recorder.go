@@ -114,7 +114,9 @@ type Recorder struct {
 	bursting bool
 }
 
-// A burst: the engine publishing faster than burstRate. While it lasts, and while the
+// A burst: the engine publishing faster than burstRate, until it publishes slower than
+// calmRate (a cascade's tail, its last deletions and the owner's, is slower than its
+// middle: catching up then would take the cores from it). While it lasts, and while the
 // recorder is less than half the feed's ring behind, the recorder does not read:
 // a cascade's CPU goes to the cascade (the apiserver, etcd and the engine may share the
 // cores), and the recording catches up from the ring once the burst is over. Past half
@@ -123,6 +125,7 @@ type Recorder struct {
 const (
 	rateWindow = 100 * time.Millisecond
 	burstRate  = 5000 // events a second
+	calmRate   = 500
 	burstPause = 50 * time.Millisecond
 )
 
@@ -276,7 +279,8 @@ func (r *Recorder) drain(ctx context.Context) {
 func (r *Recorder) stepAside() bool {
 	now, seq := time.Now(), r.feed.LastSeq()
 	if elapsed := now.Sub(r.rateAt); elapsed >= rateWindow {
-		r.bursting = float64(seq-r.rateSeq)/elapsed.Seconds() > burstRate
+		rate := float64(seq-r.rateSeq) / elapsed.Seconds()
+		r.bursting = rate > burstRate || r.bursting && rate >= calmRate
 		r.rateAt, r.rateSeq = now, seq
 	}
 	return r.bursting && seq-r.last < uint64(r.feed.Size()/2)

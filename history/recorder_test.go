@@ -555,9 +555,10 @@ func TestFailingDiskPausesRecordingAndResumes(t *testing.T) {
 	sameState(t, "after the disk came back", got.Snapshot, snap)
 }
 
-// TestRecorderStepsAsideInABurst: while the engine publishes faster than burstRate and
-// the recorder is less than half the ring behind, it reads nothing (the cascade keeps the
-// cores); once the burst is over it records all of it, with no gap.
+// TestRecorderStepsAsideInABurst: from when the engine publishes faster than burstRate
+// until it publishes slower than calmRate (through a slower tail), while the recorder is
+// less than half the ring behind, it reads nothing (the cascade keeps the cores); once the
+// burst is over it records all of it, with no gap.
 func TestRecorderStepsAsideInABurst(t *testing.T) {
 	e := newSynth(1<<16, 5)
 	s := openStore(t, Options{})
@@ -565,16 +566,21 @@ func TestRecorderStepsAsideInABurst(t *testing.T) {
 	e.grow(3)
 	waitRecorded(t, s, e.feed.LastSeq())
 
-	// 12,000 events over about 0.6 s: 20,000 a second, in steps of 200.
+	// 12,000 events over about 0.6 s: 20,000 a second, in steps of 200; then a tail, as a
+	// cascade's, of 800 over about 0.4 s: 2,000 a second, slower than a burst begins at.
 	var known, readDuring uint64
-	for step := range 60 {
+	for step := range 80 {
+		n, pause := 200, 10*time.Millisecond
+		if step >= 60 {
+			n, pause = 40, 20*time.Millisecond
+		}
 		var evs []gc.Event
-		for i := range 200 {
+		for i := range n {
 			obj := gc.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "burst", Name: fmt.Sprintf("cm-%d-%d", step, i), UID: types.UID(fmt.Sprintf("burst-%d-%d", step, i))}
 			evs = append(evs, gc.Event{Type: gc.ActionTaken, Action: &gc.Action{Queue: gc.AttemptToOrphan, Verb: gc.VerbKeep, Object: obj, Reason: "burst"}})
 		}
 		e.publish(evs...)
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(pause)
 		switch { // from the 20th step (200 ms in), the burst is known
 		case step == 20:
 			known = s.Status().Seq
@@ -584,14 +590,14 @@ func TestRecorderStepsAsideInABurst(t *testing.T) {
 	}
 	// A block being written as the burst became known may still land.
 	if readDuring > 1024 {
-		t.Errorf("the recorder recorded %d events during the burst; want it to step aside", readDuring)
+		t.Errorf("the recorder recorded %d events during the burst and its tail; want it to step aside until the burst calms", readDuring)
 	}
 	waitRecorded(t, s, e.feed.LastSeq())
 	if gaps, _ := s.Gaps(context.Background(), time.Time{}, time.Time{}, 10); len(gaps) != 0 {
 		t.Fatalf("gaps after a burst within the ring: %s", jsonOf(t, gaps))
 	}
-	if got := len(allPages(t, s, Query{Namespaces: []string{"burst"}})); got != 12000 {
-		t.Fatalf("%d events of the burst recorded, want 12000", got)
+	if got := len(allPages(t, s, Query{Namespaces: []string{"burst"}})); got != 12800 {
+		t.Fatalf("%d events of the burst recorded, want 12800", got)
 	}
 }
 

@@ -61,8 +61,10 @@ func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
 			return ok
 		}
 	}
-	out := &lazyAttachment{w: w, name: "gcscope-history-" + fileTime(from) + "-" + fileTime(to) + ".jsonl.gz"}
-	_, err := s.opts.History.Export(ctx, out, history.ExportOptions{From: from, To: to, Version: s.opts.Version, Visible: visible})
+	out := &lazyAttachment{w: w}
+	// Named after the window the file holds, which begins where the recording does.
+	window := func(from, to time.Time) { out.name = "gcscope-history-" + fileTime(from) + "-" + fileTime(to) + ".jsonl.gz" }
+	_, err := s.opts.History.Export(ctx, out, history.ExportOptions{From: from, To: to, Version: s.opts.Version, Visible: visible, Window: window})
 	switch {
 	case err == nil:
 	case !out.started:

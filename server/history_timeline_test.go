@@ -124,6 +124,17 @@ func TestHistoryTimelineCascadesAndExportRoutes(t *testing.T) {
 		!strings.HasPrefix(lines[len(lines)-1], `{"end":{"events":`+jsonOf(f.LastSeq())) {
 		t.Fatalf("export: %s … %s", lines[0], lines[len(lines)-1])
 	}
+	// A window that begins before the recording: the file, and its name, begin with it.
+	day, dh := exported(t, c, "last=24h", nil)
+	var head struct{ From, To time.Time }
+	if err := json.Unmarshal([]byte(day[:strings.IndexByte(day, '\n')]), &head); err != nil {
+		t.Fatal(err)
+	}
+	if want := "attachment; filename=gcscope-history-" + fileTime(head.From) + "-" + fileTime(head.To) + ".jsonl.gz"; dh.Get("Content-Disposition") != want ||
+		time.Since(head.From) > time.Hour {
+		t.Fatalf("the last 24 h of a recording begun %s ago: named %q, its header from %s; want named %q after the recording's start",
+			time.Since(tl.From).Round(time.Second), dh.Get("Content-Disposition"), head.From, want)
+	}
 
 	for path, want := range map[string]string{
 		"/api/v1/history/timeline?buckets=0":       "buckets",

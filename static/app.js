@@ -5022,7 +5022,7 @@ async function startReplay() {
     $("travel-note").textContent = rangeText(from, to);
     $("travel-note").dataset.range = `${isoTime(from)}/${isoTime(to)}`;
     const d = await timeline(from, to + 1, 100).catch(() => null);
-    const c = d?.cascades.sort((a, b) => a.start - b.start)[0];
+    const c = d?.cascades.sort((a, b) => (b.objects ?? 0) - (a.objects ?? 0) || a.start - b.start)[0];
     if (c) await selectCascade(c, false);
     else await travel.seek(from);
   } catch (e) {

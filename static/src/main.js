@@ -1002,7 +1002,7 @@ function updateTimelineTitle() {
 /** The window of the whole recording, in replay mode. @type {[number, number]} */
 const replayWindow = [0, 0];
 
-/** Replay mode: the recording from its first cascade, or its start; no live stream. */
+/** Replay mode: the recording from its largest cascade, or its start; no live stream. */
 async function startReplay() {
   if (!travel || !timeline) return;
   conn.dataset.state = "replay";
@@ -1022,7 +1022,9 @@ async function startReplay() {
     $("travel-note").textContent = rangeText(from, to);
     $("travel-note").dataset.range = `${isoTime(from)}/${isoTime(to)}`;
     const d = await fetchTimeline(from, to + 1, 100).catch(() => null);
-    const c = d?.cascades.sort((a, b) => a.start - b.start)[0];
+    // The largest (the earliest of equals): a Pod a ReplicaSet deleted is a cascade of
+    // one, not what the recording was shared for.
+    const c = d?.cascades.sort((a, b) => (b.objects ?? 0) - (a.objects ?? 0) || a.start - b.start)[0];
     if (c) await selectCascade(c, false);
     else await travel.seek(from);
   } catch (e) {
