@@ -303,13 +303,19 @@ func (r *Recorder) seed(ctx context.Context) {
 		reason = "after a gap: " + r.gap.Reason
 		note = "not recorded to its end: " + r.gap.Reason
 	}
-	err := r.writeSeed(ctx, &snap, at, reason, note)
+	write := func() error {
+		// The deletions under way open their cascades again, written with the checkpoint.
+		r.casc.reset()
+		r.casc.adopt(&snap, at, r.w.nextPos, r.session)
+		return r.writeSeed(ctx, &snap, at, reason, note)
+	}
+	err := write()
 	if isFull(err) && r.atCap() {
 		// Retention could not make room under the size bound: the old recording goes, so
 		// that the new one can start (the last segment is what a full database gives up
 		// last). A full disk keeps it: dropping it would not be the user's bound.
 		if derr := r.dropAll(ctx); derr == nil {
-			err = r.writeSeed(ctx, &snap, at, reason, note)
+			err = write()
 		}
 	}
 	if err != nil {
@@ -323,13 +329,10 @@ func (r *Recorder) seed(ctx context.Context) {
 		r.s.log.Warn("history: recording again after a gap", "session", r.session, "missedEvents", missed, "reason", r.gap.Reason)
 	}
 	r.rep, r.seeded = gc.NewReplica(&snap), true
-	r.casc.reset()
-	r.casc.adopt(&snap, at, r.w.nextPos, r.session)
 	r.last, r.recordedSeq, r.recordedTime = snap.Seq, snap.Seq, at
 	r.pending, r.gap = r.pending[:0], nil
 	r.sinceCheckpoint, r.checkpointAt, r.forceCheckpoint = 0, r.now(), false
 	r.s.setStatus(Status{State: StateRecording, Session: r.session, Seq: r.recordedSeq})
-	r.saveCascades(ctx) // the adopted ones: a stuck deletion shows before anything happens
 	r.afterWrite(ctx)
 }
 
@@ -343,6 +346,9 @@ func (r *Recorder) writeSeed(ctx context.Context, snap *gc.Snapshot, at time.Tim
 		return err
 	}
 	if err := r.w.closeOpenCascades(ctx, tx, note); err != nil {
+		return err
+	}
+	if err := r.w.writeCascades(ctx, tx, r.casc); err != nil {
 		return err
 	}
 	if r.gap != nil {
