@@ -63,7 +63,9 @@ func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
 	}
 	out := &lazyAttachment{w: w}
 	// Named after the window the file holds, which begins where the recording does.
-	window := func(from, to time.Time) { out.name = "gcscope-history-" + fileTime(from) + "-" + fileTime(to) + ".jsonl.gz" }
+	window := func(from, to time.Time) {
+		out.name = "gcscope-history-" + fileTime(from) + "-" + fileTime(to) + ".jsonl.gz"
+	}
 	_, err := s.opts.History.Export(ctx, out, history.ExportOptions{From: from, To: to, Version: s.opts.Version, Visible: visible, Window: window})
 	switch {
 	case err == nil:
