@@ -84,10 +84,9 @@ func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
 // maxExports bounds the history exports in progress at once; exportStall is how long one
 // waits for its client to take the next bytes before it is cut (a client that stops
 // reading would otherwise hold its buffers, and a database read, for ever).
-const (
-	maxExports  = 4
-	exportStall = 30 * time.Second
-)
+const maxExports = 4
+
+var exportStall = 30 * time.Second // a variable for tests
 
 // lazyAttachment sends the attachment's headers with its first bytes, so that an error
 // before any is still an ordinary JSON error. Each write must reach the client within

@@ -28,6 +28,12 @@ func (f feedEngine) Feed() *gc.Feed { return f.feed }
 // recordFake records what publish publishes on a fake engine into a fresh history.
 func recordFake(t *testing.T, publish func(f *fakeEngine)) (*history.Store, *fakeEngine) {
 	t.Helper()
+	return recordFakeStore(t, func(f *fakeEngine, _ *history.Store) { publish(f) })
+}
+
+// recordFakeStore is recordFake for a publisher that watches the recording as it goes.
+func recordFakeStore(t *testing.T, publish func(f *fakeEngine, st *history.Store)) (*history.Store, *fakeEngine) {
+	t.Helper()
 	f := newFakeEngine(1 << 12)
 	st, err := history.Open(history.Options{Dir: t.TempDir()})
 	if err != nil {
@@ -40,7 +46,7 @@ func recordFake(t *testing.T, publish func(f *fakeEngine)) (*history.Store, *fak
 	}()
 	t.Cleanup(func() { cancel(); <-done; st.Close() })
 	waitFor(t, "the recorder to start", func() bool { return st.Status().State == history.StateRecording })
-	publish(f)
+	publish(f, st)
 	waitFor(t, "the recorder to catch up", func() bool { return st.Status().Seq >= f.LastSeq() })
 	return st, f
 }

@@ -704,12 +704,15 @@ func (l smallBuffers) Accept() (net.Conn, error) {
 // smallReadBufferDialer dials with a small receive buffer, set before the connection is
 // made (shrinking it afterwards can leave the TCP window shut).
 func smallReadBufferDialer() *websocket.DialOptions {
-	d := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
-		var err error
-		c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
-		return err
-	}}
+	d := &net.Dialer{Control: smallReceiveBuffer}
 	return &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}}
+}
+
+// smallReceiveBuffer is a net.Dialer's Control that makes the receive buffer little.
+func smallReceiveBuffer(_, _ string, c syscall.RawConn) error {
+	var err error
+	c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	return err
 }
 
 func TestStreamStalledClientDoesNotBlockHub(t *testing.T) {
