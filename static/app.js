@@ -4136,6 +4136,333 @@ var HistoryView = class {
   }
 };
 
+// src/travelui.js
+function momentText(t) {
+  return `${clock(t)} · ${new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" })}`;
+}
+function rangeText(from, to) {
+  const day = (t) => new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" });
+  return `${day(from)}, ${clock(from)} – ${day(to) === day(from) ? "" : day(to) + ", "}${clock(to)}`;
+}
+async function lastCascadeOf(uid) {
+  try {
+    const r = await get(`/api/v1/history/cascades?uid=${encodeURIComponent(uid)}`);
+    const list = (
+      /** @type {any[]} */
+      (Array.isArray(r) ? r : r.cascades || []).map(cascadeOf)
+    );
+    list.sort((a, b) => b.start - a.start);
+    return list[0] || null;
+  } catch (e) {
+    if (
+      /** @type {any} */
+      e.status !== 404
+    ) throw e;
+  }
+  const page = await historyPage({ uid, type: ["nodeUpdated", "nodeRemoved"], order: "newest", limit: 500 });
+  const evs = page.events.filter((e) => e.node?.uid === uid || e.object?.uid === uid);
+  const i = evs.findIndex((e) => e.type === "nodeRemoved" || e.node?.beingDeleted);
+  if (i < 0) return null;
+  const end = evs[i].type === "nodeRemoved" ? parseTime(evs[i].time) : null;
+  let j = i;
+  while (j + 1 < evs.length && evs[j + 1].type === "nodeUpdated" && evs[j + 1].node?.beingDeleted) j++;
+  const first = evs[j].node || evs[i].node || evs[i].object;
+  const fin = first?.finalizers || [];
+  return {
+    id: `object:${uid}`,
+    root: { ...evs[i].object || first, uid },
+    start: parseTime(evs[j].time),
+    end,
+    policy: fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : "Background"
+  };
+}
+var TravelUI = class {
+  /** @param {TravelPage} page */
+  constructor(page) {
+    this.page = page;
+    const { replay: replay2 } = page;
+    this.selectedCascade = null;
+    this.replayWindow = [0, 0];
+    const body2 = document.body;
+    const banner = $("travel-banner"), tTime = $("travel-time"), tNote = $("travel-note");
+    const tr = new TimeTravel({
+      enter: () => {
+        body2.classList.add("travel");
+        page.showConn();
+        banner.hidden = false;
+        page.showStore(tr.store, tr.cascades);
+        this.updateControls();
+      },
+      leave: () => {
+        body2.classList.remove("travel");
+        page.showConn();
+        banner.hidden = true;
+        this.selectedCascade = null;
+        tl.selected = null;
+        page.showStore(page.live, page.liveCascades);
+        page.writeURL();
+        tl.setCursor(NaN);
+        tl.setRange(tl.range);
+        this.updateControls();
+      },
+      moment(t) {
+        tl.setCursor(t);
+        tTime.textContent = momentText(t);
+        tTime.dataset.at = isoTime(t);
+      },
+      seeked(state, ms) {
+        page.writeURL();
+        if (!replay2) tNote.textContent = state.note || (tr.playing ? "" : "the live state goes on underneath");
+        page.seeked(ms);
+      },
+      applied() {
+        page.applied();
+      },
+      playing: (on) => {
+        page.writeURL();
+        if (!replay2 && !on && tr.active) tNote.textContent = "paused · the live state goes on underneath";
+        else if (!replay2 && on) tNote.textContent = `playing at ${tr.speed}×`;
+        this.updateControls();
+      },
+      error(m) {
+        page.toast(`Time travel: ${m}`);
+      }
+    });
+    this.travel = tr;
+    const tl = new Timeline(
+      /** @type {HTMLCanvasElement} */
+      $("timeline-canvas"),
+      $("tl-tooltip"),
+      {
+        seek: (t, debounce) => tr.seek(t, { debounce }),
+        select: (c) => this.selectCascade(c),
+        changed: () => {
+          this.updateTimelineTitle();
+          this.historyView?.setWindow(tl.from, tl.to, this.windowTitle(), this.historyTabShown());
+          for (const b of document.querySelectorAll("#timeline [data-range]")) {
+            const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */
+            b.dataset.range)?.[1];
+            b.setAttribute("aria-pressed", String(tl.followNow && ms === tl.range));
+          }
+        },
+        error: (m) => $("tl-title").textContent = `The timeline could not be read: ${m}`
+      }
+    );
+    this.timeline = tl;
+    this.historyView = new HistoryView($("history-panel"), {
+      cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
+      async cascadeOf(id) {
+        const first = await historyPage({ cascade: id, order: "oldest", limit: 1 });
+        const last = await historyPage({ cascade: id, order: "newest", limit: 1 });
+        const e = first.events[0];
+        if (!e) return null;
+        const a = e.action || {};
+        return { id, root: a.for || a.object || e.object, policy: a.policy || "", start: parseTime(e.time), end: parseTime(last.events[0]?.time || e.time) };
+      },
+      selectCascade: (c) => this.selectCascade(c),
+      play: (c) => this.playCascade(c),
+      object(ref, t) {
+        if (!ref?.uid) return;
+        tr.seek(t - 1e-3).then(() => page.select(ref.uid, true, true));
+      }
+    });
+    for (const b of document.querySelectorAll("#timeline [data-range]")) {
+      b.addEventListener("click", () => {
+        const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */
+        b.dataset.range)?.[1] ?? 36e5;
+        if (replay2) tl.setWindow(...this.replayWindow);
+        else tl.setRange(ms);
+      });
+    }
+    $("tl-play").addEventListener("click", () => this.togglePlay());
+    $("tl-step").addEventListener("click", () => tr.active ? tr.step() : tr.seek(tl.recordedNewest()));
+    $("tl-back").addEventListener("click", () => tr.active ? tr.stepBack() : tr.seek(tl.recordedNewest()));
+    $("tl-speed").addEventListener("change", () => this.setSpeed(Number(
+      /** @type {HTMLSelectElement} */
+      $("tl-speed").value
+    )));
+    $("tl-live").addEventListener("click", () => tr.active ? this.backToLive() : tl.setRange(tl.range));
+    $("back-to-live").addEventListener("click", () => this.backToLive());
+    $("back-to-live").hidden = replay2;
+    $("tab-object").addEventListener("click", () => this.showTab("object"));
+    $("tab-history").addEventListener("click", () => this.showTab("history"));
+    if (replay2) tl.followNow = false;
+    this.updateControls();
+  }
+  backToLive() {
+    if (this.page.replay) return;
+    this.travel.leave();
+  }
+  /**
+   * Selects a recorded cascade: the timeline closes in on it (unless zoom is false) and time
+   * travel goes to its start, its owner selected.
+   * @param {RecordedCascade} c @param {boolean} [zoom]
+   */
+  selectCascade(c, zoom = true) {
+    this.selectedCascade = c;
+    if (zoom) this.timeline.focusCascade(c);
+    else {
+      this.timeline.selected = c;
+      this.timeline.draw();
+    }
+    return this.travel.seek(c.start - 1).then(() => {
+      if (this.travel.active) this.page.select(c.root.uid, true, true);
+    });
+  }
+  /** Plays a recorded cascade from just before its start to a moment after its end. @param {RecordedCascade} c */
+  async playCascade(c) {
+    await this.selectCascade(c);
+    const end = c.end ?? this.timeline.recordedNewest();
+    this.travel.play({ until: end + 1500 });
+  }
+  /** "Replay the last cascade" of an object, live or gone. @param {string} uid */
+  async replayLastCascade(uid) {
+    try {
+      const c = await lastCascadeOf(uid);
+      if (!c) {
+        this.page.toast("The recording holds no deletion of this object.");
+        return;
+      }
+      await this.playCascade(c);
+    } catch (e) {
+      this.page.toast(`Replay: ${/** @type {any} */
+      e.message || e}`);
+    }
+  }
+  /** Downloads the recorded events of the window the timeline shows (/api/v1/history/export). */
+  exportHistory() {
+    const tl = this.timeline;
+    const a = document.createElement("a");
+    a.href = `/api/v1/history/export?from=${encodeURIComponent(isoTime(tl.from))}&to=${encodeURIComponent(isoTime(tl.to))}`;
+    a.download = "";
+    document.body.append(a);
+    a.click();
+    a.remove();
+    this.page.toast(`Exporting the history from ${momentText(tl.from)} to ${momentText(tl.to)}.`);
+  }
+  /** What the timeline's window is, in words. */
+  windowTitle() {
+    const tl = this.timeline;
+    if (this.page.replay && tl.from === this.replayWindow[0] && tl.to === this.replayWindow[1]) return "over the whole recording";
+    if (tl.followNow && !this.page.replay) {
+      const r = RANGES.find(([, ms]) => ms === tl.range)?.[0];
+      return r === "15m" ? "in the last 15 minutes" : r === "1h" ? "in the last hour" : r === "24h" ? "in the last 24 hours" : "since the recording began";
+    }
+    return `between ${clock(tl.from).slice(0, 8)} and ${clock(tl.to).slice(0, 8)}`;
+  }
+  updateControls() {
+    const tr = this.travel;
+    const playBtn = $("tl-play");
+    playBtn.textContent = tr.playing ? "❚❚ Pause" : "▶ Play";
+    playBtn.dataset.state = tr.playing ? "playing" : "paused";
+    $("tl-live").hidden = this.page.replay;
+    $("tl-live").classList.toggle("on", !tr.active);
+    $("tl-live").textContent = tr.active ? "Back to live" : "● Live";
+    document.body.dataset.travel = tr.active ? tr.playing ? "playing" : "paused" : "";
+  }
+  /** Time travel's keys; true when the key was one. @param {KeyboardEvent} ev */
+  key(ev) {
+    const tr = this.travel;
+    switch (ev.key) {
+      case "h":
+        this.showTab(this.historyTabShown() ? "object" : "history");
+        return true;
+      case " ":
+        if (
+          /** @type {HTMLElement} */
+          ev.target.matches("button, a")
+        ) return false;
+        ev.preventDefault();
+        this.togglePlay();
+        return true;
+      case "ArrowRight":
+        if (!tr.active) return false;
+        ev.preventDefault();
+        tr.step();
+        return true;
+      case "ArrowLeft":
+        if (!tr.active) return false;
+        ev.preventDefault();
+        tr.stepBack();
+        return true;
+      case "[":
+      case "]": {
+        const i = SPEEDS.indexOf(tr.speed) + (ev.key === "]" ? 1 : -1);
+        this.setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, i))]);
+        return true;
+      }
+    }
+    return false;
+  }
+  /** @param {number} s */
+  setSpeed(s) {
+    this.travel.setSpeed(s);
+    $("tl-speed").value = String(s);
+  }
+  togglePlay() {
+    const tr = this.travel, tl = this.timeline;
+    if (tr.playing) return tr.pause();
+    if (tr.active) {
+      const c2 = this.selectedCascade;
+      const inside = c2 && tr.at >= c2.start - 2e3 && tr.at <= (c2.end ?? Infinity);
+      tr.play({ until: inside && c2 ? (c2.end ?? tl.recordedNewest()) + 1500 : null });
+      return;
+    }
+    const list = tl.data?.cascades || [];
+    const c = this.selectedCascade || [...list].sort((a, b) => b.start - a.start)[0];
+    if (c) this.playCascade(c);
+    else this.page.toast("No cascade in the timeline's window to play: drag the timeline to a moment first, or pick a longer range.");
+  }
+  historyTabShown() {
+    return !$("history-panel").hidden;
+  }
+  /** @param {"object"|"history"} tab */
+  showTab(tab) {
+    const hist = tab === "history";
+    $("history-panel").hidden = !hist;
+    $("object-panel").hidden = hist;
+    $("tab-history").setAttribute("aria-selected", String(hist));
+    $("tab-object").setAttribute("aria-selected", String(!hist));
+    if (hist) this.historyView.setWindow(this.timeline.from, this.timeline.to, this.windowTitle(), true);
+  }
+  updateTimelineTitle() {
+    const tl = this.timeline;
+    const d = tl.data;
+    const n = d?.cascades.length || 0;
+    const cascadesText = d?.cascadesCapped ? `more than ${n.toLocaleString("en-US")} cascades (the newest drawn)` : `${n} cascade${n === 1 ? "" : "s"}`;
+    $("tl-title").textContent = d ? `${this.windowTitle()} · ${tl.total.toLocaleString("en-US")} events · ${cascadesText}` : "loading…";
+  }
+  /** Replay mode: the recording from its largest cascade, or its start; no live stream. */
+  async startReplay() {
+    const tl = this.timeline;
+    const conn2 = $("conn");
+    conn2.dataset.state = "replay";
+    conn2.textContent = "replay";
+    conn2.title = "a recording, served by gcscope replay: no cluster, nothing live";
+    try {
+      const first = await historyPage({ order: "oldest", limit: 1 });
+      const rec = first.recording || {};
+      const from = parseTime(rec.oldest || first.events[0]?.time), to = parseTime(rec.newest) || from + 6e4;
+      tl.recording = rec;
+      tl.followNow = false;
+      const pad = Math.max(500, (to - from) * 0.02);
+      this.replayWindow[0] = from - pad;
+      this.replayWindow[1] = to + pad;
+      tl.setWindow(...this.replayWindow);
+      $("travel-tag").textContent = "Replay of a recording";
+      $("travel-note").textContent = rangeText(from, to);
+      $("travel-note").dataset.range = `${isoTime(from)}/${isoTime(to)}`;
+      const d = await timeline(from, to + 1, 100).catch(() => null);
+      const c = d?.cascades.sort((a, b) => (b.objects ?? 0) - (a.objects ?? 0) || a.start - b.start)[0];
+      if (c) await this.selectCascade(c, false);
+      else await this.travel.seek(from);
+    } catch (e) {
+      this.page.toast(`The recording could not be read: ${/** @type {any} */
+      e.message || e}`);
+    }
+  }
+};
+
 // src/main.js
 var body = document.body;
 var replay = body.dataset.replay === "true";
@@ -4164,9 +4491,7 @@ var view = {
   sel: null
 };
 var atURL = "";
-var travel = null;
-var timeline2 = null;
-var historyView = null;
+var travelUI = null;
 var focusSet = null;
 var perf = { snapshotMs: (
   /** @type {number|null} */
@@ -4203,6 +4528,7 @@ function writeURL() {
   if (view.q) p.set("q", view.q);
   if (view.focus) p.set("focus", view.focus);
   if (view.sel) p.set("sel", view.sel);
+  const travel = travelUI?.travel;
   if (travel?.active && !travel.playing && Number.isFinite(travel.at)) p.set("at", isoTime(travel.at));
   const t = document.documentElement.dataset.theme;
   if (t && new URLSearchParams(location.search).get("theme")) p.set("theme", t);
@@ -4303,7 +4629,7 @@ function tick(now) {
     fillFilterOptions();
   }
   const drew = renderer.frame(now);
-  if (drew && travel?.playing && api.playFrames.length < 1e5) api.playFrames.push(now);
+  if (drew && travelUI?.travel.playing && api.playFrames.length < 1e5) api.playFrames.push(now);
   perf.drawn = layout.items.size;
   perf.applied = store.applied;
   if (drew && firstSnapshotPending && !layoutDue) {
@@ -4349,11 +4675,11 @@ var stream = new Stream({
     }
   }
 });
-conn.addEventListener("click", () => body.classList.contains("travel") && connState === "live" ? backToLive() : stream.retry());
+conn.addEventListener("click", () => body.classList.contains("travel") && connState === "live" ? travelUI?.backToLive() : stream.retry());
 var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), store, {
   readOnly,
-  travelAt: () => travel?.active ? travel.at : null,
-  replay: hasHistory ? (uid) => replayLastCascade(uid) : void 0,
+  travelAt: () => travelUI?.travel.active ? travelUI.travel.at : null,
+  replay: hasHistory ? (uid) => travelUI?.replayLastCascade(uid) : void 0,
   select: (uid) => select(uid, true),
   focus: (uid) => setFocus(uid),
   del: (uid) => dialog.open(uid),
@@ -4401,7 +4727,7 @@ function revealAndCenter(uid, k) {
   return renderer.centerOn(uid, k);
 }
 function select(uid, center = false, keepTab = false) {
-  if (uid && !keepTab && historyView && historyTabShown()) showTab("object");
+  if (uid && !keepTab && travelUI?.historyTabShown()) travelUI.showTab("object");
   view.sel = uid;
   renderer.selected = uid;
   renderer.dirty = true;
@@ -4549,7 +4875,7 @@ async function searchRecording(name) {
         ev.preventDefault();
         results.hidden = true;
         search.blur();
-        travel?.seek(t - 1e-3).then(() => select(n.uid, true));
+        travelUI?.travel.seek(t - 1e-3).then(() => select(n.uid, true));
       } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
     }));
     if (!found.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object named “${name}”`));
@@ -4696,7 +5022,7 @@ function setTheme(t, remember) {
   document.documentElement.dataset.theme = t;
   if (remember) localStorage.setItem("gcscope-theme", t);
   renderer?.readColors();
-  timeline2?.readColors();
+  travelUI?.timeline.readColors();
 }
 function toggleTheme() {
   const cur = document.documentElement.dataset.theme || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
@@ -4706,7 +5032,7 @@ function toggleTheme() {
 $("theme-toggle").addEventListener("click", toggleTheme);
 matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
   renderer.readColors();
-  timeline2?.readColors();
+  travelUI?.timeline.readColors();
 });
 var exportMenu = $("export-menu");
 $("export-button").addEventListener("click", () => exportMenu.hidden = !exportMenu.hidden);
@@ -4725,7 +5051,7 @@ exportMenu.addEventListener("click", async (ev) => {
     `gcscope-${stamp}.png`
   );
   else if (what === "dot") download(new Blob([graphDOT(nodes)], { type: "text/vnd.graphviz" }), `gcscope-${stamp}.dot`);
-  else if (what === "history") exportHistory();
+  else if (what === "history") travelUI?.exportHistory();
   else if (what === "json") download(new Blob([JSON.stringify({ seq: store.seq, filter: { namespace: view.ns, kind: view.kind, focus: view.focus }, nodes }, null, 1)], { type: "application/json" }), `gcscope-${stamp}.json`);
 });
 var slow = (
@@ -4750,7 +5076,7 @@ document.addEventListener("keydown", (ev) => {
     ev.target
   );
   if (t.matches("input, select, textarea") || document.querySelector("dialog[open]") || ev.metaKey || ev.ctrlKey || ev.altKey) return;
-  if (travelKey(ev)) return;
+  if (travelUI?.key(ev)) return;
   switch (ev.key) {
     case "/":
       ev.preventDefault();
@@ -4762,11 +5088,11 @@ document.addEventListener("keydown", (ev) => {
       break;
     case "Delete":
     case "d":
-      if (view.sel && !travel?.active && !replay) dialog.open(view.sel);
+      if (view.sel && !travelUI?.travel.active && !replay) dialog.open(view.sel);
       break;
     case "Escape":
       if (!exportMenu.hidden) exportMenu.hidden = true;
-      else if (travel?.active && !replay) backToLive();
+      else if (travelUI?.travel.active && !replay) travelUI.backToLive();
       else if (view.focus) setFocus(null);
       else if (view.ns.length || view.kind.length) {
         view.ns = [];
@@ -4827,240 +5153,14 @@ function refreshViews() {
   if (view.q) runSearch();
   updateEmpty();
 }
-function momentText(t) {
-  return `${clock(t)} · ${new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" })}`;
-}
-function rangeText(from, to) {
-  const day = (t) => new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" });
-  return `${day(from)}, ${clock(from)} – ${day(to) === day(from) ? "" : day(to) + ", "}${clock(to)}`;
-}
-function backToLive() {
-  if (replay) return;
-  travel?.leave();
-}
-var selectedCascade = null;
-function selectCascade(c, zoom = true) {
-  if (!travel || !timeline2) return Promise.resolve();
-  selectedCascade = c;
-  if (zoom) timeline2.focusCascade(c);
-  else {
-    timeline2.selected = c;
-    timeline2.draw();
-  }
-  return travel.seek(c.start - 1).then(() => {
-    if (travel?.active) select(c.root.uid, true, true);
-  });
-}
-async function playCascade(c) {
-  if (!travel || !timeline2) return;
-  await selectCascade(c);
-  const end = c.end ?? timeline2.recordedNewest();
-  travel.play({ until: end + 1500 });
-}
-async function lastCascadeOf(uid) {
-  try {
-    const r = await get(`/api/v1/history/cascades?uid=${encodeURIComponent(uid)}`);
-    const list = (
-      /** @type {any[]} */
-      (Array.isArray(r) ? r : r.cascades || []).map(cascadeOf)
-    );
-    list.sort((a, b) => b.start - a.start);
-    return list[0] || null;
-  } catch (e) {
-    if (
-      /** @type {any} */
-      e.status !== 404
-    ) throw e;
-  }
-  const page = await historyPage({ uid, type: ["nodeUpdated", "nodeRemoved"], order: "newest", limit: 500 });
-  const evs = page.events.filter((e) => e.node?.uid === uid || e.object?.uid === uid);
-  const i = evs.findIndex((e) => e.type === "nodeRemoved" || e.node?.beingDeleted);
-  if (i < 0) return null;
-  const end = evs[i].type === "nodeRemoved" ? parseTime(evs[i].time) : null;
-  let j = i;
-  while (j + 1 < evs.length && evs[j + 1].type === "nodeUpdated" && evs[j + 1].node?.beingDeleted) j++;
-  const first = evs[j].node || evs[i].node || evs[i].object;
-  const fin = first?.finalizers || [];
-  return {
-    id: `object:${uid}`,
-    root: { ...evs[i].object || first, uid },
-    start: parseTime(evs[j].time),
-    end,
-    policy: fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : "Background"
-  };
-}
-async function replayLastCascade(uid) {
-  try {
-    const c = await lastCascadeOf(uid);
-    if (!c) {
-      toast("The recording holds no deletion of this object.");
-      return;
-    }
-    await playCascade(c);
-  } catch (e) {
-    toast(`Replay: ${/** @type {any} */
-    e.message || e}`);
-  }
-}
-function exportHistory() {
-  if (!timeline2) return;
-  const a = document.createElement("a");
-  a.href = `/api/v1/history/export?from=${encodeURIComponent(isoTime(timeline2.from))}&to=${encodeURIComponent(isoTime(timeline2.to))}`;
-  a.download = "";
-  document.body.append(a);
-  a.click();
-  a.remove();
-  toast(`Exporting the history from ${momentText(timeline2.from)} to ${momentText(timeline2.to)}.`);
-}
-function windowTitle() {
-  if (!timeline2) return "";
-  if (replay && timeline2.from === replayWindow[0] && timeline2.to === replayWindow[1]) return "over the whole recording";
-  if (timeline2.followNow && !replay) {
-    const r = RANGES.find(([, ms]) => ms === timeline2?.range)?.[0];
-    return r === "15m" ? "in the last 15 minutes" : r === "1h" ? "in the last hour" : r === "24h" ? "in the last 24 hours" : "since the recording began";
-  }
-  return `between ${clock(timeline2.from).slice(0, 8)} and ${clock(timeline2.to).slice(0, 8)}`;
-}
-function updateTravelControls() {
-  if (!travel) return;
-  const playBtn = $("tl-play");
-  playBtn.textContent = travel.playing ? "❚❚ Pause" : "▶ Play";
-  playBtn.dataset.state = travel.playing ? "playing" : "paused";
-  $("tl-live").hidden = replay;
-  $("tl-live").classList.toggle("on", !travel.active);
-  $("tl-live").textContent = travel.active ? "Back to live" : "● Live";
-  body.dataset.travel = travel.active ? travel.playing ? "playing" : "paused" : "";
-}
-function travelKey(ev) {
-  if (!travel) return false;
-  switch (ev.key) {
-    case "h":
-      showTab(historyTabShown() ? "object" : "history");
-      return true;
-    case " ":
-      if (
-        /** @type {HTMLElement} */
-        ev.target.matches("button, a")
-      ) return false;
-      ev.preventDefault();
-      togglePlay();
-      return true;
-    case "ArrowRight":
-      if (!travel.active) return false;
-      ev.preventDefault();
-      travel.step();
-      return true;
-    case "ArrowLeft":
-      if (!travel.active) return false;
-      ev.preventDefault();
-      travel.stepBack();
-      return true;
-    case "[":
-    case "]": {
-      const i = SPEEDS.indexOf(travel.speed) + (ev.key === "]" ? 1 : -1);
-      setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, i))]);
-      return true;
-    }
-  }
-  return false;
-}
-function setSpeed(s) {
-  if (!travel) return;
-  travel.setSpeed(s);
-  $("tl-speed").value = String(s);
-}
-function togglePlay() {
-  if (!travel || !timeline2) return;
-  if (travel.playing) return travel.pause();
-  if (travel.active) {
-    const c2 = selectedCascade;
-    const inside = c2 && travel.at >= c2.start - 2e3 && travel.at <= (c2.end ?? Infinity);
-    travel.play({ until: inside && c2 ? (c2.end ?? timeline2.recordedNewest()) + 1500 : null });
-    return;
-  }
-  const list = timeline2.data?.cascades || [];
-  const c = selectedCascade || [...list].sort((a, b) => b.start - a.start)[0];
-  if (c) playCascade(c);
-  else toast("No cascade in the timeline's window to play: drag the timeline to a moment first, or pick a longer range.");
-}
-function historyTabShown() {
-  return !$("history-panel").hidden;
-}
-function showTab(tab) {
-  if (!historyView) return;
-  const hist = tab === "history";
-  $("history-panel").hidden = !hist;
-  $("object-panel").hidden = hist;
-  $("tab-history").setAttribute("aria-selected", String(hist));
-  $("tab-object").setAttribute("aria-selected", String(!hist));
-  if (hist && timeline2) historyView.setWindow(timeline2.from, timeline2.to, windowTitle(), true);
-}
-function updateTimelineTitle() {
-  if (!timeline2) return;
-  const d = timeline2.data;
-  const n = d?.cascades.length || 0;
-  const cascadesText = d?.cascadesCapped ? `more than ${n.toLocaleString("en-US")} cascades (the newest drawn)` : `${n} cascade${n === 1 ? "" : "s"}`;
-  $("tl-title").textContent = d ? `${windowTitle()} · ${timeline2.total.toLocaleString("en-US")} events · ${cascadesText}` : "loading…";
-}
-var replayWindow = [0, 0];
-async function startReplay() {
-  if (!travel || !timeline2) return;
-  conn.dataset.state = "replay";
-  conn.textContent = "replay";
-  conn.title = "a recording, served by gcscope replay: no cluster, nothing live";
-  try {
-    const first = await historyPage({ order: "oldest", limit: 1 });
-    const rec = first.recording || {};
-    const from = parseTime(rec.oldest || first.events[0]?.time), to = parseTime(rec.newest) || from + 6e4;
-    timeline2.recording = rec;
-    timeline2.followNow = false;
-    const pad = Math.max(500, (to - from) * 0.02);
-    replayWindow[0] = from - pad;
-    replayWindow[1] = to + pad;
-    timeline2.setWindow(...replayWindow);
-    $("travel-tag").textContent = "Replay of a recording";
-    $("travel-note").textContent = rangeText(from, to);
-    $("travel-note").dataset.range = `${isoTime(from)}/${isoTime(to)}`;
-    const d = await timeline(from, to + 1, 100).catch(() => null);
-    const c = d?.cascades.sort((a, b) => (b.objects ?? 0) - (a.objects ?? 0) || a.start - b.start)[0];
-    if (c) await selectCascade(c, false);
-    else await travel.seek(from);
-  } catch (e) {
-    toast(`The recording could not be read: ${/** @type {any} */
-    e.message || e}`);
-  }
-}
 if (hasHistory) {
-  const banner = $("travel-banner"), tTime = $("travel-time"), tNote = $("travel-note");
-  const tr = new TimeTravel({
-    enter() {
-      body.classList.add("travel");
-      showConn();
-      banner.hidden = false;
-      showStore(tr.store, tr.cascades);
-      updateTravelControls();
-    },
-    leave() {
-      body.classList.remove("travel");
-      showConn();
-      banner.hidden = true;
-      selectedCascade = null;
-      if (timeline2) timeline2.selected = null;
-      showStore(live, liveCascades);
-      writeURL();
-      timeline2?.setCursor(NaN);
-      timeline2?.setRange(timeline2.range);
-      updateTravelControls();
-    },
-    moment(t) {
-      timeline2?.setCursor(t);
-      tTime.textContent = momentText(t);
-      tTime.dataset.at = isoTime(t);
-    },
-    seeked(state, ms) {
+  travelUI = new TravelUI({
+    replay,
+    live,
+    liveCascades,
+    showStore,
+    seeked(ms) {
       api.seeks.push(ms);
-      writeURL();
-      if (!replay) tNote.textContent = state.note || (tr.playing ? "" : "the live state goes on underneath");
       if (perf.snapshotMs === null) {
         perf.snapshotMs = performance.now();
         firstSnapshotPending = true;
@@ -5072,76 +5172,11 @@ if (hasHistory) {
     applied() {
       if (tracer) tracer.engine();
     },
-    playing(on) {
-      writeURL();
-      if (!replay && !on && tr.active) tNote.textContent = "paused · the live state goes on underneath";
-      else if (!replay && on) tNote.textContent = `playing at ${tr.speed}×`;
-      updateTravelControls();
-    },
-    error(m) {
-      toast(`Time travel: ${m}`);
-    }
+    showConn,
+    select,
+    writeURL,
+    toast
   });
-  travel = tr;
-  const tl = new Timeline(
-    /** @type {HTMLCanvasElement} */
-    $("timeline-canvas"),
-    $("tl-tooltip"),
-    {
-      seek: (t, debounce) => tr.seek(t, { debounce }),
-      select: (c) => selectCascade(c),
-      changed() {
-        updateTimelineTitle();
-        historyView?.setWindow(tl.from, tl.to, windowTitle(), historyTabShown());
-        for (const b of document.querySelectorAll("#timeline [data-range]")) {
-          const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */
-          b.dataset.range)?.[1];
-          b.setAttribute("aria-pressed", String(tl.followNow && ms === tl.range));
-        }
-      },
-      error: (m) => $("tl-title").textContent = `The timeline could not be read: ${m}`
-    }
-  );
-  timeline2 = tl;
-  historyView = new HistoryView($("history-panel"), {
-    cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
-    async cascadeOf(id) {
-      const first = await historyPage({ cascade: id, order: "oldest", limit: 1 });
-      const last = await historyPage({ cascade: id, order: "newest", limit: 1 });
-      const e = first.events[0];
-      if (!e) return null;
-      const a = e.action || {};
-      return { id, root: a.for || a.object || e.object, policy: a.policy || "", start: parseTime(e.time), end: parseTime(last.events[0]?.time || e.time) };
-    },
-    selectCascade: (c) => selectCascade(c),
-    play: (c) => playCascade(c),
-    object(ref, t) {
-      if (!ref?.uid) return;
-      tr.seek(t - 1e-3).then(() => select(ref.uid, true, true));
-    }
-  });
-  for (const b of document.querySelectorAll("#timeline [data-range]")) {
-    b.addEventListener("click", () => {
-      const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */
-      b.dataset.range)?.[1] ?? 36e5;
-      if (replay) tl.setWindow(...replayWindow);
-      else tl.setRange(ms);
-    });
-  }
-  $("tl-play").addEventListener("click", togglePlay);
-  $("tl-step").addEventListener("click", () => tr.active ? tr.step() : tr.seek(tl.recordedNewest()));
-  $("tl-back").addEventListener("click", () => tr.active ? tr.stepBack() : tr.seek(tl.recordedNewest()));
-  $("tl-speed").addEventListener("change", () => setSpeed(Number(
-    /** @type {HTMLSelectElement} */
-    $("tl-speed").value
-  )));
-  $("tl-live").addEventListener("click", () => tr.active ? backToLive() : tl.setRange(tl.range));
-  $("back-to-live").addEventListener("click", backToLive);
-  $("back-to-live").hidden = replay;
-  $("tab-object").addEventListener("click", () => showTab("object"));
-  $("tab-history").addEventListener("click", () => showTab("history"));
-  if (replay) tl.followNow = false;
-  updateTravelControls();
 }
 var tracer = null;
 function trace(uids) {
@@ -5233,8 +5268,8 @@ var api = {
   live,
   renderer,
   /** Time travel (with --history): {active, at, playing, speed, lastSeekMs, store}. */
-  travel: () => travel,
-  timeline: () => timeline2,
+  travel: () => travelUI?.travel ?? null,
+  timeline: () => travelUI?.timeline ?? null,
   /** Seeks, the time each took from the ask to the state applied (ms). */
   seeks: (
     /** @type {number[]} */
@@ -5255,11 +5290,11 @@ renderer.selected = view.sel;
 updateFocusChip();
 legend();
 updateEmpty();
-if (replay) startReplay();
+if (replay) travelUI?.startReplay();
 else {
   stream.open();
   const at = parseTime(atURL);
-  if (travel && Number.isFinite(at)) travel.seek(at).then(() => {
+  if (travelUI && Number.isFinite(at)) travelUI.travel.seek(at).then(() => {
     if (view.sel) select(view.sel, true, true);
   });
 }

@@ -17,11 +17,8 @@ import { viewSVG, viewPNG, graphDOT, download } from "./export.js";
 import { h, $, describe, clock } from "./dom.js";
 import { post } from "./api.js";
 import { ScenarioPlayer } from "./scenarios.js";
-import { TimeTravel, SPEEDS } from "./travel.js";
-import { Timeline, RANGES } from "./timeline.js";
-import { HistoryView } from "./historyview.js";
-import { historyPage, parseTime, isoTime, cascadeOf, timeline as fetchTimeline } from "./history.js";
-import { get } from "./api.js";
+import { TravelUI } from "./travelui.js";
+import { historyPage, parseTime, isoTime } from "./history.js";
 
 const body = document.body;
 /** A recording served with no cluster (`gcscope replay FILE`): no live stream, no writes. */
@@ -51,13 +48,8 @@ const view = {
 };
 /** ?at=: the recorded moment the page was opened at. */
 let atURL = "";
-// With --history (set up below; declared here, before anything can call for them).
-/** @type {TimeTravel|null} */
-let travel = null;
-/** @type {Timeline|null} */
-let timeline = null;
-/** @type {HistoryView|null} */
-let historyView = null;
+/** History and time travel, with --history (set up below; declared here, before anything can call for it). @type {TravelUI|null} */
+let travelUI = null;
 /** @type {Set<string>|null} the focus closure, when focused */
 let focusSet = null;
 
@@ -91,6 +83,7 @@ function writeURL() {
   if (view.focus) p.set("focus", view.focus);
   if (view.sel) p.set("sel", view.sel);
   // Time travel, paused at a moment: that moment is part of the view.
+  const travel = travelUI?.travel;
   if (travel?.active && !travel.playing && Number.isFinite(travel.at)) p.set("at", isoTime(travel.at));
   const t = document.documentElement.dataset.theme;
   if (t && new URLSearchParams(location.search).get("theme")) p.set("theme", t);
@@ -217,7 +210,7 @@ function tick(now) {
     fillFilterOptions();
   }
   const drew = renderer.frame(now);
-  if (drew && travel?.playing && api.playFrames.length < 100_000) api.playFrames.push(now);
+  if (drew && travelUI?.travel.playing && api.playFrames.length < 100_000) api.playFrames.push(now);
   perf.drawn = layout.items.size;
   perf.applied = store.applied;
   if (drew && firstSnapshotPending && !layoutDue) {
@@ -235,7 +228,7 @@ const conn = $("conn");
 let connState = "connecting", connDetail = "";
 /** The connection's dot: the stream's state, and in time travel that what is drawn is past. */
 function showConn() {
-  if (replay) return; // startReplay owns it
+  if (replay) return; // TravelUI.startReplay owns it
   const past = body.classList.contains("travel") && connState === "live";
   conn.dataset.state = connState;
   conn.textContent = past ? "○ live underneath" : connState === "live" ? "● live" : connState === "connecting" ? "connecting…" : connState === "offline" ? "offline — click to retry" : "reconnecting…";
@@ -270,14 +263,14 @@ const stream = new Stream({
     }
   },
 });
-conn.addEventListener("click", () => (body.classList.contains("travel") && connState === "live" ? backToLive() : stream.retry()));
+conn.addEventListener("click", () => (body.classList.contains("travel") && connState === "live" ? travelUI?.backToLive() : stream.retry()));
 
 // --- panels ---
 
 const objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), store, {
   readOnly,
-  travelAt: () => (travel?.active ? travel.at : null),
-  replay: hasHistory ? (uid) => replayLastCascade(uid) : undefined,
+  travelAt: () => (travelUI?.travel.active ? travelUI.travel.at : null),
+  replay: hasHistory ? (uid) => travelUI?.replayLastCascade(uid) : undefined,
   select: (uid) => select(uid, true),
   focus: (uid) => setFocus(uid),
   del: (uid) => dialog.open(uid),
@@ -343,7 +336,7 @@ function revealAndCenter(uid, k) {
  * @param {string|null} uid @param {boolean} [center] @param {boolean} [keepTab]
  */
 function select(uid, center = false, keepTab = false) {
-  if (uid && !keepTab && historyView && historyTabShown()) showTab("object");
+  if (uid && !keepTab && travelUI?.historyTabShown()) travelUI.showTab("object");
   view.sel = uid;
   renderer.selected = uid;
   renderer.dirty = true;
@@ -491,7 +484,7 @@ async function searchRecording(name) {
         ev.preventDefault();
         results.hidden = true;
         search.blur();
-        travel?.seek(t - 0.001).then(() => select(n.uid, true));
+        travelUI?.travel.seek(t - 0.001).then(() => select(n.uid, true));
       } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
     }));
     if (!found.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object named “${name}”`));
@@ -658,7 +651,7 @@ function setTheme(t, remember) {
   document.documentElement.dataset.theme = t;
   if (remember) localStorage.setItem("gcscope-theme", t);
   renderer?.readColors();
-  timeline?.readColors(); // (set theme only runs once the module has run: see "start")
+  travelUI?.timeline.readColors(); // (set theme only runs once the module has run: see "start")
 }
 
 function toggleTheme() {
@@ -669,7 +662,7 @@ function toggleTheme() {
 $("theme-toggle").addEventListener("click", toggleTheme);
 matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
   renderer.readColors();
-  timeline?.readColors();
+  travelUI?.timeline.readColors();
 });
 
 // --- export ---
@@ -684,7 +677,7 @@ exportMenu.addEventListener("click", async (ev) => {
   if (what === "svg") download(new Blob([viewSVG(renderer)], { type: "image/svg+xml" }), `gcscope-${stamp}.svg`);
   else if (what === "png") download(/** @type {Blob} */ (await viewPNG(canvas)), `gcscope-${stamp}.png`);
   else if (what === "dot") download(new Blob([graphDOT(nodes)], { type: "text/vnd.graphviz" }), `gcscope-${stamp}.dot`);
-  else if (what === "history") exportHistory();
+  else if (what === "history") travelUI?.exportHistory();
   else if (what === "json") download(new Blob([JSON.stringify({ seq: store.seq, filter: { namespace: view.ns, kind: view.kind, focus: view.focus }, nodes }, null, 1)], { type: "application/json" }), `gcscope-${stamp}.json`);
 });
 
@@ -711,7 +704,7 @@ new ScenarioPlayer({ select: (uid) => select(uid, true), has: (uid) => store.nod
 document.addEventListener("keydown", (ev) => {
   const t = /** @type {HTMLElement} */ (ev.target);
   if (t.matches("input, select, textarea") || document.querySelector("dialog[open]") || ev.metaKey || ev.ctrlKey || ev.altKey) return;
-  if (travelKey(ev)) return;
+  if (travelUI?.key(ev)) return;
   switch (ev.key) {
     case "/":
       ev.preventDefault();
@@ -723,11 +716,11 @@ document.addEventListener("keydown", (ev) => {
       break;
     case "Delete":
     case "d":
-      if (view.sel && !travel?.active && !replay) dialog.open(view.sel); // read-only: a preview
+      if (view.sel && !travelUI?.travel.active && !replay) dialog.open(view.sel); // read-only: a preview
       break;
     case "Escape":
       if (!exportMenu.hidden) exportMenu.hidden = true;
-      else if (travel?.active && !replay) backToLive();
+      else if (travelUI?.travel.active && !replay) travelUI.backToLive();
       else if (view.focus) setFocus(null);
       else if (view.ns.length || view.kind.length) {
         view.ns = [];
@@ -762,8 +755,7 @@ document.addEventListener("keydown", (ev) => {
 });
 $("help-button").addEventListener("click", () => /** @type {HTMLDialogElement} */ ($("help-dialog")).showModal());
 
-// --- history and time travel (with --history; see docs/ui.md) ---
-
+// --- the store shown ---
 
 /**
  * Shows store s and its cascades: the live state, or time travel's. The layout is done
@@ -797,273 +789,16 @@ function refreshViews() {
   updateEmpty();
 }
 
-/** "15:29:54.123 · Mon 23 Nov" @param {number} t */
-function momentText(t) {
-  return `${clock(t)} · ${new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" })}`;
-}
-
-/** "Mon 23 Nov, 15:52:58.224 – 15:53:00.668" (the second date only when it differs). @param {number} from @param {number} to */
-function rangeText(from, to) {
-  const day = (/** @type {number} */ t) => new Date(t).toLocaleDateString("en-GB", { weekday: "short", day: "numeric", month: "short" });
-  return `${day(from)}, ${clock(from)} – ${day(to) === day(from) ? "" : day(to) + ", "}${clock(to)}`;
-}
-
-function backToLive() {
-  if (replay) return;
-  travel?.leave();
-}
-
-/** @type {import("./history.js").RecordedCascade|null} */
-let selectedCascade = null;
-
-/**
- * Selects a recorded cascade: the timeline closes in on it (unless zoom is false) and time
- * travel goes to its start, its owner selected.
- * @param {import("./history.js").RecordedCascade} c @param {boolean} [zoom]
- */
-function selectCascade(c, zoom = true) {
-  if (!travel || !timeline) return Promise.resolve();
-  selectedCascade = c;
-  if (zoom) timeline.focusCascade(c);
-  else {
-    timeline.selected = c;
-    timeline.draw();
-  }
-  return travel.seek(c.start - 1).then(() => {
-    if (travel?.active) select(c.root.uid, true, true);
-  });
-}
-
-/** Plays a recorded cascade from just before its start to a moment after its end. @param {import("./history.js").RecordedCascade} c */
-async function playCascade(c) {
-  if (!travel || !timeline) return;
-  await selectCascade(c);
-  const end = c.end ?? timeline.recordedNewest();
-  travel.play({ until: end + 1500 });
-}
-
-/**
- * The last recorded cascade uid took part in (as its owner or a member): the server's
- * /history/cascades, else found from the object's own events.
- * @param {string} uid
- * @returns {Promise<import("./history.js").RecordedCascade|null>}
- */
-async function lastCascadeOf(uid) {
-  try {
-    const r = await get(`/api/v1/history/cascades?uid=${encodeURIComponent(uid)}`);
-    const list = /** @type {any[]} */ (Array.isArray(r) ? r : r.cascades || []).map(cascadeOf);
-    list.sort((a, b) => b.start - a.start);
-    return list[0] || null;
-  } catch (e) {
-    if (/** @type {any} */ (e).status !== 404) throw e;
-  }
-  // A server without /history/cascades: the object's own deletion, from its events.
-  const page = await historyPage({ uid, type: ["nodeUpdated", "nodeRemoved"], order: "newest", limit: 500 });
-  const evs = page.events.filter((/** @type {any} */ e) => e.node?.uid === uid || e.object?.uid === uid);
-  const i = evs.findIndex((/** @type {any} */ e) => e.type === "nodeRemoved" || e.node?.beingDeleted);
-  if (i < 0) return null;
-  const end = evs[i].type === "nodeRemoved" ? parseTime(evs[i].time) : null;
-  let j = i;
-  while (j + 1 < evs.length && evs[j + 1].type === "nodeUpdated" && evs[j + 1].node?.beingDeleted) j++;
-  const first = evs[j].node || evs[i].node || evs[i].object;
-  const fin = first?.finalizers || [];
-  return { id: `object:${uid}`, root: { ...(evs[i].object || first), uid }, start: parseTime(evs[j].time),
-    end, policy: fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : "Background" };
-}
-
-/** "Replay the last cascade" of an object, live or gone. @param {string} uid */
-async function replayLastCascade(uid) {
-  try {
-    const c = await lastCascadeOf(uid);
-    if (!c) {
-      toast("The recording holds no deletion of this object.");
-      return;
-    }
-    await playCascade(c);
-  } catch (e) {
-    toast(`Replay: ${/** @type {any} */ (e).message || e}`);
-  }
-}
-
-/** Downloads the recorded events of the window the timeline shows (/api/v1/history/export). */
-function exportHistory() {
-  if (!timeline) return;
-  const a = document.createElement("a");
-  a.href = `/api/v1/history/export?from=${encodeURIComponent(isoTime(timeline.from))}&to=${encodeURIComponent(isoTime(timeline.to))}`;
-  a.download = "";
-  document.body.append(a);
-  a.click();
-  a.remove();
-  toast(`Exporting the history from ${momentText(timeline.from)} to ${momentText(timeline.to)}.`);
-}
-
-/** What the timeline's window is, in words. */
-function windowTitle() {
-  if (!timeline) return "";
-  if (replay && timeline.from === replayWindow[0] && timeline.to === replayWindow[1]) return "over the whole recording";
-  if (timeline.followNow && !replay) {
-    const r = RANGES.find(([, ms]) => ms === timeline?.range)?.[0];
-    return r === "15m" ? "in the last 15 minutes" : r === "1h" ? "in the last hour" : r === "24h" ? "in the last 24 hours" : "since the recording began";
-  }
-  return `between ${clock(timeline.from).slice(0, 8)} and ${clock(timeline.to).slice(0, 8)}`;
-}
-
-function updateTravelControls() {
-  if (!travel) return;
-  const playBtn = $("tl-play");
-  playBtn.textContent = travel.playing ? "❚❚ Pause" : "▶ Play";
-  playBtn.dataset.state = travel.playing ? "playing" : "paused";
-  $("tl-live").hidden = replay;
-  $("tl-live").classList.toggle("on", !travel.active);
-  $("tl-live").textContent = travel.active ? "Back to live" : "● Live";
-  body.dataset.travel = travel.active ? (travel.playing ? "playing" : "paused") : "";
-}
-
-/** Time travel's keys; true when the key was one. @param {KeyboardEvent} ev */
-function travelKey(ev) {
-  if (!travel) return false;
-  switch (ev.key) {
-    case "h":
-      showTab(historyTabShown() ? "object" : "history");
-      return true;
-    case " ":
-      // A focused button takes its own Space (a click): not twice.
-      if (/** @type {HTMLElement} */ (ev.target).matches("button, a")) return false;
-      ev.preventDefault();
-      togglePlay();
-      return true;
-    case "ArrowRight":
-      if (!travel.active) return false;
-      ev.preventDefault();
-      travel.step();
-      return true;
-    case "ArrowLeft":
-      if (!travel.active) return false;
-      ev.preventDefault();
-      travel.stepBack();
-      return true;
-    case "[":
-    case "]": {
-      const i = SPEEDS.indexOf(travel.speed) + (ev.key === "]" ? 1 : -1);
-      setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, i))]);
-      return true;
-    }
-  }
-  return false;
-}
-
-/** @param {number} s */
-function setSpeed(s) {
-  if (!travel) return;
-  travel.setSpeed(s);
-  /** @type {HTMLSelectElement} */ ($("tl-speed")).value = String(s);
-}
-
-function togglePlay() {
-  if (!travel || !timeline) return;
-  if (travel.playing) return travel.pause();
-  if (travel.active) {
-    const c = selectedCascade;
-    const inside = c && travel.at >= c.start - 2000 && travel.at <= (c.end ?? Infinity);
-    travel.play({ until: inside && c ? (c.end ?? timeline.recordedNewest()) + 1500 : null });
-    return;
-  }
-  // Live: play the selected cascade, else the last one in the timeline.
-  const list = timeline.data?.cascades || [];
-  const c = selectedCascade || [...list].sort((a, b) => b.start - a.start)[0];
-  if (c) playCascade(c);
-  else toast("No cascade in the timeline's window to play: drag the timeline to a moment first, or pick a longer range.");
-}
-
-function historyTabShown() {
-  return !$("history-panel").hidden;
-}
-
-/** @param {"object"|"history"} tab */
-function showTab(tab) {
-  if (!historyView) return;
-  const hist = tab === "history";
-  $("history-panel").hidden = !hist;
-  $("object-panel").hidden = hist;
-  $("tab-history").setAttribute("aria-selected", String(hist));
-  $("tab-object").setAttribute("aria-selected", String(!hist));
-  if (hist && timeline) historyView.setWindow(timeline.from, timeline.to, windowTitle(), true);
-}
-
-function updateTimelineTitle() {
-  if (!timeline) return;
-  const d = timeline.data;
-  const n = d?.cascades.length || 0;
-  // Capped: the timeline lists the newest cascades only; say there are more.
-  const cascadesText = d?.cascadesCapped ? `more than ${n.toLocaleString("en-US")} cascades (the newest drawn)` : `${n} cascade${n === 1 ? "" : "s"}`;
-  $("tl-title").textContent = d ? `${windowTitle()} · ${timeline.total.toLocaleString("en-US")} events · ${cascadesText}` : "loading…";
-}
-
-/** The window of the whole recording, in replay mode. @type {[number, number]} */
-const replayWindow = [0, 0];
-
-/** Replay mode: the recording from its largest cascade, or its start; no live stream. */
-async function startReplay() {
-  if (!travel || !timeline) return;
-  conn.dataset.state = "replay";
-  conn.textContent = "replay";
-  conn.title = "a recording, served by gcscope replay: no cluster, nothing live";
-  try {
-    const first = await historyPage({ order: "oldest", limit: 1 });
-    const rec = first.recording || {};
-    const from = parseTime(rec.oldest || first.events[0]?.time), to = parseTime(rec.newest) || from + 60e3;
-    timeline.recording = rec;
-    timeline.followNow = false;
-    const pad = Math.max(500, (to - from) * 0.02);
-    replayWindow[0] = from - pad;
-    replayWindow[1] = to + pad;
-    timeline.setWindow(...replayWindow);
-    $("travel-tag").textContent = "Replay of a recording";
-    $("travel-note").textContent = rangeText(from, to);
-    $("travel-note").dataset.range = `${isoTime(from)}/${isoTime(to)}`;
-    const d = await fetchTimeline(from, to + 1, 100).catch(() => null);
-    // The largest (the earliest of equals): a Pod a ReplicaSet deleted is a cascade of
-    // one, not what the recording was shared for.
-    const c = d?.cascades.sort((a, b) => (b.objects ?? 0) - (a.objects ?? 0) || a.start - b.start)[0];
-    if (c) await selectCascade(c, false);
-    else await travel.seek(from);
-  } catch (e) {
-    toast(`The recording could not be read: ${/** @type {any} */ (e).message || e}`);
-  }
-}
+// --- history and time travel (with --history; see travelui.js and docs/ui.md) ---
 
 if (hasHistory) {
-  const banner = $("travel-banner"), tTime = $("travel-time"), tNote = $("travel-note");
-  const tr = new TimeTravel({
-    enter() {
-      body.classList.add("travel");
-      showConn();
-      banner.hidden = false;
-      showStore(tr.store, tr.cascades);
-      updateTravelControls();
-    },
-    leave() {
-      body.classList.remove("travel");
-      showConn();
-      banner.hidden = true;
-      selectedCascade = null;
-      if (timeline) timeline.selected = null;
-      showStore(live, liveCascades);
-      writeURL();
-      timeline?.setCursor(NaN);
-      // The timeline follows now again, over the range picked.
-      timeline?.setRange(timeline.range);
-      updateTravelControls();
-    },
-    moment(t) {
-      timeline?.setCursor(t);
-      tTime.textContent = momentText(t);
-      tTime.dataset.at = isoTime(t);
-    },
-    seeked(state, ms) {
+  travelUI = new TravelUI({
+    replay,
+    live,
+    liveCascades,
+    showStore,
+    seeked(ms) {
       api.seeks.push(ms);
-      writeURL();
-      if (!replay) tNote.textContent = state.note || (tr.playing ? "" : "the live state goes on underneath");
       if (perf.snapshotMs === null) {
         perf.snapshotMs = performance.now();
         firstSnapshotPending = true;
@@ -1075,67 +810,11 @@ if (hasHistory) {
     applied() {
       if (tracer) tracer.engine();
     },
-    playing(on) {
-      writeURL();
-      if (!replay && !on && tr.active) tNote.textContent = "paused · the live state goes on underneath";
-      else if (!replay && on) tNote.textContent = `playing at ${tr.speed}×`;
-      updateTravelControls();
-    },
-    error(m) {
-      toast(`Time travel: ${m}`);
-    },
+    showConn,
+    select,
+    writeURL,
+    toast,
   });
-  travel = tr;
-  const tl = new Timeline(/** @type {HTMLCanvasElement} */ ($("timeline-canvas")), $("tl-tooltip"), {
-    seek: (t, debounce) => tr.seek(t, { debounce }),
-    select: (c) => selectCascade(c),
-    changed() {
-      updateTimelineTitle();
-      historyView?.setWindow(tl.from, tl.to, windowTitle(), historyTabShown());
-      for (const b of document.querySelectorAll("#timeline [data-range]")) {
-        const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */ (b).dataset.range)?.[1];
-        b.setAttribute("aria-pressed", String(tl.followNow && ms === tl.range));
-      }
-    },
-    error: (m) => ($("tl-title").textContent = `The timeline could not be read: ${m}`),
-  });
-  timeline = tl;
-  historyView = new HistoryView($("history-panel"), {
-    cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
-    async cascadeOf(id) {
-      const first = await historyPage({ cascade: id, order: "oldest", limit: 1 });
-      const last = await historyPage({ cascade: id, order: "newest", limit: 1 });
-      const e = first.events[0];
-      if (!e) return null;
-      const a = e.action || {};
-      return { id, root: a.for || a.object || e.object, policy: a.policy || "", start: parseTime(e.time), end: parseTime(last.events[0]?.time || e.time) };
-    },
-    selectCascade: (c) => selectCascade(c),
-    play: (c) => playCascade(c),
-    object(ref, t) {
-      if (!ref?.uid) return;
-      tr.seek(t - 0.001).then(() => select(ref.uid, true, true));
-    },
-  });
-  for (const b of document.querySelectorAll("#timeline [data-range]")) {
-    b.addEventListener("click", () => {
-      const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */ (b).dataset.range)?.[1] ?? 3600e3;
-      if (replay) tl.setWindow(...replayWindow); // a recording has no "now": all of it
-      else tl.setRange(ms);
-    });
-  }
-  $("tl-play").addEventListener("click", togglePlay);
-  // From live, a step goes to the newest recorded moment first.
-  $("tl-step").addEventListener("click", () => (tr.active ? tr.step() : tr.seek(tl.recordedNewest())));
-  $("tl-back").addEventListener("click", () => (tr.active ? tr.stepBack() : tr.seek(tl.recordedNewest())));
-  $("tl-speed").addEventListener("change", () => setSpeed(Number(/** @type {HTMLSelectElement} */ ($("tl-speed")).value)));
-  $("tl-live").addEventListener("click", () => (tr.active ? backToLive() : tl.setRange(tl.range)));
-  $("back-to-live").addEventListener("click", backToLive);
-  $("back-to-live").hidden = replay;
-  $("tab-object").addEventListener("click", () => showTab("object"));
-  $("tab-history").addEventListener("click", () => showTab("history"));
-  if (replay) tl.followNow = false;
-  updateTravelControls();
 }
 
 // --- hooks for tests and benchmarks ---
@@ -1227,8 +906,8 @@ const api = {
   live,
   renderer,
   /** Time travel (with --history): {active, at, playing, speed, lastSeekMs, store}. */
-  travel: () => travel,
-  timeline: () => timeline,
+  travel: () => travelUI?.travel ?? null,
+  timeline: () => travelUI?.timeline ?? null,
   /** Seeks, the time each took from the ask to the state applied (ms). */
   seeks: /** @type {number[]} */ ([]),
   /** Frames drawn while playing: [performance.now()], for fps. */
@@ -1246,12 +925,12 @@ renderer.selected = view.sel;
 updateFocusChip();
 legend();
 updateEmpty();
-if (replay) startReplay();
+if (replay) travelUI?.startReplay();
 else {
   stream.open();
   // ?at=: opened at a recorded moment (the live state loads underneath all the same).
   const at = parseTime(atURL);
-  if (travel && Number.isFinite(at)) travel.seek(at).then(() => { if (view.sel) select(view.sel, true, true); });
+  if (travelUI && Number.isFinite(at)) travelUI.travel.seek(at).then(() => { if (view.sel) select(view.sel, true, true); });
 }
 if (view.q) runSearch();
 requestAnimationFrame(tick);
