@@ -22,7 +22,14 @@ type CascadeQuery struct {
 	Limit int
 	// Visible, when set, leaves out the cascades whose root it refuses.
 	Visible func(gc.ObjectRef) bool
+	// Acted keeps the cascades the collector had something to do in (a write, or an
+	// object besides the root) and those still open: not a single deletion it only
+	// watched, as of a Pod its ReplicaSet deleted.
+	Acted bool
 }
+
+// acted is CascadeQuery.Acted in SQL.
+const acted = `(objects > 1 OR actions > 0 OR end IS NULL)`
 
 // MaxCascades is the most cascades one answer lists.
 const MaxCascades = 1000
@@ -67,6 +74,9 @@ func (s *Store) listCascades(ctx context.Context, q CascadeQuery) ([]Cascade, er
 	}
 	if q.UID != "" {
 		where, args = append(where, "(root_uid = ? OR id IN (SELECT cascade FROM cascade_members WHERE uid = ?))"), append(args, q.UID, q.UID)
+	}
+	if q.Acted {
+		where = append(where, acted)
 	}
 	text := `SELECT ` + cascadeColumns + ` FROM cascades`
 	if len(where) > 0 {

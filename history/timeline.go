@@ -53,8 +53,12 @@ type Timeline struct {
 	Buckets  []Bucket      `json:"buckets"`
 	Cascades []Cascade     `json:"cascades"`
 	// CascadesCapped: more cascades overlap the window than Cascades lists (the newest).
-	CascadesCapped bool  `json:"cascadesCapped,omitempty"`
-	Gaps           []Gap `json:"gaps"`
+	CascadesCapped bool `json:"cascadesCapped,omitempty"`
+	// SingleDeletions counts the cascades left out of Cascades because the collector had
+	// nothing to do in them (CascadeQuery.Acted): on a busy cluster, Pods deleted by their
+	// controllers, thousands of which would crowd the collector's cascades out.
+	SingleDeletions int   `json:"singleDeletions"`
+	Gaps            []Gap `json:"gaps"`
 }
 
 // Timeline counts the events of [q.From, q.To) per bucket and lists the cascades and gaps
@@ -130,7 +134,12 @@ func (s *Store) Timeline(ctx context.Context, q TimelineQuery) (Timeline, error)
 		read = read[n:]
 	}
 
-	if tl.Cascades, err = s.listCascades(ctx, CascadeQuery{From: q.From, To: q.To, Limit: maxTimelineCascades + 1, Visible: q.Visible}); err != nil {
+	if tl.Cascades, err = s.listCascades(ctx, CascadeQuery{From: q.From, To: q.To, Limit: maxTimelineCascades + 1, Visible: q.Visible, Acted: true}); err != nil {
+		return tl, err
+	}
+	// Counted whole, as the buckets are: a count names nothing.
+	if err := s.r.QueryRowContext(ctx, `SELECT COUNT(*) FROM cascades WHERE start < ? AND end >= ? AND NOT `+acted,
+		q.To.UnixNano(), q.From.UnixNano()).Scan(&tl.SingleDeletions); err != nil {
 		return tl, err
 	}
 	if len(tl.Cascades) > maxTimelineCascades {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	"github.com/gcscope/gcscope/gc"
 )
 
@@ -67,19 +69,34 @@ func TestTimelineBucketsSumToTheEventsInRange(t *testing.T) {
 }
 
 // TestTheTimelineSaysWhenItsCascadesAreCapped: a window with more cascades than a timeline
-// lists says so, and lists the newest; one with exactly as many does not.
+// lists says so, and lists the newest; one with exactly as many does not. Single
+// deletions the collector only watched (a Pod its ReplicaSet deleted) are counted, not
+// listed, so that they do not crowd out the cascades it worked in.
 func TestTheTimelineSaysWhenItsCascadesAreCapped(t *testing.T) {
 	e := newSynth(1<<16, 22)
 	s := openStore(t, Options{})
-	record(t, s, e, quick())
+	o := quick()
+	o.CascadeQuiet = time.Second // a pause of the publisher must not end one half made
+	record(t, s, e, o)
 	start := time.Now()
 	var roots []gc.ObjectRef
 	for range maxTimelineCascades + 1 {
-		tr := e.grow(0)
-		e.remove(tr.owner, nil) // a cascade of one each
+		tr := e.grow(1)
+		e.remove(tr.owner, nil)
+		e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: tr.deps[0], Policy: "Background", Reason: "all its owners are gone"})
+		e.remove(tr.deps[0], []types.UID{tr.owner.UID})
 		roots = append(roots, tr.owner)
 	}
+	var singles []gc.ObjectRef
+	for range 3 {
+		tr := e.grow(0)
+		e.remove(tr.owner, nil)
+		singles = append(singles, tr.owner)
+	}
 	waitRecorded(t, s, e.feed.LastSeq())
+	for _, r := range []gc.ObjectRef{roots[0], singles[len(singles)-1]} {
+		waitCascades(t, s, CascadeQuery{UID: string(r.UID)}, func(cs []Cascade) bool { return len(cs) == 1 && cs[0].End != nil })
+	}
 	ctx := context.Background()
 	timeline := func(from time.Time) Timeline {
 		tl, err := s.Timeline(ctx, TimelineQuery{From: from, To: time.Now().Add(time.Minute)})
@@ -89,13 +106,20 @@ func TestTheTimelineSaysWhenItsCascadesAreCapped(t *testing.T) {
 		return tl
 	}
 	tl := timeline(start.Add(-time.Minute))
-	if len(tl.Cascades) != maxTimelineCascades || !tl.CascadesCapped || tl.Cascades[0].Root != roots[len(roots)-1] {
-		t.Fatalf("%d cascades, capped %v, the first rooted at %s: want the newest %d, capped, the newest first (%s)",
-			len(tl.Cascades), tl.CascadesCapped, tl.Cascades[0].Root.Name, maxTimelineCascades, roots[len(roots)-1].Name)
+	if len(tl.Cascades) != maxTimelineCascades || !tl.CascadesCapped || tl.Cascades[0].Root != roots[len(roots)-1] || tl.SingleDeletions != len(singles) {
+		t.Fatalf("%d cascades, capped %v, the first rooted at %s, %d single deletions: want the newest %d but the singles, capped, the newest first (%s), %d singles",
+			len(tl.Cascades), tl.CascadesCapped, tl.Cascades[0].Root.Name, tl.SingleDeletions, maxTimelineCascades, roots[len(roots)-1].Name, len(singles))
 	}
-	// From just after the first one began: exactly as many as it lists.
-	cs := waitCascades(t, s, CascadeQuery{UID: string(roots[0].UID)}, func(cs []Cascade) bool { return len(cs) == 1 && cs[0].End != nil })
-	if tl := timeline(cs[0].End.Add(time.Nanosecond)); len(tl.Cascades) != maxTimelineCascades || tl.CascadesCapped {
+	// From just after the first one ended: exactly as many as it lists.
+	first, err := s.Cascades(ctx, CascadeQuery{UID: string(roots[0].UID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl := timeline(first[0].End.Add(time.Nanosecond)); len(tl.Cascades) != maxTimelineCascades || tl.CascadesCapped {
 		t.Fatalf("%d cascades, capped %v: want %d, not capped", len(tl.Cascades), tl.CascadesCapped, maxTimelineCascades)
+	}
+	// The singles are still there for whoever asks about them.
+	if cs, err := s.Cascades(ctx, CascadeQuery{UID: string(singles[0].UID)}); err != nil || len(cs) != 1 || cs[0].Objects != 1 || cs[0].Actions != 0 {
+		t.Fatalf("a single deletion's cascade: %s, %v", jsonOf(t, cs), err)
 	}
 }

@@ -3227,6 +3227,7 @@ async function timeline(from, to, n) {
     buckets: (t.buckets || []).map((b) => ({ ...b, t: parseTime(b.t) })),
     cascades: (t.cascades || []).map(cascadeOf),
     cascadesCapped: !!t.cascadesCapped,
+    singleDeletions: t.singleDeletions || 0,
     gaps: (t.gaps || []).map((g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
     recording: t.recording
   };
@@ -4429,8 +4430,11 @@ var TravelUI = class {
     const tl = this.timeline;
     const d = tl.data;
     const n = d?.cascades.length || 0;
-    const cascadesText = d?.cascadesCapped ? `more than ${n.toLocaleString("en-US")} cascades (the newest drawn)` : `${n} cascade${n === 1 ? "" : "s"}`;
+    let cascadesText = d?.cascadesCapped ? `more than ${n.toLocaleString("en-US")} cascades (the newest drawn)` : `${n} cascade${n === 1 ? "" : "s"}`;
+    const singles = d?.singleDeletions || 0;
+    if (singles) cascadesText += ` · ${singles.toLocaleString("en-US")} single deletion${singles === 1 ? "" : "s"}`;
     $("tl-title").textContent = d ? `${this.windowTitle()} · ${tl.total.toLocaleString("en-US")} events · ${cascadesText}` : "loading…";
+    $("tl-title").title = singles ? "Single deletions: objects deleted with no dependents, the collector had nothing to do; not drawn. Search or select one to replay it." : "";
   }
   /** Replay mode: the recording from its largest cascade, or its start; no live stream. */
   async startReplay() {

@@ -13,7 +13,8 @@ import { get } from "./api.js";
  * @typedef {{t: number, events: number, deletes: number, errors: number}} Bucket
  * @typedef {{start: number, end: number, reason?: string, session?: number}} Gap
  * @typedef {{from: number, to: number, bucket: number, buckets: Bucket[], cascades: RecordedCascade[], cascadesCapped: boolean,
- *   gaps: Gap[], recording: any}} Timeline bucket in ms; cascadesCapped: more overlap it than it lists
+ *   singleDeletions: number, gaps: Gap[], recording: any}} Timeline bucket in ms; cascadesCapped: more overlap it than it
+ *   lists; singleDeletions: the deletions the collector had nothing to do in, not listed
  */
 
 /**
@@ -76,6 +77,7 @@ export async function timeline(from, to, n) {
     buckets: (t.buckets || []).map((/** @type {any} */ b) => ({ ...b, t: parseTime(b.t) })),
     cascades: (t.cascades || []).map(cascadeOf),
     cascadesCapped: !!t.cascadesCapped,
+    singleDeletions: t.singleDeletions || 0,
     gaps: (t.gaps || []).map((/** @type {any} */ g) => ({ ...g, start: parseTime(g.start), end: parseTime(g.end) })),
     recording: t.recording,
   };

@@ -329,8 +329,12 @@ export class TravelUI {
     const d = tl.data;
     const n = d?.cascades.length || 0;
     // Capped: the timeline lists the newest cascades only; say there are more.
-    const cascadesText = d?.cascadesCapped ? `more than ${n.toLocaleString("en-US")} cascades (the newest drawn)` : `${n} cascade${n === 1 ? "" : "s"}`;
+    let cascadesText = d?.cascadesCapped ? `more than ${n.toLocaleString("en-US")} cascades (the newest drawn)` : `${n} cascade${n === 1 ? "" : "s"}`;
+    // Deletions the collector only watched (a Pod its ReplicaSet deleted) are not drawn.
+    const singles = d?.singleDeletions || 0;
+    if (singles) cascadesText += ` · ${singles.toLocaleString("en-US")} single deletion${singles === 1 ? "" : "s"}`;
     $("tl-title").textContent = d ? `${this.windowTitle()} · ${tl.total.toLocaleString("en-US")} events · ${cascadesText}` : "loading…";
+    $("tl-title").title = singles ? "Single deletions: objects deleted with no dependents, the collector had nothing to do; not drawn. Search or select one to replay it." : "";
   }
 
   /** Replay mode: the recording from its largest cascade, or its start; no live stream. */
