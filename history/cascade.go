@@ -18,7 +18,9 @@ import (
 //     policy its finalizers show (foregroundDeletion: Foreground, orphan: Orphan, else
 //     Background).
 //   - A worker's write about an object (delete, orphan, removeFinalizer, a patch) makes it
-//     a member the same way; an orphaned dependent is a member that is not deleted.
+//     a member the same way; an orphaned dependent is a member that is not deleted. A
+//     delete of an object no open cascade has (the collector's own finding: its owners
+//     are absent) starts one rooted at it, with the delete's policy.
 //   - So does a dependent put in attemptToDelete or attemptToOrphan while one of its
 //     owners is a member: the collector has it to do, however long its queue makes it
 //     wait (a backlog of thousands, at the client's QPS, is minutes), and the cascade is
@@ -106,7 +108,8 @@ func (cs *cascades) observe(e *gc.Event, pos, session int64, rep *gc.Replica) in
 	// under way) is going as much as one that is updated to it.
 	nodeGoing := e.Node != nil && (e.Type == gc.NodeUpdated || e.Type == gc.NodeRemoved ||
 		e.Type == gc.NodeAdded && (e.Node.BeingDeleted || e.Node.DeletingDependents))
-	if len(cs.open) == 0 && !nodeGoing {
+	collectorDelete := e.Action != nil && e.Action.Verb == gc.VerbDelete && e.Action.Error == ""
+	if len(cs.open) == 0 && !nodeGoing && !collectorDelete {
 		return 0 // most events, most of the time: only a deletion can start one
 	}
 	switch {
@@ -116,7 +119,7 @@ func (cs *cascades) observe(e *gc.Event, pos, session int64, rep *gc.Replica) in
 		deleting := e.Type == gc.NodeRemoved || n.BeingDeleted || n.DeletingDependents
 		if c == nil && deleting {
 			if c = cs.ownersCascade(n.UID, n.Owners, rep); c == nil {
-				c = cs.start(n, e.Time, pos, session)
+				c = cs.start(n.ObjectRef, policyOf(n.Finalizers), e.Time, pos, session)
 			}
 			cs.join(c, n.UID)
 		}
@@ -146,6 +149,15 @@ func (cs *cascades) observe(e *gc.Event, pos, session int64, rep *gc.Replica) in
 			n, _ := rep.Node(a.Object.UID)
 			if c = cs.ownersCascade(a.Object.UID, n.Owners, rep); c == nil && a.Verb == gc.VerbOrphan {
 				c = cs.anyOf(a.Refs)
+			}
+			if c == nil && collectorDelete {
+				// The collector deleted it on its own finding (its owners are absent): it is
+				// the root, whichever comes first of this and the object's own events.
+				policy := a.Policy
+				if policy == "" {
+					policy = policyBackground
+				}
+				c = cs.start(a.Object, policy, e.Time, pos, session)
 			}
 			if c != nil {
 				cs.join(c, a.Object.UID)
@@ -284,7 +296,7 @@ func (cs *cascades) adopt(snap *gc.Snapshot, at time.Time, pos, session int64) {
 		}
 		c := cs.byUID[root.UID]
 		if c == nil {
-			c = cs.start(root, at, pos, session)
+			c = cs.start(root.ObjectRef, policyOf(root.Finalizers), at, pos, session)
 			c.Note = underWay
 			cs.join(c, root.UID)
 			cs.dirty[c.ID] = c
@@ -293,15 +305,19 @@ func (cs *cascades) adopt(snap *gc.Snapshot, at time.Time, pos, session int64) {
 	}
 }
 
-func (cs *cascades) start(root *gc.NodeState, t time.Time, pos, session int64) *openCascade {
-	policy := policyBackground
+// policyOf is the propagation policy an object's finalizers show.
+func policyOf(finalizers []string) string {
 	switch {
-	case slices.Contains(root.Finalizers, "foregroundDeletion"):
-		policy = policyForeground
-	case slices.Contains(root.Finalizers, "orphan"):
-		policy = policyOrphan
+	case slices.Contains(finalizers, "foregroundDeletion"):
+		return policyForeground
+	case slices.Contains(finalizers, "orphan"):
+		return policyOrphan
 	}
-	c := &openCascade{Cascade: Cascade{ID: cs.nextID, Session: session, Root: root.ObjectRef, Policy: policy,
+	return policyBackground
+}
+
+func (cs *cascades) start(root gc.ObjectRef, policy string, t time.Time, pos, session int64) *openCascade {
+	c := &openCascade{Cascade: Cascade{ID: cs.nextID, Session: session, Root: root, Policy: policy,
 		Start: t.UTC(), FirstPos: pos, LastPos: pos}, last: t, members: map[types.UID]bool{}}
 	cs.nextID++
 	cs.open[c.ID] = c

@@ -2,6 +2,7 @@ package history
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -396,5 +397,78 @@ func TestAnObjectFirstSeenDeletingStartsACascade(t *testing.T) {
 	cs := waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool { return len(cs) > 0 })
 	if len(cs) != 1 || cs[0].Root != owner.ObjectRef || cs[0].Policy != policyForeground || cs[0].Objects != 2 {
 		t.Fatalf("cascades: %s; want one, the Deployment's Foreground one with its ReplicaSet", jsonOf(t, cs))
+	}
+}
+
+// startingEngine is a synthetic engine whose workers start when started is closed.
+type startingEngine struct {
+	*synth
+	started chan struct{}
+}
+
+func (e startingEngine) Started() <-chan struct{} { return e.started }
+
+// TestTheRecordingStartsOnceTheEngineHasListed: the recorder's first checkpoint waits
+// for the engine's start (its informers have listed the cluster). A foreground deletion
+// under way then is one cascade, whatever order the lists brought its objects in (a trial
+// restarted gcscope mid-deletion: the dependent came first, and each object became a
+// cascade of its own).
+func TestTheRecordingStartsOnceTheEngineHasListed(t *testing.T) {
+	e := startingEngine{newSynth(1<<16, 17), make(chan struct{})}
+	s := openStore(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- NewRecorder(s, e, quick()).Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	// The lists, the dependent first.
+	now := time.Now().UTC()
+	root := gc.NodeState{ObjectRef: gc.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "shop", Name: "web", UID: e.uid()},
+		Observed: true, BeingDeleted: true, DeletingDependents: true, DeletionTimestamp: &now, Finalizers: []string{"foregroundDeletion"}}
+	dep := gc.NodeState{ObjectRef: gc.ObjectRef{APIVersion: "apps/v1", Kind: "ReplicaSet", Namespace: "shop", Name: "web-1", UID: e.uid()},
+		Observed: true, BeingDeleted: true, DeletionTimestamp: &now, Finalizers: []string{"example.com/hold"},
+		Owners: []gc.OwnerRef{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: root.UID, Controller: true, BlockOwnerDeletion: true}}}
+	e.observe(&dep)
+	e.observe(&root)
+	time.Sleep(100 * time.Millisecond)
+	if st := s.Status(); st.State != StateStopped || st.Message != "waiting for the engine's first sync" {
+		t.Fatalf("before the engine started: %+v; want stopped, waiting for the engine's first sync", st)
+	}
+	close(e.started)
+	cs := waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool { return len(cs) > 0 })
+	if len(cs) != 1 || cs[0].Root != root.ObjectRef || cs[0].Objects != 2 || cs[0].Note != underWay {
+		t.Fatalf("cascades: %s; want one, the Deployment's, with its ReplicaSet, noted %q", jsonOf(t, cs), underWay)
+	}
+}
+
+// TestACollectorDeleteStartsItsCascade: an object the collector deletes on its own finding
+// (its owner is absent) is the root of a cascade that counts that delete, whether the
+// delete's event comes before the object's removal or after it (a trial saw the first
+// order give a cascade of one with no action, counted as a single deletion).
+func TestACollectorDeleteStartsItsCascade(t *testing.T) {
+	e := newSynth(1<<16, 18)
+	s := openStore(t, Options{})
+	record(t, s, e, quick())
+	ghost := types.UID("ghost-owner")
+	orphans := make([]gc.ObjectRef, 2)
+	for i := range orphans {
+		n := gc.NodeState{ObjectRef: gc.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: fmt.Sprintf("orphan-%d", i), UID: e.uid()},
+			Observed: true, Owners: []gc.OwnerRef{{APIVersion: "apps/v1", Kind: "Deployment", Name: "gone", UID: ghost}}}
+		e.observe(&n)
+		orphans[i] = n.ObjectRef
+	}
+	del := func(o gc.ObjectRef) {
+		e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: o, Policy: "Background", Reason: "all its owners are gone"})
+	}
+	del(orphans[0]) // the delete's event first
+	e.remove(orphans[0], []types.UID{ghost})
+	e.remove(orphans[1], []types.UID{ghost}) // the removal first
+	del(orphans[1])
+	waitRecorded(t, s, e.feed.LastSeq())
+	for _, o := range orphans {
+		cs := waitCascades(t, s, CascadeQuery{UID: string(o.UID)}, func(cs []Cascade) bool { return len(cs) > 0 && cs[0].End != nil })
+		if len(cs) != 1 || cs[0].Root != o || cs[0].Policy != policyBackground || cs[0].Objects != 1 || cs[0].Deleted != 1 || cs[0].Actions != 1 {
+			t.Fatalf("%s: %s; want one Background cascade rooted at it, deleted, with the collector's delete", o.Name, jsonOf(t, cs))
+		}
 	}
 }

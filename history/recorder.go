@@ -16,6 +16,12 @@ type Engine interface {
 	Snapshot() gc.Snapshot
 }
 
+// starter is an Engine that says when its workers start: once its informers have listed
+// the cluster (or the sync timed out), so that its graph holds what there is (gc's Started).
+type starter interface {
+	Started() <-chan struct{}
+}
+
 // RecorderOptions tune the Recorder; zero values take the defaults.
 type RecorderOptions struct {
 	// BlockEvents is the most events in one block (one write); default 1024.
@@ -172,6 +178,19 @@ func (r *Recorder) Run(ctx context.Context) error {
 	}
 	r.casc.nextID = next
 	r.nextMaintenance = r.now().Add(r.o.MaintenanceInterval)
+	if e, ok := r.e.(starter); ok {
+		// The first checkpoint is the graph once the engine has listed the cluster: seeded
+		// sooner, it would be empty, and a deletion under way would arrive object by object
+		// in the lists' order, a cascade for each (adopt sees it whole in the snapshot).
+		// No decision is missed: the workers start at that moment.
+		r.s.setStatus(Status{State: StateStopped, Message: "waiting for the engine's first sync"})
+		select {
+		case <-e.Started():
+		case <-ctx.Done():
+			r.s.setStatus(Status{State: StateStopped, Message: "gcscope stopped"})
+			return nil
+		}
+	}
 	r.s.log.Info("history: recording", "session", r.session, "db", r.s.path)
 
 	for ctx.Err() == nil {
