@@ -267,8 +267,9 @@ const underWay = "under way when the recording began"
 // (at a start, after a restart or a gap): every object being deleted joins the cascade of
 // its topmost owner that is being deleted too. So a foreground deletion that outlived
 // gcscope's last run is one cascade of the next, rather than a cascade for each of its
-// dependents as they go, and pos is where its events begin.
-func (cs *cascades) adopt(snap *gc.Snapshot, at time.Time, pos, session int64) {
+// dependents as they go, and pos is where its events begin. note says why it began
+// before (underWay, or an import's window).
+func (cs *cascades) adopt(snap *gc.Snapshot, at time.Time, pos, session int64, note string) {
 	deleting := map[types.UID]*gc.NodeState{}
 	for i := range snap.Nodes {
 		if n := &snap.Nodes[i]; n.BeingDeleted || n.DeletingDependents {
@@ -297,7 +298,7 @@ func (cs *cascades) adopt(snap *gc.Snapshot, at time.Time, pos, session int64) {
 		c := cs.byUID[root.UID]
 		if c == nil {
 			c = cs.start(root.ObjectRef, policyOf(root.Finalizers), at, pos, session)
-			c.Note = underWay
+			c.Note = note
 			cs.join(c, root.UID)
 			cs.dirty[c.ID] = c
 		}

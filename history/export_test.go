@@ -6,9 +6,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
 )
@@ -116,6 +120,8 @@ func TestImportRefusesWhatItCannotRead(t *testing.T) {
 		"a corrupt line":     {regzip(strings.Join(lines[:3], "") + "{\"seq\":12,\"ty\x00\n" + strings.Join(lines[3:], "")), "corrupt"},
 		"counts that differ": {regzip(strings.Join(lines[:3], "") + strings.Join(lines[4:], "")), "end line counts"},
 		"empty":              {nil, "the file is empty"},
+		"an event twice":     {regzip(strings.Join(lines[:4], "") + lines[3] + strings.Join(lines[4:], "")), "does not follow"},
+		"an event in 2300":   {regzip(strings.Join(lines[:3], "") + regexp.MustCompile(`"time":"[^"]*"`).ReplaceAllString(lines[3], `"time":"2300-01-01T00:00:00Z"`) + strings.Join(lines[4:], "")), "outside the times a recording can hold"},
 		// A line with no end (a few bytes of gzip for gigabytes of it): refused at the bound.
 		"a line too long": {regzip(lines[0] + `{"checkpoint":"` + strings.Repeat("a", 1<<20)), "longer than 0 MiB"},
 	} {
@@ -137,4 +143,50 @@ func gunzip(t *testing.T, data []byte) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestImportKeepsWhyCascadesWereCut: a replayed recording says of its cascades what the
+// recording said: one cut by a restart inside the window ended as gcscope stopped (not
+// "the export starts after it did", which a trial saw), and the deletion still under way
+// opens again in the next session.
+func TestImportKeepsWhyCascadesWereCut(t *testing.T) {
+	e := newSynth(1<<16, 33)
+	s := openStore(t, Options{Dir: t.TempDir()})
+	o := quick()
+	stop := record(t, s, e, o)
+	tr := e.grow(2)
+	e.mu.Lock()
+	owner, _ := e.rep.Node(tr.owner.UID)
+	e.mu.Unlock()
+	owner.BeingDeleted, owner.DeletingDependents, owner.Finalizers = true, true, []string{"foregroundDeletion"}
+	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &owner})
+	waitRecorded(t, s, e.feed.LastSeq())
+	stop()
+	record(t, s, e, o)
+	for _, d := range tr.deps {
+		e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: d, Policy: "Background", Reason: "its owner is deleting in the foreground"})
+		e.remove(d, []types.UID{tr.owner.UID})
+	}
+	owner.Finalizers, owner.DeletingDependents = nil, false
+	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &owner})
+	e.remove(tr.owner, nil)
+	waitRecorded(t, s, e.feed.LastSeq())
+	ctx := context.Background()
+	all := allPages(t, s, Query{Limit: MaxLimit})
+	var file bytes.Buffer
+	if _, err := s.Export(ctx, &file, ExportOptions{From: all[0].Time, To: all[len(all)-1].Time.Add(time.Second)}); err != nil {
+		t.Fatal(err)
+	}
+	imported := openStore(t, Options{})
+	if _, err := Import(ctx, imported, bytes.NewReader(file.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := imported.Cascades(ctx, CascadeQuery{UID: string(tr.owner.UID)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.SortFunc(cs, func(a, b Cascade) int { return int(a.ID - b.ID) })
+	if len(cs) != 2 || cs[0].Note != "gcscope stopped before it ended" || cs[1].Note != underWay || cs[1].End == nil || cs[1].Deleted != 3 {
+		t.Fatalf("the replayed cascades of the owner: %s; want the first cut by the stop, the second under way when the next session began, finished", jsonOf(t, cs))
+	}
 }

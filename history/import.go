@@ -108,6 +108,7 @@ func Import(ctx context.Context, s *Store, r io.Reader) (ImportSummary, error) {
 		gap      *Gap
 		sessions = map[int64]int64{} // the file's session: the store's
 		ended    bool
+		lastSeq  uint64 // the engine's seq of the last event (or checkpoint) read
 	)
 	flush := func() error {
 		if len(rec.pending) == 0 {
@@ -152,22 +153,36 @@ func Import(ctx context.Context, s *Store, r io.Reader) (ImportSummary, error) {
 			}
 			rec.session, rec.started = session, at.UnixNano()
 			rec.gap = nil
-			note := "the export starts after it did"
+			// As the recorder's seeds: the cascades open end, with the reason (the first
+			// checkpoint has none open), and the deletions under way open again.
+			note, began := "gcscope stopped before it ended", underWay
+			if rec.rep == nil {
+				began = "under way when the export starts"
+			}
 			if gap != nil {
 				g := *gap
 				g.Session = session
 				rec.gap, note = &g, "not recorded to its end: "+g.Reason
 			}
+			rec.casc.reset()
+			rec.casc.adopt(line.Checkpoint, at, w.nextPos, session, began)
 			if err := rec.writeSeed(ctx, line.Checkpoint, at, "imported", note); err != nil {
 				return sum, err
 			}
 			rec.rep, rec.seeded, gap = gc.NewReplica(line.Checkpoint), true, nil
-			rec.casc.reset()
+			lastSeq = line.Checkpoint.Seq
 			rec.sinceCheckpoint, rec.checkpointAt = 0, time.Now()
 		case line.Type != "":
 			if rec.rep == nil {
 				return bad("an event comes before any checkpoint")
 			}
+			if line.Seq <= lastSeq {
+				return bad("event %d (seq %d) does not follow seq %d: events are in order, each once", sum.Events+1, line.Seq, lastSeq)
+			}
+			if !Representable(line.Time) {
+				return bad("event %d is at %s, outside the times a recording can hold (1970 to 2262)", sum.Events+1, line.Time.Format(time.RFC3339Nano))
+			}
+			lastSeq = line.Seq
 			if sum.Events == 0 {
 				sum.First = line.Time
 			}

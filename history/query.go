@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -471,3 +472,12 @@ func (s *Store) Gaps(ctx context.Context, from, to time.Time, limit int) ([]Gap,
 	}
 	return out, rows.Err()
 }
+
+// The moments a recording can hold: its times are stored as Unix nanoseconds, from 1970.
+var (
+	EarliestMoment = time.Unix(0, 0).UTC()
+	LatestMoment   = time.Unix(0, math.MaxInt64).UTC()
+)
+
+// Representable reports whether a recording can hold the moment t.
+func Representable(t time.Time) bool { return !t.Before(EarliestMoment) && !t.After(LatestMoment) }

@@ -325,7 +325,7 @@ func (r *Recorder) seed(ctx context.Context) {
 	write := func() error {
 		// The deletions under way open their cascades again, written with the checkpoint.
 		r.casc.reset()
-		r.casc.adopt(&snap, at, r.w.nextPos, r.session)
+		r.casc.adopt(&snap, at, r.w.nextPos, r.session, underWay)
 		return r.writeSeed(ctx, &snap, at, reason, note)
 	}
 	err := write()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -144,17 +143,14 @@ func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError
 	return q, nil
 }
 
-// The moments a recording can hold: its times are stored as Unix nanoseconds.
-var earliestMoment, latestMoment = time.Unix(0, 0).UTC(), time.Unix(0, math.MaxInt64).UTC()
-
 // parseMoment reads a time of the history's parameters.
 func parseMoment(raw string) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339Nano, raw)
 	switch {
 	case err != nil:
 		return time.Time{}, errors.New("want a time in RFC 3339, like 2026-05-01T10:00:00.123Z")
-	case t.Before(earliestMoment) || t.After(latestMoment):
-		return time.Time{}, fmt.Errorf("want a time from %s to %s, the times a recording can hold", earliestMoment.Format(time.RFC3339), latestMoment.Format(time.RFC3339))
+	case !history.Representable(t):
+		return time.Time{}, fmt.Errorf("want a time from %s to %s, the times a recording can hold", history.EarliestMoment.Format(time.RFC3339), history.LatestMoment.Format(time.RFC3339))
 	}
 	return t, nil
 }
@@ -180,8 +176,8 @@ func parseRange(v url.Values, now time.Time) (from, to time.Time, _ *apiError) {
 		if err != nil || d <= 0 {
 			return bad("last %s: want a positive duration of at most 2562047h, like 1h or 15m", quoteClip(raw))
 		}
-		if now.Add(-d).Before(earliestMoment) {
-			return bad("last %s reaches before %d: want a shorter duration", quoteClip(raw), earliestMoment.Year())
+		if now.Add(-d).Before(history.EarliestMoment) {
+			return bad("last %s reaches before %d: want a shorter duration", quoteClip(raw), history.EarliestMoment.Year())
 		}
 		if !from.IsZero() {
 			return bad("last and from both say where the range starts: give one")

@@ -74,6 +74,9 @@ func (s *Server) defaultRange(w http.ResponseWriter, from, to time.Time, status 
 		if from.IsZero() || !from.Before(to) {
 			from = to.Add(-time.Hour)
 		}
+		if from.Before(history.EarliestMoment) {
+			from = history.EarliestMoment // an hour before 1970 is not a moment a recording holds
+		}
 	}
 	if !from.Before(to) {
 		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("from %s is not before to %s", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano)))
