@@ -212,6 +212,7 @@ func (r *Recorder) Run(ctx context.Context) error {
 		if r.rep != nil && r.casc.due(r.now().Add(r.o.CascadeQuiet)) {
 			r.endCascades(dbctx, r.now().Add(r.o.CascadeQuiet)) // those with nothing left end now
 		}
+		r.endSession(dbctx)
 	}
 	r.s.setStatus(Status{State: StateStopped, Message: "gcscope stopped", Session: r.session, Seq: r.recordedSeq})
 	return nil
@@ -575,6 +576,20 @@ func (s *Store) noteSize(used int64) {
 	s.held.bytes = used
 	s.held.Unlock()
 	s.metrics.bytes.Set(float64(used))
+}
+
+// endSession writes that the session ran until now: it was recording, through a quiet
+// stretch with no event, until gcscope stopped (its last event's time would say it ended
+// then).
+func (r *Recorder) endSession(ctx context.Context) {
+	tx, err := r.s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return
+	}
+	defer tx.Rollback()
+	if r.w.touchSession(ctx, tx, r.session, r.started, r.now().UnixNano(), r.rep.Mode(), r.o.Version) == nil {
+		tx.Commit()
+	}
 }
 
 // endCascades writes the end of the cascades that have been quiet long enough, when no

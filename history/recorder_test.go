@@ -618,3 +618,30 @@ func TestStateAtAFutureMomentSaysSo(t *testing.T) {
 		t.Fatalf("the state now: note %q, %v; want none", st.Note, err)
 	}
 }
+
+// TestASessionRunsUntilGcscopeStops: a quiet stretch before gcscope stopped was recorded
+// (nothing happened), not "not recording" (a trial saw the note from the session's last
+// event on); after the stop, until the next session, it was not recording.
+func TestASessionRunsUntilGcscopeStops(t *testing.T) {
+	e := newSynth(1<<16, 8)
+	s := openStore(t, Options{Dir: t.TempDir()})
+	stop := record(t, s, e, fast)
+	e.grow(2)
+	waitRecorded(t, s, e.feed.LastSeq())
+	time.Sleep(300 * time.Millisecond)
+	quiet := time.Now()
+	time.Sleep(300 * time.Millisecond)
+	stop()
+	time.Sleep(300 * time.Millisecond)
+	down := time.Now()
+	time.Sleep(300 * time.Millisecond)
+	e.grow(1) // a restarted engine's first events (the lists) come before the new session's checkpoint
+	record(t, s, e, fast)
+	ctx := context.Background()
+	if st, err := s.StateAt(ctx, quiet); err != nil || st.Note != "" {
+		t.Fatalf("a quiet moment while recording: note %q, %v; want none", st.Note, err)
+	}
+	if st, err := s.StateAt(ctx, down); err != nil || !strings.Contains(st.Note, "was not recording") {
+		t.Fatalf("a moment gcscope was stopped: note %q, %v; want it to say gcscope was not recording", st.Note, err)
+	}
+}

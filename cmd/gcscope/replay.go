@@ -11,8 +11,10 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/gcscope/gcscope/history"
 	"github.com/gcscope/gcscope/server"
@@ -163,10 +165,10 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 	span := "no events"
 	if sum.Events > 0 {
-		span = fmt.Sprintf("%s to %s", sum.First.UTC().Format(time.RFC3339Nano), sum.Last.UTC().Format(time.RFC3339Nano))
+		span = fmt.Sprintf("%s to %s, %s", sum.First.UTC().Format(time.RFC3339Nano), sum.Last.UTC().Format(time.RFC3339Nano), plural(sum.Events, "event"))
 	}
-	fmt.Fprintf(stdout, "replaying %s (exported by gcscope %s at %s): %s, %d events, %d cascades, %d gaps (imported in %s)\n",
-		cfg.file, sum.Header.Version, sum.Header.ExportedAt.Format(time.RFC3339), span, sum.Events, sum.Cascades, sum.Gaps,
+	fmt.Fprintf(stdout, "replaying %s (exported by gcscope %s at %s): %s, %s, %s (imported in %s)\n",
+		cfg.file, printable(sum.Header.Version), sum.Header.ExportedAt.Format(time.RFC3339), span, plural(sum.Cascades, "cascade"), plural(sum.Gaps, "gap"),
 		time.Since(start).Round(time.Millisecond))
 	fmt.Fprintf(stdout, "gcscope %s serving the replay (read-only, no cluster, no engine) on %s://%s\n", version, scheme, ln.Addr())
 	select {
@@ -175,4 +177,27 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	case err := <-serveErr:
 		return fmt.Errorf("http server: %w", err)
 	}
+}
+
+// printable is what a file says, fit for a terminal: no control characters (a crafted
+// file's escape sequences could rewrite the screen), at most 64 characters.
+func printable(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsPrint(r) {
+			return r
+		}
+		return '?'
+	}, s)
+	if r := []rune(s); len(r) > 64 {
+		s = string(r[:64]) + "…"
+	}
+	return s
+}
+
+// plural is "1 cascade", "2 cascades".
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

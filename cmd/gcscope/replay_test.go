@@ -30,7 +30,8 @@ func exportFile(t *testing.T) (string, []string) {
 	snap := gc.Snapshot{Seq: 10, Mode: gc.ModeActive, Nodes: []gc.NodeState{{ObjectRef: child, Observed: true, Owners: childNode.Owners}, {ObjectRef: owner, Observed: true}},
 		Queues: []gc.QueueState{{Name: gc.GraphChanges}, {Name: gc.AttemptToDelete}, {Name: gc.AttemptToOrphan}}}
 	lines := []any{
-		history.ExportHeader{Schema: history.ExportSchema, Version: "test", From: t0, To: t0.Add(time.Minute), ExportedAt: t0.Add(time.Hour)},
+		// A version with a terminal escape sequence: printed, it must come out inert.
+		history.ExportHeader{Schema: history.ExportSchema, Version: "test\x1b]0;pwned\x07\x1b[2J", From: t0, To: t0.Add(time.Minute), ExportedAt: t0.Add(time.Hour)},
 		map[string]any{"checkpoint": snap, "checkpointSession": 1, "at": t0},
 		history.Record{Pos: 11, Session: 1, Event: gc.Event{Seq: 11, Time: t0.Add(time.Second), Type: gc.NodeRemoved, Node: &gc.NodeState{ObjectRef: owner, Observed: true}}},
 		history.Record{Pos: 12, Session: 1, Event: gc.Event{Seq: 12, Time: t0.Add(2 * time.Second), Type: gc.ActionTaken,
@@ -103,8 +104,11 @@ func TestReplayServesTheRecordingReadOnly(t *testing.T) {
 			t.Fatalf("not serving within 20 s:\n%s\n%s", stdout.String(), stderr.String())
 		}
 	}
-	if want := "2026-05-01T10:00:01Z to 2026-05-01T10:00:03Z, 3 events, 1 cascades, 0 gaps"; !strings.Contains(stdout.String(), want) {
+	if want := "2026-05-01T10:00:01Z to 2026-05-01T10:00:03Z, 3 events, 1 cascade, 0 gaps"; !strings.Contains(stdout.String(), want) {
 		t.Errorf("the start does not say what the file covers (%q):\n%s", want, stdout.String())
+	}
+	if strings.ContainsAny(stdout.String(), "\x1b\x07") || !strings.Contains(stdout.String(), "exported by gcscope test?]0;pwned??[2J") {
+		t.Errorf("the file's version is printed with its control characters, or not at all: %q", stdout.String())
 	}
 	get := func(method, path string) (int, string) {
 		req, _ := http.NewRequest(method, base+path, strings.NewReader(`{"policy":"Background"}`))
