@@ -48,7 +48,7 @@ func runMain(m *testing.M) int {
 	defer c.Stop()
 	testCluster = c
 	client = kubernetes.NewForConfigOrDie(c.RESTConfig())
-	if err := demo.Apply(ctx, c.RESTConfig(), log); err != nil {
+	if err := demo.Apply(ctx, c.RESTConfig(), demo.Options{Logger: log}); err != nil {
 		fmt.Fprintf(os.Stderr, "apply demo: %v\n", err)
 		return 1
 	}
@@ -343,7 +343,7 @@ func TestDemoSizeAndIdempotence(t *testing.T) {
 	if before < 100 || before > 300 {
 		t.Errorf("demo has %d objects, want between 100 and 300", before)
 	}
-	if err := demo.Apply(ctx, testCluster.RESTConfig(), nil); err != nil {
+	if err := demo.Apply(ctx, testCluster.RESTConfig(), demo.Options{}); err != nil {
 		t.Fatalf("second apply: %v", err)
 	}
 	var after int

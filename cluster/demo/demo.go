@@ -58,10 +58,21 @@ var WidgetResource = schema.GroupVersionResource{Group: WidgetGroup, Version: "v
 // fieldManager names the demo in managedFields.
 const fieldManager = "gcscope-demo"
 
+// Options for Apply.
+type Options struct {
+	Logger *slog.Logger
+	// Observed, when set, says whether the garbage collector's graph holds the object.
+	// The stuck Deployment is deleted only once its Pod is there: a collector that does
+	// not know the ReplicaSet has a dependent yet deletes it in the background (upstream's
+	// would too), and then nothing waits on the held Pod.
+	Observed func(types.UID) bool
+}
+
 // Apply creates whatever part of the demo is missing. Steps that depend on controllers
 // (the second ReplicaSet revision) wait a bounded time and are skipped with a warning on a
 // cluster that has none.
-func Apply(ctx context.Context, cfg *rest.Config, log *slog.Logger) error {
+func Apply(ctx context.Context, cfg *rest.Config, o Options) error {
+	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -69,6 +80,7 @@ func Apply(ctx context.Context, cfg *rest.Config, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	d.observed = o.Observed
 	for _, ns := range Namespaces {
 		if _, err := ensure(ctx, d.core.CoreV1().Namespaces(), &corev1.Namespace{ObjectMeta: d.meta("", ns)}); err != nil {
 			return fmt.Errorf("demo namespace %s: %w", ns, err)
@@ -97,10 +109,11 @@ func Apply(ctx context.Context, cfg *rest.Config, log *slog.Logger) error {
 }
 
 type applier struct {
-	log  *slog.Logger
-	core kubernetes.Interface
-	ext  apiextensionsclient.Interface
-	dyn  dynamic.Interface
+	log      *slog.Logger
+	core     kubernetes.Interface
+	ext      apiextensionsclient.Interface
+	dyn      dynamic.Interface
+	observed func(types.UID) bool // Options.Observed
 }
 
 func newApplier(cfg *rest.Config, log *slog.Logger) (*applier, error) {
@@ -366,10 +379,29 @@ func (d *applier) stuck(ctx context.Context) error {
 	if err != nil || got.DeletionTimestamp != nil {
 		return err
 	}
-	// Wait (bounded) for the controllers to create the Pod: deleted before, nothing would hold.
+	// Wait (bounded) for the controllers to create this Deployment's Pod (not one an
+	// earlier run left held), and for the collector to know it: deleted before, nothing
+	// would hold.
 	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		rss, err := d.core.AppsV1().ReplicaSets(NamespaceStuck).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, nil
+		}
 		pods, err := d.core.CoreV1().Pods(NamespaceStuck).List(ctx, metav1.ListOptions{LabelSelector: "app=stuck"})
-		return err == nil && len(pods.Items) > 0, nil
+		if err != nil {
+			return false, nil
+		}
+		for _, rs := range rss.Items {
+			if ref := metav1.GetControllerOf(&rs); ref == nil || ref.UID != got.UID {
+				continue
+			}
+			for _, p := range pods.Items {
+				if ref := metav1.GetControllerOf(&p); ref != nil && ref.UID == rs.UID && (d.observed == nil || d.observed(p.UID)) {
+					return true, nil
+				}
+			}
+		}
+		return false, nil
 	})
 	if err != nil {
 		return fmt.Errorf("waiting for the stuck Deployment's Pod: %w", err)

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -236,7 +237,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if cfg.demo {
 		ready.set("creating demo workloads")
 		dstart := time.Now()
-		if err := demo.Apply(ctx, restConfig, log); err != nil {
+		if err := demo.Apply(ctx, restConfig, demo.Options{Logger: log, Observed: func(uid types.UID) bool { _, ok := engine.Node(uid); return ok }}); err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
