@@ -58,6 +58,12 @@ func (s *Store) StateAtSeq(ctx context.Context, session int64, seq uint64) (Stat
 		return State{}, fmt.Errorf("%w: event %d of session %d falls in a gap", ErrNotRecorded, seq, session)
 	}
 	c, err := s.checkpointAt(ctx, `session = ? AND seq <= ?`, session, int64(seq))
+	if errors.Is(err, ErrNotRecorded) {
+		var known bool
+		if qerr := s.r.QueryRowContext(ctx, `SELECT EXISTS(SELECT 1 FROM checkpoints WHERE session = ?)`, session).Scan(&known); qerr == nil && !known {
+			return State{}, fmt.Errorf("%w: the recording holds no session %d", ErrNotRecorded, session)
+		}
+	}
 	if err != nil {
 		return State{}, err
 	}

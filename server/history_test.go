@@ -198,6 +198,9 @@ func TestHistoryRoutes(t *testing.T) {
 			t.Errorf("state ?%s: %d %s, want %d", query, got, body, code)
 		}
 	}
+	if _, body := c.do("GET", "/api/v1/history/state?session=99&seq=1", nil, nil); !strings.Contains(string(body), "no session 99") {
+		t.Errorf("a session that never was: %s, want it said so", body)
+	}
 
 	code, body := c.do("GET", "/metrics", nil, nil)
 	if code != http.StatusOK || !strings.Contains(string(body), "gcscope_history_events_recorded_total") || !strings.Contains(string(body), "gcscope_history_recording_paused 0") {
