@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/http"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -100,9 +101,13 @@ func (p *hostPolicy) isLocal(ip net.IP) bool {
 	return p.local[ip.String()]
 }
 
-// stripPort drops a :port, and the brackets of an IPv6 literal.
+// stripPort drops a :port, and the brackets of an IPv6 literal. What follows the colon
+// must be a port number: "localhost:8080.evil" is not localhost.
 func stripPort(hostport string) string {
-	if h, _, err := net.SplitHostPort(hostport); err == nil {
+	if h, port, err := net.SplitHostPort(hostport); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+			return hostport
+		}
 		return h
 	}
 	return strings.TrimSuffix(strings.TrimPrefix(hostport, "["), "]")

@@ -119,6 +119,8 @@ func TestHostAllowList(t *testing.T) {
 		{"127.0.0.1:8080", nil, "localhost.evil.example:8080", false},
 		{"127.0.0.1:8080", nil, "127.0.0.1.nip.io:8080", false},
 		{"127.0.0.1:8080", nil, "evil.localhost:8080", false},
+		{"127.0.0.1:8080", nil, "localhost:8080.evil", false}, // not a port: not localhost
+		{"127.0.0.1:8080", nil, "localhost:", false},
 		{"127.0.0.1:8080", nil, "", false},
 		{"127.0.0.1:8080", nil, "192.0.2.1:8080", false},
 		{"127.0.0.1:8080", []string{"gcscope.example.com"}, "gcscope.example.com:443", true},
