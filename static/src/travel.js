@@ -29,7 +29,8 @@ export class TimeTravel {
   constructor(hooks) {
     this.hooks = hooks;
     this.store = new Store();
-    this.cascades = new Cascades(this.store);
+    // Elapsed times in recorded time: the moment shown (frozen while paused).
+    this.cascades = new Cascades(this.store, () => this.at);
     /** showing a recorded moment (not the live state) */ this.active = false;
     /** the moment shown, epoch ms */ this.at = NaN;
     /** the session and seq of the last event in the state shown */ this.session = 0;
@@ -93,9 +94,9 @@ export class TimeTravel {
     if (id !== this.seekId) return;
     this.seeking = false;
     this.pending = null;
+    // The moment first: the cascades found in the state are measured to it.
+    this.at = t !== null ? t : parseTime(state.time);
     this.apply(state);
-    if (t !== null) this.at = t;
-    else this.at = parseTime(state.time);
     this.enter();
     this.lastSeekMs = performance.now() - t0;
     this.hooks.seeked(state, this.lastSeekMs);
