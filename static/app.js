@@ -4452,8 +4452,12 @@ var TravelUI = class {
     $("tl-title").textContent = d ? `${this.windowTitle()} · ${tl.total.toLocaleString("en-US")} events · ${cascadesText}` : "loading…";
     $("tl-title").title = singles ? "Single deletions: objects deleted with no dependents, the collector had nothing to do; not drawn. Search or select one to replay it." : "";
   }
-  /** Replay mode: the recording from its largest cascade, or its start; no live stream. */
-  async startReplay() {
+  /**
+   * Replay mode: the recording at the moment the URL names (?at=), else from its largest
+   * cascade, or its start; no live stream. The object the URL selects (?sel=) stays selected.
+   * @param {number} at the URL's moment, NaN when none @param {string|null} sel the URL's selection
+   */
+  async startReplay(at, sel) {
     const tl = this.timeline;
     const conn2 = $("conn");
     conn2.dataset.state = "replay";
@@ -4472,10 +4476,18 @@ var TravelUI = class {
       $("travel-tag").textContent = "Replay of a recording";
       $("travel-note").textContent = rangeText(from, to);
       $("travel-note").dataset.range = `${isoTime(from)}/${isoTime(to)}`;
+      if (Number.isFinite(at)) {
+        await this.travel.seek(at);
+        if (this.travel.active) {
+          if (sel) this.page.select(sel, true, true);
+          return;
+        }
+      }
       const d = await timeline(from, to + 1, 100).catch(() => null);
       const c = d?.cascades.sort((a, b) => (b.objects ?? 0) - (a.objects ?? 0) || a.start - b.start)[0];
       if (c) await this.selectCascade(c, false);
       else await this.travel.seek(from);
+      if (sel) this.page.select(sel, true, true);
     } catch (e) {
       this.page.toast(`The recording could not be read: ${/** @type {any} */
       e.message || e}`);
@@ -5312,7 +5324,7 @@ renderer.selected = view.sel;
 updateFocusChip();
 legend();
 updateEmpty();
-if (replay) travelUI?.startReplay();
+if (replay) travelUI?.startReplay(parseTime(atURL), view.sel);
 else {
   stream.open();
   const at = parseTime(atURL);

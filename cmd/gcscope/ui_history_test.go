@@ -637,6 +637,17 @@ func TestUIHistory(t *testing.T) {
 	assertForegroundDrawn(t, replayed, owner, dependents)
 	assertRemovalOrder(t, liveLog, replayed)
 
+	// A replay's link to a moment (and a selection) opens there, and keeps it in the URL.
+	d.run(t, "open the replay at the half-done moment", chromedp.Navigate(replayBase+"/?ns="+ns+"&sel="+mids[0]+"&at="+url.QueryEscape(target.UTC().Format("2006-01-02T15:04:05.000Z07:00"))), uiReady)
+	poll("the replay at the moment linked", fmt.Sprintf(`(() => { const g = window.gcscope, tr = g.travel(); return tr.active && !tr.seeking && Math.abs(tr.at - %f) < 1; })()`, targetMs), 20*time.Second)
+	var linked struct {
+		Sel  string `json:"sel"`
+		Href string `json:"href"`
+	}
+	d.eval(t, `({ sel: window.gcscope.view.sel || "", href: location.href })`, &linked)
+	if u, err := url.Parse(linked.Href); err != nil || linked.Sel != mids[0] || u.Query().Get("sel") != mids[0] || !sameMs(mustTime(t, u.Query().Get("at")), target.UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano)) {
+		t.Errorf("the replay opened at %s with %q selected, URL %s: want the moment and the selection linked, %s and %s", target.Format(time.RFC3339Nano), linked.Sel, linked.Href, target.Format(time.RFC3339Nano), mids[0])
+	}
 	page.NoErrorsExcept(t, explainOvertaken)
 }
 

@@ -927,7 +927,7 @@ renderer.selected = view.sel;
 updateFocusChip();
 legend();
 updateEmpty();
-if (replay) travelUI?.startReplay();
+if (replay) travelUI?.startReplay(parseTime(atURL), view.sel);
 else {
   stream.open();
   // ?at=: opened at a recorded moment (the live state loads underneath all the same).
