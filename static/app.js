@@ -3692,6 +3692,12 @@ var Timeline = class {
     this.draw();
     this.load(quiet ? 0 : 150);
   }
+  /** The window stops following now (time travel: it holds still on the past). */
+  hold() {
+    if (!this.followNow) return;
+    this.followNow = false;
+    this.hooks.changed();
+  }
   /** Closes in on a cascade (with some room either side) and marks it selected. @param {RecordedCascade} c */
   focusCascade(c) {
     this.selected = c;
@@ -4207,6 +4213,7 @@ var TravelUI = class {
         body2.classList.add("travel");
         page.showConn();
         banner.hidden = false;
+        tl.hold();
         page.showStore(tr.store, tr.cascades);
         this.updateControls();
       },

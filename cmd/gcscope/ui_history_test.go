@@ -254,6 +254,12 @@ func TestUIHistory(t *testing.T) {
 	poll("the moment shown again", fmt.Sprintf(`(() => { const tr = window.gcscope.travel(); return tr.active && !tr.seeking && Math.abs(tr.at - %f) < 1 && window.gcscope.view.sel === %s; })()`, targetMs, jsQuoted(owner)), 10*time.Second)
 	d.eval(t, `(window.gcscope.recordDrawn(), true)`, &ok)
 	d.run(t, "frames", chromedp.Sleep(150*time.Millisecond))
+	// Travelling by a link, as by a drag, the timeline's window no longer follows now.
+	var following bool
+	d.eval(t, `window.gcscope.timeline().followNow || !!document.querySelector('#timeline [data-range][aria-pressed="true"]')`, &following)
+	if following {
+		t.Errorf("opened at a recorded moment, the timeline's window still follows now")
+	}
 	// Paused, the cascade's elapsed times are the recording's, to the moment shown, and hold
 	// still: the strip's, the one under the owner's box, the object panel's.
 	var recorded struct {

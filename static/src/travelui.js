@@ -86,6 +86,8 @@ export class TravelUI {
         body.classList.add("travel");
         page.showConn();
         banner.hidden = false;
+        // Travelling (by a link as by a drag): the timeline's window holds still, off now.
+        tl.hold();
         page.showStore(tr.store, tr.cascades);
         this.updateControls();
       },
