@@ -3299,6 +3299,7 @@ var TimeTravel = class {
     this.cascades = new Cascades(this.store, () => this.at);
     this.active = false;
     this.at = NaN;
+    this.loadedAt = NaN;
     this.session = 0;
     this.seq = 0;
     this.note = "";
@@ -3321,16 +3322,18 @@ var TimeTravel = class {
    */
   seek(t, o = {}) {
     this.pause();
+    if (!this.seeking && this.seekTimer === void 0) this.loadedAt = this.at;
     this.at = t;
     this.hooks.moment(t);
     clearTimeout(this.seekTimer);
+    this.seekTimer = void 0;
     const id = ++this.seekId;
     const done = o.debounce ? new Promise((resolve) => {
       this.seekTimer = setTimeout(() => {
         this.seekTimer = void 0;
-        this.load(id, () => stateAt(t), t).then(resolve, resolve);
+        this.load(id, () => stateAt(t), t, true).then(resolve, resolve);
       }, SEEK_DEBOUNCE_MS);
-    }) : this.load(id, () => stateAt(t), t);
+    }) : this.load(id, () => stateAt(t), t, true);
     this.pending = done;
     return (
       /** @type {Promise<void>} */
@@ -3340,8 +3343,9 @@ var TimeTravel = class {
   /**
    * Loads a state into the travel store, unless another seek overtook it.
    * @param {number} id @param {() => Promise<any>} fetch @param {number|null} t the moment shown, null: the state's
+   * @param {boolean} [sought] a seek's: refused, the moment shown goes back to the state's
    */
-  async load(id, fetch2, t) {
+  async load(id, fetch2, t, sought = false) {
     const t0 = performance.now();
     this.seeking = true;
     let state;
@@ -3350,6 +3354,10 @@ var TimeTravel = class {
     } catch (e) {
       if (id === this.seekId) {
         this.seeking = false;
+        if (sought) {
+          this.at = this.loadedAt;
+          if (this.active) this.hooks.moment(this.at);
+        }
         this.hooks.error(
           /** @type {any} */
           e.message || String(e)
@@ -3360,7 +3368,7 @@ var TimeTravel = class {
     if (id !== this.seekId) return;
     this.seeking = false;
     this.pending = null;
-    this.at = t !== null ? t : parseTime(state.time);
+    this.at = this.loadedAt = t !== null ? t : parseTime(state.time);
     this.apply(state);
     this.enter();
     this.lastSeekMs = performance.now() - t0;
@@ -3395,6 +3403,7 @@ var TimeTravel = class {
   leave() {
     this.pause();
     clearTimeout(this.seekTimer);
+    this.seekTimer = void 0;
     this.seekId++;
     if (!this.active) return;
     this.active = false;
@@ -4250,6 +4259,7 @@ var TravelUI = class {
       },
       error(m) {
         page.toast(`Time travel: ${m}`);
+        page.writeURL();
       }
     });
     this.travel = tr;

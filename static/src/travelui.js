@@ -125,6 +125,8 @@ export class TravelUI {
       },
       error(m) {
         page.toast(`Time travel: ${m}`);
+        // The moment refused is not the view: the URL names the one shown, if any.
+        page.writeURL();
       },
     });
     this.travel = tr;
