@@ -803,6 +803,7 @@ var Cascades = class {
   constructor(store2, clock2 = Date.now) {
     this.store = store2;
     this.now = clock2;
+    this.recordedStart = null;
     this.active = /* @__PURE__ */ new Map();
     this.finished = [];
     this.changed = false;
@@ -852,8 +853,10 @@ var Cascades = class {
       eta: null,
       nested: false,
       progressedAt: now,
-      namespaces: /* @__PURE__ */ new Set([n.namespace || ""])
+      namespaces: /* @__PURE__ */ new Set([n.namespace || ""]),
+      estimated: true
     };
+    this.refineStart(c, t);
     for (const m of members) c.namespaces.add(this.store.nodes.get(m)?.namespace || "");
     this.active.set(uid, c);
     this.changed = true;
@@ -865,6 +868,7 @@ var Cascades = class {
       if (!c.nested) {
         for (const o of this.active.values()) if (o !== c && o.members.has(c.owner)) c.nested = true;
       }
+      if (c.estimated) this.refineStart(c, t);
       const before = `${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}`;
       this.measure(c, t);
       if (`${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}` !== before) {
@@ -884,6 +888,17 @@ var Cascades = class {
       this.finished.pop();
       this.changed = true;
     }
+  }
+  /**
+   * The recorded start of a cascade found under way (time travel), once the recording's
+   * cascades are known. @param {Cascade} c @param {number} t the moment shown
+   */
+  refineStart(c, t) {
+    const s = this.recordedStart?.(c.owner, t);
+    if (s === void 0 || !Number.isFinite(s) || s > t) return;
+    c.start = s;
+    c.estimated = false;
+    this.changed = true;
   }
   /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} t the moment shown */
   measure(c, t) {
@@ -4283,6 +4298,7 @@ var TravelUI = class {
       }
     );
     this.timeline = tl;
+    tr.cascades.recordedStart = (uid, t) => tl.data?.cascades.find((c) => c.root.uid === uid && c.start <= t && (c.end === null || c.end >= t))?.start;
     this.historyView = new HistoryView($("history-panel"), {
       cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
       async cascadeOf(id) {

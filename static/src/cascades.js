@@ -15,11 +15,13 @@ import { blockingDependents, holdingFinalizers, invalidReason } from "./states.j
 /**
  * @typedef {{owner: string, ref: {kind: string, namespace?: string, name: string}, policy: "Foreground"|"Background"|"Orphan",
  *   start: number, end: number|null, members: Set<string>, gone: number, orphaned: number, total: number,
- *   waitingOn: string, eta: number|null, nested: boolean, progressedAt: number, namespaces: Set<string>}} Cascade
+ *   waitingOn: string, eta: number|null, nested: boolean, progressedAt: number, namespaces: Set<string>,
+ *   estimated: boolean}} Cascade
  *   start and end: epoch ms on the clock of the moment shown (Cascades.now: the wall clock live, the recorded
  *   moment in time travel); eta in ms; nested: its owner is a member of another cascade (the strip lists only
  *   the outermost); progressedAt: when its counts last changed (performance.now(): the layout's hold is
- *   wall time); namespaces: where its objects are
+ *   wall time); namespaces: where its objects are; estimated: its start is the page's (or the
+ *   deletionTimestamp's, to the second), not yet the recording's
  */
 
 /** Finished cascades stay listed this long. */
@@ -39,6 +41,11 @@ export class Cascades {
     this.store = store;
     /** The moment shown, epoch ms: what elapsed times are measured to. */
     this.now = clock;
+    /**
+     * When the recording says owner uid's cascade under way at moment t began (time travel:
+     * the timeline's recorded cascades), if it knows. @type {((uid: string, t: number) => number|undefined)|null}
+     */
+    this.recordedStart = null;
     /** by owner uid. @type {Map<string, Cascade>} */ this.active = new Map();
     /** newest first. @type {Cascade[]} */ this.finished = [];
     this.changed = false;
@@ -77,13 +84,15 @@ export class Cascades {
     const members = policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
     // Begun before the page saw it (a page opened on a stuck deletion, a moment of time
     // travel in the middle of one): from the owner's deletionTimestamp, when that says so
-    // beyond its precision of a second.
+    // beyond its precision of a second; in time travel, from the recording's cascades once
+    // known (refineStart), to the millisecond.
     const deleted = Date.parse(n.deletionTimestamp || "");
     const start = deleted < t - TIMESTAMP_MS ? deleted : t;
     /** @type {Cascade} */
     const c = { owner: uid, ref: { kind: n.kind, namespace: n.namespace, name: n.name }, policy, start, end: null,
       members, gone: 0, orphaned: 0, total: members.size + 1, waitingOn: "", eta: null, nested: false,
-      progressedAt: now, namespaces: new Set([n.namespace || ""]) };
+      progressedAt: now, namespaces: new Set([n.namespace || ""]), estimated: true };
+    this.refineStart(c, t);
     for (const m of members) c.namespaces.add(this.store.nodes.get(m)?.namespace || "");
     this.active.set(uid, c);
     this.changed = true;
@@ -94,6 +103,7 @@ export class Cascades {
     const t = this.now();
     for (const c of this.active.values()) {
       if (!c.nested) for (const o of this.active.values()) if (o !== c && o.members.has(c.owner)) c.nested = true;
+      if (c.estimated) this.refineStart(c, t);
       const before = `${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}`;
       this.measure(c, t);
       if (`${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}` !== before) {
@@ -112,6 +122,18 @@ export class Cascades {
       this.finished.pop();
       this.changed = true;
     }
+  }
+
+  /**
+   * The recorded start of a cascade found under way (time travel), once the recording's
+   * cascades are known. @param {Cascade} c @param {number} t the moment shown
+   */
+  refineStart(c, t) {
+    const s = this.recordedStart?.(c.owner, t);
+    if (s === undefined || !Number.isFinite(s) || s > t) return;
+    c.start = s;
+    c.estimated = false;
+    this.changed = true;
   }
 
   /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} t the moment shown */
