@@ -793,10 +793,17 @@ function clock(t) {
 // src/cascades.js
 var KEEP_MS = 12e4;
 var KEEP_FINISHED = 20;
+var TIMESTAMP_MS = 1e3;
 var Cascades = class {
-  /** @param {Store} store */
-  constructor(store2) {
+  /**
+   * @param {Store} store
+   * @param {() => number} [clock] the moment shown, epoch ms: now (live), or the recorded
+   *   moment (time travel: frozen while paused, the playback clock while playing)
+   */
+  constructor(store2, clock2 = Date.now) {
     this.store = store2;
+    this.now = clock2;
+    this.recordedStart = null;
     this.active = /* @__PURE__ */ new Map();
     this.finished = [];
     this.changed = false;
@@ -804,10 +811,11 @@ var Cascades = class {
   /**
    * Looks at the objects that changed (or all of them, after a snapshot) for cascades that
    * start, then brings every running cascade up to date.
-   * @param {Iterable<string>} uids @param {number} now
+   * @param {Iterable<string>} uids @param {number} now performance.now() (progressedAt)
    */
   observe(uids, now) {
     const { store: store2 } = this;
+    const t = this.now();
     for (const uid of uids) {
       if (this.active.has(uid)) continue;
       const n = store2.nodes.get(uid);
@@ -815,22 +823,27 @@ var Cascades = class {
         if (!n.beingDeleted || n.virtual) continue;
         const fin = n.finalizers || [];
         const policy = fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : null;
-        if (policy && store2.dependents.get(uid)?.size) this.begin(uid, n, policy, now);
+        if (policy && store2.dependents.get(uid)?.size) this.begin(uid, n, policy, t, now);
       } else {
         const g = store2.ghosts.get(uid);
-        if (g && !g.node.virtual && this.liveDependents(uid).length) this.begin(uid, g.node, "Background", now);
+        if (g && !g.node.virtual && this.liveDependents(uid).length) this.begin(uid, g.node, "Background", t, now);
       }
     }
     this.update(now);
   }
-  /** @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"} policy @param {number} now */
-  begin(uid, n, policy, now) {
+  /**
+   * @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"} policy
+   * @param {number} t the moment shown, when the page sees the cascade @param {number} now performance.now()
+   */
+  begin(uid, n, policy, t, now) {
     const members = policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
+    const deleted = Date.parse(n.deletionTimestamp || "");
+    const start = deleted < t - TIMESTAMP_MS ? deleted : t;
     const c = {
       owner: uid,
       ref: { kind: n.kind, namespace: n.namespace, name: n.name },
       policy,
-      start: now,
+      start,
       end: null,
       members,
       gone: 0,
@@ -840,40 +853,55 @@ var Cascades = class {
       eta: null,
       nested: false,
       progressedAt: now,
-      namespaces: /* @__PURE__ */ new Set([n.namespace || ""])
+      namespaces: /* @__PURE__ */ new Set([n.namespace || ""]),
+      estimated: true
     };
+    this.refineStart(c, t);
     for (const m of members) c.namespaces.add(this.store.nodes.get(m)?.namespace || "");
     this.active.set(uid, c);
     this.changed = true;
   }
-  /** @param {number} now */
+  /** @param {number} now performance.now() (progressedAt) */
   update(now) {
+    const t = this.now();
     for (const c of this.active.values()) {
       if (!c.nested) {
         for (const o of this.active.values()) if (o !== c && o.members.has(c.owner)) c.nested = true;
       }
+      if (c.estimated) this.refineStart(c, t);
       const before = `${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}`;
-      this.measure(c, now);
+      this.measure(c, t);
       if (`${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}` !== before) {
         this.changed = true;
         c.progressedAt = now;
       }
       if (this.settled(c)) {
-        c.end = now;
+        c.end = Math.max(t, c.start);
         c.eta = 0;
         this.active.delete(c.owner);
         this.finished.unshift(c);
         this.changed = true;
       }
     }
-    while (this.finished.length > KEEP_FINISHED || this.finished.length && now - /** @type {number} */
+    while (this.finished.length > KEEP_FINISHED || this.finished.length && t - /** @type {number} */
     this.finished[this.finished.length - 1].end > KEEP_MS) {
       this.finished.pop();
       this.changed = true;
     }
   }
-  /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} now */
-  measure(c, now) {
+  /**
+   * The recorded start of a cascade found under way (time travel), once the recording's
+   * cascades are known. @param {Cascade} c @param {number} t the moment shown
+   */
+  refineStart(c, t) {
+    const s = this.recordedStart?.(c.owner, t);
+    if (s === void 0 || !Number.isFinite(s) || s > t) return;
+    c.start = s;
+    c.estimated = false;
+    this.changed = true;
+  }
+  /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} t the moment shown */
+  measure(c, t) {
     const { store: store2 } = this;
     if (c.policy !== "Orphan") {
       for (const d of this.descendants(c.owner)) {
@@ -893,7 +921,7 @@ var Cascades = class {
     c.orphaned = orphaned;
     c.total = c.members.size + 1;
     const left = c.total - gone - orphaned;
-    const elapsed = now - c.start;
+    const elapsed = t - c.start;
     c.eta = gone > 0 && left > 0 ? elapsed / gone * left : null;
     c.waitingOn = this.waitingOn(c);
   }
@@ -1008,9 +1036,9 @@ var CascadeStrip = class {
     this.cascades = cascades2;
     this.select = select2;
   }
-  /** @param {number} now */
-  render(now) {
+  render() {
     const { cascades: cascades2 } = this;
+    const now = cascades2.now();
     const list = [...[...cascades2.active.values()].sort((a, b) => b.start - a.start), ...cascades2.finished].filter((c) => !c.nested).slice(0, 4);
     this.el.hidden = list.length === 0;
     this.el.replaceChildren(...list.map((c) => {
@@ -1081,6 +1109,7 @@ var Renderer = class {
     this.matches = /* @__PURE__ */ new Set();
     this.preview = /* @__PURE__ */ new Map();
     this.drawnState = null;
+    this.drawnCaptions = null;
     this.previewVersion = 0;
     this.expanded = /* @__PURE__ */ new Set();
     this.colors = {};
@@ -1459,6 +1488,7 @@ var Renderer = class {
   /** Starts keeping drawnState, and redraws everything so that it starts complete. */
   recordDrawn() {
     this.drawnState ??= /* @__PURE__ */ new Map();
+    this.drawnCaptions ??= /* @__PURE__ */ new Map();
     for (const g of this.layout.groups.values()) g.cache = null;
     this.dirty = true;
   }
@@ -1686,7 +1716,9 @@ var Renderer = class {
       ctx.fillText(truncate(ctx, n.name || "(unnamed)", NODE_W - 16), x + 11, y + 32);
       if (cascade && cascade.end === null) {
         ctx.font = "10px system-ui, sans-serif";
-        const caption = truncate(ctx, cascadeCaption(cascade, performance.now()), NODE_W + 40);
+        const full = cascadeCaption(cascade, this.cascades?.now() ?? Date.now()), cut = full.lastIndexOf(" · ");
+        const caption = cut > 0 && ctx.measureText(full).width > NODE_W + 40 ? truncate(ctx, full.slice(0, cut), NODE_W + 40 - ctx.measureText(full.slice(cut)).width) + full.slice(cut) : truncate(ctx, full, NODE_W + 40);
+        this.drawnCaptions?.set(it.uid, caption);
         const w = ctx.measureText(caption).width + 10;
         ctx.fillStyle = C["--group-bg"];
         ctx.globalAlpha = alpha * 0.9;
@@ -3279,9 +3311,10 @@ var TimeTravel = class {
   constructor(hooks) {
     this.hooks = hooks;
     this.store = new Store();
-    this.cascades = new Cascades(this.store);
+    this.cascades = new Cascades(this.store, () => this.at);
     this.active = false;
     this.at = NaN;
+    this.loadedAt = NaN;
     this.session = 0;
     this.seq = 0;
     this.note = "";
@@ -3304,16 +3337,18 @@ var TimeTravel = class {
    */
   seek(t, o = {}) {
     this.pause();
+    if (!this.seeking && this.seekTimer === void 0) this.loadedAt = this.at;
     this.at = t;
     this.hooks.moment(t);
     clearTimeout(this.seekTimer);
+    this.seekTimer = void 0;
     const id = ++this.seekId;
     const done = o.debounce ? new Promise((resolve) => {
       this.seekTimer = setTimeout(() => {
         this.seekTimer = void 0;
-        this.load(id, () => stateAt(t), t).then(resolve, resolve);
+        this.load(id, () => stateAt(t), t, true).then(resolve, resolve);
       }, SEEK_DEBOUNCE_MS);
-    }) : this.load(id, () => stateAt(t), t);
+    }) : this.load(id, () => stateAt(t), t, true);
     this.pending = done;
     return (
       /** @type {Promise<void>} */
@@ -3323,8 +3358,9 @@ var TimeTravel = class {
   /**
    * Loads a state into the travel store, unless another seek overtook it.
    * @param {number} id @param {() => Promise<any>} fetch @param {number|null} t the moment shown, null: the state's
+   * @param {boolean} [sought] a seek's: refused, the moment shown goes back to the state's
    */
-  async load(id, fetch2, t) {
+  async load(id, fetch2, t, sought = false) {
     const t0 = performance.now();
     this.seeking = true;
     let state;
@@ -3333,6 +3369,10 @@ var TimeTravel = class {
     } catch (e) {
       if (id === this.seekId) {
         this.seeking = false;
+        if (sought) {
+          this.at = this.loadedAt;
+          if (this.active) this.hooks.moment(this.at);
+        }
         this.hooks.error(
           /** @type {any} */
           e.message || String(e)
@@ -3343,9 +3383,8 @@ var TimeTravel = class {
     if (id !== this.seekId) return;
     this.seeking = false;
     this.pending = null;
+    this.at = this.loadedAt = t !== null ? t : parseTime(state.time);
     this.apply(state);
-    if (t !== null) this.at = t;
-    else this.at = parseTime(state.time);
     this.enter();
     this.lastSeekMs = performance.now() - t0;
     this.hooks.seeked(state, this.lastSeekMs);
@@ -3379,6 +3418,7 @@ var TimeTravel = class {
   leave() {
     this.pause();
     clearTimeout(this.seekTimer);
+    this.seekTimer = void 0;
     this.seekId++;
     if (!this.active) return;
     this.active = false;
@@ -3675,6 +3715,12 @@ var Timeline = class {
     this.to = Math.max(to, from + MIN_SPAN_MS);
     this.draw();
     this.load(quiet ? 0 : 150);
+  }
+  /** The window stops following now (time travel: it holds still on the past). */
+  hold() {
+    if (!this.followNow) return;
+    this.followNow = false;
+    this.hooks.changed();
   }
   /** Closes in on a cascade (with some room either side) and marks it selected. @param {RecordedCascade} c */
   focusCascade(c) {
@@ -4191,6 +4237,7 @@ var TravelUI = class {
         body2.classList.add("travel");
         page.showConn();
         banner.hidden = false;
+        tl.hold();
         page.showStore(tr.store, tr.cascades);
         this.updateControls();
       },
@@ -4227,6 +4274,7 @@ var TravelUI = class {
       },
       error(m) {
         page.toast(`Time travel: ${m}`);
+        page.writeURL();
       }
     });
     this.travel = tr;
@@ -4250,6 +4298,7 @@ var TravelUI = class {
       }
     );
     this.timeline = tl;
+    tr.cascades.recordedStart = (uid, t) => tl.data?.cascades.find((c) => c.root.uid === uid && c.start <= t && (c.end === null || c.end >= t))?.start;
     this.historyView = new HistoryView($("history-panel"), {
       cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
       async cascadeOf(id) {
@@ -4436,8 +4485,12 @@ var TravelUI = class {
     $("tl-title").textContent = d ? `${this.windowTitle()} · ${tl.total.toLocaleString("en-US")} events · ${cascadesText}` : "loading…";
     $("tl-title").title = singles ? "Single deletions: objects deleted with no dependents, the collector had nothing to do; not drawn. Search or select one to replay it." : "";
   }
-  /** Replay mode: the recording from its largest cascade, or its start; no live stream. */
-  async startReplay() {
+  /**
+   * Replay mode: the recording at the moment the URL names (?at=), else from its largest
+   * cascade, or its start; no live stream. The object the URL selects (?sel=) stays selected.
+   * @param {number} at the URL's moment, NaN when none @param {string|null} sel the URL's selection
+   */
+  async startReplay(at, sel) {
     const tl = this.timeline;
     const conn2 = $("conn");
     conn2.dataset.state = "replay";
@@ -4456,10 +4509,18 @@ var TravelUI = class {
       $("travel-tag").textContent = "Replay of a recording";
       $("travel-note").textContent = rangeText(from, to);
       $("travel-note").dataset.range = `${isoTime(from)}/${isoTime(to)}`;
+      if (Number.isFinite(at)) {
+        await this.travel.seek(at);
+        if (this.travel.active) {
+          if (sel) this.page.select(sel, true, true);
+          return;
+        }
+      }
       const d = await timeline(from, to + 1, 100).catch(() => null);
       const c = d?.cascades.sort((a, b) => (b.objects ?? 0) - (a.objects ?? 0) || a.start - b.start)[0];
       if (c) await this.selectCascade(c, false);
       else await this.travel.seek(from);
+      if (sel) this.page.select(sel, true, true);
     } catch (e) {
       this.page.toast(`The recording could not be read: ${/** @type {any} */
       e.message || e}`);
@@ -4609,7 +4670,7 @@ function tick(now) {
   if ((cascades.changed || cascades.active.size) && now - lastStrip > 250) {
     cascades.changed = false;
     lastStrip = now;
-    cascadeStrip.render(now);
+    cascadeStrip.render();
     if (view.sel && cascades.of(view.sel)) objectPanel.renderSoon();
   }
   if (store.touched.size) {
@@ -4689,7 +4750,7 @@ var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), sto
   del: (uid) => dialog.open(uid),
   cascade(uid) {
     const c = cascades.of(uid);
-    return c ? { text: progressText(c, performance.now()), progress: progress(c), running: c.end === null } : null;
+    return c ? { text: progressText(c, cascades.now()), progress: progress(c), running: c.end === null } : null;
   }
 });
 var cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(uid, true));
@@ -5150,7 +5211,7 @@ function refreshViews() {
   queuesPanel.lastActionsKey = "";
   queuesPanel.render(true);
   cascades.changed = true;
-  cascadeStrip.render(performance.now());
+  cascadeStrip.render();
   objectPanel.show(view.sel);
   filterKey = "";
   fillFilterOptions();
@@ -5242,6 +5303,8 @@ var api = {
   recordDrawn: () => renderer.recordDrawn(),
   /** What the canvas last drew for uid since recordDrawn: {state, x, y, at}. @param {string} uid */
   drawn: (uid) => renderer.drawnState?.get(uid) || null,
+  /** The caption the canvas last drew under uid's box since recordDrawn (a running cascade's "waiting on … · 2.5 s so far"). @param {string} uid */
+  caption: (uid) => renderer.drawnCaptions?.get(uid) ?? null,
   cascades,
   /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
   trace: (uids) => trace(uids),
@@ -5294,7 +5357,7 @@ renderer.selected = view.sel;
 updateFocusChip();
 legend();
 updateEmpty();
-if (replay) travelUI?.startReplay();
+if (replay) travelUI?.startReplay(parseTime(atURL), view.sel);
 else {
   stream.open();
   const at = parseTime(atURL);

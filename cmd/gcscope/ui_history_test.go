@@ -8,12 +8,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -252,6 +254,55 @@ func TestUIHistory(t *testing.T) {
 	poll("the moment shown again", fmt.Sprintf(`(() => { const tr = window.gcscope.travel(); return tr.active && !tr.seeking && Math.abs(tr.at - %f) < 1 && window.gcscope.view.sel === %s; })()`, targetMs, jsQuoted(owner)), 10*time.Second)
 	d.eval(t, `(window.gcscope.recordDrawn(), true)`, &ok)
 	d.run(t, "frames", chromedp.Sleep(150*time.Millisecond))
+	// Travelling by a link, as by a drag, the timeline's window no longer follows now.
+	var following bool
+	d.eval(t, `window.gcscope.timeline().followNow || !!document.querySelector('#timeline [data-range][aria-pressed="true"]')`, &following)
+	if following {
+		t.Errorf("opened at a recorded moment, the timeline's window still follows now")
+	}
+	// Paused, the cascade's elapsed times are the recording's, to the moment shown, and hold
+	// still: the strip's, the one under the owner's box, the object panel's.
+	var recorded struct {
+		Cascades []struct {
+			ID    any    `json:"id"`
+			Start string `json:"start"`
+		} `json:"cascades"`
+	}
+	mustGetJSON(t, base+"/api/v1/history/cascades?uid="+owner, &recorded)
+	var began time.Time
+	for _, c := range recorded.Cascades {
+		if fmt.Sprint(c.ID) == fmt.Sprint(cascadeID) {
+			began = mustTime(t, c.Start)
+		}
+	}
+	elapsed := func() (e struct{ Strip, Caption, Panel string }) {
+		t.Helper()
+		poll("the owner's caption drawn", `!!window.gcscope.caption(`+jsQuoted(owner)+`)`, 5*time.Second)
+		d.eval(t, `({ strip: document.querySelector('#cascades [data-owner=`+jsQuoted(owner)+`] .muted')?.textContent || "",
+			caption: window.gcscope.caption(`+jsQuoted(owner)+`), panel: document.getElementById("cascade-progress")?.textContent || "" })`, &e)
+		return e
+	}
+	// The recorded start is known once the timeline's cascades are (a moment after the
+	// seek); the panel follows the strip within 250 ms.
+	if !began.IsZero() {
+		poll("the strip's elapsed time from the recorded start", fmt.Sprintf(`(() => { const m = / ([\d.]+) s$/.exec(document.querySelector('#cascades [data-owner=%s] .muted')?.textContent || "");
+			return m && Math.abs(Number(m[1]) - %f) <= 0.3; })()`, jsQuoted(owner), target.Sub(began).Seconds()), 5*time.Second)
+		d.run(t, "the panel follows", chromedp.Sleep(300*time.Millisecond))
+	}
+	paused := elapsed()
+	d.run(t, "paused a while", chromedp.Sleep(1500*time.Millisecond))
+	if later := elapsed(); later != paused {
+		t.Errorf("paused at a recorded moment, the cascade's elapsed times moved on: %+v, then %+v", paused, later)
+	}
+	if !regexp.MustCompile(`· ~?[\d.]+ s (so far|left)$`).MatchString(paused.Caption) {
+		t.Errorf("under the owner's box the canvas drew %q: want what it waits on and its elapsed time", paused.Caption)
+	}
+	if m := regexp.MustCompile(`· ([\d.]+) s$`).FindStringSubmatch(paused.Strip); m == nil || began.IsZero() {
+		t.Errorf("the strip says %q of the cascade (recorded from %v): want its count and elapsed time", paused.Strip, began)
+	} else if got, want := parseFloat(m[1]), target.Sub(began).Seconds(); math.Abs(got-want) > 0.3 {
+		t.Errorf("at the half-done moment the strip says %q: want the time since the cascade began in the recording, %.1f s", paused.Strip, want)
+	}
+	t.Logf("paused at the half-done moment: %+v", paused)
 
 	// → applies the recording up to its next change of the graph; ← undoes it.
 	untilMs := float64(best.until.UnixNano()) / 1e6
@@ -345,6 +396,24 @@ func TestUIHistory(t *testing.T) {
 		t.Errorf("back to live, the canvas draws %v, want the live graph %v, with the object created while travelling", got, want)
 	}
 	browsertest.Screenshot(t, page.Ctx, "ui-history-live")
+
+	// A deletion stuck from now on (its dependent held by a finalizer; made only now, off the
+	// timeline clicks above): a page opened later says how long it has been stuck, not how
+	// long the page has seen it.
+	const heldNS = "hist-held"
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: heldNS}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	held := createConfigMap(t, kube, heldNS, "held")
+	heldDep := createConfigMap(t, kube, heldNS, "held-dep", held)
+	heldDep.Finalizers = []string{"gcscope.test/hold"}
+	if _, err := kube.CoreV1().ConfigMaps(heldNS).Update(ctx, heldDep, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	heldFrom, heldFg := time.Now(), metav1.DeletePropagationForeground
+	if err := kube.CoreV1().ConfigMaps(heldNS).Delete(ctx, "held", metav1.DeleteOptions{PropagationPolicy: &heldFg}); err != nil {
+		t.Fatal(err)
+	}
 
 	// The history view: the collector's deletes, with reason, policy and owner.
 	d.run(t, "open the history view", chromedp.Click(chromedp.CSS("#tab-history")), chromedp.WaitVisible(chromedp.CSS("#history-panel")))
@@ -505,6 +574,40 @@ func TestUIHistory(t *testing.T) {
 	d.run(t, "back to the object panel", chromedp.Click(chromedp.CSS("#tab-object")))
 	page.NoErrorsExcept(t, explainOvertaken)
 
+	// A moment the server refuses (before the recording): said, and dropped from the URL.
+	// The page, live, says the deletion stuck above has been stuck that long, not since the
+	// page was opened.
+	d.run(t, "open a moment before the recording", chromedp.Navigate(base+"/?ns="+heldNS+"&at=1999-01-01T00:00:00Z"), uiReady)
+	poll("the refusal said", `!document.getElementById("toast").hidden && document.getElementById("toast").textContent.startsWith("Time travel")`, 10*time.Second)
+	var refused struct {
+		Search string `json:"search"`
+		Active bool   `json:"active"`
+	}
+	d.eval(t, `({ search: location.search, active: window.gcscope.travel().active })`, &refused)
+	if strings.Contains(refused.Search, "at=") || refused.Active {
+		t.Errorf("a refused moment left the URL %q (travelling %v): want it dropped, live", refused.Search, refused.Active)
+	}
+	poll("the stuck deletion in the strip", `!!document.querySelector('#cascades [data-owner=`+jsQuoted(string(held.UID))+`]')`, 10*time.Second)
+	var stuck string
+	d.eval(t, `document.querySelector('#cascades [data-owner=`+jsQuoted(string(held.UID))+`] .muted').textContent`, &stuck)
+	if m := regexp.MustCompile(`· ([\d.]+) s$`).FindStringSubmatch(stuck); m == nil {
+		t.Errorf("the strip says %q of the stuck deletion: want its elapsed time", stuck)
+	} else if got, want := parseFloat(m[1]), time.Since(heldFrom).Seconds(); got < want-1.5 || got > want+1.5 {
+		t.Errorf("the strip says %q of a deletion stuck for %.0f s: want that long, not since the page saw it", stuck, want)
+	}
+	t.Logf("a deletion stuck for %v: %q", time.Since(heldFrom).Round(time.Second), stuck)
+	heldDep, err := kube.CoreV1().ConfigMaps(heldNS).Get(ctx, "held-dep", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	heldDep.Finalizers = nil
+	if _, err := kube.CoreV1().ConfigMaps(heldNS).Update(ctx, heldDep, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	allowRefused := func(m string) bool {
+		return explainOvertaken(m) || strings.Contains(m, "status of 404") && strings.Contains(m, "/history/state")
+	}
+
 	// gcscope replay FILE, in this process: the page shows the recording, no live stream.
 	file := filepath.Join(t.TempDir(), name)
 	if err := os.WriteFile(file, data, 0o644); err != nil {
@@ -559,7 +662,28 @@ func TestUIHistory(t *testing.T) {
 	t.Logf("the replay at 8×: the cascade in %.0f ms (%.2f× live); %.1f fps", cascadeSpan(t, replayed, owner), liveSpan/cascadeSpan(t, replayed, owner), fps(frames))
 	assertForegroundDrawn(t, replayed, owner, dependents)
 	assertRemovalOrder(t, liveLog, replayed)
-	page.NoErrorsExcept(t, explainOvertaken)
+
+	// A replay's link to a moment (and a selection) opens there, and keeps it in the URL.
+	d.run(t, "open the replay at the half-done moment", chromedp.Navigate(replayBase+"/?ns="+ns+"&sel="+mids[0]+"&at="+url.QueryEscape(target.UTC().Format("2006-01-02T15:04:05.000Z07:00"))), uiReady)
+	poll("the replay at the moment linked", fmt.Sprintf(`(() => { const g = window.gcscope, tr = g.travel(); return tr.active && !tr.seeking && Math.abs(tr.at - %f) < 1; })()`, targetMs), 20*time.Second)
+	var linked struct {
+		Sel  string `json:"sel"`
+		Href string `json:"href"`
+	}
+	d.eval(t, `({ sel: window.gcscope.view.sel || "", href: location.href })`, &linked)
+	if u, err := url.Parse(linked.Href); err != nil || linked.Sel != mids[0] || u.Query().Get("sel") != mids[0] || !sameMs(mustTime(t, u.Query().Get("at")), target.UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano)) {
+		t.Errorf("the replay opened at %s with %q selected, URL %s: want the moment and the selection linked, %s and %s", target.Format(time.RFC3339Nano), linked.Sel, linked.Href, target.Format(time.RFC3339Nano), mids[0])
+	}
+	page.NoErrorsExcept(t, allowRefused)
+}
+
+// parseFloat is s as a number (NaN if it is not one).
+func parseFloat(s string) float64 {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return f
 }
 
 // exportHeader is the first line of an exported history.

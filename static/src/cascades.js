@@ -15,20 +15,37 @@ import { blockingDependents, holdingFinalizers, invalidReason } from "./states.j
 /**
  * @typedef {{owner: string, ref: {kind: string, namespace?: string, name: string}, policy: "Foreground"|"Background"|"Orphan",
  *   start: number, end: number|null, members: Set<string>, gone: number, orphaned: number, total: number,
- *   waitingOn: string, eta: number|null, nested: boolean, progressedAt: number, namespaces: Set<string>}} Cascade
- *   times from performance.now(); eta in ms; nested: its owner is a member of another cascade (the strip
- *   lists only the outermost); progressedAt: when its counts last changed; namespaces: where its objects are
+ *   waitingOn: string, eta: number|null, nested: boolean, progressedAt: number, namespaces: Set<string>,
+ *   estimated: boolean}} Cascade
+ *   start and end: epoch ms on the clock of the moment shown (Cascades.now: the wall clock live, the recorded
+ *   moment in time travel); eta in ms; nested: its owner is a member of another cascade (the strip lists only
+ *   the outermost); progressedAt: when its counts last changed (performance.now(): the layout's hold is
+ *   wall time); namespaces: where its objects are; estimated: its start is the page's (or the
+ *   deletionTimestamp's, to the second), not yet the recording's
  */
 
 /** Finished cascades stay listed this long. */
 const KEEP_MS = 120_000;
 /** At most this many finished cascades are kept. */
 const KEEP_FINISHED = 20;
+/** A deletionTimestamp's precision (RFC 3339, whole seconds). */
+const TIMESTAMP_MS = 1000;
 
 export class Cascades {
-  /** @param {Store} store */
-  constructor(store) {
+  /**
+   * @param {Store} store
+   * @param {() => number} [clock] the moment shown, epoch ms: now (live), or the recorded
+   *   moment (time travel: frozen while paused, the playback clock while playing)
+   */
+  constructor(store, clock = Date.now) {
     this.store = store;
+    /** The moment shown, epoch ms: what elapsed times are measured to. */
+    this.now = clock;
+    /**
+     * When the recording says owner uid's cascade under way at moment t began (time travel:
+     * the timeline's recorded cascades), if it knows. @type {((uid: string, t: number) => number|undefined)|null}
+     */
+    this.recordedStart = null;
     /** by owner uid. @type {Map<string, Cascade>} */ this.active = new Map();
     /** newest first. @type {Cascade[]} */ this.finished = [];
     this.changed = false;
@@ -37,10 +54,11 @@ export class Cascades {
   /**
    * Looks at the objects that changed (or all of them, after a snapshot) for cascades that
    * start, then brings every running cascade up to date.
-   * @param {Iterable<string>} uids @param {number} now
+   * @param {Iterable<string>} uids @param {number} now performance.now() (progressedAt)
    */
   observe(uids, now) {
     const { store } = this;
+    const t = this.now();
     for (const uid of uids) {
       if (this.active.has(uid)) continue;
       const n = store.nodes.get(uid);
@@ -48,54 +66,78 @@ export class Cascades {
         if (!n.beingDeleted || n.virtual) continue;
         const fin = n.finalizers || [];
         const policy = fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : null;
-        if (policy && store.dependents.get(uid)?.size) this.begin(uid, n, policy, now);
+        if (policy && store.dependents.get(uid)?.size) this.begin(uid, n, policy, t, now);
       } else {
         // Removed with dependents still naming it: the collector deletes them in the background.
         const g = store.ghosts.get(uid);
-        if (g && !g.node.virtual && this.liveDependents(uid).length) this.begin(uid, g.node, "Background", now);
+        if (g && !g.node.virtual && this.liveDependents(uid).length) this.begin(uid, g.node, "Background", t, now);
       }
     }
     this.update(now);
   }
 
-  /** @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"} policy @param {number} now */
-  begin(uid, n, policy, now) {
+  /**
+   * @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"} policy
+   * @param {number} t the moment shown, when the page sees the cascade @param {number} now performance.now()
+   */
+  begin(uid, n, policy, t, now) {
     const members = policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
+    // Begun before the page saw it (a page opened on a stuck deletion, a moment of time
+    // travel in the middle of one): from the owner's deletionTimestamp, when that says so
+    // beyond its precision of a second; in time travel, from the recording's cascades once
+    // known (refineStart), to the millisecond.
+    const deleted = Date.parse(n.deletionTimestamp || "");
+    const start = deleted < t - TIMESTAMP_MS ? deleted : t;
     /** @type {Cascade} */
-    const c = { owner: uid, ref: { kind: n.kind, namespace: n.namespace, name: n.name }, policy, start: now, end: null,
+    const c = { owner: uid, ref: { kind: n.kind, namespace: n.namespace, name: n.name }, policy, start, end: null,
       members, gone: 0, orphaned: 0, total: members.size + 1, waitingOn: "", eta: null, nested: false,
-      progressedAt: now, namespaces: new Set([n.namespace || ""]) };
+      progressedAt: now, namespaces: new Set([n.namespace || ""]), estimated: true };
+    this.refineStart(c, t);
     for (const m of members) c.namespaces.add(this.store.nodes.get(m)?.namespace || "");
     this.active.set(uid, c);
     this.changed = true;
   }
 
-  /** @param {number} now */
+  /** @param {number} now performance.now() (progressedAt) */
   update(now) {
+    const t = this.now();
     for (const c of this.active.values()) {
       if (!c.nested) for (const o of this.active.values()) if (o !== c && o.members.has(c.owner)) c.nested = true;
+      if (c.estimated) this.refineStart(c, t);
       const before = `${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}`;
-      this.measure(c, now);
+      this.measure(c, t);
       if (`${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}` !== before) {
         this.changed = true;
         c.progressedAt = now;
       }
       if (this.settled(c)) {
-        c.end = now;
+        c.end = Math.max(t, c.start);
         c.eta = 0;
         this.active.delete(c.owner);
         this.finished.unshift(c);
         this.changed = true;
       }
     }
-    while (this.finished.length > KEEP_FINISHED || (this.finished.length && now - /** @type {number} */ (this.finished[this.finished.length - 1].end) > KEEP_MS)) {
+    while (this.finished.length > KEEP_FINISHED || (this.finished.length && t - /** @type {number} */ (this.finished[this.finished.length - 1].end) > KEEP_MS)) {
       this.finished.pop();
       this.changed = true;
     }
   }
 
-  /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} now */
-  measure(c, now) {
+  /**
+   * The recorded start of a cascade found under way (time travel), once the recording's
+   * cascades are known. @param {Cascade} c @param {number} t the moment shown
+   */
+  refineStart(c, t) {
+    const s = this.recordedStart?.(c.owner, t);
+    if (s === undefined || !Number.isFinite(s) || s > t) return;
+    c.start = s;
+    c.estimated = false;
+    this.changed = true;
+  }
+
+  /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} t the moment shown */
+  measure(c, t) {
     const { store } = this;
     if (c.policy !== "Orphan") {
       for (const d of this.descendants(c.owner)) {
@@ -115,7 +157,7 @@ export class Cascades {
     c.orphaned = orphaned;
     c.total = c.members.size + 1;
     const left = c.total - gone - orphaned;
-    const elapsed = now - c.start;
+    const elapsed = t - c.start;
     c.eta = gone > 0 && left > 0 ? (elapsed / gone) * left : null;
     c.waitingOn = this.waitingOn(c);
   }
@@ -213,7 +255,7 @@ export class Cascades {
 
 /**
  * One line of progress: "8 of 11 gone · waiting on ReplicaSet x (3 Pods) · ~2 s left".
- * @param {Cascade} c @param {number} now
+ * @param {Cascade} c @param {number} now the moment shown (Cascades.now())
  */
 export function progressText(c, now) {
   const parts = [c.policy === "Orphan" ? `${c.orphaned} of ${c.total - 1} orphaned` : `${c.gone} of ${c.total} gone`];
@@ -226,7 +268,10 @@ export function progressText(c, now) {
   return parts.join(" · ");
 }
 
-/** What a running cascade waits on and how long it has left, as its owner's box shows it under the count. @param {Cascade} c @param {number} now */
+/**
+ * What a running cascade waits on and how long it has left, as its owner's box shows it under the count.
+ * @param {Cascade} c @param {number} now the moment shown (Cascades.now())
+ */
 export function cascadeCaption(c, now) {
   const parts = [];
   if (c.waitingOn) parts.push(`waiting on ${c.waitingOn}`);
@@ -251,9 +296,9 @@ export class CascadeStrip {
     this.select = select;
   }
 
-  /** @param {number} now */
-  render(now) {
+  render() {
     const { cascades } = this;
+    const now = cascades.now();
     const list = [...[...cascades.active.values()].sort((a, b) => b.start - a.start), ...cascades.finished].filter((c) => !c.nested).slice(0, 4);
     this.el.hidden = list.length === 0;
     this.el.replaceChildren(...list.map((c) => {
@@ -269,7 +314,7 @@ export class CascadeStrip {
   }
 }
 
-/** @param {number} ms as "2.5 s" (cascades are watched in seconds); a moment of time travel before the page saw the start reads 0 */
+/** @param {number} ms as "2.5 s" (cascades are watched in seconds); a seek back under a cascade of the moment left reads 0 until the new state is in */
 function secs(ms) {
   ms = Math.max(0, ms);
   return ms < 10_000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.round(ms / 1000)} s`;

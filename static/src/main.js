@@ -185,7 +185,7 @@ function tick(now) {
   if ((cascades.changed || cascades.active.size) && now - lastStrip > 250) {
     cascades.changed = false;
     lastStrip = now;
-    cascadeStrip.render(now);
+    cascadeStrip.render();
     // The selected owner's progress line follows its cascade (the owner itself may not change).
     if (view.sel && cascades.of(view.sel)) objectPanel.renderSoon();
   }
@@ -276,7 +276,7 @@ const objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), s
   del: (uid) => dialog.open(uid),
   cascade(uid) {
     const c = cascades.of(uid);
-    return c ? { text: progressText(c, performance.now()), progress: progress(c), running: c.end === null } : null;
+    return c ? { text: progressText(c, cascades.now()), progress: progress(c), running: c.end === null } : null;
   },
 });
 const cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(uid, true));
@@ -781,7 +781,7 @@ function refreshViews() {
   queuesPanel.lastActionsKey = "";
   queuesPanel.render(true);
   cascades.changed = true;
-  cascadeStrip.render(performance.now());
+  cascadeStrip.render();
   objectPanel.show(view.sel);
   filterKey = "";
   fillFilterOptions();
@@ -881,6 +881,8 @@ const api = {
   recordDrawn: () => renderer.recordDrawn(),
   /** What the canvas last drew for uid since recordDrawn: {state, x, y, at}. @param {string} uid */
   drawn: (uid) => renderer.drawnState?.get(uid) || null,
+  /** The caption the canvas last drew under uid's box since recordDrawn (a running cascade's "waiting on … · 2.5 s so far"). @param {string} uid */
+  caption: (uid) => renderer.drawnCaptions?.get(uid) ?? null,
   cascades,
   /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
   trace: (uids) => trace(uids),
@@ -925,7 +927,7 @@ renderer.selected = view.sel;
 updateFocusChip();
 legend();
 updateEmpty();
-if (replay) travelUI?.startReplay();
+if (replay) travelUI?.startReplay(parseTime(atURL), view.sel);
 else {
   stream.open();
   // ?at=: opened at a recorded moment (the live state loads underneath all the same).

@@ -62,6 +62,8 @@ export class Renderer {
      * @type {Map<string, {state: string, x: number, y: number, at: number}>|null}
      */
     this.drawnState = null;
+    /** The caption last drawn under each cascade's owner ("waiting on … · 2.5 s so far"), kept as drawnState is. @type {Map<string, string>|null} */
+    this.drawnCaptions = null;
     this.previewVersion = 0; // bumped with each new preview: cached drawings depend on it
     /** parents whose leaf sets are always drawn open. @type {Set<string>} */ this.expanded = new Set();
     /** @type {Record<string, string>} */ this.colors = {};
@@ -458,6 +460,7 @@ export class Renderer {
   /** Starts keeping drawnState, and redraws everything so that it starts complete. */
   recordDrawn() {
     this.drawnState ??= new Map();
+    this.drawnCaptions ??= new Map();
     for (const g of this.layout.groups.values()) /** @type {any} */ (g).cache = null;
     this.dirty = true;
   }
@@ -698,7 +701,13 @@ export class Renderer {
       if (cascade && cascade.end === null) {
         // Under the box, in the gap above its dependents: what it waits on, and how long.
         ctx.font = "10px system-ui, sans-serif";
-        const caption = truncate(ctx, cascadeCaption(cascade, performance.now()), NODE_W + 40);
+        // Elapsed on the clock of the moment shown: frozen while time travel is paused. Too
+        // long, what it waits on is cut short, not how long.
+        const full = cascadeCaption(cascade, this.cascades?.now() ?? Date.now()), cut = full.lastIndexOf(" · ");
+        const caption = cut > 0 && ctx.measureText(full).width > NODE_W + 40
+          ? truncate(ctx, full.slice(0, cut), NODE_W + 40 - ctx.measureText(full.slice(cut)).width) + full.slice(cut)
+          : truncate(ctx, full, NODE_W + 40);
+        this.drawnCaptions?.set(it.uid, caption);
         const w = ctx.measureText(caption).width + 10;
         ctx.fillStyle = C["--group-bg"];
         ctx.globalAlpha = alpha * 0.9;

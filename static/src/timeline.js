@@ -125,6 +125,13 @@ export class Timeline {
     this.load(quiet ? 0 : 150);
   }
 
+  /** The window stops following now (time travel: it holds still on the past). */
+  hold() {
+    if (!this.followNow) return;
+    this.followNow = false;
+    this.hooks.changed();
+  }
+
   /** Closes in on a cascade (with some room either side) and marks it selected. @param {RecordedCascade} c */
   focusCascade(c) {
     this.selected = c;

@@ -29,9 +29,11 @@ export class TimeTravel {
   constructor(hooks) {
     this.hooks = hooks;
     this.store = new Store();
-    this.cascades = new Cascades(this.store);
+    // Elapsed times in recorded time: the moment shown (frozen while paused).
+    this.cascades = new Cascades(this.store, () => this.at);
     /** showing a recorded moment (not the live state) */ this.active = false;
     /** the moment shown, epoch ms */ this.at = NaN;
+    /** the moment of the state loaded (at, but for a seek under way) */ this.loadedAt = NaN;
     /** the session and seq of the last event in the state shown */ this.session = 0;
     this.seq = 0;
     /** what the server said about the moment (a gap, after a stop) */ this.note = "";
@@ -57,18 +59,21 @@ export class TimeTravel {
    */
   seek(t, o = {}) {
     this.pause();
+    // No seek under way: the moment shown is the state's, to go back to if this one is refused.
+    if (!this.seeking && this.seekTimer === undefined) this.loadedAt = this.at;
     this.at = t;
     this.hooks.moment(t);
     clearTimeout(this.seekTimer);
+    this.seekTimer = undefined;
     const id = ++this.seekId;
     const done = o.debounce
       ? new Promise((resolve) => {
         this.seekTimer = setTimeout(() => {
           this.seekTimer = undefined;
-          this.load(id, () => stateAt(t), t).then(resolve, resolve);
+          this.load(id, () => stateAt(t), t, true).then(resolve, resolve);
         }, SEEK_DEBOUNCE_MS);
       })
-      : this.load(id, () => stateAt(t), t);
+      : this.load(id, () => stateAt(t), t, true);
     /** @type {Promise<any>} */ (this.pending) = done;
     return /** @type {Promise<void>} */ (done);
   }
@@ -76,8 +81,9 @@ export class TimeTravel {
   /**
    * Loads a state into the travel store, unless another seek overtook it.
    * @param {number} id @param {() => Promise<any>} fetch @param {number|null} t the moment shown, null: the state's
+   * @param {boolean} [sought] a seek's: refused, the moment shown goes back to the state's
    */
-  async load(id, fetch, t) {
+  async load(id, fetch, t, sought = false) {
     const t0 = performance.now();
     this.seeking = true;
     let state;
@@ -86,6 +92,11 @@ export class TimeTravel {
     } catch (e) {
       if (id === this.seekId) {
         this.seeking = false;
+        // Refused (a moment before the recording): the moment shown is the one loaded before, if any.
+        if (sought) {
+          this.at = this.loadedAt;
+          if (this.active) this.hooks.moment(this.at);
+        }
         this.hooks.error(/** @type {any} */ (e).message || String(e));
       }
       return;
@@ -93,9 +104,9 @@ export class TimeTravel {
     if (id !== this.seekId) return;
     this.seeking = false;
     this.pending = null;
+    // The moment first: the cascades found in the state are measured to it.
+    this.at = this.loadedAt = t !== null ? t : parseTime(state.time);
     this.apply(state);
-    if (t !== null) this.at = t;
-    else this.at = parseTime(state.time);
     this.enter();
     this.lastSeekMs = performance.now() - t0;
     this.hooks.seeked(state, this.lastSeekMs);
@@ -133,6 +144,7 @@ export class TimeTravel {
   leave() {
     this.pause();
     clearTimeout(this.seekTimer);
+    this.seekTimer = undefined;
     this.seekId++;
     if (!this.active) return;
     this.active = false;

@@ -86,6 +86,8 @@ export class TravelUI {
         body.classList.add("travel");
         page.showConn();
         banner.hidden = false;
+        // Travelling (by a link as by a drag): the timeline's window holds still, off now.
+        tl.hold();
         page.showStore(tr.store, tr.cascades);
         this.updateControls();
       },
@@ -123,6 +125,8 @@ export class TravelUI {
       },
       error(m) {
         page.toast(`Time travel: ${m}`);
+        // The moment refused is not the view: the URL names the one shown, if any.
+        page.writeURL();
       },
     });
     this.travel = tr;
@@ -140,6 +144,8 @@ export class TravelUI {
       error: (m) => ($("tl-title").textContent = `The timeline could not be read: ${m}`),
     });
     this.timeline = tl;
+    // A cascade found under way at the moment shown began when the recording says.
+    tr.cascades.recordedStart = (uid, t) => tl.data?.cascades.find((c) => c.root.uid === uid && c.start <= t && (c.end === null || c.end >= t))?.start;
     this.historyView = new HistoryView($("history-panel"), {
       cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
       async cascadeOf(id) {
@@ -337,8 +343,12 @@ export class TravelUI {
     $("tl-title").title = singles ? "Single deletions: objects deleted with no dependents, the collector had nothing to do; not drawn. Search or select one to replay it." : "";
   }
 
-  /** Replay mode: the recording from its largest cascade, or its start; no live stream. */
-  async startReplay() {
+  /**
+   * Replay mode: the recording at the moment the URL names (?at=), else from its largest
+   * cascade, or its start; no live stream. The object the URL selects (?sel=) stays selected.
+   * @param {number} at the URL's moment, NaN when none @param {string|null} sel the URL's selection
+   */
+  async startReplay(at, sel) {
     const tl = this.timeline;
     const conn = $("conn");
     conn.dataset.state = "replay";
@@ -357,12 +367,21 @@ export class TravelUI {
       $("travel-tag").textContent = "Replay of a recording";
       $("travel-note").textContent = rangeText(from, to);
       $("travel-note").dataset.range = `${isoTime(from)}/${isoTime(to)}`;
+      // A link to a moment of the replay: that moment (unless the recording does not hold it).
+      if (Number.isFinite(at)) {
+        await this.travel.seek(at);
+        if (this.travel.active) {
+          if (sel) this.page.select(sel, true, true);
+          return;
+        }
+      }
       const d = await fetchTimeline(from, to + 1, 100).catch(() => null);
       // The largest (the earliest of equals): a Pod a ReplicaSet deleted is a cascade of
       // one, not what the recording was shared for.
       const c = d?.cascades.sort((a, b) => (b.objects ?? 0) - (a.objects ?? 0) || a.start - b.start)[0];
       if (c) await this.selectCascade(c, false);
       else await this.travel.seek(from);
+      if (sel) this.page.select(sel, true, true);
     } catch (e) {
       this.page.toast(`The recording could not be read: ${/** @type {any} */ (e).message || e}`);
     }
