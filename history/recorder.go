@@ -118,20 +118,25 @@ type Recorder struct {
 	rateAt   time.Time
 	rateSeq  uint64
 	bursting bool
+	busyAt   time.Time // the end of the last window at or above calmRate
 }
 
-// A burst: the engine publishing faster than burstRate, until it publishes slower than
-// calmRate (a cascade's tail, its last deletions and the owner's, is slower than its
-// middle: catching up then would take the cores from it). While it lasts, and while the
+// A burst: the engine publishing faster than burstRate in a rateWindow, until it has
+// published slower than calmRate for calmFor (a cascade's tail, its last deletions and
+// the owner's, is slower than its middle, and pauses: catching up then would take the
+// cores from it). The window is short, so that a cascade is seen within its first few
+// hundred events: until then the recorder reads and writes them, on the cascade's
+// cores. While it lasts, and while the
 // recorder is less than half the feed's ring behind, the recorder does not read:
 // a cascade's CPU goes to the cascade (the apiserver, etcd and the engine may share the
 // cores), and the recording catches up from the ring once the burst is over. Past half
 // the ring it records at full speed (about 100,000 events a second, several times what a
 // cascade publishes), so that it never falls out of the ring for a burst.
 const (
-	rateWindow = 100 * time.Millisecond
+	rateWindow = 20 * time.Millisecond
 	burstRate  = 5000 // events a second
 	calmRate   = 500
+	calmFor    = 250 * time.Millisecond
 	burstPause = 50 * time.Millisecond
 )
 
@@ -300,7 +305,10 @@ func (r *Recorder) stepAside() bool {
 	now, seq := time.Now(), r.feed.LastSeq()
 	if elapsed := now.Sub(r.rateAt); elapsed >= rateWindow {
 		rate := float64(seq-r.rateSeq) / elapsed.Seconds()
-		r.bursting = rate > burstRate || r.bursting && rate >= calmRate
+		if rate >= calmRate {
+			r.busyAt = now
+		}
+		r.bursting = rate > burstRate || r.bursting && now.Sub(r.busyAt) < calmFor
 		r.rateAt, r.rateSeq = now, seq
 	}
 	return r.bursting && seq-r.last < uint64(r.feed.Size()/2)
