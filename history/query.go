@@ -22,6 +22,8 @@ type Query struct {
 	// The objects an event concerns (the one it is about, the item an owner was looked up
 	// for, the owners a patch touches, an edge's two ends), as they were recorded.
 	UIDs, Names, Namespaces, Kinds []string // a namespace "" is cluster-scoped; kinds case-insensitive
+	// NameContains keeps the objects whose name contains it, in any case (a search box's).
+	NameContains string
 	// Words (see Words for each one's values).
 	Types, Queues, Verbs, Ops, Results []string
 	// Session, when not 0, keeps one session's events.
@@ -150,7 +152,7 @@ func (s *Store) Query(ctx context.Context, q Query) (Page, error) {
 	page := Page{Events: []Record{}}
 
 	var objects map[int64]gc.ObjectRef // nil: no object filter
-	if len(q.UIDs)+len(q.Names)+len(q.Namespaces)+len(q.Kinds) > 0 {
+	if len(q.UIDs)+len(q.Names)+len(q.Namespaces)+len(q.Kinds) > 0 || q.NameContains != "" {
 		if objects, err = s.matchObjects(ctx, &q); err != nil {
 			return page, err
 		}
@@ -388,6 +390,10 @@ func (s *Store) matchObjects(ctx context.Context, q *Query) (map[int64]gc.Object
 	in("name", q.Names, false)
 	in("namespace", q.Namespaces, false)
 	in("lower(kind)", q.Kinds, true)
+	if q.NameContains != "" {
+		where = append(where, `lower(name) LIKE ? ESCAPE '\'`)
+		args = append(args, "%"+likeEscaper.Replace(strings.ToLower(q.NameContains))+"%")
+	}
 	rows, err := s.r.QueryContext(ctx, `SELECT id, uid, api_version, kind, namespace, name FROM objects WHERE `+strings.Join(where, " AND "), args...)
 	if err != nil {
 		return nil, err
@@ -481,3 +487,6 @@ var (
 
 // Representable reports whether a recording can hold the moment t.
 func Representable(t time.Time) bool { return !t.Before(EarliestMoment) && !t.After(LatestMoment) }
+
+// likeEscaper makes a string match itself in a LIKE pattern (ESCAPE '\').
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

@@ -32,7 +32,7 @@ type History interface {
 
 // GET /api/v1/history's query parameters: those that take one value, and the repeatable ones.
 var (
-	historySingle = []string{"from", "to", "last", "session", "cascade", "order", "limit", "cursor"}
+	historySingle = []string{"from", "to", "last", "session", "cascade", "order", "limit", "cursor", "nameContains"}
 	historyMulti  = []string{"uid", "name", "namespace", "kind", "type", "queue", "verb", "op", "result"}
 )
 
@@ -100,7 +100,7 @@ func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError
 		return history.Query{}, &apiError{Code: "bad_request", Message: fmt.Sprintf(format, args...)}
 	}
 	q := history.Query{
-		UIDs: v["uid"], Names: v["name"], Namespaces: v["namespace"], Kinds: v["kind"],
+		UIDs: v["uid"], Names: v["name"], Namespaces: v["namespace"], Kinds: v["kind"], NameContains: v.Get("nameContains"),
 		Types: v["type"], Queues: v["queue"], Verbs: v["verb"], Ops: v["op"], Results: v["result"],
 		Newest: true,
 	}

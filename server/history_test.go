@@ -198,6 +198,12 @@ func TestHistoryRoutes(t *testing.T) {
 			t.Errorf("state ?%s: %d %s, want %d", query, got, body, code)
 		}
 	}
+	// A search box's query: part of a name, in any case.
+	if got := getHistory(t, c, "nameContains=WNE", nil); len(got.Events) == 0 || slices.ContainsFunc(got.Events, func(r history.Record) bool {
+		return r.Object == nil || !strings.Contains(r.Object.Name, "wne")
+	}) {
+		t.Errorf("nameContains=WNE: %d events, want the owner's only", len(got.Events))
+	}
 	if _, body := c.do("GET", "/api/v1/history/state?session=99&seq=1", nil, nil); !strings.Contains(string(body), "no session 99") {
 		t.Errorf("a session that never was: %s, want it said so", body)
 	}

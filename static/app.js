@@ -4931,7 +4931,7 @@ function searchScore(n, q) {
 async function searchRecording(name) {
   results.replaceChildren(h("li.muted", null, "searching the recording…"));
   try {
-    const page = await historyPage({ name, type: "nodeRemoved", order: "newest", limit: 20 });
+    const page = await historyPage({ nameContains: name, type: "nodeRemoved", order: "newest", limit: 20 });
     const seen = /* @__PURE__ */ new Set();
     const found = page.events.filter((e) => !seen.has(e.node?.uid) && seen.add(e.node?.uid));
     results.replaceChildren(...found.map((e) => {
@@ -4943,7 +4943,7 @@ async function searchRecording(name) {
         travelUI?.travel.seek(t - 1e-3).then(() => select(n.uid, true));
       } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
     }));
-    if (!found.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object named “${name}”`));
+    if (!found.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object whose name contains “${name}”`));
   } catch (e) {
     results.replaceChildren(h("li.muted", null, `the recording could not be searched: ${/** @type {any} */
     e.message || e}`));

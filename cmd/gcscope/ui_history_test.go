@@ -487,7 +487,7 @@ func TestUIHistory(t *testing.T) {
 	// A gone object: found in the recording from the search box, seen just before its
 	// removal, and its last cascade replayed from its panel.
 	gone := leafUIDs[2]
-	d.run(t, "search the recording", chromedp.Click(chromedp.CSS("#search")), chromedp.SendKeys(chromedp.CSS("#search"), "leaf-b1"),
+	d.run(t, "search the recording", chromedp.Click(chromedp.CSS("#search")), chromedp.SendKeys(chromedp.CSS("#search"), "LEAF-B"), // part of its name, another case
 		chromedp.WaitVisible(chromedp.CSS("#search-recording")), chromedp.Click(chromedp.CSS("#search-recording")),
 		chromedp.WaitVisible(chromedp.CSS(`#search-results li[data-uid="`+gone+`"]`)), chromedp.Click(chromedp.CSS(`#search-results li[data-uid="`+gone+`"]`)))
 	poll("the gone object, just before its removal", `(() => { const g = window.gcscope, tr = g.travel();

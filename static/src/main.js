@@ -468,14 +468,15 @@ function searchScore(n, q) {
 }
 
 /**
- * The recorded removals of objects named name (the newest first): a click travels to just
- * before the removal, the object selected, to see it or replay its last cascade.
+ * The recorded removals of objects whose name contains name, in any case, as the live
+ * search matches (the newest first): a click travels to just before the removal, the
+ * object selected, to see it or replay its last cascade.
  * @param {string} name
  */
 async function searchRecording(name) {
   results.replaceChildren(h("li.muted", null, "searching the recording…"));
   try {
-    const page = await historyPage({ name, type: "nodeRemoved", order: "newest", limit: 20 });
+    const page = await historyPage({ nameContains: name, type: "nodeRemoved", order: "newest", limit: 20 });
     const seen = new Set();
     const found = page.events.filter((/** @type {any} */ e) => !seen.has(e.node?.uid) && seen.add(e.node?.uid));
     results.replaceChildren(...found.map((/** @type {any} */ e) => {
@@ -487,7 +488,7 @@ async function searchRecording(name) {
         travelUI?.travel.seek(t - 0.001).then(() => select(n.uid, true));
       } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
     }));
-    if (!found.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object named “${name}”`));
+    if (!found.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object whose name contains “${name}”`));
   } catch (e) {
     results.replaceChildren(h("li.muted", null, `the recording could not be searched: ${/** @type {any} */ (e).message || e}`));
   }
