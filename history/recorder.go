@@ -117,6 +117,7 @@ type Recorder struct {
 	// The feed's publish rate, measured every rateWindow, for stepping aside in a burst.
 	rateAt   time.Time
 	rateSeq  uint64
+	rate     float64 // events a second in the last window
 	bursting bool
 	busyAt   time.Time // the end of the last window at or above calmRate
 }
@@ -245,7 +246,7 @@ func (r *Recorder) step(ctx, dbctx context.Context) {
 	if r.stepAside() {
 		select {
 		case <-ctx.Done():
-		case <-time.After(burstPause):
+		case <-time.After(r.asideFor()):
 		}
 		return
 	}
@@ -304,14 +305,25 @@ func (r *Recorder) drain(ctx context.Context) {
 func (r *Recorder) stepAside() bool {
 	now, seq := time.Now(), r.feed.LastSeq()
 	if elapsed := now.Sub(r.rateAt); elapsed >= rateWindow {
-		rate := float64(seq-r.rateSeq) / elapsed.Seconds()
-		if rate >= calmRate {
+		r.rate = float64(seq-r.rateSeq) / elapsed.Seconds()
+		if r.rate >= calmRate {
 			r.busyAt = now
 		}
-		r.bursting = rate > burstRate || r.bursting && now.Sub(r.busyAt) < calmFor
+		r.bursting = r.rate > burstRate || r.bursting && now.Sub(r.busyAt) < calmFor
 		r.rateAt, r.rateSeq = now, seq
 	}
 	return r.bursting && seq-r.last < uint64(r.feed.Size()/2)
+}
+
+// asideFor is how long to leave the feed unread: burstPause, or less when the engine at
+// its last rate would take the recorder past half the ring sooner (a flood of a million
+// events a second fills it in 30 ms).
+func (r *Recorder) asideFor() time.Duration {
+	left := float64(r.feed.Size()/2) - float64(r.feed.LastSeq()-r.last)
+	if r.rate <= 0 {
+		return burstPause
+	}
+	return min(burstPause, max(time.Millisecond, time.Duration(left/r.rate/2*float64(time.Second))))
 }
 
 // seed starts (or restarts) the recording from a fresh snapshot: a checkpoint, and the
