@@ -24,12 +24,7 @@ func quick() RecorderOptions {
 // waits with the foregroundDeletion finalizer, each dependent is deleted (one delete
 // fails once with a conflict), then the finalizer is removed and the owner goes.
 func (s *synth) foreground(t tree, halfway func()) {
-	s.mu.Lock()
-	n, _ := s.rep.Node(t.owner.UID)
-	s.mu.Unlock()
-	now := time.Now().UTC().Truncate(time.Second)
-	n.BeingDeleted, n.DeletingDependents, n.DeletionTimestamp, n.Finalizers = true, true, &now, []string{"foregroundDeletion"}
-	s.publish(gc.Event{Type: gc.NodeUpdated, Node: &n})
+	n := s.waitForDependents(t.owner)
 	for _, d := range t.deps {
 		s.queue(gc.AttemptToDelete, gc.QueueAdded, d, "", 0, 0)
 	}
@@ -46,10 +41,28 @@ func (s *synth) foreground(t tree, halfway func()) {
 		s.queue(gc.AttemptToDelete, gc.QueueDone, d, "", 0, 0)
 		s.remove(d, []types.UID{t.owner.UID})
 	}
-	s.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbRemoveFinalizer, Object: t.owner, Finalizer: "foregroundDeletion", Reason: "no dependent blocks it"})
-	n.Finalizers, n.DeletingDependents = nil, false
+	s.finishForeground(n)
+}
+
+// waitForDependents publishes obj's foreground deletion beginning: it waits, with the
+// foregroundDeletion finalizer, for its dependents. It returns the node as published.
+func (s *synth) waitForDependents(obj gc.ObjectRef) gc.NodeState {
+	s.mu.Lock()
+	n, _ := s.rep.Node(obj.UID)
+	s.mu.Unlock()
+	now := time.Now().UTC().Truncate(time.Second)
+	n.BeingDeleted, n.DeletingDependents, n.DeletionTimestamp, n.Finalizers = true, true, &now, []string{"foregroundDeletion"}
 	s.publish(gc.Event{Type: gc.NodeUpdated, Node: &n})
-	s.remove(t.owner, nil)
+	return n
+}
+
+// finishForeground publishes the end of owner's foreground deletion, its dependents gone:
+// the collector removes the finalizer, and the owner goes.
+func (s *synth) finishForeground(owner gc.NodeState) {
+	s.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbRemoveFinalizer, Object: owner.ObjectRef, Finalizer: "foregroundDeletion", Reason: "no dependent blocks it"})
+	owner.Finalizers, owner.DeletingDependents = nil, false
+	s.publish(gc.Event{Type: gc.NodeUpdated, Node: &owner})
+	s.remove(owner.ObjectRef, nil)
 }
 
 func waitCascades(t *testing.T, s *Store, q CascadeQuery, done func([]Cascade) bool) []Cascade {
@@ -183,11 +196,7 @@ func TestOrphanCascadeAndAGapThatCutsOne(t *testing.T) {
 	}
 
 	// A cascade open when the recorder falls behind ends at the gap, with a note.
-	e.mu.Lock()
-	n, _ = e.rep.Node(cut.owner.UID)
-	e.mu.Unlock()
-	n.BeingDeleted, n.DeletingDependents, n.Finalizers = true, true, []string{"foregroundDeletion"}
-	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &n})
+	e.waitForDependents(cut.owner)
 	waitRecorded(t, s, e.feed.LastSeq())
 	var burst []gc.Event
 	for range 1000 {
@@ -218,11 +227,7 @@ func TestRestartEndsOpenCascades(t *testing.T) {
 	o.CascadeQuiet = time.Hour // nothing ends by itself during the test
 	stop := record(t, s, e, o)
 	waiting, gone := e.grow(3), e.grow(0)
-	e.mu.Lock()
-	n, _ := e.rep.Node(waiting.owner.UID)
-	e.mu.Unlock()
-	n.BeingDeleted, n.DeletingDependents, n.Finalizers = true, true, []string{"foregroundDeletion"}
-	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &n})
+	e.waitForDependents(waiting.owner)
 	e.remove(gone.owner, nil)
 	waitRecorded(t, s, e.feed.LastSeq())
 	stop()
@@ -323,15 +328,9 @@ func TestACascadeUnderWayAtARestartIsOneCascade(t *testing.T) {
 	o := quick()
 	stop := record(t, s, e, o)
 	tr := e.grow(4)
-	e.mu.Lock()
-	owner, _ := e.rep.Node(tr.owner.UID)
-	first, _ := e.rep.Node(tr.deps[0].UID)
-	e.mu.Unlock()
-	owner.BeingDeleted, owner.DeletingDependents, owner.Finalizers = true, true, []string{"foregroundDeletion"}
-	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &owner})
+	owner := e.waitForDependents(tr.owner)
 	e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: tr.deps[0], Policy: "Foreground", Reason: "its owner is deleting in the foreground"})
-	first.BeingDeleted, first.DeletingDependents, first.Finalizers = true, true, []string{"foregroundDeletion"}
-	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &first})
+	e.waitForDependents(tr.deps[0])
 	waitRecorded(t, s, e.feed.LastSeq())
 	stop()
 
@@ -361,10 +360,7 @@ func TestACascadeUnderWayAtARestartIsOneCascade(t *testing.T) {
 		e.queue(gc.AttemptToDelete, gc.QueueDone, d, "", 0, 0)
 		e.remove(d, []types.UID{tr.owner.UID})
 	}
-	e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbRemoveFinalizer, Object: tr.owner, Finalizer: "foregroundDeletion", Reason: "no dependent blocks it"})
-	owner.Finalizers, owner.DeletingDependents = nil, false
-	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &owner})
-	e.remove(tr.owner, nil)
+	e.finishForeground(owner)
 	waitRecorded(t, s, e.feed.LastSeq())
 	ended := inSession(waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool {
 		mine := inSession(cs)

@@ -155,11 +155,7 @@ func TestImportKeepsWhyCascadesWereCut(t *testing.T) {
 	o := quick()
 	stop := record(t, s, e, o)
 	tr := e.grow(2)
-	e.mu.Lock()
-	owner, _ := e.rep.Node(tr.owner.UID)
-	e.mu.Unlock()
-	owner.BeingDeleted, owner.DeletingDependents, owner.Finalizers = true, true, []string{"foregroundDeletion"}
-	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &owner})
+	owner := e.waitForDependents(tr.owner)
 	waitRecorded(t, s, e.feed.LastSeq())
 	stop()
 	record(t, s, e, o)
@@ -167,9 +163,7 @@ func TestImportKeepsWhyCascadesWereCut(t *testing.T) {
 		e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: d, Policy: "Background", Reason: "its owner is deleting in the foreground"})
 		e.remove(d, []types.UID{tr.owner.UID})
 	}
-	owner.Finalizers, owner.DeletingDependents = nil, false
-	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &owner})
-	e.remove(tr.owner, nil)
+	e.finishForeground(owner)
 	waitRecorded(t, s, e.feed.LastSeq())
 	ctx := context.Background()
 	all := allPages(t, s, Query{Limit: MaxLimit})
