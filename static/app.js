@@ -4707,9 +4707,10 @@ function tick(now) {
 var conn = $("conn");
 var connState = "connecting";
 var connDetail = "";
+var livePast = () => body.classList.contains("travel") && connState === "live";
 function showConn() {
   if (replay) return;
-  const past = body.classList.contains("travel") && connState === "live";
+  const past = livePast();
   conn.dataset.state = connState;
   conn.textContent = past ? "○ live underneath" : connState === "live" ? "● live" : connState === "connecting" ? "connecting…" : connState === "offline" ? "offline — click to retry" : "reconnecting…";
   conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
@@ -4740,7 +4741,7 @@ var stream = new Stream({
     }
   }
 });
-conn.addEventListener("click", () => body.classList.contains("travel") && connState === "live" ? travelUI?.backToLive() : stream.retry());
+conn.addEventListener("click", () => livePast() ? travelUI?.backToLive() : stream.retry());
 var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), store, {
   readOnly,
   travelAt: () => travelUI?.travel.active ? travelUI.travel.at : null,

@@ -226,10 +226,12 @@ function tick(now) {
 const conn = $("conn");
 /** The stream's state and what it said of it. */
 let connState = "connecting", connDetail = "";
+/** Time travel over a live stream: what is drawn is past, the live state goes on underneath. */
+const livePast = () => body.classList.contains("travel") && connState === "live";
 /** The connection's dot: the stream's state, and in time travel that what is drawn is past. */
 function showConn() {
   if (replay) return; // TravelUI.startReplay owns it
-  const past = body.classList.contains("travel") && connState === "live";
+  const past = livePast();
   conn.dataset.state = connState;
   conn.textContent = past ? "○ live underneath" : connState === "live" ? "● live" : connState === "connecting" ? "connecting…" : connState === "offline" ? "offline — click to retry" : "reconnecting…";
   conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
@@ -263,7 +265,7 @@ const stream = new Stream({
     }
   },
 });
-conn.addEventListener("click", () => (body.classList.contains("travel") && connState === "live" ? travelUI?.backToLive() : stream.retry()));
+conn.addEventListener("click", () => (livePast() ? travelUI?.backToLive() : stream.retry()));
 
 // --- panels ---
 
