@@ -45,6 +45,10 @@ type RecorderOptions struct {
 	// CascadeQuiet is how long a cascade with nothing left in the graph waits for more of
 	// it before it ends; default DefaultCascadeQuiet (2 s).
 	CascadeQuiet time.Duration
+	// BurstRate is the engine's publish rate, in events a second, above which the
+	// recorder steps aside (see burst below); default DefaultBurstRate. Negative: it
+	// never does, and the store follows the engine within FlushInterval even in a burst.
+	BurstRate float64
 }
 
 func (o *RecorderOptions) defaults(maxAge time.Duration) {
@@ -71,6 +75,9 @@ func (o *RecorderOptions) defaults(maxAge time.Duration) {
 	}
 	if o.CascadeQuiet <= 0 {
 		o.CascadeQuiet = DefaultCascadeQuiet
+	}
+	if o.BurstRate == 0 {
+		o.BurstRate = DefaultBurstRate
 	}
 }
 
@@ -122,20 +129,25 @@ type Recorder struct {
 	busyAt   time.Time // the end of the last window at or above calmRate
 }
 
-// A burst: the engine publishing faster than burstRate in a rateWindow, until it has
+// A burst: the engine publishing faster than BurstRate in a rateWindow, until it has
 // published slower than calmRate for calmFor (a cascade's tail, its last deletions and
 // the owner's, is slower than its middle, and pauses: catching up then would take the
 // cores from it). The window is short, so that a cascade is seen within its first few
-// hundred events: until then the recorder reads and writes them, on the cascade's
-// cores. While it lasts, and while the
-// recorder is less than half the feed's ring behind, the recorder does not read:
-// a cascade's CPU goes to the cascade (the apiserver, etcd and the engine may share the
-// cores), and the recording catches up from the ring once the burst is over. Past half
-// the ring it records at full speed (about 100,000 events a second, several times what a
-// cascade publishes), so that it never falls out of the ring for a burst.
+// hundred events: until then the recorder reads and writes them, on the cascade's cores.
+// While the burst lasts, and while the recorder is less than half the feed's ring behind,
+// the recorder does not read: a cascade's CPU goes to the cascade (the apiserver, etcd
+// and the engine may share the cores), and the recording catches up from the ring once
+// the burst is over. Past half the ring it records at full speed (about 100,000 events a
+// second, several times what a cascade publishes), so that it never falls out of the ring
+// for a burst.
+//
+// A foreground deletion of a dozen dependents publishes about 100 events in its first
+// 20 ms, near the default rate: when the recorder steps aside for it, the store shows
+// the cascade only once it has calmed, all but done.
 const (
+	DefaultBurstRate = 5000 // events a second
+
 	rateWindow = 20 * time.Millisecond
-	burstRate  = 5000 // events a second
 	calmRate   = 500
 	calmFor    = 250 * time.Millisecond
 	burstPause = 50 * time.Millisecond
@@ -309,7 +321,7 @@ func (r *Recorder) stepAside() bool {
 		if r.rate >= calmRate {
 			r.busyAt = now
 		}
-		r.bursting = r.rate > burstRate || r.bursting && now.Sub(r.busyAt) < calmFor
+		r.bursting = r.o.BurstRate >= 0 && r.rate > r.o.BurstRate || r.bursting && now.Sub(r.busyAt) < calmFor
 		r.rateAt, r.rateSeq = now, seq
 	}
 	return r.bursting && seq-r.last < uint64(r.feed.Size()/2)

@@ -3,6 +3,7 @@ package enginetest
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +30,11 @@ func TestCascadesOfTheRealEngine(t *testing.T) {
 	recCtx, stopRecorder := context.WithCancel(context.Background())
 	recDone := make(chan error, 1)
 	go func() {
-		recDone <- history.NewRecorder(store, engine, history.RecorderOptions{FlushInterval: 10 * time.Millisecond, CascadeQuiet: 500 * time.Millisecond}).Run(recCtx)
+		// The store is watched while the cascade runs: a recorder that stepped aside for
+		// the cascade's first 20 ms (about 100 events, near the default BurstRate) would
+		// write it only once it calmed (TestRecorderStepsAsideInABurst tests that).
+		recDone <- history.NewRecorder(store, engine, history.RecorderOptions{FlushInterval: 10 * time.Millisecond, CascadeQuiet: 500 * time.Millisecond,
+			BurstRate: -1}).Run(recCtx)
 	}()
 	defer func() { stopRecorder(); <-recDone }()
 
@@ -79,8 +84,17 @@ func TestCascadesOfTheRealEngine(t *testing.T) {
 		t.Fatal(err)
 	}
 	var mid history.Cascade
+	var seen []string // each different answer, for a failure
+	defer func() {
+		if t.Failed() {
+			t.Logf("the foreground cascade as recorded, each change:\n%s", strings.Join(seen, "\n"))
+		}
+	}()
 	waitFor(t, ctx, "the foreground cascade to be recorded part done", func() bool {
 		cs := cascadesOf(fgOwner)
+		if s := fmt.Sprintf("%+v", cs); len(seen) == 0 || seen[len(seen)-1] != s {
+			seen = append(seen, s)
+		}
 		if len(cs) == 1 && cs[0].End == nil && cs[0].Deleted >= deps/2 && cs[0].Deleted < cs[0].Objects {
 			mid = cs[0]
 			return true
