@@ -804,6 +804,7 @@ var Cascades = class {
     this.store = store2;
     this.now = clock2;
     this.recordedStart = null;
+    this.recordedObjects = null;
     this.active = /* @__PURE__ */ new Map();
     this.finished = [];
     this.changed = false;
@@ -917,9 +918,13 @@ var Cascades = class {
       else if (c.policy === "Orphan" ? !n.owners?.some((o) => o.uid === c.owner) : !this.ownedWithin(c, n)) orphaned++;
     }
     if (!store2.nodes.has(c.owner)) gone++;
+    const seen = c.members.size + 1;
+    const before = Math.max(0, (this.recordedObjects?.(c.owner, t) ?? 0) - seen);
+    if (c.policy === "Orphan") orphaned += before;
+    else gone += before;
     c.gone = gone;
     c.orphaned = orphaned;
-    c.total = c.members.size + 1;
+    c.total = seen + before;
     const left = c.total - gone - orphaned;
     const elapsed = t - c.start;
     c.eta = gone > 0 && left > 0 ? elapsed / gone * left : null;
@@ -4298,7 +4303,9 @@ var TravelUI = class {
       }
     );
     this.timeline = tl;
-    tr.cascades.recordedStart = (uid, t) => tl.data?.cascades.find((c) => c.root.uid === uid && c.start <= t && (c.end === null || c.end >= t))?.start;
+    const recorded = (uid, t) => tl.data?.cascades.find((c) => c.root.uid === uid && c.start <= t && (c.end === null || c.end >= t));
+    tr.cascades.recordedStart = (uid, t) => recorded(uid, t)?.start;
+    tr.cascades.recordedObjects = (uid, t) => recorded(uid, t)?.objects;
     this.historyView = new HistoryView($("history-panel"), {
       cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
       async cascadeOf(id) {

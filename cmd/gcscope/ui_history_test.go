@@ -264,15 +264,17 @@ func TestUIHistory(t *testing.T) {
 	// still: the strip's, the one under the owner's box, the object panel's.
 	var recorded struct {
 		Cascades []struct {
-			ID    any    `json:"id"`
-			Start string `json:"start"`
+			ID      any    `json:"id"`
+			Start   string `json:"start"`
+			Objects int    `json:"objects"`
 		} `json:"cascades"`
 	}
 	mustGetJSON(t, base+"/api/v1/history/cascades?uid="+owner, &recorded)
 	var began time.Time
+	objects := 0
 	for _, c := range recorded.Cascades {
 		if fmt.Sprint(c.ID) == fmt.Sprint(cascadeID) {
-			began = mustTime(t, c.Start)
+			began, objects = mustTime(t, c.Start), c.Objects
 		}
 	}
 	elapsed := func() (e struct{ Strip, Caption, Panel string }) {
@@ -301,6 +303,18 @@ func TestUIHistory(t *testing.T) {
 		t.Errorf("the strip says %q of the cascade (recorded from %v): want its count and elapsed time", paused.Strip, began)
 	} else if got, want := parseFloat(m[1]), target.Sub(began).Seconds(); math.Abs(got-want) > 0.3 {
 		t.Errorf("at the half-done moment the strip says %q: want the time since the cascade began in the recording, %.1f s", paused.Strip, want)
+	}
+	// Its count is the recording's: the objects gone before the moment are counted gone,
+	// not left out (the page sees only the objects still there then).
+	present := 0
+	for _, u := range tree {
+		if best.m.States[u] != "" {
+			present++
+		}
+	}
+	if wantCount := fmt.Sprintf("%d/%d · ", objects-present, objects); objects != len(tree) || !strings.HasPrefix(paused.Strip, wantCount) {
+		t.Errorf("at the half-done moment (%d of the tree's %d objects there) the strip says %q: want %q…, the recorded cascade's %d objects counted",
+			present, len(tree), paused.Strip, wantCount, objects)
 	}
 	t.Logf("paused at the half-done moment: %+v", paused)
 

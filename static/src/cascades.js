@@ -46,6 +46,12 @@ export class Cascades {
      * the timeline's recorded cascades), if it knows. @type {((uid: string, t: number) => number|undefined)|null}
      */
     this.recordedStart = null;
+    /**
+     * How many objects the recording's cascade of owner uid under way at moment t concerned in
+     * all (time travel), if it knows: a cascade seen from its middle had members that are
+     * gone from the moment shown. @type {((uid: string, t: number) => number|undefined)|null}
+     */
+    this.recordedObjects = null;
     /** by owner uid. @type {Map<string, Cascade>} */ this.active = new Map();
     /** newest first. @type {Cascade[]} */ this.finished = [];
     this.changed = false;
@@ -153,9 +159,15 @@ export class Cascades {
       else if (c.policy === "Orphan" ? !n.owners?.some((o) => o.uid === c.owner) : !this.ownedWithin(c, n)) orphaned++;
     }
     if (!store.nodes.has(c.owner)) gone++;
+    // Seen from its middle (time travel): the recording's members the moment does not show
+    // went before it, deleted (or, in an Orphan cascade, let go of).
+    const seen = c.members.size + 1;
+    const before = Math.max(0, (this.recordedObjects?.(c.owner, t) ?? 0) - seen);
+    if (c.policy === "Orphan") orphaned += before;
+    else gone += before;
     c.gone = gone;
     c.orphaned = orphaned;
-    c.total = c.members.size + 1;
+    c.total = seen + before;
     const left = c.total - gone - orphaned;
     const elapsed = t - c.start;
     c.eta = gone > 0 && left > 0 ? (elapsed / gone) * left : null;
