@@ -1048,7 +1048,7 @@ var CascadeStrip = class {
     this.el.hidden = list.length === 0;
     this.el.replaceChildren(...list.map((c) => {
       const running = c.end === null;
-      const bar = h("span.bar", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
+      const bar = h("span.meter", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
       return h(
         "button.cascade",
         {
@@ -2152,7 +2152,7 @@ var ObjectPanel = class {
     return h(
       "div.cascade-progress",
       { id: "cascade-progress", "data-state": c.running ? "running" : "done" },
-      h("span.bar", null, h("span", { style: `width: ${Math.round(c.progress * 100)}%` })),
+      h("span.meter", null, h("span", { style: `width: ${Math.round(c.progress * 100)}%` })),
       h("span", null, c.text)
     );
   }

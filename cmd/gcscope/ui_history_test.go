@@ -316,6 +316,15 @@ func TestUIHistory(t *testing.T) {
 		t.Errorf("at the half-done moment (%d of the tree's %d objects there) the strip says %q: want %q…, the recorded cascade's %d objects counted",
 			present, len(tree), paused.Strip, wantCount, objects)
 	}
+	// The strip's and the panel's bars are drawn that far along.
+	var fill struct{ Strip, Panel []float64 }
+	d.eval(t, `(() => { const f = (m) => { const a = m?.getBoundingClientRect(), b = m?.firstElementChild?.getBoundingClientRect(); return a && b ? [b.width / a.width, b.height] : []; };
+		return { strip: f(document.querySelector('#cascades [data-owner=`+jsQuoted(owner)+`] .meter')), panel: f(document.querySelector('#cascade-progress .meter')) }; })()`, &fill)
+	for what, f := range map[string][]float64{"strip": fill.Strip, "panel": fill.Panel} {
+		if want := float64(objects-present) / float64(objects); len(f) != 2 || math.Abs(f[0]-want) > 0.05 || f[1] < 3 {
+			t.Errorf("the %s's progress bar is drawn %v (filled part: width as a share of the bar, height in px): want %.2f of it filled, visibly", what, f, want)
+		}
+	}
 	t.Logf("paused at the half-done moment: %+v", paused)
 
 	// → applies the recording up to its next change of the graph; ← undoes it.

@@ -315,7 +315,7 @@ export class CascadeStrip {
     this.el.hidden = list.length === 0;
     this.el.replaceChildren(...list.map((c) => {
       const running = c.end === null;
-      const bar = h("span.bar", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
+      const bar = h("span.meter", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
       return h("button.cascade", {
         type: "button", "data-owner": c.owner, "data-state": running ? "running" : "done",
         title: `${c.policy} deletion of ${describe(c.ref)}: ${progressText(c, now)}`,

@@ -233,7 +233,7 @@ export class ObjectPanel {
     const c = this.actions.cascade?.(uid);
     if (!c) return null;
     return h("div.cascade-progress", { id: "cascade-progress", "data-state": c.running ? "running" : "done" },
-      h("span.bar", null, h("span", { style: `width: ${Math.round(c.progress * 100)}%` })), h("span", null, c.text));
+      h("span.meter", null, h("span", { style: `width: ${Math.round(c.progress * 100)}%` })), h("span", null, c.text));
   }
 
   render() {
