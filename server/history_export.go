@@ -32,7 +32,7 @@ func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
 	if why := crossSite(r, s.opts.AllowedOrigins); why != "" {
 		// Another site cannot read the file, but it could make the browser export the
 		// whole recording again and again.
-		s.refuse(w, r, "history export", http.StatusForbidden, &apiError{Code: "forbidden", Message: "export the history from gcscope's own page: " + why})
+		s.refuse(w, r, "historyExport", http.StatusForbidden, &apiError{Code: "forbidden", Message: "export the history from gcscope's own page: " + why})
 		return
 	}
 	from, to, ok := s.defaultRange(w, from, to, s.opts.History.Status(), now)

@@ -7,6 +7,9 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -284,11 +287,11 @@ func TestPerUserStream(t *testing.T) {
 		frames chan []byte
 		first  []byte // the snapshot, read before anything is published
 	}
-	dial := func(user string) *stream {
+	dialQuery := func(user, query string) *stream {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/api/v1/stream",
+		conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/api/v1/stream"+query,
 			&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + w.tokens[user]}}})
 		if err != nil {
 			t.Fatalf("stream as %s: %v", user, err)
@@ -308,6 +311,7 @@ func TestPerUserStream(t *testing.T) {
 		t.Cleanup(func() { conn.CloseNow() })
 		return s
 	}
+	dial := func(user string) *stream { t.Helper(); return dialQuery(user, "") }
 	alice, bob, nobody := dial("alice"), dial("bob"), dial("nobody")
 	// The streams' snapshots first: an event published before a stream's snapshot is
 	// taken is part of the past it summarizes, and a shadow decision is not in a snapshot.
@@ -393,6 +397,43 @@ func TestPerUserStream(t *testing.T) {
 			t.Errorf("bob's stream names %q", f)
 		}
 	}
+	// A stream resumed from before all that (since=) gets it as the live streams did:
+	// nothing of bob's, the deletion of bravo-child included (a trial reopened its stream
+	// with since= and received every hidden object updated or deleted meanwhile, names,
+	// owners and finalizers, as the removals a resume sends for what the client may hold).
+	var before struct {
+		Seq uint64 `json:"seq"`
+	}
+	if err := json.Unmarshal(alice.first, &before); err != nil || before.Seq == 0 {
+		t.Fatalf("alice's first snapshot: %v, seq %d", err, before.Seq)
+	}
+	for _, since := range []uint64{0, before.Seq} {
+		for _, user := range []string{"alice", "nobody"} {
+			s := dialQuery(user, fmt.Sprintf("?since=%d", since))
+			var got strings.Builder
+			for deadline := time.After(time.Second); ; {
+				select {
+				case data := <-s.frames:
+					got.Write(data)
+					got.WriteByte('\n')
+					continue
+				case <-deadline:
+				}
+				break
+			}
+			for _, f := range []string{"bravo-", w.nsB} {
+				if strings.Contains(got.String(), f) {
+					i := strings.Index(got.String(), f)
+					t.Errorf("%s's stream resumed at %d names %q: …%s…", user, since, f, got.String()[max(0, i-200):min(got.Len(), i+100)])
+				}
+			}
+			if user == "alice" && !strings.Contains(got.String(), `"alpha-late"`) {
+				t.Errorf("alice's stream resumed at %d does not hold alpha-late: %.300s", since, got.String())
+			}
+			s.conn.CloseNow()
+		}
+	}
+
 	// The user with no RBAC gets snapshots and sequence numbers, and no object at all.
 	time.Sleep(2 * idleSeqInterval)
 	for drained := false; !drained; {
@@ -416,4 +457,56 @@ func slicesContainNodeEvent(events []gc.Event) bool {
 		}
 	}
 	return false
+}
+
+// TestSlowMotionNeedsRBAC: with --auth=kubernetes, slow motion (one engine, every user's)
+// is switched only by users the cluster's RBAC allows to post its non-resource URL; a
+// trial found any authenticated user could slow the collector down for the whole cluster.
+func TestSlowMotionNeedsRBAC(t *testing.T) {
+	w := newRBACWorld(t)
+	slow, err := gc.NewForConfig(w.e.config, gc.Options{ActionDelay: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := &lockedBuffer{}
+	ts := httptest.NewServer(New(Options{Engine: slow, Kube: w.e.config, Audit: audit,
+		Auth:       NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews()),
+		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	t.Cleanup(ts.Close)
+	ctx := context.Background()
+	cr, err := w.e.client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{GenerateName: "gcscope-slow-motion-"},
+		Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{slowMotionPath}, Verbs: []string{"post"}}}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.e.client.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: cr.Name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: w.nsA, Name: "carol"}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: cr.Name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		w.e.client.RbacV1().ClusterRoleBindings().Delete(context.Background(), cr.Name, metav1.DeleteOptions{})
+		w.e.client.RbacV1().ClusterRoles().Delete(context.Background(), cr.Name, metav1.DeleteOptions{})
+	})
+	c := newClient(t, ts)
+	post := func(user, body string) (int, string) {
+		h := http.Header{"Authorization": {"Bearer " + w.tokens[user]}}
+		s := c.sessionAs(h)
+		h.Set("Origin", ts.URL)
+		h.Set(csrfHeader, s.CSRFToken)
+		code, out := c.do(http.MethodPost, "/api/v1/slow-motion", body, h)
+		return code, string(out)
+	}
+	for _, user := range []string{"alice", "nobody"} {
+		if code, body := post(user, `{"enabled":false}`); code != http.StatusForbidden || !strings.Contains(body, slowMotionPath) || !slow.SlowMotion() {
+			t.Errorf("%s switches slow motion off: %d %s (engine: %v); want 403 naming the permission, and the engine unchanged", user, code, body, slow.SlowMotion())
+		}
+	}
+	if !strings.Contains(audit.String(), `"action":"slowMotion"`) || !strings.Contains(audit.String(), `"status":403`) {
+		t.Errorf("the refusals are not audited: %s", audit.String())
+	}
+	if code, body := post("carol", `{"enabled":false}`); code != http.StatusOK || slow.SlowMotion() {
+		t.Errorf("carol, granted it, switches slow motion off: %d %s (engine: %v)", code, body, slow.SlowMotion())
+	}
 }

@@ -1,10 +1,17 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/gcscope/gcscope/server/wire"
 )
+
+// slowMotionPath is the non-resource URL a user must be allowed to `post` to switch slow
+// motion with --auth=kubernetes (it names no URL the apiserver serves: RBAC only matches it).
+const slowMotionPath = "/gcscope/slow-motion"
 
 // slowMotionEngine is an engine whose action delay can be switched at run time
 // (*gc.GarbageCollector is one).
@@ -42,6 +49,22 @@ func (s *Server) handleSlowMotion(w http.ResponseWriter, r *http.Request) {
 	if s.opts.ReadOnly {
 		fail(http.StatusForbidden, &apiError{Code: "read_only", Message: "gcscope runs read-only (--read-only): the engine's settings cannot be changed"})
 		return
+	}
+	if s.opts.Authorizer != nil {
+		// One engine serves every user: with per-user permissions, switching it is
+		// granted by the cluster's RBAC, as /metrics is.
+		u := userFrom(r)
+		allowed, err := s.opts.Authorizer.Allowed(r.Context(), u, nil, &authorizationv1.NonResourceAttributes{Verb: "post", Path: slowMotionPath})
+		switch {
+		case err != nil:
+			fail(http.StatusServiceUnavailable, &apiError{Code: "unavailable", Message: "cannot check your permissions with the cluster: " + err.Error()})
+			return
+		case !allowed:
+			fail(http.StatusForbidden, &apiError{Code: "forbidden", Message: fmt.Sprintf(
+				"%s may not switch the engine's slow motion, which every user of this gcscope shares: grant it a ClusterRole with nonResourceURLs [%q] and verbs [post]",
+				u.Name, slowMotionPath)})
+			return
+		}
 	}
 	e, ok := s.slowMotion()
 	if !ok {

@@ -95,7 +95,7 @@ func (c StreamCompression) mode() websocket.CompressionMode {
 
 // Snapshot reasons: why a client is sent a snapshot.
 const (
-	reasonInitial     = "initial"     // the connection starts (no since, or since is not held)
+	reasonInitial     = "initial"     // the connection starts (no since, since not held, or per-user reads)
 	reasonSubscribe   = "subscribe"   // the client changed its subscription
 	reasonBehind      = "behind"      // the client's queue overflowed: it did not read fast enough
 	reasonStale       = "stale"       // the events the client needs have left the feed (or the hub fell behind it)
@@ -688,10 +688,14 @@ func (c *streamClient) serveRequests(ctx context.Context) error {
 
 // start sends the first frame. With since, while the feed still holds the events after
 // it, the client resumes: deltas from since+1 and no snapshot. A uid subscription always
-// starts from a snapshot, since its component is computed from the graph.
+// starts from a snapshot, since its component is computed from the graph; so does a
+// user's stream under per-user reads: a resume filters the events up to now
+// conservatively (a removal for whatever the client may hold), which must never name an
+// object the user may not see, and the objects the client holds may be ones the user
+// has since lost the right to see.
 func (c *streamClient) start(ctx context.Context, since *uint64) error {
 	feed := c.h.o.Feed
-	if since == nil || len(c.view.sub.UIDs) > 0 || *since > feed.LastSeq() {
+	if since == nil || len(c.view.sub.UIDs) > 0 || c.view.vis != nil || *since > feed.LastSeq() {
 		return c.sendSnapshot(ctx, reasonInitial)
 	}
 	if _, err := feed.Since(*since, 1); err != nil {
