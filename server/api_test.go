@@ -702,3 +702,31 @@ func (b *lockedBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
+
+// TestExplainTextReads: the explanation's sentence reads as English whatever comes next
+// (a trial read "next, the engine will nothing: …"), and its words are a list, even empty.
+func TestExplainTextReads(t *testing.T) {
+	for next, want := range map[string]string{
+		"nothing: an object without owners is never collected": "ConfigMap a in ns: next, the engine will do nothing: an object without owners is never collected.",
+		"delete it: none of its owners exists":                 "ConfigMap a in ns: next, the engine will delete it: none of its owners exists.",
+	} {
+		ex := gc.Explanation{Next: next}
+		ex.Object.Kind, ex.Object.Name, ex.Object.Namespace = "ConfigMap", "a", "ns"
+		if got := explainText(ex); got != want {
+			t.Errorf("explainText(%q) = %q, want %q", next, got, want)
+		}
+	}
+	e := env(t)
+	ts, _ := e.serve(t, Options{})
+	c := newClient(t, ts)
+	ns := e.namespace(t)
+	cm, err := e.client.CoreV1().ConfigMaps(ns).Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "lonely"}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the engine observes lonely", func() bool { n, ok := e.engine.Node(cm.UID); return ok && n.Observed })
+	code, body := c.do("GET", "/api/v1/objects/"+string(cm.UID)+"/explain", nil, nil)
+	if code != 200 || !strings.Contains(string(body), `"words":[`) || !strings.Contains(string(body), "will do nothing") {
+		t.Errorf("the explanation of an object without owners: %d %s; want its words a list and its text to read", code, body)
+	}
+}

@@ -43,6 +43,21 @@ func (u *User) extra() map[string]authorizationv1.ExtraValue {
 // anonymous is the user of a server without authentication (loopback only).
 var anonymous = &User{Name: "local"}
 
+// unauthenticated is whom a request to a server that requires authentication is audited
+// as until it has authenticated (a failed login, a refused Host, a 401): not "local".
+var unauthenticated = &User{Name: "unauthenticated"}
+
+// startUnauthenticated marks every request unauthenticated until authenticate says who
+// it is, when the server requires authentication.
+func (s *Server) startUnauthenticated(next http.Handler) http.Handler {
+	if s.opts.Auth == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, unauthenticated)))
+	})
+}
+
 // Authenticator checks a request's bearer token.
 type Authenticator interface {
 	Authenticate(ctx context.Context, token string) (*User, error)

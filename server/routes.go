@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -25,6 +26,7 @@ func (s *Server) routes() http.Handler {
 	r.Use(s.logRequests)
 	r.Use(middleware.Recoverer)
 	r.Use(securityHeaders)
+	r.Use(s.startUnauthenticated)
 	r.Use(s.checkHost) // DNS rebinding: only hosts gcscope answers to, on every route
 
 	r.Get("/healthz", s.handleHealthz)      // the process is alive (no auth: for probes)
@@ -211,6 +213,9 @@ func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "the object left the graph")
 		return
 	}
+	if ex.Words == nil {
+		ex.Words = []string{} // a list, even empty
+	}
 	writeJSON(w, http.StatusOK, explainResponse{Explanation: ex, Text: explainText(ex)})
 }
 
@@ -226,7 +231,11 @@ func explainText(ex gc.Explanation) string {
 	if o.Namespace != "" {
 		t += " in " + o.Namespace
 	}
-	t += ": next, the engine will " + ex.Next + "."
+	verb := "will "
+	if strings.HasPrefix(ex.Next, "nothing") {
+		verb = "will do " // "nothing: an object without owners is never collected"
+	}
+	t += ": next, the engine " + verb + ex.Next + "."
 	for _, w := range ex.Words {
 		t += " " + capitalize(w) + "."
 	}

@@ -248,6 +248,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	ready.set("")
+	for _, line := range accessSummary(cfg, restConfig.Host) {
+		fmt.Fprintln(stdout, line)
+	}
 	fmt.Fprintf(stdout, "gcscope %s serving on %s://%s\n", version, scheme, ln.Addr())
 
 	select {

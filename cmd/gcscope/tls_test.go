@@ -62,6 +62,9 @@ func TestTLSServesHTTPSWithSecureCookies(t *testing.T) {
 	if !strings.Contains(p.stdout(), "serving on https://") {
 		t.Errorf("stdout does not say https:\n%s", p.stdout())
 	}
+	if !strings.Contains(p.stdout(), "access: bearer tokens from "+tokenFile) {
+		t.Errorf("stdout does not say who may use it:\n%s", p.stdout())
+	}
 	// Plain http on the same port gets no answer from the application.
 	if resp, err := http.Get("http://" + addr + "/readyz"); err == nil {
 		resp.Body.Close()
