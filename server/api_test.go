@@ -730,3 +730,30 @@ func TestExplainTextReads(t *testing.T) {
 		t.Errorf("the explanation of an object without owners: %d %s; want its words a list and its text to read", code, body)
 	}
 }
+
+// TestUnknownAPIRoutesAnswerJSON: a route the API does not have answers the API's JSON
+// error (a trial got chi's plain "404 page not found" for /api/v1/scenarios on a cluster
+// without the scenario player), and a wrong method a JSON 405.
+func TestUnknownAPIRoutesAnswerJSON(t *testing.T) {
+	e := env(t)
+	ts, _ := e.serve(t, Options{})
+	c := newClient(t, ts)
+	for _, tc := range []struct {
+		method, path string
+		status       int
+		code         string
+	}{
+		{"GET", "/api/v1/scenarios", 404, "not_found"},
+		{"GET", "/api/v1/no-such-thing", 404, "not_found"},
+		{"DELETE", "/api/v1/graph", 405, "method_not_allowed"},
+	} {
+		code, body := c.do(tc.method, tc.path, nil, nil)
+		var e apiError
+		if code != tc.status || json.Unmarshal(body, &e) != nil || e.Code != tc.code || e.Message == "" {
+			t.Errorf("%s %s: %d %s; want %d with the JSON error %q", tc.method, tc.path, code, body, tc.status, tc.code)
+		}
+	}
+	if code, body := c.do("GET", "/no-such-page", nil, nil); code != 404 || json.Valid(body) {
+		t.Errorf("GET /no-such-page: %d %s; want a plain 404 outside the API", code, body)
+	}
+}

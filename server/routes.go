@@ -28,6 +28,22 @@ func (s *Server) routes() http.Handler {
 	r.Use(securityHeaders)
 	r.Use(s.startUnauthenticated)
 	r.Use(s.checkHost) // DNS rebinding: only hosts gcscope answers to, on every route
+	// The API answers in JSON even for a route it does not have (the scenario player's, say,
+	// on a cluster that is not the embedded one).
+	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/api/") {
+			http.NotFound(w, r)
+			return
+		}
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such route: %s (see docs/api.md; the scenario player's exist only on the embedded cluster)", quoteClip(r.URL.Path)))
+	})
+	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
+		if !strings.HasPrefix(r.URL.Path, "/api/") {
+			http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
+			return
+		}
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", r.Method, quoteClip(r.URL.Path)))
+	})
 
 	r.Get("/healthz", s.handleHealthz)      // the process is alive (no auth: for probes)
 	r.Get("/readyz", s.handleReadyz)        // the engine has synced and gcscope serves (no auth)

@@ -173,7 +173,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, usageError{fmt.Errorf("--workers %d: want at least 1", c.workers)}
 	}
 	if c.actionDelay < 0 {
-		return nil, usageError{fmt.Errorf("--gc-action-delay %v: want a positive duration", c.actionDelay)}
+		return nil, usageError{fmt.Errorf("--gc-action-delay %v: want a positive duration, or 0 for no slow motion", c.actionDelay)}
 	}
 	if !set["gc-action-delay"] && c.embedded() && c.gcMode == gc.ModeActive {
 		// The embedded cluster is there to watch the collector: slow motion is offered,
