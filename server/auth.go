@@ -66,7 +66,8 @@ type Authenticator interface {
 // errUnauthenticated: no token, or a token that is not valid.
 var errUnauthenticated = errors.New("a valid bearer token is required")
 
-// sessionCookie carries the token of a browser that logged in through /login.
+// sessionCookie carries the session id of a browser that signed in through /login
+// (sessions.go).
 const sessionCookie = "gcscope_session"
 
 type userKey struct{}
@@ -80,8 +81,8 @@ func userFrom(r *http.Request) *User {
 }
 
 // bearerToken reads the token from the Authorization header (the scheme in any case, as
-// RFC 7235 says) or the session cookie.
-func bearerToken(r *http.Request) string {
+// RFC 7235 says) or, through the session it names, the session cookie.
+func (s *Server) bearerToken(r *http.Request) string {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, t, ok := strings.Cut(strings.TrimSpace(h), " ")
 		if ok && strings.EqualFold(scheme, "Bearer") {
@@ -90,7 +91,7 @@ func bearerToken(r *http.Request) string {
 		return ""
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil {
-		return c.Value
+		return s.sessions.token(c.Value)
 	}
 	return ""
 }
@@ -109,7 +110,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		u, fail := s.authenticateToken(r, bearerToken(r))
+		u, fail := s.authenticateToken(r, s.bearerToken(r))
 		if fail != nil && fail.status == http.StatusUnauthorized && r.Method == http.MethodGet && r.URL.Path == "/" &&
 			strings.Contains(r.Header.Get("Accept"), "text/html") {
 			http.Redirect(w, r, "/login", http.StatusSeeOther) // a browser without a session: the form
@@ -127,6 +128,34 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
 	})
+}
+
+// errNotSignedIn: a stream's credentials are no longer accepted (sessions.go, stream.go).
+var errNotSignedIn = errors.New("your sign-in is no longer accepted (signed out, gcscope restarted, or the token was revoked or expired): sign in again")
+
+// credentialsOf returns a check of r's credentials as they are now (the session its
+// cookie names, or its bearer token), for a stream to run again while it lasts; nil
+// without authentication.
+func (s *Server) credentialsOf(r *http.Request) func(context.Context) error {
+	if s.opts.Auth == nil {
+		return nil
+	}
+	return func(ctx context.Context) error {
+		token := s.bearerToken(r) // a session signed out since stands for no token
+		if token == "" {
+			return errNotSignedIn
+		}
+		if kg, ok := s.opts.Auth.(knownGood); ok {
+			if _, ok := kg.KnownGood(token); ok {
+				return nil
+			}
+		}
+		_, err := s.opts.Auth.Authenticate(ctx, token)
+		if errors.Is(err, errUnauthenticated) {
+			return errNotSignedIn
+		}
+		return err
+	}
 }
 
 // authFailure is why a token was not accepted.

@@ -39,7 +39,7 @@ func (s *Server) csrfMAC(sessionID string, r *http.Request) string {
 	m.Write([]byte("gcscope-csrf\x00"))
 	m.Write([]byte(sessionID))
 	if s.opts.Auth != nil {
-		bearer := sha256.Sum256([]byte(bearerToken(r)))
+		bearer := sha256.Sum256([]byte(s.bearerToken(r)))
 		m.Write([]byte{0})
 		m.Write(bearer[:])
 	}

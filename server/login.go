@@ -52,9 +52,26 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.renderLogin(w, r, fail.status, "That token was not accepted: "+fail.err.Message+".")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", HttpOnly: true,
-		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+	http.SetCookie(w, sessionCookieFor(r, s.sessions.start(token), 0)) // until the browser closes, or the session ends
 	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// handleLogout ends the browser's session and goes to the form. Only from gcscope's own
+// page: a page elsewhere must not sign a browser out.
+func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
+	if why := crossSiteLogin(r, s.opts.AllowedOrigins); why != "" {
+		s.refuse(w, r, "logout", http.StatusForbidden, &apiError{Code: "csrf", Message: why})
+		return
+	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		s.sessions.end(c.Value)
+	}
+	http.SetCookie(w, sessionCookieFor(r, "", -1))
+	to := "/login"
+	if s.opts.Auth == nil {
+		to = "/"
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
 // crossSiteLogin reports why a login post does not come from gcscope's own form:

@@ -23,10 +23,13 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 		p.ActionDelay, p.SlowMotion = s.opts.Engine.ActionDelay().String(), e.SlowMotion()
 	}
 	p.Scenarios = s.opts.Scenarios != nil
+	if s.opts.Auth != nil {
+		p.User = userFrom(r).Name
+	}
 	p.History = s.opts.History != nil
 	p.Replay = s.opts.Replay
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; frame-ancestors 'none'")
+	w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
 	if err := web.App(p).Render(r.Context(), w); err != nil {
 		s.log.Warn("rendering the page", "err", err)
 	}

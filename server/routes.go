@@ -49,6 +49,7 @@ func (s *Server) routes() http.Handler {
 	r.Get("/readyz", s.handleReadyz)        // the engine has synced and gcscope serves (no auth)
 	r.Get("/login", s.handleLoginForm)      // the login form (with auth)
 	r.Post("/login", s.handleLogin)         // form field token: trade it for a session cookie (with auth)
+	r.Post("/logout", s.handleLogout)       // end the browser's session
 	r.Handle("/static/*", s.handleStatic()) // the UI's embedded assets (no secrets: no auth)
 
 	r.Group(func(r chi.Router) {

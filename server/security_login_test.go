@@ -5,6 +5,8 @@ package server
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -12,6 +14,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 )
 
 const loginToken = "login-token-0123456789"
@@ -128,5 +133,118 @@ func TestCrossSiteLoginIsRefused(t *testing.T) {
 	}
 	if refused != 6 || failed != 1 {
 		t.Errorf("audit: %d cross-site logins refused (want 6), %d failed (want 1), each as the user \"unauthenticated\" (a trial read \"local\" there, the user of a gcscope without authentication):\n%s", refused, failed, audit)
+	}
+}
+
+// TestSessionCookieIsNotTheToken: a signed-in browser's cookie is a random id standing for
+// the token in this process, never the token (cookies ignore ports: every other web app on
+// 127.0.0.1 receives them; a trial's did, and read the user's cluster token there). The
+// id authenticates until the user signs out; an id gcscope did not issue never does.
+func TestSessionCookieIsNotTheToken(t *testing.T) {
+	ts, audit := loginServer(t)
+	resp := postLogin(t, ts, loginToken, http.Header{"Origin": {ts.URL}})
+	c := sessionCookieOf(resp)
+	if c == nil || c.Value == "" || strings.Contains(c.Value, loginToken) || c.Value == loginToken {
+		t.Fatalf("the session cookie %+v holds the token, or is missing", c)
+	}
+	get := func(cookie *http.Cookie) int {
+		req, _ := http.NewRequest("GET", ts.URL+"/api/v1/session", nil)
+		req.AddCookie(cookie)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if code := get(c); code != http.StatusOK {
+		t.Fatalf("signed in with the session cookie: %d, want 200", code)
+	}
+	for name, forged := range map[string]string{"the token itself": loginToken, "an id gcscope never issued": strings.Repeat("A", len(c.Value))} {
+		if code := get(&http.Cookie{Name: sessionCookie, Value: forged}); code != http.StatusUnauthorized {
+			t.Errorf("a session cookie holding %s: %d, want 401", name, code)
+		}
+	}
+	// Signing out, from the page only.
+	logout := func(h http.Header) *http.Response {
+		req, _ := http.NewRequest("POST", ts.URL+"/logout", nil)
+		req.AddCookie(c)
+		for k, v := range h {
+			req.Header[k] = v
+		}
+		noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := noFollow.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := logout(http.Header{"Origin": {"http://evil.example"}}); resp.StatusCode != http.StatusForbidden || get(c) != http.StatusOK {
+		t.Errorf("a cross-site sign-out: %d; want 403 and the session still good", resp.StatusCode)
+	}
+	if !strings.Contains(audit.String(), `"action":"logout"`) {
+		t.Errorf("the refused sign-out is not audited: %s", audit)
+	}
+	resp = logout(http.Header{"Origin": {ts.URL}})
+	if out := sessionCookieOf(resp); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" || out == nil || out.MaxAge >= 0 {
+		t.Errorf("sign-out: %d to %q, cookie %+v; want 303 to /login and the cookie cleared", resp.StatusCode, resp.Header.Get("Location"), out)
+	}
+	if code := get(c); code != http.StatusUnauthorized {
+		t.Errorf("the session cookie after sign-out: %d, want 401", code)
+	}
+}
+
+// TestStreamEndsWithTheSignIn: an open stream is closed, saying why, once the session it
+// was opened with has ended (a trial's stream kept delivering for as long as it stayed
+// open after its token was revoked).
+func TestStreamEndsWithTheSignIn(t *testing.T) {
+	e := env(t)
+	path := filepath.Join(t.TempDir(), "tokens")
+	os.WriteFile(path, []byte(loginToken+" alice\n"), 0o600)
+	tf, err := LoadTokenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, _ := e.serve(t, Options{Auth: tf, StreamCredentialsInterval: 100 * time.Millisecond})
+	session := sessionCookieOf(postLogin(t, ts, loginToken, http.Header{"Origin": {ts.URL}}))
+	if session == nil {
+		t.Fatal("no session cookie")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/api/v1/stream",
+		&websocket.DialOptions{HTTPHeader: http.Header{"Cookie": {session.String()}, "Origin": {ts.URL}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.CloseNow()
+	conn.SetReadLimit(-1)
+	if _, _, err := conn.Read(ctx); err != nil {
+		t.Fatalf("the stream's first frame: %v", err)
+	}
+	// Still signed in: the stream goes on past several checks.
+	time.Sleep(500 * time.Millisecond)
+	req, _ := http.NewRequest("POST", ts.URL+"/logout", nil)
+	req.AddCookie(session)
+	req.Header.Set("Origin", ts.URL)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	signedOut := time.Now()
+	for {
+		_, _, err := conn.Read(ctx)
+		if err == nil {
+			continue
+		}
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != StatusSignedOut || !strings.Contains(ce.Reason, "sign in again") {
+			t.Fatalf("after sign-out the stream ended with %v; want a close with StatusSignedOut (4401) saying to sign in again", err)
+		}
+		t.Logf("closed %v after the sign-out: %q", time.Since(signedOut).Round(time.Millisecond), ce.Reason)
+		return
 	}
 }

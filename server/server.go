@@ -85,6 +85,9 @@ type Options struct {
 	// StreamCompression says whether the stream's frames are deflated for browsers that
 	// offer permessage-deflate; the zero value is the default (see StreamCompression).
 	StreamCompression StreamCompression
+	// StreamCredentialsInterval is how often an open stream's credentials are checked
+	// again with authentication; default 30 s.
+	StreamCredentialsInterval time.Duration
 	// History is the recording of the engine's feed (--history); nil: the history routes
 	// answer 503.
 	History History
@@ -103,6 +106,8 @@ type Server struct {
 	// failures bounds failed authentications per remote address.
 	failures *failureLimiter
 	csrfKey  []byte // HMAC key of CSRF tokens; never leaves the process
+	// sessions are the browsers signed in through /login.
+	sessions *sessions
 	metrics  *serverMetrics
 	hub      *hub
 	// exports holds a token per history export in progress (maxExports).
@@ -121,6 +126,7 @@ func New(o Options) *Server {
 	s.hosts = newHostPolicy(o.Listen, o.AllowedHosts)
 	s.failures = newFailureLimiter(nil)
 	s.csrfKey = newCSRFKey()
+	s.sessions = newSessions()
 	s.metrics = newServerMetrics()
 	if o.Engine != nil {
 		s.hub = newHub(hubOptions{
@@ -132,8 +138,10 @@ func New(o Options) *Server {
 			Refuse: func(w http.ResponseWriter, r *http.Request, status int, e *apiError) {
 				s.refuse(w, r, "stream", status, e)
 			},
-			Registerer:  s.metrics.registry,
-			Compression: o.StreamCompression,
+			Registerer:          s.metrics.registry,
+			Compression:         o.StreamCompression,
+			Credentials:         s.credentialsOf,
+			CredentialsInterval: o.StreamCredentialsInterval,
 		})
 	}
 	s.handler = s.routes()

@@ -140,6 +140,12 @@ type hubOptions struct {
 	PingInterval time.Duration
 	// Compression: whether frames are deflated for clients that offer it.
 	Compression StreamCompression
+	// Credentials returns a check of the request's credentials (nil: never checked
+	// again), run every CredentialsInterval (default 30 s): a stream outlives its
+	// upgrade by hours, and a token revoked (or a session signed out) since must not
+	// keep receiving. A check that answers errNotSignedIn closes the stream, with its text.
+	Credentials         func(*http.Request) func(context.Context) error
+	CredentialsInterval time.Duration
 }
 
 // hub fans the engine's feed out to the stream's clients.
@@ -174,6 +180,9 @@ func newHub(o hubOptions) *hub {
 	}
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = defaultWriteTimeout
+	}
+	if o.CredentialsInterval <= 0 {
+		o.CredentialsInterval = 30 * time.Second
 	}
 	if o.PingInterval <= 0 {
 		o.PingInterval = defaultPingInterval
@@ -407,6 +416,10 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		view:    newView(sub, vis),
 		user:    h.o.User(r),
 	}
+	if h.o.Credentials != nil {
+		c.credentials = h.o.Credentials(r)
+		c.credentialsAt = time.Now()
+	}
 	if why := h.add(c); why != "" {
 		// Told on the websocket, where a browser can read it (it cannot read an HTTP status).
 		c.closeWith(websocket.StatusTryAgainLater, wire.CloseReason(why))
@@ -490,10 +503,13 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // streamClient is one websocket connection.
 type streamClient struct {
-	h       *hub
-	user    string // for the per-user bound
-	conn    *websocket.Conn
-	netConn net.Conn // under conn
+	h    *hub
+	user string // for the per-user bound
+	// credentials checks the client's credentials again (nil: never), last at credentialsAt.
+	credentials   func(context.Context) error
+	credentialsAt time.Time
+	conn          *websocket.Conn
+	netConn       net.Conn // under conn
 
 	// Between the hub and the writer.
 	batches chan *batch   // bounded; the hub never waits on it
@@ -655,6 +671,10 @@ func (c *streamClient) writeLoop(ctx context.Context, since *uint64) error {
 			}
 		case <-c.wake:
 		case <-idle.C:
+			if err := c.recheckCredentials(ctx); err != nil {
+				c.closeWith(StatusSignedOut, wire.CloseReason(err.Error()))
+				return nil
+			}
 			if c.view.vis.refresh() {
 				// The user's permissions changed: what the client holds is redrawn.
 				if err := c.sendSnapshot(ctx, reasonPermissions); err != nil {
@@ -666,6 +686,25 @@ func (c *streamClient) writeLoop(ctx context.Context, since *uint64) error {
 			}
 		}
 	}
+}
+
+// StatusSignedOut closes a stream whose credentials are no longer accepted (a code of the
+// range RFC 6455 leaves to applications: 4000 plus HTTP's 401). The page stops
+// reconnecting and offers to sign in again.
+const StatusSignedOut websocket.StatusCode = 4401
+
+// recheckCredentials asks again, every CredentialsInterval, whether the client's
+// credentials are still good; it answers errNotSignedIn when they are not (a cluster that
+// cannot be asked right now keeps the stream going).
+func (c *streamClient) recheckCredentials(ctx context.Context) error {
+	if c.credentials == nil || time.Since(c.credentialsAt) < c.h.o.CredentialsInterval {
+		return nil
+	}
+	c.credentialsAt = time.Now()
+	if err := c.credentials(ctx); errors.Is(err, errNotSignedIn) {
+		return err
+	}
+	return nil
 }
 
 // serveRequests answers the reader's pings and subscription changes.

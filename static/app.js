@@ -1808,6 +1808,13 @@ var Stream = class {
       if (this.ws !== ws) return;
       this.ws = null;
       if (this.closed) return;
+      if (ev.code === 4401) return this.signedOut(ev.reason);
+      if (document.getElementById("sign-out") && this.attempt >= 1) {
+        fetch("/api/v1/session", { credentials: "same-origin" }).then((r) => {
+          if (r.status === 401 && !this.closed) this.signedOut("");
+        }, () => {
+        });
+      }
       const delay = Math.min(15e3, 500 * 2 ** this.attempt) * (0.75 + Math.random() / 2);
       this.attempt++;
       const why = ev.reason ? `: ${ev.reason}` : ev.code === 1006 ? ": connection lost" : ` (${ev.code})`;
@@ -1850,6 +1857,28 @@ var Stream = class {
     el.textContent = `Offline: the connection to gcscope was lost at ${clock(this.lostAt).slice(0, 8)}. The graph is dimmed: it shows the engine's state${as} and may be stale. Reconnecting (${this.retryText}; click the dot at the top right to retry now)…`;
     el.hidden = false;
   }
+  /**
+   * The sign-in has ended: no more retries; the note says so and links to the form.
+   * @param {string} why the server's reason, if it gave one
+   */
+  signedOut(why) {
+    this.closed = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.offlineTimer);
+    this.offlineTimer = void 0;
+    this.ws?.close(1e3, "signed out");
+    this.h.onState("offline", "signed out");
+    document.body.classList.add("offline");
+    this.note();
+    const el = (
+      /** @type {HTMLElement} */
+      document.getElementById("offline-note")
+    );
+    const link = document.createElement("a");
+    link.href = "/login";
+    link.textContent = "Sign in again";
+    el.replaceChildren(`Signed out: ${why || "your sign-in is no longer accepted (signed out, gcscope restarted, or the token was revoked or expired)"}. The graph is dimmed and no longer follows the cluster. `, link);
+  }
   /** Reconnects now (the user asked). */
   retry() {
     clearTimeout(this.timer);
@@ -1887,12 +1916,21 @@ async function get(path2) {
   return decode(await fetch(path2, { headers: { Accept: "application/json" }, credentials: "same-origin" }));
 }
 async function post(path2, body2) {
-  return decode(await fetch(path2, {
+  const send = () => fetch(path2, {
     method: "POST",
     credentials: "same-origin",
     headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": document.body.dataset.csrfToken || "" },
     body: JSON.stringify(body2)
-  }));
+  });
+  try {
+    return await decode(await send());
+  } catch (e) {
+    if (!(e instanceof APIError) || e.status !== 403 || e.code !== "csrf") throw e;
+    const s = await get("/api/v1/session");
+    if (!s?.csrfToken || s.csrfToken === document.body.dataset.csrfToken) throw e;
+    document.body.dataset.csrfToken = s.csrfToken;
+    return decode(await send());
+  }
 }
 var explain = (uid) => get(`/api/v1/objects/${encodeURIComponent(uid)}/explain`);
 var deleteObject = (uid, policy, dryRun) => post(`/api/v1/objects/${encodeURIComponent(uid)}/delete`, { propagationPolicy: policy, dryRun });

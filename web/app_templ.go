@@ -137,115 +137,151 @@ func App(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</div></div><button type=\"button\" id=\"theme-toggle\" title=\"Light or dark (t)\">◐</button> <button type=\"button\" id=\"help-button\" title=\"Keyboard shortcuts (?)\">?</button> <span class=\"conn\" id=\"conn\" data-state=\"connecting\" title=\"stream\">connecting…</span></header>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</div></div><button type=\"button\" id=\"theme-toggle\" title=\"Light or dark (t)\">◐</button> <button type=\"button\" id=\"help-button\" title=\"Keyboard shortcuts (?)\">?</button> <span class=\"conn\" id=\"conn\" data-state=\"connecting\" title=\"stream\">connecting…</span> ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if p.User != "" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "<form class=\"signout\" method=\"post\" action=\"/logout\" title=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var6 string
+				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs("Signed in as " + p.User)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 58, Col: 89}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "\"><span class=\"muted\" id=\"signed-in-as\">")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var7 string
+				templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(p.User)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 59, Col: 51}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "</span> <button type=\"submit\" class=\"compact\" id=\"sign-out\">Sign out</button></form>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</header>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.Mode == "shadow" && !p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "<div class=\"banner\" id=\"shadow-banner\" role=\"note\"><b>Shadow mode:</b> the engine only records what it would do, and the cluster's own collector does the collecting. Deletes you make here are real: the cluster's own collector cascades them. Start with <code>--read-only</code> to refuse them.</div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<div class=\"banner\" id=\"shadow-banner\" role=\"note\"><b>Shadow mode:</b> the engine only records what it would do, and the cluster's own collector does the collecting. Deletes you make here are real: the cluster's own collector cascades them. Start with <code>--read-only</code> to refuse them.</div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, " ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, " ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.Mode == "shadow" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "<div class=\"health\" id=\"collector-health\" role=\"status\" aria-label=\"The cluster's collector against gcscope's decisions\" hidden></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<div class=\"health\" id=\"collector-health\" role=\"status\" aria-label=\"The cluster's collector against gcscope's decisions\" hidden></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, " <div class=\"app\"><div class=\"main-col\"><section class=\"graph\" id=\"graph-pane\"><canvas id=\"graph\" tabindex=\"0\" aria-label=\"Ownership graph: owners above their dependents\"></canvas><div id=\"tooltip\" class=\"tooltip\" hidden></div><div class=\"zoom\"><button type=\"button\" id=\"zoom-in\" title=\"Zoom in (+)\">+</button> <button type=\"button\" id=\"zoom-out\" title=\"Zoom out (-)\">−</button> <button type=\"button\" id=\"zoom-fit\" title=\"Fit everything (0)\">⤢</button></div><div id=\"empty\" class=\"empty\" hidden></div><details class=\"legend\" id=\"legend\"><summary>Legend</summary><div id=\"legend-body\"></div></details><div id=\"cascades\" class=\"cascades\" role=\"status\" aria-label=\"Cascades in progress and recently finished\" hidden></div><div id=\"toast\" class=\"toast\" role=\"status\" hidden></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, " <div class=\"app\"><div class=\"main-col\"><section class=\"graph\" id=\"graph-pane\"><canvas id=\"graph\" tabindex=\"0\" aria-label=\"Ownership graph: owners above their dependents\"></canvas><div id=\"tooltip\" class=\"tooltip\" hidden></div><div class=\"zoom\"><button type=\"button\" id=\"zoom-in\" title=\"Zoom in (+)\">+</button> <button type=\"button\" id=\"zoom-out\" title=\"Zoom out (-)\">−</button> <button type=\"button\" id=\"zoom-fit\" title=\"Fit everything (0)\">⤢</button></div><div id=\"empty\" class=\"empty\" hidden></div><details class=\"legend\" id=\"legend\"><summary>Legend</summary><div id=\"legend-body\"></div></details><div id=\"cascades\" class=\"cascades\" role=\"status\" aria-label=\"Cascades in progress and recently finished\" hidden></div><div id=\"toast\" class=\"toast\" role=\"status\" hidden></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<div id=\"travel-banner\" class=\"travel-banner\" role=\"status\" aria-live=\"polite\" hidden><span class=\"travel-tag\" id=\"travel-tag\">Time travel — not live</span> <b class=\"travel-time\" id=\"travel-time\"></b> <span class=\"travel-note\" id=\"travel-note\"></span> <button type=\"button\" id=\"back-to-live\" class=\"primary\" title=\"Return to the live state (Esc)\">Back to live</button></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<div id=\"travel-banner\" class=\"travel-banner\" role=\"status\" aria-live=\"polite\" hidden><span class=\"travel-tag\" id=\"travel-tag\">Time travel — not live</span> <b class=\"travel-time\" id=\"travel-time\"></b> <span class=\"travel-note\" id=\"travel-note\"></span> <button type=\"button\" id=\"back-to-live\" class=\"primary\" title=\"Return to the live state (Esc)\">Back to live</button></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "</section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "</section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<section class=\"timeline\" id=\"timeline\" aria-label=\"Timeline of the recorded history\"><div class=\"tl-bar\"><div class=\"tl-range\" role=\"group\" aria-label=\"Range of the timeline\"><button type=\"button\" data-range=\"15m\">15 m</button> <button type=\"button\" data-range=\"1h\" aria-pressed=\"true\">1 h</button> <button type=\"button\" data-range=\"24h\">24 h</button> <button type=\"button\" data-range=\"all\">all</button></div><span class=\"tl-title\" id=\"tl-title\">loading the recording…</span> <span class=\"spacer\"></span> <span class=\"tl-legend\"><i class=\"fg\"></i>Foreground <i class=\"bg\"></i>Background <i class=\"or\"></i>Orphan <i class=\"gap\"></i>not recorded</span><div class=\"tl-play\" role=\"group\" aria-label=\"Play\"><button type=\"button\" id=\"tl-back\" title=\"Step back: undo the last change (←)\">◀ step</button> <button type=\"button\" id=\"tl-play\" title=\"Play from the moment shown, or the selected cascade (space)\">▶ Play</button> <button type=\"button\" id=\"tl-step\" title=\"Step: the next change (→)\">step ▶</button> <select id=\"tl-speed\" aria-label=\"Speed\" title=\"Speed ([ and ])\"><option value=\"0.25\">0.25×</option> <option value=\"0.5\">0.5×</option> <option value=\"1\" selected>1×</option> <option value=\"2\">2×</option> <option value=\"4\">4×</option> <option value=\"8\">8×</option></select></div><button type=\"button\" id=\"tl-live\" class=\"tl-live\" title=\"Back to live (Esc)\">● Live</button></div><div class=\"tl-canvas\"><canvas id=\"timeline-canvas\" aria-label=\"Activity over time: drag to travel to a moment; click a cascade to select it\"></canvas><div id=\"tl-tooltip\" class=\"tooltip\" hidden></div></div></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<section class=\"timeline\" id=\"timeline\" aria-label=\"Timeline of the recorded history\"><div class=\"tl-bar\"><div class=\"tl-range\" role=\"group\" aria-label=\"Range of the timeline\"><button type=\"button\" data-range=\"15m\">15 m</button> <button type=\"button\" data-range=\"1h\" aria-pressed=\"true\">1 h</button> <button type=\"button\" data-range=\"24h\">24 h</button> <button type=\"button\" data-range=\"all\">all</button></div><span class=\"tl-title\" id=\"tl-title\">loading the recording…</span> <span class=\"spacer\"></span> <span class=\"tl-legend\"><i class=\"fg\"></i>Foreground <i class=\"bg\"></i>Background <i class=\"or\"></i>Orphan <i class=\"gap\"></i>not recorded</span><div class=\"tl-play\" role=\"group\" aria-label=\"Play\"><button type=\"button\" id=\"tl-back\" title=\"Step back: undo the last change (←)\">◀ step</button> <button type=\"button\" id=\"tl-play\" title=\"Play from the moment shown, or the selected cascade (space)\">▶ Play</button> <button type=\"button\" id=\"tl-step\" title=\"Step: the next change (→)\">step ▶</button> <select id=\"tl-speed\" aria-label=\"Speed\" title=\"Speed ([ and ])\"><option value=\"0.25\">0.25×</option> <option value=\"0.5\">0.5×</option> <option value=\"1\" selected>1×</option> <option value=\"2\">2×</option> <option value=\"4\">4×</option> <option value=\"8\">8×</option></select></div><button type=\"button\" id=\"tl-live\" class=\"tl-live\" title=\"Back to live (Esc)\">● Live</button></div><div class=\"tl-canvas\"><canvas id=\"timeline-canvas\" aria-label=\"Activity over time: drag to travel to a moment; click a cascade to select it\"></canvas><div id=\"tl-tooltip\" class=\"tooltip\" hidden></div></div></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "</div><aside class=\"side\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</div><aside class=\"side\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<nav class=\"tabs\" role=\"tablist\"><button type=\"button\" role=\"tab\" id=\"tab-object\" aria-selected=\"true\" aria-controls=\"object-panel\">Object</button> <button type=\"button\" role=\"tab\" id=\"tab-history\" aria-selected=\"false\" aria-controls=\"history-panel\" title=\"What the collector did (h)\">History</button></nav>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<nav class=\"tabs\" role=\"tablist\"><button type=\"button\" role=\"tab\" id=\"tab-object\" aria-selected=\"true\" aria-controls=\"object-panel\">Object</button> <button type=\"button\" role=\"tab\" id=\"tab-history\" aria-selected=\"false\" aria-controls=\"history-panel\" title=\"What the collector did (h)\">History</button></nav>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<section class=\"panel object\" id=\"object-panel\" aria-live=\"polite\"><div class=\"placeholder\" id=\"object-placeholder\"><h2>Select an object</h2><p>Click a box in the graph, or search ( / ). Owners are drawn above their dependents; a namespace is a box.</p><p class=\"muted\">Double-click focuses on an object's owners and dependents. Large sets of siblings show as a count until you zoom in or click them.</p></div><div id=\"object-body\" hidden></div></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<section class=\"panel object\" id=\"object-panel\" aria-live=\"polite\"><div class=\"placeholder\" id=\"object-placeholder\"><h2>Select an object</h2><p>Click a box in the graph, or search ( / ). Owners are drawn above their dependents; a namespace is a box.</p><p class=\"muted\">Double-click focuses on an object's owners and dependents. Large sets of siblings show as a count until you zoom in or click them.</p></div><div id=\"object-body\" hidden></div></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<section class=\"panel history\" id=\"history-panel\" aria-live=\"polite\" hidden></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<section class=\"panel history\" id=\"history-panel\" aria-live=\"polite\" hidden></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "<section class=\"panel queues\" id=\"queues-panel\"><h2>Work queues <span class=\"muted\" id=\"sync-state\"></span></h2><div id=\"queues\"></div><h3>Latest worker actions</h3><ol class=\"actions\" id=\"actions\"></ol></section></aside></div><dialog id=\"delete-dialog\" aria-labelledby=\"delete-title\"><form method=\"dialog\" id=\"delete-form\"><h2 id=\"delete-title\">Delete</h2><fieldset class=\"policies\"><legend>Propagation policy</legend> <label><input type=\"radio\" name=\"policy\" value=\"Background\" checked> <b>Background</b> <span>deletes the object now; the collector then deletes its dependents.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Foreground\"> <b>Foreground</b> <span>keeps the object until the collector has deleted the dependents that block it, then deletes it.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Orphan\"> <b>Orphan</b> <span>deletes only the object; its dependents stay, without this owner reference.</span></label></fieldset><div id=\"delete-preview\" class=\"preview\" aria-live=\"polite\">computing the effect…</div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<section class=\"panel queues\" id=\"queues-panel\"><h2>Work queues <span class=\"muted\" id=\"sync-state\"></span></h2><div id=\"queues\"></div><h3>Latest worker actions</h3><ol class=\"actions\" id=\"actions\"></ol></section></aside></div><dialog id=\"delete-dialog\" aria-labelledby=\"delete-title\"><form method=\"dialog\" id=\"delete-form\"><h2 id=\"delete-title\">Delete</h2><fieldset class=\"policies\"><legend>Propagation policy</legend> <label><input type=\"radio\" name=\"policy\" value=\"Background\" checked> <b>Background</b> <span>deletes the object now; the collector then deletes its dependents.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Foreground\"> <b>Foreground</b> <span>keeps the object until the collector has deleted the dependents that block it, then deletes it.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Orphan\"> <b>Orphan</b> <span>deletes only the object; its dependents stay, without this owner reference.</span></label></fieldset><div id=\"delete-preview\" class=\"preview\" aria-live=\"polite\">computing the effect…</div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if !p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<label id=\"delete-typed\" class=\"typed\" hidden>Type <code id=\"delete-typed-name\"></code> to confirm <input id=\"delete-confirm-input\" autocomplete=\"off\" spellcheck=\"false\"></label>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<label id=\"delete-typed\" class=\"typed\" hidden>Type <code id=\"delete-typed-name\"></code> to confirm <input id=\"delete-confirm-input\" autocomplete=\"off\" spellcheck=\"false\"></label>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<p id=\"delete-error\" class=\"error\" role=\"alert\" hidden></p><menu>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<p id=\"delete-error\" class=\"error\" role=\"alert\" hidden></p><menu>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Close</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Close</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Cancel</button> <button type=\"submit\" id=\"delete-confirm\" class=\"danger\" disabled>Delete</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Cancel</button> <button type=\"submit\" id=\"delete-confirm\" class=\"danger\" disabled>Delete</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><dl class=\"keys\"><dt>/</dt><dd>search</dd><dt>Enter</dt><dd>go to the first result</dd><dt>f</dt><dd>focus on the selected object's owners and dependents</dd><dt>Delete, d</dt><dd>delete the selected object…</dd><dt>Esc</dt><dd>close, clear focus, clear filters, clear selection</dd><dt>0</dt><dd>fit the view</dd><dt>+ / −</dt><dd>zoom</dd><dt>e</dt><dd>expand or collapse the selected object's dependents</dd><dt>t</dt><dd>light or dark</dd>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><dl class=\"keys\"><dt>/</dt><dd>search</dd><dt>Enter</dt><dd>go to the first result</dd><dt>f</dt><dd>focus on the selected object's owners and dependents</dd><dt>Delete, d</dt><dd>delete the selected object…</dd><dt>Esc</dt><dd>close, clear focus, clear filters, clear selection</dd><dt>0</dt><dd>fit the view</dd><dt>+ / −</dt><dd>zoom</dd><dt>e</dt><dd>expand or collapse the selected object's dependents</dd><dt>t</dt><dd>light or dark</dd>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<dt>h</dt><dd>the history view: what the collector did</dd><dt>Space</dt><dd>time travel: play or pause</dd><dt>← / →</dt><dd>time travel: step back or forward one change</dd><dt>[ / ]</dt><dd>time travel: slower or faster</dd><dt>Esc</dt><dd>time travel: back to live</dd>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<dt>h</dt><dd>the history view: what the collector did</dd><dt>Space</dt><dd>time travel: play or pause</dd><dt>← / →</dt><dd>time travel: step back or forward one change</dd><dt>[ / ]</dt><dd>time travel: slower or faster</dd><dt>Esc</dt><dd>time travel: back to live</dd>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<dt>?</dt><dd>this help</dd></dl><p class=\"muted\">gcscope ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<dt>?</dt><dd>this help</dd></dl><p class=\"muted\">gcscope ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var6 string
-			templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version)
+			var templ_7745c5c3_Var8 string
+			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 197, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 203, Col: 39}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, " · API: <a href=\"/api/v1/graph\">graph</a> · <a href=\"/api/v1/queues\">queues</a> · <a href=\"/debug/controllers/garbagecollector/graph\">DOT</a> · <a href=\"/metrics\">metrics</a></p><form method=\"dialog\"><button>Close</button></form></dialog>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, " · API: <a href=\"/api/v1/graph\">graph</a> · <a href=\"/api/v1/queues\">queues</a> · <a href=\"/debug/controllers/garbagecollector/graph\">DOT</a> · <a href=\"/metrics\">metrics</a></p><form method=\"dialog\"><button>Close</button></form></dialog>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

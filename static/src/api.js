@@ -30,14 +30,27 @@ export async function get(path) {
   return decode(await fetch(path, { headers: { Accept: "application/json" }, credentials: "same-origin" }));
 }
 
-/** @param {string} path @param {any} body */
+/**
+ * A write with the page's CSRF token. A token gcscope no longer knows (it restarted: its
+ * key is new) is fetched again from the session, once, and the write retried.
+ * @param {string} path @param {any} body
+ */
 export async function post(path, body) {
-  return decode(await fetch(path, {
+  const send = () => fetch(path, {
     method: "POST",
     credentials: "same-origin",
     headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": document.body.dataset.csrfToken || "" },
     body: JSON.stringify(body),
-  }));
+  });
+  try {
+    return await decode(await send());
+  } catch (e) {
+    if (!(e instanceof APIError) || e.status !== 403 || e.code !== "csrf") throw e;
+    const s = await get("/api/v1/session");
+    if (!s?.csrfToken || s.csrfToken === document.body.dataset.csrfToken) throw e;
+    document.body.dataset.csrfToken = s.csrfToken;
+    return decode(await send());
+  }
 }
 
 /** @param {string} uid */

@@ -53,6 +53,14 @@ export class Stream {
       if (this.ws !== ws) return;
       this.ws = null;
       if (this.closed) return;
+      // The server ended the sign-in (4401), or a stream that keeps failing may have
+      // been refused for it (a browser cannot read the upgrade's 401): ask.
+      if (ev.code === 4401) return this.signedOut(ev.reason);
+      if (document.getElementById("sign-out") && this.attempt >= 1) {
+        fetch("/api/v1/session", { credentials: "same-origin" }).then((r) => {
+          if (r.status === 401 && !this.closed) this.signedOut("");
+        }, () => {});
+      }
       const delay = Math.min(15000, 500 * 2 ** this.attempt) * (0.75 + Math.random() / 2);
       this.attempt++;
       const why = ev.reason ? `: ${ev.reason}` : ev.code === 1006 ? ": connection lost" : ` (${ev.code})`;
@@ -98,6 +106,27 @@ export class Stream {
     el.textContent = `Offline: the connection to gcscope was lost at ${clock(this.lostAt).slice(0, 8)}. ` +
       `The graph is dimmed: it shows the engine's state${as} and may be stale. Reconnecting (${this.retryText}; click the dot at the top right to retry now)…`;
     el.hidden = false;
+  }
+
+  /**
+   * The sign-in has ended: no more retries; the note says so and links to the form.
+   * @param {string} why the server's reason, if it gave one
+   */
+  signedOut(why) {
+    this.closed = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.offlineTimer);
+    this.offlineTimer = undefined;
+    this.ws?.close(1000, "signed out");
+    this.h.onState("offline", "signed out");
+    document.body.classList.add("offline");
+    this.note();
+    const el = /** @type {HTMLElement} */ (document.getElementById("offline-note"));
+    const link = document.createElement("a");
+    link.href = "/login";
+    link.textContent = "Sign in again";
+    el.replaceChildren(`Signed out: ${why || "your sign-in is no longer accepted (signed out, gcscope restarted, or the token was revoked or expired)"}. ` +
+      "The graph is dimmed and no longer follows the cluster. ", link);
   }
 
   /** Reconnects now (the user asked). */
