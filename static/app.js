@@ -810,6 +810,16 @@ var Cascades = class {
     this.changed = false;
   }
   /**
+   * Forgets every cascade: the objects shown were replaced by others that do not say
+   * what became of them (what the user may see changed), so a member no longer shown is
+   * not gone. observe() then picks up the cascades under way again.
+   */
+  reset() {
+    this.active.clear();
+    this.finished = [];
+    this.changed = true;
+  }
+  /**
    * Looks at the objects that changed (or all of them, after a snapshot) for cascades that
    * start, then brings every running cascade up to date.
    * @param {Iterable<string>} uids @param {number} now performance.now() (progressedAt)
@@ -927,8 +937,9 @@ var Cascades = class {
     c.total = seen + before;
     const left = c.total - gone - orphaned;
     const elapsed = t - c.start;
-    c.eta = gone > 0 && left > 0 ? elapsed / gone * left : null;
-    c.waitingOn = this.waitingOn(c);
+    const held = this.heldMember(c);
+    c.waitingOn = held ? `${held.kind} ${held.name} held by finalizer ${holdingFinalizers(held)[0]}` : this.blockedOn(c);
+    c.eta = !held && gone > 0 && left > 0 ? elapsed / gone * left : null;
   }
   /** A cascade is over when nothing of it is left to do. @param {Cascade} c */
   settled(c) {
@@ -942,19 +953,21 @@ var Cascades = class {
   ownedWithin(c, n) {
     return (n.owners || []).some((o) => o.uid === c.owner || c.members.has(o.uid));
   }
+  /** A member being deleted that another controller's finalizer holds, if any. @param {Cascade} c */
+  heldMember(c) {
+    for (const m of c.members) {
+      const n = this.store.nodes.get(m);
+      if (n && n.beingDeleted && holdingFinalizers(n).length) return n;
+    }
+    return null;
+  }
   /**
-   * What holds a cascade up, in words: the first blocking dependent of a foreground owner
-   * (with how many of its own dependents remain), or a member held by another
-   * controller's finalizer.
+   * What holds a foreground cascade up, in words: its owner's first blocking dependent
+   * (with how many of its own dependents remain).
    * @param {Cascade} c
    */
-  waitingOn(c) {
+  blockedOn(c) {
     const { store: store2 } = this;
-    for (const m of c.members) {
-      const n = store2.nodes.get(m);
-      const held = n && n.beingDeleted ? holdingFinalizers(n) : [];
-      if (n && held.length) return `${n.kind} ${n.name} held by finalizer ${held[0]}`;
-    }
     if (c.policy !== "Foreground" || !store2.nodes.has(c.owner)) return "";
     const blockers = blockingDependents(store2, c.owner);
     if (!blockers.length) return "";
@@ -4159,7 +4172,7 @@ var HistoryView = class {
   }
   renderHead() {
     const verb = VERBS.find(([v]) => v === this.verb)?.[1] || this.verb;
-    this.head.textContent = this.verb === "delete" ? `Deleted by the collector ${this.title}` : `The collector's ${verb} ${this.title}`;
+    this.head.textContent = this.verb === "delete" ? `Deleted by the collector ${this.title}` : this.verb === "*" ? `All the collector's decisions ${this.title}` : `The collector's ${verb} ${this.title}`;
   }
   render() {
     this.renderHead();
@@ -4770,6 +4783,7 @@ var stream = new Stream({
   onFrame(f) {
     if (f.type === "snapshot") {
       live.applySnapshot(f);
+      if (f.reason === "permissions" || f.reason === "subscribe") liveCascades.reset();
       liveCascades.observe([...live.nodes.keys()], performance.now());
       if (perf.snapshotMs === null) {
         perf.snapshotMs = performance.now();

@@ -429,6 +429,7 @@ func TestUIHistory(t *testing.T) {
 	}
 	held := createConfigMap(t, kube, heldNS, "held")
 	heldDep := createConfigMap(t, kube, heldNS, "held-dep", held)
+	createConfigMap(t, kube, heldNS, "held-free", held) // collected at once: the cascade is part done, then held
 	heldDep.Finalizers = []string{"gcscope.test/hold"}
 	if _, err := kube.CoreV1().ConfigMaps(heldNS).Update(ctx, heldDep, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
@@ -436,6 +437,16 @@ func TestUIHistory(t *testing.T) {
 	heldFrom, heldFg := time.Now(), metav1.DeletePropagationForeground
 	if err := kube.CoreV1().ConfigMaps(heldNS).Delete(ctx, "held", metav1.DeleteOptions{PropagationPolicy: &heldFg}); err != nil {
 		t.Fatal(err)
+	}
+	// Part done, then held by a finalizer: it has no time left to estimate (a trial read
+	// "~53 s left" after 53 s of it, growing with the wait).
+	heldEntry := `document.querySelector('#cascades [data-owner=` + jsQuoted(string(held.UID)) + `]')`
+	poll("the held deletion part done in the strip", heldEntry+`?.querySelector(".muted")?.textContent.startsWith("1/3 ")`, 20*time.Second)
+	d.run(t, "held a while", chromedp.Sleep(1500*time.Millisecond))
+	var heldTitle string
+	d.eval(t, heldEntry+`.title`, &heldTitle)
+	if !strings.Contains(heldTitle, "held by finalizer") || !strings.HasSuffix(heldTitle, "so far") || strings.Contains(heldTitle, "left") {
+		t.Errorf("the held deletion's strip entry says %q: want what holds it and how long so far, no time left", heldTitle)
 	}
 
 	// The history view: the collector's deletes, with reason, policy and owner.
@@ -490,7 +501,7 @@ func TestUIHistory(t *testing.T) {
 	poll("the deletes listed again", `[...document.querySelectorAll("#history-list .hrow .verb")].every((v) => v.textContent.startsWith("delete")) && document.querySelectorAll("#history-list .hrow").length >= 5`, 10*time.Second)
 
 	// Its cascade link selects the cascade and travels to its start.
-	d.run(t, "follow a row's cascade", clickInPage(`#history-list .cascade-link`))
+	d.run(t, "follow a row's cascade", clickInPage(`#history-list .hrow[data-uid="`+leafUIDs[0]+`"] .cascade-link`))
 	poll("the cascade selected", `(() => { const tl = window.gcscope.timeline(); const tr = window.gcscope.travel();
 		return tl.selected && String(tl.selected.id) === "`+fmt.Sprint(cascadeID)+`" && tr.active && !tr.seeking && Math.abs(tr.at - tl.selected.start) < 5; })()`, 10*time.Second)
 

@@ -58,6 +58,17 @@ export class Cascades {
   }
 
   /**
+   * Forgets every cascade: the objects shown were replaced by others that do not say
+   * what became of them (what the user may see changed), so a member no longer shown is
+   * not gone. observe() then picks up the cascades under way again.
+   */
+  reset() {
+    this.active.clear();
+    this.finished = [];
+    this.changed = true;
+  }
+
+  /**
    * Looks at the objects that changed (or all of them, after a snapshot) for cascades that
    * start, then brings every running cascade up to date.
    * @param {Iterable<string>} uids @param {number} now performance.now() (progressedAt)
@@ -170,8 +181,11 @@ export class Cascades {
     c.total = seen + before;
     const left = c.total - gone - orphaned;
     const elapsed = t - c.start;
-    c.eta = gone > 0 && left > 0 ? (elapsed / gone) * left : null;
-    c.waitingOn = this.waitingOn(c);
+    const held = this.heldMember(c);
+    c.waitingOn = held ? `${held.kind} ${held.name} held by finalizer ${holdingFinalizers(held)[0]}` : this.blockedOn(c);
+    // Held by another controller's finalizer, the cascade goes on when that controller
+    // (or a person) lets go: no rate of its own predicts when.
+    c.eta = !held && gone > 0 && left > 0 ? (elapsed / gone) * left : null;
   }
 
   /** A cascade is over when nothing of it is left to do. @param {Cascade} c */
@@ -188,19 +202,22 @@ export class Cascades {
     return (n.owners || []).some((o) => o.uid === c.owner || c.members.has(o.uid));
   }
 
+  /** A member being deleted that another controller's finalizer holds, if any. @param {Cascade} c */
+  heldMember(c) {
+    for (const m of c.members) {
+      const n = this.store.nodes.get(m);
+      if (n && n.beingDeleted && holdingFinalizers(n).length) return n;
+    }
+    return null;
+  }
+
   /**
-   * What holds a cascade up, in words: the first blocking dependent of a foreground owner
-   * (with how many of its own dependents remain), or a member held by another
-   * controller's finalizer.
+   * What holds a foreground cascade up, in words: its owner's first blocking dependent
+   * (with how many of its own dependents remain).
    * @param {Cascade} c
    */
-  waitingOn(c) {
+  blockedOn(c) {
     const { store } = this;
-    for (const m of c.members) {
-      const n = store.nodes.get(m);
-      const held = n && n.beingDeleted ? holdingFinalizers(n) : [];
-      if (n && held.length) return `${n.kind} ${n.name} held by finalizer ${held[0]}`;
-    }
     if (c.policy !== "Foreground" || !store.nodes.has(c.owner)) return "";
     const blockers = blockingDependents(store, c.owner);
     if (!blockers.length) return "";

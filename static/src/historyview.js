@@ -114,7 +114,8 @@ export class HistoryView {
 
   renderHead() {
     const verb = VERBS.find(([v]) => v === this.verb)?.[1] || this.verb;
-    this.head.textContent = this.verb === "delete" ? `Deleted by the collector ${this.title}` : `The collector's ${verb} ${this.title}`;
+    this.head.textContent = this.verb === "delete" ? `Deleted by the collector ${this.title}`
+      : this.verb === "*" ? `All the collector's decisions ${this.title}` : `The collector's ${verb} ${this.title}`;
   }
 
   render() {

@@ -247,6 +247,8 @@ const stream = new Stream({
     // Always into the live store: time travel shows another one and loses nothing of this.
     if (f.type === "snapshot") {
       live.applySnapshot(f);
+      // What the user may see changed: objects gone from view are not deleted.
+      if (f.reason === "permissions" || f.reason === "subscribe") liveCascades.reset();
       // A reload mid-cascade: pick up the cascades under way.
       liveCascades.observe([...live.nodes.keys()], performance.now());
       if (perf.snapshotMs === null) {
