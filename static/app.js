@@ -3987,8 +3987,9 @@ ${clock(c.start)} – ${c.end ? clock(c.end) : "still running"}${c.deleted !== v
 click: select it and go to its start`;
     } else if (this.data) {
       const b = this.data.buckets.find((x) => t >= x.t && t < x.t + (this.data?.bucket || 0));
+      const whole = document.getElementById("signed-in-as") ? " in the whole cluster" : "";
       if (b) text += `
-${b.events} events · ${b.deletes} deletes${b.errors ? ` · ${b.errors} errors` : ""}`;
+${b.events} events · ${b.deletes} deletes${b.errors ? ` · ${b.errors} errors` : ""}${whole}`;
       const g = this.data.gaps.find((x) => t >= x.start && t <= x.end);
       if (g) text += `
 not recorded: ${g.reason || "a gap"}`;
@@ -4540,7 +4541,8 @@ var TravelUI = class {
     let cascadesText = d?.cascadesCapped ? `more than ${n.toLocaleString("en-US")} cascades (the newest drawn)` : `${n} cascade${n === 1 ? "" : "s"}`;
     const singles = d?.singleDeletions || 0;
     if (singles) cascadesText += ` · ${singles.toLocaleString("en-US")} single deletion${singles === 1 ? "" : "s"}`;
-    $("tl-title").textContent = d ? `${this.windowTitle()} · ${tl.total.toLocaleString("en-US")} events · ${cascadesText}` : "loading…";
+    const whole = document.getElementById("signed-in-as") ? " (whole cluster)" : "";
+    $("tl-title").textContent = d ? `${this.windowTitle()} · ${tl.total.toLocaleString("en-US")} events${whole} · ${cascadesText}` : "loading…";
     $("tl-title").title = singles ? "Single deletions: objects deleted with no dependents, the collector had nothing to do; not drawn. Search or select one to replay it." : "";
   }
   /**

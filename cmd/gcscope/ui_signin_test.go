@@ -12,7 +12,8 @@ import (
 	"github.com/gcscope/gcscope/internal/browsertest"
 )
 
-// TestUISignInAndOut: with authentication the page says who is signed in; a write whose
+// TestUISignInAndOut: with authentication the page says who is signed in (and that the
+// timeline's counts are the whole cluster's); a write whose
 // CSRF token gcscope no longer knows (it restarted) fetches a fresh one and goes through
 // (a trial's page said "live" and refused every delete after a restart); Sign out ends
 // the session and goes to the form.
@@ -23,7 +24,7 @@ func TestUISignInAndOut(t *testing.T) {
 	if err := os.WriteFile(tokenFile, []byte(token+" dana\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base, _ := startEmbedded(t, "--demo=false", "--auth-token-file", tokenFile)
+	base, _ := startEmbedded(t, "--demo=false", "--history", "--auth-token-file", tokenFile)
 	page := browsertest.Start(t, browsertest.Options{Width: 1400, Height: 900})
 	d := uiDriver{ctx: page.Ctx, failShot: "ui-signin-failed"}
 	d.run(t, "sign in", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#token")),
@@ -33,6 +34,13 @@ func TestUISignInAndOut(t *testing.T) {
 	d.eval(t, `document.getElementById("signed-in-as")?.textContent || ""`, &who)
 	if who != "dana" {
 		t.Errorf("the header says %q is signed in, want dana", who)
+	}
+	// The timeline's counts are the whole cluster's, and say so to a signed-in user.
+	d.run(t, "the timeline's title", chromedp.Poll[chromedp.Void](`document.getElementById("tl-title").textContent.includes(" events")`, chromedp.WithPollingTimeout(20*time.Second)))
+	var title string
+	d.eval(t, `document.getElementById("tl-title").textContent`, &title)
+	if !strings.Contains(title, "events (whole cluster)") {
+		t.Errorf("the timeline's title says %q: want its count said to be the whole cluster's", title)
 	}
 	var cookies string
 	d.eval(t, `document.cookie`, &cookies)

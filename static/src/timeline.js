@@ -360,7 +360,9 @@ export class Timeline {
         `${c.deleted !== undefined ? ` · ${c.deleted} deleted` : ""}${c.errors ? ` · ${c.errors} errors` : ""}\nclick: select it and go to its start`;
     } else if (this.data) {
       const b = this.data.buckets.find((x) => t >= x.t && t < x.t + (this.data?.bucket || 0));
-      if (b) text += `\n${b.events} events · ${b.deletes} deletes${b.errors ? ` · ${b.errors} errors` : ""}`;
+      // Per-user reads leave objects out, not counts: a count names nothing.
+      const whole = document.getElementById("signed-in-as") ? " in the whole cluster" : "";
+      if (b) text += `\n${b.events} events · ${b.deletes} deletes${b.errors ? ` · ${b.errors} errors` : ""}${whole}`;
       const g = this.data.gaps.find((x) => t >= x.start && t <= x.end);
       if (g) text += `\nnot recorded: ${g.reason || "a gap"}`;
       text += "\ndrag: travel to a moment";

@@ -343,7 +343,8 @@ export class TravelUI {
     // Deletions the collector only watched (a Pod its ReplicaSet deleted) are not drawn.
     const singles = d?.singleDeletions || 0;
     if (singles) cascadesText += ` · ${singles.toLocaleString("en-US")} single deletion${singles === 1 ? "" : "s"}`;
-    $("tl-title").textContent = d ? `${this.windowTitle()} · ${tl.total.toLocaleString("en-US")} events · ${cascadesText}` : "loading…";
+    const whole = document.getElementById("signed-in-as") ? " (whole cluster)" : "";
+    $("tl-title").textContent = d ? `${this.windowTitle()} · ${tl.total.toLocaleString("en-US")} events${whole} · ${cascadesText}` : "loading…";
     $("tl-title").title = singles ? "Single deletions: objects deleted with no dependents, the collector had nothing to do; not drawn. Search or select one to replay it." : "";
   }
 
