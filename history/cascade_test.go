@@ -230,6 +230,8 @@ func TestRestartEndsOpenCascades(t *testing.T) {
 	e.waitForDependents(waiting.owner)
 	e.remove(gone.owner, nil)
 	waitRecorded(t, s, e.feed.LastSeq())
+	time.Sleep(300 * time.Millisecond) // stuck, with nothing to record, until gcscope stops
+	stoppedAt := time.Now()
 	stop()
 	ctx := context.Background()
 	byRoot := func() map[types.UID]Cascade {
@@ -255,6 +257,11 @@ func TestRestartEndsOpenCascades(t *testing.T) {
 	slices.SortFunc(cs, func(a, b Cascade) int { return int(a.ID - b.ID) })
 	if len(cs) != 2 || cs[0].End == nil || !strings.Contains(cs[0].Note, "gcscope stopped before it ended") || cs[1].End != nil || cs[1].Note != underWay {
 		t.Fatalf("after a restart: %s; want the cascade left open ended with a note, and the deletion still under way open again", jsonOf(t, cs))
+	}
+	// It was under way until gcscope stopped, not only until its last event (a trial's
+	// stuck deletion was recorded as lasting 7 ms).
+	if cs[0].End.Before(stoppedAt) {
+		t.Errorf("the cascade cut by the stop ends at %s, before gcscope stopped at %s", cs[0].End.Format(time.RFC3339Nano), stoppedAt.Format(time.RFC3339Nano))
 	}
 }
 

@@ -216,7 +216,7 @@ func Import(ctx context.Context, s *Store, r io.Reader) (ImportSummary, error) {
 		if err := w.writeCascades(ctx, tx, rec.casc); err != nil {
 			return sum, err
 		}
-		if err := w.closeOpenCascades(ctx, tx, "the export ends before it did"); err != nil {
+		if err := w.closeOpenCascades(ctx, tx, "the export ends before it did", 0); err != nil {
 			return sum, err
 		}
 		if gap != nil { // the window ends in it: nothing resumed

@@ -397,7 +397,7 @@ func (r *Recorder) writeSeed(ctx context.Context, snap *gc.Snapshot, at time.Tim
 	if err := r.w.touchSession(ctx, tx, r.session, r.started, at.UnixNano(), snap.Mode, r.o.Version); err != nil {
 		return err
 	}
-	if err := r.w.closeOpenCascades(ctx, tx, note); err != nil {
+	if err := r.w.closeOpenCascades(ctx, tx, note, r.session); err != nil {
 		return err
 	}
 	if err := r.w.writeCascades(ctx, tx, r.casc); err != nil {

@@ -273,9 +273,13 @@ func (w *writer) writeCascades(ctx context.Context, tx *sql.Tx, cs *cascades) er
 
 // closeOpenCascades ends every cascade still open in the database, with note: the
 // recording was interrupted (a gap, a pause, a restart), so nothing more of it will be
-// seen.
-func (w *writer) closeOpenCascades(ctx context.Context, tx *sql.Tx, note string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE cascades SET end = last_time, note = ? WHERE end IS NULL`, note)
+// seen. It ends at its last event; one of a session before current, at that session's
+// end (gcscope stopped: a deletion stuck until then was under way until then, not over
+// with its last event). current 0: at the last event.
+func (w *writer) closeOpenCascades(ctx context.Context, tx *sql.Tx, note string, current int64) error {
+	_, err := tx.ExecContext(ctx, `UPDATE cascades SET note = ?, end = MAX(last_time,
+		COALESCE((SELECT s.last FROM sessions s WHERE s.id = cascades.session AND ? > 0 AND s.id <> ?), last_time))
+		WHERE end IS NULL`, note, current, current)
 	return err
 }
 
