@@ -2316,7 +2316,7 @@ var ObjectPanel = class {
           onclick: () => this.actions.replay?.(uid)
         }, "▶ Replay its last cascade") : null
       ),
-      h("section", { id: "explain", "data-explain": "", "data-outdated": outdated ? "" : null }, h("h3", null, "Why is it here?"), ...why),
+      h("section", { id: "explain", "data-explain": "", "data-outdated": outdated ? "" : null }, h("h3", null, n || travelAt !== null ? "Why is it here?" : "What became of it"), ...why),
       h(
         "dl.facts",
         null,

@@ -332,7 +332,7 @@ export class ObjectPanel {
           onclick: () => this.actions.del(uid) }, readOnly ? "Preview delete…" : "Delete…") : null,
         this.actions.replay ? h("button", { type: "button", id: "replay-button", title: "Play the last recorded deletion this object took part in",
           onclick: () => this.actions.replay?.(uid) }, "▶ Replay its last cascade") : null),
-      h("section", { id: "explain", "data-explain": "", "data-outdated": outdated ? "" : null }, h("h3", null, "Why is it here?"), ...why),
+      h("section", { id: "explain", "data-explain": "", "data-outdated": outdated ? "" : null }, h("h3", null, n || travelAt !== null ? "Why is it here?" : "What became of it"), ...why),
       h("dl.facts", null,
         h("dt", null, "uid"), h("dd", null, h("code", null, uid)),
         h("dt", null, "flags"), h("dd", null, ...(flags.length ? flags : ["—"])),
