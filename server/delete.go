@@ -26,6 +26,9 @@ type deleteResponse struct {
 	Hidden int `json:"hidden,omitempty"`
 	// Result: "predicted" for a dry run, "deletion started" once the apiserver accepted it.
 	Result string `json:"result"`
+	// Refusal, on a dry run made as the user (--auth=kubernetes), is what the apiserver
+	// answered a server-side dry run of the delete: the delete itself would be refused.
+	Refusal string `json:"refusal,omitempty"`
 }
 
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
@@ -59,6 +62,17 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	prediction, hidden := visibilityFrom(r).prediction(prediction)
 	resp := deleteResponse{DryRun: req.DryRun, Prediction: prediction, Hidden: hidden, Result: "predicted"}
+	if req.DryRun && user.Impersonate && !s.opts.ReadOnly && s.opts.Kube != nil {
+		// The prediction is the collector's; whether the user may delete at all is the
+		// cluster's RBAC (and admission) to say: ask it, as the user, without deleting.
+		err := s.deleter().delete(r.Context(), user, node.ObjectRef, policy, metav1.DryRunAll)
+		var status apierrors.APIStatus
+		if errors.As(err, &status) {
+			resp.Refusal = status.Status().Message
+		} else if err != nil {
+			s.log.Debug("dry-run delete as the user", "err", err)
+		}
+	}
 	if !req.DryRun {
 		if s.opts.Kube == nil {
 			fail(http.StatusServiceUnavailable, &apiError{Code: "unavailable", Message: "no cluster connection for writes"})
@@ -92,7 +106,9 @@ func (s *Server) deleter() *deleter {
 	return &deleter{config: s.opts.Kube, mapper: s.restMapper()}
 }
 
-func (d *deleter) delete(ctx context.Context, user *User, ref gc.ObjectRef, policy metav1.DeletionPropagation) error {
+// delete deletes ref with policy as user; with dryRun (metav1.DryRunAll) the apiserver
+// only decides (RBAC, admission) and deletes nothing.
+func (d *deleter) delete(ctx context.Context, user *User, ref gc.ObjectRef, policy metav1.DeletionPropagation, dryRun ...string) error {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return err
@@ -114,5 +130,5 @@ func (d *deleter) delete(ctx context.Context, user *User, ref gc.ObjectRef, poli
 		rc = client.Resource(mapping.Resource).Namespace(ref.Namespace)
 	}
 	uid := ref.UID
-	return rc.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}})
+	return rc.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}, DryRun: dryRun})
 }

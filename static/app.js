@@ -2703,8 +2703,8 @@ var DeleteDialog = class {
     try {
       const res = await deleteObject(uid, policy, true);
       if (seq !== this.seq) return;
-      this.prediction = res.prediction;
-      this.showPrediction(res.prediction, res.hidden || 0);
+      this.prediction = res.refusal ? null : res.prediction;
+      this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "");
     } catch (e) {
       if (seq !== this.seq) return;
       this.showError(e);
@@ -2712,8 +2712,11 @@ var DeleteDialog = class {
     }
     this.updateConfirm();
   }
-  /** @param {any} p @param {number} hidden objects affected that this user may not see */
-  showPrediction(p, hidden) {
+  /**
+   * @param {any} p @param {number} hidden objects affected that this user may not see
+   * @param {string} refusal what the cluster answered the delete, dry-run as the user ("" when it would take it)
+   */
+  showPrediction(p, hidden, refusal) {
     const m = /* @__PURE__ */ new Map();
     for (const d of p.deleted || []) m.set(d.object.uid, "deleted");
     for (const d of p.orphaned || []) m.set(d.object.uid, "orphaned");
@@ -2754,6 +2757,7 @@ var DeleteDialog = class {
         "."
       ),
       this.readOnly ? h("p.note", { id: "delete-read-only" }, "A dry run: gcscope runs read-only (--read-only) and refuses deletes. This is what the collector would do.") : null,
+      refusal ? h("p.warn", { id: "delete-refusal" }, `The cluster would refuse this delete, made as you: ${refusal}`) : null,
       hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
       section("deleted", "Deleted", deleted),
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),

@@ -144,8 +144,8 @@ export class DeleteDialog {
     try {
       const res = await deleteObject(uid, policy, true);
       if (seq !== this.seq) return;
-      this.prediction = res.prediction;
-      this.showPrediction(res.prediction, res.hidden || 0);
+      this.prediction = res.refusal ? null : res.prediction;
+      this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "");
     } catch (e) {
       if (seq !== this.seq) return;
       this.showError(e);
@@ -154,8 +154,11 @@ export class DeleteDialog {
     this.updateConfirm();
   }
 
-  /** @param {any} p @param {number} hidden objects affected that this user may not see */
-  showPrediction(p, hidden) {
+  /**
+   * @param {any} p @param {number} hidden objects affected that this user may not see
+   * @param {string} refusal what the cluster answered the delete, dry-run as the user ("" when it would take it)
+   */
+  showPrediction(p, hidden, refusal) {
     /** @type {Map<string, PreviewKind>} */
     const m = new Map();
     for (const d of p.deleted || []) m.set(d.object.uid, "deleted");
@@ -188,6 +191,7 @@ export class DeleteDialog {
         p.orphaned?.length ? `, ${p.orphaned.length.toLocaleString("en-US")} orphaned` : "", p.kept?.length ? `, ${p.kept.length.toLocaleString("en-US")} kept by another owner` : "",
         p.waiting?.length ? `, ${p.waiting.length.toLocaleString("en-US")} ${this.readOnly ? "would" : "will"} wait on finalizers` : "", "."),
       this.readOnly ? h("p.note", { id: "delete-read-only" }, "A dry run: gcscope runs read-only (--read-only) and refuses deletes. This is what the collector would do.") : null,
+      refusal ? h("p.warn", { id: "delete-refusal" }, `The cluster would refuse this delete, made as you: ${refusal}`) : null,
       hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
       section("deleted", "Deleted", deleted),
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
