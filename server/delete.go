@@ -69,6 +69,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		var status apierrors.APIStatus
 		if errors.As(err, &status) {
 			resp.Refusal = status.Status().Message
+			entry.Error = "the cluster would refuse it: " + resp.Refusal
 		} else if err != nil {
 			s.log.Debug("dry-run delete as the user", "err", err)
 		}

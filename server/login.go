@@ -43,7 +43,8 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := r.PostForm.Get("token")
-	if _, fail := s.authenticateToken(r, token); fail != nil {
+	u, fail := s.authenticateToken(r, token)
+	if fail != nil {
 		entry := entryFor(r, "login")
 		entry.Result, entry.Status, entry.Error = "denied", fail.status, fail.err.Message
 		s.audit.write(entry)
@@ -52,7 +53,14 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.renderLogin(w, r, fail.status, "That token was not accepted: "+fail.err.Message+".")
 		return
 	}
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		s.sessions.end(c.Value) // a browser signing in again leaves no older session behind
+	}
 	http.SetCookie(w, sessionCookieFor(r, s.sessions.start(token), 0)) // until the browser closes, or the session ends
+	entry := entryFor(r, "login")
+	entry.User, entry.Groups = u.Name, u.Groups
+	entry.Result, entry.Status = "ok", http.StatusSeeOther
+	s.audit.write(entry)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -42,6 +43,27 @@ func postLogin(t *testing.T, ts *httptest.Server, token string, h http.Header) *
 	for k, v := range h {
 		req.Header[k] = v
 	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp
+}
+
+// regexpLogin matches a successful sign-in's audit line, whatever the order of its fields.
+var regexpLogin = regexp.MustCompile(`"user":"alice"[^\n]*"action":"login"[^\n]*"result":"ok"`)
+
+// postLoginWith posts the login form with a cookie the browser already holds.
+func postLoginWith(t *testing.T, ts *httptest.Server, token string, h http.Header, cookie *http.Cookie) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest("POST", ts.URL+"/login", strings.NewReader(url.Values{"token": {token}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	for k, v := range h {
+		req.Header[k] = v
+	}
+	req.AddCookie(cookie)
 	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := c.Do(req)
 	if err != nil {
@@ -160,6 +182,15 @@ func TestSessionCookieIsNotTheToken(t *testing.T) {
 	if code := get(c); code != http.StatusOK {
 		t.Fatalf("signed in with the session cookie: %d, want 200", code)
 	}
+	if !strings.Contains(audit.String(), `"action":"login","result":"ok"`) && !regexpLogin.MatchString(audit.String()) {
+		t.Errorf("the sign-in is not audited: %s", audit)
+	}
+	// Signing in again from the same browser ends its older session.
+	again := postLoginWith(t, ts, loginToken, http.Header{"Origin": {ts.URL}}, c)
+	if code := get(c); code != http.StatusUnauthorized || sessionCookieOf(again) == nil {
+		t.Errorf("the older session after signing in again: %d, want 401", code)
+	}
+	c = sessionCookieOf(again)
 	for name, forged := range map[string]string{"the token itself": loginToken, "an id gcscope never issued": strings.Repeat("A", len(c.Value))} {
 		if code := get(&http.Cookie{Name: sessionCookie, Value: forged}); code != http.StatusUnauthorized {
 			t.Errorf("a session cookie holding %s: %d, want 401", name, code)

@@ -19,6 +19,9 @@ const (
 	sessionLifetime = 12 * time.Hour
 	// maxSessions bounds the table; past it the session closest to expiry goes.
 	maxSessions = 4096
+	// maxSessionsPerToken bounds one token's sessions (its browsers), so that one user
+	// signing in again and again makes room only among its own, never pushes others out.
+	maxSessionsPerToken = 8
 )
 
 type loginSession struct {
@@ -45,6 +48,18 @@ func (ss *sessions) start(token string) string {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	now := ss.now()
+	mine, oldestMine := 0, ""
+	for k, v := range ss.ids {
+		if v.token == token {
+			mine++
+			if oldestMine == "" || v.expires.Before(ss.ids[oldestMine].expires) {
+				oldestMine = k
+			}
+		}
+	}
+	if mine >= maxSessionsPerToken {
+		delete(ss.ids, oldestMine)
+	}
 	if len(ss.ids) >= maxSessions {
 		oldest := ""
 		for k, v := range ss.ids {

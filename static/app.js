@@ -1941,6 +1941,10 @@ async function post(path2, body2) {
     if (!(e instanceof APIError) || e.status !== 403 || e.code !== "csrf") throw e;
     const s = await get("/api/v1/session");
     if (!s?.csrfToken || s.csrfToken === document.body.dataset.csrfToken) throw e;
+    const me = document.getElementById("signed-in-as")?.textContent;
+    if (me !== void 0 && s.user?.name !== me) {
+      throw new APIError(403, "csrf", `this browser is now signed in as ${s.user?.name || "nobody"}, not ${me}: reload the page`);
+    }
     document.body.dataset.csrfToken = s.csrfToken;
     return decode(await send());
   }

@@ -48,6 +48,12 @@ export async function post(path, body) {
     if (!(e instanceof APIError) || e.status !== 403 || e.code !== "csrf") throw e;
     const s = await get("/api/v1/session");
     if (!s?.csrfToken || s.csrfToken === document.body.dataset.csrfToken) throw e;
+    // Only for the user the page was loaded for: this browser may have signed in as
+    // someone else since (another tab), and the write was decided on this page's view.
+    const me = document.getElementById("signed-in-as")?.textContent;
+    if (me !== undefined && s.user?.name !== me) {
+      throw new APIError(403, "csrf", `this browser is now signed in as ${s.user?.name || "nobody"}, not ${me}: reload the page`);
+    }
     document.body.dataset.csrfToken = s.csrfToken;
     return decode(await send());
   }
