@@ -2707,7 +2707,7 @@ var DeleteDialog = class {
     try {
       const res = await deleteObject(uid, policy, true);
       if (seq !== this.seq) return;
-      this.prediction = res.refusal ? null : res.prediction;
+      this.prediction = res.prediction;
       this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "");
     } catch (e) {
       if (seq !== this.seq) return;
@@ -2761,7 +2761,7 @@ var DeleteDialog = class {
         "."
       ),
       this.readOnly ? h("p.note", { id: "delete-read-only" }, "A dry run: gcscope runs read-only (--read-only) and refuses deletes. This is what the collector would do.") : null,
-      refusal ? h("p.warn", { id: "delete-refusal" }, `The cluster would refuse this delete, made as you: ${refusal}`) : null,
+      refusal ? h("p.warn", { id: "delete-refusal" }, `The cluster refused a dry run of this delete, made as you: ${refusal}`) : null,
       hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
       section("deleted", "Deleted", deleted),
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),

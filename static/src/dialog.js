@@ -144,7 +144,7 @@ export class DeleteDialog {
     try {
       const res = await deleteObject(uid, policy, true);
       if (seq !== this.seq) return;
-      this.prediction = res.refusal ? null : res.prediction;
+      this.prediction = res.prediction; // a refusal warns: the apiserver decides the delete itself
       this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "");
     } catch (e) {
       if (seq !== this.seq) return;
@@ -191,7 +191,7 @@ export class DeleteDialog {
         p.orphaned?.length ? `, ${p.orphaned.length.toLocaleString("en-US")} orphaned` : "", p.kept?.length ? `, ${p.kept.length.toLocaleString("en-US")} kept by another owner` : "",
         p.waiting?.length ? `, ${p.waiting.length.toLocaleString("en-US")} ${this.readOnly ? "would" : "will"} wait on finalizers` : "", "."),
       this.readOnly ? h("p.note", { id: "delete-read-only" }, "A dry run: gcscope runs read-only (--read-only) and refuses deletes. This is what the collector would do.") : null,
-      refusal ? h("p.warn", { id: "delete-refusal" }, `The cluster would refuse this delete, made as you: ${refusal}`) : null,
+      refusal ? h("p.warn", { id: "delete-refusal" }, `The cluster refused a dry run of this delete, made as you: ${refusal}`) : null,
       hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
       section("deleted", "Deleted", deleted),
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
