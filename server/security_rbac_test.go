@@ -18,6 +18,7 @@ import (
 
 	"github.com/coder/websocket"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -254,6 +255,34 @@ func TestPerUserReadsOnEverySurface(t *testing.T) {
 	}
 	if _, err := w.e.client.CoreV1().ConfigMaps(w.nsA).Get(context.Background(), "alpha-owner", metav1.GetOptions{}); err != nil {
 		t.Errorf("carol's preview deleted alpha-owner: %v", err)
+	}
+	// Granted delete, bob's preview has no refusal, once the apiserver's RBAC knows of the
+	// grant (a SubjectAccessReview says so: its informers may lag under load).
+	if _, err := w.e.client.RbacV1().Roles(w.nsB).Create(context.Background(), &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "bob-deleter"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: []string{"delete"}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.e.client.RbacV1().RoleBindings(w.nsB).Create(context.Background(), &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "bob-deleter"},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Namespace: w.nsB, Name: "bob"}},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "bob-deleter"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the apiserver to let bob delete ConfigMaps", func() bool {
+		sar, err := w.e.client.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: "system:serviceaccount:" + w.nsB + ":bob", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + w.nsB, "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: w.nsB, Verb: "delete", Resource: "configmaps"}}}, metav1.CreateOptions{})
+		return err == nil && sar.Status.Allowed
+	})
+	hb := as("bob")
+	hb.Set("Origin", ts.URL)
+	hb.Set(csrfHeader, c.sessionAs(as("bob")).CSRFToken)
+	var bobPred deleteResponse
+	if code, body := c.do("POST", "/api/v1/objects/"+string(w.uids["bravo-owner"])+"/delete", `{"propagationPolicy":"Background","dryRun":true}`, hb); code != 200 ||
+		json.Unmarshal(body, &bobPred) != nil || bobPred.Refusal != "" {
+		t.Errorf("bob, granted delete, previews bravo-owner's delete: %d, refusal %q; want none", code, bobPred.Refusal)
+	}
+	if _, err := w.e.client.CoreV1().ConfigMaps(w.nsB).Get(context.Background(), "bravo-owner", metav1.GetOptions{}); err != nil {
+		t.Errorf("bob's preview deleted bravo-owner: %v", err)
 	}
 	h = as("bob")
 	h.Set("Origin", ts.URL)
