@@ -227,7 +227,9 @@ func (r *Recorder) Run(ctx context.Context) error {
 	}
 	if r.rep != nil {
 		r.drain(dbctx)
-		if r.rep != nil && r.casc.due(r.now().Add(r.o.CascadeQuiet)) {
+	}
+	if r.rep != nil { // (a failed write while draining pauses the recording: nothing more to write)
+		if r.casc.due(r.now().Add(r.o.CascadeQuiet)) {
 			r.endCascades(dbctx, r.now().Add(r.o.CascadeQuiet)) // those with nothing left end now
 		}
 		r.endSession(dbctx)

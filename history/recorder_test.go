@@ -481,7 +481,22 @@ func (c faultyConn) BeginTx(ctx context.Context, o driver.TxOptions) (driver.Tx,
 	if c.fail.Load() {
 		return nil, errors.New("disk I/O error (injected)")
 	}
-	return c.fullConn.BeginTx(ctx, o)
+	tx, err := c.fullConn.BeginTx(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return faultyTx{tx}, nil
+}
+
+// faultyTx fails its commit while commitsFail: a disk that fills up under a write.
+type faultyTx struct{ driver.Tx }
+
+func (t faultyTx) Commit() error {
+	if commitsFail.Load() {
+		t.Tx.Rollback()
+		return errors.New("database or disk is full (injected)")
+	}
+	return t.Tx.Commit()
 }
 
 type faultyDriver struct {
@@ -498,8 +513,8 @@ func (d faultyDriver) Open(name string) (driver.Conn, error) {
 }
 
 var (
-	diskFails  atomic.Bool
-	faultyOnce sync.Once
+	diskFails, commitsFail atomic.Bool
+	faultyOnce             sync.Once
 )
 
 func TestFailingDiskPausesRecordingAndResumes(t *testing.T) {
@@ -553,6 +568,29 @@ func TestFailingDiskPausesRecordingAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameState(t, "after the disk came back", got.Snapshot, snap)
+}
+
+// TestAFailingDiskAsGcscopeStops: the events not yet written as gcscope stops meet a
+// full disk (a transaction begins, its commit fails); the recorder returns (writing the
+// session's end dereferenced the recording the pause had dropped, and panicked).
+func TestAFailingDiskAsGcscopeStops(t *testing.T) {
+	faultyOnce.Do(func() {
+		db, _ := sql.Open("sqlite", "")
+		sql.Register("sqlite-faulty", faultyDriver{db.Driver(), &diskFails})
+		db.Close()
+	})
+	e := newSynth(1<<16, 34)
+	s := openStore(t, Options{Driver: "sqlite-faulty"})
+	slow := fast
+	slow.FlushInterval, slow.BlockEvents = time.Hour, 1<<20 // what is read waits for the stop
+	stop := record(t, s, e, slow)
+	e.grow(10)
+	commitsFail.Store(true)
+	defer commitsFail.Store(false)
+	stop()
+	if st := s.Status(); st.State == StateRecording {
+		t.Fatalf("after a stop whose last writes failed: %+v", st)
+	}
 }
 
 // TestRecorderStepsAsideInABurst: from when the engine publishes faster than burstRate
