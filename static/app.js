@@ -803,8 +803,7 @@ var Cascades = class {
   constructor(store2, clock2 = Date.now) {
     this.store = store2;
     this.now = clock2;
-    this.recordedStart = null;
-    this.recordedObjects = null;
+    this.recorded = null;
     this.active = /* @__PURE__ */ new Map();
     this.finished = [];
     this.changed = false;
@@ -905,7 +904,7 @@ var Cascades = class {
    * cascades are known. @param {Cascade} c @param {number} t the moment shown
    */
   refineStart(c, t) {
-    const s = this.recordedStart?.(c.owner, t);
+    const s = this.recorded?.(c.owner, t)?.start;
     if (s === void 0 || !Number.isFinite(s) || s > t) return;
     c.start = s;
     c.estimated = false;
@@ -929,7 +928,7 @@ var Cascades = class {
     }
     if (!store2.nodes.has(c.owner)) gone++;
     const seen = c.members.size + 1;
-    const before = Math.max(0, (this.recordedObjects?.(c.owner, t) ?? 0) - seen);
+    const before = Math.max(0, (this.recorded?.(c.owner, t)?.objects ?? 0) - seen);
     if (c.policy === "Orphan") orphaned += before;
     else gone += before;
     c.gone = gone;
@@ -4363,9 +4362,7 @@ var TravelUI = class {
       }
     );
     this.timeline = tl;
-    const recorded = (uid, t) => tl.data?.cascades.find((c) => c.root.uid === uid && c.start <= t && (c.end === null || c.end >= t));
-    tr.cascades.recordedStart = (uid, t) => recorded(uid, t)?.start;
-    tr.cascades.recordedObjects = (uid, t) => recorded(uid, t)?.objects;
+    tr.cascades.recorded = (uid, t) => tl.data?.cascades.find((c) => c.root.uid === uid && c.start <= t && (c.end === null || c.end >= t));
     this.historyView = new HistoryView($("history-panel"), {
       cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
       async cascadeOf(id) {

@@ -42,16 +42,12 @@ export class Cascades {
     /** The moment shown, epoch ms: what elapsed times are measured to. */
     this.now = clock;
     /**
-     * When the recording says owner uid's cascade under way at moment t began (time travel:
-     * the timeline's recorded cascades), if it knows. @type {((uid: string, t: number) => number|undefined)|null}
+     * The recording's cascade of owner uid under way at moment t (time travel: the
+     * timeline's recorded cascades), if it knows: when it began, and how many objects it
+     * concerned in all (a cascade seen from its middle had members gone from the moment).
+     * @type {((uid: string, t: number) => {start: number, objects?: number}|undefined)|null}
      */
-    this.recordedStart = null;
-    /**
-     * How many objects the recording's cascade of owner uid under way at moment t concerned in
-     * all (time travel), if it knows: a cascade seen from its middle had members that are
-     * gone from the moment shown. @type {((uid: string, t: number) => number|undefined)|null}
-     */
-    this.recordedObjects = null;
+    this.recorded = null;
     /** by owner uid. @type {Map<string, Cascade>} */ this.active = new Map();
     /** newest first. @type {Cascade[]} */ this.finished = [];
     this.changed = false;
@@ -146,7 +142,7 @@ export class Cascades {
    * cascades are known. @param {Cascade} c @param {number} t the moment shown
    */
   refineStart(c, t) {
-    const s = this.recordedStart?.(c.owner, t);
+    const s = this.recorded?.(c.owner, t)?.start;
     if (s === undefined || !Number.isFinite(s) || s > t) return;
     c.start = s;
     c.estimated = false;
@@ -173,7 +169,7 @@ export class Cascades {
     // Seen from its middle (time travel): the recording's members the moment does not show
     // went before it, deleted (or, in an Orphan cascade, let go of).
     const seen = c.members.size + 1;
-    const before = Math.max(0, (this.recordedObjects?.(c.owner, t) ?? 0) - seen);
+    const before = Math.max(0, (this.recorded?.(c.owner, t)?.objects ?? 0) - seen);
     if (c.policy === "Orphan") orphaned += before;
     else gone += before;
     c.gone = gone;

@@ -146,10 +146,7 @@ export class TravelUI {
     this.timeline = tl;
     // A cascade found under way at the moment shown began when the recording says, and
     // concerned as many objects as it says (those gone before the moment included).
-    /** @param {string} uid @param {number} t */
-    const recorded = (uid, t) => tl.data?.cascades.find((c) => c.root.uid === uid && c.start <= t && (c.end === null || c.end >= t));
-    tr.cascades.recordedStart = (uid, t) => recorded(uid, t)?.start;
-    tr.cascades.recordedObjects = (uid, t) => recorded(uid, t)?.objects;
+    tr.cascades.recorded = (uid, t) => tl.data?.cascades.find((c) => c.root.uid === uid && c.start <= t && (c.end === null || c.end >= t));
     this.historyView = new HistoryView($("history-panel"), {
       cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
       async cascadeOf(id) {
