@@ -517,14 +517,20 @@ var (
 	faultyOnce             sync.Once
 )
 
-func TestFailingDiskPausesRecordingAndResumes(t *testing.T) {
+// openFaultyStore opens a store whose disk fails while diskFails (every transaction) or
+// commitsFail (their commits) is set.
+func openFaultyStore(t *testing.T) *Store {
 	faultyOnce.Do(func() {
 		db, _ := sql.Open("sqlite", "")
 		sql.Register("sqlite-faulty", faultyDriver{db.Driver(), &diskFails})
 		db.Close()
 	})
+	return openStore(t, Options{Driver: "sqlite-faulty"})
+}
+
+func TestFailingDiskPausesRecordingAndResumes(t *testing.T) {
 	e := newSynth(1<<16, 12)
-	s := openStore(t, Options{Driver: "sqlite-faulty"})
+	s := openFaultyStore(t)
 	record(t, s, e, fast)
 	e.grow(10)
 	waitRecorded(t, s, e.feed.LastSeq())
@@ -574,13 +580,8 @@ func TestFailingDiskPausesRecordingAndResumes(t *testing.T) {
 // full disk (a transaction begins, its commit fails); the recorder returns (writing the
 // session's end dereferenced the recording the pause had dropped, and panicked).
 func TestAFailingDiskAsGcscopeStops(t *testing.T) {
-	faultyOnce.Do(func() {
-		db, _ := sql.Open("sqlite", "")
-		sql.Register("sqlite-faulty", faultyDriver{db.Driver(), &diskFails})
-		db.Close()
-	})
 	e := newSynth(1<<16, 34)
-	s := openStore(t, Options{Driver: "sqlite-faulty"})
+	s := openFaultyStore(t)
 	slow := fast
 	slow.FlushInterval, slow.BlockEvents = time.Hour, 1<<20 // what is read waits for the stop
 	stop := record(t, s, e, slow)
