@@ -4790,7 +4790,7 @@ var stream = new Stream({
   onFrame(f) {
     if (f.type === "snapshot") {
       live.applySnapshot(f);
-      if (f.reason === "permissions" || f.reason === "subscribe") liveCascades.reset();
+      if (f.reason === "permissions") liveCascades.reset();
       liveCascades.observe([...live.nodes.keys()], performance.now());
       if (perf.snapshotMs === null) {
         perf.snapshotMs = performance.now();

@@ -248,7 +248,7 @@ const stream = new Stream({
     if (f.type === "snapshot") {
       live.applySnapshot(f);
       // What the user may see changed: objects gone from view are not deleted.
-      if (f.reason === "permissions" || f.reason === "subscribe") liveCascades.reset();
+      if (f.reason === "permissions") liveCascades.reset();
       // A reload mid-cascade: pick up the cascades under way.
       liveCascades.observe([...live.nodes.keys()], performance.now());
       if (perf.snapshotMs === null) {
