@@ -67,6 +67,9 @@ func (gc *GarbageCollector) syncDiscovery(ctx context.Context, period time.Durat
 		case <-gc.rediscover:
 		}
 		next, err := deletableResources(gc.discovery, gc.ignored)
+		if len(next) > 0 {
+			gc.noteGroupFailures(err)
+		}
 		if len(next) == 0 {
 			gc.log.Warn("discovery reported no resources; keeping the current monitors", "err", err)
 			gc.metrics.syncErrors.Inc()

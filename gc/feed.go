@@ -179,6 +179,10 @@ type SyncState struct {
 	// Discovery, when set, says why the engine monitors nothing yet (discovery found no
 	// resource) and that it retries.
 	Discovery string `json:"discovery,omitempty"`
+	// DiscoveryFailures are the API group versions discovery cannot read now, by group
+	// version ("metrics.k8s.io/v1beta1"): their resources are not monitored, and the
+	// namespace controller cannot finish deleting any namespace while one fails.
+	DiscoveryFailures map[string]GroupFailure `json:"discoveryFailures,omitempty"`
 }
 
 // ErrTooOld means the events asked for have left the ring: take a fresh Snapshot.

@@ -161,6 +161,8 @@ type GarbageCollector struct {
 	// discoveryProblem, when set, says why the engine monitors nothing: discovery found no
 	// resource; it retries every DiscoveryPeriod (as upstream's Sync does).
 	discoveryProblem atomic.Pointer[string]
+	// groupFailures are the group versions the last discovery could not read.
+	groupFailures groupFailures
 
 	resourcesMu sync.RWMutex
 	resources   map[schema.GroupVersionResource]resourceInfo
@@ -271,6 +273,7 @@ func (gc *GarbageCollector) SyncState() SyncState {
 	if p := gc.discoveryProblem.Load(); p != nil {
 		st.Discovery = *p
 	}
+	st.DiscoveryFailures = gc.groupFailures.current()
 	return st
 }
 
@@ -313,6 +316,7 @@ func (gc *GarbageCollector) Run(ctx context.Context) error {
 		gc.log.Warn("partial discovery; monitoring what was found", "err", err)
 		gc.metrics.syncErrors.Inc()
 	}
+	gc.noteGroupFailures(err)
 	gc.setResources(resources)
 	if err := gc.builder.monitors.sync(resources); err != nil {
 		gc.log.Warn("starting monitors", "err", err)

@@ -16,6 +16,8 @@ type PredictedObject struct {
 	Reason string    `json:"reason"`
 	// Finalizers that would hold it after its deletion starts (other controllers').
 	Finalizers []string `json:"finalizers,omitempty"`
+	// Step orders the deletions when their order is known (1 goes first); 0: no order.
+	Step int `json:"step,omitempty"`
 }
 
 // Prediction is what deleting an object with a propagation policy would do, computed from
@@ -35,6 +37,8 @@ type Prediction struct {
 	Waiting []PredictedObject `json:"waiting,omitempty"`
 	// TargetWaitsFor: in the foreground, the held objects the target will wait for.
 	TargetWaitsFor []PredictedObject `json:"targetWaitsFor,omitempty"`
+	// Order says in what order the deletions happen, when Deleted's steps tell it.
+	Order string `json:"order,omitempty"`
 }
 
 // PredictDelete predicts the effect of deleting uid with policy. False if the graph does

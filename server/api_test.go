@@ -712,7 +712,7 @@ func TestExplainTextReads(t *testing.T) {
 	} {
 		ex := gc.Explanation{Next: next}
 		ex.Object.Kind, ex.Object.Name, ex.Object.Namespace = "ConfigMap", "a", "ns"
-		if got := explainText(ex); got != want {
+		if got := explainText(ex, nil); got != want {
 			t.Errorf("explainText(%q) = %q, want %q", next, got, want)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
+	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server/wire"
 )
@@ -55,7 +56,11 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusNotFound, &apiError{Code: "not_found", Message: "the object is only named as an owner; it has not been observed, so there is nothing to delete"})
 		return
 	}
-	prediction, ok := s.opts.Engine.PredictDelete(node.UID, policy)
+	predict := s.opts.Engine.PredictDelete
+	if s.opts.Deletions != nil && deletion.IsNamespace(node.ObjectRef) {
+		predict = s.opts.Deletions.PredictNamespace // its content goes with it, by the namespace controller
+	}
+	prediction, ok := predict(node.UID, policy)
 	if !ok {
 		fail(http.StatusNotFound, &apiError{Code: "not_found", Message: "the object left the graph"})
 		return

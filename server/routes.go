@@ -16,6 +16,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 )
 
@@ -74,6 +75,8 @@ func (s *Server) routes() http.Handler {
 			r.With(zip).Get("/history/state", s.handleHistoryState)       // the graph and queues as they were at a recorded moment
 			r.With(zip).Get("/history/timeline", s.handleHistoryTimeline) // events, deletes and errors per time bucket; cascades, gaps
 			r.With(zip).Get("/history/cascades", s.handleHistoryCascades) // cascades, newest first (?uid=: those an object was in)
+			r.With(zip).Get("/stuck", s.handleStuck)                      // objects stuck in deletion (?olderThan=), by cause
+			r.With(noQuery, zip).Get("/health", s.handleHealth)           // API groups discovery cannot read, APIServices at fault, stuck count
 			r.With(noQuery, middleware.RequestSize(maxBodyBytes), s.guardWrite).
 				Post("/slow-motion", s.handleSlowMotion) // switch the engine's action delay on or off
 			if s.opts.Scenarios != nil {
@@ -230,29 +233,46 @@ func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not_found", "the object left the graph")
 		return
 	}
-	if ex.Words == nil {
-		ex.Words = []string{} // a list, even empty
+	resp := explainResponse{Explanation: ex}
+	if s.opts.Deletions != nil {
+		resp.Deletion = s.opts.Deletions.Explain(r.Context(), ex, visibilityFrom(r).fn())
+		if d := resp.Deletion; d != nil {
+			if ns := d.Namespace; ns != nil && ns.DeletionTimestamp != nil {
+				// A Terminating namespace waits for the namespace controller, not the collector.
+				resp.Next, resp.Words = ns.Next, ns.Words
+			}
+			resp.Words = append(resp.Words, d.Discovery...)
+		}
 	}
-	writeJSON(w, http.StatusOK, explainResponse{Explanation: ex, Text: explainText(ex)})
+	if resp.Words == nil {
+		resp.Words = []string{} // a list, even empty
+	}
+	resp.Text = explainText(resp.Explanation, resp.Deletion)
+	writeJSON(w, http.StatusOK, resp)
 }
 
-// explainResponse is the engine's explanation in data and in words.
+// explainResponse is the engine's explanation in data and in words, with what package
+// deletion adds (a namespace's deletion, who added the finalizers that hold it).
 type explainResponse struct {
 	gc.Explanation
-	Text string `json:"text"`
+	Deletion *deletion.Report `json:"deletion,omitempty"`
+	Text     string           `json:"text"`
 }
 
-func explainText(ex gc.Explanation) string {
+func explainText(ex gc.Explanation, d *deletion.Report) string {
 	o := ex.Object
 	t := fmt.Sprintf("%s %s", o.Kind, o.Name)
 	if o.Namespace != "" {
 		t += " in " + o.Namespace
 	}
-	verb := "will "
-	if strings.HasPrefix(ex.Next, "nothing") {
-		verb = "will do " // "nothing: an object without owners is never collected"
+	switch {
+	case d != nil && d.Namespace != nil && d.Namespace.DeletionTimestamp != nil:
+		t += ": Terminating; next, " + ex.Next + "."
+	case strings.HasPrefix(ex.Next, "nothing"):
+		t += ": next, the engine will do " + ex.Next + "." // "nothing: an object without owners is never collected"
+	default:
+		t += ": next, the engine will " + ex.Next + "."
 	}
-	t += ": next, the engine " + verb + ex.Next + "."
 	for _, w := range ex.Words {
 		t += " " + capitalize(w) + "."
 	}

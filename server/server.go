@@ -88,6 +88,10 @@ type Options struct {
 	// StreamCredentialsInterval is how often an open stream's credentials are checked
 	// again with authentication; default 30 s.
 	StreamCredentialsInterval time.Duration
+	// Deletions explains deletions beyond the collector (namespaces, finalizers' origins,
+	// failing discovery, the stuck list); nil: /stuck answers 503 and explanations say
+	// only what the engine's graph does.
+	Deletions Deletions
 	// History is the recording of the engine's feed (--history); nil: the history routes
 	// answer 503.
 	History History

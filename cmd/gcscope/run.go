@@ -24,6 +24,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gcscope/gcscope/cluster/demo"
+	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/scenario"
 	"github.com/gcscope/gcscope/server"
@@ -207,8 +208,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer player.Close()
 		scenarios = player
 	}
+	deletions, err := deletion.New(engine, restConfig)
+	if err != nil {
+		return fmt.Errorf("deletion explainer: %w", err)
+	}
+	engine.Registry().MustRegister(deletion.NewStuckCollector(engine, deletion.DefaultStuckAfter))
 	handler := server.New(server.Options{
-		Logger: log, Engine: engine, Kube: restConfig, Ready: readyz, Version: version,
+		Logger: log, Engine: engine, Kube: restConfig, Ready: readyz, Version: version, Deletions: deletions,
 		ReadOnly: cfg.readOnly, Auth: auth, Authorizer: authz, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
 		Listen: cfg.listen, AllowedHosts: cfg.allowedHosts,
 		MaxStreams: cfg.maxStreams, MaxStreamsPerUser: cfg.maxUserStreams, Scenarios: scenarios,

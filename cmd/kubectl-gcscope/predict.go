@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 )
 
@@ -31,11 +32,17 @@ func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string)
 			return err
 		}
 		defer a.session.stop()
-		pr, ok := a.session.engine.PredictDelete(a.uid, policy)
+		predict := a.session.engine.PredictDelete
+		if x, err := deletion.New(a.session.engine, a.kube.short); err == nil && a.target.mapping.GroupVersionKind.Kind == "Namespace" && a.target.mapping.GroupVersionKind.Group == "" {
+			predict = x.PredictNamespace // its content goes with it, by the namespace controller
+		}
+		pr, ok := predict(a.uid, policy)
 		if !ok {
 			return fmt.Errorf("%s was deleted meanwhile", a.target)
 		}
-		orderPrediction(a.session.engine, &pr)
+		if pr.Order == "" {
+			orderPrediction(a.session.engine, &pr)
+		}
 		if *output == "json" {
 			fmt.Fprint(o.stdout, jsonText(pr))
 			return nil
@@ -116,12 +123,25 @@ func renderPrediction(p gc.Prediction, cascade string, paint paint) string {
 			fmt.Fprintf(&b, "  %s  %s\n", pad(displayName(po.Object), width), paint.sev(sev, text))
 		}
 	}
-	section("delete", "", p.Deleted, func(po gc.PredictedObject) (string, severity) {
+	deleted := func(po gc.PredictedObject) (string, severity) {
 		if len(po.Finalizers) > 0 {
 			return po.Reason + "; then " + heldByText(po.Finalizers) + " until it is removed", sevStuck
 		}
 		return po.Reason, sevNone
-	})
+	}
+	if p.Order == "" {
+		section("delete", "", p.Deleted, deleted)
+	} else {
+		fmt.Fprintf(&b, "\ndelete %s, in this order: %s.\n", counted(len(p.Deleted), "object"), p.Order)
+		for i := 0; i < len(p.Deleted); {
+			j := i
+			for j < len(p.Deleted) && p.Deleted[j].Step == p.Deleted[i].Step {
+				j++
+			}
+			section(fmt.Sprintf("step %d: delete", p.Deleted[i].Step), "", p.Deleted[i:j], deleted)
+			i = j
+		}
+	}
 	section("orphan", " (they stay, without their reference to it)", p.Orphaned, func(po gc.PredictedObject) (string, severity) { return po.Reason, sevBusy })
 	section("keep", " (another owner still holds them)", p.Kept, func(po gc.PredictedObject) (string, severity) { return po.Reason, sevBusy })
 	if len(p.TargetWaitsFor) > 0 {

@@ -56,6 +56,8 @@ var commands = []command{
 		whyCommand},
 	{"predict", "KIND/NAME [-n NAMESPACE] [--cascade=background|foreground|orphan] [-o text|json]",
 		"what deleting the object would remove, keep and orphan, before you do it (nothing is deleted)", predictCommand},
+	{"stuck", "[-n NAMESPACE | -A] [--older-than=DURATION] [-o text|json]",
+		"the objects whose deletion started longer ago than --older-than and have not gone, by cause: another controller's finalizer (and who added it), a foreground deletion's blockers, a namespace's content, failing API discovery", stuckCommand},
 	{"ui", "[--port N] [--read-only] [--open=false]",
 		"the gcscope dashboard for this context on 127.0.0.1, engine in shadow mode; opens a browser when it can", uiCommand},
 	{"version", "", "print the plugin's version", versionCommand},
@@ -94,9 +96,9 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 	c := findCommand(args[0])
 	if c == nil {
 		if strings.HasPrefix(args[0], "-") {
-			return usageError{fmt.Errorf("%s: name a command first (tree, why, predict, ui)", args[0])}
+			return usageError{fmt.Errorf("%s: name a command first (tree, why, predict, stuck, ui)", args[0])}
 		}
-		return usageError{fmt.Errorf("unknown command %q: want tree, why, predict, ui or version", args[0])}
+		return usageError{fmt.Errorf("unknown command %q: want tree, why, predict, stuck, ui or version", args[0])}
 	}
 	o := &options{getenv: getenv, stdout: stdout, stderr: stderr}
 	fs := newFlagSet(c, o)

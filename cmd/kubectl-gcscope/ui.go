@@ -19,6 +19,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server"
 )
@@ -53,8 +54,12 @@ func uiCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) erro
 		defer s.stop()
 
 		log := o.logger()
+		deletions, err := deletion.New(s.engine, k.short)
+		if err != nil {
+			return err
+		}
 		handler := server.New(server.Options{
-			Logger: log, Engine: s.engine, Kube: k.config, Version: "kubectl-gcscope " + version,
+			Logger: log, Engine: s.engine, Kube: k.config, Version: "kubectl-gcscope " + version, Deletions: deletions,
 			ReadOnly: *readOnly, Audit: o.stderr, Listen: ln.Addr().String(),
 			Ready: func() error {
 				select {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 )
 
@@ -27,6 +28,9 @@ type release struct {
 type whyAnswer struct {
 	Explanation gc.Explanation `json:"explanation"`
 	Releases    []release      `json:"releases,omitempty"`
+	// Deletion is what package deletion adds: a namespace's deletion, who added the
+	// finalizers that hold the object.
+	Deletion *deletion.Report `json:"deletion,omitempty"`
 }
 
 func whyCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) error {
@@ -45,6 +49,16 @@ func whyCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) err
 			return fmt.Errorf("%s was deleted meanwhile", a.target)
 		}
 		w := whyAnswer{Explanation: e, Releases: releases(a.explain, e)}
+		if x, err := deletion.New(a.session.engine, a.kube.short); err == nil {
+			w.Deletion = x.Explain(ctx, e, nil)
+			if ns := w.Deletion; ns != nil && ns.Namespace != nil && ns.Namespace.DeletionTimestamp != nil {
+				// A Terminating namespace waits for the namespace controller, not the collector.
+				w.Explanation.Next, w.Explanation.Words = ns.Namespace.Next, ns.Namespace.Words
+			}
+			if w.Deletion != nil {
+				w.Explanation.Words = append(w.Explanation.Words, w.Deletion.Discovery...)
+			}
+		}
 		if *output == "json" {
 			fmt.Fprint(o.stdout, jsonText(w))
 			return nil
@@ -143,6 +157,7 @@ func renderWhy(w whyAnswer, p paint) string {
 			fmt.Fprintf(&b, "  %s\n", r.Command)
 		}
 	}
+	b.WriteString(renderDeletion(w.Deletion, p))
 	if telling(e) {
 		fmt.Fprintf(&b, "\nthe engine's last decision on it: %s\n", describeAction(*e.Last))
 	}

@@ -1,0 +1,98 @@
+package deletion
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// Report is what this package adds to the engine's explanation of one object.
+type Report struct {
+	// Namespace reports on a Namespace (its deletion, when it is Terminating).
+	Namespace *NamespaceReport `json:"namespace,omitempty"`
+	// Origins say who added each finalizer that holds the object (once it is being
+	// deleted), in the order of the explanation's holds.
+	Origins []FinalizerOrigin `json:"origins,omitempty"`
+	// Discovery says how failing API discovery affects the object.
+	Discovery []string `json:"discovery,omitempty"`
+	// Error: the apiserver could not be asked (the rest of the explanation stands).
+	Error string `json:"error,omitempty"`
+}
+
+// Explain adds to ex what the collector's graph cannot say: for a Namespace, its deletion
+// as the namespace controller reports it; for an object held by finalizers, who added
+// them; for any object, how failing discovery affects it. Nil when there is nothing to add.
+func (x *Explainer) Explain(ctx context.Context, ex gc.Explanation, visible Visible) *Report {
+	r := &Report{}
+	if IsNamespace(ex.Object.ObjectRef) {
+		ns, err := x.Namespace(ctx, ex.Object.Name, visible)
+		if err != nil {
+			r.Error = "cannot read the namespace: " + err.Error()
+		} else {
+			r.Namespace = &ns
+		}
+	}
+	if ex.Object.BeingDeleted {
+		for _, h := range ex.Holds {
+			r.Origins = append(r.Origins, x.origins.get(ctx, x, ex.Object.ObjectRef, h.Finalizer, visible))
+		}
+	}
+	failures := x.graph.SyncState().DiscoveryFailures
+	for _, o := range ex.Owners {
+		gv, err := schema.ParseGroupVersion(o.APIVersion)
+		if err != nil {
+			continue
+		}
+		if f, ok := failures[gv.String()]; ok {
+			r.Discovery = append(r.Discovery, "owner "+o.Kind+" "+o.Name+" is of API group "+gv.String()+", which discovery cannot read since "+f.Since.Format(time.TimeOnly)+": "+f.Error)
+		}
+	}
+	if r.Namespace == nil && r.Origins == nil && r.Discovery == nil && r.Error == "" {
+		return nil
+	}
+	return r
+}
+
+// originTTL is how long a finalizer's origin is reused: the page asks for an explanation
+// every second while a panel is open.
+const originTTL = 10 * time.Second
+
+// originCache keeps recent origins by object and finalizer.
+type originCache struct {
+	mu   sync.Mutex
+	seen map[originKey]cachedOrigin
+}
+
+type originKey struct {
+	uid       string
+	finalizer string
+}
+
+type cachedOrigin struct {
+	o  FinalizerOrigin
+	at time.Time
+}
+
+func (c *originCache) get(ctx context.Context, x *Explainer, ref gc.ObjectRef, f string, visible Visible) FinalizerOrigin {
+	k := originKey{string(ref.UID), f}
+	c.mu.Lock()
+	if e, ok := c.seen[k]; ok && time.Since(e.at) < originTTL {
+		c.mu.Unlock()
+		e.o.Controller = filterEvidence(e.o.Controller, visible)
+		return e.o
+	}
+	c.mu.Unlock()
+	o := x.Origin(ctx, ref, f, nil)
+	c.mu.Lock()
+	if c.seen == nil || len(c.seen) > 1024 {
+		c.seen = map[originKey]cachedOrigin{}
+	}
+	c.seen[k] = cachedOrigin{o: o, at: time.Now()}
+	c.mu.Unlock()
+	o.Controller = filterEvidence(o.Controller, visible)
+	return o
+}

@@ -1,0 +1,200 @@
+package deletion
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+func TestOwnerOfFinalizerReadsManagedFields(t *testing.T) {
+	at := func(s int) *metav1.Time { t := metav1.NewTime(time.Unix(int64(s), 0)); return &t }
+	entries := []metav1.ManagedFieldsEntry{
+		{Manager: "kubectl-create", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(1),
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:a":{}}}`)}},
+		{Manager: "acme-controller", Operation: metav1.ManagedFieldsOperationUpdate, Time: at(2),
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:finalizers":{".":{},"v:\"acme.example.com/hold\"":{}}}}`)}},
+		{Manager: "other", Operation: metav1.ManagedFieldsOperationApply, Time: at(3),
+			FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:finalizers":{"v:\"other.example.com/x\"":{}}}}`)}},
+		{Manager: "broken", FieldsV1: &metav1.FieldsV1{Raw: []byte(`not json`)}},
+	}
+	for _, tc := range []struct{ finalizer, manager string }{
+		{"acme.example.com/hold", "acme-controller"},
+		{"other.example.com/x", "other"},
+		{"nobody.example.com/y", ""},
+		{`quote"d`, ""},
+	} {
+		e, ok := ownerOfFinalizer(entries, tc.finalizer)
+		if ok != (tc.manager != "") || e.Manager != tc.manager {
+			t.Errorf("%s: %q %v, want %q", tc.finalizer, e.Manager, ok, tc.manager)
+		}
+	}
+	// Two managers own it (both applied it): the latest.
+	both := append(slices.Clone(entries), metav1.ManagedFieldsEntry{Manager: "later", Time: at(9),
+		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:finalizers":{"v:\"acme.example.com/hold\"":{}}}}`)}})
+	if e, _ := ownerOfFinalizer(both, "acme.example.com/hold"); e.Manager != "later" {
+		t.Errorf("co-owned finalizer: %q, want the latest entry's manager", e.Manager)
+	}
+}
+
+func TestTokensNameTheController(t *testing.T) {
+	for _, tc := range []struct {
+		manager, finalizer string
+		want               []string
+	}{
+		{"acme-controller", "acme.example.com/hold", []string{"acme", "acme-controller"}},
+		{"kubectl-patch", "acme.example.com/hold", []string{"acme"}},
+		{"", "cert-manager.io/cleanup", []string{"cert-manager"}},
+		{"kubectl", "no-domain", nil},
+		{"io", "k8s.io/x", nil},
+	} {
+		if got := tokensOf(tc.manager, tc.finalizer); !slices.Equal(got, tc.want) {
+			t.Errorf("tokensOf(%q, %q) = %q, want %q", tc.manager, tc.finalizer, got, tc.want)
+		}
+	}
+	for f, want := range map[string]bool{"kubernetes": true, "kubernetes.io/pvc-protection": true, "batch.kubernetes.io/job-tracking": true, "acme.example.com/x": false, "foo": false} {
+		if builtIn(f) != want {
+			t.Errorf("builtIn(%q) = %v", f, !want)
+		}
+	}
+}
+
+func TestLeaseFreshness(t *testing.T) {
+	now := time.Unix(1000, 0)
+	renewed := func(ago time.Duration) *metav1.MicroTime { m := metav1.NewMicroTime(now.Add(-ago)); return &m }
+	d := int32(15)
+	for _, tc := range []struct {
+		renew *metav1.MicroTime
+		fresh bool
+	}{{renewed(10 * time.Second), true}, {renewed(30 * time.Second), true}, {renewed(31 * time.Second), false}, {nil, false}} {
+		if got, detail := leaseFresh(tc.renew, &d, now); got != tc.fresh {
+			t.Errorf("lease renewed %v: fresh %v (%s), want %v", tc.renew, got, detail, tc.fresh)
+		}
+	}
+}
+
+// fakeGraph is a Graph of fixed objects.
+type fakeGraph struct {
+	objects []gc.NodeState
+	sync    gc.SyncState
+}
+
+func (f *fakeGraph) InNamespace(ns string) []gc.NodeState {
+	var out []gc.NodeState
+	for _, o := range f.objects {
+		if o.Namespace == ns {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (f *fakeGraph) BeingDeleted() []gc.NodeState {
+	var out []gc.NodeState
+	for _, o := range f.objects {
+		if o.BeingDeleted {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+func (f *fakeGraph) Node(types.UID) (gc.NodeDetail, bool) { return gc.NodeDetail{}, false }
+func (f *fakeGraph) PredictDelete(types.UID, metav1.DeletionPropagation) (gc.Prediction, bool) {
+	return gc.Prediction{}, false
+}
+func (f *fakeGraph) SyncState() gc.SyncState { return f.sync }
+
+func deleting(kind, ns, name string, ago time.Duration, finalizers ...string) gc.NodeState {
+	t := time.Now().Add(-ago)
+	api := "v1"
+	if kind == "Deployment" {
+		api = "apps/v1"
+	}
+	return gc.NodeState{ObjectRef: gc.ObjectRef{APIVersion: api, Kind: kind, Namespace: ns, Name: name, UID: types.UID(ns + "/" + name)},
+		Finalizers: finalizers, DeletionTimestamp: &t, BeingDeleted: true, Observed: true}
+}
+
+func TestClassifyAndCountStuck(t *testing.T) {
+	fg := deleting("Deployment", "a", "fg", time.Hour, "foregroundDeletion")
+	fg.DeletingDependents = true
+	g := &fakeGraph{objects: []gc.NodeState{
+		deleting("ConfigMap", "a", "held", time.Hour, "acme.example.com/hold"),
+		deleting("ConfigMap", "a", "held2", time.Hour, "foregroundDeletion", "acme.example.com/hold"),
+		fg,
+		deleting("Deployment", "a", "orphaning", time.Hour, "orphan"),
+		deleting("Pod", "a", "pod", time.Hour),
+		deleting("Namespace", "", "ns", time.Hour),
+		deleting("ConfigMap", "a", "young", time.Minute, "acme.example.com/hold"),
+		deleting("ConfigMap", "a", "odd", time.Hour),
+	}}
+	c := NewStuckCollector(g, 5*time.Minute)
+	got := map[string]int{}
+	for _, s := range c.counts() {
+		got[s.cause+"/"+s.finalizer] = s.n
+	}
+	want := map[string]int{"finalizer/acme.example.com/hold": 2, "foreground/": 1, "orphan/": 1, "termination/": 1, "namespace/": 1, "unknown/": 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("counts = %v, want %v", got, want)
+	}
+	// While discovery fails, a stuck namespace is counted under discovery.
+	g.sync.DiscoveryFailures = map[string]gc.GroupFailure{"x.example.com/v1": {Error: "stale"}}
+	for _, s := range c.counts() {
+		if s.cause == CauseNamespace {
+			t.Errorf("namespace counted as %s while discovery fails", s.cause)
+		}
+	}
+}
+
+func TestFinalizerLabelsAreBounded(t *testing.T) {
+	g := &fakeGraph{}
+	for i := range maxFinalizerLabels + 5 {
+		for range i + 1 { // finalizer i holds i+1 objects: the 5 rarest become "other"
+			g.objects = append(g.objects, deleting("ConfigMap", "a", fmt.Sprintf("c%d-%d", i, len(g.objects)), time.Hour, fmt.Sprintf("f%02d.example.com/x", i)))
+		}
+	}
+	counts := NewStuckCollector(g, 0).counts()
+	if len(counts) != maxFinalizerLabels+1 {
+		t.Fatalf("%d series, want %d named and other", len(counts), maxFinalizerLabels)
+	}
+	last := counts[len(counts)-1]
+	if last.finalizer != "other" || last.n != 1+2+3+4+5 {
+		t.Errorf("other = %+v, want the 5 rarest finalizers' 15 objects", last)
+	}
+}
+
+func TestNamespaceNarration(t *testing.T) {
+	since := time.Now().Add(-time.Minute)
+	base := NamespaceReport{Name: "x", Phase: "Terminating", DeletionTimestamp: &since, Finalizers: []string{"kubernetes"}}
+	for _, tc := range []struct {
+		name string
+		edit func(r *NamespaceReport)
+		want string
+	}{
+		{"not deleting", func(r *NamespaceReport) { r.DeletionTimestamp = nil }, "nothing: the namespace is not being deleted"},
+		{"empty", func(*NamespaceReport) {}, "the namespace controller removes the kubernetes finalizer"},
+		{"content", func(r *NamespaceReport) { r.Content.Total = 3 }, "the namespace controller deletes the 3 objects left"},
+		{"held", func(r *NamespaceReport) {
+			r.Content.Total = 2
+			r.Content.Holders = []Holder{{Object: gc.ObjectRef{Kind: "ConfigMap", Namespace: "x", Name: "h"}, Finalizers: []string{"a.io/f"}, BeingDeleted: true}}
+			r.Content.Origins = []FinalizerOrigin{{Finalizer: "a.io/f", Manager: "a-ctl"}}
+		}, "finalizer a.io/f (added by a-ctl) must be removed from 1 object: ConfigMap x/h"},
+		{"discovery", func(r *NamespaceReport) {
+			r.Conditions = []Condition{{Type: "NamespaceDeletionDiscoveryFailure", Status: "True", Message: "stale"}}
+			r.APIServices = []APIServiceReport{{Name: "v1.b.io", Problem: "its Service s/n does not exist", Next: "create Service s/n"}}
+		}, "make v1.b.io available again: create Service s/n"},
+		{"other spec finalizer", func(r *NamespaceReport) { r.Finalizers = []string{"acme.io/ns"} }, "the controller of finalizer acme.io/ns must remove it: the namespace is empty"},
+	} {
+		r := base
+		tc.edit(&r)
+		if next, words := r.narrate(); !strings.HasPrefix(next, tc.want) || words == nil {
+			t.Errorf("%s: next = %q (words %v), want %q", tc.name, next, words, tc.want)
+		}
+	}
+}

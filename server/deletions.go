@@ -1,0 +1,105 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/deletion"
+	"github.com/gcscope/gcscope/gc"
+)
+
+// Deletions explains the deletions the collector does not own alone (*deletion.Explainer):
+// namespaces, other controllers' finalizers, failing API discovery, the stuck list.
+type Deletions interface {
+	Explain(ctx context.Context, ex gc.Explanation, visible deletion.Visible) *deletion.Report
+	PredictNamespace(uid types.UID, policy metav1.DeletionPropagation) (gc.Prediction, bool)
+	Stuck(ctx context.Context, olderThan time.Duration, visible deletion.Visible) deletion.StuckReport
+	APIServices(ctx context.Context, failures map[string]gc.GroupFailure, visible deletion.Visible) []deletion.APIServiceReport
+}
+
+// maxStuckThreshold bounds ?olderThan= (a year: anything longer lists nothing anyway).
+const maxStuckThreshold = 365 * 24 * time.Hour
+
+// handleStuck lists the objects whose deletion started more than ?olderThan= ago (default
+// 5m), by cause.
+func (s *Server) handleStuck(w http.ResponseWriter, r *http.Request) {
+	if !s.needEngine(w) || !s.needDeletions(w) {
+		return
+	}
+	q, perr := strictQuery(r, []string{"olderThan"}, nil)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	olderThan := deletion.DefaultStuckAfter
+	if v := q.Get("olderThan"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 || d > maxStuckThreshold {
+			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("olderThan %s is not a duration between 0s and 8760h (say 30s, 5m or 2h)", quoteClip(v)))
+			return
+		}
+		olderThan = d
+	}
+	vis := s.visibilityFor(r)
+	report := s.opts.Deletions.Stuck(r.Context(), olderThan, vis.fn())
+	if permissionsFailed(w, vis) {
+		return
+	}
+	writeJSON(w, http.StatusOK, report)
+}
+
+// healthResponse is the engine's view of the cluster's API: what it cannot discover or
+// list, the APIServices at fault, and how many deletions are stuck.
+type healthResponse struct {
+	// Healthy: discovery reads every group and every monitor lists.
+	Healthy bool `json:"healthy"`
+	// Discovery, when set, says why the engine monitors nothing yet.
+	Discovery string `json:"discovery,omitempty"`
+	// DiscoveryFailures are the group versions discovery cannot read now, since when.
+	DiscoveryFailures map[string]gc.GroupFailure `json:"discoveryFailures,omitempty"`
+	// APIServices are the aggregated APIs that are not available.
+	APIServices []deletion.APIServiceReport `json:"apiServices,omitempty"`
+	// FailingResources are the monitored resources whose list or watch keeps failing
+	// (a conversion webhook that is down, a forbidden list), with the last error.
+	FailingResources map[string]string `json:"failingResources,omitempty"`
+	// Stuck counts the objects stuck in deletion past the default threshold.
+	Stuck *stuckCount `json:"stuck,omitempty"`
+}
+
+type stuckCount struct {
+	OlderThan string `json:"olderThan"`
+	Total     int    `json:"total"`
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	if !s.needEngine(w) {
+		return
+	}
+	st := s.opts.Engine.SyncState()
+	resp := healthResponse{Discovery: st.Discovery, DiscoveryFailures: st.DiscoveryFailures, FailingResources: st.Failing}
+	resp.Healthy = st.Discovery == "" && len(st.DiscoveryFailures) == 0 && len(st.Failing) == 0
+	if s.opts.Deletions != nil {
+		vis := s.visibilityFor(r)
+		resp.APIServices = s.opts.Deletions.APIServices(r.Context(), st.DiscoveryFailures, vis.fn())
+		stuck := s.opts.Deletions.Stuck(r.Context(), deletion.DefaultStuckAfter, vis.fn())
+		resp.Stuck = &stuckCount{OlderThan: stuck.OlderThan, Total: stuck.Total}
+		if permissionsFailed(w, vis) {
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// needDeletions answers 503 when the server cannot explain deletions (no cluster).
+func (s *Server) needDeletions(w http.ResponseWriter) bool {
+	if s.opts.Deletions == nil {
+		writeError(w, http.StatusServiceUnavailable, "unavailable", "gcscope has no cluster connection to explain deletions with")
+		return false
+	}
+	return true
+}
