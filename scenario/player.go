@@ -1,7 +1,8 @@
 // Package scenario plays garbage-collection cases on gcscope's embedded cluster, so that a
 // user can watch the collector act: each run creates its objects in a fresh namespace
 // (play-<scenario>-<n>), waits until the engine has observed them, then does what the case
-// needs (a delete with a chosen policy, a CRD removed) and follows the outcome step by step.
+// needs (a delete with a chosen policy, a CRD removed, a namespace deleted) and follows the
+// outcome step by step.
 //
 // It writes with the credentials it is given, at will: it must only ever be handed the
 // embedded control plane, never a real cluster (cmd/gcscope decides).
@@ -9,6 +10,7 @@ package scenario
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +22,7 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
@@ -65,7 +68,7 @@ const (
 var (
 	ErrUnknownScenario = errors.New("no such scenario")
 	ErrUnknownRun      = errors.New("no such run")
-	ErrNothingHeld     = errors.New("nothing in the run is held by the hold finalizer")
+	ErrNothingHeld     = errors.New("nothing in the run is held: no hold finalizer, no APIService")
 	ErrBusy            = errors.New("too many scenarios are playing")
 )
 
@@ -112,8 +115,8 @@ type Run struct {
 	// Focus is the scenario's main object, once created: the page selects it.
 	Focus   types.UID `json:"focus,omitempty"`
 	Objects []Object  `json:"objects"`
-	// Hold: an object of the run waits on HoldFinalizer, and the run on the user to
-	// release it.
+	// Hold: the run waits on a hold (an object's hold finalizer, an unavailable
+	// APIService) and on the user to release it.
 	Hold     bool      `json:"hold,omitempty"`
 	Error    string    `json:"error,omitempty"`
 	Started  time.Time `json:"started"`
@@ -372,8 +375,13 @@ func (p *Player) update(r *run, f func(*Run)) {
 	p.mu.Unlock()
 }
 
-// Release removes HoldFinalizer from every Pod and ConfigMap of run id that carries it,
-// so that a cascade waiting on them can finish. It talks to the cluster.
+// holdFinalizers are the finalizers a release removes: no controller of the cluster does.
+var holdFinalizers = []string{HoldFinalizer, ControllerFinalizer}
+
+// Release lifts the holds of run id: it removes the hold finalizers from every Pod and
+// ConfigMap of the run that carries one, so that a cascade or a namespace waiting on them
+// can finish, and deletes the APIServices the run made, so that namespace deletions can
+// finish again. It talks to the cluster.
 func (p *Player) Release(ctx context.Context, id string) (Run, error) {
 	p.mu.Lock()
 	r := p.find(id)
@@ -385,54 +393,57 @@ func (p *Player) Release(ctx context.Context, id string) (Run, error) {
 	if r == nil {
 		return Run{}, fmt.Errorf("%w %q", ErrUnknownRun, id)
 	}
-	released, err := p.release(ctx, namespaces)
+	released, apiServices, err := p.release(ctx, LabelRun+"="+id, namespaces)
 	if err != nil {
 		return Run{}, err
 	}
 	if released == 0 {
 		return Run{}, ErrNothingHeld
 	}
-	p.log.Info("scenario hold released", "run", id, "objects", released)
+	p.log.Info("scenario hold released", "run", id, "objects", released, "apiServices", apiServices)
 	st, _ := p.Status(id)
 	return st, nil
 }
 
-// release removes HoldFinalizer from the Pods and ConfigMaps of namespaces.
-func (p *Player) release(ctx context.Context, namespaces []string) (int, error) {
-	released := 0
+// release deletes the APIServices selector finds (released first: while one is
+// unavailable no namespace can finish deleting) and removes the hold finalizers from the
+// Pods and ConfigMaps of namespaces. released counts both.
+func (p *Player) release(ctx context.Context, selector string, namespaces []string) (released int, apiServices []string, err error) {
+	if apiServices, err = p.deleteAPIServices(ctx, selector); err != nil {
+		return 0, apiServices, err
+	}
+	released = len(apiServices)
 	for _, ns := range namespaces {
-		pods, err := p.core.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return released, err
-		}
-		for _, pod := range pods.Items {
-			if slices.Contains(pod.Finalizers, HoldFinalizer) {
-				if err := p.unhold(ctx, p.dyn.Resource(corev1.SchemeGroupVersion.WithResource("pods")).Namespace(ns), pod.Name); err != nil {
-					return released, err
-				}
-				released++
+		for _, gvr := range []schema.GroupVersionResource{corev1.SchemeGroupVersion.WithResource("pods"), corev1.SchemeGroupVersion.WithResource("configmaps")} {
+			c := p.dyn.Resource(gvr).Namespace(ns)
+			list, err := c.List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return released, apiServices, err
 			}
-		}
-		cms, err := p.core.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return released, err
-		}
-		for _, cm := range cms.Items {
-			if slices.Contains(cm.Finalizers, HoldFinalizer) {
-				if err := p.unhold(ctx, p.dyn.Resource(corev1.SchemeGroupVersion.WithResource("configmaps")).Namespace(ns), cm.Name); err != nil {
-					return released, err
+			for _, u := range list.Items {
+				held := false
+				for _, f := range holdFinalizers {
+					if slices.Contains(u.GetFinalizers(), f) {
+						if err := p.unhold(ctx, c, u.GetName(), f); err != nil {
+							return released, apiServices, err
+						}
+						held = true
+					}
 				}
-				released++
+				if held {
+					released++
+				}
 			}
 		}
 	}
-	return released, nil
+	return released, apiServices, nil
 }
 
-// unhold removes HoldFinalizer from one object, keeping its other finalizers (an update
-// with the resourceVersion read, retried on conflict).
-func (p *Player) unhold(ctx context.Context, c dynamic.ResourceInterface, name string) error {
-	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+// unhold removes finalizer f from one object, keeping its other finalizers, as an
+// operator would by hand: a JSON patch that tests that f is still at the index read
+// before removing it (re-read and retried when the list changed meanwhile).
+func (p *Player) unhold(ctx context.Context, c dynamic.ResourceInterface, name, f string) error {
+	return retry.OnError(retry.DefaultRetry, apierrors.IsInvalid, func() error {
 		u, err := c.Get(ctx, name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			return nil
@@ -440,26 +451,42 @@ func (p *Player) unhold(ctx context.Context, c dynamic.ResourceInterface, name s
 		if err != nil {
 			return err
 		}
-		fins := u.GetFinalizers()
-		kept := slices.DeleteFunc(slices.Clone(fins), func(f string) bool { return f == HoldFinalizer })
-		if len(kept) == len(fins) {
+		i := slices.Index(u.GetFinalizers(), f)
+		if i < 0 {
 			return nil
 		}
-		u.SetFinalizers(kept)
-		_, err = c.Update(ctx, u, metav1.UpdateOptions{FieldManager: fieldManager})
+		_, err = c.Patch(ctx, name, types.JSONPatchType, releasePatch(f, i), metav1.PatchOptions{FieldManager: fieldManager})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
 		return err
 	})
 }
 
+// releasePatch is the JSON patch that removes finalizer f at index i, and fails (422)
+// instead of removing another one if the list changed: gc.releaseCommand's patch.
+func releasePatch(f string, i int) []byte {
+	type op struct {
+		Op    string `json:"op"`
+		Path  string `json:"path"`
+		Value string `json:"value,omitempty"`
+	}
+	path := fmt.Sprintf("/metadata/finalizers/%d", i)
+	b, _ := json.Marshal([]op{{Op: "test", Path: path, Value: f}, {Op: "remove", Path: path}})
+	return b
+}
+
 // Cleaned lists what a cleanup deleted.
 type Cleaned struct {
-	Namespaces []string `json:"namespaces"`
-	CRDs       []string `json:"crds"`
-	Released   int      `json:"released"`
+	Namespaces  []string `json:"namespaces"`
+	CRDs        []string `json:"crds"`
+	APIServices []string `json:"apiServices"`
+	// Released counts the objects whose hold finalizers were removed, and the APIServices.
+	Released int `json:"released"`
 }
 
 // Cleanup stops run id (every run when id is ""), releases the holds in its namespaces
-// and deletes them, and the CRDs it created. Namespaces are found by label, so runs of an
+// (its APIServices deleted first) and deletes them, and the CRDs it created. Namespaces are found by label, so runs of an
 // earlier process are cleaned too when id is "". It talks to the cluster.
 func (p *Player) Cleanup(ctx context.Context, id string) (Cleaned, error) {
 	selector := LabelRun
@@ -491,8 +518,9 @@ func (p *Player) Cleanup(ctx context.Context, id string) (Cleaned, error) {
 	for _, ns := range nss.Items {
 		names = append(names, ns.Name)
 	}
-	// A held Pod would keep its namespace terminating for ever.
-	if out.Released, err = p.release(ctx, names); err != nil {
+	// A held Pod would keep its namespace terminating for ever, an unavailable APIService
+	// every namespace of the cluster.
+	if out.Released, out.APIServices, err = p.release(ctx, selector, names); err != nil {
 		return out, err
 	}
 	for _, ns := range nss.Items {
@@ -522,7 +550,7 @@ func (p *Player) Cleanup(ctx context.Context, id string) (Cleaned, error) {
 	p.mu.Lock()
 	p.runs = slices.DeleteFunc(p.runs, func(r *run) bool { return slices.Contains(stop, r) })
 	p.mu.Unlock()
-	p.log.Info("scenario namespaces cleaned up", "namespaces", out.Namespaces, "crds", out.CRDs)
+	p.log.Info("scenario namespaces cleaned up", "namespaces", out.Namespaces, "crds", out.CRDs, "apiServices", out.APIServices)
 	return out, nil
 }
 

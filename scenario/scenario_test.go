@@ -20,9 +20,11 @@ import (
 	apiextensionsclient "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 
@@ -39,6 +41,7 @@ var (
 	client kubernetes.Interface
 	meta   metadata.Interface
 	ext    apiextensionsclient.Interface
+	dyn    dynamic.Interface
 )
 
 func TestMain(m *testing.M) { os.Exit(runMain(m)) }
@@ -57,6 +60,7 @@ func runMain(m *testing.M) int {
 	client = kubernetes.NewForConfigOrDie(cfg)
 	meta = metadata.NewForConfigOrDie(cfg)
 	ext = apiextensionsclient.NewForConfigOrDie(cfg)
+	dyn = dynamic.NewForConfigOrDie(cfg)
 	engine, err = gc.NewForConfig(cfg, gc.Options{SyncTimeout: 20 * time.Second, Logger: log})
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "engine: %v\n", err)
@@ -123,7 +127,11 @@ func waitState(t *testing.T, id, state string) scenario.Run {
 func steps(run scenario.Run) string {
 	var b strings.Builder
 	for i, s := range run.Steps {
-		fmt.Fprintf(&b, "\n  %d/%d at %v %s: %s — %s", i+1, len(run.Steps), s.At.Sub(run.Started).Round(time.Millisecond), s.State, s.Title, s.Detail)
+		at := "-"
+		if !s.At.IsZero() {
+			at = s.At.Sub(run.Started).Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(&b, "\n  %d/%d at %s %s: %s — %s", i+1, len(run.Steps), at, s.State, s.Title, s.Detail)
 	}
 	return b.String()
 }
@@ -145,6 +153,7 @@ var (
 	pods        = corev1.SchemeGroupVersion.WithResource("pods")
 	replicaSets = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "replicasets"}
 	deployments = schema.GroupVersionResource{Group: "apps", Version: "v1", Resource: "deployments"}
+	apiServices = schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 )
 
 // get reads o's metadata as gvr; nil when it is gone (or another object has its name).
@@ -179,7 +188,8 @@ func TestScenarioList(t *testing.T) {
 			t.Errorf("scenario %s: title %q, description of %d bytes, %d steps", s.ID, s.Title, len(s.Description), len(s.Steps))
 		}
 	}
-	want := []string{scenario.Dangling, scenario.ForegroundHeld, scenario.Orphan, scenario.Cycle, scenario.CrossNamespace, scenario.CRDDeleted}
+	want := []string{scenario.Dangling, scenario.ForegroundHeld, scenario.Orphan, scenario.Cycle, scenario.CrossNamespace, scenario.CRDDeleted,
+		scenario.NamespaceHeld, scenario.NamespaceBlocked}
 	if !slices.Equal(ids, want) {
 		t.Errorf("scenarios %v, want %v", ids, want)
 	}
@@ -396,4 +406,216 @@ func TestCleanupStopsRunsReleasesHoldsAndDeletesNamespaces(t *testing.T) {
 		list, _ := client.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{LabelSelector: scenario.LabelRun})
 		t.Errorf("played namespaces left after cleanup: %+v", list.Items)
 	}
+}
+
+// terminatingNamespace reads the run's namespace, which must be Terminating.
+func terminatingNamespace(t *testing.T, run scenario.Run) *corev1.Namespace {
+	t.Helper()
+	ns, err := client.CoreV1().Namespaces().Get(context.Background(), run.ID, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("namespace %s: %v", run.ID, err)
+	}
+	if ns.DeletionTimestamp == nil || ns.Status.Phase != corev1.NamespaceTerminating || !slices.Contains(ns.Spec.Finalizers, corev1.FinalizerKubernetes) {
+		t.Fatalf("namespace %s: deletionTimestamp %v, phase %s, finalizers %v; want it Terminating, kept by the kubernetes finalizer",
+			ns.Name, ns.DeletionTimestamp, ns.Status.Phase, ns.Spec.Finalizers)
+	}
+	return ns
+}
+
+// trueCondition returns the namespace's condition t, failing unless it is True.
+func trueCondition(t *testing.T, ns *corev1.Namespace, ct corev1.NamespaceConditionType) corev1.NamespaceCondition {
+	t.Helper()
+	for _, c := range ns.Status.Conditions {
+		if c.Type == ct {
+			if c.Status != corev1.ConditionTrue {
+				t.Errorf("namespace %s: condition %s is %s (%s), want True", ns.Name, ct, c.Status, c.Message)
+			}
+			return c
+		}
+	}
+	t.Errorf("namespace %s has no condition %s: %+v", ns.Name, ct, ns.Status.Conditions)
+	return corev1.NamespaceCondition{}
+}
+
+// waitNamespaceGone waits until the run's namespace is gone.
+func waitNamespaceGone(t *testing.T, id string) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().Namespaces().Get(ctx, id, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		t.Errorf("namespace %s is still there: %v", id, err)
+	}
+}
+
+// cleanUpAPIServices cleans run id up when the test ends, however it ends, and checks
+// that no APIService of the run is left: one that is unavailable stops every namespace
+// deletion of the cluster, the other tests' too.
+func cleanUpAPIServices(t *testing.T, id string) {
+	t.Cleanup(func() {
+		if _, err := player.Cleanup(context.Background(), id); err != nil && !errors.Is(err, scenario.ErrUnknownRun) {
+			t.Errorf("cleanup of %s: %v", id, err)
+		}
+		list, err := meta.Resource(apiServices).List(context.Background(), metav1.ListOptions{LabelSelector: scenario.LabelRun + "=" + id})
+		if err != nil || len(list.Items) != 0 {
+			t.Errorf("APIServices of %s left after its cleanup: %v %+v", id, err, list)
+			for _, a := range list.Items {
+				_ = meta.Resource(apiServices).Delete(context.Background(), a.Name, metav1.DeleteOptions{})
+			}
+		}
+	})
+}
+
+func TestPlayNamespaceHeldByAFinalizer(t *testing.T) {
+	run := play(t, scenario.NamespaceHeld)
+	cleanUpAPIServices(t, run.ID)
+	run = waitState(t, run.ID, scenario.RunWaiting)
+	t.Logf("waiting:%s", steps(run))
+	if !run.Hold || run.Step != 5 || run.Steps[5].State != scenario.StepWaiting {
+		t.Fatalf("waiting run: hold %v, step %d:%s", run.Hold, run.Step, steps(run))
+	}
+	if !strings.Contains(run.Steps[5].Detail, "kubectl patch configmap ledger -n "+run.ID+` --type=json -p '[{"op":"test","path":"/metadata/finalizers/0","value":"`+scenario.ControllerFinalizer+`"},{"op":"remove"`) {
+		t.Errorf("the release step does not give the patch by hand: %q", run.Steps[5].Detail)
+	}
+	ledger := object(t, run, "ConfigMap", "ledger")
+	if run.Focus != ledger.UID {
+		t.Errorf("focus %s, want ledger %s", run.Focus, ledger.UID)
+	}
+
+	// The namespace is Terminating, emptied but for ledger, which its finalizer holds.
+	ns := terminatingNamespace(t, run)
+	if c := trueCondition(t, ns, corev1.NamespaceContentRemaining); !strings.Contains(c.Message, "configmaps") {
+		t.Errorf("NamespaceContentRemaining does not name configmaps: %q", c.Message)
+	}
+	if c := trueCondition(t, ns, corev1.NamespaceFinalizersRemaining); !strings.Contains(c.Message, scenario.ControllerFinalizer) {
+		t.Errorf("NamespaceFinalizersRemaining does not name %s: %q", scenario.ControllerFinalizer, c.Message)
+	}
+	l := get(t, configMaps, ledger)
+	if l == nil || l.DeletionTimestamp == nil || !slices.Equal(l.Finalizers, []string{scenario.ControllerFinalizer}) {
+		t.Fatalf("ledger: %+v; want it being deleted, held by %s", l, scenario.ControllerFinalizer)
+	}
+	if !slices.ContainsFunc(l.ManagedFields, func(m metav1.ManagedFieldsEntry) bool {
+		return m.Manager == scenario.FinalizerManager && m.FieldsV1 != nil && strings.Contains(string(m.FieldsV1.Raw), `v:\"`+scenario.ControllerFinalizer+`\"`)
+	}) {
+		t.Errorf("ledger's managedFields do not name %s as the manager of %s: %+v", scenario.FinalizerManager, scenario.ControllerFinalizer, l.ManagedFields)
+	}
+	for _, o := range []struct {
+		gvr  schema.GroupVersionResource
+		kind string
+	}{{configMaps, "ConfigMap"}, {deployments, "Deployment"}, {replicaSets, "ReplicaSet"}, {pods, "Pod"}} {
+		for _, obj := range run.Objects {
+			if obj.Kind == o.kind && obj.UID != ledger.UID {
+				if got := get(t, o.gvr, obj); got != nil {
+					t.Errorf("%s %s is still there; the namespace controller should have deleted all but ledger: %+v", o.kind, obj.Name, got)
+				}
+			}
+		}
+	}
+	if d := run.Steps[4].Detail; !strings.Contains(d, "NamespaceFinalizersRemaining") || !strings.Contains(d, scenario.FinalizerManager) {
+		t.Errorf("the step that waits does not explain the hold: %q", d)
+	}
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		n, ok := engine.Node(ledger.UID)
+		return ok && n.BeingDeleted && slices.Contains(n.Finalizers, scenario.ControllerFinalizer), nil
+	})
+	if err != nil {
+		n, _ := engine.Node(ledger.UID)
+		t.Errorf("the engine's node of ledger: %+v; want it being deleted, held", n)
+	}
+
+	run, err = player.Release(context.Background(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run = waitState(t, run.ID, scenario.RunDone)
+	if get(t, configMaps, ledger) != nil {
+		t.Error("ledger is still there after the release")
+	}
+	if _, err := client.CoreV1().Namespaces().Get(context.Background(), run.ID, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("namespace %s after the release: %v; want it gone", run.ID, err)
+	}
+	if _, err := player.Release(context.Background(), run.ID); !errors.Is(err, scenario.ErrNothingHeld) {
+		t.Errorf("a second release: %v, want ErrNothingHeld", err)
+	}
+	t.Logf("steps:%s", steps(run))
+}
+
+func TestPlayNamespaceBlockedByAnUnavailableAPI(t *testing.T) {
+	run := play(t, scenario.NamespaceBlocked)
+	cleanUpAPIServices(t, run.ID)
+	run = waitState(t, run.ID, scenario.RunWaiting)
+	t.Logf("waiting:%s", steps(run))
+	if !run.Hold || run.Step != 4 || run.Steps[4].State != scenario.StepWaiting {
+		t.Fatalf("waiting run: hold %v, step %d:%s", run.Hold, run.Step, steps(run))
+	}
+	api, namespace, settings := object(t, run, "APIService", ""), object(t, run, "Namespace", run.ID), object(t, run, "ConfigMap", "settings")
+	if run.Focus != namespace.UID {
+		t.Errorf("focus %s, want the namespace %s", run.Focus, namespace.UID)
+	}
+	group := strings.TrimPrefix(api.Name, "v1alpha1.")
+	if a := get(t, apiServices, api); a == nil || a.Labels[scenario.LabelRun] != run.ID || !strings.Contains(run.Steps[4].Detail, "kubectl delete apiservice "+api.Name) {
+		t.Fatalf("APIService %s: %+v (waiting: %q); want it there, labelled with the run", api.Name, a, run.Steps[4].Detail)
+	}
+
+	// The namespace is emptied, yet Terminating: discovery fails for the APIService's group.
+	ns := terminatingNamespace(t, run)
+	if c := trueCondition(t, ns, corev1.NamespaceDeletionDiscoveryFailure); !strings.Contains(c.Message, group+"/v1alpha1") {
+		t.Errorf("NamespaceDeletionDiscoveryFailure does not name %s/v1alpha1: %q", group, c.Message)
+	}
+	if get(t, configMaps, settings) != nil {
+		t.Error("settings is still there: the namespace controller deletes what it can list")
+	}
+	if d := run.Steps[3].Detail; !strings.Contains(d, "NamespaceDeletionDiscoveryFailure") || !strings.Contains(d, api.Name) {
+		t.Errorf("the step that waits does not explain the block: %q", d)
+	}
+
+	run, err := player.Release(context.Background(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run = waitState(t, run.ID, scenario.RunDone)
+	if get(t, apiServices, api) != nil {
+		t.Error("the APIService is still there after the release")
+	}
+	if _, err := client.CoreV1().Namespaces().Get(context.Background(), run.ID, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("namespace %s after the release: %v; want it gone", run.ID, err)
+	}
+	if _, err := player.Release(context.Background(), run.ID); !errors.Is(err, scenario.ErrNothingHeld) {
+		t.Errorf("a second release: %v, want ErrNothingHeld", err)
+	}
+	t.Logf("steps:%s", steps(run))
+}
+
+// TestCleanupOfABlockedRunDeletesItsAPIServices: a run stopped while its APIService
+// blocks namespace deletions deletes it as it ends, and the cleanup deletes any other
+// APIService labelled with the run (one left by an earlier gcscope): the namespace then
+// finishes deleting.
+func TestCleanupOfABlockedRunDeletesItsAPIServices(t *testing.T) {
+	run := play(t, scenario.NamespaceBlocked)
+	cleanUpAPIServices(t, run.ID)
+	run = waitState(t, run.ID, scenario.RunWaiting)
+	api := object(t, run, "APIService", "")
+	left := "v1alpha1.left." + run.ID + ".scenario.gcscope.dev"
+	_, err := dyn.Resource(apiServices).Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": left, "labels": map[string]any{scenario.LabelRun: run.ID}},
+		"spec": map[string]any{"group": "left." + run.ID + ".scenario.gcscope.dev", "version": "v1alpha1",
+			"service":               map[string]any{"namespace": run.ID, "name": "absent", "port": int64(443)},
+			"insecureSkipTLSVerify": true, "groupPriorityMinimum": int64(1000), "versionPriority": int64(15)},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := player.Cleanup(context.Background(), run.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(out.APIServices, []string{left}) {
+		t.Errorf("cleanup deleted APIServices %v, want only %s (the run deletes its own as it stops)", out.APIServices, left)
+	}
+	if get(t, apiServices, api) != nil {
+		t.Errorf("the stopped run's APIService %s is still there", api.Name)
+	}
+	waitNamespaceGone(t, run.ID)
 }

@@ -36,6 +36,10 @@ const (
 	Cycle          = "cycle"
 	CrossNamespace = "cross-namespace"
 	CRDDeleted     = "crd-deleted"
+	// NamespaceHeld and NamespaceBlocked are deletions the collector does not own: the
+	// namespace controller's.
+	NamespaceHeld    = "namespace-held"
+	NamespaceBlocked = "namespace-blocked"
 )
 
 // scenarios, in menu order.
@@ -146,6 +150,49 @@ var scenarios = []scenario{
 			},
 		},
 		play: playCRDDeleted,
+	},
+	{
+		Info: Info{
+			ID:    NamespaceHeld,
+			Title: "A namespace held by a finalizer",
+			Description: "The run's namespace holds ConfigMaps settings and ledger and Deployment worker; " + FinalizerManager +
+				", a controller that does not run here, has put its finalizer " + ControllerFinalizer + " on ledger (managedFields " +
+				"record who). Deleting the namespace, the namespace controller deletes its content, but ledger is only marked for " +
+				"deletion: its finalizer holds it, so the namespace stays Terminating with NamespaceContentRemaining and " +
+				"NamespaceFinalizersRemaining. The collector has nothing to do with it. Release the hold (the JSON patch an " +
+				"operator would run) and ledger goes, then the namespace.",
+			Steps: []string{
+				"Create ConfigMaps settings and ledger and Deployment worker",
+				"Wait for the controllers to create worker's ReplicaSet and Pod",
+				"As " + FinalizerManager + " (its field manager), add the finalizer " + ControllerFinalizer + " to ledger",
+				"Delete the namespace",
+				"Watch: the namespace controller deletes everything but ledger, which the finalizer holds; the namespace stays Terminating",
+				"Release the hold: remove the finalizer from ledger (the button, or kubectl patch with a test op)",
+				"Watch: ledger goes, then the namespace",
+			},
+		},
+		play: playNamespaceHeld,
+	},
+	{
+		Info: Info{
+			ID:    NamespaceBlocked,
+			Title: "A namespace blocked by an unavailable API",
+			Description: "An APIService registers an aggregated API group whose Service does not exist, so discovery fails " +
+				"for that group. Deleting the run's namespace, the namespace controller deletes its ConfigMap but cannot " +
+				"finish: it cannot list the failing group, so it cannot tell the namespace is empty, and the namespace " +
+				"stays Terminating with NamespaceDeletionDiscoveryFailure. Every namespace deleted in the cluster meanwhile " +
+				"waits the same way. Release (delete the APIService) and the namespace controller's next try finishes, " +
+				"within a minute (it retries with a growing backoff).",
+			Steps: []string{
+				"Create an APIService whose Service does not exist; wait until discovery fails for its group",
+				"Create ConfigMap settings",
+				"Delete the namespace",
+				"Watch: the namespace controller deletes settings but stops on NamespaceDeletionDiscoveryFailure; the namespace stays Terminating",
+				"Release the hold: delete the APIService (the button, or kubectl delete apiservice)",
+				"Watch: discovery recovers; at its next try the namespace controller finishes and the namespace goes",
+			},
+		},
+		play: playNamespaceBlocked,
 	},
 }
 

@@ -157,3 +157,37 @@ func TestNamespaceDeletePredictsItsContent(t *testing.T) {
 		t.Errorf("the dry run deleted the namespace: %v", err)
 	}
 }
+
+// TestStuckListIsPerUser: with --auth=kubernetes the stuck list and the health report name
+// only what the user may list, and count the rest.
+func TestStuckListIsPerUser(t *testing.T) {
+	w := newRBACWorld(t)
+	ts, _ := w.e.serve(t, Options{Auth: NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews()), Deletions: w.e.deletions(t)})
+	c := newClient(t, ts)
+	stuckAs := func(user string) (deletion.StuckReport, string) {
+		t.Helper()
+		code, body := c.do("GET", "/api/v1/stuck?olderThan=0s", nil, http.Header{"Authorization": {"Bearer " + w.tokens[user]}})
+		var r deletion.StuckReport
+		if code != http.StatusOK || json.Unmarshal(body, &r) != nil {
+			t.Fatalf("stuck as %s: %d %s", user, code, body)
+		}
+		return r, string(body)
+	}
+	alice, _ := stuckAs("alice")
+	if !slices.ContainsFunc(alice.Groups, func(g deletion.StuckGroup) bool {
+		return g.Cause == deletion.CauseForeground && slices.ContainsFunc(g.Objects, func(o deletion.StuckObject) bool { return o.Object.Name == "alpha-fg" })
+	}) {
+		t.Errorf("alice's stuck list %+v lacks her foreground deletion alpha-fg", alice.Groups)
+	}
+	for _, user := range []string{"bob", "nobody"} {
+		r, body := stuckAs(user)
+		if strings.Contains(body, "alpha-") || strings.Contains(body, w.nsA) || r.Hidden == 0 {
+			t.Errorf("%s's stuck list names namespace %s's objects or hides nothing: %s", user, w.nsA, body)
+		}
+		code, health := c.do("GET", "/api/v1/health", nil, http.Header{"Authorization": {"Bearer " + w.tokens[user]}})
+		if code != http.StatusOK || strings.Contains(string(health), "alpha-") {
+			t.Errorf("health as %s: %d %s", user, code, health)
+		}
+	}
+}

@@ -81,7 +81,7 @@ func TestUIScenarioPlayer(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`#play-menu .play-item[data-scenario="foreground-held"]`)))
 	var items []string
 	d.eval(t, `[...document.querySelectorAll("#play-menu .play-item")].map((b) => b.dataset.scenario)`, &items)
-	if want := []string{scenario.Dangling, scenario.ForegroundHeld, scenario.Orphan, scenario.Cycle, scenario.CrossNamespace, scenario.CRDDeleted}; !slices.Equal(items, want) {
+	if want := []string{scenario.Dangling, scenario.ForegroundHeld, scenario.Orphan, scenario.Cycle, scenario.CrossNamespace, scenario.CRDDeleted, scenario.NamespaceHeld, scenario.NamespaceBlocked}; !slices.Equal(items, want) {
 		t.Errorf("the menu lists %v, want %v", items, want)
 	}
 	var boxChecked bool

@@ -36,6 +36,9 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden with the curr
 // ns is the fixtures' namespace, the kubeconfig context's default.
 const ns = "plugin-demo"
 
+// goneNS is a namespace being deleted that nothing empties (no namespace controller here).
+const goneNS = "plugin-gone"
+
 // A uid no object has: the owner of the dangling reference.
 const neverExisted = types.UID("00000000-0000-4000-8000-00000000dead")
 
@@ -158,6 +161,24 @@ func createFixtures(ctx context.Context, cs kubernetes.Interface) error {
 		return cs.AppsV1().Deployments(ns).Delete(ctx, legacy.GetName(), metav1.DeleteOptions{PropagationPolicy: &orphan})
 	})
 
+	// A namespace being deleted, with no namespace controller here to empty it: its
+	// content stays, one ConfigMap with a finalizer field manager acme-controller added.
+	f.do(func() error {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: goneNS}}, metav1.CreateOptions{})
+		return err
+	})
+	for _, name := range []string{"left", "held"} {
+		f.do(func() error {
+			_, err := cs.CoreV1().ConfigMaps(goneNS).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{})
+			return err
+		})
+	}
+	f.do(func() error {
+		_, err := cs.CoreV1().ConfigMaps(goneNS).Patch(ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":["acme.example.com/hold"]}}`), metav1.PatchOptions{FieldManager: "acme-controller"})
+		return err
+	})
+	f.do(func() error { return cs.CoreV1().Namespaces().Delete(ctx, goneNS, metav1.DeleteOptions{}) })
+
 	f.do(func() error {
 		_, err := cs.CoreV1().Events(ns).Create(ctx, &corev1.Event{
 			ObjectMeta:     metav1.ObjectMeta{Name: "plugin-event"},
@@ -278,7 +299,9 @@ func (e *testEnv) run(t *testing.T, args ...string) (stdout, stderr string, code
 var (
 	uidPattern  = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
 	timePattern = regexp.MustCompile(`\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})`)
-	durPattern  = regexp.MustCompile(`"(duration|lag)": \d+`)
+	durPattern  = regexp.MustCompile(`"(duration|lag|forSeconds)": \d+`)
+	// agoPattern: how long a deletion has lasted, in text.
+	agoPattern = regexp.MustCompile(`(for |\()(\d+h)?(\d+m)?\d+(\.\d+)?s( ago)?`)
 )
 
 // normalize makes output stable from run to run: uids become <uid-N> in order of first
@@ -294,6 +317,7 @@ func (e *testEnv) normalize(s string) string {
 		return seen[uid]
 	})
 	s = timePattern.ReplaceAllString(s, "<time>")
+	s = agoPattern.ReplaceAllString(s, "${1}<duration>${5}")
 	return durPattern.ReplaceAllString(s, `"$1": 0`)
 }
 
@@ -349,6 +373,14 @@ func TestGolden(t *testing.T) {
 		{"predict_web_orphan", []string{"predict", "deploy/web", "--cascade", "orphan"}},
 		{"predict_stuck_foreground", []string{"predict", "deploy/stuck", "--cascade=foreground"}},
 		{"predict_web_json", []string{"predict", "deploy/web", "-o", "json", "--cascade=foreground"}},
+		// a namespace: why it is still Terminating, and a delete's prediction of all its
+		// content in the namespace controller's order.
+		{"why_namespace", []string{"why", "ns/" + goneNS}},
+		{"predict_namespace", []string{"predict", "namespace/" + ns}},
+		// the stuck list, of the cluster and of one namespace.
+		{"stuck_all", []string{"stuck", "-A", "--older-than=0s"}},
+		{"stuck_namespace", []string{"stuck", "-n", goneNS, "--older-than", "0s"}},
+		{"stuck_none", []string{"stuck"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
