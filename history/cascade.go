@@ -31,6 +31,10 @@ import (
 //     orphaned) and nothing of it happened for CascadeQuiet (2 s by default): a foreground
 //     root waits for its dependents, and a background one's dependents are queued only
 //     after it is gone, so "nothing left" alone would end it early.
+//   - A Namespace being deleted is the root of a namespace deletion: the namespace
+//     controller deletes its content, and an object of that namespace first seen being
+//     deleted, with no owner in an open cascade, joins it, so one namespace delete is one
+//     cascade however many objects go with it.
 //   - A gap in the recording (or a restart) ends every open cascade, with a note. The
 //     deletions under way in the state the recording resumes from open cascades again
 //     (adopt), so that one outliving gcscope is one cascade of the next session.
@@ -86,6 +90,8 @@ type cascades struct {
 	byUID  map[types.UID]*openCascade // the members of open cascades
 	dirty  map[int64]*openCascade     // to write with the next block
 	joined []cascadeMember            // members to write with the next block
+	// namespaces are the open namespace deletions, by the namespace's name.
+	namespaces map[string]*openCascade
 }
 
 type cascadeMember struct {
@@ -95,7 +101,7 @@ type cascadeMember struct {
 
 func newCascades(quiet time.Duration, nextID int64) *cascades {
 	return &cascades{quiet: quiet, nextID: nextID, open: map[int64]*openCascade{},
-		byUID: map[types.UID]*openCascade{}, dirty: map[int64]*openCascade{}}
+		byUID: map[types.UID]*openCascade{}, dirty: map[int64]*openCascade{}, namespaces: map[string]*openCascade{}}
 }
 
 // writes are the verbs that count as the collector acting on an object for a cascade.
@@ -119,6 +125,9 @@ func (cs *cascades) observe(e *gc.Event, pos, session int64, rep *gc.Replica) in
 		deleting := e.Type == gc.NodeRemoved || n.BeingDeleted || n.DeletingDependents
 		if c == nil && deleting {
 			if c = cs.ownersCascade(n.UID, n.Owners, rep); c == nil {
+				c = cs.namespaces[n.Namespace]
+			}
+			if c == nil {
 				c = cs.start(n.ObjectRef, policyOf(n.Finalizers), e.Time, pos, session)
 			}
 			cs.join(c, n.UID)
@@ -276,6 +285,12 @@ func (cs *cascades) adopt(snap *gc.Snapshot, at time.Time, pos, session int64, n
 			deleting[n.UID] = n
 		}
 	}
+	namespaces := map[string]*gc.NodeState{} // the namespaces being deleted, by name
+	for _, n := range deleting {
+		if isNamespace(n.ObjectRef) {
+			namespaces[n.Name] = n
+		}
+	}
 	for i := range snap.Nodes { // in uid order: the same snapshot gives the same cascades
 		n := &snap.Nodes[i]
 		if deleting[n.UID] == nil {
@@ -294,6 +309,9 @@ func (cs *cascades) adopt(snap *gc.Snapshot, at time.Time, pos, session int64, n
 				break
 			}
 			seen[up.UID], root = true, up
+		}
+		if ns := namespaces[root.Namespace]; ns != nil {
+			root = ns
 		}
 		c := cs.byUID[root.UID]
 		if c == nil {
@@ -322,8 +340,14 @@ func (cs *cascades) start(root gc.ObjectRef, policy string, t time.Time, pos, se
 		Start: t.UTC(), FirstPos: pos, LastPos: pos}, last: t, members: map[types.UID]bool{}}
 	cs.nextID++
 	cs.open[c.ID] = c
+	if isNamespace(root) {
+		cs.namespaces[root.Name] = c
+	}
 	return c
 }
+
+// isNamespace reports whether ref is a Namespace, whose deletion takes its content along.
+func isNamespace(ref gc.ObjectRef) bool { return ref.APIVersion == "v1" && ref.Kind == "Namespace" }
 
 func (cs *cascades) join(c *openCascade, uid types.UID) {
 	if _, ok := c.members[uid]; ok {
@@ -368,6 +392,9 @@ func (cs *cascades) closeQuiet(now time.Time) {
 			if cs.byUID[uid] == c {
 				delete(cs.byUID, uid)
 			}
+		}
+		if isNamespace(c.Root) && cs.namespaces[c.Root.Name] == c {
+			delete(cs.namespaces, c.Root.Name)
 		}
 	}
 }

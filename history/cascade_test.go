@@ -475,3 +475,44 @@ func TestACollectorDeleteStartsItsCascade(t *testing.T) {
 		}
 	}
 }
+
+// TestANamespaceDeletionIsOneCascade: the namespace controller deletes a namespace's
+// content; each object of it going joins the namespace's cascade, which ends once the
+// namespace itself is gone.
+func TestANamespaceDeletionIsOneCascade(t *testing.T) {
+	e := newSynth(1<<16, 17)
+	s := openStore(t, Options{})
+	record(t, s, e, quick())
+	ns := gc.NodeState{ObjectRef: gc.ObjectRef{APIVersion: "v1", Kind: "Namespace", Name: "shop", UID: e.uid()}, Observed: true}
+	e.observe(&ns)
+	var content []gc.NodeState
+	for i := range 3 {
+		c := gc.NodeState{ObjectRef: gc.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: fmt.Sprintf("c%d", i), UID: e.uid()}, Observed: true}
+		e.observe(&c)
+		content = append(content, c)
+	}
+	other := gc.NodeState{ObjectRef: gc.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "elsewhere", Name: "x", UID: e.uid()}, Observed: true}
+	e.observe(&other)
+	now := time.Now().UTC()
+	ns.BeingDeleted, ns.DeletionTimestamp = true, &now
+	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &ns})
+	for _, c := range content {
+		e.remove(c.ObjectRef, nil)
+	}
+	e.remove(other.ObjectRef, nil) // another namespace's: a cascade of its own
+	waitRecorded(t, s, e.feed.LastSeq())
+	open := waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool { return len(cs) == 2 })
+	for _, c := range open {
+		if c.Root == ns.ObjectRef && (c.End != nil || c.Objects != 4 || c.Deleted != 3) {
+			t.Errorf("while the namespace stays: %s; want it open, 4 objects, 3 deleted", jsonOf(t, c))
+		}
+	}
+	e.remove(ns.ObjectRef, nil)
+	cs := waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool {
+		return len(cs) == 2 && cs[0].End != nil && cs[1].End != nil
+	})
+	i := slices.IndexFunc(cs, func(c Cascade) bool { return c.Root == ns.ObjectRef })
+	if i < 0 || cs[i].Objects != 4 || cs[i].Deleted != 4 || cs[i].Policy != policyBackground {
+		t.Fatalf("cascades: %s; want the namespace's, 4 objects all deleted, and the other ConfigMap's", jsonOf(t, cs))
+	}
+}
