@@ -52,7 +52,9 @@ func stuckCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) e
 		var in deletion.Visible // -A: everything
 		if !*all {
 			// The namespace's objects, and the namespace itself.
-			in = func(r gc.ObjectRef) bool { return r.Namespace == k.namespace || deletion.IsNamespace(r) && r.Name == k.namespace }
+			in = func(r gc.ObjectRef) bool {
+				return r.Namespace == k.namespace || deletion.IsNamespace(r) && r.Name == k.namespace
+			}
 		}
 		r := x.Stuck(ctx, *olderThan, in)
 		r.Hidden = 0 // outside the namespace asked for, not hidden from the user
