@@ -66,6 +66,7 @@ func (gc *GarbageCollector) syncDiscovery(ctx context.Context, period time.Durat
 		case <-t.C:
 		case <-gc.rediscover:
 		}
+		gc.noteRecoveredMonitors()
 		next, err := deletableResources(gc.discovery, gc.ignored)
 		if len(next) > 0 {
 			gc.noteGroupFailures(err)

@@ -83,3 +83,29 @@ func (gc *GarbageCollector) noteGroupFailures(err error) {
 	}
 	gc.publishSync()
 }
+
+// noteRecoveredMonitors logs each monitor that has synced since it was reported failing,
+// and publishes the sync state when any did (nothing else publishes a monitor's recovery).
+// Called every discovery period.
+func (gc *GarbageCollector) noteRecoveredMonitors() {
+	st := gc.builder.monitors.state()
+	gc.failingMu.Lock()
+	var recovered []string
+	for r := range gc.failing {
+		if _, still := st.Failing[r]; !still {
+			recovered = append(recovered, r)
+		}
+	}
+	for _, r := range recovered {
+		delete(gc.failing, r)
+	}
+	gc.failingMu.Unlock()
+	if len(recovered) == 0 {
+		return
+	}
+	slices.Sort(recovered)
+	for _, r := range recovered {
+		gc.log.Info("a monitor recovered: its list/watch works again", "resource", r)
+	}
+	gc.publishSync()
+}

@@ -163,6 +163,9 @@ type GarbageCollector struct {
 	discoveryProblem atomic.Pointer[string]
 	// groupFailures are the group versions the last discovery could not read.
 	groupFailures groupFailures
+	// failing are the monitors last seen failing (noteRecoveredMonitors).
+	failingMu sync.Mutex
+	failing   map[string]string
 
 	resourcesMu sync.RWMutex
 	resources   map[schema.GroupVersionResource]resourceInfo
@@ -279,6 +282,14 @@ func (gc *GarbageCollector) SyncState() SyncState {
 
 func (gc *GarbageCollector) publishSync() {
 	st := gc.SyncState()
+	gc.failingMu.Lock()
+	for r, err := range st.Failing { // remembered until noteRecoveredMonitors sees it recover
+		if gc.failing == nil {
+			gc.failing = map[string]string{}
+		}
+		gc.failing[r] = err
+	}
+	gc.failingMu.Unlock()
 	gc.feed.publish(Event{Type: SyncChange, Sync: &st})
 }
 

@@ -80,7 +80,11 @@ func (ms *monitors) controllerFor(gvr schema.GroupVersionResource, gvk schema.Gr
 		changed := m.lastErr == ""
 		m.lastErr = err.Error()
 		m.mu.Unlock()
-		ms.log.Debug("monitor list/watch failed", "resource", gvr.String(), "err", err)
+		if changed {
+			ms.log.Warn("a monitor's list/watch fails: the engine does not see this resource until it recovers", "resource", gvr.String(), "err", err)
+		} else {
+			ms.log.Debug("monitor list/watch failed", "resource", gvr.String(), "err", err)
+		}
 		if changed && ms.onChange != nil {
 			ms.onChange()
 		}
