@@ -46,6 +46,11 @@ func (c *StuckCollector) counts() []stuckCount {
 	now := c.now()
 	discoveryFails := len(c.graph.SyncState().DiscoveryFailures) > 0
 	byKey := map[[2]string]int{}
+	// Every cause but finalizer has a series, 0 included: an alert can tell "none" from
+	// "not scraped".
+	for _, cause := range []string{CauseForeground, CauseOrphan, CauseNamespace, CauseDiscovery, CauseTermination, CauseUnknown} {
+		byKey[[2]string{cause, ""}] = 0
+	}
 	for _, o := range c.graph.BeingDeleted() {
 		if o.DeletionTimestamp == nil || now.Sub(*o.DeletionTimestamp) < c.olderThan {
 			continue

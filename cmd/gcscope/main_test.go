@@ -212,6 +212,10 @@ func TestCopiedBinaryEmbeddedClusterPersistsAcrossRestart(t *testing.T) {
 	if !strings.Contains(p.stdout(), "kubectl: export KUBECONFIG="+kubeconfig) {
 		t.Errorf("stdout does not say where the kubeconfig is:\n%s", p.stdout())
 	}
+	// The stuck-deletion metric is served, a series per cause even with nothing stuck.
+	if metrics := httpGet(t, "http://"+addr+"/metrics"); !strings.Contains(metrics, `gcscope_stuck_objects{cause="namespace",finalizer=""} 0`) {
+		t.Errorf("/metrics lacks gcscope_stuck_objects:\n%.2000s", metrics)
+	}
 	cs := clientFor(t, kubeconfig)
 	ctx := context.Background()
 	cm, err := cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
@@ -428,4 +432,19 @@ func TestSlimBuildLeavesKubernetesOut(t *testing.T) {
 	if !strings.Contains(string(out), "github.com/gcscope/gcscope/gc") {
 		t.Error("the slim build lacks the engine: go list output looks wrong")
 	}
+}
+
+// httpGet returns the body of a GET that must answer 200.
+func httpGet(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %d %v", url, resp.StatusCode, err)
+	}
+	return string(b)
 }
