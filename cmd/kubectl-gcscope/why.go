@@ -58,6 +58,14 @@ func whyCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) err
 			if w.Deletion != nil {
 				w.Explanation.Words = append(w.Explanation.Words, w.Deletion.Discovery...)
 			}
+			if ns := w.Deletion; ns != nil && ns.Namespace != nil && ns.Namespace.DeletionTimestamp != nil {
+				// What holds the namespace is its content's holds: their release commands.
+				for _, h := range ns.Namespace.Content.Holders {
+					if x, ok := a.explain(h.Object.UID); ok && h.BeingDeleted {
+						w.Releases = append(w.Releases, releases(a.explain, x)...)
+					}
+				}
+			}
 		}
 		if *output == "json" {
 			fmt.Fprint(o.stdout, jsonText(w))
