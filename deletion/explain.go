@@ -2,6 +2,7 @@ package deletion
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,6 +56,19 @@ func (x *Explainer) Explain(ctx context.Context, ex gc.Explanation, visible Visi
 		return nil
 	}
 	return r
+}
+
+// Amend puts r's say into ex: a Terminating namespace waits for the namespace
+// controller, not the collector, so its next and words replace the engine's; words about
+// failing discovery are added.
+func (r *Report) Amend(ex *gc.Explanation) {
+	if r == nil {
+		return
+	}
+	if ns := r.Namespace; ns != nil && ns.DeletionTimestamp != nil {
+		ex.Next, ex.Words = ns.Next, slices.Clone(ns.Words)
+	}
+	ex.Words = append(ex.Words, r.Discovery...)
 }
 
 // originTTL is how long a finalizer's origin is reused: the page asks for an explanation

@@ -200,6 +200,15 @@ func NewPlayer(cfg *rest.Config, o Options) (*Player, error) {
 		return nil, err
 	}
 	p.ctx, p.cancel = context.WithCancel(context.Background())
+	// No run is live in a new process: an APIService a run left (gcscope was killed while
+	// it waited) would block every namespace deletion of the cluster. Remove it now.
+	sweep, cancel := context.WithTimeout(p.ctx, 10*time.Second)
+	defer cancel()
+	if left, err := p.deleteAPIServices(sweep, LabelRun); err != nil {
+		p.log.Warn("removing the APIServices earlier runs left", "err", err)
+	} else if len(left) > 0 {
+		p.log.Info("removed the APIServices earlier runs left (they blocked every namespace deletion)", "apiServices", left)
+	}
 	return p, nil
 }
 

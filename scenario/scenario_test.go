@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/rest"
 
 	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
@@ -57,6 +58,7 @@ func runMain(m *testing.M) int {
 	}
 	defer c.Stop()
 	cfg := c.RESTConfig()
+	restConfig = cfg
 	client = kubernetes.NewForConfigOrDie(cfg)
 	meta = metadata.NewForConfigOrDie(cfg)
 	ext = apiextensionsclient.NewForConfigOrDie(cfg)
@@ -619,3 +621,32 @@ func TestCleanupOfABlockedRunDeletesItsAPIServices(t *testing.T) {
 	}
 	waitNamespaceGone(t, run.ID)
 }
+
+// TestANewPlayerRemovesTheAPIServicesOfEarlierRuns: an APIService an earlier process's run
+// left (gcscope killed while the run waited) blocks every namespace deletion; a new player
+// removes it as it starts.
+func TestANewPlayerRemovesTheAPIServicesOfEarlierRuns(t *testing.T) {
+	left := "v1alpha1.left-by-a-killed-run.scenario.gcscope.dev"
+	_, err := dyn.Resource(apiServices).Create(context.Background(), &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "apiregistration.k8s.io/v1", "kind": "APIService",
+		"metadata": map[string]any{"name": left, "labels": map[string]any{scenario.LabelRun: "play-namespace-blocked-99"}},
+		"spec": map[string]any{"group": "left-by-a-killed-run.scenario.gcscope.dev", "version": "v1alpha1",
+			"service":               map[string]any{"namespace": "default", "name": "absent", "port": int64(443)},
+			"insecureSkipTLSVerify": true, "groupPriorityMinimum": int64(1000), "versionPriority": int64(15)},
+	}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := scenario.NewPlayer(restConfig, scenario.Options{Engine: engine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	if _, err := dyn.Resource(apiServices).Get(context.Background(), left, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("the APIService an earlier run left is still there after a new player started: %v", err)
+		dyn.Resource(apiServices).Delete(context.Background(), left, metav1.DeleteOptions{})
+	}
+}
+
+// restConfig is the embedded cluster's admin configuration.
+var restConfig *rest.Config

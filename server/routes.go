@@ -236,13 +236,7 @@ func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
 	resp := explainResponse{Explanation: ex}
 	if s.opts.Deletions != nil {
 		resp.Deletion = s.opts.Deletions.Explain(r.Context(), ex, visibilityFrom(r).fn())
-		if d := resp.Deletion; d != nil {
-			if ns := d.Namespace; ns != nil && ns.DeletionTimestamp != nil {
-				// A Terminating namespace waits for the namespace controller, not the collector.
-				resp.Next, resp.Words = ns.Next, ns.Words
-			}
-			resp.Words = append(resp.Words, d.Discovery...)
-		}
+		resp.Deletion.Amend(&resp.Explanation)
 	}
 	if resp.Words == nil {
 		resp.Words = []string{} // a list, even empty

@@ -51,13 +51,7 @@ func whyCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) err
 		w := whyAnswer{Explanation: e, Releases: releases(a.explain, e)}
 		if x, err := deletion.New(a.session.engine, a.kube.short); err == nil {
 			w.Deletion = x.Explain(ctx, e, nil)
-			if ns := w.Deletion; ns != nil && ns.Namespace != nil && ns.Namespace.DeletionTimestamp != nil {
-				// A Terminating namespace waits for the namespace controller, not the collector.
-				w.Explanation.Next, w.Explanation.Words = ns.Namespace.Next, ns.Namespace.Words
-			}
-			if w.Deletion != nil {
-				w.Explanation.Words = append(w.Explanation.Words, w.Deletion.Discovery...)
-			}
+			w.Deletion.Amend(&w.Explanation)
 			if ns := w.Deletion; ns != nil && ns.Namespace != nil && ns.Namespace.DeletionTimestamp != nil {
 				// What holds the namespace is its content's holds: their release commands.
 				for _, h := range ns.Namespace.Content.Holders {
