@@ -15,6 +15,8 @@ var Store = class {
     this.queues = /* @__PURE__ */ new Map();
     this.actions = [];
     this.sync = { resources: [] };
+    this.syncChanged = false;
+    this.deleting = /* @__PURE__ */ new Set();
     this.mode = "";
     this.seq = 0;
     this.clock = null;
@@ -35,12 +37,17 @@ var Store = class {
     this.nodes = incoming;
     this.dependents.clear();
     this.byNamespace.clear();
+    this.deleting.clear();
     for (const n of this.nodes.values()) {
       this.link(n);
       this.index(n, true);
+      if (n.beingDeleted) this.deleting.add(n.uid);
     }
     if (frame.queues) this.resetQueues(frame.queues);
-    if (frame.sync) this.sync = frame.sync;
+    if (frame.sync) {
+      this.sync = frame.sync;
+      this.syncChanged = true;
+    }
     if (frame.mode) this.mode = frame.mode;
     this.seq = frame.seq;
     this.dirtyNamespaces.add("*");
@@ -72,6 +79,7 @@ var Store = class {
         case "sync":
           this.sync = e.sync;
           this.queuesChanged = true;
+          this.syncChanged = true;
           break;
         case "shadow":
           this.shadowChanged = true;
@@ -93,6 +101,8 @@ var Store = class {
     this.nodes.set(n.uid, n);
     this.link(n);
     this.index(n, true);
+    if (n.beingDeleted) this.deleting.add(n.uid);
+    else this.deleting.delete(n.uid);
     this.touched.add(n.uid);
     if (!old || old.virtual !== n.virtual || !sameOwners(old, n) || old.namespace !== n.namespace) {
       this.markNamespace(n.namespace);
@@ -106,6 +116,7 @@ var Store = class {
     if (!n) return;
     this.unlink(n);
     this.index(n, false);
+    this.deleting.delete(uid);
     this.nodes.delete(uid);
     this.born.delete(uid);
     this.ghosts.set(uid, { node: n, at: now });
@@ -394,8 +405,9 @@ var Layout = class {
    * @param {(n: NodeState) => boolean} keep
    * @param {Set<string>} dirty
    * @param {Set<string>} [expanded] loner sets drawn open (keys from lonerKey)
+   * @param {(ns: string) => string} [status] what a namespace's title says besides (LayoutOptions)
    */
-  update(store2, keep2, dirty, expanded = /* @__PURE__ */ new Set()) {
+  update(store2, keep2, dirty, expanded = /* @__PURE__ */ new Set(), status = () => "") {
     const all = dirty.has("*");
     const members = /* @__PURE__ */ new Map();
     const add = (n, ghost) => {
@@ -426,7 +438,7 @@ var Layout = class {
         this.groups.delete(ns);
         continue;
       }
-      const g = layoutGroup(ns, m, { loner: (n) => isLoner(store2, n), expanded });
+      const g = layoutGroup(ns, m, { loner: (n) => isLoner(store2, n), expanded, status });
       this.groups.set(ns, g);
       for (const it of g.items) this.items.set(it.uid, it);
     }
@@ -648,7 +660,7 @@ function layoutGroup(ns, members, opts) {
       g.items.push({ uid: e.node.uid, node: e.node, ghost: e.ghost, group: g, parent: null, block: b, x: ix, y: iy });
     });
   }
-  g.w = Math.max(w, 2 * NODE_W, titleWidth(g.title, g.items.length)) + 2 * GROUP_PAD;
+  g.w = Math.max(w, 2 * NODE_W, titleWidth(g.title + opts.status(ns), g.items.length)) + 2 * GROUP_PAD;
   g.h = GROUP_TITLE + y + shelf + GROUP_PAD;
   return g;
 }
@@ -794,6 +806,9 @@ function clock(t) {
 var KEEP_MS = 12e4;
 var KEEP_FINISHED = 20;
 var TIMESTAMP_MS = 1e3;
+function isNamespaceObject(n) {
+  return n.kind === "Namespace" && n.apiVersion === "v1";
+}
 var Cascades = class {
   /**
    * @param {Store} store
@@ -805,6 +820,7 @@ var Cascades = class {
     this.now = clock2;
     this.recorded = null;
     this.active = /* @__PURE__ */ new Map();
+    this.seenAlive = /* @__PURE__ */ new Set();
     this.finished = [];
     this.changed = false;
   }
@@ -830,6 +846,11 @@ var Cascades = class {
       if (this.active.has(uid)) continue;
       const n = store2.nodes.get(uid);
       if (n) {
+        if (isNamespaceObject(n) && !n.virtual) {
+          if (!n.beingDeleted) this.seenAlive.add(uid);
+          else this.begin(uid, n, "Namespace", t, now);
+          continue;
+        }
         if (!n.beingDeleted || n.virtual) continue;
         const fin = n.finalizers || [];
         const policy = fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : null;
@@ -842,13 +863,15 @@ var Cascades = class {
     this.update(now);
   }
   /**
-   * @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"} policy
+   * @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"|"Namespace"} policy
    * @param {number} t the moment shown, when the page sees the cascade @param {number} now performance.now()
    */
   begin(uid, n, policy, t, now) {
-    const members = policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
+    const ns = policy === "Namespace";
+    const members = ns ? new Set(this.store.byNamespace.get(n.name) || []) : policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
     const deleted = Date.parse(n.deletionTimestamp || "");
-    const start = deleted < t - TIMESTAMP_MS ? deleted : t;
+    const underWay = deleted < t - TIMESTAMP_MS;
+    const start = underWay ? deleted : t;
     const c = {
       owner: uid,
       ref: { kind: n.kind, namespace: n.namespace, name: n.name },
@@ -858,14 +881,22 @@ var Cascades = class {
       members,
       gone: 0,
       orphaned: 0,
-      total: members.size + 1,
+      total: members.size + (ns ? 0 : 1),
       waitingOn: "",
       eta: null,
       nested: false,
       progressedAt: now,
       namespaces: /* @__PURE__ */ new Set([n.namespace || ""]),
-      estimated: true
+      estimated: true,
+      // A namespace's members that went before the page saw its deletion are not known:
+      // only one the page saw alive, or whose deletion began just now, has a baseline.
+      baseline: !ns || !underWay || this.seenAlive.has(uid),
+      explained: ""
     };
+    if (ns) {
+      c.namespaces.add(n.name);
+      this.store.markNamespace(n.name);
+    }
     this.refineStart(c, t);
     for (const m of members) c.namespaces.add(this.store.nodes.get(m)?.namespace || "");
     this.active.set(uid, c);
@@ -912,6 +943,7 @@ var Cascades = class {
   }
   /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} t the moment shown */
   measure(c, t) {
+    if (c.policy === "Namespace") return this.measureNamespace(c, t);
     const { store: store2 } = this;
     if (c.policy !== "Orphan") {
       for (const d of this.descendants(c.owner)) {
@@ -939,6 +971,32 @@ var Cascades = class {
     const held = this.heldMember(c);
     c.waitingOn = held ? `${held.kind} ${held.name} held by finalizer ${holdingFinalizers(held)[0]}` : this.blockedOn(c);
     c.eta = !held && gone > 0 && left > 0 ? elapsed / gone * left : null;
+  }
+  /**
+   * A namespace's deletion: its members (those that appear while it runs included) gone,
+   * what holds it (a member held by another controller's finalizer, else what the engine
+   * last said), and, with a baseline, the time left at the rate so far.
+   * @param {Cascade} c @param {number} t the moment shown
+   */
+  measureNamespace(c, t) {
+    const { store: store2 } = this;
+    for (const u of store2.byNamespace.get(c.ref.name) || []) {
+      if (!c.members.has(u)) c.members.add(u);
+    }
+    let gone = 0;
+    for (const u of c.members) if (!store2.nodes.has(u)) gone++;
+    c.gone = gone;
+    c.orphaned = 0;
+    c.total = c.members.size;
+    const held = this.heldMember(c);
+    c.waitingOn = held ? `held by finalizer ${holdingFinalizers(held)[0]} (${held.kind} ${held.name})` : c.explained;
+    const left = c.total - gone;
+    c.eta = c.baseline && !held && gone > 0 && left > 0 ? (t - c.start) / gone * left : null;
+  }
+  /** The deletion of namespace name, running or recently finished, if the page follows one. @param {string} name */
+  ofNamespace(name) {
+    for (const c of this.active.values()) if (c.policy === "Namespace" && c.ref.name === name) return c;
+    return this.finished.find((c) => c.policy === "Namespace" && c.ref.name === name) || null;
   }
   /** A cascade is over when nothing of it is left to do. @param {Cascade} c */
   settled(c) {
@@ -1028,7 +1086,7 @@ var Cascades = class {
   }
 };
 function progressText(c, now) {
-  const parts = [c.policy === "Orphan" ? `${c.orphaned} of ${c.total - 1} orphaned` : `${c.gone} of ${c.total} gone`];
+  const parts = [countText(c)];
   if (c.policy !== "Orphan" && c.orphaned) parts.push(`${c.orphaned} kept`);
   if (c.end !== null) {
     parts.push(`done in ${secs(c.end - c.start)}`);
@@ -1039,12 +1097,26 @@ function progressText(c, now) {
 }
 function cascadeCaption(c, now) {
   const parts = [];
-  if (c.waitingOn) parts.push(`waiting on ${c.waitingOn}`);
+  if (c.waitingOn) parts.push(c.policy === "Namespace" ? c.waitingOn : `waiting on ${c.waitingOn}`);
   parts.push(c.eta !== null ? `~${secs(c.eta)} left` : `${secs(now - c.start)} so far`);
   return parts.join(" · ");
 }
+function countText(c) {
+  if (c.policy === "Orphan") return `${c.orphaned} of ${c.total - 1} orphaned`;
+  if (!c.baseline) return c.end === null ? `${c.total - c.gone} left` : `${c.gone} gone`;
+  return `${c.gone} of ${c.total} gone`;
+}
 function progress(c) {
-  return c.end !== null ? 1 : (c.gone + c.orphaned) / Math.max(1, c.total);
+  if (c.end !== null) return 1;
+  if (!c.baseline) return 0;
+  return (c.gone + c.orphaned) / Math.max(1, c.total);
+}
+function namespaceStatus(c, widest = false) {
+  if (widest) return `  ·  Terminating  ·  ${c.total} of ${c.total} gone`;
+  return `  ·  ${c.end === null ? "Terminating" : "deleted"}  ·  ${countText(c)}`;
+}
+function policyText(c) {
+  return c.policy === "Namespace" ? "namespace deletion" : c.policy;
 }
 var CascadeStrip = class {
   /** @param {HTMLElement} el @param {Cascades} cascades @param {(uid: string) => void} select */
@@ -1061,19 +1133,21 @@ var CascadeStrip = class {
     this.el.replaceChildren(...list.map((c) => {
       const running = c.end === null;
       const bar = h("span.meter", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
+      const count = !c.baseline ? `${c.total - c.gone} left` : `${c.gone + c.orphaned}/${c.total}`;
       return h(
         "button.cascade",
         {
           type: "button",
           "data-owner": c.owner,
           "data-state": running ? "running" : "done",
-          title: `${c.policy} deletion of ${describe(c.ref)}: ${progressText(c, now)}`,
+          "data-policy": c.policy,
+          title: c.policy === "Namespace" ? `Deletion of namespace ${c.ref.name} (the namespace controller deletes its content, then the namespace): ${progressText(c, now)}` : `${c.policy} deletion of ${describe(c.ref)}: ${progressText(c, now)}`,
           onclick: () => this.select(c.owner)
         },
-        h("span.policy", null, c.policy),
+        h("span.policy", null, policyText(c)),
         h("b", null, `${c.ref.kind} ${c.ref.name}`),
         bar,
-        h("span.muted", null, running ? `${c.gone + c.orphaned}/${c.total} · ${secs(now - c.start)}` : `${c.policy === "Orphan" ? c.orphaned + " orphaned" : c.gone + " gone"} · ${secs(
+        h("span.muted", null, running ? `${count} · ${secs(now - c.start)}` : `${c.policy === "Orphan" ? c.orphaned + " orphaned" : c.gone + " gone"} · ${secs(
           /** @type {number} */
           c.end - c.start
         )}`)
@@ -1127,6 +1201,8 @@ var Renderer = class {
     this.preview = /* @__PURE__ */ new Map();
     this.drawnState = null;
     this.drawnCaptions = null;
+    this.drawnTitles = null;
+    this.titleLog = [];
     this.previewVersion = 0;
     this.expanded = /* @__PURE__ */ new Set();
     this.colors = {};
@@ -1328,8 +1404,9 @@ var Renderer = class {
       visible.push(g);
       ctx.fillStyle = C["--group-bg"];
       ctx.fillRect(g.x, g.y, g.w, g.h);
-      ctx.strokeStyle = C["--group-border"];
-      ctx.lineWidth = px;
+      const del = this.namespaceDeletion(g);
+      ctx.strokeStyle = del && del.end === null ? C["--st-deleting"] : C["--group-border"];
+      ctx.lineWidth = (del && del.end === null ? 2.5 : 1) * px;
       ctx.strokeRect(g.x, g.y, g.w, g.h);
     }
     if (cellMode) {
@@ -1385,21 +1462,40 @@ var Renderer = class {
     const { ctx, cam, colors: C } = this;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.textBaseline = "middle";
+    const titled = /* @__PURE__ */ new Set();
     for (const g of visible) {
       const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k, sh = g.h * cam.k;
       const text = `${g.title}  ·  ${g.items.length}`;
+      const del = this.namespaceDeletion(g);
+      const status = del ? namespaceStatus(del) : "";
       const band = GROUP_TITLE * cam.k;
       let size2 = Math.min(18, TITLE_FONT * cam.k);
       if (size2 >= 10) {
         ctx.font = `600 ${size2}px system-ui, sans-serif`;
         ctx.fillStyle = C["--fg"];
-        const y = clamp(0, sy, sy + sh - band) + band / 2;
-        ctx.fillText(truncate(ctx, text, sw - 16 * cam.k), Math.max(sx, 0) + 8 * cam.k, y);
+        const top = clamp(0, sy, sy + sh - band);
+        const y = top + band / 2, x = Math.max(sx, 0) + 8 * cam.k, room = sw - 16 * cam.k;
+        const base = del && ctx.measureText(text + status).width > room ? g.title : text;
+        const shown = truncate(ctx, base, room);
+        ctx.fillText(shown, x, y);
+        let drawnText = shown, caption = "";
+        if (del) {
+          const used = ctx.measureText(shown).width;
+          const st = shown === base && room - used > 20 ? truncate(ctx, status, room - used) : "";
+          ctx.fillStyle = C["--st-deleting"];
+          ctx.fillText(st, x + used, y);
+          drawnText += st;
+          caption = this.drawNamespaceProgress(del, sx, top, sw, sy + sh, band);
+        }
+        this.recordTitle(g.ns, drawnText, caption, titled);
         continue;
       }
       size2 = 11;
       ctx.font = `600 ${size2}px system-ui, sans-serif`;
-      const tw = ctx.measureText(text).width;
+      const full = del ? text + status : text;
+      const short = del ? `${g.title}  ·  ${del.end === null ? "Terminating" : "deleted"}` : text;
+      const plate = ctx.measureText(full).width + 10 <= sw ? full : short;
+      const tw = ctx.measureText(plate).width;
       if (tw + 10 > sw || sh < 20) continue;
       const px = Math.max(sx, 0) + 3, py = Math.max(sy, 0) + 3;
       if (py + 16 > sy + sh) continue;
@@ -1407,8 +1503,16 @@ var Renderer = class {
       ctx.globalAlpha = 0.9;
       ctx.fillRect(px, py, tw + 6, 16);
       ctx.globalAlpha = 1;
-      ctx.fillStyle = C["--fg"];
-      ctx.fillText(text, px + 3, py + 8);
+      ctx.fillStyle = del ? C["--st-deleting"] : C["--fg"];
+      ctx.fillText(plate, px + 3, py + 8);
+      this.recordTitle(g.ns, plate, "", titled);
+    }
+    if (this.drawnTitles) {
+      for (const ns of this.drawnTitles.keys()) {
+        if (titled.has(ns)) continue;
+        this.drawnTitles.delete(ns);
+        this.titleLog.push({ ns, text: "", caption: "", inLayout: this.layout.groups.has(ns), t: this.drawClock });
+      }
     }
     const size = 13 * cam.k;
     if (size < 8) return;
@@ -1422,6 +1526,52 @@ var Renderer = class {
         ctx.fillText(truncate(ctx, text, b.w * cam.k), (g.x + b.x) * cam.k + cam.x, (g.y + b.y + LONER_CAPTION / 2 - 2) * cam.k + cam.y);
       }
     }
+  }
+  /** The deletion of the namespace g is the box of, if the page follows one. @param {Group} g */
+  namespaceDeletion(g) {
+    return g.ns && this.cascades ? this.cascades.ofNamespace(g.ns) : null;
+  }
+  /**
+   * A namespace being deleted: a bar of how far it is along the bottom of its title band
+   * (none while the page has no baseline), and what holds it under its box, in the gap
+   * before the next box, as a cascade's owner has it. Returns the caption drawn.
+   * @param {import("./cascades.js").Cascade} del @param {number} sx @param {number} top @param {number} sw
+   * @param {number} bottom the box's bottom on screen @param {number} band the title band's height on screen
+   */
+  drawNamespaceProgress(del, sx, top, sw, bottom, band) {
+    const { ctx, cam, colors: C } = this;
+    const bx = sx + 8 * cam.k, bw = sw - 16 * cam.k, by = top + band - 6;
+    ctx.fillStyle = C["--muted"];
+    ctx.globalAlpha = 0.3;
+    ctx.fillRect(bx, by, bw, 3);
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = C["--st-deleting"];
+    ctx.fillRect(bx, by, bw * progress(del), 3);
+    if (del.end !== null || 80 * cam.k < 18) return "";
+    ctx.font = "11px system-ui, sans-serif";
+    const caption = truncate(ctx, cascadeCaption(del, this.cascades?.now() ?? Date.now()), sw);
+    const w = ctx.measureText(caption).width + 10;
+    ctx.fillStyle = C["--bg"];
+    ctx.globalAlpha = 0.9;
+    ctx.fillRect(sx, bottom + 3, w, 16);
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = C["--st-deleting"];
+    ctx.fillText(caption, sx + 5, bottom + 11);
+    return caption;
+  }
+  /**
+   * Keeps what a namespace box's title said (once a test asks: recordDrawn), and logs each change.
+   * @param {string} ns @param {string} text @param {string} caption @param {Set<string>} titled
+   */
+  recordTitle(ns, text, caption, titled) {
+    if (!this.drawnTitles) return;
+    titled.add(ns);
+    const last = this.drawnTitles.get(ns);
+    if (!last || last.text !== text || last.caption !== caption) {
+      this.titleLog.push({ ns, text, caption, inLayout: true, t: this.drawClock });
+      if (this.titleLog.length > 1e5) this.titleLog.splice(0, 5e4);
+    }
+    this.drawnTitles.set(ns, { text, caption, at: this.drawClock });
   }
   /** Objects drawn with a ring: the selection, search matches, the delete preview. */
   ringed() {
@@ -1506,6 +1656,7 @@ var Renderer = class {
   recordDrawn() {
     this.drawnState ??= /* @__PURE__ */ new Map();
     this.drawnCaptions ??= /* @__PURE__ */ new Map();
+    this.drawnTitles ??= /* @__PURE__ */ new Map();
     for (const g of this.layout.groups.values()) g.cache = null;
     this.dirty = true;
   }
@@ -1725,7 +1876,7 @@ var Renderer = class {
       ctx.fillStyle = C["--muted"];
       ctx.font = "11px system-ui, sans-serif";
       let kindLabel = n.kind + (st === "normal" ? "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
-      if (cascade) kindLabel = `${n.kind} · ${cascade.policy === "Orphan" ? `${cascade.orphaned} of ${cascade.total - 1} orphaned` : `${cascade.gone} of ${cascade.total} gone`}`;
+      if (cascade) kindLabel = `${n.kind} · ${countText(cascade)}`;
       if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
       ctx.fillText(truncate(ctx, kindLabel, NODE_W - 30), x + 11, y + 15);
       ctx.fillStyle = C["--fg"];
@@ -1800,8 +1951,8 @@ var Stream = class {
   open() {
     this.closed = false;
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const since = this.hadSnapshot ? `?since=${this.h.seq()}` : "";
-    const ws = new WebSocket(`${proto}//${location.host}/api/v1/stream${since}`);
+    const since2 = this.hadSnapshot ? `?since=${this.h.seq()}` : "";
+    const ws = new WebSocket(`${proto}//${location.host}/api/v1/stream${since2}`);
     this.ws = ws;
     this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
     ws.onopen = () => {
@@ -2009,6 +2160,160 @@ var VirtualList = class {
   }
 };
 
+// src/deletion.js
+var LIVENESS = (
+  /** @type {Record<string, string>} */
+  {
+    alive: "controller alive",
+    down: "controller down",
+    none: "no controller found",
+    unknown: "controller: cannot tell"
+  }
+);
+function age(s) {
+  s = Math.max(0, Math.round(s));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  const hr = Math.floor(m / 60);
+  if (hr < 48) return `${hr}h ${m % 60}m`;
+  return `${Math.floor(hr / 24)}d ${hr % 24}h`;
+}
+function since(iso) {
+  const t = Date.parse(iso);
+  if (!Number.isFinite(t)) return iso;
+  const d = new Date(t);
+  const day = d.toDateString() === (/* @__PURE__ */ new Date()).toDateString() ? "" : `${d.toLocaleDateString("en-GB", { day: "numeric", month: "short" })} `;
+  return `${day}${clock(t).slice(0, 8)} (${age((Date.now() - t) / 1e3)} ago)`;
+}
+function originView(o, link, opts = {}) {
+  const c = o.controller || { state: "unknown", says: "" };
+  const added = o.manager ? h(
+    "p.added",
+    null,
+    h("code.hold", null, o.finalizer),
+    " added by ",
+    h("b.manager", null, o.manager),
+    o.operation || o.subresource || o.time ? h("span.muted", null, ` (${[o.operation, o.subresource ? `subresource ${o.subresource}` : "", o.time ? `at ${since(o.time)}` : ""].filter(Boolean).join(", ")})`) : null
+  ) : h("p.added", null, h("code.hold", null, o.finalizer), h("span.muted", null, `: who added it is not known${o.unknown ? ` — ${o.unknown}` : ""}`));
+  return h(
+    "div.origin",
+    { "data-finalizer": o.finalizer, "data-manager": o.manager || "", "data-liveness": c.state },
+    added,
+    h(
+      "p.liveness",
+      null,
+      h(`span.live.${c.state}`, { title: "Whether the controller that should remove it looks alive, as gcscope found it" }, LIVENESS[c.state] || c.state),
+      c.says ? ` ${c.says}` : ""
+    ),
+    c.evidence?.length ? h("ul.evidence", null, ...c.evidence.map((e) => h("li", null, link(e.object), h("span.muted", null, ` — ${e.detail}`)))) : null,
+    opts.risk === false || !o.risk ? null : riskLine(o.risk)
+  );
+}
+function riskLine(risk) {
+  return h("p.risk", null, h("b", null, "Risk if removed by hand: "), risk);
+}
+function apiServiceView(a) {
+  const svc = a.service ? h("span", null, " · Service ", h("code", null, a.service), a.serviceExists ? ` exists, ${a.readyEndpoints} ready endpoint${a.readyEndpoints === 1 ? "" : "s"}` : " does not exist") : a.hidden ? h("span.muted", null, " · you may not read it") : null;
+  return h(
+    "div.apiservice",
+    { "data-name": a.name, "data-available": a.available },
+    h(
+      "p",
+      null,
+      "APIService ",
+      h("b", null, a.name),
+      h("span.muted", null, ` (${a.groupVersion})`),
+      " · Available: ",
+      h(a.available === "True" ? "span" : "b.bad", null, a.available || "Unknown"),
+      a.reason ? ` (${a.reason})` : "",
+      a.since ? h("span.muted", null, ` since ${since(a.since)}`) : null,
+      svc
+    ),
+    a.message ? h("p.muted", null, a.message) : null,
+    a.problem ? h("p.problem", null, h("b", null, "Problem: "), a.problem) : null,
+    a.next ? h("p.next", null, h("b", null, "Next: "), a.next) : null
+  );
+}
+function failureList(failures) {
+  const gvs = Object.keys(failures).sort();
+  return h("ul.failures", null, ...gvs.map((gv) => h(
+    "li",
+    { "data-gv": gv },
+    h("code", null, gv),
+    ` since ${since(failures[gv].since)}: `,
+    h("span.muted", null, failures[gv].error)
+  )));
+}
+function namespaceView(ns, link) {
+  const c = ns.content || { total: 0, byKind: [] };
+  const deleting = !!ns.deletionTimestamp;
+  const rows = [];
+  rows.push(h(
+    "p.ns-phase",
+    { id: "ns-phase" },
+    h("b", { class: deleting ? "terminating" : "" }, ns.phase || (deleting ? "Terminating" : "Active")),
+    deleting ? ` since ${since(ns.deletionTimestamp)}` : ""
+  ));
+  const fins = (label, list, id) => list?.length ? h("p", { id }, `${label}: `, ...list.map((f) => h(f === "kubernetes" ? "code" : "code.hold", { title: f === "kubernetes" ? "the namespace controller's: removed once the content is gone" : "" }, f))) : null;
+  rows.push(fins("spec.finalizers", ns.finalizers, "ns-finalizers"), fins("metadata.finalizers", ns.metadataFinalizers, "ns-meta-finalizers"));
+  if (ns.conditions?.length) {
+    rows.push(h("ul.conditions", { id: "ns-conditions" }, ...ns.conditions.map((cd) => h(
+      "li",
+      { "data-type": cd.type, "data-status": cd.status, class: cd.status === "True" ? "true" : "" },
+      h("b", null, cd.type),
+      ` ${cd.status}`,
+      cd.reason ? ` (${cd.reason})` : "",
+      cd.message ? h("div.muted", null, cd.message) : null
+    ))));
+  }
+  const left = c.total + (c.hidden || 0);
+  rows.push(h(
+    "p",
+    { id: "ns-content" },
+    h("b", null, deleting ? `Content left: ${left}` : `Content: ${left}`),
+    left === 1 ? " object" : " objects",
+    c.hidden ? h("span.muted", null, ` (${c.hidden} you may not see)`) : ""
+  ));
+  if (c.byKind?.length) {
+    rows.push(h(
+      "table.bykind",
+      { id: "ns-bykind" },
+      h("thead", null, h("tr", null, h("th", null, "kind"), h("th", null, "left"), h("th", null, "being deleted"), h("th", null, "held"))),
+      h("tbody", null, ...c.byKind.map((k) => h(
+        "tr",
+        { "data-kind": k.kind },
+        h("td", { title: k.apiVersion }, k.kind),
+        h("td", null, String(k.count)),
+        h("td", null, k.beingDeleted ? String(k.beingDeleted) : "—"),
+        h("td", { class: k.held ? "held" : "" }, k.held ? String(k.held) : "—")
+      )))
+    ));
+  }
+  if (c.holders?.length) {
+    rows.push(h(
+      "div.holders",
+      { id: "ns-holders" },
+      h("b", null, "Held by finalizers"),
+      h("ul.refs", null, ...c.holders.map((hd) => h(
+        "li",
+        { "data-uid": hd.object.uid },
+        link(hd.object),
+        " ",
+        ...(hd.finalizers || []).map((f) => h("code.hold", null, f)),
+        hd.beingDeleted ? h("span.muted", null, hd.since ? ` being deleted since ${since(hd.since)}` : " being deleted") : h("span.muted", null, " (not being deleted yet)")
+      ))),
+      c.moreHolders ? h("p.muted", null, `and ${c.moreHolders} more`) : null
+    ));
+  }
+  if (c.origins?.length) rows.push(h("div.origins", { id: "ns-origins" }, ...c.origins.map((o) => originView(o, link))));
+  if (ns.discoveryFailures && Object.keys(ns.discoveryFailures).length) {
+    rows.push(h("div.discovery", { id: "ns-discovery" }, h("b", null, "API discovery fails"), failureList(ns.discoveryFailures)));
+  }
+  if (ns.apiServices?.length) rows.push(h("div.apiservices", { id: "ns-apiservices" }, ...ns.apiServices.map(apiServiceView)));
+  return h("div.ns-deletion", { id: "ns-deletion", "data-phase": ns.phase || "" }, h("h4", null, deleting ? "Namespace deletion" : "Namespace"), ...rows);
+}
+
 // src/panel.js
 var EXPLAIN_EVERY_MS = 500;
 var EXPLAIN_POLL_MS = 1e3;
@@ -2040,8 +2345,9 @@ var ObjectPanel = class {
    * @param {Store} store
    * @param {{select: (uid: string) => void, focus: (uid: string) => void, del: (uid: string) => void, readOnly: boolean,
    *   cascade?: (uid: string) => {text: string, progress: number, running: boolean}|null,
-   *   travelAt?: () => number|null, replay?: (uid: string) => void}} actions
-   *   travelAt: the recorded moment shown (time travel), null when live; replay: plays the object's last recorded cascade
+   *   travelAt?: () => number|null, replay?: (uid: string) => void, explained?: (uid: string, ex: any) => void}} actions
+   *   travelAt: the recorded moment shown (time travel), null when live; replay: plays the object's last recorded cascade;
+   *   explained: the engine explained the object (a namespace deletion's box says what holds it)
    */
   constructor(body2, placeholder, store2, actions) {
     this.body = body2;
@@ -2135,6 +2441,7 @@ var ObjectPanel = class {
         this.explainError = "";
         this.explainedAt = Date.now();
         this.names = null;
+        this.actions.explained?.(uid, ex);
       }
     } catch (e) {
       if (seq === this.seq && uid === this.uid) {
@@ -2261,11 +2568,17 @@ var ObjectPanel = class {
     const outdated = !!(ex && n && (!!ex.object.beingDeleted !== !!n.beingDeleted || !!ex.object.deletingDependents !== !!n.deletingDependents || (ex.object.finalizers || []).join() !== (n.finalizers || []).join() || (ex.object.owners || []).length !== (n.owners || []).length));
     const why = [];
     if (ex) {
-      why.push(h("p.next", null, h("b", null, "Next step: "), `${ex.next}.`));
-      for (const w of ex.words || []) {
+      const nsr = ex.deletion?.namespace;
+      const terminating = !!nsr?.deletionTimestamp;
+      why.push(h("p.next", { id: "next-step" }, h("b", null, "Next step: "), this.linkify(`${terminating && nsr.next ? nsr.next : ex.next}.`)));
+      const words = [...ex.words || []];
+      for (const w of [...terminating ? nsr.words || [] : [], ...ex.deletion?.discovery || []]) if (!words.includes(w)) words.push(w);
+      for (const w of words) {
         if (ex.holds?.length && w.startsWith("held by finalizer ")) continue;
         why.push(h("p.word", null, this.linkify(w)));
       }
+      if (ex.deletion?.error) why.push(h("p.warn", null, `More on its deletion could not be read: ${ex.deletion.error}`));
+      if (nsr) why.push(namespaceView(nsr, (o) => this.link(o)));
       why.push(...this.holds(ex, node));
       if (ex.blockers?.length || ex.hiddenBlockers) {
         this.blockerList.set(flatten(ex.blockers || [], ex.hiddenBlockers || 0, 0, []));
@@ -2351,7 +2664,9 @@ var ObjectPanel = class {
    */
   holds(ex, node) {
     const holds = ex.holds?.length ? ex.holds : (ex.heldBy || []).map((f) => ({ finalizer: f }));
+    const origins = ex.deletion?.origins || [];
     return holds.map((hold, i) => {
+      const origin = origins.find((o) => o.finalizer === hold.finalizer);
       const fin = h("code.hold", null, hold.finalizer);
       const copy = h("button.copy", { type: "button", title: "Copy the command (gcscope never runs it)" }, "Copy");
       copy.addEventListener("click", () => {
@@ -2363,12 +2678,16 @@ var ObjectPanel = class {
         { id: `hold-${i}`, "data-finalizer": hold.finalizer },
         h("p.held", { id: i === 0 ? "held-by" : void 0 }, node.beingDeleted ? h("span", null, h("b", null, "Held by finalizer "), fin, ": it is deleted, but stays until the controller that owns the finalizer removes it.") : h("span", null, "Carries finalizer ", fin, ": once deleted, it will stay until that finalizer is removed.")),
         hold.owner ? h("p.muted", null, `Who removes it: ${hold.owner}.`) : null,
+        // Who added it (managedFields) and whether that controller looks alive; its risk
+        // goes beside the command that would release it.
+        origin ? originView(origin, (o) => this.link(o), { risk: !(node.beingDeleted && hold.release) }) : null,
         node.beingDeleted && hold.release ? h(
           "div.release",
           null,
           h("p.muted", null, "To release it by hand — gcscope shows this and never runs it; removing a finalizer skips that controller's clean-up. The test op makes the patch fail, instead of removing another finalizer, if the list changed:"),
           h("pre", { class: "release-cmd" }, h("code", null, hold.release)),
-          copy
+          copy,
+          origin?.risk ? riskLine(origin.risk) : null
         ) : null
       );
     });
@@ -2377,7 +2696,10 @@ var ObjectPanel = class {
   linkNames() {
     if (this.names) return this.names;
     const names = /* @__PURE__ */ new Map();
-    const add = (o) => names.set(`${o.kind.toLowerCase()} ${o.name.toLowerCase()}`, o);
+    const add = (o) => {
+      names.set(`${o.kind.toLowerCase()} ${o.name.toLowerCase()}`, o);
+      if (o.namespace) names.set(`${o.kind.toLowerCase()} ${o.namespace.toLowerCase()}/${o.name.toLowerCase()}`, o);
+    };
     const n = this.uid ? this.store.nodes.get(this.uid) : void 0;
     const ex = this.explanation;
     const visit = (bs) => bs?.forEach((b) => {
@@ -2387,6 +2709,7 @@ var ObjectPanel = class {
     for (const o of n?.owners || []) add(o);
     visit(ex?.blockers);
     for (const o of ex?.owners || []) add(o);
+    for (const hd of ex?.deletion?.namespace?.content?.holders || []) add(hd.object);
     this.names = names;
     return names;
   }
@@ -2579,6 +2902,15 @@ var present2 = (...nodes) => (
   nodes.filter((n) => n !== null)
 );
 var TYPED_CONFIRM_OVER = 20;
+var STEPS = (
+  /** @type {Record<number, string>} */
+  {
+    1: "its Pods, first",
+    2: "the rest of its content, once the Pods are gone",
+    3: "the namespace itself, once it is empty",
+    4: "its own dependents (cluster-scoped), by the collector"
+  }
+);
 var DeleteDialog = class {
   /**
    * @param {import("./store.js").Store} store
@@ -2678,9 +3010,9 @@ var DeleteDialog = class {
     const holds = ex?.holds?.length ? ex.holds : holdingFinalizers(n).map((f) => ({ finalizer: f }));
     for (const hd of holds) parts.push(`held by finalizer ${hd.finalizer}${hd.owner ? ` (${hd.owner})` : ""}`);
     if (!parts.length) parts.push("nothing holds it any more: the apiserver removes it in a moment");
-    const since = n.deletionTimestamp ? ` (since ${new Date(n.deletionTimestamp).toLocaleTimeString()})` : "";
+    const since2 = n.deletionTimestamp ? ` (since ${new Date(n.deletionTimestamp).toLocaleTimeString()})` : "";
     el.replaceChildren(
-      h("p", null, h("b", null, `Already being deleted${since}: `), `${parts.join("; ")}.`),
+      h("p", null, h("b", null, `Already being deleted${since2}: `), `${parts.join("; ")}.`),
       h("p.muted", null, holds.length ? `Deleting it again does not remove ${holds.length === 1 ? "that finalizer" : "those finalizers"}: the apiserver only sets the collector's own to match the policy (foregroundDeletion for Foreground, orphan for Orphan, neither for Background). The object panel shows the command that would release a hold by hand.` : "Deleting it again only sets the collector's own finalizers to match the policy: foregroundDeletion for Foreground, orphan for Orphan, neither for Background (a foreground deletion then stops waiting).")
     );
     el.hidden = false;
@@ -2727,28 +3059,48 @@ var DeleteDialog = class {
     for (const d of p.waiting || []) m.set(d.object.uid, "waiting");
     m.set(p.target.uid, "target");
     this.hooks.preview(m);
-    const row = (d, oneLine) => h(
-      oneLine ? "span" : "li",
-      { title: d.reason || void 0 },
-      h("a", { href: "#", onclick: (ev) => {
-        ev.preventDefault();
-        this.hooks.select(d.object.uid);
-      } }, describe(d.object)),
-      d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
-      d.reason ? h(oneLine ? "span.muted" : "div.muted", null, oneLine ? ` — ${d.reason}` : d.reason) : null
-    );
-    const section = (cls, title, list) => {
+    const row = (d, oneLine, common) => {
+      const reason = d.reason && d.reason !== common ? d.reason : "";
+      return h(
+        oneLine ? "span" : "li",
+        { title: d.reason || void 0 },
+        h("a", { href: "#", onclick: (ev) => {
+          ev.preventDefault();
+          this.hooks.select(d.object.uid);
+        } }, describe(d.object)),
+        d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
+        reason ? h(oneLine ? "span.muted" : "div.muted", null, oneLine ? ` — ${reason}` : reason) : null
+      );
+    };
+    const section = (cls, title, list, once = false) => {
       if (!list?.length) return null;
+      const common = once ? mostCommon(list.map((d) => d.reason || "")) : "";
       let body2;
       if (list.length > 50) {
-        const v = new VirtualList({ render: (d) => row(d, true), maxRows: 14 });
+        const v = new VirtualList({ render: (d) => row(d, true, common), maxRows: 14 });
         v.set(list);
         body2 = v.el;
-      } else body2 = h("ul", null, ...list.map((d) => row(d, false)));
-      return h(`details.pv.${cls}`, { open: list.length <= 12 }, h("summary", null, `${title} (${list.length.toLocaleString("en-US")})`), body2);
+      } else body2 = h("ul", null, ...list.map((d) => row(d, false, common)));
+      return h(
+        `details.pv.${cls}`,
+        { open: list.length <= 12 },
+        h("summary", null, `${title} (${list.length.toLocaleString("en-US")})`),
+        common ? h("p.muted.step-why", null, common) : null,
+        body2
+      );
     };
     const n = (p.deleted || []).length;
-    const deleted = [...p.deleted || []].sort((a, b) => Number(b.object.uid === p.target.uid) - Number(a.object.uid === p.target.uid));
+    const stepped = (p.deleted || []).some((d) => d.step);
+    const deleted = stepped ? [...p.deleted].sort((a, b) => (a.step || 99) - (b.step || 99)) : [...p.deleted || []].sort((a, b) => Number(b.object.uid === p.target.uid) - Number(a.object.uid === p.target.uid));
+    const steps = /* @__PURE__ */ new Map();
+    if (stepped) {
+      for (const d of deleted) {
+        let l = steps.get(d.step || 0);
+        if (!l) steps.set(d.step || 0, l = []);
+        l.push(d);
+      }
+    }
+    const isNamespace = p.target.kind === "Namespace" && p.target.apiVersion === "v1";
     $("delete-preview").replaceChildren(...present2(
       h(
         "p.summary",
@@ -2762,7 +3114,12 @@ var DeleteDialog = class {
       this.readOnly ? h("p.note", { id: "delete-read-only" }, "A dry run: gcscope runs read-only (--read-only) and refuses deletes. This is what the collector would do.") : null,
       refusal ? h("p.warn", { id: "delete-refusal" }, `The cluster refused a dry run of this delete, made as you: ${refusal}`) : null,
       hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
-      section("deleted", "Deleted", deleted),
+      p.order ? h("p.order", { id: "delete-order" }, h("b", null, "In this order: "), p.order, ".") : null,
+      ...stepped ? [...steps].map(([step, list], i) => {
+        const el = section("deleted", `${i + 1}. ${isNamespace && STEPS[step] || (step ? `step ${step}` : "in no particular order")}`, list, true);
+        if (el) el.dataset.step = String(step);
+        return el;
+      }) : [section("deleted", "Deleted", deleted)],
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
       section("kept", "Kept: another owner holds them", p.kept),
       section("waiting", "Will wait on other controllers' finalizers", p.waiting),
@@ -2816,6 +3173,13 @@ var DeleteDialog = class {
     el.hidden = false;
   }
 };
+function mostCommon(values) {
+  const n = /* @__PURE__ */ new Map();
+  for (const v of values) if (v) n.set(v, (n.get(v) || 0) + 1);
+  let best = "", most = 0;
+  for (const [v, c] of n) if (c > most) [best, most] = [v, c];
+  return best;
+}
 
 // src/health.js
 var MIN_EVERY_MS = 500;
@@ -3251,7 +3615,7 @@ var ScenarioPlayer = class {
     if (!r) return;
     try {
       const next = await post(`/api/v1/scenarios/runs/${encodeURIComponent(r.id)}/release`, {});
-      this.hooks.toast("Hold released: the collector finishes the cascade.");
+      this.hooks.toast(r.scenario?.startsWith("namespace-") ? "Released: the namespace controller finishes deleting the namespace (its next retry can take up to a minute)." : "Hold released: the collector finishes the cascade.");
       if (this.run?.id === r.id) this.follow(next);
     } catch (e) {
       this.hooks.toast(`Release: ${/** @type {any} */
@@ -4398,8 +4762,9 @@ var TravelUI = class {
     $("tl-live").addEventListener("click", () => tr.active ? this.backToLive() : tl.setRange(tl.range));
     $("back-to-live").addEventListener("click", () => this.backToLive());
     $("back-to-live").hidden = replay2;
-    $("tab-object").addEventListener("click", () => this.showTab("object"));
-    $("tab-history").addEventListener("click", () => this.showTab("history"));
+    page.tabs.onShow((tab) => {
+      if (tab === "history") this.historyView.setWindow(this.timeline.from, this.timeline.to, this.windowTitle(), true);
+    });
     if (replay2) tl.followNow = false;
     this.updateControls();
   }
@@ -4528,16 +4893,11 @@ var TravelUI = class {
     else this.page.toast("No cascade in the timeline's window to play: drag the timeline to a moment first, or pick a longer range.");
   }
   historyTabShown() {
-    return !$("history-panel").hidden;
+    return this.page.tabs.shown() === "history";
   }
   /** @param {"object"|"history"} tab */
   showTab(tab) {
-    const hist = tab === "history";
-    $("history-panel").hidden = !hist;
-    $("object-panel").hidden = hist;
-    $("tab-history").setAttribute("aria-selected", String(hist));
-    $("tab-object").setAttribute("aria-selected", String(!hist));
-    if (hist) this.historyView.setWindow(this.timeline.from, this.timeline.to, this.windowTitle(), true);
+    this.page.tabs.show(tab);
   }
   updateTimelineTitle() {
     const tl = this.timeline;
@@ -4593,6 +4953,295 @@ var TravelUI = class {
   }
 };
 
+// src/tabs.js
+var Tabs = class {
+  constructor() {
+    this.tabs = /* @__PURE__ */ new Map();
+    this.listeners = [];
+    for (const b of document.querySelectorAll('.tabs [role="tab"]')) {
+      const button = (
+        /** @type {HTMLElement} */
+        b
+      );
+      const panel = $(button.getAttribute("aria-controls") || "");
+      if (!panel) continue;
+      const name = button.id.replace(/^tab-/, "");
+      this.tabs.set(name, { button, panel });
+      button.addEventListener("click", () => this.show(name));
+    }
+    this.current = [...this.tabs].find(([, t]) => t.button.getAttribute("aria-selected") === "true")?.[0] || "object";
+  }
+  /** The tab shown: "object", "stuck" or "history". */
+  shown() {
+    return this.current;
+  }
+  /** @param {string} name */
+  has(name) {
+    return this.tabs.has(name);
+  }
+  /** Shows the tab name (the others' panels hidden) and tells the listeners. @param {string} name */
+  show(name) {
+    if (!this.tabs.has(name)) return;
+    this.current = name;
+    for (const [n, t] of this.tabs) {
+      t.panel.hidden = n !== name;
+      t.button.setAttribute("aria-selected", String(n === name));
+    }
+    for (const f of this.listeners) f(name);
+  }
+  /** Shows the tab name, or the object panel when it is already shown (its key pressed again). @param {string} name */
+  toggle(name) {
+    this.show(this.current === name ? "object" : name);
+  }
+  /** @param {(name: string) => void} f called with the tab shown, each time one is */
+  onShow(f) {
+    this.listeners.push(f);
+  }
+};
+
+// src/stuck.js
+var THRESHOLDS = (
+  /** @type {const} */
+  [["0s", 0], ["1m", 6e4], ["5m", 3e5], ["1h", 36e5]]
+);
+var DEFAULT_THRESHOLD = "5m";
+var POLL_MS2 = 3e3;
+var CAUSES = (
+  /** @type {Record<string, string>} */
+  {
+    finalizer: "finalizer",
+    foreground: "foreground",
+    orphan: "orphaning",
+    namespace: "namespace",
+    discovery: "discovery",
+    termination: "termination",
+    unknown: "unknown"
+  }
+);
+var StuckView = class {
+  /**
+   * @param {HTMLElement} el the view's panel
+   * @param {HTMLElement|null} badge the tab's count
+   * @param {{select: (uid: string) => void, known: (uid: string) => boolean}} hooks
+   */
+  constructor(el, badge, hooks) {
+    this.el = el;
+    this.badge = badge;
+    this.hooks = hooks;
+    this.threshold = DEFAULT_THRESHOLD;
+    this.shown = false;
+    this.report = null;
+    this.error = "";
+    this.seq = 0;
+    this.timer = void 0;
+    this.buttons = THRESHOLDS.map(([d]) => h("button", {
+      type: "button",
+      "data-threshold": d,
+      "aria-pressed": String(d === this.threshold),
+      onclick: () => this.setThreshold(d)
+    }, d));
+    this.summary = h("p.muted", { id: "stuck-summary" }, "");
+    this.body = h("div", { id: "stuck-groups" });
+    el.replaceChildren(
+      h("h2", null, "Stuck deletions"),
+      h("div.stuck-bar", null, h("span.muted", null, "deleted more than"), h("span.stuck-thresholds", { role: "group", "aria-label": "Threshold" }, ...this.buttons), h("span.muted", null, "ago")),
+      this.summary,
+      this.body
+    );
+  }
+  /** The threshold in ms. */
+  get thresholdMs() {
+    return (
+      /** @type {number} */
+      THRESHOLDS.find(([d]) => d === this.threshold)?.[1] ?? 3e5
+    );
+  }
+  /** @param {string} d one of THRESHOLDS */
+  setThreshold(d) {
+    this.threshold = d;
+    for (const b of this.buttons) b.setAttribute("aria-pressed", String(b.dataset.threshold === d));
+    this.report = null;
+    this.render();
+    if (this.shown) this.load();
+  }
+  /** The tab shows or hides: it asks at once and then every POLL_MS while shown. @param {boolean} on */
+  setShown(on) {
+    if (on === this.shown) return;
+    this.shown = on;
+    clearTimeout(this.timer);
+    this.timer = void 0;
+    if (on) this.load();
+  }
+  async load() {
+    clearTimeout(this.timer);
+    const seq = ++this.seq, threshold = this.threshold;
+    try {
+      const r = await get(`/api/v1/stuck?olderThan=${encodeURIComponent(threshold)}`);
+      if (seq !== this.seq) return;
+      this.report = r;
+      this.error = "";
+    } catch (e) {
+      if (seq !== this.seq) return;
+      this.error = /** @type {any} */
+      e.message || String(e);
+    }
+    this.render();
+    if (this.shown) this.timer = setTimeout(() => this.load(), POLL_MS2);
+  }
+  /**
+   * The tab's badge: the objects of the store being deleted for longer than the threshold.
+   * @param {import("./store.js").Store} store @param {number} now epoch ms
+   */
+  count(store2, now) {
+    if (!this.badge) return;
+    const ms = this.thresholdMs;
+    let n = 0;
+    for (const uid of store2.deleting) {
+      const t = Date.parse(store2.nodes.get(uid)?.deletionTimestamp || "");
+      if (Number.isFinite(t) && now - t >= ms) n++;
+    }
+    const text = n ? fmt(n) : "";
+    if (this.badge.textContent !== text) this.badge.textContent = text;
+    this.badge.hidden = !n;
+    this.badge.title = `${counted2(n)} being deleted for more than ${this.threshold}`;
+  }
+  render() {
+    const r = this.report;
+    if (this.error) {
+      this.summary.textContent = `The stuck list could not be read: ${this.error}`;
+      if (!r) this.body.replaceChildren();
+      return;
+    }
+    if (!r) {
+      this.summary.textContent = this.shown ? "asking the engine…" : "";
+      this.body.replaceChildren();
+      return;
+    }
+    const groups = (
+      /** @type {any[]} */
+      r.groups || []
+    );
+    this.summary.textContent = r.total ? `${counted2(r.total)} deleted more than ${r.olderThan} ago and still there, in ${groups.length === 1 ? "1 group" : `${groups.length} groups`}${r.hidden ? ` (and ${fmt(r.hidden)} you may not see)` : ""}. As of ${since(r.at)}.` : `Nothing deleted more than ${r.olderThan} ago is still there${r.hidden ? ` that you may see (${fmt(r.hidden)} you may not)` : ""}. As of ${since(r.at)}.`;
+    const failures = r.discoveryFailures && Object.keys(r.discoveryFailures).length ? h("div.stuck-discovery", null, h("b", null, "API discovery fails: "), "no namespace can finish deleting while it does.", failureList(r.discoveryFailures)) : null;
+    this.body.replaceChildren(...failures ? [failures] : [], ...groups.map((g) => this.group(g)));
+  }
+  /** @param {any} g a group of the report */
+  group(g) {
+    const link = (o) => this.link(o);
+    return h(
+      "section.stuck-group",
+      { "data-cause": g.cause, "data-finalizer": g.finalizer || "" },
+      h(
+        "div.sg-head",
+        null,
+        h(`span.cause.${g.cause}`, null, CAUSES[g.cause] || g.cause),
+        h("b.sg-count", null, fmt(g.count)),
+        h("span.sg-says", null, g.says)
+      ),
+      g.origin ? originView(g.origin, link) : null,
+      h("ul.stuck-objects", null, ...(g.objects || []).map((o) => h(
+        "li",
+        { "data-uid": o.object.uid },
+        link(o.object),
+        h("span.for", { title: `deleted at ${o.since}` }, ` for ${age(o.forSeconds)}`),
+        o.detail ? h("span.muted", null, ` · ${o.detail}`) : null,
+        o.finalizers?.length ? h("span", null, " ", ...o.finalizers.map((f) => h("code.hold", null, f))) : null
+      ))),
+      g.more ? h("p.muted", null, `and ${fmt(g.more)} more`) : null
+    );
+  }
+  /** A link that selects the object. @param {any} o an ObjectRef */
+  link(o) {
+    return h("a", {
+      href: `?sel=${encodeURIComponent(o.uid)}`,
+      class: this.hooks.known(o.uid) ? "obj" : "obj missing",
+      "data-uid": o.uid,
+      onclick: (ev) => {
+        ev.preventDefault();
+        this.hooks.select(o.uid);
+      }
+    }, describe(o));
+  }
+};
+function counted2(n) {
+  return `${fmt(n)} object${n === 1 ? "" : "s"}`;
+}
+
+// src/banner.js
+var REFRESH_MS = 15e3;
+var DiscoveryBanner = class {
+  /** @param {HTMLElement} el */
+  constructor(el) {
+    this.el = el;
+    this.failures = {};
+    this.key = "";
+    this.apiServices = [];
+    this.healthError = "";
+    this.asked = 0;
+    this.drawn = 0;
+  }
+  /**
+   * The stream's sync state changed: shows the failures (and asks for the APIServices
+   * behind them when they are new), or hides the banner when there are none.
+   * @param {Record<string, import("./deletion.js").GroupFailure>|undefined} failures
+   */
+  update(failures) {
+    const f = failures || {};
+    const key = Object.keys(f).sort().map((gv) => `${gv}@${f[gv].since}`).join(",");
+    if (key === this.key) return;
+    this.key = key;
+    this.failures = f;
+    if (!key) {
+      this.apiServices = [];
+      this.el.hidden = true;
+      this.el.replaceChildren();
+      return;
+    }
+    this.render();
+    this.askHealth(key);
+  }
+  /** @param {string} key the failures asked about */
+  async askHealth(key) {
+    const n = ++this.asked;
+    try {
+      const r = await get("/api/v1/health");
+      if (n !== this.asked || key !== this.key) return;
+      this.apiServices = r?.apiServices || [];
+      this.healthError = "";
+    } catch (e) {
+      if (n !== this.asked) return;
+      this.healthError = /** @type {any} */
+      e.message || String(e);
+    }
+    this.render();
+  }
+  /** Writes the relative times again now and then. @param {number} now */
+  tick(now) {
+    if (!this.el.hidden && now - this.drawn > REFRESH_MS) this.render();
+  }
+  render() {
+    this.drawn = performance.now();
+    const gvs = Object.keys(this.failures);
+    if (!gvs.length) return;
+    const failing = this.apiServices.filter((a) => gvs.includes(a.groupVersion));
+    const others = this.apiServices.filter((a) => !gvs.includes(a.groupVersion));
+    this.el.hidden = false;
+    this.el.replaceChildren(h(
+      "div.banner-body",
+      null,
+      h(
+        "p",
+        null,
+        h("b", null, `API discovery fails for ${gvs.length === 1 ? "1 group version" : `${gvs.length} group versions`}`),
+        ": their resources are not watched (the collector cannot see what they own), and the namespace controller cannot finish deleting any namespace while one fails."
+      ),
+      failureList(this.failures),
+      ...[...failing, ...others].map(apiServiceView),
+      this.healthError ? h("p.muted", null, `The APIServices could not be read: ${this.healthError}`) : null
+    ));
+  }
+};
+
 // src/main.js
 var body = document.body;
 var replay = body.dataset.replay === "true";
@@ -4639,6 +5288,7 @@ var lastQueues = -Infinity;
 var lastFilters = 0;
 var lastCascades = 0;
 var lastStrip = 0;
+var lastStuckCount = -Infinity;
 var fittedOnce = false;
 function readURL() {
   const p = new URLSearchParams(location.search);
@@ -4688,7 +5338,10 @@ function relayout(now, dirty = store.dirtyNamespaces) {
     dirty.add("*");
   } else focusSet = null;
   const t0 = performance.now();
-  layout.update(store, keep, dirty, renderer.expanded);
+  layout.update(store, keep, dirty, renderer.expanded, (ns) => {
+    const c = cascades.ofNamespace(ns);
+    return c ? namespaceStatus(c, true) : "";
+  });
   layoutCost = performance.now() - t0;
   perf.layoutMs = layoutCost;
   if (dirty === store.dirtyNamespaces) dirty.clear();
@@ -4749,6 +5402,15 @@ function tick(now) {
     live.shadowChanged = false;
     health.tick(now);
   }
+  if (live.syncChanged) {
+    live.syncChanged = false;
+    discoveryBanner.update(live.sync.discoveryFailures);
+  }
+  discoveryBanner.tick(now);
+  if (now - lastStuckCount > 1e3) {
+    lastStuckCount = now;
+    stuckView.count(live, Date.now());
+  }
   if (store.queuesChanged && now - lastQueues > 250) {
     store.queuesChanged = false;
     lastQueues = now;
@@ -4808,6 +5470,7 @@ var stream = new Stream({
   }
 });
 conn.addEventListener("click", () => livePast() ? travelUI?.backToLive() : stream.retry());
+var tabs = new Tabs();
 var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), store, {
   readOnly,
   travelAt: () => travelUI?.travel.active ? travelUI.travel.at : null,
@@ -4818,8 +5481,21 @@ var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), sto
   cascade(uid) {
     const c = cascades.of(uid);
     return c ? { text: progressText(c, cascades.now()), progress: progress(c), running: c.end === null } : null;
+  },
+  // A namespace being deleted: its box says what the engine last said holds it, when no
+  // member held by a finalizer says it already (discovery failing, say).
+  explained(uid, ex) {
+    const nsr = ex?.deletion?.namespace;
+    const c = liveCascades.of(uid);
+    if (c && c.policy === "Namespace") c.explained = nsr?.deletionTimestamp && nsr.next ? `next: ${nsr.next}` : "";
   }
 });
+var stuckView = new StuckView($("stuck-panel"), document.getElementById("stuck-count"), {
+  select: (uid) => select(uid, true),
+  known: (uid) => live.nodes.has(uid)
+});
+tabs.onShow((tab) => stuckView.setShown(tab === "stuck"));
+var discoveryBanner = new DiscoveryBanner($("discovery-banner"));
 var cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(uid, true));
 var health = $("collector-health") ? new CollectorHealth($("collector-health"), (uid) => select(uid, true)) : null;
 var queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), store, (uid) => select(uid, true));
@@ -4859,7 +5535,7 @@ function revealAndCenter(uid, k) {
   return renderer.centerOn(uid, k);
 }
 function select(uid, center = false, keepTab = false) {
-  if (uid && !keepTab && travelUI?.historyTabShown()) travelUI.showTab("object");
+  if (uid && !keepTab && tabs.shown() !== "object") tabs.show("object");
   view.sel = uid;
   renderer.selected = uid;
   renderer.dirty = true;
@@ -5060,7 +5736,14 @@ canvas.addEventListener("pointermove", (ev) => {
     renderer.hover = uid;
     renderer.dirty = true;
   }
-  if (hit?.item || hit?.block) {
+  const nsDel = !hit?.item && !hit?.block && hit?.group?.ns ? cascades.ofNamespace(hit.group.ns) : null;
+  if (nsDel) {
+    tooltip.textContent = `Namespace ${nsDel.ref.name}: ${nsDel.end === null ? "Terminating" : "deleted"}
+${progressText(nsDel, cascades.now())}` + (nsDel.baseline ? "" : "\n(the page found it under way: what went before is not known)") + "\nclick: its Namespace, and why it is still there";
+    tooltip.style.left = `${ev.clientX - r.left + 14}px`;
+    tooltip.style.top = `${ev.clientY - r.top + 14}px`;
+    tooltip.hidden = false;
+  } else if (hit?.item || hit?.block) {
     const b = hit.block;
     const text = hit.item ? tooltipText(hit.item) : b?.loner ? hit.caption ? "click to fold them back into one box" : `${b.uids.length} ${b.loner}s with no owner and no dependent: the collector has nothing to do with them — click to list them` : `${b?.uids.length} dependents of ${describe(
       /** @type {any} */
@@ -5071,7 +5754,7 @@ canvas.addEventListener("pointermove", (ev) => {
     tooltip.style.top = `${ev.clientY - r.top + 14}px`;
     tooltip.hidden = false;
   } else tooltip.hidden = true;
-  canvas.style.cursor = hit?.item || hit?.block ? "pointer" : "grab";
+  canvas.style.cursor = hit?.item || hit?.block || nsDel ? "pointer" : "grab";
 });
 canvas.addEventListener("pointerleave", () => {
   tooltip.hidden = true;
@@ -5090,7 +5773,12 @@ canvas.addEventListener("pointerup", (ev) => {
     const b = hit.block;
     renderer.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
   } else if (hit?.item) select(hit.item.uid);
-  else select(null);
+  else if (hit?.group?.ns && cascades.ofNamespace(hit.group.ns)?.end === null) {
+    select(
+      /** @type {any} */
+      cascades.ofNamespace(hit.group.ns).owner
+    );
+  } else select(null);
 });
 canvas.addEventListener("dblclick", (ev) => {
   const r = canvas.getBoundingClientRect();
@@ -5252,6 +5940,9 @@ document.addEventListener("keydown", (ev) => {
     case "t":
       toggleTheme();
       break;
+    case "s":
+      tabs.toggle("stuck");
+      break;
     case "?":
       $("help-dialog").showModal();
       break;
@@ -5307,7 +5998,8 @@ if (hasHistory) {
     showConn,
     select,
     writeURL,
-    toast
+    toast,
+    tabs
   });
 }
 var tracer = null;
@@ -5372,6 +6064,17 @@ var api = {
   drawn: (uid) => renderer.drawnState?.get(uid) || null,
   /** The caption the canvas last drew under uid's box since recordDrawn (a running cascade's "waiting on … · 2.5 s so far"). @param {string} uid */
   caption: (uid) => renderer.drawnCaptions?.get(uid) ?? null,
+  /** What the canvas last drew as namespace ns's box title, and under it, since recordDrawn: {text, caption, at}. @param {string} ns */
+  nsDrawn: (ns) => renderer.drawnTitles?.get(ns) ?? null,
+  /** Every change of a namespace box's title as drawn since recordDrawn, frame by frame: [{ns, text, caption, inLayout, t}] (text "": no longer drawn). @param {string} ns */
+  titleLog: (ns) => renderer.titleLog.filter((e) => e.ns === ns),
+  /** The deletion of namespace ns the page follows: {gone, total, baseline, end, waitingOn}, or null. @param {string} ns */
+  nsDeletion: (ns) => {
+    const c = cascades.ofNamespace(ns);
+    return c ? { gone: c.gone, total: c.total, baseline: c.baseline, end: c.end, waitingOn: c.waitingOn } : null;
+  },
+  stuckView,
+  tabs,
   cascades,
   /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
   trace: (uids) => trace(uids),

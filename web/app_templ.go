@@ -173,7 +173,7 @@ func App(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</header>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</header><div class=\"banner discovery-banner\" id=\"discovery-banner\" role=\"alert\" aria-label=\"API discovery failing\" hidden></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -213,17 +213,17 @@ func App(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</div><aside class=\"side\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</div><aside class=\"side\"><nav class=\"tabs\" role=\"tablist\"><button type=\"button\" role=\"tab\" id=\"tab-object\" aria-selected=\"true\" aria-controls=\"object-panel\">Object</button> <button type=\"button\" role=\"tab\" id=\"tab-stuck\" aria-selected=\"false\" aria-controls=\"stuck-panel\" title=\"Deletions that take too long, and why (s)\">Stuck <span class=\"count-badge\" id=\"stuck-count\" hidden></span></button> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<nav class=\"tabs\" role=\"tablist\"><button type=\"button\" role=\"tab\" id=\"tab-object\" aria-selected=\"true\" aria-controls=\"object-panel\">Object</button> <button type=\"button\" role=\"tab\" id=\"tab-history\" aria-selected=\"false\" aria-controls=\"history-panel\" title=\"What the collector did (h)\">History</button></nav>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<button type=\"button\" role=\"tab\" id=\"tab-history\" aria-selected=\"false\" aria-controls=\"history-panel\" title=\"What the collector did (h)\">History</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "<section class=\"panel object\" id=\"object-panel\" aria-live=\"polite\"><div class=\"placeholder\" id=\"object-placeholder\"><h2>Select an object</h2><p>Click a box in the graph, or search ( / ). Owners are drawn above their dependents; a namespace is a box.</p><p class=\"muted\">Double-click focuses on an object's owners and dependents. Large sets of siblings show as a count until you zoom in or click them.</p></div><div id=\"object-body\" hidden></div></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "</nav><section class=\"panel object\" id=\"object-panel\" aria-live=\"polite\"><div class=\"placeholder\" id=\"object-placeholder\"><h2>Select an object</h2><p>Click a box in the graph, or search ( / ). Owners are drawn above their dependents; a namespace is a box.</p><p class=\"muted\">Double-click focuses on an object's owners and dependents. Large sets of siblings show as a count until you zoom in or click them.</p></div><div id=\"object-body\" hidden></div></section><section class=\"panel stuck\" id=\"stuck-panel\" aria-label=\"Stuck deletions\" hidden></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -258,7 +258,7 @@ func App(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><dl class=\"keys\"><dt>/</dt><dd>search</dd><dt>Enter</dt><dd>go to the first result</dd><dt>f</dt><dd>focus on the selected object's owners and dependents</dd><dt>Delete, d</dt><dd>delete the selected object…</dd><dt>Esc</dt><dd>close, clear focus, clear filters, clear selection</dd><dt>0</dt><dd>fit the view</dd><dt>+ / −</dt><dd>zoom</dd><dt>e</dt><dd>expand or collapse the selected object's dependents</dd><dt>t</dt><dd>light or dark</dd>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><dl class=\"keys\"><dt>/</dt><dd>search</dd><dt>Enter</dt><dd>go to the first result</dd><dt>f</dt><dd>focus on the selected object's owners and dependents</dd><dt>Delete, d</dt><dd>delete the selected object…</dd><dt>Esc</dt><dd>close, clear focus, clear filters, clear selection</dd><dt>0</dt><dd>fit the view</dd><dt>+ / −</dt><dd>zoom</dd><dt>e</dt><dd>expand or collapse the selected object's dependents</dd><dt>t</dt><dd>light or dark</dd><dt>s</dt><dd>the stuck view: deletions that take too long, and why</dd>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -275,7 +275,7 @@ func App(p Page) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 203, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 207, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 			if templ_7745c5c3_Err != nil {

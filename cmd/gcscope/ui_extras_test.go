@@ -582,7 +582,7 @@ func TestUIXKeyboard(t *testing.T) {
 			helpOf[k] = kd[1]
 		}
 	}
-	pressed := []string{"/", "Enter", "f", "Delete", "d", "Escape", "0", "+", "-", "e", "t", "?"} // and = for +
+	pressed := []string{"/", "Enter", "f", "Delete", "d", "Escape", "0", "+", "-", "e", "t", "s", "?"} // and = for +
 	slices.Sort(listed)
 	slices.Sort(pressed)
 	if !slices.Equal(listed, pressed) {
@@ -714,6 +714,12 @@ func TestUIXKeyboard(t *testing.T) {
 	browsertest.Screenshot(t, page.Ctx, "ui-keys-dark")
 	key("t again", "t")
 	poll("light", `document.documentElement.dataset.theme === "light"`)
+
+	// s opens the Stuck tab, and again goes back to the object.
+	key("s", "s")
+	poll("the Stuck tab", `document.getElementById("tab-stuck").getAttribute("aria-selected") === "true" && !document.getElementById("stuck-panel").hidden`)
+	key("s again", "s")
+	poll("the Object tab", `document.getElementById("tab-stuck").getAttribute("aria-selected") === "false" && document.getElementById("stuck-panel").hidden`)
 
 	// With filters: Esc clears them, then the selection.
 	d.run(t, "a filtered view", chromedp.Navigate(base+"/?ns=demo-web&sel="+string(frontend.UID)), uiReady)

@@ -4,8 +4,10 @@
 // orphaning (orphan), or removed while it still had dependents (background); it holds the
 // owner's dependents, transitively, as they were then (plus any that appear while it
 // runs), and ends once the owner is gone and every member is gone or no longer owned by
-// the cascade (kept by another owner, or orphaned). Progress is counted from the store,
-// so it is exactly what the graph draws.
+// the cascade (kept by another owner, or orphaned). A namespace's deletion is one too: it
+// starts when the Namespace is seen being deleted, holds the namespace's members (which the
+// namespace controller deletes, not the collector) and ends once the Namespace is gone.
+// Progress is counted from the store, so it is exactly what the graph draws.
 
 import { h, describe } from "./dom.js";
 import { blockingDependents, holdingFinalizers, invalidReason } from "./states.js";
@@ -13,15 +15,18 @@ import { blockingDependents, holdingFinalizers, invalidReason } from "./states.j
 /** @typedef {import("./store.js").Store} Store */
 /** @typedef {import("./store.js").NodeState} NodeState */
 /**
- * @typedef {{owner: string, ref: {kind: string, namespace?: string, name: string}, policy: "Foreground"|"Background"|"Orphan",
+ * @typedef {{owner: string, ref: {kind: string, namespace?: string, name: string}, policy: "Foreground"|"Background"|"Orphan"|"Namespace",
  *   start: number, end: number|null, members: Set<string>, gone: number, orphaned: number, total: number,
  *   waitingOn: string, eta: number|null, nested: boolean, progressedAt: number, namespaces: Set<string>,
- *   estimated: boolean}} Cascade
+ *   estimated: boolean, baseline: boolean, explained: string}} Cascade
  *   start and end: epoch ms on the clock of the moment shown (Cascades.now: the wall clock live, the recorded
  *   moment in time travel); eta in ms; nested: its owner is a member of another cascade (the strip lists only
  *   the outermost); progressedAt: when its counts last changed (performance.now(): the layout's hold is
  *   wall time); namespaces: where its objects are; estimated: its start is the page's (or the
- *   deletionTimestamp's, to the second), not yet the recording's
+ *   deletionTimestamp's, to the second), not yet the recording's; baseline: the page knows how many
+ *   objects it began with (false only for a namespace deletion the page found under way: its
+ *   members gone before are not known, so it says how many are left, not how many went);
+ *   explained: what the engine last said holds a namespace deletion (its explanation's next step)
  */
 
 /** Finished cascades stay listed this long. */
@@ -30,6 +35,11 @@ const KEEP_MS = 120_000;
 const KEEP_FINISHED = 20;
 /** A deletionTimestamp's precision (RFC 3339, whole seconds). */
 const TIMESTAMP_MS = 1000;
+
+/** A Namespace object (whose deletion is the namespace controller's, not the collector's). @param {{apiVersion?: string, kind: string}} n */
+export function isNamespaceObject(n) {
+  return n.kind === "Namespace" && n.apiVersion === "v1";
+}
 
 export class Cascades {
   /**
@@ -49,6 +59,8 @@ export class Cascades {
      */
     this.recorded = null;
     /** by owner uid. @type {Map<string, Cascade>} */ this.active = new Map();
+    /** Namespaces seen not being deleted: a deletion of one of them is seen from its start. @type {Set<string>} */
+    this.seenAlive = new Set();
     /** newest first. @type {Cascade[]} */ this.finished = [];
     this.changed = false;
   }
@@ -76,6 +88,11 @@ export class Cascades {
       if (this.active.has(uid)) continue;
       const n = store.nodes.get(uid);
       if (n) {
+        if (isNamespaceObject(n) && !n.virtual) {
+          if (!n.beingDeleted) this.seenAlive.add(uid);
+          else this.begin(uid, n, "Namespace", t, now);
+          continue;
+        }
         if (!n.beingDeleted || n.virtual) continue;
         const fin = n.finalizers || [];
         const policy = fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : null;
@@ -90,21 +107,31 @@ export class Cascades {
   }
 
   /**
-   * @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"} policy
+   * @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"|"Namespace"} policy
    * @param {number} t the moment shown, when the page sees the cascade @param {number} now performance.now()
    */
   begin(uid, n, policy, t, now) {
-    const members = policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
+    const ns = policy === "Namespace";
+    const members = ns ? new Set(this.store.byNamespace.get(n.name) || []) : policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
     // Begun before the page saw it (a page opened on a stuck deletion, a moment of time
     // travel in the middle of one): from the owner's deletionTimestamp, when that says so
     // beyond its precision of a second; in time travel, from the recording's cascades once
     // known (refineStart), to the millisecond.
     const deleted = Date.parse(n.deletionTimestamp || "");
-    const start = deleted < t - TIMESTAMP_MS ? deleted : t;
+    const underWay = deleted < t - TIMESTAMP_MS;
+    const start = underWay ? deleted : t;
     /** @type {Cascade} */
     const c = { owner: uid, ref: { kind: n.kind, namespace: n.namespace, name: n.name }, policy, start, end: null,
-      members, gone: 0, orphaned: 0, total: members.size + 1, waitingOn: "", eta: null, nested: false,
-      progressedAt: now, namespaces: new Set([n.namespace || ""]), estimated: true };
+      members, gone: 0, orphaned: 0, total: members.size + (ns ? 0 : 1), waitingOn: "", eta: null, nested: false,
+      progressedAt: now, namespaces: new Set([n.namespace || ""]), estimated: true,
+      // A namespace's members that went before the page saw its deletion are not known:
+      // only one the page saw alive, or whose deletion began just now, has a baseline.
+      baseline: !ns || !underWay || this.seenAlive.has(uid), explained: "" };
+    if (ns) {
+      c.namespaces.add(n.name);
+      // Its box says so after its title: laid out again (once it holds still) to be wide enough.
+      this.store.markNamespace(n.name);
+    }
     this.refineStart(c, t);
     for (const m of members) c.namespaces.add(this.store.nodes.get(m)?.namespace || "");
     this.active.set(uid, c);
@@ -151,6 +178,7 @@ export class Cascades {
 
   /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} t the moment shown */
   measure(c, t) {
+    if (c.policy === "Namespace") return this.measureNamespace(c, t);
     const { store } = this;
     if (c.policy !== "Orphan") {
       for (const d of this.descendants(c.owner)) {
@@ -182,6 +210,34 @@ export class Cascades {
     // Held by another controller's finalizer, the cascade goes on when that controller
     // (or a person) lets go: no rate of its own predicts when.
     c.eta = !held && gone > 0 && left > 0 ? (elapsed / gone) * left : null;
+  }
+
+  /**
+   * A namespace's deletion: its members (those that appear while it runs included) gone,
+   * what holds it (a member held by another controller's finalizer, else what the engine
+   * last said), and, with a baseline, the time left at the rate so far.
+   * @param {Cascade} c @param {number} t the moment shown
+   */
+  measureNamespace(c, t) {
+    const { store } = this;
+    for (const u of store.byNamespace.get(c.ref.name) || []) {
+      if (!c.members.has(u)) c.members.add(u);
+    }
+    let gone = 0;
+    for (const u of c.members) if (!store.nodes.has(u)) gone++;
+    c.gone = gone;
+    c.orphaned = 0;
+    c.total = c.members.size;
+    const held = this.heldMember(c);
+    c.waitingOn = held ? `held by finalizer ${holdingFinalizers(held)[0]} (${held.kind} ${held.name})` : c.explained;
+    const left = c.total - gone;
+    c.eta = c.baseline && !held && gone > 0 && left > 0 ? ((t - c.start) / gone) * left : null;
+  }
+
+  /** The deletion of namespace name, running or recently finished, if the page follows one. @param {string} name */
+  ofNamespace(name) {
+    for (const c of this.active.values()) if (c.policy === "Namespace" && c.ref.name === name) return c;
+    return this.finished.find((c) => c.policy === "Namespace" && c.ref.name === name) || null;
   }
 
   /** A cascade is over when nothing of it is left to do. @param {Cascade} c */
@@ -283,7 +339,7 @@ export class Cascades {
  * @param {Cascade} c @param {number} now the moment shown (Cascades.now())
  */
 export function progressText(c, now) {
-  const parts = [c.policy === "Orphan" ? `${c.orphaned} of ${c.total - 1} orphaned` : `${c.gone} of ${c.total} gone`];
+  const parts = [countText(c)];
   if (c.policy !== "Orphan" && c.orphaned) parts.push(`${c.orphaned} kept`);
   if (c.end !== null) {
     parts.push(`done in ${secs(c.end - c.start)}`);
@@ -299,14 +355,44 @@ export function progressText(c, now) {
  */
 export function cascadeCaption(c, now) {
   const parts = [];
-  if (c.waitingOn) parts.push(`waiting on ${c.waitingOn}`);
+  // A namespace's hold is said whole ("held by finalizer …"), or is the engine's next step.
+  if (c.waitingOn) parts.push(c.policy === "Namespace" ? c.waitingOn : `waiting on ${c.waitingOn}`);
   parts.push(c.eta !== null ? `~${secs(c.eta)} left` : `${secs(now - c.start)} so far`);
   return parts.join(" · ");
 }
 
-/** How far a cascade is, 0 to 1. @param {Cascade} c */
+/**
+ * Its count in words: "8 of 11 gone", "3 of 3 orphaned"; a namespace deletion found under
+ * way, whose members gone before are not known, "5 left".
+ * @param {Cascade} c
+ */
+export function countText(c) {
+  if (c.policy === "Orphan") return `${c.orphaned} of ${c.total - 1} orphaned`;
+  // No baseline: how many there were is not known, only what is left (and, once over, what went since).
+  if (!c.baseline) return c.end === null ? `${c.total - c.gone} left` : `${c.gone} gone`;
+  return `${c.gone} of ${c.total} gone`;
+}
+
+/** How far a cascade is, 0 to 1 (0 while it has no baseline: how far is not known). @param {Cascade} c */
 export function progress(c) {
-  return c.end !== null ? 1 : (c.gone + c.orphaned) / Math.max(1, c.total);
+  if (c.end !== null) return 1;
+  if (!c.baseline) return 0;
+  return (c.gone + c.orphaned) / Math.max(1, c.total);
+}
+
+/**
+ * What a namespace's box says after its title while it is deleted: "  ·  Terminating  ·  3 of
+ * 6 gone" (and once it is gone, "deleted"); widest: at its widest, for the layout to make room.
+ * @param {Cascade} c @param {boolean} [widest]
+ */
+export function namespaceStatus(c, widest = false) {
+  if (widest) return `  ·  Terminating  ·  ${c.total} of ${c.total} gone`;
+  return `  ·  ${c.end === null ? "Terminating" : "deleted"}  ·  ${countText(c)}`;
+}
+
+/** "Foreground", or "namespace deletion". @param {Cascade} c */
+export function policyText(c) {
+  return c.policy === "Namespace" ? "namespace deletion" : c.policy;
 }
 
 /**
@@ -329,12 +415,14 @@ export class CascadeStrip {
     this.el.replaceChildren(...list.map((c) => {
       const running = c.end === null;
       const bar = h("span.meter", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
+      const count = !c.baseline ? `${c.total - c.gone} left` : `${c.gone + c.orphaned}/${c.total}`;
       return h("button.cascade", {
-        type: "button", "data-owner": c.owner, "data-state": running ? "running" : "done",
-        title: `${c.policy} deletion of ${describe(c.ref)}: ${progressText(c, now)}`,
+        type: "button", "data-owner": c.owner, "data-state": running ? "running" : "done", "data-policy": c.policy,
+        title: c.policy === "Namespace" ? `Deletion of namespace ${c.ref.name} (the namespace controller deletes its content, then the namespace): ${progressText(c, now)}`
+          : `${c.policy} deletion of ${describe(c.ref)}: ${progressText(c, now)}`,
         onclick: () => this.select(c.owner),
-      }, h("span.policy", null, c.policy), h("b", null, `${c.ref.kind} ${c.ref.name}`), bar,
-      h("span.muted", null, running ? `${c.gone + c.orphaned}/${c.total} · ${secs(now - c.start)}` : `${c.policy === "Orphan" ? c.orphaned + " orphaned" : c.gone + " gone"} · ${secs(/** @type {number} */ (c.end) - c.start)}`));
+      }, h("span.policy", null, policyText(c)), h("b", null, `${c.ref.kind} ${c.ref.name}`), bar,
+      h("span.muted", null, running ? `${count} · ${secs(now - c.start)}` : `${c.policy === "Orphan" ? c.orphaned + " orphaned" : c.gone + " gone"} · ${secs(/** @type {number} */ (c.end) - c.start)}`));
     }));
   }
 }

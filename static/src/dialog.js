@@ -2,8 +2,10 @@
 // The delete dialog: choose a propagation policy, see what it would do (the server's
 // dry-run prediction, listed here and drawn on the graph), confirm — by typing the name
 // when more than 20 objects would go — and see the apiserver's answer. An object already
-// being deleted is said to be, with what holds it. With --read-only the dialog is a
-// preview: the prediction, and no way to confirm.
+// being deleted is said to be, with what holds it. A prediction whose deletions come in
+// steps (a namespace: its Pods, then the rest of its content, then the namespace, then its
+// own dependents) lists them step by step, with the order in words. With --read-only the
+// dialog is a preview: the prediction, and no way to confirm.
 
 import { h, $, describe } from "./dom.js";
 import { deleteObject, explain } from "./api.js";
@@ -16,6 +18,14 @@ const present = (...nodes) => /** @type {Node[]} */ (nodes.filter((n) => n !== n
 
 /** Above this many objects to delete, the user types the name to confirm. */
 export const TYPED_CONFIRM_OVER = 20;
+
+/** What each step of a namespace's deletion is (deletion.PredictNamespace's steps). */
+const STEPS = /** @type {Record<number, string>} */ ({
+  1: "its Pods, first",
+  2: "the rest of its content, once the Pods are gone",
+  3: "the namespace itself, once it is empty",
+  4: "its own dependents (cluster-scoped), by the collector",
+});
 
 /** @typedef {import("./render.js").PreviewKind} PreviewKind */
 
@@ -168,24 +178,44 @@ export class DeleteDialog {
     m.set(p.target.uid, "target");
     this.hooks.preview(m);
 
-    const row = (/** @type {any} */ d, /** @type {boolean} */ oneLine) => h(oneLine ? "span" : "li", { title: d.reason || undefined },
-      h("a", { href: "#", onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.hooks.select(d.object.uid); } }, describe(d.object)),
-      d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
-      d.reason ? h(oneLine ? "span.muted" : "div.muted", null, oneLine ? ` — ${d.reason}` : d.reason) : null);
-    // Long lists (a cascade of 2,000) are virtualized, one line per object.
-    const section = (/** @type {string} */ cls, /** @type {string} */ title, /** @type {any[]} */ list) => {
+    /** @param {any} d @param {boolean} oneLine @param {string} [common] the reason its section says once, not on each row */
+    const row = (d, oneLine, common) => {
+      const reason = d.reason && d.reason !== common ? d.reason : "";
+      return h(oneLine ? "span" : "li", { title: d.reason || undefined },
+        h("a", { href: "#", onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.hooks.select(d.object.uid); } }, describe(d.object)),
+        d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
+        reason ? h(oneLine ? "span.muted" : "div.muted", null, oneLine ? ` — ${reason}` : reason) : null);
+    };
+    // Long lists (a cascade of 2,000) are virtualized, one line per object. A step's
+    // objects mostly go for one reason: said once, under its title.
+    const section = (/** @type {string} */ cls, /** @type {string} */ title, /** @type {any[]} */ list, /** @type {boolean} */ once = false) => {
       if (!list?.length) return null;
+      const common = once ? mostCommon(list.map((d) => d.reason || "")) : "";
       let body;
       if (list.length > 50) {
-        const v = new VirtualList({ render: (/** @type {any} */ d) => row(d, true), maxRows: 14 });
+        const v = new VirtualList({ render: (/** @type {any} */ d) => row(d, true, common), maxRows: 14 });
         v.set(list);
         body = v.el;
-      } else body = h("ul", null, ...list.map((d) => row(d, false)));
-      return h(`details.pv.${cls}`, { open: list.length <= 12 }, h("summary", null, `${title} (${list.length.toLocaleString("en-US")})`), body);
+      } else body = h("ul", null, ...list.map((d) => row(d, false, common)));
+      return h(`details.pv.${cls}`, { open: list.length <= 12 }, h("summary", null, `${title} (${list.length.toLocaleString("en-US")})`),
+        common ? h("p.muted.step-why", null, common) : null, body);
     };
     const n = (p.deleted || []).length;
-    // The target first, then owners before dependents as the server lists them.
-    const deleted = [...(p.deleted || [])].sort((a, b) => Number(b.object.uid === p.target.uid) - Number(a.object.uid === p.target.uid));
+    // In step order when the deletions have steps (stable: the server's order within a
+    // step); otherwise the target first, then owners before dependents as the server lists them.
+    const stepped = (p.deleted || []).some((/** @type {any} */ d) => d.step);
+    const deleted = stepped ? [...p.deleted].sort((a, b) => (a.step || 99) - (b.step || 99))
+      : [...(p.deleted || [])].sort((a, b) => Number(b.object.uid === p.target.uid) - Number(a.object.uid === p.target.uid));
+    /** @type {Map<number, any[]>} */
+    const steps = new Map();
+    if (stepped) {
+      for (const d of deleted) {
+        let l = steps.get(d.step || 0);
+        if (!l) steps.set(d.step || 0, (l = []));
+        l.push(d);
+      }
+    }
+    const isNamespace = p.target.kind === "Namespace" && p.target.apiVersion === "v1";
     $("delete-preview").replaceChildren(...present(
       h("p.summary", { id: "delete-summary" }, `${p.policy}: ${counted(n, "object")} ${this.readOnly ? "would" : "will"} be deleted`,
         p.orphaned?.length ? `, ${p.orphaned.length.toLocaleString("en-US")} orphaned` : "", p.kept?.length ? `, ${p.kept.length.toLocaleString("en-US")} kept by another owner` : "",
@@ -193,7 +223,13 @@ export class DeleteDialog {
       this.readOnly ? h("p.note", { id: "delete-read-only" }, "A dry run: gcscope runs read-only (--read-only) and refuses deletes. This is what the collector would do.") : null,
       refusal ? h("p.warn", { id: "delete-refusal" }, `The cluster refused a dry run of this delete, made as you: ${refusal}`) : null,
       hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
-      section("deleted", "Deleted", deleted),
+      p.order ? h("p.order", { id: "delete-order" }, h("b", null, "In this order: "), p.order, ".") : null,
+      ...(stepped ? [...steps].map(([step, list], i) => {
+        const el = section("deleted", `${i + 1}. ${(isNamespace && STEPS[step]) || (step ? `step ${step}` : "in no particular order")}`, list, true);
+        if (el) el.dataset.step = String(step);
+        return el;
+      })
+        : [section("deleted", "Deleted", deleted)]),
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
       section("kept", "Kept: another owner holds them", p.kept),
       section("waiting", "Will wait on other controllers' finalizers", p.waiting),
@@ -242,4 +278,14 @@ export class DeleteDialog {
     if (!e.status) el.textContent = `Request failed: ${e.message || e}`;
     el.hidden = false;
   }
+}
+
+/** The value that comes most often ("" for none). @param {string[]} values */
+function mostCommon(values) {
+  /** @type {Map<string, number>} */
+  const n = new Map();
+  for (const v of values) if (v) n.set(v, (n.get(v) || 0) + 1);
+  let best = "", most = 0;
+  for (const [v, c] of n) if (c > most) [best, most] = [v, c];
+  return best;
 }

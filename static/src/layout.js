@@ -17,7 +17,9 @@
  *   one count node until expanded (parent is then its key in the expanded set)
  * @typedef {{ns: string, title: string, x: number, y: number, w: number, h: number, items: Item[], blocks: Block[],
  *   owned: number}} Group  owned: how many of its objects take part in ownership
- * @typedef {{loner: (n: NodeState) => boolean, expanded: Set<string>}} LayoutOptions
+ * @typedef {{loner: (n: NodeState) => boolean, expanded: Set<string>, status: (ns: string) => string}} LayoutOptions
+ *   status: what the box of namespace ns says after its title besides its count (a deletion's
+ *   progress, at its widest), so that the box is made wide enough for it too
  */
 
 export const NODE_W = 180;
@@ -62,8 +64,9 @@ export class Layout {
    * @param {(n: NodeState) => boolean} keep
    * @param {Set<string>} dirty
    * @param {Set<string>} [expanded] loner sets drawn open (keys from lonerKey)
+   * @param {(ns: string) => string} [status] what a namespace's title says besides (LayoutOptions)
    */
-  update(store, keep, dirty, expanded = new Set()) {
+  update(store, keep, dirty, expanded = new Set(), status = () => "") {
     const all = dirty.has("*");
     /** @type {Map<string, {node: NodeState, ghost: boolean}[]>} */
     const members = new Map();
@@ -92,7 +95,7 @@ export class Layout {
         this.groups.delete(ns);
         continue;
       }
-      const g = layoutGroup(ns, m, { loner: (n) => isLoner(store, n), expanded });
+      const g = layoutGroup(ns, m, { loner: (n) => isLoner(store, n), expanded, status });
       this.groups.set(ns, g);
       for (const it of g.items) this.items.set(it.uid, it);
     }
@@ -312,7 +315,7 @@ function layoutGroup(ns, members, opts) {
       g.items.push({ uid: e.node.uid, node: e.node, ghost: e.ghost, group: g, parent: null, block: b, x: ix, y: iy });
     });
   }
-  g.w = Math.max(w, 2 * NODE_W, titleWidth(g.title, g.items.length)) + 2 * GROUP_PAD;
+  g.w = Math.max(w, 2 * NODE_W, titleWidth(g.title + opts.status(ns), g.items.length)) + 2 * GROUP_PAD;
   g.h = GROUP_TITLE + y + shelf + GROUP_PAD;
   return g;
 }

@@ -10,7 +10,7 @@ import { Stream } from "./stream.js";
 import { ObjectPanel } from "./panel.js";
 import { QueuesPanel } from "./queues.js";
 import { DeleteDialog } from "./dialog.js";
-import { Cascades, CascadeStrip, progress, progressText } from "./cascades.js";
+import { Cascades, CascadeStrip, progress, progressText, namespaceStatus } from "./cascades.js";
 import { CollectorHealth } from "./health.js";
 import { STATES, MARKERS, EDGES, stateOf } from "./states.js";
 import { viewSVG, viewPNG, graphDOT, download } from "./export.js";
@@ -19,6 +19,9 @@ import { post } from "./api.js";
 import { ScenarioPlayer } from "./scenarios.js";
 import { TravelUI } from "./travelui.js";
 import { historyPage, parseTime, isoTime } from "./history.js";
+import { Tabs } from "./tabs.js";
+import { StuckView } from "./stuck.js";
+import { DiscoveryBanner } from "./banner.js";
 
 const body = document.body;
 /** A recording served with no cluster (`gcscope replay FILE`): no live stream, no writes. */
@@ -57,7 +60,7 @@ const perf = { snapshotMs: /** @type {number|null} */ (null), firstFrameMs: /** 
 let firstSnapshotPending = false;
 let layoutDue = false;
 let lastLiveCascades = 0;
-let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0;
+let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0, lastStuckCount = -Infinity;
 let fittedOnce = false;
 
 // --- the view and the URL ---
@@ -123,7 +126,11 @@ function relayout(now, dirty = store.dirtyNamespaces) {
     dirty.add("*");
   } else focusSet = null;
   const t0 = performance.now();
-  layout.update(store, keep, dirty, renderer.expanded);
+  layout.update(store, keep, dirty, renderer.expanded, (ns) => {
+    // A namespace being deleted: its box is wide enough for its progress too.
+    const c = cascades.ofNamespace(ns);
+    return c ? namespaceStatus(c, true) : "";
+  });
   layoutCost = performance.now() - t0;
   perf.layoutMs = layoutCost;
   if (dirty === store.dirtyNamespaces) dirty.clear();
@@ -200,6 +207,16 @@ function tick(now) {
     live.shadowChanged = false;
     health.tick(now);
   }
+  // Discovery is the live cluster's, whatever moment the page shows.
+  if (live.syncChanged) {
+    live.syncChanged = false;
+    discoveryBanner.update(live.sync.discoveryFailures);
+  }
+  discoveryBanner.tick(now);
+  if (now - lastStuckCount > 1000) {
+    lastStuckCount = now;
+    stuckView.count(live, Date.now());
+  }
   if (store.queuesChanged && now - lastQueues > 250) {
     store.queuesChanged = false;
     lastQueues = now;
@@ -271,6 +288,9 @@ conn.addEventListener("click", () => (livePast() ? travelUI?.backToLive() : stre
 
 // --- panels ---
 
+/** The side panel's tabs: the object, the stuck deletions, the history view (with --history). */
+const tabs = new Tabs();
+
 const objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), store, {
   readOnly,
   travelAt: () => (travelUI?.travel.active ? travelUI.travel.at : null),
@@ -282,7 +302,22 @@ const objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), s
     const c = cascades.of(uid);
     return c ? { text: progressText(c, cascades.now()), progress: progress(c), running: c.end === null } : null;
   },
+  // A namespace being deleted: its box says what the engine last said holds it, when no
+  // member held by a finalizer says it already (discovery failing, say).
+  explained(uid, ex) {
+    const nsr = ex?.deletion?.namespace;
+    const c = liveCascades.of(uid);
+    if (c && c.policy === "Namespace") c.explained = nsr?.deletionTimestamp && nsr.next ? `next: ${nsr.next}` : "";
+  },
 });
+// The stuck deletions (the Stuck tab): asked of the server only while shown; its badge is counted here.
+const stuckView = new StuckView($("stuck-panel"), document.getElementById("stuck-count"), {
+  select: (uid) => select(uid, true),
+  known: (uid) => live.nodes.has(uid),
+});
+tabs.onShow((tab) => stuckView.setShown(tab === "stuck"));
+// API discovery failing: the banner at the top of the page.
+const discoveryBanner = new DiscoveryBanner($("discovery-banner"));
 const cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(uid, true));
 // Shadow mode: how the cluster's collector follows the engine's decisions.
 const health = $("collector-health") ? new CollectorHealth($("collector-health"), (uid) => select(uid, true)) : null;
@@ -340,7 +375,7 @@ function revealAndCenter(uid, k) {
  * @param {string|null} uid @param {boolean} [center] @param {boolean} [keepTab]
  */
 function select(uid, center = false, keepTab = false) {
-  if (uid && !keepTab && travelUI?.historyTabShown()) travelUI.showTab("object");
+  if (uid && !keepTab && tabs.shown() !== "object") tabs.show("object");
   view.sel = uid;
   renderer.selected = uid;
   renderer.dirty = true;
@@ -547,7 +582,15 @@ canvas.addEventListener("pointermove", (ev) => {
     renderer.hover = uid;
     renderer.dirty = true;
   }
-  if (hit?.item || hit?.block) {
+  const nsDel = !hit?.item && !hit?.block && hit?.group?.ns ? cascades.ofNamespace(hit.group.ns) : null;
+  if (nsDel) {
+    // Over a namespace being deleted: how far it is and what holds it, in full.
+    tooltip.textContent = `Namespace ${nsDel.ref.name}: ${nsDel.end === null ? "Terminating" : "deleted"}\n${progressText(nsDel, cascades.now())}` +
+      (nsDel.baseline ? "" : "\n(the page found it under way: what went before is not known)") + "\nclick: its Namespace, and why it is still there";
+    tooltip.style.left = `${ev.clientX - r.left + 14}px`;
+    tooltip.style.top = `${ev.clientY - r.top + 14}px`;
+    tooltip.hidden = false;
+  } else if (hit?.item || hit?.block) {
     const b = hit.block;
     const text = hit.item ? tooltipText(hit.item)
       : b?.loner ? (hit.caption ? "click to fold them back into one box" : `${b.uids.length} ${b.loner}s with no owner and no dependent: the collector has nothing to do with them — click to list them`)
@@ -557,7 +600,7 @@ canvas.addEventListener("pointermove", (ev) => {
     tooltip.style.top = `${ev.clientY - r.top + 14}px`;
     tooltip.hidden = false;
   } else tooltip.hidden = true;
-  canvas.style.cursor = hit?.item || hit?.block ? "pointer" : "grab";
+  canvas.style.cursor = hit?.item || hit?.block || nsDel ? "pointer" : "grab";
 });
 canvas.addEventListener("pointerleave", () => {
   tooltip.hidden = true;
@@ -578,7 +621,10 @@ canvas.addEventListener("pointerup", (ev) => {
     const b = hit.block;
     renderer.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
   } else if (hit?.item) select(hit.item.uid);
-  else select(null);
+  else if (hit?.group?.ns && cascades.ofNamespace(hit.group.ns)?.end === null) {
+    // A namespace being deleted: its box stands for its Namespace (which is drawn apart, cluster-scoped).
+    select(/** @type {any} */ (cascades.ofNamespace(hit.group.ns)).owner);
+  } else select(null);
 });
 canvas.addEventListener("dblclick", (ev) => {
   const r = canvas.getBoundingClientRect();
@@ -753,6 +799,9 @@ document.addEventListener("keydown", (ev) => {
     case "t":
       toggleTheme();
       break;
+    case "s":
+      tabs.toggle("stuck");
+      break;
     case "?":
       /** @type {HTMLDialogElement} */ ($("help-dialog")).showModal();
       break;
@@ -819,6 +868,7 @@ if (hasHistory) {
     select,
     writeURL,
     toast,
+    tabs,
   });
 }
 
@@ -888,6 +938,17 @@ const api = {
   drawn: (uid) => renderer.drawnState?.get(uid) || null,
   /** The caption the canvas last drew under uid's box since recordDrawn (a running cascade's "waiting on … · 2.5 s so far"). @param {string} uid */
   caption: (uid) => renderer.drawnCaptions?.get(uid) ?? null,
+  /** What the canvas last drew as namespace ns's box title, and under it, since recordDrawn: {text, caption, at}. @param {string} ns */
+  nsDrawn: (ns) => renderer.drawnTitles?.get(ns) ?? null,
+  /** Every change of a namespace box's title as drawn since recordDrawn, frame by frame: [{ns, text, caption, inLayout, t}] (text "": no longer drawn). @param {string} ns */
+  titleLog: (ns) => renderer.titleLog.filter((e) => e.ns === ns),
+  /** The deletion of namespace ns the page follows: {gone, total, baseline, end, waitingOn}, or null. @param {string} ns */
+  nsDeletion: (ns) => {
+    const c = cascades.ofNamespace(ns);
+    return c ? { gone: c.gone, total: c.total, baseline: c.baseline, end: c.end, waitingOn: c.waitingOn } : null;
+  },
+  stuckView,
+  tabs,
   cascades,
   /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
   trace: (uids) => trace(uids),

@@ -1,7 +1,9 @@
 // @ts-check
 // The object panel: who the selected object is, its owners and dependents, finalizers,
 // the engine's flags and queue positions, and the engine's own explanation in words,
-// with a link to every object it names.
+// with a link to every object it names; for a deletion the collector does not own alone,
+// what the explanation's deletion report adds (deletion.js): a namespace's deletion, and who
+// added each finalizer that holds the object.
 //
 // It stays cheap while a cascade changes the object many times a second: it redraws at
 // most every RENDER_EVERY_MS, asks the engine again at a fixed interval (never waiting
@@ -12,6 +14,7 @@ import { h, clock } from "./dom.js";
 import { explain } from "./api.js";
 import { stateOf, STATES, holdingFinalizers, invalidReason, blockingDependents } from "./states.js";
 import { VirtualList } from "./vlist.js";
+import { namespaceView, originView, riskLine } from "./deletion.js";
 
 /** @typedef {import("./store.js").Store} Store */
 
@@ -65,8 +68,9 @@ export class ObjectPanel {
    * @param {Store} store
    * @param {{select: (uid: string) => void, focus: (uid: string) => void, del: (uid: string) => void, readOnly: boolean,
    *   cascade?: (uid: string) => {text: string, progress: number, running: boolean}|null,
-   *   travelAt?: () => number|null, replay?: (uid: string) => void}} actions
-   *   travelAt: the recorded moment shown (time travel), null when live; replay: plays the object's last recorded cascade
+   *   travelAt?: () => number|null, replay?: (uid: string) => void, explained?: (uid: string, ex: any) => void}} actions
+   *   travelAt: the recorded moment shown (time travel), null when live; replay: plays the object's last recorded cascade;
+   *   explained: the engine explained the object (a namespace deletion's box says what holds it)
    */
   constructor(body, placeholder, store, actions) {
     this.body = body;
@@ -170,6 +174,7 @@ export class ObjectPanel {
         this.explainError = "";
         this.explainedAt = Date.now();
         this.names = null;
+        this.actions.explained?.(uid, ex);
       }
     } catch (e) {
       if (seq === this.seq && uid === this.uid) {
@@ -289,12 +294,20 @@ export class ObjectPanel {
     /** @type {(Node|string|null)[]} */
     const why = [];
     if (ex) {
-      why.push(h("p.next", null, h("b", null, "Next step: "), `${ex.next}.`));
-      for (const w of ex.words || []) {
+      // A namespace being deleted waits for the namespace controller: its report's next
+      // step is the one that counts (the server already says it so; an older one may not).
+      const nsr = ex.deletion?.namespace;
+      const terminating = !!nsr?.deletionTimestamp;
+      why.push(h("p.next", { id: "next-step" }, h("b", null, "Next step: "), this.linkify(`${terminating && nsr.next ? nsr.next : ex.next}.`)));
+      const words = [...(ex.words || [])];
+      for (const w of [...(terminating ? nsr.words || [] : []), ...(ex.deletion?.discovery || [])]) if (!words.includes(w)) words.push(w);
+      for (const w of words) {
         // The holds below say the same, with the command that releases each.
         if (ex.holds?.length && w.startsWith("held by finalizer ")) continue;
         why.push(h("p.word", null, this.linkify(w)));
       }
+      if (ex.deletion?.error) why.push(h("p.warn", null, `More on its deletion could not be read: ${ex.deletion.error}`));
+      if (nsr) why.push(namespaceView(nsr, (o) => this.link(o)));
       why.push(...this.holds(ex, node));
       if (ex.blockers?.length || ex.hiddenBlockers) {
         this.blockerList.set(flatten(ex.blockers || [], ex.hiddenBlockers || 0, 0, []));
@@ -359,7 +372,10 @@ export class ObjectPanel {
   holds(ex, node) {
     /** @type {{finalizer: string, owner?: string, release?: string}[]} */
     const holds = ex.holds?.length ? ex.holds : (ex.heldBy || []).map((/** @type {string} */ f) => ({ finalizer: f }));
+    /** @type {import("./deletion.js").FinalizerOrigin[]} */
+    const origins = ex.deletion?.origins || [];
     return holds.map((hold, i) => {
+      const origin = origins.find((o) => o.finalizer === hold.finalizer);
       const fin = h("code.hold", null, hold.finalizer);
       const copy = h("button.copy", { type: "button", title: "Copy the command (gcscope never runs it)" }, "Copy");
       copy.addEventListener("click", () => {
@@ -372,9 +388,13 @@ export class ObjectPanel {
           ? h("span", null, h("b", null, "Held by finalizer "), fin, ": it is deleted, but stays until the controller that owns the finalizer removes it.")
           : h("span", null, "Carries finalizer ", fin, ": once deleted, it will stay until that finalizer is removed.")),
         hold.owner ? h("p.muted", null, `Who removes it: ${hold.owner}.`) : null,
+        // Who added it (managedFields) and whether that controller looks alive; its risk
+        // goes beside the command that would release it.
+        origin ? originView(origin, (o) => this.link(o), { risk: !(node.beingDeleted && hold.release) }) : null,
         node.beingDeleted && hold.release ? h("div.release", null,
           h("p.muted", null, "To release it by hand — gcscope shows this and never runs it; removing a finalizer skips that controller's clean-up. The test op makes the patch fail, instead of removing another finalizer, if the list changed:"),
-          h("pre", { class: "release-cmd" }, h("code", null, hold.release)), copy) : null);
+          h("pre", { class: "release-cmd" }, h("code", null, hold.release)), copy,
+          origin?.risk ? riskLine(origin.risk) : null) : null);
     });
   }
 
@@ -383,13 +403,18 @@ export class ObjectPanel {
     if (this.names) return this.names;
     /** @type {Map<string, any>} */
     const names = new Map();
-    const add = (/** @type {any} */ o) => names.set(`${o.kind.toLowerCase()} ${o.name.toLowerCase()}`, o);
+    const add = (/** @type {any} */ o) => {
+      names.set(`${o.kind.toLowerCase()} ${o.name.toLowerCase()}`, o);
+      // The deletion report's words name objects as "Kind namespace/name".
+      if (o.namespace) names.set(`${o.kind.toLowerCase()} ${o.namespace.toLowerCase()}/${o.name.toLowerCase()}`, o);
+    };
     const n = this.uid ? this.store.nodes.get(this.uid) : undefined;
     const ex = this.explanation;
     const visit = (/** @type {any[]} */ bs) => bs?.forEach((b) => { add(b.object); visit(b.blockers); });
     for (const o of n?.owners || []) add(o);
     visit(ex?.blockers);
     for (const o of ex?.owners || []) add(o);
+    for (const hd of ex?.deletion?.namespace?.content?.holders || []) add(hd.object);
     this.names = names;
     return names;
   }

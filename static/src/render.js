@@ -7,7 +7,7 @@
 import { NODE_W, NODE_H, GROUP_TITLE, LONER_CAPTION, TITLE_FONT } from "./layout.js";
 import { GHOST_MS, BORN_MS } from "./store.js";
 import { stateOf, hasInvalidOwner, kindHue, STATES } from "./states.js";
-import { progress, cascadeCaption } from "./cascades.js";
+import { progress, cascadeCaption, countText, namespaceStatus } from "./cascades.js";
 
 /** @typedef {import("./layout.js").Item} Item */
 /** @typedef {import("./layout.js").Block} Block */
@@ -64,6 +64,14 @@ export class Renderer {
     this.drawnState = null;
     /** The caption last drawn under each cascade's owner ("waiting on … · 2.5 s so far"), kept as drawnState is. @type {Map<string, string>|null} */
     this.drawnCaptions = null;
+    /**
+     * Each namespace box's title and caption as last drawn, kept as drawnState is, and every
+     * change of them (a box no longer drawn: text "", with whether the layout still has it).
+     * @type {Map<string, {text: string, caption: string, at: number}>|null}
+     */
+    this.drawnTitles = null;
+    /** @type {{ns: string, text: string, caption: string, inLayout: boolean, t: number}[]} */
+    this.titleLog = [];
     this.previewVersion = 0; // bumped with each new preview: cached drawings depend on it
     /** parents whose leaf sets are always drawn open. @type {Set<string>} */ this.expanded = new Set();
     /** @type {Record<string, string>} */ this.colors = {};
@@ -273,8 +281,10 @@ export class Renderer {
       visible.push(g);
       ctx.fillStyle = C["--group-bg"];
       ctx.fillRect(g.x, g.y, g.w, g.h);
-      ctx.strokeStyle = C["--group-border"];
-      ctx.lineWidth = px;
+      // A namespace being deleted (Terminating): its box is drawn as a deleted object's is.
+      const del = this.namespaceDeletion(g);
+      ctx.strokeStyle = del && del.end === null ? C["--st-deleting"] : C["--group-border"];
+      ctx.lineWidth = (del && del.end === null ? 2.5 : 1) * px;
       ctx.strokeRect(g.x, g.y, g.w, g.h);
     }
 
@@ -339,22 +349,45 @@ export class Renderer {
     const { ctx, cam, colors: C } = this;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.textBaseline = "middle";
+    /** @type {Set<string>} */
+    const titled = new Set();
     for (const g of visible) {
       const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k, sh = g.h * cam.k;
       const text = `${g.title}  ·  ${g.items.length}`;
+      const del = this.namespaceDeletion(g);
+      // A namespace being deleted says so after its title: "Terminating · 3 of 5 gone".
+      const status = del ? namespaceStatus(del) : "";
       const band = GROUP_TITLE * cam.k;
       let size = Math.min(18, TITLE_FONT * cam.k);
       if (size >= 10) {
         ctx.font = `600 ${size}px system-ui, sans-serif`;
         ctx.fillStyle = C["--fg"];
         // Pinned to the top of the screen while the box is, but never below its own bottom.
-        const y = clamp(0, sy, sy + sh - band) + band / 2;
-        ctx.fillText(truncate(ctx, text, sw - 16 * cam.k), Math.max(sx, 0) + 8 * cam.k, y);
+        const top = clamp(0, sy, sy + sh - band);
+        const y = top + band / 2, x = Math.max(sx, 0) + 8 * cam.k, room = sw - 16 * cam.k;
+        // Short of room, a namespace being deleted gives up its count before its progress.
+        const base = del && ctx.measureText(text + status).width > room ? g.title : text;
+        const shown = truncate(ctx, base, room);
+        ctx.fillText(shown, x, y);
+        let drawnText = shown, caption = "";
+        if (del) {
+          const used = ctx.measureText(shown).width;
+          const st = shown === base && room - used > 20 ? truncate(ctx, status, room - used) : "";
+          ctx.fillStyle = C["--st-deleting"];
+          ctx.fillText(st, x + used, y);
+          drawnText += st;
+          caption = this.drawNamespaceProgress(del, sx, top, sw, sy + sh, band);
+        }
+        this.recordTitle(g.ns, drawnText, caption, titled);
         continue;
       }
       size = 11;
       ctx.font = `600 ${size}px system-ui, sans-serif`;
-      const tw = ctx.measureText(text).width;
+      // Far out, a namespace being deleted keeps at least "Terminating" on its plate.
+      const full = del ? text + status : text;
+      const short = del ? `${g.title}  ·  ${del.end === null ? "Terminating" : "deleted"}` : text;
+      const plate = ctx.measureText(full).width + 10 <= sw ? full : short;
+      const tw = ctx.measureText(plate).width;
       if (tw + 10 > sw || sh < 20) continue;
       const px = Math.max(sx, 0) + 3, py = Math.max(sy, 0) + 3;
       if (py + 16 > sy + sh) continue;
@@ -362,8 +395,16 @@ export class Renderer {
       ctx.globalAlpha = 0.9;
       ctx.fillRect(px, py, tw + 6, 16);
       ctx.globalAlpha = 1;
-      ctx.fillStyle = C["--fg"];
-      ctx.fillText(text, px + 3, py + 8);
+      ctx.fillStyle = del ? C["--st-deleting"] : C["--fg"];
+      ctx.fillText(plate, px + 3, py + 8);
+      this.recordTitle(g.ns, plate, "", titled);
+    }
+    if (this.drawnTitles) {
+      for (const ns of this.drawnTitles.keys()) {
+        if (titled.has(ns)) continue;
+        this.drawnTitles.delete(ns);
+        this.titleLog.push({ ns, text: "", caption: "", inLayout: this.layout.groups.has(ns), t: this.drawClock });
+      }
     }
     // The caption of each open set of loners: what it is, and that a click folds it.
     const size = 13 * cam.k;
@@ -378,6 +419,55 @@ export class Renderer {
         ctx.fillText(truncate(ctx, text, b.w * cam.k), (g.x + b.x) * cam.k + cam.x, (g.y + b.y + LONER_CAPTION / 2 - 2) * cam.k + cam.y);
       }
     }
+  }
+
+  /** The deletion of the namespace g is the box of, if the page follows one. @param {Group} g */
+  namespaceDeletion(g) {
+    return g.ns && this.cascades ? this.cascades.ofNamespace(g.ns) : null;
+  }
+
+  /**
+   * A namespace being deleted: a bar of how far it is along the bottom of its title band
+   * (none while the page has no baseline), and what holds it under its box, in the gap
+   * before the next box, as a cascade's owner has it. Returns the caption drawn.
+   * @param {import("./cascades.js").Cascade} del @param {number} sx @param {number} top @param {number} sw
+   * @param {number} bottom the box's bottom on screen @param {number} band the title band's height on screen
+   */
+  drawNamespaceProgress(del, sx, top, sw, bottom, band) {
+    const { ctx, cam, colors: C } = this;
+    const bx = sx + 8 * cam.k, bw = sw - 16 * cam.k, by = top + band - 6;
+    ctx.fillStyle = C["--muted"];
+    ctx.globalAlpha = 0.3;
+    ctx.fillRect(bx, by, bw, 3);
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = C["--st-deleting"];
+    ctx.fillRect(bx, by, bw * progress(del), 3);
+    if (del.end !== null || 80 * cam.k < 18) return "";
+    ctx.font = "11px system-ui, sans-serif";
+    const caption = truncate(ctx, cascadeCaption(del, this.cascades?.now() ?? Date.now()), sw);
+    const w = ctx.measureText(caption).width + 10;
+    ctx.fillStyle = C["--bg"];
+    ctx.globalAlpha = 0.9;
+    ctx.fillRect(sx, bottom + 3, w, 16);
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = C["--st-deleting"];
+    ctx.fillText(caption, sx + 5, bottom + 11);
+    return caption;
+  }
+
+  /**
+   * Keeps what a namespace box's title said (once a test asks: recordDrawn), and logs each change.
+   * @param {string} ns @param {string} text @param {string} caption @param {Set<string>} titled
+   */
+  recordTitle(ns, text, caption, titled) {
+    if (!this.drawnTitles) return;
+    titled.add(ns);
+    const last = this.drawnTitles.get(ns);
+    if (!last || last.text !== text || last.caption !== caption) {
+      this.titleLog.push({ ns, text, caption, inLayout: true, t: this.drawClock });
+      if (this.titleLog.length > 100_000) this.titleLog.splice(0, 50_000);
+    }
+    this.drawnTitles.set(ns, { text, caption, at: this.drawClock });
   }
 
   /** Objects drawn with a ring: the selection, search matches, the delete preview. */
@@ -461,6 +551,7 @@ export class Renderer {
   recordDrawn() {
     this.drawnState ??= new Map();
     this.drawnCaptions ??= new Map();
+    this.drawnTitles ??= new Map();
     for (const g of this.layout.groups.values()) /** @type {any} */ (g).cache = null;
     this.dirty = true;
   }
@@ -692,7 +783,7 @@ export class Renderer {
       ctx.fillStyle = C["--muted"];
       ctx.font = "11px system-ui, sans-serif";
       let kindLabel = n.kind + (st === "normal" ? "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
-      if (cascade) kindLabel = `${n.kind} · ${cascade.policy === "Orphan" ? `${cascade.orphaned} of ${cascade.total - 1} orphaned` : `${cascade.gone} of ${cascade.total} gone`}`;
+      if (cascade) kindLabel = `${n.kind} · ${countText(cascade)}`;
       if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
       ctx.fillText(truncate(ctx, kindLabel, NODE_W - 30), x + 11, y + 15);
       ctx.fillStyle = C["--fg"];

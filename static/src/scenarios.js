@@ -243,7 +243,9 @@ export class ScenarioPlayer {
     if (!r) return;
     try {
       const next = await post(`/api/v1/scenarios/runs/${encodeURIComponent(r.id)}/release`, {});
-      this.hooks.toast("Hold released: the collector finishes the cascade.");
+      this.hooks.toast(r.scenario?.startsWith("namespace-")
+        ? "Released: the namespace controller finishes deleting the namespace (its next retry can take up to a minute)."
+        : "Hold released: the collector finishes the cascade.");
       if (this.run?.id === r.id) this.follow(next);
     } catch (e) {
       this.hooks.toast(`Release: ${/** @type {any} */ (e).message || e}`);

@@ -44,8 +44,13 @@ export class Store {
     /** @type {Map<string, number>} */ this.born = new Map();
     /** @type {Map<string, Queue>} */ this.queues = new Map();
     /** newest first. @type {Action[]} */ this.actions = [];
-    /** @type {{resources: string[], unsynced?: string[], failing?: Record<string,string>}} */
+    /** @type {{resources: string[], unsynced?: string[], failing?: Record<string,string>, discovery?: string,
+     *   discoveryFailures?: Record<string, {error: string, since: string}>}} */
     this.sync = { resources: [] };
+    /** The sync state changed (the discovery banner looks again). */
+    this.syncChanged = false;
+    /** uids of the objects being deleted (the stuck count reads them, not every node). @type {Set<string>} */
+    this.deleting = new Set();
     this.mode = "";
     this.seq = 0;
     /** The moment the store holds (epoch ms) when it is not the live state (time travel), else null. @type {number|null} */
@@ -73,12 +78,17 @@ export class Store {
     this.nodes = incoming;
     this.dependents.clear();
     this.byNamespace.clear();
+    this.deleting.clear();
     for (const n of this.nodes.values()) {
       this.link(n);
       this.index(n, true);
+      if (n.beingDeleted) this.deleting.add(n.uid);
     }
     if (frame.queues) this.resetQueues(frame.queues);
-    if (frame.sync) this.sync = frame.sync;
+    if (frame.sync) {
+      this.sync = frame.sync;
+      this.syncChanged = true;
+    }
     if (frame.mode) this.mode = frame.mode;
     this.seq = frame.seq;
     this.dirtyNamespaces.add("*");
@@ -111,6 +121,7 @@ export class Store {
         case "sync":
           this.sync = e.sync;
           this.queuesChanged = true;
+          this.syncChanged = true;
           break;
         case "shadow":
           this.shadowChanged = true;
@@ -133,6 +144,8 @@ export class Store {
     this.nodes.set(n.uid, n);
     this.link(n);
     this.index(n, true);
+    if (n.beingDeleted) this.deleting.add(n.uid);
+    else this.deleting.delete(n.uid);
     this.touched.add(n.uid);
     if (!old || old.virtual !== n.virtual || !sameOwners(old, n) || old.namespace !== n.namespace) {
       this.markNamespace(n.namespace);
@@ -148,6 +161,7 @@ export class Store {
     if (!n) return; // a removal of an object the client never had (docs/stream.md: ignore)
     this.unlink(n);
     this.index(n, false);
+    this.deleting.delete(uid);
     this.nodes.delete(uid);
     this.born.delete(uid);
     this.ghosts.set(uid, { node: n, at: now });

@@ -29,6 +29,7 @@ import { get } from "./api.js";
  * @property {(uid: string, center: boolean, keepTab: boolean) => void} select
  * @property {() => void} writeURL
  * @property {(text: string) => void} toast
+ * @property {import("./tabs.js").Tabs} tabs the side panel's tabs (the history view is one)
  */
 
 /** "15:29:54.123 · Mon 23 Nov" @param {number} t */
@@ -179,8 +180,9 @@ export class TravelUI {
     $("tl-live").addEventListener("click", () => (tr.active ? this.backToLive() : tl.setRange(tl.range)));
     $("back-to-live").addEventListener("click", () => this.backToLive());
     $("back-to-live").hidden = replay;
-    $("tab-object").addEventListener("click", () => this.showTab("object"));
-    $("tab-history").addEventListener("click", () => this.showTab("history"));
+    page.tabs.onShow((tab) => {
+      if (tab === "history") this.historyView.setWindow(this.timeline.from, this.timeline.to, this.windowTitle(), true);
+    });
     if (replay) tl.followNow = false;
     this.updateControls();
   }
@@ -318,17 +320,12 @@ export class TravelUI {
   }
 
   historyTabShown() {
-    return !$("history-panel").hidden;
+    return this.page.tabs.shown() === "history";
   }
 
   /** @param {"object"|"history"} tab */
   showTab(tab) {
-    const hist = tab === "history";
-    $("history-panel").hidden = !hist;
-    $("object-panel").hidden = hist;
-    $("tab-history").setAttribute("aria-selected", String(hist));
-    $("tab-object").setAttribute("aria-selected", String(!hist));
-    if (hist) this.historyView.setWindow(this.timeline.from, this.timeline.to, this.windowTitle(), true);
+    this.page.tabs.show(tab);
   }
 
   updateTimelineTitle() {
