@@ -192,10 +192,10 @@ func contentOf(objects []gc.NodeState, visible Visible) Content {
 				return -1
 			}
 			return 1
-		case a.Since != nil && b.Since != nil:
+		case a.Since != nil && b.Since != nil && !a.Since.Equal(*b.Since):
 			return a.Since.Compare(*b.Since)
 		}
-		return 0
+		return cmp.Or(cmp.Compare(a.Object.Kind, b.Object.Kind), cmp.Compare(a.Object.Name, b.Object.Name))
 	})
 	if len(holders) > maxHolders {
 		c.MoreHolders = len(holders) - maxHolders

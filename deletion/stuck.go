@@ -132,7 +132,11 @@ func (x *Explainer) Stuck(ctx context.Context, olderThan time.Duration, visible 
 		g.Objects = append(g.Objects, so)
 	}
 	for _, g := range groups {
-		slices.SortFunc(g.Objects, func(a, b StuckObject) int { return a.Since.Compare(b.Since) })
+		// Oldest first; deletions of the same second (timestamps have seconds only) by name.
+		slices.SortFunc(g.Objects, func(a, b StuckObject) int {
+			return cmp.Or(a.Since.Compare(b.Since), cmp.Compare(a.Object.Namespace, b.Object.Namespace),
+				cmp.Compare(a.Object.Kind, b.Object.Kind), cmp.Compare(a.Object.Name, b.Object.Name))
+		})
 		if len(g.Objects) > maxStuckListed {
 			g.More = len(g.Objects) - maxStuckListed
 			g.Objects = g.Objects[:maxStuckListed]

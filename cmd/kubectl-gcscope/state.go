@@ -53,6 +53,8 @@ func stateLabels(e gc.Explanation) []label {
 	}
 	if o.BeingDeleted && len(e.HeldBy) > 0 {
 		out = append(out, label{text: heldByText(e.HeldBy), sev: sevStuck})
+	} else if o.BeingDeleted && len(out) == 0 && o.APIVersion == "v1" && o.Kind == "Namespace" {
+		out = append(out, label{text: "Terminating: the namespace controller deletes its content", sev: sevBusy})
 	} else if o.BeingDeleted && len(out) == 0 {
 		out = append(out, label{text: "being deleted", sev: sevBusy})
 	}
