@@ -109,15 +109,10 @@ func (x *Explainer) Stuck(ctx context.Context, olderThan time.Duration, visible 
 	sync := x.graph.SyncState()
 	r := StuckReport{OlderThan: olderThan.String(), At: now, Groups: []StuckGroup{}, DiscoveryFailures: sync.DiscoveryFailures}
 	groups := map[[2]string]*StuckGroup{}
-	for _, o := range x.graph.BeingDeleted() {
-		if o.DeletionTimestamp == nil || now.Sub(*o.DeletionTimestamp) < olderThan {
-			continue
-		}
-		if !visible.sees(o.ObjectRef) {
-			r.Hidden++
-			continue
-		}
-		r.Total++
+	var stuck []gc.NodeState
+	stuck, r.Hidden = x.stuckObjects(now, olderThan, visible)
+	r.Total = len(stuck)
+	for _, o := range stuck {
 		cause, f := classify(o, len(sync.DiscoveryFailures) > 0)
 		g := groups[[2]string{cause, f}]
 		if g == nil {
@@ -159,4 +154,26 @@ func (x *Explainer) Stuck(ctx context.Context, olderThan time.Duration, visible 
 		}
 	}
 	return r
+}
+
+// CountStuck counts the objects Stuck would list, without looking anything up.
+func (x *Explainer) CountStuck(olderThan time.Duration, visible Visible) int {
+	stuck, _ := x.stuckObjects(time.Now(), olderThan, visible)
+	return len(stuck)
+}
+
+// stuckObjects are the objects whose deletion started more than olderThan before now that
+// the reader may see, and how many others there are.
+func (x *Explainer) stuckObjects(now time.Time, olderThan time.Duration, visible Visible) (stuck []gc.NodeState, hidden int) {
+	for _, o := range x.graph.BeingDeleted() {
+		if o.DeletionTimestamp == nil || now.Sub(*o.DeletionTimestamp) < olderThan {
+			continue
+		}
+		if !visible.sees(o.ObjectRef) {
+			hidden++
+			continue
+		}
+		stuck = append(stuck, o)
+	}
+	return stuck, hidden
 }

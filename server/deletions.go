@@ -19,6 +19,7 @@ type Deletions interface {
 	Explain(ctx context.Context, ex gc.Explanation, visible deletion.Visible) *deletion.Report
 	PredictNamespace(uid types.UID, policy metav1.DeletionPropagation) (gc.Prediction, bool)
 	Stuck(ctx context.Context, olderThan time.Duration, visible deletion.Visible) deletion.StuckReport
+	CountStuck(olderThan time.Duration, visible deletion.Visible) int
 	APIServices(ctx context.Context, failures map[string]gc.GroupFailure, visible deletion.Visible) []deletion.APIServiceReport
 }
 
@@ -86,8 +87,7 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Deletions != nil {
 		vis := s.visibilityFor(r)
 		resp.APIServices = s.opts.Deletions.APIServices(r.Context(), st.DiscoveryFailures, vis.fn())
-		stuck := s.opts.Deletions.Stuck(r.Context(), deletion.DefaultStuckAfter, vis.fn())
-		resp.Stuck = &stuckCount{OlderThan: stuck.OlderThan, Total: stuck.Total}
+		resp.Stuck = &stuckCount{OlderThan: deletion.DefaultStuckAfter.String(), Total: s.opts.Deletions.CountStuck(deletion.DefaultStuckAfter, vis.fn())}
 		if permissionsFailed(w, vis) {
 			return
 		}
