@@ -18,7 +18,6 @@ import (
 type Graph interface {
 	InNamespace(namespace string) []gc.NodeState
 	BeingDeleted() []gc.NodeState
-	Node(uid types.UID) (gc.NodeDetail, bool)
 	PredictDelete(uid types.UID, policy metav1.DeletionPropagation) (gc.Prediction, bool)
 	SyncState() gc.SyncState
 }

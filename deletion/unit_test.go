@@ -105,7 +105,6 @@ func (f *fakeGraph) BeingDeleted() []gc.NodeState {
 	return out
 }
 
-func (f *fakeGraph) Node(types.UID) (gc.NodeDetail, bool) { return gc.NodeDetail{}, false }
 func (f *fakeGraph) PredictDelete(types.UID, metav1.DeletionPropagation) (gc.Prediction, bool) {
 	return gc.Prediction{}, false
 }
