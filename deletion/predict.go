@@ -51,7 +51,7 @@ func (x *Explainer) PredictNamespace(uid types.UID, policy metav1.DeletionPropag
 		p.Deleted = append(p.Deleted, d)
 	}
 	for _, o := range x.graph.InNamespace(p.Target.Name) {
-		d := gc.PredictedObject{Object: o.ObjectRef, Finalizers: heldBy(o.Finalizers), Step: stepContent,
+		d := gc.PredictedObject{Object: o.ObjectRef, Finalizers: gc.HeldBy(o.Finalizers), Step: stepContent,
 			Reason: "the namespace controller deletes the namespace's content once its Pods are gone"}
 		if o.APIVersion == "v1" && o.Kind == "Pod" {
 			d.Step, d.Reason = stepPods, "the namespace controller deletes the namespace's Pods first"
@@ -72,15 +72,4 @@ func (x *Explainer) PredictNamespace(uid types.UID, policy metav1.DeletionPropag
 	slices.SortFunc(p.Deleted, byStep)
 	slices.SortFunc(p.Waiting, byStep)
 	return p, true
-}
-
-// heldBy keeps the finalizers of other controllers than the collector.
-func heldBy(finalizers []string) []string {
-	var out []string
-	for _, f := range finalizers {
-		if f != metav1.FinalizerOrphanDependents && f != metav1.FinalizerDeleteDependents {
-			out = append(out, f)
-		}
-	}
-	return out
 }

@@ -66,7 +66,7 @@ type StuckObject struct {
 // classify says why an object being deleted is still there, from the graph alone; key is
 // its finalizer for CauseFinalizer.
 func classify(o gc.NodeState, discoveryFails bool) (cause, finalizer string) {
-	held := heldBy(o.Finalizers)
+	held := gc.HeldBy(o.Finalizers)
 	switch {
 	case IsNamespace(o.ObjectRef) && discoveryFails:
 		return CauseDiscovery, ""

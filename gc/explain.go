@@ -489,7 +489,7 @@ func describeWaitingFor(bs []Blocker, hidden int, sum *BlockerSummary, root type
 
 // blockerState is where one blocker stands, in a few words.
 func blockerState(b Blocker, root types.UID) string {
-	held := heldBy(b.Finalizers)
+	held := HeldBy(b.Finalizers)
 	switch {
 	case len(held) > 0:
 		return plural(len(held), "held by finalizer ", "held by finalizers ") + strings.Join(held, ", ")
@@ -515,7 +515,7 @@ func describeBlockers(bs []Blocker, hidden int, root types.UID) string {
 	parts := make([]string, len(named), len(named)+2)
 	for i, b := range named {
 		p := strings.ToLower(b.Object.Kind) + " " + b.Object.Name
-		held := heldBy(b.Finalizers)
+		held := HeldBy(b.Finalizers)
 		switch {
 		case len(held) > 0:
 			p += " is held by finalizer " + strings.Join(held, ", ")
@@ -553,7 +553,7 @@ func describeBlockers(bs []Blocker, hidden int, root types.UID) string {
 func sortBlockers(bs []Blocker) {
 	rank := func(b *Blocker) int {
 		switch {
-		case len(heldBy(b.Finalizers)) > 0:
+		case len(HeldBy(b.Finalizers)) > 0:
 			return 0
 		case b.DeletingDependents:
 			return 1
@@ -578,7 +578,7 @@ func summarize(bs []Blocker, hidden int) *BlockerSummary {
 	s := &BlockerSummary{Total: len(bs) + hidden}
 	byFinalizer := map[string]int{}
 	for _, b := range bs {
-		held := heldBy(b.Finalizers)
+		held := HeldBy(b.Finalizers)
 		switch {
 		case len(held) > 0:
 			s.Held++

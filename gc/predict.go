@@ -52,7 +52,7 @@ func (gc *GarbageCollector) PredictDelete(uid types.UID, policy metav1.DeletionP
 	}
 	p := Prediction{Target: refOf(target.identity), Policy: string(policy)}
 	predicted := func(n *node, reason string) PredictedObject {
-		return PredictedObject{Object: refOf(n.identity), Reason: reason, Finalizers: heldBy(n.finalizers)}
+		return PredictedObject{Object: refOf(n.identity), Reason: reason, Finalizers: HeldBy(n.finalizers)}
 	}
 
 	going := map[*node]string{target: "the target"}
@@ -142,7 +142,7 @@ func heldBlockers(n *node, going map[*node]string, seen map[*node]bool) []Predic
 			continue
 		}
 		seen[d] = true
-		if f := heldBy(d.finalizers); len(f) > 0 {
+		if f := HeldBy(d.finalizers); len(f) > 0 {
 			out = append(out, PredictedObject{Object: refOf(d.identity), Finalizers: f,
 				Reason: fmt.Sprintf("%s is held by %s %s", describeNode(d), plural(len(f), "finalizer", "finalizers"), strings.Join(f, ", "))})
 		}
@@ -151,8 +151,9 @@ func heldBlockers(n *node, going map[*node]string, seen map[*node]bool) []Predic
 	return out
 }
 
-// heldBy keeps the finalizers of other controllers than the collector.
-func heldBy(finalizers []string) []string {
+// HeldBy keeps the finalizers of other controllers than the collector (not
+// foregroundDeletion or orphan).
+func HeldBy(finalizers []string) []string {
 	var out []string
 	for _, f := range finalizers {
 		if !isCollectorFinalizer(f) {
