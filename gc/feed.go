@@ -32,6 +32,13 @@ const (
 	ShadowChange EventType = "shadow"      // Shadow: a shadow-mode decision was made or its outcome changed
 )
 
+// EventTypes is every EventType the feed publishes, in a fixed order. Each consumer of the
+// feed has a test that walks it, so a type added here and not handled somewhere fails.
+func EventTypes() []EventType {
+	return []EventType{NodeAdded, NodeUpdated, NodeRemoved, EdgeAdded, EdgeRemoved,
+		QueueChange, ActionTaken, SyncChange, ShadowChange}
+}
+
 // Event is one entry of the feed.
 type Event struct {
 	Seq    uint64          `json:"seq"`

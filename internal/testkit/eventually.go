@@ -1,0 +1,48 @@
+// Package testkit holds what gcscope's tests share: waiting for a condition, and the
+// embedded control plane a package's tests run against.
+package testkit
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+)
+
+// DefaultWait bounds Eventually: long enough for a cascade on a loaded two-core machine.
+const DefaultWait = 2 * time.Minute
+
+// Eventually polls cond until it holds, and fails the test naming what never happened.
+// It waits for a condition, never for a time: cond is checked at once, then every 20 ms
+// at first and at most every 250 ms.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	EventuallyWithin(t, DefaultWait, what, cond)
+}
+
+// EventuallyWithin is Eventually with its own bound, for a test whose point is a deadline.
+func EventuallyWithin(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if err := Poll(context.Background(), limit, cond); err != nil {
+		t.Fatalf("not within %s: %s", limit, what)
+	}
+}
+
+// Poll is Eventually's loop for code that has no testing.TB (a TestMain, a helper that
+// returns an error): nil once cond holds, the context's or the limit's error otherwise.
+func Poll(ctx context.Context, limit time.Duration, cond func() bool) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	backoff := wait.Backoff{Duration: 20 * time.Millisecond, Factor: 1.5, Steps: 1 << 30, Cap: 250 * time.Millisecond}
+	for {
+		if cond() {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(backoff.Step()):
+		}
+	}
+}
