@@ -1,0 +1,49 @@
+package gc
+
+// The attemptToOrphan worker: an owner deleted with propagationPolicy=Orphan has its
+// dependents' references to it removed, then its orphan finalizer.
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func (gc *GarbageCollector) runAttemptToOrphanWorker(ctx context.Context) {
+	for gc.processAttemptToOrphanWorker(ctx) {
+	}
+}
+
+func (gc *GarbageCollector) processAttemptToOrphanWorker(ctx context.Context) bool {
+	item, quit := gc.attemptToOrphan.Get()
+	if quit {
+		return false
+	}
+	defer gc.attemptToOrphan.Done(item)
+	err := gc.attemptToOrphanItem(ctx, item)
+	if err != nil && ctx.Err() == nil {
+		gc.requeue(AttemptToOrphan, item, err.Error())
+		gc.attemptToOrphan.AddRateLimited(item)
+		return true
+	}
+	gc.attemptToOrphan.Forget(item)
+	return true
+}
+
+// attemptToOrphanItem removes the owner's reference from all its dependents, then the
+// orphan finalizer from the owner, which lets the apiserver delete it.
+func (gc *GarbageCollector) attemptToOrphanItem(ctx context.Context, owner *node) error {
+	gc.graph.mu.RLock()
+	deps := owner.dependentList()
+	refs := make([]objectReference, len(deps))
+	for i, d := range deps {
+		refs[i] = d.identity
+	}
+	gc.graph.mu.RUnlock()
+	if err := gc.orphanDependents(ctx, owner.identity, refs); err != nil {
+		return err
+	}
+	return gc.removeFinalizer(ctx, AttemptToOrphan, owner.identity, metav1.FinalizerOrphanDependents,
+		fmt.Sprintf("%d dependents orphaned", len(refs)))
+}
