@@ -8,11 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -35,6 +33,7 @@ import (
 
 	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // testEnv is one embedded control plane and one active engine, shared by the package's
@@ -47,68 +46,35 @@ type testEnv struct {
 	dyn     dynamic.Interface
 	ext     apiextensionsclient.Interface
 	engine  *gc.GarbageCollector
-	stop    context.CancelFunc
-	done    chan error
 }
 
-var (
-	envOnce sync.Once
-	env     *testEnv
-	envErr  error
-)
+// env is filled by the shared control plane's Setup.
+var env *testEnv
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if env != nil {
-		env.stop()
-		<-env.done
-		env.cluster.Stop()
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // discoveryPeriod is short so that new custom resources are monitored within seconds.
 const discoveryPeriod = 2 * time.Second
 
 func setup(t *testing.T) *testEnv {
 	t.Helper()
-	envOnce.Do(func() { env, envErr = startEnv() })
-	if envErr != nil {
-		t.Fatalf("test environment: %v", envErr)
-	}
+	testkit.Shared(t, testkit.Options{Controllers: true, Setup: startEngine})
 	return env
 }
 
-func startEnv() (*testEnv, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := cluster.Start(ctx, cluster.Options{Controllers: true, Logger: log})
+// startEngine runs the shared engine, active, on the shared control plane.
+func startEngine(_ context.Context, k *testkit.Env) error {
+	e := &testEnv{cluster: k.Cluster, config: k.Config, client: k.Client, meta: k.Meta, dyn: k.Dyn, ext: k.Ext}
+	var err error
+	e.engine, err = gc.NewForConfig(e.config, gc.Options{DiscoveryPeriod: discoveryPeriod, SyncTimeout: 20 * time.Second, Logger: k.Log})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	e := &testEnv{cluster: c, config: c.RESTConfig(), done: make(chan error, 1)}
-	e.client = kubernetes.NewForConfigOrDie(e.config)
-	e.meta = metadata.NewForConfigOrDie(e.config)
-	e.dyn = dynamic.NewForConfigOrDie(e.config)
-	e.ext = apiextensionsclient.NewForConfigOrDie(e.config)
-	e.engine, err = gc.NewForConfig(e.config, gc.Options{DiscoveryPeriod: discoveryPeriod, SyncTimeout: 20 * time.Second, Logger: log})
-	if err != nil {
-		c.Stop()
-		return nil, err
+	if err := k.GoReady(e.engine.Started(), e.engine.Run); err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	e.stop = stop
-	go func() { e.done <- e.engine.Run(runCtx) }()
-	select {
-	case <-e.engine.Started():
-		return e, nil
-	case err := <-e.done:
-		c.Stop()
-		return nil, fmt.Errorf("engine: %v", err)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	env = e
+	return nil
 }
 
 var configMaps = corev1.SchemeGroupVersion.WithResource("configmaps")
@@ -1101,7 +1067,7 @@ func TestBrokenResourceDoesNotStopCollection(t *testing.T) {
 func TestShadowModeAgainstRealAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg := ownControlPlane(t, ctx)
+	cfg := ownControlPlane(t)
 	client := kubernetes.NewForConfigOrDie(cfg)
 	engine := runEngine(t, ctx, cfg, gc.Options{Mode: gc.ModeShadow})
 	<-engine.Started()
@@ -1192,14 +1158,9 @@ func TestMetricsUnderUpstreamNames(t *testing.T) {
 
 // ownControlPlane starts a control plane for one test, with no controllers and no engine
 // of the shared environment, stopped when the test ends.
-func ownControlPlane(t *testing.T, ctx context.Context) *rest.Config {
+func ownControlPlane(t *testing.T) *rest.Config {
 	t.Helper()
-	c, err := cluster.Start(ctx, cluster.Options{Controllers: false})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
-	return c.RESTConfig()
+	return testkit.NewCluster(t, testkit.Options{}).Config
 }
 
 // runEngine runs an engine on cfg until the test ends.

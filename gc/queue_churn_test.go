@@ -56,7 +56,7 @@ func workqueueGauges(t *testing.T, engine *gc.GarbageCollector) map[string]float
 func TestQueueMirrorMatchesMetricsUnderChurn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cfg := ownControlPlane(t, ctx)
+	cfg := ownControlPlane(t)
 	fast := rest.CopyConfig(cfg)
 	fast.QPS, fast.Burst = 400, 800
 	client := kubernetes.NewForConfigOrDie(fast)

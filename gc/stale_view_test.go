@@ -79,7 +79,7 @@ func TestStaleViewNeverDeletesAnObjectThatGainedAnOwner(t *testing.T) {
 	const dependents = 20
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg := ownControlPlane(t, ctx)
+	cfg := ownControlPlane(t)
 	client := kubernetes.NewForConfigOrDie(cfg)
 	gate := &watchGate{}
 	gate.open = sync.NewCond(&gate.mu)

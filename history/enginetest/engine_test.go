@@ -22,6 +22,7 @@ import (
 	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 var logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -33,25 +34,16 @@ const dependents = 30
 // waits for the engine to sync; both stop when the test ends.
 func startEngine(ctx context.Context, t *testing.T, delay time.Duration) (*cluster.Cluster, *gc.GarbageCollector) {
 	t.Helper()
-	c, err := cluster.Start(ctx, cluster.Options{Logger: logger})
+	k := testkit.NewCluster(t, testkit.Options{Logger: logger})
+	engine, err := gc.NewForConfig(k.Config, gc.Options{Workers: 2, ActionDelay: delay, SyncTimeout: 20 * time.Second, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.Stop)
-	engine, err := gc.NewForConfig(c.RESTConfig(), gc.Options{Workers: 2, ActionDelay: delay, SyncTimeout: 20 * time.Second, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
+	// The engine stops before the control plane does, when the test ends.
+	if err := k.GoReady(engine.Synced(), engine.Run); err != nil {
+		t.Fatalf("the engine did not sync: %v", err)
 	}
-	engineCtx, stopEngine := context.WithCancel(context.Background())
-	engineDone := make(chan error, 1)
-	go func() { engineDone <- engine.Run(engineCtx) }()
-	t.Cleanup(func() { stopEngine(); <-engineDone }) // before the cluster stops: cleanups run last first
-	select {
-	case <-engine.Synced():
-	case <-ctx.Done():
-		t.Fatal("the engine did not sync")
-	}
-	return c, engine
+	return k.Cluster, engine
 }
 
 func TestRecordedForegroundCascadeRebuildsTheLiveState(t *testing.T) {

@@ -1,6 +1,8 @@
 package difftest
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"bytes"
 	"compress/flate"
 	"context"
@@ -139,11 +141,7 @@ type scaleResult struct {
 // has been given back.
 func BenchmarkScale(b *testing.B) {
 	ctx := context.Background()
-	sd, err := startSide(ctx, "scale")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sd.cluster.Stop()
+	sd := newSide("scale", testkit.NewCluster(b, testkit.Options{}))
 	pods := scalePods(b)
 	start := time.Now()
 	objects, err := load(ctx, sd, "scale", pods)

@@ -1,6 +1,8 @@
 package difftest
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"cmp"
 	"context"
 	"fmt"
@@ -332,11 +334,7 @@ func collectorRun(ctx context.Context, sd *side, which string, qps float32, burs
 // b.N asks: each cascade takes seconds to minutes.
 func BenchmarkCascades(b *testing.B) {
 	ctx := context.Background()
-	sd, err := startSide(ctx, "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sd.cluster.Stop()
+	sd := newSide("bench", testkit.NewCluster(b, testkit.Options{}))
 	// Unbounded, a cascade lasts about a second and one run is noise on a loaded machine:
 	// those cases run in rounds (each round: upstream, gcscope, raw limit) and the median
 	// wall time of each is printed.
