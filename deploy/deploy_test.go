@@ -48,6 +48,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/internal/testkit"
@@ -485,8 +486,8 @@ func TestServerSideDryRun(t *testing.T) {
 			}
 			// The enforcement is on: a root pod is refused in that namespace.
 			root := pod.DeepCopy()
-			root.Spec.SecurityContext.RunAsNonRoot = ptr(false)
-			root.Spec.SecurityContext.RunAsUser = ptr(int64(0))
+			root.Spec.SecurityContext.RunAsNonRoot = ptr.To(false)
+			root.Spec.SecurityContext.RunAsUser = ptr.To(int64(0))
 			root.Spec.Containers[0].SecurityContext.RunAsNonRoot = nil
 			if _, err := c.cs.CoreV1().Pods(d.Namespace).Create(ctx, root, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); !apierrors.IsForbidden(err) {
 				t.Errorf("a root pod in namespace %s: %v, want Forbidden (Pod Security restricted)", d.Namespace, err)
@@ -494,8 +495,6 @@ func TestServerSideDryRun(t *testing.T) {
 		})
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // installRBAC makes the cluster's gcscope permissions exactly those of a manifest: its
 // Namespace, ServiceAccount, ClusterRoles and ClusterRoleBindings are applied for real, and
@@ -544,7 +543,7 @@ func installRBAC(t testing.TB, m *manifest) {
 func token(t testing.TB, namespace, name string) string {
 	t.Helper()
 	tr, err := admin(t).cs.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("token for %s/%s: %v", namespace, name, err)
 	}

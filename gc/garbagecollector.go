@@ -32,6 +32,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 )
 
 // Mode is whether the engine acts.
@@ -322,7 +323,7 @@ func (gc *GarbageCollector) Run(ctx context.Context) error {
 		// As upstream: no resource yet is no reason to stop; the discovery sync retries.
 		gc.log.Warn("discovery found no resources to monitor; retrying every period", "err", err, "period", gc.opts.DiscoveryPeriod)
 		gc.metrics.syncErrors.Inc()
-		gc.discoveryProblem.Store(ptrTo(noResourcesProblem(err, gc.opts.DiscoveryPeriod)))
+		gc.discoveryProblem.Store(ptr.To(noResourcesProblem(err, gc.opts.DiscoveryPeriod)))
 	} else if err != nil {
 		gc.log.Warn("partial discovery; monitoring what was found", "err", err)
 		gc.metrics.syncErrors.Inc()
@@ -681,7 +682,7 @@ func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerRefe
 			return false, owner, nil
 		}
 	}
-	owner, err := gc.getObject(ctx, AttemptToDelete, key, lookUpOwnerOf+item.identity.Kind+" "+item.identity.Name, ptrTo(refOf(item.identity)))
+	owner, err := gc.getObject(ctx, AttemptToDelete, key, lookUpOwnerOf+item.identity.Kind+" "+item.identity.Name, ptr.To(refOf(item.identity)))
 	switch {
 	case apierrors.IsNotFound(err):
 		// The mapper may be stale: a version the apiserver stopped serving answers 404 as

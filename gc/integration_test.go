@@ -30,6 +30,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
@@ -98,11 +99,11 @@ func (e *testEnv) namespace(t *testing.T) string {
 
 type ownerOpt func(*metav1.OwnerReference)
 
-func nonBlocking(r *metav1.OwnerReference) { r.BlockOwnerDeletion = ptr(false) }
+func nonBlocking(r *metav1.OwnerReference) { r.BlockOwnerDeletion = ptr.To(false) }
 
 // refTo builds a blocking, non-controller reference to obj of apiVersion/kind.
 func refTo(apiVersion, kind string, obj metav1.Object, opts ...ownerOpt) metav1.OwnerReference {
-	r := metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: obj.GetName(), UID: obj.GetUID(), BlockOwnerDeletion: ptr(true)}
+	r := metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: obj.GetName(), UID: obj.GetUID(), BlockOwnerDeletion: ptr.To(true)}
 	for _, o := range opts {
 		o(&r)
 	}
@@ -262,8 +263,6 @@ func (e *testEnv) removeFinalizers(t *testing.T, gvr schema.GroupVersionResource
 }
 
 const holdFinalizer = "test.gcscope.io/hold"
-
-func ptr[T any](v T) *T { return &v }
 
 // --- scenarios ---
 
@@ -532,7 +531,7 @@ func TestThreeObjectCircleDeletedInForeground(t *testing.T) {
 func TestOwnerThatNeverExisted(t *testing.T) {
 	e := setup(t)
 	ns := e.namespace(t)
-	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "ghost", UID: uuid.NewUUID(), BlockOwnerDeletion: ptr(true)}
+	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "ghost", UID: uuid.NewUUID(), BlockOwnerDeletion: ptr.To(true)}
 	dep := e.configMap(t, ns, "dep", nil, ghost)
 	e.waitGone(t, dep)
 	eventually(t, "the virtual owner leaves the graph", func() bool {
@@ -670,7 +669,7 @@ func TestDeploymentChainDeletedInForeground(t *testing.T) {
 	dep, err := e.client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr(int32(3)),
+			Replicas: ptr.To(int32(3)),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
@@ -788,7 +787,7 @@ func (e *testEnv) crd(t *testing.T, plural, kind string) schema.GroupVersionReso
 			Scope: apiextensionsv1.NamespaceScoped,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: ptr(true)}}}},
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
 		},
 	}
 	if _, err := e.ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
@@ -921,7 +920,7 @@ func TestVersionNoLongerServedIsNeverProofOfAbsence(t *testing.T) {
 	ns := e.namespace(t)
 	ctx := context.Background()
 	group, plural := "gc.gcscope.io", "gizmos"
-	schemaProps := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}
+	schemaProps := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
@@ -1006,7 +1005,7 @@ func TestBrokenResourceDoesNotStopCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	group := "gc.gcscope.io"
-	validation := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}
+	validation := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}
 	crds := e.ext.ApiextensionsV1().CustomResourceDefinitions()
 	crd, err := crds.Create(ctx, &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "brokens." + group},
@@ -1040,7 +1039,7 @@ func TestBrokenResourceDoesNotStopCollection(t *testing.T) {
 			Strategy: apiextensionsv1.WebhookConverter,
 			Webhook: &apiextensionsv1.WebhookConversion{
 				ConversionReviewVersions: []string{"v1"},
-				ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: ptr("https://127.0.0.1:1/convert"), CABundle: ca},
+				ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/convert"), CABundle: ca},
 			},
 		}
 		_, err = crds.Update(ctx, crd, metav1.UpdateOptions{})

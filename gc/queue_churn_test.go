@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/gc"
 )
@@ -180,7 +181,7 @@ func churnRound(ctx context.Context, cms interface {
 	ref := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}
 	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: name + "-ghost", UID: uuid.NewUUID()}
 	blocking := ref
-	blocking.BlockOwnerDeletion = ptr(true)
+	blocking.BlockOwnerDeletion = ptr.To(true)
 	var deps []string
 	for i, refs := range [][]metav1.OwnerReference{{blocking}, {ref}, {ref, ghost}, {ghost}} {
 		label := depLabel

@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/history"
 )
@@ -52,7 +53,7 @@ func TestCascadesOfTheRealEngine(t *testing.T) {
 			if _, err := client.CoreV1().ConfigMaps(ns.Name).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 				Name: fmt.Sprintf("%s-dep-%02d", name, i),
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID,
-					BlockOwnerDeletion: ptr(true)}},
+					BlockOwnerDeletion: ptr.To(true)}},
 			}}, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}

@@ -18,6 +18,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
@@ -80,7 +81,7 @@ func TestRecordedForegroundCascadeRebuildsTheLiveState(t *testing.T) {
 		cm, err := client.CoreV1().ConfigMaps(ns.Name).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 			Name: fmt.Sprintf("dep-%02d", i),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID,
-				BlockOwnerDeletion: ptr(true)}},
+				BlockOwnerDeletion: ptr.To(true)}},
 		}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
@@ -234,5 +235,3 @@ func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
 		}
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

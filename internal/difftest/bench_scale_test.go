@@ -21,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/gc"
 )
@@ -65,7 +66,7 @@ func load(ctx context.Context, sd *side, ns string, pods int) (int, error) {
 	}
 	controlledBy := func(apiVersion, kind string, o metav1.Object) []metav1.OwnerReference {
 		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: o.GetName(), UID: o.GetUID(),
-			Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
 	}
 	replicaSets := make([]*appsv1.ReplicaSet, apps)
 	err := parallel(apps, 64, func(i int) error {

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 )
 
 // The cascade benchmark: kube-controller-manager's collector and gcscope's engine, one
@@ -161,7 +162,7 @@ func build(ctx context.Context, sd *side, ns string, shape benchShape) ([]*corev
 			if len(owners) > 0 {
 				o := owners[i/each]
 				cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: o.Name, UID: o.UID,
-					BlockOwnerDeletion: ptr(true), Controller: ptr(true)}}
+					BlockOwnerDeletion: ptr.To(true), Controller: ptr.To(true)}}
 			}
 			var err error
 			out[i], err = cms.Create(ctx, cm, metav1.CreateOptions{})
