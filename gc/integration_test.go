@@ -123,7 +123,7 @@ func (e *testEnv) configMap(t *testing.T, ns, name string, finalizers []string, 
 	if err != nil {
 		t.Fatalf("create configmap %s: %v", name, err)
 	}
-	eventually(t, "the engine observes "+name, func() bool {
+	testkit.Eventually(t, "the engine observes "+name, func() bool {
 		n, ok := e.engine.Node(cm.UID)
 		return (ok && n.Observed) || e.getCM(t, cm) == nil // or has already collected it
 	})
@@ -134,7 +134,7 @@ func (e *testEnv) configMap(t *testing.T, ns, name string, finalizers []string, 
 // must find its dependents in the graph, as upstream's tests also wait for.
 func (e *testEnv) waitObserved(t *testing.T, uid types.UID) {
 	t.Helper()
-	eventually(t, "the engine observes "+string(uid), func() bool {
+	testkit.Eventually(t, "the engine observes "+string(uid), func() bool {
 		n, ok := e.engine.Node(uid)
 		return ok && n.Observed
 	})
@@ -174,28 +174,6 @@ func (e *testEnv) get(t *testing.T, gvr schema.GroupVersionResource, ns, name st
 func (e *testEnv) getCM(t *testing.T, cm *corev1.ConfigMap) *metav1.PartialObjectMetadata {
 	t.Helper()
 	return e.get(t, configMaps, cm.Namespace, cm.Name, cm.UID)
-}
-
-// eventually polls cond for up to a minute.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true,
-		func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		t.Fatalf("timed out waiting until %s", what)
-	}
-}
-
-// consistently checks cond holds for d (used to show something waits).
-func consistently(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if !cond() {
-			t.Fatalf("expected %s to hold for %v", what, d)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 func (e *testEnv) waitGone(t *testing.T, cm *corev1.ConfigMap) {
@@ -277,7 +255,7 @@ func TestBackgroundCascadeKeepsDependentWithSecondSolidOwner(t *testing.T) {
 	e.deleteCM(t, owner, metav1.DeletePropagationBackground)
 	e.waitGone(t, owner)
 	e.waitGone(t, only)
-	eventually(t, "shared-child keeps only its second owner", func() bool {
+	testkit.Eventually(t, "shared-child keeps only its second owner", func() bool {
 		obj := e.getCM(t, shared)
 		return obj != nil && len(obj.OwnerReferences) == 1
 	})
@@ -296,7 +274,7 @@ func TestTwoReferencesWithOneUIDBothGoAndTheReasonSaysSo(t *testing.T) {
 	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "Secret", Name: "ghost", UID: owner.UID}
 	start := e.engine.Feed().LastSeq()
 	dep := e.configMap(t, ns, "dependent", nil, cmRef(owner), ghost)
-	eventually(t, "the dependent loses both references", func() bool {
+	testkit.Eventually(t, "the dependent loses both references", func() bool {
 		obj := e.getCM(t, dep)
 		return obj != nil && len(obj.OwnerReferences) == 0
 	})
@@ -330,7 +308,7 @@ func TestExplainOwnerOfUnservedVersionSaysTheEngineRetries(t *testing.T) {
 	unserved := metav1.OwnerReference{APIVersion: "gadgets.example.com/v9", Kind: "Gadget", Name: "g", UID: "0d5c3b1e-unserved-owner"}
 	dep := e.configMap(t, ns, "dependent", nil, unserved)
 	// The owner is a virtual node: the engine tries to verify it, cannot, and retries.
-	eventually(t, "the engine to try the unserved owner and requeue it", func() bool {
+	testkit.Eventually(t, "the engine to try the unserved owner and requeue it", func() bool {
 		ex, _ := e.engine.Explain(unserved.UID)
 		return ex.Last != nil && ex.Last.Verb == gc.VerbRequeue
 	})
@@ -344,7 +322,7 @@ func TestExplainOwnerOfUnservedVersionSaysTheEngineRetries(t *testing.T) {
 	if owner, _ := e.engine.Explain(unserved.UID); !strings.HasPrefix(owner.Next, "retry later") {
 		t.Errorf("the owner's next step %q; want a retry", owner.Next)
 	}
-	consistently(t, "the dependent stays", 2*time.Second, func() bool { return e.getCM(t, dep) != nil })
+	testkit.Consistently(t, "the dependent stays", 2*time.Second, func() bool { return e.getCM(t, dep) != nil })
 }
 
 // TestExplainObjectThatOwnsItself: an object naming itself as a blocking owner, deleted in
@@ -357,13 +335,13 @@ func TestExplainObjectThatOwnsItself(t *testing.T) {
 	if _, err := e.client.CoreV1().ConfigMaps(ns).Patch(context.Background(), "selfish", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the engine sees the self reference", func() bool {
+	testkit.Eventually(t, "the engine sees the self reference", func() bool {
 		n, ok := e.engine.Node(self.UID)
 		return ok && len(n.Owners) == 1
 	})
 	e.deleteCM(t, self, metav1.DeletePropagationForeground)
 	var ex gc.Explanation
-	eventually(t, "the engine marks it deleting its dependents", func() bool {
+	testkit.Eventually(t, "the engine marks it deleting its dependents", func() bool {
 		ex, _ = e.engine.Explain(self.UID)
 		return ex.Object.DeletingDependents && len(ex.Blockers) > 0
 	})
@@ -387,7 +365,7 @@ func TestUnblockThenDeleteIsDecidedAgainAsUpstream(t *testing.T) {
 	eDep := e.configMap(t, ns, "e", nil, cmRef(d))
 	f := e.configMap(t, ns, "f", []string{holdFinalizer}, cmRef(eDep))
 	e.deleteCM(t, eDep, metav1.DeletePropagationForeground)
-	eventually(t, "e waits for f", func() bool { n, _ := e.engine.Node(eDep.UID); return n.DeletingDependents })
+	testkit.Eventually(t, "e waits for f", func() bool { n, _ := e.engine.Node(eDep.UID); return n.DeletingDependents })
 	start := e.engine.Feed().LastSeq()
 	e.deleteCM(t, o, metav1.DeletePropagationForeground)
 	e.waitGone(t, o) // d no longer blocks it
@@ -438,11 +416,11 @@ func TestBlockingDependentHeldByFinalizerBlocksForegroundUntilReleased(t *testin
 
 	e.deleteCM(t, owner, metav1.DeletePropagationForeground)
 	e.waitGone(t, free)
-	eventually(t, "held is being deleted", func() bool {
+	testkit.Eventually(t, "held is being deleted", func() bool {
 		obj := e.getCM(t, held)
 		return obj != nil && obj.DeletionTimestamp != nil
 	})
-	consistently(t, "the owner waits for its held dependent", 2*time.Second, func() bool { return e.getCM(t, owner) != nil })
+	testkit.Consistently(t, "the owner waits for its held dependent", 2*time.Second, func() bool { return e.getCM(t, owner) != nil })
 	assertState(t, e.getCM(t, owner), "owner", nil, []string{metav1.FinalizerDeleteDependents}, true)
 	assertState(t, e.getCM(t, held), "held", []types.UID{owner.UID}, []string{holdFinalizer}, true)
 
@@ -485,7 +463,7 @@ func TestNonBlockingReferenceDoesNotBlockForeground(t *testing.T) {
 	e.deleteCM(t, owner, metav1.DeletePropagationForeground)
 	e.waitGone(t, owner)
 	// The dependent is collected too; its own finalizer keeps it, being deleted.
-	eventually(t, "dep is being deleted", func() bool {
+	testkit.Eventually(t, "dep is being deleted", func() bool {
 		obj := e.getCM(t, dep)
 		return obj != nil && obj.DeletionTimestamp != nil
 	})
@@ -501,7 +479,7 @@ func TestForegroundTwiceOnObjectWithItsOwnFinalizer(t *testing.T) {
 
 	for i := range 2 {
 		e.deleteCM(t, obj, metav1.DeletePropagationForeground)
-		eventually(t, fmt.Sprintf("delete %d: the collector removes foregroundDeletion", i+1), func() bool {
+		testkit.Eventually(t, fmt.Sprintf("delete %d: the collector removes foregroundDeletion", i+1), func() bool {
 			o := e.getCM(t, obj)
 			return o != nil && o.DeletionTimestamp != nil && slices.Equal(o.Finalizers, []string{holdFinalizer})
 		})
@@ -534,7 +512,7 @@ func TestOwnerThatNeverExisted(t *testing.T) {
 	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "ghost", UID: uuid.NewUUID(), BlockOwnerDeletion: ptr.To(true)}
 	dep := e.configMap(t, ns, "dep", nil, ghost)
 	e.waitGone(t, dep)
-	eventually(t, "the virtual owner leaves the graph", func() bool {
+	testkit.Eventually(t, "the virtual owner leaves the graph", func() bool {
 		_, ok := e.engine.Node(ghost.UID)
 		return !ok
 	})
@@ -549,10 +527,10 @@ func TestCrossNamespaceReference(t *testing.T) {
 	stray := e.configMap(t, away, "stray", nil, cmRef(owner))
 
 	e.waitGone(t, stray)
-	consistently(t, "the real owner's dependent stays", time.Second, func() bool { return e.getCM(t, child) != nil })
+	testkit.Consistently(t, "the real owner's dependent stays", time.Second, func() bool { return e.getCM(t, child) != nil })
 	assertState(t, e.getCM(t, child), "child", []types.UID{owner.UID}, nil, false)
 	assertState(t, e.getCM(t, owner), "owner", nil, nil, false)
-	eventually(t, "a Warning OwnerRefInvalidNamespace event on the stray dependent", func() bool {
+	testkit.Eventually(t, "a Warning OwnerRefInvalidNamespace event on the stray dependent", func() bool {
 		events, err := e.client.CoreV1().Events(away).List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			return false
@@ -574,7 +552,7 @@ func TestUnblockingReferenceReleasesWaitingOwner(t *testing.T) {
 	dep := e.configMap(t, ns, "dep", []string{holdFinalizer}, cmRef(owner))
 
 	e.deleteCM(t, owner, metav1.DeletePropagationForeground)
-	consistently(t, "the owner waits", 2*time.Second, func() bool { return e.getCM(t, owner) != nil })
+	testkit.Consistently(t, "the owner waits", 2*time.Second, func() bool { return e.getCM(t, owner) != nil })
 
 	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":%q,"blockOwnerDeletion":false}]}}`, owner.UID)
 	if _, err := e.client.CoreV1().ConfigMaps(ns).Patch(context.Background(), dep.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
@@ -593,7 +571,7 @@ func TestSecondDeleteWithOrphanPolicyOnWaitingOwner(t *testing.T) {
 	dep := e.configMap(t, ns, "dep", []string{holdFinalizer}, cmRef(owner))
 
 	e.deleteCM(t, owner, metav1.DeletePropagationForeground)
-	eventually(t, "the owner waits in the foreground, and the collector has deleted dep", func() bool {
+	testkit.Eventually(t, "the owner waits in the foreground, and the collector has deleted dep", func() bool {
 		o, d := e.getCM(t, owner), e.getCM(t, dep)
 		return o != nil && slices.Contains(o.Finalizers, metav1.FinalizerDeleteDependents) && d != nil && d.DeletionTimestamp != nil
 	})
@@ -646,7 +624,7 @@ func TestStressOwnersDeletedEveryWay(t *testing.T) {
 		e.waitGone(t, g.owner)
 		for _, d := range g.deps {
 			if g.way == "orphan" {
-				eventually(t, d.Name+" orphaned", func() bool {
+				testkit.Eventually(t, d.Name+" orphaned", func() bool {
 					o := e.getCM(t, d)
 					return o != nil && len(o.OwnerReferences) == 0
 				})
@@ -680,7 +658,7 @@ func TestDeploymentChainDeletedInForeground(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the controllers create a ReplicaSet and 3 Pods", func() bool {
+	testkit.Eventually(t, "the controllers create a ReplicaSet and 3 Pods", func() bool {
 		pods, err := e.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		return err == nil && len(pods.Items) == 3
 	})
@@ -688,7 +666,7 @@ func TestDeploymentChainDeletedInForeground(t *testing.T) {
 	if err := e.client.AppsV1().Deployments(ns).Delete(ctx, dep.Name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the Deployment is gone", func() bool {
+	testkit.Eventually(t, "the Deployment is gone", func() bool {
 		_, err := e.client.AppsV1().Deployments(ns).Get(ctx, dep.Name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
@@ -720,7 +698,7 @@ func TestClusterScopedOwners(t *testing.T) {
 	unknown := e.configMap(t, ns, "unknown-kind", nil, unknownRef)
 
 	e.waitGone(t, missing)
-	consistently(t, "dependents of a valid owner and of an unknown kind stay", 3*time.Second, func() bool {
+	testkit.Consistently(t, "dependents of a valid owner and of an unknown kind stay", 3*time.Second, func() bool {
 		return e.getCM(t, valid) != nil && e.getCM(t, unknown) != nil
 	})
 	assertState(t, e.getCM(t, unknown), "unknown-kind", []types.UID{unknownRef.UID}, nil, false)
@@ -766,7 +744,7 @@ func TestClusterScopedDependentOfNamespacedOwnerIsNeverDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no Warning event on the cluster-scoped dependent; engine: %s", e.explain(cr.UID))
 	}
-	consistently(t, "the ClusterRole stays", 2*time.Second, func() bool {
+	testkit.Consistently(t, "the ClusterRole stays", 2*time.Second, func() bool {
 		return e.get(t, rbacv1.SchemeGroupVersion.WithResource("clusterroles"), "", cr.Name, cr.UID) != nil
 	})
 }
@@ -801,7 +779,7 @@ func (e *testEnv) crd(t *testing.T, plural, kind string) schema.GroupVersionReso
 func (e *testEnv) waitMonitored(t *testing.T, gvr schema.GroupVersionResource) {
 	t.Helper()
 	name := gvr.Group + "/" + gvr.Version + "/" + gvr.Resource
-	eventually(t, "the engine monitors "+name, func() bool {
+	testkit.Eventually(t, "the engine monitors "+name, func() bool {
 		st := e.engine.SyncState()
 		return slices.Contains(st.Resources, name) && !slices.Contains(st.Unsynced, name)
 	})
@@ -820,7 +798,7 @@ func (e *testEnv) customResource(t *testing.T, gvr schema.GroupVersionResource, 
 		"metadata": map[string]any{"name": name, "ownerReferences": refs},
 	}
 	var created metav1.Object
-	eventually(t, "create "+kind+" "+name, func() bool {
+	testkit.Eventually(t, "create "+kind+" "+name, func() bool {
 		u, err := e.dyn.Resource(gvr).Namespace(ns).Create(context.Background(), toUnstructured(obj), metav1.CreateOptions{})
 		if err != nil {
 			return false
@@ -847,7 +825,7 @@ func TestCustomResourceCascadeOrphanAndMixedOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitGone(t, childCM)
-	eventually(t, "child Gadget collected", func() bool { return e.get(t, gvr, ns, "child", childCR.GetUID()) == nil })
+	testkit.Eventually(t, "child Gadget collected", func() bool { return e.get(t, gvr, ns, "child", childCR.GetUID()) == nil })
 
 	// Orphan: custom resources take no strategic merge patch; the engine falls back to a
 	// JSON merge patch.
@@ -858,7 +836,7 @@ func TestCustomResourceCascadeOrphanAndMixedOwnership(t *testing.T) {
 	if err := e.dyn.Resource(gvr).Namespace(ns).Delete(ctx, "parent", metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "parent Gadget gone", func() bool { return e.get(t, gvr, ns, "parent", parent.GetUID()) == nil })
+	testkit.Eventually(t, "parent Gadget gone", func() bool { return e.get(t, gvr, ns, "parent", parent.GetUID()) == nil })
 	assertState(t, e.get(t, gvr, ns, "orphan-cr", orphanCR.GetUID()), "orphan-cr", nil, nil, false)
 	assertState(t, e.getCM(t, orphanCM), "orphan-cm", nil, nil, false)
 
@@ -867,14 +845,14 @@ func TestCustomResourceCascadeOrphanAndMixedOwnership(t *testing.T) {
 	mid := e.customResource(t, gvr, "Gadget", ns, "mid", cmRef(root))
 	leaf := e.configMap(t, ns, "leaf", []string{holdFinalizer}, refTo(api, "Gadget", mid))
 	e.deleteCM(t, root, metav1.DeletePropagationForeground)
-	eventually(t, "mid Gadget waits in the foreground for leaf", func() bool {
+	testkit.Eventually(t, "mid Gadget waits in the foreground for leaf", func() bool {
 		m := e.get(t, gvr, ns, "mid", mid.GetUID())
 		return m != nil && slices.Contains(m.Finalizers, metav1.FinalizerDeleteDependents)
 	})
 	assertState(t, e.getCM(t, root), "root", nil, []string{metav1.FinalizerDeleteDependents}, true)
 	e.removeFinalizers(t, configMaps, ns, leaf.Name)
 	e.waitGone(t, leaf)
-	eventually(t, "mid gone", func() bool { return e.get(t, gvr, ns, "mid", mid.GetUID()) == nil })
+	testkit.Eventually(t, "mid gone", func() bool { return e.get(t, gvr, ns, "mid", mid.GetUID()) == nil })
 	e.waitGone(t, root)
 }
 
@@ -892,11 +870,11 @@ func TestDeletingCRDCollectsDependentsAndRecreating(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitGone(t, dep)
-	eventually(t, "the CRD is gone", func() bool {
+	testkit.Eventually(t, "the CRD is gone", func() bool {
 		_, err := e.ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crdName, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
-	eventually(t, "the engine stops monitoring sprockets", func() bool {
+	testkit.Eventually(t, "the engine stops monitoring sprockets", func() bool {
 		return !slices.Contains(e.engine.SyncState().Resources, "gc.gcscope.io/v1/sprockets")
 	})
 
@@ -945,14 +923,14 @@ func TestVersionNoLongerServedIsNeverProofOfAbsence(t *testing.T) {
 	beta := refTo(group+"/v1beta1", "Gizmo", owner)
 	early := e.configMap(t, ns, "early", nil, beta)
 	// The engine has looked the owner up through v1beta1 (its mapper maps it now).
-	eventually(t, "the engine to verify early's owner through v1beta1", func() bool {
+	testkit.Eventually(t, "the engine to verify early's owner through v1beta1", func() bool {
 		ex, _ := e.engine.Explain(early.UID)
 		return ex.Last != nil && ex.Last.Verb == gc.VerbKeep
 	})
 
 	setServed := func(served bool) {
 		t.Helper()
-		eventually(t, "update the CRD", func() bool {
+		testkit.Eventually(t, "update the CRD", func() bool {
 			cur, err := e.ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
 			if err != nil {
 				return false
@@ -961,23 +939,23 @@ func TestVersionNoLongerServedIsNeverProofOfAbsence(t *testing.T) {
 			_, err = e.ext.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, cur, metav1.UpdateOptions{})
 			return err == nil
 		})
-		eventually(t, fmt.Sprintf("discovery to say v1beta1 served=%v", served), func() bool {
+		testkit.Eventually(t, fmt.Sprintf("discovery to say v1beta1 served=%v", served), func() bool {
 			_, err := e.client.Discovery().ServerResourcesForGroupVersion(group + "/v1beta1")
 			return (err == nil) == served
 		})
 	}
 	setServed(false)
 	late := e.configMap(t, ns, "late", nil, beta)
-	consistently(t, "both dependents of the live owner stay", 3*discoveryPeriod, func() bool {
+	testkit.Consistently(t, "both dependents of the live owner stay", 3*discoveryPeriod, func() bool {
 		return e.getCM(t, early) != nil && e.getCM(t, late) != nil
 	})
-	eventually(t, "Explain to call late's owner unresolvable", func() bool {
+	testkit.Eventually(t, "Explain to call late's owner unresolvable", func() bool {
 		ex, _ := e.engine.Explain(late.UID)
 		return len(ex.Owners) == 1 && ex.Owners[0].State == gc.OwnerUnresolvable
 	})
 
 	setServed(true)
-	eventually(t, "Explain to see late's owner again", func() bool {
+	testkit.Eventually(t, "Explain to see late's owner again", func() bool {
 		ex, _ := e.engine.Explain(late.UID)
 		return len(ex.Owners) == 1 && ex.Owners[0].State == gc.OwnerSolid
 	})
@@ -1027,7 +1005,7 @@ func TestBrokenResourceDoesNotStopCollection(t *testing.T) {
 	e.waitMonitored(t, v1)
 
 	// Break it: a v2, preferred and stored, converting through a webhook nobody serves.
-	eventually(t, "the CRD gets a v2 behind a dead webhook", func() bool {
+	testkit.Eventually(t, "the CRD gets a v2 behind a dead webhook", func() bool {
 		crd, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
 		if err != nil {
 			return false
@@ -1080,7 +1058,7 @@ func TestShadowModeAgainstRealAPIServer(t *testing.T) {
 	}
 	var decision *gc.Action
 	var seq uint64
-	eventually(t, "the shadow engine decides to delete the dangling ConfigMap", func() bool {
+	testkit.Eventually(t, "the shadow engine decides to delete the dangling ConfigMap", func() bool {
 		events, err := engine.Feed().Since(seq, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -1096,7 +1074,7 @@ func TestShadowModeAgainstRealAPIServer(t *testing.T) {
 	if !decision.Shadow || decision.Policy != string(metav1.DeletePropagationBackground) || decision.Error != "" {
 		t.Errorf("decision %+v: want a shadow Background delete", decision)
 	}
-	consistently(t, "the ConfigMap stays, untouched", time.Second, func() bool {
+	testkit.Consistently(t, "the ConfigMap stays, untouched", time.Second, func() bool {
 		got, err := client.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{})
 		return err == nil && got.DeletionTimestamp == nil && got.ResourceVersion == cm.ResourceVersion
 	})

@@ -17,6 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // queueMetric names each queue in the workqueue metrics.
@@ -88,7 +89,7 @@ func TestQueueMirrorMatchesMetricsUnderChurn(t *testing.T) {
 	}
 
 	// Every owner goes and every dangling dependent with it; orphans stay.
-	waitFor(t, "the engine to finish the churn's deletions", func() bool {
+	testkit.Eventually(t, "the engine to finish the churn's deletions", func() bool {
 		list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: "churn"})
 		if err != nil {
 			return false
@@ -111,7 +112,7 @@ func TestQueueMirrorMatchesMetricsUnderChurn(t *testing.T) {
 		return true
 	}
 	last, since := engine.Feed().LastSeq(), time.Now()
-	waitFor(t, "the engine to be quiet for 2s", func() bool {
+	testkit.Eventually(t, "the engine to be quiet for 2s", func() bool {
 		if seq := engine.Feed().LastSeq(); seq != last || !quiet() {
 			last, since = seq, time.Now()
 			return false

@@ -1,6 +1,8 @@
 package enginetest
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"context"
 	"fmt"
 	"strings"
@@ -58,7 +60,7 @@ func TestCascadesOfTheRealEngine(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		waitFor(t, ctx, "the engine to observe "+name+"'s dependents", func() bool {
+		testkit.EventuallyEvery(t, 5*time.Millisecond, "the engine to observe "+name+"'s dependents", func() bool {
 			s := engine.Snapshot()
 			seen := 0
 			for _, nd := range s.Nodes {
@@ -91,7 +93,7 @@ func TestCascadesOfTheRealEngine(t *testing.T) {
 			t.Logf("the foreground cascade as recorded, each change:\n%s", strings.Join(seen, "\n"))
 		}
 	}()
-	waitFor(t, ctx, "the foreground cascade to be recorded part done", func() bool {
+	testkit.EventuallyEvery(t, 5*time.Millisecond, "the foreground cascade to be recorded part done", func() bool {
 		cs := cascadesOf(fgOwner)
 		if s := fmt.Sprintf("%+v", cs); len(seen) == 0 || seen[len(seen)-1] != s {
 			seen = append(seen, s)
@@ -111,7 +113,7 @@ func TestCascadesOfTheRealEngine(t *testing.T) {
 		policy string
 	}{{fgOwner, "Foreground"}, {bgOwner, "Background"}} {
 		var got history.Cascade
-		waitFor(t, ctx, "the "+want.policy+" cascade to end", func() bool {
+		testkit.EventuallyEvery(t, 5*time.Millisecond, "the "+want.policy+" cascade to end", func() bool {
 			cs := cascadesOf(want.owner)
 			if len(cs) == 1 && cs[0].End != nil {
 				got = cs[0]

@@ -88,7 +88,7 @@ func TestRecordedForegroundCascadeRebuildsTheLiveState(t *testing.T) {
 		}
 		deps[cm.UID] = cm.Name
 	}
-	waitFor(t, ctx, "the engine to observe the objects", func() bool {
+	testkit.EventuallyEvery(t, 5*time.Millisecond, "the engine to observe the objects", func() bool {
 		for uid := range deps {
 			if _, ok := engine.Node(uid); !ok {
 				return false
@@ -103,7 +103,7 @@ func TestRecordedForegroundCascadeRebuildsTheLiveState(t *testing.T) {
 	}
 	// The moment the cascade is half done, as the engine's live snapshot says it.
 	var live gc.Snapshot
-	waitFor(t, ctx, "the cascade to be half done", func() bool {
+	testkit.EventuallyEvery(t, 5*time.Millisecond, "the cascade to be half done", func() bool {
 		live = gc.Snapshot{}
 		s := engine.Snapshot()
 		left := 0
@@ -124,9 +124,9 @@ func TestRecordedForegroundCascadeRebuildsTheLiveState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, "the cascade to finish", func() bool { _, ok := engine.Node(owner.UID); return !ok })
+	testkit.EventuallyEvery(t, 5*time.Millisecond, "the cascade to finish", func() bool { _, ok := engine.Node(owner.UID); return !ok })
 	end := engine.Feed().LastSeq()
-	waitFor(t, ctx, "the recorder to catch up", func() bool { return store.Status().Seq >= end })
+	testkit.EventuallyEvery(t, 5*time.Millisecond, "the recorder to catch up", func() bool { return store.Status().Seq >= end })
 
 	st, err := store.StateAtSeq(ctx, store.Status().Session, live.Seq)
 	if err != nil {
@@ -223,15 +223,4 @@ func jsonOf(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
-}
-
-func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
 }

@@ -66,3 +66,18 @@ func Consistently(t testing.TB, what string, d time.Duration, cond func() bool) 
 		<-tick.C
 	}
 }
+
+// EventuallyEvery is Eventually at a fixed pace, for a passing state (a cascade half done)
+// that the backed-off checks of Eventually could step over.
+func EventuallyEvery(t testing.TB, every time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(DefaultWait)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", DefaultWait, what)
+		}
+		<-tick.C
+	}
+}
