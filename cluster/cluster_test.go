@@ -3,7 +3,6 @@ package cluster_test
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,43 +15,30 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/cluster/demo"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
-// One control plane for the whole package: booting one takes seconds and the
-// controller-manager can run only once per process.
+// One control plane for the whole package, with the demo applied: booting one takes seconds
+// and the controller-manager can run only once per process.
 var (
 	testCluster *cluster.Cluster
 	client      kubernetes.Interface
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runMain(m))
-}
-
-func runMain(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := cluster.Start(ctx, cluster.Options{Controllers: true, Logger: log})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start embedded control plane: %v\n", err)
-		return 1
-	}
-	defer c.Stop()
-	testCluster = c
-	client = kubernetes.NewForConfigOrDie(c.RESTConfig())
-	if err := demo.Apply(ctx, c.RESTConfig(), demo.Options{Logger: log}); err != nil {
-		fmt.Fprintf(os.Stderr, "apply demo: %v\n", err)
-		return 1
-	}
-	return m.Run()
+	testkit.Main(m, testkit.Options{Controllers: true, Setup: func(ctx context.Context, e *testkit.Env) error {
+		testCluster, client = e.Cluster, e.Client
+		if err := demo.Apply(ctx, e.Config, demo.Options{Logger: e.Log}); err != nil {
+			return fmt.Errorf("apply demo: %w", err)
+		}
+		return nil
+	}})
 }
 
 func TestWrittenKubeconfigReachesAPIServer(t *testing.T) {
@@ -104,15 +90,6 @@ func ownerOf(t *testing.T, obj metav1.Object) metav1.OwnerReference {
 	return *ref
 }
 
-// eventually polls cond for up to a minute (controllers react within seconds).
-func eventually(t *testing.T, what string, cond func(ctx context.Context) (bool, error)) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, cond)
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
 func TestDemoDeploymentHasTwoRevisionsWithRealOwnerReferences(t *testing.T) {
 	ctx := context.Background()
 	dep, err := client.AppsV1().Deployments(demo.NamespaceWeb).Get(ctx, "frontend", metav1.GetOptions{})
@@ -120,13 +97,13 @@ func TestDemoDeploymentHasTwoRevisionsWithRealOwnerReferences(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rss []appsv1.ReplicaSet
-	eventually(t, "frontend has two ReplicaSets with Pods", func(ctx context.Context) (bool, error) {
+	testkit.Eventually(t, "frontend has two ReplicaSets with Pods", func() bool {
 		list, err := client.AppsV1().ReplicaSets(demo.NamespaceWeb).List(ctx, metav1.ListOptions{LabelSelector: "app=frontend"})
 		if err != nil {
-			return false, err
+			return false
 		}
 		rss = list.Items
-		return len(rss) == 2, nil
+		return len(rss) == 2
 	})
 	images := map[string]bool{}
 	for _, rs := range rss {
@@ -140,17 +117,17 @@ func TestDemoDeploymentHasTwoRevisionsWithRealOwnerReferences(t *testing.T) {
 		t.Errorf("want one ReplicaSet per revision (nginx:1.27 and nginx:1.28), got %v", images)
 	}
 	uids := map[string]bool{string(rss[0].UID): true, string(rss[1].UID): true}
-	eventually(t, "frontend Pods owned by its ReplicaSets", func(ctx context.Context) (bool, error) {
+	testkit.Eventually(t, "frontend Pods owned by its ReplicaSets", func() bool {
 		pods, err := client.CoreV1().Pods(demo.NamespaceWeb).List(ctx, metav1.ListOptions{LabelSelector: "app=frontend"})
 		if err != nil || len(pods.Items) == 0 {
-			return false, err
+			return false
 		}
 		for _, p := range pods.Items {
 			if ref := metav1.GetControllerOf(&p); ref == nil || ref.Kind != "ReplicaSet" || !uids[string(ref.UID)] {
-				return false, fmt.Errorf("pod %s owner %+v is not a frontend ReplicaSet", p.Name, p.OwnerReferences)
+				t.Fatalf("pod %s owner %+v is not a frontend ReplicaSet", p.Name, p.OwnerReferences)
 			}
 		}
-		return true, nil
+		return true
 	})
 }
 
@@ -160,18 +137,18 @@ func TestDemoStatefulSetOwnsRevisionsPodsAndClaims(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "db has a ControllerRevision, 3 Pods and 3 PVCs it owns", func(ctx context.Context) (bool, error) {
+	testkit.Eventually(t, "db has a ControllerRevision, 3 Pods and 3 PVCs it owns", func() bool {
 		revs, err := client.AppsV1().ControllerRevisions(demo.NamespaceStateful).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false, err
+			return false
 		}
 		pods, err := client.CoreV1().Pods(demo.NamespaceStateful).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false, err
+			return false
 		}
 		pvcs, err := client.CoreV1().PersistentVolumeClaims(demo.NamespaceStateful).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false, err
+			return false
 		}
 		owned := func(objs []metav1.Object) int {
 			n := 0
@@ -184,7 +161,7 @@ func TestDemoStatefulSetOwnsRevisionsPodsAndClaims(t *testing.T) {
 			}
 			return n
 		}
-		return owned(metas(revs.Items)) >= 1 && owned(metas(pods.Items)) == 3 && owned(metas(pvcs.Items)) == 3, nil
+		return owned(metas(revs.Items)) >= 1 && owned(metas(pods.Items)) == 3 && owned(metas(pvcs.Items)) == 3
 	})
 }
 
@@ -208,10 +185,10 @@ func TestDemoCronJobJobsAndPods(t *testing.T) {
 	if len(jobUIDs) < 2 {
 		t.Fatalf("want at least 2 Jobs under the CronJob, got %d", len(jobUIDs))
 	}
-	eventually(t, "Job pods owned by the Jobs", func(ctx context.Context) (bool, error) {
+	testkit.Eventually(t, "Job pods owned by the Jobs", func() bool {
 		pods, err := client.CoreV1().Pods(demo.NamespaceBatch).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false, err
+			return false
 		}
 		n := 0
 		for _, p := range pods.Items {
@@ -219,7 +196,7 @@ func TestDemoCronJobJobsAndPods(t *testing.T) {
 				n++
 			}
 		}
-		return n >= 4, nil
+		return n >= 4
 	})
 }
 
@@ -229,12 +206,12 @@ func TestDemoDaemonSetRunsOnTheDemoNode(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a node-agent Pod owned by the DaemonSet", func(ctx context.Context) (bool, error) {
+	testkit.Eventually(t, "a node-agent Pod owned by the DaemonSet", func() bool {
 		pods, err := client.CoreV1().Pods(demo.NamespaceDaemon).List(ctx, metav1.ListOptions{})
 		if err != nil {
-			return false, err
+			return false
 		}
-		return len(pods.Items) == 1 && metav1.GetControllerOf(&pods.Items[0]).UID == ds.UID, nil
+		return len(pods.Items) == 1 && metav1.GetControllerOf(&pods.Items[0]).UID == ds.UID
 	})
 }
 
@@ -283,12 +260,13 @@ func TestDemoWidgetsOwnConfigMapsAndSecrets(t *testing.T) {
 }
 
 func TestDemoStuckPodHeldByFinalizer(t *testing.T) {
-	eventually(t, "the stuck Deployment's Pod carries the hold finalizer", func(ctx context.Context) (bool, error) {
+	ctx := context.Background()
+	testkit.Eventually(t, "the stuck Deployment's Pod carries the hold finalizer", func() bool {
 		pods, err := client.CoreV1().Pods(demo.NamespaceStuck).List(ctx, metav1.ListOptions{LabelSelector: "app=stuck"})
 		if err != nil || len(pods.Items) != 1 {
-			return false, err
+			return false
 		}
-		return slices.Contains(pods.Items[0].Finalizers, demo.HoldFinalizer), nil
+		return slices.Contains(pods.Items[0].Finalizers, demo.HoldFinalizer)
 	})
 }
 
@@ -331,27 +309,20 @@ func TestDemoBrokenReferences(t *testing.T) {
 
 func TestDemoSizeAndIdempotence(t *testing.T) {
 	ctx := context.Background()
-	// Controllers are still creating Pods when the tests start: wait for the count to settle.
-	before := -1
-	eventually(t, "demo object count settles", func(ctx context.Context) (bool, error) {
-		n := countDemoObjects(t)
-		settled := n == before
-		before = n
-		time.Sleep(time.Second)
-		return settled, nil
-	})
+	// Controllers may still be creating Pods when the tests start: count once they are done.
+	waitDemoSettled(t)
+	before := countDemoObjects(t)
 	if before < 100 || before > 300 {
 		t.Errorf("demo has %d objects, want between 100 and 300", before)
 	}
 	if err := demo.Apply(ctx, testCluster.RESTConfig(), demo.Options{}); err != nil {
 		t.Fatalf("second apply: %v", err)
 	}
-	var after int
-	eventually(t, "object count settles after a second apply", func(ctx context.Context) (bool, error) {
-		after = countDemoObjects(t)
-		return after == before, nil
-	})
-	t.Logf("demo objects: %d", after)
+	waitDemoSettled(t)
+	if after := countDemoObjects(t); after != before {
+		t.Fatalf("a second apply changed the demo from %d objects to %d", before, after)
+	}
+	t.Logf("demo objects: %d", before)
 }
 
 // countDemoObjects counts what the demo created and what controllers made from it: every
@@ -405,14 +376,13 @@ func TestForegroundDeleteLeavesOwnerWaitingWithoutCollector(t *testing.T) {
 		t.Fatal(err)
 	}
 	// No collector runs: nothing removes the finalizer, so the owner stays, waiting.
-	time.Sleep(2 * time.Second)
-	got, err := client.CoreV1().ConfigMaps(ns).Get(ctx, cm.Name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatalf("owner gone after a Foreground delete with no collector: %v", err)
-	}
-	if got.DeletionTimestamp == nil || !slices.Contains(got.Finalizers, metav1.FinalizerDeleteDependents) {
-		t.Fatalf("want deletionTimestamp and the %s finalizer, got %v %v", metav1.FinalizerDeleteDependents, got.DeletionTimestamp, got.Finalizers)
-	}
+	testkit.Consistently(t, "the owner stays, with its deletionTimestamp and the "+metav1.FinalizerDeleteDependents+" finalizer", 2*time.Second, func() bool {
+		got, err := client.CoreV1().ConfigMaps(ns).Get(ctx, cm.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("owner gone after a Foreground delete with no collector: %v", err)
+		}
+		return got.DeletionTimestamp != nil && slices.Contains(got.Finalizers, metav1.FinalizerDeleteDependents)
+	})
 }
 
 func TestUserDeploymentGetsReplicaSetFromControllers(t *testing.T) {
@@ -433,20 +403,20 @@ func TestUserDeploymentGetsReplicaSetFromControllers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "a ReplicaSet and a Pending Pod", func(ctx context.Context) (bool, error) {
+	testkit.Eventually(t, "a ReplicaSet and a Pending Pod", func() bool {
 		rss, err := client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
 		if err != nil || len(rss.Items) != 1 {
-			return false, err
+			return false
 		}
 		if ref := metav1.GetControllerOf(&rss.Items[0]); ref == nil || ref.UID != dep.UID {
-			return false, fmt.Errorf("replicaset owner %+v, want %s", rss.Items[0].OwnerReferences, dep.UID)
+			t.Fatalf("replicaset owner %+v, want %s", rss.Items[0].OwnerReferences, dep.UID)
 		}
 		pods, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		if err != nil || len(pods.Items) != 1 {
-			return false, err
+			return false
 		}
 		ref := metav1.GetControllerOf(&pods.Items[0])
-		return ref != nil && ref.UID == rss.Items[0].UID && pods.Items[0].Status.Phase == corev1.PodPending, nil
+		return ref != nil && ref.UID == rss.Items[0].UID && pods.Items[0].Status.Phase == corev1.PodPending
 	})
 }
 
@@ -459,9 +429,9 @@ func TestNamespaceDeletionEmptiesAndRemovesIt(t *testing.T) {
 	if err := client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "namespace removed by the namespace controller", func(ctx context.Context) (bool, error) {
+	testkit.Eventually(t, "namespace removed by the namespace controller", func() bool {
 		_, err := client.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
+		return apierrors.IsNotFound(err)
 	})
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -20,7 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -29,6 +27,7 @@ import (
 	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // The tests here run on the embedded control plane with kube-controller-manager, whose
@@ -42,25 +41,12 @@ type testEnv struct {
 	engine  *gc.GarbageCollector
 	x       *deletion.Explainer
 	logs    *syncBuffer
-	stop    context.CancelFunc
-	done    chan error
 }
 
-var (
-	envOnce sync.Once
-	env     *testEnv
-	envErr  error
-)
+// env is filled by the shared control plane's Setup.
+var env *testEnv
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if env != nil {
-		env.stop()
-		<-env.done
-		env.cluster.Stop()
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // syncBuffer collects the engine's log lines.
 type syncBuffer struct {
@@ -89,58 +75,27 @@ func (s *syncBuffer) lines(words ...string) []string {
 
 func setup(t *testing.T) *testEnv {
 	t.Helper()
-	envOnce.Do(func() { env, envErr = startEnv() })
-	if envErr != nil {
-		t.Fatalf("test environment: %v", envErr)
-	}
+	testkit.Shared(t, testkit.Options{Controllers: true, Logger: testkit.Logger(slog.LevelError), Setup: startEngine})
 	return env
 }
 
-func startEnv() (*testEnv, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	quiet := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	c, err := cluster.Start(ctx, cluster.Options{Controllers: true, Logger: quiet})
-	if err != nil {
-		return nil, err
-	}
-	e := &testEnv{cluster: c, config: c.RESTConfig(), done: make(chan error, 1), logs: &syncBuffer{}}
-	e.client = kubernetes.NewForConfigOrDie(e.config)
-	e.dyn = dynamic.NewForConfigOrDie(e.config)
+// startEngine runs the shared engine, active, logging to a buffer the tests read.
+func startEngine(_ context.Context, k *testkit.Env) error {
+	e := &testEnv{cluster: k.Cluster, config: k.Config, client: k.Client, dyn: k.Dyn, logs: &syncBuffer{}}
 	log := slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var err error
 	e.engine, err = gc.NewForConfig(e.config, gc.Options{DiscoveryPeriod: time.Second, SyncTimeout: 20 * time.Second, Logger: log})
 	if err != nil {
-		c.Stop()
-		return nil, err
+		return err
 	}
 	if e.x, err = deletion.New(e.engine, e.config); err != nil {
-		c.Stop()
-		return nil, err
+		return err
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	e.stop = stop
-	go func() { e.done <- e.engine.Run(runCtx) }()
-	select {
-	case <-e.engine.Started():
-		return e, nil
-	case err := <-e.done:
-		c.Stop()
-		return nil, fmt.Errorf("engine: %v", err)
-	case <-ctx.Done():
-		c.Stop()
-		return nil, ctx.Err()
+	if err := k.GoReady(e.engine.Started(), e.engine.Run); err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
-}
-
-// eventually polls cond until it holds, for up to two minutes (the namespace controller
-// retries with a backoff).
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true,
-		func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		t.Fatalf("timed out waiting until %s", what)
-	}
+	env = e
+	return nil
 }
 
 func (e *testEnv) createNamespace(t *testing.T, name string) *corev1.Namespace {
@@ -240,10 +195,10 @@ func TestNamespaceHeldByAFinalizer(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := append(append(slices.Clone(content), pods...), role.UID)
-	eventually(t, "the engine observes the namespace's content and the ClusterRole", func() bool {
+	testkit.Eventually(t, "the engine observes the namespace's content and the ClusterRole", func() bool {
 		return !slices.ContainsFunc(append(all, ns.UID), func(u types.UID) bool { return !e.inGraph(u) })
 	})
-	eventually(t, "the engine sees the held ConfigMap's finalizer", func() bool {
+	testkit.Eventually(t, "the engine sees the held ConfigMap's finalizer", func() bool {
 		n, _ := e.engine.Node(held.UID)
 		return slices.Contains(n.Finalizers, hold)
 	})
@@ -303,11 +258,11 @@ func TestNamespaceHeldByAFinalizer(t *testing.T) {
 	if err := e.client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "everything but the held ConfigMap is gone", func() bool {
+	testkit.Eventually(t, "everything but the held ConfigMap is gone", func() bool {
 		return !slices.ContainsFunc(all, func(u types.UID) bool { return u != held.UID && u != role.UID && e.inGraph(u) })
 	})
 	var r deletion.NamespaceReport
-	eventually(t, "the namespace controller reports the content it cannot remove", func() bool {
+	testkit.Eventually(t, "the namespace controller reports the content it cannot remove", func() bool {
 		r, err = e.x.Namespace(ctx, name, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -362,8 +317,8 @@ func TestNamespaceHeldByAFinalizer(t *testing.T) {
 
 	// The release: the namespace and then its ClusterRole go.
 	e.removeFinalizers(t, name, "held")
-	eventually(t, "the namespace is gone", func() bool { return e.namespaceGone(name) })
-	eventually(t, "the collector deleted the namespace's ClusterRole", func() bool { return !e.inGraph(role.UID) })
+	testkit.Eventually(t, "the namespace is gone", func() bool { return e.namespaceGone(name) })
+	testkit.Eventually(t, "the collector deleted the namespace's ClusterRole", func() bool { return !e.inGraph(role.UID) })
 	// What went is what was predicted: no more, no less.
 	after := e.observed()
 	for u, ref := range before {
@@ -417,7 +372,7 @@ func TestNamespaceBlockedByAnUnavailableAPI(t *testing.T) {
 	t.Cleanup(removeAPIService)
 
 	e.engine.RefreshDiscovery()
-	eventually(t, "the engine reports the group version discovery cannot read", func() bool {
+	testkit.Eventually(t, "the engine reports the group version discovery cannot read", func() bool {
 		_, failing := e.engine.SyncState().DiscoveryFailures[gv]
 		return failing
 	})
@@ -428,7 +383,7 @@ func TestNamespaceBlockedByAnUnavailableAPI(t *testing.T) {
 		t.Fatal(err)
 	}
 	var r deletion.NamespaceReport
-	eventually(t, "the namespace controller reports its discovery failure", func() bool {
+	testkit.Eventually(t, "the namespace controller reports its discovery failure", func() bool {
 		r, err = e.x.Namespace(ctx, name, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -460,7 +415,7 @@ func TestNamespaceBlockedByAnUnavailableAPI(t *testing.T) {
 		t.Errorf("stuck groups %+v do not list %s under discovery", s.Groups, name)
 	}
 	// Still failing a few discovery periods later: one log line, and the same since.
-	eventually(t, "discovery re-read twice more", func() bool { return time.Since(since) > 3*time.Second })
+	testkit.Eventually(t, "discovery re-read twice more", func() bool { return time.Since(since) > 3*time.Second })
 	if got := e.engine.SyncState().DiscoveryFailures[gv].Since; !got.Equal(since) {
 		t.Errorf("since moved from %v to %v while the group kept failing", since, got)
 	}
@@ -469,14 +424,14 @@ func TestNamespaceBlockedByAnUnavailableAPI(t *testing.T) {
 	}
 
 	removeAPIService()
-	eventually(t, "the engine reports discovery recovered", func() bool {
+	testkit.Eventually(t, "the engine reports discovery recovered", func() bool {
 		_, failing := e.engine.SyncState().DiscoveryFailures[gv]
 		return !failing
 	})
 	if lines := e.logs.lines("API discovery recovered", gv); len(lines) != 1 {
 		t.Errorf("%d log lines say discovery recovered for %s, want 1: %q", len(lines), gv, lines)
 	}
-	eventually(t, "the namespace is gone", func() bool { return e.namespaceGone(name) })
+	testkit.Eventually(t, "the namespace is gone", func() bool { return e.namespaceGone(name) })
 }
 
 func appsv1Deployment(name string, labels map[string]string, replicas int32) appsv1.Deployment {

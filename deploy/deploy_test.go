@@ -48,8 +48,10 @@ import (
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/cluster"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // The manifests of this directory, rendered from charts/gcscope, against a real
@@ -93,14 +95,10 @@ func testMain(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "build gcscope (slim): %v\n", err)
 		return 1
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if kube, err = cluster.Start(ctx, cluster.Options{}); err != nil {
-		fmt.Fprintf(os.Stderr, "embedded control plane: %v\n", err)
-		return 1
-	}
-	defer kube.Stop()
-	return m.Run()
+	return testkit.Run(m, testkit.Options{Setup: func(_ context.Context, e *testkit.Env) error {
+		kube = e.Cluster
+		return nil
+	}})
 }
 
 // ---- the manifests -------------------------------------------------------------------
@@ -488,8 +486,8 @@ func TestServerSideDryRun(t *testing.T) {
 			}
 			// The enforcement is on: a root pod is refused in that namespace.
 			root := pod.DeepCopy()
-			root.Spec.SecurityContext.RunAsNonRoot = ptr(false)
-			root.Spec.SecurityContext.RunAsUser = ptr(int64(0))
+			root.Spec.SecurityContext.RunAsNonRoot = ptr.To(false)
+			root.Spec.SecurityContext.RunAsUser = ptr.To(int64(0))
 			root.Spec.Containers[0].SecurityContext.RunAsNonRoot = nil
 			if _, err := c.cs.CoreV1().Pods(d.Namespace).Create(ctx, root, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}); !apierrors.IsForbidden(err) {
 				t.Errorf("a root pod in namespace %s: %v, want Forbidden (Pod Security restricted)", d.Namespace, err)
@@ -497,8 +495,6 @@ func TestServerSideDryRun(t *testing.T) {
 		})
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // installRBAC makes the cluster's gcscope permissions exactly those of a manifest: its
 // Namespace, ServiceAccount, ClusterRoles and ClusterRoleBindings are applied for real, and
@@ -547,7 +543,7 @@ func installRBAC(t testing.TB, m *manifest) {
 func token(t testing.TB, namespace, name string) string {
 	t.Helper()
 	tr, err := admin(t).cs.CoreV1().ServiceAccounts(namespace).CreateToken(context.Background(), name,
-		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("token for %s/%s: %v", namespace, name, err)
 	}
@@ -961,17 +957,6 @@ func (q queues) action(verb, namespace, name string) (shadow, found bool) {
 	return false, false
 }
 
-// eventually retries cond every 200 ms for up to 30 s.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("not within 30 s: %s", what)
-}
-
 // ---- the chart's RBAC at work ------------------------------------------------------------
 
 // TestShadowModeWithTheChartsToken: the default manifests' ServiceAccount token is enough
@@ -1054,12 +1039,12 @@ func TestShadowModeWithTheChartsToken(t *testing.T) {
 		t.Errorf("monitors with the chart's token: %d resources, unsynced %v, failing %v", len(q.Sync.Resources), q.Sync.Unsynced, q.Sync.Failing)
 	}
 	want := []string{"child", "lonely", "owner", "shared", "victim"}
-	eventually(t, "alice sees the ConfigMaps of "+ns+" in the graph", func() bool {
+	testkit.Eventually(t, "alice sees the ConfigMaps of "+ns+" in the graph", func() bool {
 		return slices.Equal(p.graphNames(t, alice, ns), want)
 	})
 	// The dangling owner: the engine decides to delete lonely and to patch the ghost out of
 	// shared, and in shadow mode only records it.
-	eventually(t, "a shadow delete of lonely and a shadow patch of shared", func() bool {
+	testkit.Eventually(t, "a shadow delete of lonely and a shadow patch of shared", func() bool {
 		q := p.queues(t, alice)
 		del, ok1 := q.action("delete", ns, "lonely")
 		patch, ok2 := q.action("patchRemoveRefs", ns, "shared")
@@ -1087,7 +1072,7 @@ func TestShadowModeWithTheChartsToken(t *testing.T) {
 	// by impersonation, which the ServiceAccount may not do: the apiserver's 403.
 	p2 := startGcscope(t, m, saToken, "--read-only")
 	p2.waitReady(t, m)
-	eventually(t, "the second gcscope's graph holds victim", func() bool {
+	testkit.Eventually(t, "the second gcscope's graph holds victim", func() bool {
 		return slices.Contains(p2.graphNames(t, alice, ns), "victim")
 	})
 	code, e := p2.deleteAs(t, alice, objs["victim"].UID, false)
@@ -1134,7 +1119,7 @@ func TestWritesWithTheChartsToken(t *testing.T) {
 
 	p := startGcscope(t, m, saToken)
 	p.waitReady(t, m)
-	eventually(t, "victim in the graph", func() bool {
+	testkit.Eventually(t, "victim in the graph", func() bool {
 		return slices.Contains(p.graphNames(t, alice, ns), "victim")
 	})
 	// bob may not delete ConfigMaps: the apiserver says so to gcscope acting as bob.
@@ -1149,7 +1134,7 @@ func TestWritesWithTheChartsToken(t *testing.T) {
 	if code, e := p.deleteAs(t, alice, objs["victim"].UID, false); code != http.StatusOK {
 		t.Fatalf("alice's delete through gcscope: %d %+v, want 200", code, e)
 	}
-	eventually(t, "victim deleted", func() bool {
+	testkit.Eventually(t, "victim deleted", func() bool {
 		_, err := admin(t).cs.CoreV1().ConfigMaps(ns).Get(ctx, "victim", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
@@ -1202,11 +1187,11 @@ func TestActiveModeWithTheChartsToken(t *testing.T) {
 	p := startGcscope(t, m, saToken)
 	p.waitReady(t, m)
 	// The engine deletes lonely (its only owner is gone) and patches the ghost out of shared.
-	eventually(t, "lonely deleted by gcscope's engine", func() bool {
+	testkit.Eventually(t, "lonely deleted by gcscope's engine", func() bool {
 		_, err := admin(t).cs.CoreV1().ConfigMaps(ns).Get(ctx, "lonely", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
-	eventually(t, "the ghost reference patched out of shared", func() bool {
+	testkit.Eventually(t, "the ghost reference patched out of shared", func() bool {
 		s, err := admin(t).cs.CoreV1().ConfigMaps(ns).Get(ctx, "shared", metav1.GetOptions{})
 		return err == nil && len(s.OwnerReferences) == 1 && s.OwnerReferences[0].UID == objs["owner"].UID
 	})

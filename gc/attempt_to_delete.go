@@ -14,6 +14,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 type workQueueItemAction int
@@ -320,7 +321,7 @@ func (gc *GarbageCollector) isDangling(ctx context.Context, ref metav1.OwnerRefe
 			return false, owner, nil
 		}
 	}
-	owner, err := gc.getObject(ctx, AttemptToDelete, key, lookUpOwnerOf+item.identity.Kind+" "+item.identity.Name, ptrTo(refOf(item.identity)))
+	owner, err := gc.getObject(ctx, AttemptToDelete, key, lookUpOwnerOf+item.identity.Kind+" "+item.identity.Name, ptr.To(refOf(item.identity)))
 	switch {
 	case apierrors.IsNotFound(err):
 		// The mapper may be stale: a version the apiserver stopped serving answers 404 as

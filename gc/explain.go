@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 // OwnerState classifies one ownerReference as the engine sees it from its graph.
@@ -257,10 +258,10 @@ func (gc *GarbageCollector) ownerStatus(dep *node, ref metav1.OwnerReference) Ow
 		s.State, s.Reason = OwnerUnverified, "not observed yet; the engine is verifying it exists"
 	case owner.identity.Namespace != "" && owner.identity.Namespace != dep.identity.Namespace:
 		s.State, s.Reason = OwnerInvalid, fmt.Sprintf("the owner is in namespace %s; a reference resolves only in the dependent's own namespace, so it counts as absent", owner.identity.Namespace)
-		s.names = ptrTo(refOf(owner.identity))
+		s.names = ptr.To(refOf(owner.identity))
 	case ownerCoordinates(ref) != owner.identity.OwnerReference && !sameObjectOtherVersion(ref, owner.identity.OwnerReference):
 		s.State, s.Reason = OwnerDangling, fmt.Sprintf("uid %s belongs to %s %s, not to the %s %s referenced", ref.UID, owner.identity.Kind, owner.identity.Name, ref.Kind, ref.Name)
-		s.names = ptrTo(refOf(owner.identity))
+		s.names = ptr.To(refOf(owner.identity))
 	case owner.deletingDependents:
 		s.State, s.Reason = OwnerWaiting, "being deleted in the foreground, waiting for its dependents"
 	case owner.beingDeleted:
@@ -719,5 +720,3 @@ func shellQuote(s string) string {
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
-
-func ptrTo[T any](v T) *T { return &v }

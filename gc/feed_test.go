@@ -12,6 +12,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 // fixedClock returns t, then t plus one second per call.
@@ -296,9 +297,9 @@ func (w *propWorld) ownerRef(self *propSlot) (metav1.OwnerReference, bool) {
 	}
 	switch w.pick(3) {
 	case 0:
-		r.BlockOwnerDeletion = ptr(true)
+		r.BlockOwnerDeletion = ptr.To(true)
 	case 1:
-		r.BlockOwnerDeletion = ptr(false)
+		r.BlockOwnerDeletion = ptr.To(false)
 	}
 	return r, true
 }
@@ -312,7 +313,7 @@ func (w *propWorld) owners(self *propSlot) []metav1.OwnerReference {
 			continue
 		}
 		if !hasController && w.pick(3) == 0 {
-			r.Controller = ptr(true)
+			r.Controller = ptr.To(true)
 			hasController = true
 		}
 		refs = append(refs, r)

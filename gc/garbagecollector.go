@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/ptr"
 )
 
 // Mode is whether the engine acts.
@@ -317,7 +318,7 @@ func (gc *GarbageCollector) Run(ctx context.Context) error {
 		// As upstream: no resource yet is no reason to stop; the discovery sync retries.
 		gc.log.Warn("discovery found no resources to monitor; retrying every period", "err", err, "period", gc.opts.DiscoveryPeriod)
 		gc.metrics.syncErrors.Inc()
-		gc.discoveryProblem.Store(ptrTo(noResourcesProblem(err, gc.opts.DiscoveryPeriod)))
+		gc.discoveryProblem.Store(ptr.To(noResourcesProblem(err, gc.opts.DiscoveryPeriod)))
 	} else if err != nil {
 		gc.log.Warn("partial discovery; monitoring what was found", "err", err)
 		gc.metrics.syncErrors.Inc()

@@ -6,6 +6,8 @@ package gc
 // through processGraphChanges; the worker functions are called directly.
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -1075,11 +1077,11 @@ func TestMonitorSwapLosesNoDelete(t *testing.T) {
 	go func() { done <- h.gc.Run(ctx) }()
 	defer func() { cancel(); <-done }()
 	<-h.gc.Started()
-	waitUntil(t, "the widget in the graph", func() bool { _, ok := h.gc.Node("uid-w"); return ok })
+	testkit.EventuallyWithin(t, 10*time.Second, "the widget in the graph", func() bool { _, ok := h.gc.Node("uid-w"); return ok })
 
 	h.disc.Resources = testAPIResources() // v1 appears, preferred
 	h.gc.RefreshDiscovery()
-	waitUntil(t, "the monitor to move to v1", func() bool {
+	testkit.EventuallyWithin(t, 10*time.Second, "the monitor to move to v1", func() bool {
 		st := h.gc.SyncState()
 		return slices.Contains(st.Resources, "example.com/v1/widgets") && !slices.Contains(st.Resources, "example.com/v1beta1/widgets")
 	})
@@ -1087,22 +1089,11 @@ func TestMonitorSwapLosesNoDelete(t *testing.T) {
 	if err := h.meta.Tracker().Delete(widgetsBetaGVR, "a", "w"); err != nil {
 		t.Fatal(err)
 	}
-	waitUntil(t, "the deleted widget to leave the graph before v1 syncs", func() bool { _, ok := h.gc.Node("uid-w"); return !ok })
+	testkit.EventuallyWithin(t, 10*time.Second, "the deleted widget to leave the graph before v1 syncs", func() bool { _, ok := h.gc.Node("uid-w"); return !ok })
 	if st := h.gc.SyncState(); !slices.Contains(st.Unsynced, "example.com/v1/widgets") {
 		t.Fatalf("v1 synced already (%+v): the test did not cover the window", st)
 	}
 	v1Lists.Store(true)
-}
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 // TestRemoveFinalizerChecksTheUID: deliberately safer than upstream (docs/fidelity.md):

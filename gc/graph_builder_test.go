@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 // --- objects and events ---
@@ -77,9 +78,9 @@ func changed(obj *metav1.PartialObjectMetadata, opts ...objOption) *metav1.Parti
 
 type refOption func(*metav1.OwnerReference)
 
-func blocking(r *metav1.OwnerReference)    { r.BlockOwnerDeletion = ptr(true) }
-func notBlocking(r *metav1.OwnerReference) { r.BlockOwnerDeletion = ptr(false) }
-func controls(r *metav1.OwnerReference)    { r.Controller = ptr(true) }
+func blocking(r *metav1.OwnerReference)    { r.BlockOwnerDeletion = ptr.To(true) }
+func notBlocking(r *metav1.OwnerReference) { r.BlockOwnerDeletion = ptr.To(false) }
+func controls(r *metav1.OwnerReference)    { r.Controller = ptr.To(true) }
 
 // ownerRefTo is a reference to obj, with the coordinates obj has.
 func ownerRefTo(obj *metav1.PartialObjectMetadata, opts ...refOption) metav1.OwnerReference {
@@ -750,7 +751,7 @@ func TestGraphBuilderOwnerDeleteQueuesDependentsAndRecordsAbsence(t *testing.T) 
 func TestGraphBuilderVirtualIdentitySwitching(t *testing.T) {
 	h := newBuilderHarness(t)
 	// Two dependents name owner uid-u with different kinds and names.
-	asRS := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs-x", UID: "uid-u", BlockOwnerDeletion: ptr(true)}
+	asRS := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "rs-x", UID: "uid-u", BlockOwnerDeletion: ptr.To(true)}
 	asDeploy := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "d-x", UID: "uid-u"}
 	p1 := pod("a", "p1", "uid-p1", owned(asRS))
 	p2 := pod("a", "p2", "uid-p2", owned(asDeploy))
@@ -1014,14 +1015,14 @@ func TestGraphBuilderQueuesDependentWhoseReferenceMismatchesOwner(t *testing.T) 
 
 func TestReferencesDiffs(t *testing.T) {
 	a := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "a", UID: "uid-a"}
-	b := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "b", UID: "uid-b", BlockOwnerDeletion: ptr(true)}
+	b := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "b", UID: "uid-b", BlockOwnerDeletion: ptr.To(true)}
 	bFalse := b
-	bFalse.BlockOwnerDeletion = ptr(false)
+	bFalse.BlockOwnerDeletion = ptr.To(false)
 	bNil := b
 	bNil.BlockOwnerDeletion = nil
 	c := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "c", UID: "uid-c"}
 	aFalse := a
-	aFalse.Controller = ptr(false)
+	aFalse.Controller = ptr.To(false)
 
 	added, removed, ch := referencesDiffs([]metav1.OwnerReference{a, b}, []metav1.OwnerReference{bFalse, c})
 	if !reflect.DeepEqual(added, []metav1.OwnerReference{c}) || !reflect.DeepEqual(removed, []metav1.OwnerReference{a}) ||

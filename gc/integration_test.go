@@ -8,11 +8,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -32,9 +30,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // testEnv is one embedded control plane and one active engine, shared by the package's
@@ -47,68 +47,35 @@ type testEnv struct {
 	dyn     dynamic.Interface
 	ext     apiextensionsclient.Interface
 	engine  *gc.GarbageCollector
-	stop    context.CancelFunc
-	done    chan error
 }
 
-var (
-	envOnce sync.Once
-	env     *testEnv
-	envErr  error
-)
+// env is filled by the shared control plane's Setup.
+var env *testEnv
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if env != nil {
-		env.stop()
-		<-env.done
-		env.cluster.Stop()
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // discoveryPeriod is short so that new custom resources are monitored within seconds.
 const discoveryPeriod = 2 * time.Second
 
 func setup(t *testing.T) *testEnv {
 	t.Helper()
-	envOnce.Do(func() { env, envErr = startEnv() })
-	if envErr != nil {
-		t.Fatalf("test environment: %v", envErr)
-	}
+	testkit.Shared(t, testkit.Options{Controllers: true, Setup: startEngine})
 	return env
 }
 
-func startEnv() (*testEnv, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := cluster.Start(ctx, cluster.Options{Controllers: true, Logger: log})
+// startEngine runs the shared engine, active, on the shared control plane.
+func startEngine(_ context.Context, k *testkit.Env) error {
+	e := &testEnv{cluster: k.Cluster, config: k.Config, client: k.Client, meta: k.Meta, dyn: k.Dyn, ext: k.Ext}
+	var err error
+	e.engine, err = gc.NewForConfig(e.config, gc.Options{DiscoveryPeriod: discoveryPeriod, SyncTimeout: 20 * time.Second, Logger: k.Log})
 	if err != nil {
-		return nil, err
+		return err
 	}
-	e := &testEnv{cluster: c, config: c.RESTConfig(), done: make(chan error, 1)}
-	e.client = kubernetes.NewForConfigOrDie(e.config)
-	e.meta = metadata.NewForConfigOrDie(e.config)
-	e.dyn = dynamic.NewForConfigOrDie(e.config)
-	e.ext = apiextensionsclient.NewForConfigOrDie(e.config)
-	e.engine, err = gc.NewForConfig(e.config, gc.Options{DiscoveryPeriod: discoveryPeriod, SyncTimeout: 20 * time.Second, Logger: log})
-	if err != nil {
-		c.Stop()
-		return nil, err
+	if err := k.GoReady(e.engine.Started(), e.engine.Run); err != nil {
+		return fmt.Errorf("engine: %w", err)
 	}
-	runCtx, stop := context.WithCancel(context.Background())
-	e.stop = stop
-	go func() { e.done <- e.engine.Run(runCtx) }()
-	select {
-	case <-e.engine.Started():
-		return e, nil
-	case err := <-e.done:
-		c.Stop()
-		return nil, fmt.Errorf("engine: %v", err)
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
+	env = e
+	return nil
 }
 
 var configMaps = corev1.SchemeGroupVersion.WithResource("configmaps")
@@ -132,11 +99,11 @@ func (e *testEnv) namespace(t *testing.T) string {
 
 type ownerOpt func(*metav1.OwnerReference)
 
-func nonBlocking(r *metav1.OwnerReference) { r.BlockOwnerDeletion = ptr(false) }
+func nonBlocking(r *metav1.OwnerReference) { r.BlockOwnerDeletion = ptr.To(false) }
 
 // refTo builds a blocking, non-controller reference to obj of apiVersion/kind.
 func refTo(apiVersion, kind string, obj metav1.Object, opts ...ownerOpt) metav1.OwnerReference {
-	r := metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: obj.GetName(), UID: obj.GetUID(), BlockOwnerDeletion: ptr(true)}
+	r := metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: obj.GetName(), UID: obj.GetUID(), BlockOwnerDeletion: ptr.To(true)}
 	for _, o := range opts {
 		o(&r)
 	}
@@ -156,7 +123,7 @@ func (e *testEnv) configMap(t *testing.T, ns, name string, finalizers []string, 
 	if err != nil {
 		t.Fatalf("create configmap %s: %v", name, err)
 	}
-	eventually(t, "the engine observes "+name, func() bool {
+	testkit.Eventually(t, "the engine observes "+name, func() bool {
 		n, ok := e.engine.Node(cm.UID)
 		return (ok && n.Observed) || e.getCM(t, cm) == nil // or has already collected it
 	})
@@ -167,7 +134,7 @@ func (e *testEnv) configMap(t *testing.T, ns, name string, finalizers []string, 
 // must find its dependents in the graph, as upstream's tests also wait for.
 func (e *testEnv) waitObserved(t *testing.T, uid types.UID) {
 	t.Helper()
-	eventually(t, "the engine observes "+string(uid), func() bool {
+	testkit.Eventually(t, "the engine observes "+string(uid), func() bool {
 		n, ok := e.engine.Node(uid)
 		return ok && n.Observed
 	})
@@ -207,28 +174,6 @@ func (e *testEnv) get(t *testing.T, gvr schema.GroupVersionResource, ns, name st
 func (e *testEnv) getCM(t *testing.T, cm *corev1.ConfigMap) *metav1.PartialObjectMetadata {
 	t.Helper()
 	return e.get(t, configMaps, cm.Namespace, cm.Name, cm.UID)
-}
-
-// eventually polls cond for up to a minute.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true,
-		func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		t.Fatalf("timed out waiting until %s", what)
-	}
-}
-
-// consistently checks cond holds for d (used to show something waits).
-func consistently(t *testing.T, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for time.Now().Before(deadline) {
-		if !cond() {
-			t.Fatalf("expected %s to hold for %v", what, d)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 func (e *testEnv) waitGone(t *testing.T, cm *corev1.ConfigMap) {
@@ -297,8 +242,6 @@ func (e *testEnv) removeFinalizers(t *testing.T, gvr schema.GroupVersionResource
 
 const holdFinalizer = "test.gcscope.io/hold"
 
-func ptr[T any](v T) *T { return &v }
-
 // --- scenarios ---
 
 func TestBackgroundCascadeKeepsDependentWithSecondSolidOwner(t *testing.T) {
@@ -312,7 +255,7 @@ func TestBackgroundCascadeKeepsDependentWithSecondSolidOwner(t *testing.T) {
 	e.deleteCM(t, owner, metav1.DeletePropagationBackground)
 	e.waitGone(t, owner)
 	e.waitGone(t, only)
-	eventually(t, "shared-child keeps only its second owner", func() bool {
+	testkit.Eventually(t, "shared-child keeps only its second owner", func() bool {
 		obj := e.getCM(t, shared)
 		return obj != nil && len(obj.OwnerReferences) == 1
 	})
@@ -331,7 +274,7 @@ func TestTwoReferencesWithOneUIDBothGoAndTheReasonSaysSo(t *testing.T) {
 	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "Secret", Name: "ghost", UID: owner.UID}
 	start := e.engine.Feed().LastSeq()
 	dep := e.configMap(t, ns, "dependent", nil, cmRef(owner), ghost)
-	eventually(t, "the dependent loses both references", func() bool {
+	testkit.Eventually(t, "the dependent loses both references", func() bool {
 		obj := e.getCM(t, dep)
 		return obj != nil && len(obj.OwnerReferences) == 0
 	})
@@ -365,7 +308,7 @@ func TestExplainOwnerOfUnservedVersionSaysTheEngineRetries(t *testing.T) {
 	unserved := metav1.OwnerReference{APIVersion: "gadgets.example.com/v9", Kind: "Gadget", Name: "g", UID: "0d5c3b1e-unserved-owner"}
 	dep := e.configMap(t, ns, "dependent", nil, unserved)
 	// The owner is a virtual node: the engine tries to verify it, cannot, and retries.
-	eventually(t, "the engine to try the unserved owner and requeue it", func() bool {
+	testkit.Eventually(t, "the engine to try the unserved owner and requeue it", func() bool {
 		ex, _ := e.engine.Explain(unserved.UID)
 		return ex.Last != nil && ex.Last.Verb == gc.VerbRequeue
 	})
@@ -379,7 +322,7 @@ func TestExplainOwnerOfUnservedVersionSaysTheEngineRetries(t *testing.T) {
 	if owner, _ := e.engine.Explain(unserved.UID); !strings.HasPrefix(owner.Next, "retry later") {
 		t.Errorf("the owner's next step %q; want a retry", owner.Next)
 	}
-	consistently(t, "the dependent stays", 2*time.Second, func() bool { return e.getCM(t, dep) != nil })
+	testkit.Consistently(t, "the dependent stays", 2*time.Second, func() bool { return e.getCM(t, dep) != nil })
 }
 
 // TestExplainObjectThatOwnsItself: an object naming itself as a blocking owner, deleted in
@@ -392,13 +335,13 @@ func TestExplainObjectThatOwnsItself(t *testing.T) {
 	if _, err := e.client.CoreV1().ConfigMaps(ns).Patch(context.Background(), "selfish", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the engine sees the self reference", func() bool {
+	testkit.Eventually(t, "the engine sees the self reference", func() bool {
 		n, ok := e.engine.Node(self.UID)
 		return ok && len(n.Owners) == 1
 	})
 	e.deleteCM(t, self, metav1.DeletePropagationForeground)
 	var ex gc.Explanation
-	eventually(t, "the engine marks it deleting its dependents", func() bool {
+	testkit.Eventually(t, "the engine marks it deleting its dependents", func() bool {
 		ex, _ = e.engine.Explain(self.UID)
 		return ex.Object.DeletingDependents && len(ex.Blockers) > 0
 	})
@@ -422,7 +365,7 @@ func TestUnblockThenDeleteIsDecidedAgainAsUpstream(t *testing.T) {
 	eDep := e.configMap(t, ns, "e", nil, cmRef(d))
 	f := e.configMap(t, ns, "f", []string{holdFinalizer}, cmRef(eDep))
 	e.deleteCM(t, eDep, metav1.DeletePropagationForeground)
-	eventually(t, "e waits for f", func() bool { n, _ := e.engine.Node(eDep.UID); return n.DeletingDependents })
+	testkit.Eventually(t, "e waits for f", func() bool { n, _ := e.engine.Node(eDep.UID); return n.DeletingDependents })
 	start := e.engine.Feed().LastSeq()
 	e.deleteCM(t, o, metav1.DeletePropagationForeground)
 	e.waitGone(t, o) // d no longer blocks it
@@ -473,11 +416,11 @@ func TestBlockingDependentHeldByFinalizerBlocksForegroundUntilReleased(t *testin
 
 	e.deleteCM(t, owner, metav1.DeletePropagationForeground)
 	e.waitGone(t, free)
-	eventually(t, "held is being deleted", func() bool {
+	testkit.Eventually(t, "held is being deleted", func() bool {
 		obj := e.getCM(t, held)
 		return obj != nil && obj.DeletionTimestamp != nil
 	})
-	consistently(t, "the owner waits for its held dependent", 2*time.Second, func() bool { return e.getCM(t, owner) != nil })
+	testkit.Consistently(t, "the owner waits for its held dependent", 2*time.Second, func() bool { return e.getCM(t, owner) != nil })
 	assertState(t, e.getCM(t, owner), "owner", nil, []string{metav1.FinalizerDeleteDependents}, true)
 	assertState(t, e.getCM(t, held), "held", []types.UID{owner.UID}, []string{holdFinalizer}, true)
 
@@ -520,7 +463,7 @@ func TestNonBlockingReferenceDoesNotBlockForeground(t *testing.T) {
 	e.deleteCM(t, owner, metav1.DeletePropagationForeground)
 	e.waitGone(t, owner)
 	// The dependent is collected too; its own finalizer keeps it, being deleted.
-	eventually(t, "dep is being deleted", func() bool {
+	testkit.Eventually(t, "dep is being deleted", func() bool {
 		obj := e.getCM(t, dep)
 		return obj != nil && obj.DeletionTimestamp != nil
 	})
@@ -536,7 +479,7 @@ func TestForegroundTwiceOnObjectWithItsOwnFinalizer(t *testing.T) {
 
 	for i := range 2 {
 		e.deleteCM(t, obj, metav1.DeletePropagationForeground)
-		eventually(t, fmt.Sprintf("delete %d: the collector removes foregroundDeletion", i+1), func() bool {
+		testkit.Eventually(t, fmt.Sprintf("delete %d: the collector removes foregroundDeletion", i+1), func() bool {
 			o := e.getCM(t, obj)
 			return o != nil && o.DeletionTimestamp != nil && slices.Equal(o.Finalizers, []string{holdFinalizer})
 		})
@@ -566,10 +509,10 @@ func TestThreeObjectCircleDeletedInForeground(t *testing.T) {
 func TestOwnerThatNeverExisted(t *testing.T) {
 	e := setup(t)
 	ns := e.namespace(t)
-	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "ghost", UID: uuid.NewUUID(), BlockOwnerDeletion: ptr(true)}
+	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "ghost", UID: uuid.NewUUID(), BlockOwnerDeletion: ptr.To(true)}
 	dep := e.configMap(t, ns, "dep", nil, ghost)
 	e.waitGone(t, dep)
-	eventually(t, "the virtual owner leaves the graph", func() bool {
+	testkit.Eventually(t, "the virtual owner leaves the graph", func() bool {
 		_, ok := e.engine.Node(ghost.UID)
 		return !ok
 	})
@@ -584,10 +527,10 @@ func TestCrossNamespaceReference(t *testing.T) {
 	stray := e.configMap(t, away, "stray", nil, cmRef(owner))
 
 	e.waitGone(t, stray)
-	consistently(t, "the real owner's dependent stays", time.Second, func() bool { return e.getCM(t, child) != nil })
+	testkit.Consistently(t, "the real owner's dependent stays", time.Second, func() bool { return e.getCM(t, child) != nil })
 	assertState(t, e.getCM(t, child), "child", []types.UID{owner.UID}, nil, false)
 	assertState(t, e.getCM(t, owner), "owner", nil, nil, false)
-	eventually(t, "a Warning OwnerRefInvalidNamespace event on the stray dependent", func() bool {
+	testkit.Eventually(t, "a Warning OwnerRefInvalidNamespace event on the stray dependent", func() bool {
 		events, err := e.client.CoreV1().Events(away).List(context.Background(), metav1.ListOptions{})
 		if err != nil {
 			return false
@@ -609,7 +552,7 @@ func TestUnblockingReferenceReleasesWaitingOwner(t *testing.T) {
 	dep := e.configMap(t, ns, "dep", []string{holdFinalizer}, cmRef(owner))
 
 	e.deleteCM(t, owner, metav1.DeletePropagationForeground)
-	consistently(t, "the owner waits", 2*time.Second, func() bool { return e.getCM(t, owner) != nil })
+	testkit.Consistently(t, "the owner waits", 2*time.Second, func() bool { return e.getCM(t, owner) != nil })
 
 	patch := fmt.Sprintf(`{"metadata":{"ownerReferences":[{"apiVersion":"v1","kind":"ConfigMap","name":"owner","uid":%q,"blockOwnerDeletion":false}]}}`, owner.UID)
 	if _, err := e.client.CoreV1().ConfigMaps(ns).Patch(context.Background(), dep.Name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
@@ -628,7 +571,7 @@ func TestSecondDeleteWithOrphanPolicyOnWaitingOwner(t *testing.T) {
 	dep := e.configMap(t, ns, "dep", []string{holdFinalizer}, cmRef(owner))
 
 	e.deleteCM(t, owner, metav1.DeletePropagationForeground)
-	eventually(t, "the owner waits in the foreground, and the collector has deleted dep", func() bool {
+	testkit.Eventually(t, "the owner waits in the foreground, and the collector has deleted dep", func() bool {
 		o, d := e.getCM(t, owner), e.getCM(t, dep)
 		return o != nil && slices.Contains(o.Finalizers, metav1.FinalizerDeleteDependents) && d != nil && d.DeletionTimestamp != nil
 	})
@@ -681,7 +624,7 @@ func TestStressOwnersDeletedEveryWay(t *testing.T) {
 		e.waitGone(t, g.owner)
 		for _, d := range g.deps {
 			if g.way == "orphan" {
-				eventually(t, d.Name+" orphaned", func() bool {
+				testkit.Eventually(t, d.Name+" orphaned", func() bool {
 					o := e.getCM(t, d)
 					return o != nil && len(o.OwnerReferences) == 0
 				})
@@ -704,7 +647,7 @@ func TestDeploymentChainDeletedInForeground(t *testing.T) {
 	dep, err := e.client.AppsV1().Deployments(ns).Create(ctx, &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr(int32(3)),
+			Replicas: ptr.To(int32(3)),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
@@ -715,7 +658,7 @@ func TestDeploymentChainDeletedInForeground(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the controllers create a ReplicaSet and 3 Pods", func() bool {
+	testkit.Eventually(t, "the controllers create a ReplicaSet and 3 Pods", func() bool {
 		pods, err := e.client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		return err == nil && len(pods.Items) == 3
 	})
@@ -723,7 +666,7 @@ func TestDeploymentChainDeletedInForeground(t *testing.T) {
 	if err := e.client.AppsV1().Deployments(ns).Delete(ctx, dep.Name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the Deployment is gone", func() bool {
+	testkit.Eventually(t, "the Deployment is gone", func() bool {
 		_, err := e.client.AppsV1().Deployments(ns).Get(ctx, dep.Name, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
@@ -755,7 +698,7 @@ func TestClusterScopedOwners(t *testing.T) {
 	unknown := e.configMap(t, ns, "unknown-kind", nil, unknownRef)
 
 	e.waitGone(t, missing)
-	consistently(t, "dependents of a valid owner and of an unknown kind stay", 3*time.Second, func() bool {
+	testkit.Consistently(t, "dependents of a valid owner and of an unknown kind stay", 3*time.Second, func() bool {
 		return e.getCM(t, valid) != nil && e.getCM(t, unknown) != nil
 	})
 	assertState(t, e.getCM(t, unknown), "unknown-kind", []types.UID{unknownRef.UID}, nil, false)
@@ -801,7 +744,7 @@ func TestClusterScopedDependentOfNamespacedOwnerIsNeverDeleted(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no Warning event on the cluster-scoped dependent; engine: %s", e.explain(cr.UID))
 	}
-	consistently(t, "the ClusterRole stays", 2*time.Second, func() bool {
+	testkit.Consistently(t, "the ClusterRole stays", 2*time.Second, func() bool {
 		return e.get(t, rbacv1.SchemeGroupVersion.WithResource("clusterroles"), "", cr.Name, cr.UID) != nil
 	})
 }
@@ -822,7 +765,7 @@ func (e *testEnv) crd(t *testing.T, plural, kind string) schema.GroupVersionReso
 			Scope: apiextensionsv1.NamespaceScoped,
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{Name: "v1", Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: ptr(true)}}}},
+					Type: "object", XPreserveUnknownFields: ptr.To(true)}}}},
 		},
 	}
 	if _, err := e.ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{}); err != nil {
@@ -836,7 +779,7 @@ func (e *testEnv) crd(t *testing.T, plural, kind string) schema.GroupVersionReso
 func (e *testEnv) waitMonitored(t *testing.T, gvr schema.GroupVersionResource) {
 	t.Helper()
 	name := gvr.Group + "/" + gvr.Version + "/" + gvr.Resource
-	eventually(t, "the engine monitors "+name, func() bool {
+	testkit.Eventually(t, "the engine monitors "+name, func() bool {
 		st := e.engine.SyncState()
 		return slices.Contains(st.Resources, name) && !slices.Contains(st.Unsynced, name)
 	})
@@ -855,7 +798,7 @@ func (e *testEnv) customResource(t *testing.T, gvr schema.GroupVersionResource, 
 		"metadata": map[string]any{"name": name, "ownerReferences": refs},
 	}
 	var created metav1.Object
-	eventually(t, "create "+kind+" "+name, func() bool {
+	testkit.Eventually(t, "create "+kind+" "+name, func() bool {
 		u, err := e.dyn.Resource(gvr).Namespace(ns).Create(context.Background(), toUnstructured(obj), metav1.CreateOptions{})
 		if err != nil {
 			return false
@@ -882,7 +825,7 @@ func TestCustomResourceCascadeOrphanAndMixedOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitGone(t, childCM)
-	eventually(t, "child Gadget collected", func() bool { return e.get(t, gvr, ns, "child", childCR.GetUID()) == nil })
+	testkit.Eventually(t, "child Gadget collected", func() bool { return e.get(t, gvr, ns, "child", childCR.GetUID()) == nil })
 
 	// Orphan: custom resources take no strategic merge patch; the engine falls back to a
 	// JSON merge patch.
@@ -893,7 +836,7 @@ func TestCustomResourceCascadeOrphanAndMixedOwnership(t *testing.T) {
 	if err := e.dyn.Resource(gvr).Namespace(ns).Delete(ctx, "parent", metav1.DeleteOptions{PropagationPolicy: &orphan}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "parent Gadget gone", func() bool { return e.get(t, gvr, ns, "parent", parent.GetUID()) == nil })
+	testkit.Eventually(t, "parent Gadget gone", func() bool { return e.get(t, gvr, ns, "parent", parent.GetUID()) == nil })
 	assertState(t, e.get(t, gvr, ns, "orphan-cr", orphanCR.GetUID()), "orphan-cr", nil, nil, false)
 	assertState(t, e.getCM(t, orphanCM), "orphan-cm", nil, nil, false)
 
@@ -902,14 +845,14 @@ func TestCustomResourceCascadeOrphanAndMixedOwnership(t *testing.T) {
 	mid := e.customResource(t, gvr, "Gadget", ns, "mid", cmRef(root))
 	leaf := e.configMap(t, ns, "leaf", []string{holdFinalizer}, refTo(api, "Gadget", mid))
 	e.deleteCM(t, root, metav1.DeletePropagationForeground)
-	eventually(t, "mid Gadget waits in the foreground for leaf", func() bool {
+	testkit.Eventually(t, "mid Gadget waits in the foreground for leaf", func() bool {
 		m := e.get(t, gvr, ns, "mid", mid.GetUID())
 		return m != nil && slices.Contains(m.Finalizers, metav1.FinalizerDeleteDependents)
 	})
 	assertState(t, e.getCM(t, root), "root", nil, []string{metav1.FinalizerDeleteDependents}, true)
 	e.removeFinalizers(t, configMaps, ns, leaf.Name)
 	e.waitGone(t, leaf)
-	eventually(t, "mid gone", func() bool { return e.get(t, gvr, ns, "mid", mid.GetUID()) == nil })
+	testkit.Eventually(t, "mid gone", func() bool { return e.get(t, gvr, ns, "mid", mid.GetUID()) == nil })
 	e.waitGone(t, root)
 }
 
@@ -927,11 +870,11 @@ func TestDeletingCRDCollectsDependentsAndRecreating(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitGone(t, dep)
-	eventually(t, "the CRD is gone", func() bool {
+	testkit.Eventually(t, "the CRD is gone", func() bool {
 		_, err := e.ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crdName, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
-	eventually(t, "the engine stops monitoring sprockets", func() bool {
+	testkit.Eventually(t, "the engine stops monitoring sprockets", func() bool {
 		return !slices.Contains(e.engine.SyncState().Resources, "gc.gcscope.io/v1/sprockets")
 	})
 
@@ -955,7 +898,7 @@ func TestVersionNoLongerServedIsNeverProofOfAbsence(t *testing.T) {
 	ns := e.namespace(t)
 	ctx := context.Background()
 	group, plural := "gc.gcscope.io", "gizmos"
-	schemaProps := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}
+	schemaProps := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
@@ -980,14 +923,14 @@ func TestVersionNoLongerServedIsNeverProofOfAbsence(t *testing.T) {
 	beta := refTo(group+"/v1beta1", "Gizmo", owner)
 	early := e.configMap(t, ns, "early", nil, beta)
 	// The engine has looked the owner up through v1beta1 (its mapper maps it now).
-	eventually(t, "the engine to verify early's owner through v1beta1", func() bool {
+	testkit.Eventually(t, "the engine to verify early's owner through v1beta1", func() bool {
 		ex, _ := e.engine.Explain(early.UID)
 		return ex.Last != nil && ex.Last.Verb == gc.VerbKeep
 	})
 
 	setServed := func(served bool) {
 		t.Helper()
-		eventually(t, "update the CRD", func() bool {
+		testkit.Eventually(t, "update the CRD", func() bool {
 			cur, err := e.ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
 			if err != nil {
 				return false
@@ -996,23 +939,23 @@ func TestVersionNoLongerServedIsNeverProofOfAbsence(t *testing.T) {
 			_, err = e.ext.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, cur, metav1.UpdateOptions{})
 			return err == nil
 		})
-		eventually(t, fmt.Sprintf("discovery to say v1beta1 served=%v", served), func() bool {
+		testkit.Eventually(t, fmt.Sprintf("discovery to say v1beta1 served=%v", served), func() bool {
 			_, err := e.client.Discovery().ServerResourcesForGroupVersion(group + "/v1beta1")
 			return (err == nil) == served
 		})
 	}
 	setServed(false)
 	late := e.configMap(t, ns, "late", nil, beta)
-	consistently(t, "both dependents of the live owner stay", 3*discoveryPeriod, func() bool {
+	testkit.Consistently(t, "both dependents of the live owner stay", 3*discoveryPeriod, func() bool {
 		return e.getCM(t, early) != nil && e.getCM(t, late) != nil
 	})
-	eventually(t, "Explain to call late's owner unresolvable", func() bool {
+	testkit.Eventually(t, "Explain to call late's owner unresolvable", func() bool {
 		ex, _ := e.engine.Explain(late.UID)
 		return len(ex.Owners) == 1 && ex.Owners[0].State == gc.OwnerUnresolvable
 	})
 
 	setServed(true)
-	eventually(t, "Explain to see late's owner again", func() bool {
+	testkit.Eventually(t, "Explain to see late's owner again", func() bool {
 		ex, _ := e.engine.Explain(late.UID)
 		return len(ex.Owners) == 1 && ex.Owners[0].State == gc.OwnerSolid
 	})
@@ -1040,7 +983,7 @@ func TestBrokenResourceDoesNotStopCollection(t *testing.T) {
 		t.Fatal(err)
 	}
 	group := "gc.gcscope.io"
-	validation := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr(true)}}
+	validation := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}
 	crds := e.ext.ApiextensionsV1().CustomResourceDefinitions()
 	crd, err := crds.Create(ctx, &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "brokens." + group},
@@ -1062,7 +1005,7 @@ func TestBrokenResourceDoesNotStopCollection(t *testing.T) {
 	e.waitMonitored(t, v1)
 
 	// Break it: a v2, preferred and stored, converting through a webhook nobody serves.
-	eventually(t, "the CRD gets a v2 behind a dead webhook", func() bool {
+	testkit.Eventually(t, "the CRD gets a v2 behind a dead webhook", func() bool {
 		crd, err := crds.Get(ctx, crd.Name, metav1.GetOptions{})
 		if err != nil {
 			return false
@@ -1074,7 +1017,7 @@ func TestBrokenResourceDoesNotStopCollection(t *testing.T) {
 			Strategy: apiextensionsv1.WebhookConverter,
 			Webhook: &apiextensionsv1.WebhookConversion{
 				ConversionReviewVersions: []string{"v1"},
-				ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: ptr("https://127.0.0.1:1/convert"), CABundle: ca},
+				ClientConfig:             &apiextensionsv1.WebhookClientConfig{URL: ptr.To("https://127.0.0.1:1/convert"), CABundle: ca},
 			},
 		}
 		_, err = crds.Update(ctx, crd, metav1.UpdateOptions{})
@@ -1101,7 +1044,7 @@ func TestBrokenResourceDoesNotStopCollection(t *testing.T) {
 func TestShadowModeAgainstRealAPIServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg := ownControlPlane(t, ctx)
+	cfg := ownControlPlane(t)
 	client := kubernetes.NewForConfigOrDie(cfg)
 	engine := runEngine(t, ctx, cfg, gc.Options{Mode: gc.ModeShadow})
 	<-engine.Started()
@@ -1115,7 +1058,7 @@ func TestShadowModeAgainstRealAPIServer(t *testing.T) {
 	}
 	var decision *gc.Action
 	var seq uint64
-	eventually(t, "the shadow engine decides to delete the dangling ConfigMap", func() bool {
+	testkit.Eventually(t, "the shadow engine decides to delete the dangling ConfigMap", func() bool {
 		events, err := engine.Feed().Since(seq, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -1131,7 +1074,7 @@ func TestShadowModeAgainstRealAPIServer(t *testing.T) {
 	if !decision.Shadow || decision.Policy != string(metav1.DeletePropagationBackground) || decision.Error != "" {
 		t.Errorf("decision %+v: want a shadow Background delete", decision)
 	}
-	consistently(t, "the ConfigMap stays, untouched", time.Second, func() bool {
+	testkit.Consistently(t, "the ConfigMap stays, untouched", time.Second, func() bool {
 		got, err := client.CoreV1().ConfigMaps("default").Get(ctx, cm.Name, metav1.GetOptions{})
 		return err == nil && got.DeletionTimestamp == nil && got.ResourceVersion == cm.ResourceVersion
 	})
@@ -1192,14 +1135,9 @@ func TestMetricsUnderUpstreamNames(t *testing.T) {
 
 // ownControlPlane starts a control plane for one test, with no controllers and no engine
 // of the shared environment, stopped when the test ends.
-func ownControlPlane(t *testing.T, ctx context.Context) *rest.Config {
+func ownControlPlane(t *testing.T) *rest.Config {
 	t.Helper()
-	c, err := cluster.Start(ctx, cluster.Options{Controllers: false})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Stop)
-	return c.RESTConfig()
+	return testkit.NewCluster(t, testkit.Options{}).Config
 }
 
 // runEngine runs an engine on cfg until the test ends.

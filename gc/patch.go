@@ -6,6 +6,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 )
 
 // Patch bodies. Strategic merge patches name the object's uid, which the apiserver checks
@@ -59,7 +60,7 @@ func unblocked(refs []metav1.OwnerReference) []metav1.OwnerReference {
 	out := slices.Clone(refs)
 	for i := range out {
 		if isBlocking(out[i]) {
-			out[i].BlockOwnerDeletion = ptr(false)
+			out[i].BlockOwnerDeletion = ptr.To(false)
 		}
 	}
 	return out
@@ -72,5 +73,3 @@ func mustJSON(v any) []byte {
 	}
 	return b
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -14,8 +14,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/uuid"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // queueMetric names each queue in the workqueue metrics.
@@ -56,7 +58,7 @@ func workqueueGauges(t *testing.T, engine *gc.GarbageCollector) map[string]float
 func TestQueueMirrorMatchesMetricsUnderChurn(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	cfg := ownControlPlane(t, ctx)
+	cfg := ownControlPlane(t)
 	fast := rest.CopyConfig(cfg)
 	fast.QPS, fast.Burst = 400, 800
 	client := kubernetes.NewForConfigOrDie(fast)
@@ -87,7 +89,7 @@ func TestQueueMirrorMatchesMetricsUnderChurn(t *testing.T) {
 	}
 
 	// Every owner goes and every dangling dependent with it; orphans stay.
-	waitFor(t, "the engine to finish the churn's deletions", func() bool {
+	testkit.Eventually(t, "the engine to finish the churn's deletions", func() bool {
 		list, err := cms.List(ctx, metav1.ListOptions{LabelSelector: "churn"})
 		if err != nil {
 			return false
@@ -110,7 +112,7 @@ func TestQueueMirrorMatchesMetricsUnderChurn(t *testing.T) {
 		return true
 	}
 	last, since := engine.Feed().LastSeq(), time.Now()
-	waitFor(t, "the engine to be quiet for 2s", func() bool {
+	testkit.Eventually(t, "the engine to be quiet for 2s", func() bool {
 		if seq := engine.Feed().LastSeq(); seq != last || !quiet() {
 			last, since = seq, time.Now()
 			return false
@@ -180,7 +182,7 @@ func churnRound(ctx context.Context, cms interface {
 	ref := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}
 	ghost := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: name + "-ghost", UID: uuid.NewUUID()}
 	blocking := ref
-	blocking.BlockOwnerDeletion = ptr(true)
+	blocking.BlockOwnerDeletion = ptr.To(true)
 	var deps []string
 	for i, refs := range [][]metav1.OwnerReference{{blocking}, {ref}, {ref, ghost}, {ghost}} {
 		label := depLabel

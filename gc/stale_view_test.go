@@ -1,6 +1,8 @@
 package gc_test
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"context"
 	"fmt"
 	"io"
@@ -79,7 +81,7 @@ func TestStaleViewNeverDeletesAnObjectThatGainedAnOwner(t *testing.T) {
 	const dependents = 20
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cfg := ownControlPlane(t, ctx)
+	cfg := ownControlPlane(t)
 	client := kubernetes.NewForConfigOrDie(cfg)
 	gate := &watchGate{}
 	gate.open = sync.NewCond(&gate.mu)
@@ -110,7 +112,7 @@ func TestStaleViewNeverDeletesAnObjectThatGainedAnOwner(t *testing.T) {
 		}
 		deps = append(deps, cm)
 	}
-	waitFor(t, "the engine observes every dependent", func() bool {
+	testkit.Eventually(t, "the engine observes every dependent", func() bool {
 		for _, cm := range deps {
 			if n, ok := engine.Node(cm.UID); !ok || !n.Observed {
 				return false
@@ -129,7 +131,7 @@ func TestStaleViewNeverDeletesAnObjectThatGainedAnOwner(t *testing.T) {
 	if err := secrets.Delete(ctx, first.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the engine to try a delete on its stale view and meet a 409", func() bool { return gate.conflicts.Load() > 0 })
+	testkit.Eventually(t, "the engine to try a delete on its stale view and meet a 409", func() bool { return gate.conflicts.Load() > 0 })
 	alive := func() error {
 		for _, cm := range deps {
 			got, err := cms.Get(ctx, cm.Name, metav1.GetOptions{})
@@ -146,7 +148,7 @@ func TestStaleViewNeverDeletesAnObjectThatGainedAnOwner(t *testing.T) {
 	}
 
 	gate.hold(false)
-	waitFor(t, "every dependent to name only its live owner", func() bool {
+	testkit.Eventually(t, "every dependent to name only its live owner", func() bool {
 		for _, cm := range deps {
 			got, err := cms.Get(ctx, cm.Name, metav1.GetOptions{})
 			if err != nil || len(got.OwnerReferences) != 1 || got.OwnerReferences[0].UID != second.UID {
@@ -159,13 +161,4 @@ func TestStaleViewNeverDeletesAnObjectThatGainedAnOwner(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d deletes refused with 409 on the stale view, 0 dependents deleted", gate.conflicts.Load())
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(time.Minute); !cond(); time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
 }

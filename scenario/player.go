@@ -676,5 +676,3 @@ func since(t time.Time) string {
 	}
 	return d.Round(100 * time.Millisecond).String()
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -9,8 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -29,8 +27,8 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
-	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/scenario"
 )
 
@@ -45,48 +43,25 @@ var (
 	dyn    dynamic.Interface
 )
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
-
-func runMain(m *testing.M) int {
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	c, err := cluster.Start(ctx, cluster.Options{Controllers: true, Logger: log})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "start embedded control plane: %v\n", err)
-		return 1
-	}
-	defer c.Stop()
-	cfg := c.RESTConfig()
-	restConfig = cfg
-	client = kubernetes.NewForConfigOrDie(cfg)
-	meta = metadata.NewForConfigOrDie(cfg)
-	ext = apiextensionsclient.NewForConfigOrDie(cfg)
-	dyn = dynamic.NewForConfigOrDie(cfg)
-	engine, err = gc.NewForConfig(cfg, gc.Options{SyncTimeout: 20 * time.Second, Logger: log})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "engine: %v\n", err)
-		return 1
-	}
-	runCtx, stop := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- engine.Run(runCtx) }()
-	defer func() { stop(); <-done }()
-	select {
-	case <-engine.Started():
-	case err := <-done:
-		fmt.Fprintf(os.Stderr, "engine: %v\n", err)
-		return 1
-	}
-	// The discovery period stays the binary's (30 s): the CRD scenario must get its
-	// resource monitored by asking, as it does in gcscope.
-	player, err = scenario.NewPlayer(cfg, scenario.Options{Engine: engine, Logger: log, StepTimeout: 2 * time.Minute, MaxActive: 6})
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "player: %v\n", err)
-		return 1
-	}
-	defer player.Close()
-	return m.Run()
+func TestMain(m *testing.M) {
+	testkit.Main(m, testkit.Options{Controllers: true, Setup: func(_ context.Context, e *testkit.Env) error {
+		restConfig, client, meta, ext, dyn = e.Config, e.Client, e.Meta, e.Ext, e.Dyn
+		var err error
+		if engine, err = gc.NewForConfig(e.Config, gc.Options{SyncTimeout: 20 * time.Second, Logger: e.Log}); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		if err := e.GoReady(engine.Started(), engine.Run); err != nil {
+			return fmt.Errorf("engine: %w", err)
+		}
+		// The discovery period stays the binary's (30 s): the CRD scenario must get its
+		// resource monitored by asking, as it does in gcscope.
+		player, err = scenario.NewPlayer(e.Config, scenario.Options{Engine: engine, Logger: e.Log, StepTimeout: 2 * time.Minute, MaxActive: 6})
+		if err != nil {
+			return fmt.Errorf("player: %w", err)
+		}
+		e.Cleanup(player.Close)
+		return nil
+	}})
 }
 
 // play starts scenario id and checks its run's shape.

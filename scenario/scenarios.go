@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/uuid"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/gc"
 )
@@ -203,7 +204,7 @@ var (
 
 // blocking is a blocking, non-controller reference to obj.
 func blocking(apiVersion, kind string, obj metav1.Object) metav1.OwnerReference {
-	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: obj.GetName(), UID: obj.GetUID(), BlockOwnerDeletion: ptr(true)}
+	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: obj.GetName(), UID: obj.GetUID(), BlockOwnerDeletion: ptr.To(true)}
 }
 
 func (x *runner) configMap(ctx context.Context, ns, name string, finalizers []string, owners ...metav1.OwnerReference) (*corev1.ConfigMap, error) {
@@ -242,11 +243,11 @@ func playDangling(ctx context.Context, x *runner) error {
 	if err != nil {
 		return err
 	}
-	ghost := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "ghost", UID: uuid.NewUUID(), BlockOwnerDeletion: ptr(true)}
+	ghost := metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "ghost", UID: uuid.NewUUID(), BlockOwnerDeletion: ptr.To(true)}
 	var created time.Time
 	err = x.step(ctx, 1, func() (string, error) {
 		only := ghost
-		only.Controller = ptr(true)
+		only.Controller = ptr.To(true)
 		var err error
 		if lonely, err = x.configMap(ctx, x.ns, "lonely", nil, only); err != nil {
 			return "", err
@@ -289,7 +290,7 @@ func (x *runner) deployment(name string, replicas int32, hold bool) *appsv1.Depl
 		Spec: corev1.PodSpec{
 			Containers: []corev1.Container{{Name: name, Image: "nginx:1.27"}},
 			// No node runs them; do not wait 30 s for nothing when deleted.
-			TerminationGracePeriodSeconds: ptr(int64(0)),
+			TerminationGracePeriodSeconds: ptr.To(int64(0)),
 		},
 	}
 	if hold {
@@ -540,7 +541,7 @@ func playCycle(ctx context.Context, x *runner) error {
 	err = x.step(ctx, 2, func() (string, error) {
 		deleted = time.Now()
 		err := x.p.core.CoreV1().ConfigMaps(x.ns).Delete(ctx, "a", metav1.DeleteOptions{
-			PropagationPolicy: ptr(metav1.DeletePropagationForeground), Preconditions: &metav1.Preconditions{UID: &a.UID}})
+			PropagationPolicy: ptr.To(metav1.DeletePropagationForeground), Preconditions: &metav1.Preconditions{UID: &a.UID}})
 		if err != nil {
 			return "", fmt.Errorf("delete a: %w", err)
 		}
@@ -645,7 +646,7 @@ func playCRDDeleted(ctx context.Context, x *runner) error {
 				Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
 					Name: "v1", Served: true, Storage: true,
 					Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-						Type: "object", XPreserveUnknownFields: ptr(true)}},
+						Type: "object", XPreserveUnknownFields: ptr.To(true)}},
 				}},
 			},
 		}
@@ -694,7 +695,7 @@ func playCRDDeleted(ctx context.Context, x *runner) error {
 		}
 		x.add(gvr.GroupVersion().String(), "Gear", gear, true)
 		ref := blocking(gvr.GroupVersion().String(), "Gear", gear)
-		ref.Controller = ptr(true)
+		ref.Controller = ptr.To(true)
 		if cm, err = x.configMap(ctx, x.ns, "g1-config", nil, ref); err != nil {
 			return "", err
 		}

@@ -28,6 +28,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 )
 
 // The demo's namespaces, one per scenario.
@@ -151,7 +152,7 @@ func (d *applier) web(ctx context.Context) error {
 	rs := &appsv1.ReplicaSet{
 		ObjectMeta: d.meta(NamespaceWeb, "legacy"),
 		Spec: appsv1.ReplicaSetSpec{
-			Replicas: ptr(int32(3)),
+			Replicas: ptr.To(int32(3)),
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "legacy"}},
 			Template: podTemplate("legacy", "nginx:1.25", d.meta),
 		},
@@ -196,7 +197,7 @@ func (d *applier) stateful(ctx context.Context) error {
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: d.meta(NamespaceStateful, "db"),
 		Spec: appsv1.StatefulSetSpec{
-			Replicas:            ptr(int32(3)),
+			Replicas:            ptr.To(int32(3)),
 			ServiceName:         "db",
 			PodManagementPolicy: appsv1.ParallelPodManagement,
 			Selector:            &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
@@ -238,9 +239,9 @@ func (d *applier) stateful(ctx context.Context) error {
 // schedule adding a Job and its Pods at every :00 and :30 (and with no nodes they run forever).
 func (d *applier) batch(ctx context.Context) error {
 	jobTemplate := batchv1.JobSpec{
-		Parallelism:  ptr(int32(2)),
-		Completions:  ptr(int32(2)),
-		BackoffLimit: ptr(int32(1)),
+		Parallelism:  ptr.To(int32(2)),
+		Completions:  ptr.To(int32(2)),
+		BackoffLimit: ptr.To(int32(1)),
 		Template:     podTemplate("report", "busybox:1.37", d.meta),
 	}
 	jobTemplate.Template.Spec.RestartPolicy = corev1.RestartPolicyNever
@@ -251,10 +252,10 @@ func (d *applier) batch(ctx context.Context) error {
 		ObjectMeta: d.meta(NamespaceBatch, "report"),
 		Spec: batchv1.CronJobSpec{
 			Schedule:                   "*/30 * * * *",
-			Suspend:                    ptr(true),
+			Suspend:                    ptr.To(true),
 			ConcurrencyPolicy:          batchv1.ForbidConcurrent,
-			SuccessfulJobsHistoryLimit: ptr(int32(2)),
-			FailedJobsHistoryLimit:     ptr(int32(1)),
+			SuccessfulJobsHistoryLimit: ptr.To(int32(2)),
+			FailedJobsHistoryLimit:     ptr.To(int32(1)),
 			JobTemplate:                batchv1.JobTemplateSpec{Spec: jobTemplate},
 		},
 	}
@@ -307,7 +308,7 @@ func (d *applier) crd(ctx context.Context) error {
 			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
 				Name: "v1", Served: true, Storage: true,
 				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-					Type: "object", XPreserveUnknownFields: ptr(true),
+					Type: "object", XPreserveUnknownFields: ptr.To(true),
 				}},
 			}},
 		},
@@ -407,7 +408,7 @@ func (d *applier) stuck(ctx context.Context) error {
 		return fmt.Errorf("waiting for the stuck Deployment's Pod: %w", err)
 	}
 	return d.core.AppsV1().Deployments(NamespaceStuck).Delete(ctx, "stuck", metav1.DeleteOptions{
-		PropagationPolicy: ptr(metav1.DeletePropagationForeground),
+		PropagationPolicy: ptr.To(metav1.DeletePropagationForeground),
 		Preconditions:     &metav1.Preconditions{UID: &got.UID},
 	})
 }
@@ -440,7 +441,7 @@ func (d *applier) broken(ctx context.Context) error {
 	// Not blocking: a blocking reference, even an invalid one, would hold a foreground
 	// deletion of the api Deployment forever, as it does upstream.
 	invalid := cross
-	invalid.BlockOwnerDeletion = ptr(false)
+	invalid.BlockOwnerDeletion = ptr.To(false)
 	cr := &rbacv1.ClusterRole{ObjectMeta: d.meta("", InvalidClusterRole, invalid)}
 	_, err = ensure(ctx, d.core.RbacV1().ClusterRoles(), cr)
 	return err
@@ -468,7 +469,7 @@ func podTemplate(app, image string, meta func(string, string, ...metav1.OwnerRef
 
 func controllerRef(apiVersion, kind, name string, uid types.UID) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid,
-		Controller: ptr(true), BlockOwnerDeletion: ptr(true)}
+		Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}
 }
 
 // creator is the part of a typed client that ensure needs.
@@ -496,5 +497,3 @@ func describe(obj metav1.Object) string {
 	}
 	return obj.GetNamespace() + "/" + obj.GetName()
 }
-
-func ptr[T any](v T) *T { return &v }

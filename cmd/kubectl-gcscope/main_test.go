@@ -30,6 +30,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/gcscope/gcscope/cluster"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden with the current output")
@@ -50,46 +51,29 @@ type testEnv struct {
 	host       string
 }
 
-var (
-	envOnce sync.Once
-	theEnv  *testEnv
-	envErr  error
-)
+// theEnv is filled by the shared control plane's Setup.
+var theEnv *testEnv
 
 func TestMain(m *testing.M) {
 	flag.Parse()
-	code := m.Run()
-	if theEnv != nil {
-		theEnv.cluster.Stop()
-	}
-	os.Exit(code)
+	testkit.Main(m)
 }
 
 // env starts the control plane once for the package and creates the fixtures.
 func env(t *testing.T) *testEnv {
 	t.Helper()
-	envOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		c, err := cluster.Start(ctx, cluster.Options{})
-		if err != nil {
-			envErr = err
-			return
+	testkit.Shared(t, testkit.Options{Setup: func(ctx context.Context, k *testkit.Env) error {
+		e := &testEnv{cluster: k.Cluster, client: k.Client, host: k.Config.Host}
+		var err error
+		if e.kubeconfig, err = writeKubeconfig(k.Cluster); err != nil {
+			return err
 		}
-		e := &testEnv{cluster: c, host: c.RESTConfig().Host}
+		if err := createFixtures(ctx, e.client); err != nil {
+			return err
+		}
 		theEnv = e
-		e.client, err = kubernetes.NewForConfig(c.RESTConfig())
-		if err == nil {
-			e.kubeconfig, err = writeKubeconfig(c)
-		}
-		if err == nil {
-			err = createFixtures(ctx, e.client)
-		}
-		envErr = err
-	})
-	if envErr != nil {
-		t.Fatalf("test environment: %v", envErr)
-	}
+		return nil
+	}})
 	return theEnv
 }
 

@@ -1,6 +1,9 @@
 package enginetest
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+	"k8s.io/client-go/rest"
+
 	"context"
 	"fmt"
 	"os"
@@ -17,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
 )
@@ -38,22 +40,16 @@ import (
 func BenchmarkCascadeRecording(b *testing.B) {
 	const dependents = 2000
 	ctx := context.Background()
-	c, err := cluster.Start(ctx, cluster.Options{Logger: logger})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer c.Stop()
-	cfg := c.RESTConfig()
+	k := testkit.NewCluster(b, testkit.Options{Logger: logger})
+	cfg := rest.CopyConfig(k.Config)
 	cfg.QPS = -1
 	engine, err := gc.NewForConfig(cfg, gc.Options{SyncTimeout: 20 * time.Second, Logger: logger})
 	if err != nil {
 		b.Fatal(err)
 	}
-	engineCtx, stopEngine := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- engine.Run(engineCtx) }()
-	defer func() { stopEngine(); <-done }()
-	<-engine.Synced()
+	if err := k.GoReady(engine.Synced(), engine.Run); err != nil {
+		b.Fatalf("the engine did not sync: %v", err)
+	}
 	client := kubernetes.NewForConfigOrDie(cfg)
 
 	run := 0

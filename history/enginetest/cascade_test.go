@@ -1,6 +1,8 @@
 package enginetest
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"context"
 	"fmt"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/history"
 )
@@ -52,12 +55,12 @@ func TestCascadesOfTheRealEngine(t *testing.T) {
 			if _, err := client.CoreV1().ConfigMaps(ns.Name).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 				Name: fmt.Sprintf("%s-dep-%02d", name, i),
 				OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID,
-					BlockOwnerDeletion: ptr(true)}},
+					BlockOwnerDeletion: ptr.To(true)}},
 			}}, metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
-		waitFor(t, ctx, "the engine to observe "+name+"'s dependents", func() bool {
+		testkit.EventuallyEvery(t, 5*time.Millisecond, "the engine to observe "+name+"'s dependents", func() bool {
 			s := engine.Snapshot()
 			seen := 0
 			for _, nd := range s.Nodes {
@@ -90,7 +93,7 @@ func TestCascadesOfTheRealEngine(t *testing.T) {
 			t.Logf("the foreground cascade as recorded, each change:\n%s", strings.Join(seen, "\n"))
 		}
 	}()
-	waitFor(t, ctx, "the foreground cascade to be recorded part done", func() bool {
+	testkit.EventuallyEvery(t, 5*time.Millisecond, "the foreground cascade to be recorded part done", func() bool {
 		cs := cascadesOf(fgOwner)
 		if s := fmt.Sprintf("%+v", cs); len(seen) == 0 || seen[len(seen)-1] != s {
 			seen = append(seen, s)
@@ -110,7 +113,7 @@ func TestCascadesOfTheRealEngine(t *testing.T) {
 		policy string
 	}{{fgOwner, "Foreground"}, {bgOwner, "Background"}} {
 		var got history.Cascade
-		waitFor(t, ctx, "the "+want.policy+" cascade to end", func() bool {
+		testkit.EventuallyEvery(t, 5*time.Millisecond, "the "+want.policy+" cascade to end", func() bool {
 			cs := cascadesOf(want.owner)
 			if len(cs) == 1 && cs[0].End != nil {
 				got = cs[0]

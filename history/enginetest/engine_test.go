@@ -18,10 +18,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 var logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
@@ -33,25 +35,16 @@ const dependents = 30
 // waits for the engine to sync; both stop when the test ends.
 func startEngine(ctx context.Context, t *testing.T, delay time.Duration) (*cluster.Cluster, *gc.GarbageCollector) {
 	t.Helper()
-	c, err := cluster.Start(ctx, cluster.Options{Logger: logger})
+	k := testkit.NewCluster(t, testkit.Options{Logger: logger})
+	engine, err := gc.NewForConfig(k.Config, gc.Options{Workers: 2, ActionDelay: delay, SyncTimeout: 20 * time.Second, Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(c.Stop)
-	engine, err := gc.NewForConfig(c.RESTConfig(), gc.Options{Workers: 2, ActionDelay: delay, SyncTimeout: 20 * time.Second, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
+	// The engine stops before the control plane does, when the test ends.
+	if err := k.GoReady(engine.Synced(), engine.Run); err != nil {
+		t.Fatalf("the engine did not sync: %v", err)
 	}
-	engineCtx, stopEngine := context.WithCancel(context.Background())
-	engineDone := make(chan error, 1)
-	go func() { engineDone <- engine.Run(engineCtx) }()
-	t.Cleanup(func() { stopEngine(); <-engineDone }) // before the cluster stops: cleanups run last first
-	select {
-	case <-engine.Synced():
-	case <-ctx.Done():
-		t.Fatal("the engine did not sync")
-	}
-	return c, engine
+	return k.Cluster, engine
 }
 
 func TestRecordedForegroundCascadeRebuildsTheLiveState(t *testing.T) {
@@ -88,14 +81,14 @@ func TestRecordedForegroundCascadeRebuildsTheLiveState(t *testing.T) {
 		cm, err := client.CoreV1().ConfigMaps(ns.Name).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 			Name: fmt.Sprintf("dep-%02d", i),
 			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID,
-				BlockOwnerDeletion: ptr(true)}},
+				BlockOwnerDeletion: ptr.To(true)}},
 		}}, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		deps[cm.UID] = cm.Name
 	}
-	waitFor(t, ctx, "the engine to observe the objects", func() bool {
+	testkit.EventuallyEvery(t, 5*time.Millisecond, "the engine to observe the objects", func() bool {
 		for uid := range deps {
 			if _, ok := engine.Node(uid); !ok {
 				return false
@@ -110,7 +103,7 @@ func TestRecordedForegroundCascadeRebuildsTheLiveState(t *testing.T) {
 	}
 	// The moment the cascade is half done, as the engine's live snapshot says it.
 	var live gc.Snapshot
-	waitFor(t, ctx, "the cascade to be half done", func() bool {
+	testkit.EventuallyEvery(t, 5*time.Millisecond, "the cascade to be half done", func() bool {
 		live = gc.Snapshot{}
 		s := engine.Snapshot()
 		left := 0
@@ -131,9 +124,9 @@ func TestRecordedForegroundCascadeRebuildsTheLiveState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, ctx, "the cascade to finish", func() bool { _, ok := engine.Node(owner.UID); return !ok })
+	testkit.EventuallyEvery(t, 5*time.Millisecond, "the cascade to finish", func() bool { _, ok := engine.Node(owner.UID); return !ok })
 	end := engine.Feed().LastSeq()
-	waitFor(t, ctx, "the recorder to catch up", func() bool { return store.Status().Seq >= end })
+	testkit.EventuallyEvery(t, 5*time.Millisecond, "the recorder to catch up", func() bool { return store.Status().Seq >= end })
 
 	st, err := store.StateAtSeq(ctx, store.Status().Session, live.Seq)
 	if err != nil {
@@ -231,16 +224,3 @@ func jsonOf(t *testing.T, v any) string {
 	}
 	return string(b)
 }
-
-func waitFor(t *testing.T, ctx context.Context, what string, cond func() bool) {
-	t.Helper()
-	for !cond() {
-		select {
-		case <-ctx.Done():
-			t.Fatalf("waiting for %s: %v", what, ctx.Err())
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
-}
-
-func ptr[T any](v T) *T { return &v }

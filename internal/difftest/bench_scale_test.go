@@ -1,6 +1,8 @@
 package difftest
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"bytes"
 	"compress/flate"
 	"context"
@@ -19,6 +21,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/gc"
 )
@@ -63,7 +66,7 @@ func load(ctx context.Context, sd *side, ns string, pods int) (int, error) {
 	}
 	controlledBy := func(apiVersion, kind string, o metav1.Object) []metav1.OwnerReference {
 		return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: o.GetName(), UID: o.GetUID(),
-			Controller: ptr(true), BlockOwnerDeletion: ptr(true)}}
+			Controller: ptr.To(true), BlockOwnerDeletion: ptr.To(true)}}
 	}
 	replicaSets := make([]*appsv1.ReplicaSet, apps)
 	err := parallel(apps, 64, func(i int) error {
@@ -139,11 +142,7 @@ type scaleResult struct {
 // has been given back.
 func BenchmarkScale(b *testing.B) {
 	ctx := context.Background()
-	sd, err := startSide(ctx, "scale")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sd.cluster.Stop()
+	sd := newSide("scale", testkit.NewCluster(b, testkit.Options{}))
 	pods := scalePods(b)
 	start := time.Now()
 	objects, err := load(ctx, sd, "scale", pods)

@@ -1,6 +1,8 @@
 package difftest
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"cmp"
 	"context"
 	"fmt"
@@ -26,6 +28,7 @@ import (
 	"k8s.io/client-go/metadata/metadatainformer"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
 )
 
 // The cascade benchmark: kube-controller-manager's collector and gcscope's engine, one
@@ -159,7 +162,7 @@ func build(ctx context.Context, sd *side, ns string, shape benchShape) ([]*corev
 			if len(owners) > 0 {
 				o := owners[i/each]
 				cm.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: o.Name, UID: o.UID,
-					BlockOwnerDeletion: ptr(true), Controller: ptr(true)}}
+					BlockOwnerDeletion: ptr.To(true), Controller: ptr.To(true)}}
 			}
 			var err error
 			out[i], err = cms.Create(ctx, cm, metav1.CreateOptions{})
@@ -332,11 +335,7 @@ func collectorRun(ctx context.Context, sd *side, which string, qps float32, burs
 // b.N asks: each cascade takes seconds to minutes.
 func BenchmarkCascades(b *testing.B) {
 	ctx := context.Background()
-	sd, err := startSide(ctx, "bench")
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer sd.cluster.Stop()
+	sd := newSide("bench", testkit.NewCluster(b, testkit.Options{}))
 	// Unbounded, a cascade lasts about a second and one run is noise on a loaded machine:
 	// those cases run in rounds (each round: upstream, gcscope, raw limit) and the median
 	// wall time of each is printed.

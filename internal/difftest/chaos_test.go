@@ -1,6 +1,8 @@
 package difftest
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -260,11 +262,7 @@ func chaosSeeds(t *testing.T) []int64 {
 func TestFaultsChangeNoOutcome(t *testing.T) {
 	_, ours := env(t)
 	ctx := context.Background()
-	chaos, err := startSide(ctx, "gcscope under faults")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer chaos.cluster.Stop()
+	chaos := newSide("gcscope under faults", testkit.NewCluster(t, testkit.Options{}))
 	engine := newRestartingEngine(chaos.config, 42)
 	if err := engine.start(); err != nil {
 		t.Fatal(err)

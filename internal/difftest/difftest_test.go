@@ -37,6 +37,7 @@ import (
 
 	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // The two collectors are configured alike.
@@ -66,35 +67,22 @@ type side struct {
 	looseTiming bool
 }
 
-var (
-	envOnce               sync.Once
-	upstreamSide, ourSide *side
-	envErr                error
-	stopAll               func()
-)
-
 func TestMain(m *testing.M) {
 	// The upstream collector logs through klog; its lines would drown the comparison.
 	klog.LogToStderr(false)
 	klog.SetOutput(io.Discard)
-	code := m.Run()
-	if stopAll != nil {
-		stopAll()
-	}
-	os.Exit(code)
+	testkit.Main(m)
 }
 
-func startSide(ctx context.Context, name string) (*side, error) {
-	c, err := cluster.Start(ctx, cluster.Options{})
-	if err != nil {
-		return nil, fmt.Errorf("%s cluster: %w", name, err)
-	}
-	cfg := c.RESTConfig()
+// newSide makes a side of a shared control plane: the collector's configuration is limited
+// to clientQPS and clientBurst, the scenario's own clients are not.
+func newSide(name string, k *testkit.Env) *side {
+	cfg := rest.CopyConfig(k.Config)
 	cfg.QPS, cfg.Burst = clientQPS, clientBurst
 	free := rest.CopyConfig(cfg)
 	free.QPS = -1
-	return &side{name: name, cluster: c, config: cfg, client: kubernetes.NewForConfigOrDie(free),
-		dyn: dynamic.NewForConfigOrDie(free), ext: apiextensionsclient.NewForConfigOrDie(free)}, nil
+	return &side{name: name, cluster: k.Cluster, config: cfg, client: kubernetes.NewForConfigOrDie(free),
+		dyn: dynamic.NewForConfigOrDie(free), ext: apiextensionsclient.NewForConfigOrDie(free)}
 }
 
 // runUpstream starts kube-controller-manager's collector as the controller-manager
@@ -140,28 +128,29 @@ func runOurs(ctx context.Context, cfg *rest.Config) (*gc.GarbageCollector, error
 	}
 }
 
+// The two sides, each filled by its shared control plane's Setup.
+var upstreamSide, ourSide *side
+
+// env returns the two sides: kube-controller-manager's collector on one control plane,
+// gcscope's engine on the other.
 func env(t *testing.T) (*side, *side) {
 	t.Helper()
-	envOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		if upstreamSide, envErr = startSide(ctx, "upstream"); envErr != nil {
-			return
+	testkit.Shared(t, testkit.Options{Name: "upstream", Setup: func(_ context.Context, k *testkit.Env) error {
+		s := newSide("upstream", k)
+		if _, err := runUpstream(k.Context(), s.config); err != nil {
+			return err
 		}
-		if ourSide, envErr = startSide(ctx, "gcscope"); envErr != nil {
-			upstreamSide.cluster.Stop()
-			return
+		upstreamSide = s
+		return nil
+	}})
+	testkit.Shared(t, testkit.Options{Name: "gcscope", Setup: func(_ context.Context, k *testkit.Env) error {
+		s := newSide("gcscope", k)
+		if _, err := runOurs(k.Context(), s.config); err != nil {
+			return err
 		}
-		runCtx, stop := context.WithCancel(context.Background())
-		stopAll = func() { stop(); upstreamSide.cluster.Stop(); ourSide.cluster.Stop() }
-		if _, envErr = runUpstream(runCtx, upstreamSide.config); envErr != nil {
-			return
-		}
-		_, envErr = runOurs(runCtx, ourSide.config)
-	})
-	if envErr != nil {
-		t.Fatalf("difftest environment: %v", envErr)
-	}
+		ourSide = s
+		return nil
+	}})
 	return upstreamSide, ourSide
 }
 

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/utils/ptr"
 )
 
 const (
@@ -164,7 +165,7 @@ func (p *play) create(ctx context.Context) error {
 
 func (p *play) crd() *apiextensionsv1.CustomResourceDefinition {
 	schema := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-		Type: "object", XPreserveUnknownFields: ptr(true)}}
+		Type: "object", XPreserveUnknownFields: ptr.To(true)}}
 	return &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: "widgets." + p.group()},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
@@ -379,7 +380,5 @@ func (p *play) state(ctx context.Context) (string, error) {
 	slices.Sort(lines)
 	return strings.Join(lines, "\n"), nil
 }
-
-func ptr[T any](v T) *T { return &v }
 
 func deref(b *bool) bool { return b != nil && *b }

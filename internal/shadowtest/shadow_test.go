@@ -27,6 +27,7 @@ import (
 
 	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/scenario"
 )
 
@@ -152,17 +153,13 @@ func describe(ds []gc.ShadowDecision) string {
 func TestShadowAgreesWithUpstream(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Options{Controllers: true, UpstreamCollector: true, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
+	c := testkit.NewCluster(t, testkit.Options{Controllers: true, UpstreamCollector: true, Logger: logger}).Cluster
 	engine, tl := startShadow(t, c, 2*time.Minute)
 	client := kubernetes.NewForConfigOrDie(c.RESTConfig())
 	// The controllers are up once the service-account controller has made the default
 	// namespace's ServiceAccount. Before that, Pods cannot be created, and the ReplicaSet
 	// controller's retries back off for minutes.
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	})
@@ -342,11 +339,7 @@ func decisionsTotal(t *testing.T, engine *gc.GarbageCollector, outcome string) f
 func TestShadowOverdueWithoutACollector(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := cluster.Start(ctx, cluster.Options{Logger: logger}) // no controllers: no collector
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
+	c := testkit.NewCluster(t, testkit.Options{Logger: logger}).Cluster // no controllers: no collector
 	const overdue = 2 * time.Second
 	engine, _ := startShadow(t, c, overdue)
 	client := kubernetes.NewForConfigOrDie(c.RESTConfig())

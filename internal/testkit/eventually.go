@@ -46,3 +46,38 @@ func Poll(ctx context.Context, limit time.Duration, cond func() bool) error {
 		}
 	}
 }
+
+// Consistently checks that cond holds throughout d, and fails the test naming what stopped
+// holding. It is how a test shows that something does NOT happen (an owner that waits, a
+// deletion that is held): a window is the only evidence of an absence. cond is checked at
+// once, every 100 ms, and once more at the end.
+func Consistently(t testing.TB, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if !cond() {
+			t.Fatalf("did not hold for %s: %s", d, what)
+		}
+		if !time.Now().Before(deadline) {
+			return
+		}
+		<-tick.C
+	}
+}
+
+// EventuallyEvery is Eventually at a fixed pace, for a passing state (a cascade half done)
+// that the backed-off checks of Eventually could step over.
+func EventuallyEvery(t testing.TB, every time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(DefaultWait)
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %s", DefaultWait, what)
+		}
+		<-tick.C
+	}
+}

@@ -31,3 +31,11 @@ func TestPollStopsWithItsContext(t *testing.T) {
 		t.Fatalf("Poll = %v, want context.Canceled", err)
 	}
 }
+
+func TestConsistentlyChecksThroughoutTheWindow(t *testing.T) {
+	calls := 0
+	Consistently(t, "always", 250*time.Millisecond, func() bool { calls++; return true })
+	if calls < 3 {
+		t.Fatalf("cond called %d times in 250 ms, want at least 3 (start, ticks, end)", calls)
+	}
+}
