@@ -139,15 +139,30 @@ func (h *hub) run(ctx context.Context) {
 	defer h.cancel()
 	h.running.Store(true)
 	defer h.running.Store(false)
-	feed := h.o.Feed
-	cursor := feed.LastSeq()
+	cursor := h.o.Feed.LastSeq()
 	h.flushed.Store(cursor)
+	followFeed(ctx, h.o.Feed, cursor, h.o.Batch, h.log, func(b *batch) {
+		h.flushed.Store(b.to)
+		h.fanOut(b)
+	}, func(cursor uint64) {
+		// The hub itself fell behind the ring: everyone starts again from a snapshot.
+		h.flushed.Store(cursor)
+		h.log.Warn("stream hub fell behind the feed; resyncing every client", "seq", cursor)
+		h.resyncAll()
+	})
+}
+
+// followFeed reads feed after cursor until ctx ends, handing each run of events to
+// deliver at most every interval. When the feed no longer holds what follows the cursor
+// (gc.ErrTooOld), it skips to the feed's end and calls resync with the new cursor. It is
+// the only loop that follows the feed; a gc.Follow helper is meant to take its place.
+func followFeed(ctx context.Context, feed EventSource, cursor uint64, interval time.Duration, log *slog.Logger, deliver func(*batch), resync func(cursor uint64)) {
 	next := time.Now()
 	for {
 		if err := feed.Wait(ctx, cursor); err != nil {
 			return
 		}
-		// Flush at most every Batch: let events accumulate until then.
+		// Flush at most every interval: let events accumulate until then.
 		if d := time.Until(next); d > 0 {
 			t := time.NewTimer(d)
 			select {
@@ -160,15 +175,12 @@ func (h *hub) run(ctx context.Context) {
 		for {
 			events, err := feed.Since(cursor, hubReadMax)
 			if errors.Is(err, gc.ErrTooOld) {
-				// The hub itself fell behind the ring: everyone starts again from a snapshot.
 				cursor = feed.LastSeq()
-				h.flushed.Store(cursor)
-				h.log.Warn("stream hub fell behind the feed; resyncing every client", "seq", cursor)
-				h.resyncAll()
+				resync(cursor)
 				break
 			}
 			if err != nil {
-				h.log.Error("reading the feed", "err", err)
+				log.Error("reading the feed", "err", err)
 				break
 			}
 			if len(events) == 0 {
@@ -176,13 +188,12 @@ func (h *hub) run(ctx context.Context) {
 			}
 			b := &batch{from: cursor + 1, to: events[len(events)-1].Seq, events: events}
 			cursor = b.to
-			h.flushed.Store(cursor)
-			h.fanOut(b)
+			deliver(b)
 			if len(events) < hubReadMax {
 				break
 			}
 		}
-		next = time.Now().Add(h.o.Batch)
+		next = time.Now().Add(interval)
 	}
 }
 
