@@ -110,6 +110,12 @@ func newHub(o hubOptions) *hub {
 	}
 	h := &hub{o: o, log: o.Logger, metrics: newStreamMetrics(o.Registerer), clients: map[*streamClient]struct{}{}, perUser: map[string]int{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
+	// The hub follows the feed from here, not from whenever run starts: a client admitted
+	// before then gets a snapshot at the feed's seq of the moment, and the events after it
+	// must reach it through the hub.
+	if o.Feed != nil {
+		h.flushed.Store(o.Feed.LastSeq())
+	}
 	return h
 }
 
@@ -139,8 +145,7 @@ func (h *hub) run(ctx context.Context) {
 	defer h.cancel()
 	h.running.Store(true)
 	defer h.running.Store(false)
-	cursor := h.o.Feed.LastSeq()
-	h.flushed.Store(cursor)
+	cursor := h.flushed.Load() // where newHub found the feed, or where an earlier run stopped
 	followFeed(ctx, h.o.Feed, cursor, h.o.Batch, h.log, func(b *batch) {
 		h.flushed.Store(b.to)
 		h.fanOut(b)
