@@ -257,13 +257,25 @@ func (s *Server) visibilityFor(r *http.Request) *visibility {
 	return newVisibility(r.Context(), userFrom(r), s.opts.Authorizer, s.restMapper())
 }
 
+// err is the first error asking the authorizer gave (nil: every question was answered).
+func (v *visibility) err() error {
+	if v == nil {
+		return nil
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.failed
+}
+
 // permissionsFailed answers 503 when the user's permissions could not be checked: an
-// empty answer would look like "you may see nothing".
+// empty answer would look like "you may see nothing". Route groups have visibleReads
+// do this; objectCtx, which also serves writes, asks itself.
 func permissionsFailed(w http.ResponseWriter, v *visibility) bool {
-	if v == nil || v.failed == nil {
+	err := v.err()
+	if err == nil {
 		return false
 	}
-	writeError(w, http.StatusServiceUnavailable, "unavailable", "cannot check your permissions with the cluster: "+v.failed.Error())
+	writeError(w, http.StatusServiceUnavailable, "unavailable", "cannot check your permissions with the cluster: "+err.Error())
 	return true
 }
 

@@ -29,9 +29,6 @@ const maxStuckThreshold = 365 * 24 * time.Hour
 // handleStuck lists the objects whose deletion started more than ?olderThan= ago (default
 // 5m), by cause.
 func (s *Server) handleStuck(w http.ResponseWriter, r *http.Request) {
-	if !s.needEngine(w) || !s.needDeletions(w) {
-		return
-	}
 	q, perr := strictQuery(r, []string{"olderThan"}, nil)
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, perr)
@@ -46,11 +43,7 @@ func (s *Server) handleStuck(w http.ResponseWriter, r *http.Request) {
 		}
 		olderThan = d
 	}
-	vis := s.visibilityFor(r)
-	report := s.opts.Deletions.Stuck(r.Context(), olderThan, vis.fn())
-	if permissionsFailed(w, vis) {
-		return
-	}
+	report := s.opts.Deletions.Stuck(r.Context(), olderThan, visibilityFrom(r).fn())
 	writeJSON(w, http.StatusOK, report)
 }
 
@@ -78,28 +71,13 @@ type stuckCount struct {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	if !s.needEngine(w) {
-		return
-	}
 	st := s.opts.Engine.SyncState()
 	resp := healthResponse{Discovery: st.Discovery, DiscoveryFailures: st.DiscoveryFailures, FailingResources: st.Failing}
 	resp.Healthy = st.Discovery == "" && len(st.DiscoveryFailures) == 0 && len(st.Failing) == 0
 	if s.opts.Deletions != nil {
-		vis := s.visibilityFor(r)
+		vis := visibilityFrom(r)
 		resp.APIServices = s.opts.Deletions.APIServices(r.Context(), st.DiscoveryFailures, vis.fn())
 		resp.Stuck = &stuckCount{OlderThan: deletion.DefaultStuckAfter.String(), Total: s.opts.Deletions.CountStuck(deletion.DefaultStuckAfter, vis.fn())}
-		if permissionsFailed(w, vis) {
-			return
-		}
 	}
 	writeJSON(w, http.StatusOK, resp)
-}
-
-// needDeletions answers 503 when the server cannot explain deletions (no cluster).
-func (s *Server) needDeletions(w http.ResponseWriter) bool {
-	if s.opts.Deletions == nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "gcscope has no cluster connection to explain deletions with")
-		return false
-	}
-	return true
 }

@@ -50,30 +50,14 @@ type historyResponse struct {
 	Recording history.Status `json:"recording"`
 }
 
-// needHistory answers 503 when gcscope runs without a recording.
-func (s *Server) needHistory(w http.ResponseWriter) bool {
-	if s.opts.History == nil {
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the engine's history is not recorded: start gcscope with --history")
-		return false
-	}
-	return true
-}
-
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
-	if !s.needHistory(w) {
-		return
-	}
 	q, perr := parseHistoryQuery(r, time.Now())
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, perr)
 		return
 	}
-	vis := s.visibilityFor(r)
-	q.Visible = vis.fn()
+	q.Visible = visibilityFrom(r).fn()
 	page, err := s.opts.History.Query(r.Context(), q)
-	if permissionsFailed(w, vis) {
-		return
-	}
 	if err != nil {
 		s.historyError(w, err)
 		return
@@ -201,9 +185,6 @@ type historyStateResponse struct {
 // handleHistoryState rebuilds the graph, the queues and the sync state at ?at=TIME, or
 // just after ?session=N&seq=S, from the recording: what time travel shows.
 func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
-	if !s.needHistory(w) {
-		return
-	}
 	v, perr := strictQuery(r, []string{"at", "session", "seq"}, nil)
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, perr)
@@ -238,11 +219,8 @@ func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
 		s.historyError(w, err)
 		return
 	}
-	vis := s.visibilityFor(r)
+	vis := visibilityFrom(r)
 	resp := historyStateResponse{State: st, Nodes: vis.nodes(st.Nodes), Queues: vis.queues(st.Queues)}
-	if permissionsFailed(w, vis) {
-		return
-	}
 	writeJSON(w, http.StatusOK, resp)
 }
 

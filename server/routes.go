@@ -55,11 +55,13 @@ func (s *Server) routes() http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate)
-		r.Get("/", s.handleIndex)                                       // the UI
-		r.With(noQuery).Get("/metrics", s.handleMetrics)                // Prometheus: the engine's and the server's metrics
-		r.Get("/debug/controllers/garbagecollector/graph", s.handleDOT) // upstream's DOT debug graph (?uid=)
-		r.Get("/api/v1/stream", s.handleStream)                         // websocket: snapshot, then deltas
-		r.Get("/api/v1/history/export", s.handleHistoryExport)          // a window of the recording as a file (no 30 s bound: it streams)
+		r.Get("/", s.handleIndex)                        // the UI
+		r.With(noQuery).Get("/metrics", s.handleMetrics) // Prometheus: the engine's and the server's metrics
+		r.With(s.requireEngine, s.visibleReads).
+			Get("/debug/controllers/garbagecollector/graph", s.handleDOT) // upstream's DOT debug graph (?uid=)
+		r.With(s.requireEngine).Get("/api/v1/stream", s.handleStream) // websocket: snapshot, then deltas (the hub asks what the user may see)
+		r.With(s.requireHistory, s.visibleReads).
+			Get("/api/v1/history/export", s.handleHistoryExport) // a window of the recording as a file (no 30 s bound: it streams)
 
 		r.Route("/api/v1", func(r chi.Router) {
 			r.Use(middleware.Timeout(30 * time.Second))
@@ -67,23 +69,38 @@ func (s *Server) routes() http.Handler {
 			// blockers, refreshed every second, is 350 KB of JSON). Not /session: it carries
 			// the CSRF token, and compressed secrets invite BREACH.
 			zip := middleware.Compress(5, "application/json")
-			r.With(noQuery).Get("/session", s.handleSession)              // who you are, the mode, and the CSRF token for writes
-			r.With(zip).Get("/graph", s.handleGraph)                      // nodes and edges, filtered, paged
-			r.With(noQuery, zip).Get("/queues", s.handleQueues)           // the three work queues
-			r.With(noQuery, zip).Get("/shadow", s.handleShadow)           // shadow mode: the cluster's collector against the engine's decisions
-			r.With(zip).Get("/history", s.handleHistory)                  // the recorded feed: events by time, object, verb, result, queue; paged
-			r.With(zip).Get("/history/state", s.handleHistoryState)       // the graph and queues as they were at a recorded moment
-			r.With(zip).Get("/history/timeline", s.handleHistoryTimeline) // events, deletes and errors per time bucket; cascades, gaps
-			r.With(zip).Get("/history/cascades", s.handleHistoryCascades) // cascades, newest first (?uid=: those an object was in)
-			r.With(zip).Get("/stuck", s.handleStuck)                      // objects stuck in deletion (?olderThan=), by cause
-			r.With(noQuery, zip).Get("/health", s.handleHealth)           // API groups discovery cannot read, APIServices at fault, stuck count
+			r.With(noQuery).Get("/session", s.handleSession) // who you are, the mode, and the CSRF token for writes
 			r.With(noQuery, middleware.RequestSize(maxBodyBytes), s.guardWrite).
 				Post("/slow-motion", s.handleSlowMotion) // switch the engine's action delay on or off
+
+			// The engine's state, narrowed to what the user may list.
+			r.Group(func(r chi.Router) {
+				r.Use(s.requireEngine, zip, s.visibleReads)
+				r.Get("/graph", s.handleGraph)                          // nodes and edges, filtered, paged
+				r.With(s.requireDeletions).Get("/stuck", s.handleStuck) // objects stuck in deletion (?olderThan=), by cause
+			})
+			r.With(noQuery).Group(func(r chi.Router) {
+				r.Use(s.requireEngine, zip, s.visibleReads)
+				r.Get("/queues", s.handleQueues) // the three work queues
+				r.Get("/shadow", s.handleShadow) // shadow mode: the cluster's collector against the engine's decisions
+				r.Get("/health", s.handleHealth) // API groups discovery cannot read, APIServices at fault, stuck count
+			})
+
+			// The recording, narrowed to what the user may list.
+			r.Group(func(r chi.Router) {
+				r.Use(s.requireHistory, zip, s.visibleReads)
+				r.Get("/history", s.handleHistory)                  // the recorded feed: events by time, object, verb, result, queue; paged
+				r.Get("/history/state", s.handleHistoryState)       // the graph and queues as they were at a recorded moment
+				r.Get("/history/timeline", s.handleHistoryTimeline) // events, deletes and errors per time bucket; cascades, gaps
+				r.Get("/history/cascades", s.handleHistoryCascades) // cascades, newest first (?uid=: those an object was in)
+			})
+
 			if s.opts.Scenarios != nil {
 				r.Route("/scenarios", s.scenarioRoutes) // the scenario player: on the embedded cluster only
 			}
+			// One object; it serves a write, so objectCtx checks permissions itself.
 			r.Route("/objects/{uid}", func(r chi.Router) {
-				r.Use(noQuery, s.objectCtx)
+				r.Use(noQuery, s.requireEngine, s.withVisibility, s.objectCtx)
 				r.With(zip).Get("/", s.handleObject)         // one object as the engine sees it
 				r.With(zip).Get("/explain", s.handleExplain) // why it still exists, what it waits for
 				r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite).
@@ -151,19 +168,6 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}).ServeHTTP(w, r)
 }
 
-// needEngine answers 503 when the server runs without an engine.
-func (s *Server) needEngine(w http.ResponseWriter) bool {
-	switch {
-	case s.opts.Engine == nil && s.opts.Replay:
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "this is a replay of a recording: there is no live engine")
-		return false
-	case s.opts.Engine == nil:
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "the garbage-collector engine is not running")
-		return false
-	}
-	return true
-}
-
 type ctxKey int
 
 const (
@@ -173,12 +177,9 @@ const (
 
 // objectCtx loads the object of the {uid} URL parameter and answers 404 early. The uid
 // is unescaped: an escaped "/" (%2F) reaches it as part of the uid. A write to an object
-// that is not there is audited.
+// that is not there is audited. Under requireEngine and withVisibility.
 func (s *Server) objectCtx(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.needEngine(w) {
-			return
-		}
 		raw := chi.URLParam(r, "uid")
 		uid, err := url.PathUnescape(raw)
 		if err != nil {
@@ -186,7 +187,7 @@ func (s *Server) objectCtx(next http.Handler) http.Handler {
 			return
 		}
 		n, ok := s.opts.Engine.Node(types.UID(uid))
-		vis := s.visibilityFor(r)
+		vis := visibilityFrom(r)
 		if ok && !vis.visible(n.ObjectRef) {
 			if permissionsFailed(w, vis) {
 				return
@@ -202,14 +203,14 @@ func (s *Server) objectCtx(next http.Handler) http.Handler {
 			writeJSON(w, http.StatusNotFound, e)
 			return
 		}
-		ctx := context.WithValue(r.Context(), nodeKey, n)
-		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, visibilityKey, vis)))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), nodeKey, n)))
 	})
 }
 
 func nodeFrom(r *http.Request) gc.NodeDetail { return r.Context().Value(nodeKey).(gc.NodeDetail) }
 
-// visibilityFrom is the user's visibility objectCtx worked out (nil: everything).
+// visibilityFrom is what the request's user may list, as withVisibility found it (nil:
+// everything).
 func visibilityFrom(r *http.Request) *visibility {
 	v, _ := r.Context().Value(visibilityKey).(*visibility)
 	return v
@@ -281,15 +282,8 @@ func capitalize(s string) string {
 }
 
 func (s *Server) handleQueues(w http.ResponseWriter, r *http.Request) {
-	if !s.needEngine(w) {
-		return
-	}
 	snap := s.opts.Engine.Snapshot()
-	vis := s.visibilityFor(r)
-	queues := vis.queues(snap.Queues)
-	if permissionsFailed(w, vis) {
-		return
-	}
+	queues := visibilityFrom(r).queues(snap.Queues)
 	writeJSON(w, http.StatusOK, queuesResponse{Seq: snap.Seq, Mode: snap.Mode, Queues: queues, Sync: snap.Sync})
 }
 
@@ -322,9 +316,6 @@ func (s *Server) logRequests(next http.Handler) http.Handler {
 // handleDOT serves upstream's debug graph format; ?uid= (repeatable) narrows it to the
 // objects connected to those.
 func (s *Server) handleDOT(w http.ResponseWriter, r *http.Request) {
-	if !s.needEngine(w) {
-		return
-	}
 	q, perr := strictQuery(r, nil, []string{"uid"})
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, perr)
@@ -335,11 +326,7 @@ func (s *Server) handleDOT(w http.ResponseWriter, r *http.Request) {
 		uids = append(uids, types.UID(u))
 	}
 	snap := s.opts.Engine.Snapshot()
-	vis := s.visibilityFor(r)
-	nodes := vis.nodes(snap.Nodes)
-	if permissionsFailed(w, vis) {
-		return
-	}
+	nodes := visibilityFrom(r).nodes(snap.Nodes)
 	w.Header().Set("Content-Type", "text/vnd.graphviz")
 	if err := writeDOT(w, nodes, uids); err != nil {
 		s.log.Warn("writing the DOT graph", "err", err)
@@ -347,8 +334,5 @@ func (s *Server) handleDOT(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
-	if !s.needEngine(w) {
-		return
-	}
 	s.hub.ServeHTTP(w, r)
 }

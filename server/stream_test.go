@@ -773,6 +773,32 @@ func TestStreamStalledClientDoesNotBlockHub(t *testing.T) {
 	}
 }
 
+// TestStreamClientAdmittedBeforeTheHubRuns: a client can connect before the hub's run
+// goroutine has started (the server serves as soon as it is built); the events after
+// its snapshot still reach it once the hub runs. The hub used to take its first cursor
+// when run started, losing those events: a client waited for them for ever (the flake
+// of TestStreamQueuesOffAndSubscribeFrame on a loaded machine).
+func TestStreamClientAdmittedBeforeTheHubRuns(t *testing.T) {
+	e := newStreamEnv(t, 1024, hubOptions{})
+	e.srv.Start()
+	t.Cleanup(e.srv.Close)
+	e.eng.publish(addNode(mkNode("a1", "a", "Pod"))...)
+	c := e.dial(t, "")
+	m := newStreamModel()
+	if err := m.apply(c.next()); err != nil {
+		t.Fatal(err)
+	}
+	last := e.eng.publish(syncEvent("v1/pods"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.hub.run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	events := c.untilSeq(m, last)
+	if len(events) != 1 || events[0].Type != gc.SyncChange {
+		t.Fatalf("after the snapshot the client received %+v, want the one sync event", events)
+	}
+}
+
 func TestStreamHubFallingBehindResyncsClients(t *testing.T) {
 	e := newStreamEnv(t, 16, hubOptions{}).start(t)
 	c := e.dial(t, "")

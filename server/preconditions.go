@@ -1,0 +1,117 @@
+package server
+
+// Preconditions of route groups (routes.go): a handler under requireEngine may use
+// s.opts.Engine, one under requireHistory s.opts.History, one under requireDeletions
+// s.opts.Deletions; one under visibleReads reads what its user may list from
+// visibilityFrom(r) and never answers with what a failed permission check left out.
+
+import (
+	"context"
+	"maps"
+	"net/http"
+)
+
+// requireEngine answers 503 when the server runs without an engine.
+func (s *Server) requireEngine(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case s.opts.Engine == nil && s.opts.Replay:
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "this is a replay of a recording: there is no live engine")
+		case s.opts.Engine == nil:
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "the garbage-collector engine is not running")
+		default:
+			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// requireHistory answers 503 when gcscope runs without a recording.
+func (s *Server) requireHistory(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.History == nil {
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "the engine's history is not recorded: start gcscope with --history")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// requireDeletions answers 503 when the server cannot explain deletions (no cluster).
+func (s *Server) requireDeletions(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.opts.Deletions == nil {
+			writeError(w, http.StatusServiceUnavailable, "unavailable", "gcscope has no cluster connection to explain deletions with")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// withVisibility puts what the request's user may list in its context (visibilityFrom).
+func (s *Server) withVisibility(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), visibilityKey, s.visibilityFor(r))))
+	})
+}
+
+// visibleReads is withVisibility for reads that fail closed: when a permission check
+// failed while the handler filtered, its answer (whatever it is) is replaced by 503, as
+// an empty answer would look like "you may see nothing". The check is made when the
+// handler starts its answer, after it has filtered. Not for writes: a write's effect
+// cannot be taken back by its answer.
+func (s *Server) visibleReads(next http.Handler) http.Handler {
+	return s.withVisibility(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		vis := visibilityFrom(r)
+		if vis == nil {
+			next.ServeHTTP(w, r)
+			return
+		}
+		next.ServeHTTP(&failClosedWriter{ResponseWriter: w, vis: vis, header: w.Header().Clone()}, r)
+	}))
+}
+
+// failClosedWriter answers 503 in place of a handler's answer when vis failed by the
+// time the answer starts; the handler's headers and body are then dropped.
+type failClosedWriter struct {
+	http.ResponseWriter
+	vis     *visibility
+	header  http.Header // the headers before the handler ran
+	started bool
+	refused bool
+}
+
+func (w *failClosedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// start decides, once, whether the handler's answer goes out.
+func (w *failClosedWriter) start() {
+	if w.started {
+		return
+	}
+	w.started = true
+	if err := w.vis.err(); err != nil {
+		w.refused = true
+		h := w.ResponseWriter.Header()
+		clear(h)
+		maps.Copy(h, w.header)
+		writeError(w.ResponseWriter, http.StatusServiceUnavailable, "unavailable", "cannot check your permissions with the cluster: "+err.Error())
+	}
+}
+
+func (w *failClosedWriter) WriteHeader(status int) {
+	if w.start(); !w.refused {
+		w.ResponseWriter.WriteHeader(status)
+	}
+}
+
+func (w *failClosedWriter) Write(p []byte) (int, error) {
+	if w.start(); w.refused {
+		return len(p), nil
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *failClosedWriter) Flush() {
+	if w.start(); !w.refused {
+		http.NewResponseController(w.ResponseWriter).Flush()
+	}
+}

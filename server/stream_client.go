@@ -1,0 +1,362 @@
+package server
+
+// One stream client's goroutines: the reader (client frames), the keepalive, and the
+// writer, which alone owns the client's subscription state.
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/wire"
+)
+
+// streamClient is one websocket connection.
+type streamClient struct {
+	h    *hub
+	user string // for the per-user bound
+	// credentials checks the client's credentials again (nil: never), last at credentialsAt.
+	credentials   func(context.Context) error
+	credentialsAt time.Time
+	conn          *websocket.Conn
+	netConn       net.Conn // under conn
+
+	// Between the hub and the writer.
+	batches chan *batch   // bounded; the hub never waits on it
+	wake    chan struct{} // one pending wake-up for the writer
+	// resync, when set, is the reason the writer must send a snapshot: the hub dropped
+	// the client's batches (reasonBehind) or fell behind the feed itself (reasonStale).
+	resync atomic.Pointer[string]
+
+	// Between the reader and the writer, under mu.
+	mu     sync.Mutex
+	newSub *subscription
+	pongs  int
+
+	// The writer's own.
+	view     *view
+	seq      uint64 // the client's state is the engine's at seq, through its view
+	sent     uint64 // seq of the last frame sent
+	lastSent time.Time
+	pending  [][]byte // encoded events of the next deltas frame
+}
+
+// offer hands b to the writer without waiting; a full queue is emptied and the client
+// marked behind. Called by the hub.
+func (c *streamClient) offer(b *batch) {
+	select {
+	case c.batches <- b:
+	default:
+		c.markBehind(&resyncBehind, len(b.events))
+	}
+}
+
+// The reasons the hub gives a writer for a resync.
+var resyncBehind, resyncStale = reasonBehind, reasonStale
+
+// markBehind drops the queued batches (dropped events are counted, plus extra) and has
+// the writer send a snapshot, for reason.
+func (c *streamClient) markBehind(reason *string, extra int) {
+	dropped := extra
+	for drained := false; !drained; {
+		select {
+		case b := <-c.batches:
+			dropped += len(b.events)
+		default:
+			drained = true
+		}
+	}
+	c.h.metrics.dropped.Add(float64(dropped))
+	c.resync.Store(reason)
+	c.signal()
+}
+
+func (c *streamClient) signal() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// readLoop reads the client's frames until the connection ends or a frame is bad, in
+// which case it closes the connection with the reason.
+func (c *streamClient) readLoop() {
+	for {
+		typ, data, err := c.conn.Read(context.Background())
+		if err != nil {
+			// Includes frames over the read limit: the library closes with StatusMessageTooBig.
+			return
+		}
+		if typ != websocket.MessageText {
+			c.closeWith(websocket.StatusUnsupportedData, "bad frame: binary frames are not accepted; send JSON text")
+			return
+		}
+		req, err := wire.ParseClientFrame(data)
+		if err != nil {
+			c.closeWith(websocket.StatusPolicyViolation, wire.CloseReason(err.Error()))
+			return
+		}
+		c.mu.Lock()
+		if req.Ping {
+			c.pongs = min(c.pongs+1, maxPendingPongs)
+		} else {
+			c.newSub = &req.Sub
+		}
+		c.mu.Unlock()
+		c.signal()
+	}
+}
+
+// closeWith closes the connection with a status and reason. The close handshake gets
+// closeGrace; then the connection is cut (the library would wait 10 s for a peer that
+// does not read).
+func (c *streamClient) closeWith(code websocket.StatusCode, reason string) {
+	done := make(chan struct{})
+	go func() {
+		c.conn.Close(code, reason)
+		close(done)
+	}()
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		if c.netConn != nil {
+			c.netConn.Close()
+		}
+		<-done
+	}
+}
+
+// keepalive pings the client every PingInterval and closes a connection that does not
+// answer within WriteTimeout.
+func (c *streamClient) keepalive(ctx context.Context, cancel context.CancelFunc) {
+	t := time.NewTicker(c.h.o.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		pctx, pcancel := context.WithTimeout(ctx, c.h.o.WriteTimeout)
+		err := c.conn.Ping(pctx)
+		pcancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				// The peer does not answer: a close handshake would only wait for it.
+				c.h.log.Debug("stream: no pong; closing", "err", err)
+				c.conn.CloseNow()
+				cancel()
+			}
+			return
+		}
+	}
+}
+
+// writeLoop sends the client its first frame (a snapshot, or the deltas after since),
+// then whatever the hub and the reader ask for, until ctx ends or a write fails.
+func (c *streamClient) writeLoop(ctx context.Context, since *uint64) error {
+	if err := c.start(ctx, since); err != nil {
+		return err
+	}
+	idle := time.NewTicker(idleSeqInterval)
+	defer idle.Stop()
+	for {
+		if err := c.serveRequests(ctx); err != nil {
+			return err
+		}
+		if reason := c.resync.Swap(nil); reason != nil {
+			c.h.metrics.resyncs.Inc()
+			if err := c.sendSnapshot(ctx, *reason); err != nil {
+				return err
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case b := <-c.batches:
+			if err := c.deliver(ctx, b); err != nil {
+				return err
+			}
+		case <-c.wake:
+		case <-idle.C:
+			if err := c.recheckCredentials(ctx); err != nil {
+				c.closeWith(StatusSignedOut, wire.CloseReason(err.Error()))
+				return nil
+			}
+			if c.view.vis.refresh() {
+				// The user's permissions changed: what the client holds is redrawn.
+				if err := c.sendSnapshot(ctx, reasonPermissions); err != nil {
+					return err
+				}
+			}
+			if err := c.flush(ctx, false); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// StatusSignedOut closes a stream whose credentials are no longer accepted (a code of the
+// range RFC 6455 leaves to applications: 4000 plus HTTP's 401). The page stops
+// reconnecting and offers to sign in again.
+const StatusSignedOut websocket.StatusCode = 4401
+
+// recheckCredentials asks again, every CredentialsInterval, whether the client's
+// credentials are still good; it answers errNotSignedIn when they are not (a cluster that
+// cannot be asked right now keeps the stream going).
+func (c *streamClient) recheckCredentials(ctx context.Context) error {
+	if c.credentials == nil || time.Since(c.credentialsAt) < c.h.o.CredentialsInterval {
+		return nil
+	}
+	c.credentialsAt = time.Now()
+	if err := c.credentials(ctx); errors.Is(err, errNotSignedIn) {
+		return err
+	}
+	return nil
+}
+
+// serveRequests answers the reader's pings and subscription changes.
+func (c *streamClient) serveRequests(ctx context.Context) error {
+	c.mu.Lock()
+	pongs, sub := c.pongs, c.newSub
+	c.pongs, c.newSub = 0, nil
+	c.mu.Unlock()
+	for range pongs {
+		if err := c.write(ctx, "pong", []byte(`{"type":"pong"}`)); err != nil {
+			return err
+		}
+	}
+	if sub != nil {
+		c.view = newView(*sub, c.view.vis)
+		return c.sendSnapshot(ctx, reasonSubscribe)
+	}
+	return nil
+}
+
+// start sends the first frame. With since, while the feed still holds the events after
+// it, the client resumes: deltas from since+1 and no snapshot. A uid subscription always
+// starts from a snapshot, since its component is computed from the graph; so does a
+// user's stream under per-user reads: a resume filters the events up to now
+// conservatively (a removal for whatever the client may hold), which must never name an
+// object the user may not see, and the objects the client holds may be ones the user
+// has since lost the right to see.
+func (c *streamClient) start(ctx context.Context, since *uint64) error {
+	feed := c.h.o.Feed
+	if since == nil || len(c.view.sub.UIDs) > 0 || c.view.vis != nil || *since > feed.LastSeq() {
+		return c.sendSnapshot(ctx, reasonInitial)
+	}
+	if _, err := feed.Since(*since, 1); err != nil {
+		return c.sendSnapshot(ctx, reasonStale)
+	}
+	c.seq, c.sent = *since, *since
+	if !c.view.all {
+		// Which objects the client holds is not known exactly: take it from the graph
+		// now, and filter the events up to now conservatively.
+		s := c.h.snapshot(c.h.o.Feed.LastSeq())
+		c.view.seedResume(s.Nodes, s.Seq)
+	}
+	if err := c.catchUp(ctx, feed.LastSeq()); err != nil {
+		return err
+	}
+	if c.sent == *since && c.seq == *since {
+		// Nothing new yet: say that the resume worked.
+		return c.flush(ctx, true)
+	}
+	return nil
+}
+
+// catchUp brings the client to at least target from the feed, in frames of at most
+// maxFrameEvents events; a gap the feed no longer holds is answered with a snapshot.
+func (c *streamClient) catchUp(ctx context.Context, target uint64) error {
+	for c.seq < target {
+		events, err := c.h.o.Feed.Since(c.seq, maxFrameEvents)
+		if errors.Is(err, gc.ErrTooOld) {
+			c.h.metrics.resyncs.Inc()
+			return c.sendSnapshot(ctx, reasonStale)
+		}
+		if err != nil {
+			return err
+		}
+		if len(events) == 0 {
+			break
+		}
+		c.add(events, nil)
+		if c.view.needsSnapshot() {
+			return c.sendSnapshot(ctx, reasonComponent)
+		}
+		if err := c.flush(ctx, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add filters events (consecutive, following c.seq) into the pending frame; raw, when
+// given, are their encodings.
+func (c *streamClient) add(events []gc.Event, raw [][]byte) {
+	for i, e := range events {
+		if e.Seq <= c.seq {
+			continue
+		}
+		out, keep, rewritten := c.view.filter(e)
+		if keep {
+			if raw != nil && !rewritten {
+				c.pending = append(c.pending, raw[i])
+			} else {
+				c.pending = append(c.pending, encodeEvent(out))
+			}
+		}
+		c.seq = e.Seq
+	}
+}
+
+// deliver sends b, and the batches queued behind it, as one deltas frame.
+func (c *streamClient) deliver(ctx context.Context, b *batch) error {
+	batches := []*batch{b}
+	n := len(b.events)
+	for more := true; more && n < maxFrameEvents; {
+		select {
+		case next := <-c.batches:
+			batches = append(batches, next)
+			n += len(next.events)
+		default:
+			more = false
+		}
+	}
+	for _, b := range batches {
+		if b.to <= c.seq {
+			continue // the client's snapshot already has it
+		}
+		if b.from > c.seq+1 {
+			// A gap (the client resynced or resumed behind the hub): take it from the feed.
+			if err := c.flush(ctx, false); err != nil {
+				return err
+			}
+			if err := c.catchUp(ctx, b.from-1); err != nil {
+				return err
+			}
+			if b.to <= c.seq {
+				continue
+			}
+		}
+		c.add(b.events, b.encoded())
+		c.seq = b.to
+		if c.view.needsSnapshot() {
+			return c.sendSnapshot(ctx, reasonComponent)
+		}
+		if len(c.pending) >= maxFrameEvents {
+			if err := c.flush(ctx, false); err != nil {
+				return err
+			}
+		}
+	}
+	return c.flush(ctx, false)
+}

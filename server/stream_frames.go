@@ -1,0 +1,242 @@
+package server
+
+// The stream's frames on the wire: events encoded once, deltas and snapshot frames,
+// and large messages handed to the connection a piece at a time.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// encodeEvent encodes e; the only failure json can have here (a time outside years
+// 0-9999) is answered by dropping the times.
+func encodeEvent(e gc.Event) []byte {
+	data, err := json.Marshal(e)
+	if err == nil {
+		return data
+	}
+	e.Time = time.Time{}
+	if e.Node != nil && e.Node.DeletionTimestamp != nil {
+		n := *e.Node
+		n.DeletionTimestamp = nil
+		e.Node = &n
+	}
+	if data, err = json.Marshal(e); err == nil {
+		return data
+	}
+	data, _ = json.Marshal(struct {
+		Seq   uint64       `json:"seq"`
+		Type  gc.EventType `json:"type"`
+		Error string       `json:"error"`
+	}{e.Seq, e.Type, err.Error()})
+	return data
+}
+
+// flush sends the pending events as a deltas frame covering (sent, seq]. With nothing
+// pending it sends an empty frame only when forced, or when the client has not been told
+// its sequence number for idleSeqInterval.
+func (c *streamClient) flush(ctx context.Context, force bool) error {
+	if len(c.pending) == 0 && !force && (c.seq == c.sent || time.Since(c.lastSent) < idleSeqInterval) {
+		return nil
+	}
+	size := 64
+	for _, p := range c.pending {
+		size += len(p) + 1
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, `{"type":"deltas","from":`...)
+	buf = strconv.AppendUint(buf, c.sent+1, 10)
+	buf = append(buf, `,"seq":`...)
+	buf = strconv.AppendUint(buf, c.seq, 10)
+	buf = append(buf, `,"events":[`...)
+	for i, p := range c.pending {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, p...)
+	}
+	buf = append(buf, "]}"...)
+	clear(c.pending)
+	c.pending = c.pending[:0]
+	if err := c.write(ctx, "deltas", buf); err != nil {
+		return err
+	}
+	c.sent = c.seq
+	return nil
+}
+
+// snapshotFrame is the "snapshot" frame.
+type snapshotFrame struct {
+	Type   string          `json:"type"`
+	Reason string          `json:"reason"`
+	Seq    uint64          `json:"seq"`
+	Mode   gc.Mode         `json:"mode"`
+	Nodes  []gc.NodeState  `json:"nodes"`
+	Queues []gc.QueueState `json:"queues,omitempty"`
+	Sync   gc.SyncState    `json:"sync"`
+}
+
+// sendSnapshot sends a fresh snapshot through the client's view and restarts the
+// client's sequence from it.
+func (c *streamClient) sendSnapshot(ctx context.Context, reason string) error {
+	c.resync.Store(nil) // a resync asked for until now is answered by this snapshot
+	s := c.h.snapshot(c.seq)
+	f := snapshotFrame{Type: "snapshot", Reason: reason, Seq: s.Seq, Mode: s.Mode, Nodes: c.view.reset(s.Nodes), Sync: s.Sync}
+	if f.Nodes == nil {
+		f.Nodes = []gc.NodeState{}
+	}
+	if c.view.sub.Queues {
+		f.Queues = c.view.queues(s.Queues)
+	}
+	clear(c.pending)
+	c.pending = c.pending[:0]
+	c.seq = s.Seq
+	wctx, cancel := context.WithTimeout(ctx, c.h.o.WriteTimeout)
+	defer cancel()
+	m := c.newMessage(wctx)
+	if err := writeSnapshot(m, f); err != nil {
+		return err
+	}
+	if err := m.Close(); err != nil {
+		return err
+	}
+	c.sent = s.Seq
+	c.wrote("snapshot")
+	return nil
+}
+
+// snapshotPieceNodes is how many nodes writeSnapshot encodes at once (about 300 KB).
+const snapshotPieceNodes = 1024
+
+// writeSnapshot encodes f into w, as json.Marshal would. The nodes, most of a large
+// snapshot, are encoded a piece at a time, so that, written to a message, the first
+// pieces are on their way (deflated, when the connection is) while the next are encoded,
+// and the whole encoding is never held at once.
+func writeSnapshot(w io.Writer, f snapshotFrame) error {
+	nodes := f.Nodes
+	f.Nodes = []gc.NodeState{}
+	frame, err := json.Marshal(f)
+	if err != nil {
+		return fmt.Errorf("encoding a snapshot: %w", err)
+	}
+	// The fields before the nodes hold no user data (type, reason, seq, mode): the first
+	// "nodes":[] is the nodes array, which the nodes are written into.
+	const key = `"nodes":[`
+	at := bytes.Index(frame, []byte(key+"]"))
+	if at < 0 {
+		return fmt.Errorf("encoding a snapshot: no nodes array in %.100q", frame)
+	}
+	at += len(key)
+	if _, err := w.Write(frame[:at]); err != nil {
+		return err
+	}
+	first := true
+	for piece := range slices.Chunk(nodes, snapshotPieceNodes) {
+		data, err := json.Marshal(piece)
+		if err != nil {
+			return fmt.Errorf("encoding a snapshot: %w", err)
+		}
+		data = data[:len(data)-1] // the array's closing bracket
+		if first {
+			data = data[1:] // its opening one
+		} else {
+			data[0] = ',' // in place of the opening one
+		}
+		first = false
+		if _, err := w.Write(data); err != nil {
+			return err
+		}
+	}
+	_, err = w.Write(frame[at:])
+	return err
+}
+
+func (c *streamClient) write(ctx context.Context, typ string, data []byte) error {
+	wctx, cancel := context.WithTimeout(ctx, c.h.o.WriteTimeout)
+	defer cancel()
+	var err error
+	if len(data) <= streamPiece {
+		err = c.conn.Write(wctx, websocket.MessageText, data)
+	} else {
+		m := c.newMessage(wctx)
+		if _, err = m.Write(data); err == nil {
+			err = m.Close()
+		}
+	}
+	if err != nil {
+		return err
+	}
+	c.wrote(typ)
+	return nil
+}
+
+// wrote counts a frame of typ written.
+func (c *streamClient) wrote(typ string) {
+	c.lastSent = time.Now()
+	c.h.metrics.frames.WithLabelValues(typ).Inc()
+}
+
+// message is one text message to the client. A small one is written whole when closed;
+// a large one (a snapshot) is handed to the connection a piece at a time as it is
+// written, so that, deflated, each piece is compressed and sent while the next is
+// encoded and compressed, rather than the whole message encoded, then compressed, before
+// its first byte leaves. The client receives one message either way.
+type message struct {
+	ctx  context.Context // bounds the whole message
+	conn *websocket.Conn
+	buf  []byte
+	w    io.WriteCloser // once the message is large
+}
+
+func (c *streamClient) newMessage(ctx context.Context) *message {
+	return &message{ctx: ctx, conn: c.conn}
+}
+
+// Write adds p to the message; it fails only once the connection has.
+func (m *message) Write(p []byte) (int, error) {
+	if m.w == nil && len(m.buf)+len(p) <= streamPiece {
+		m.buf = append(m.buf, p...)
+		return len(p), nil
+	}
+	if m.w == nil {
+		w, err := m.conn.Writer(m.ctx, websocket.MessageText)
+		if err != nil {
+			return 0, err
+		}
+		m.w = w
+	}
+	for len(m.buf)+len(p) >= streamPiece {
+		n := streamPiece - len(m.buf)
+		m.buf = append(m.buf, p[:n]...)
+		p = p[n:]
+		if _, err := m.w.Write(m.buf); err != nil {
+			return 0, err
+		}
+		m.buf = m.buf[:0]
+	}
+	m.buf = append(m.buf, p...)
+	return len(p), nil
+}
+
+// Close sends what is left of the message and ends it.
+func (m *message) Close() error {
+	if m.w == nil {
+		return m.conn.Write(m.ctx, websocket.MessageText, m.buf)
+	}
+	if len(m.buf) > 0 {
+		if _, err := m.w.Write(m.buf); err != nil {
+			return err
+		}
+	}
+	return m.w.Close()
+}

@@ -1,0 +1,276 @@
+package server
+
+// The stream hub: reads the engine's feed and hands each batch to every client
+// without waiting for any.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+// hubOptions configure the stream hub.
+type hubOptions struct {
+	Snapshot func() gc.Snapshot // the engine's consistent snapshot
+	Feed     EventSource        // the engine's feed
+	Logger   *slog.Logger
+	// Batch: deltas are flushed at most this often; default 50 ms.
+	Batch time.Duration
+	// Buffer is how many frames a client may have pending before it is resynced; default 256.
+	Buffer int
+	// OriginPatterns are extra allowed origins (see originAllowed); the request's own
+	// scheme and host are always allowed.
+	OriginPatterns []string
+	// MaxClients bounds the clients in all (default 256), MaxClientsPerUser those of one
+	// user (default 32); a client over either is closed with StatusTryAgainLater.
+	MaxClients, MaxClientsPerUser int
+	// User names the user of a request, for the per-user bound; nil: one user.
+	User func(*http.Request) string
+	// Visibility is what the request's user may see; nil (or a nil answer): everything.
+	Visibility func(*http.Request) *visibility
+	// Refuse answers a refused upgrade (and may audit it); nil: the error alone.
+	Refuse func(w http.ResponseWriter, r *http.Request, status int, e *apiError)
+	// Registerer takes the hub's metrics; nil: not registered.
+	Registerer prometheus.Registerer
+	// WriteTimeout bounds one frame write; default 10 s. A client that does not read for
+	// that long while frames are due is disconnected.
+	WriteTimeout time.Duration
+	// PingInterval is how often the server pings; a client that does not answer within
+	// WriteTimeout is closed. Default 20 s.
+	PingInterval time.Duration
+	// Compression: whether frames are deflated for clients that offer it.
+	Compression StreamCompression
+	// Credentials returns a check of the request's credentials (nil: never checked
+	// again), run every CredentialsInterval (default 30 s): a stream outlives its
+	// upgrade by hours, and a token revoked (or a session signed out) since must not
+	// keep receiving. A check that answers errNotSignedIn closes the stream, with its text.
+	Credentials         func(*http.Request) func(context.Context) error
+	CredentialsInterval time.Duration
+}
+
+// hub fans the engine's feed out to the stream's clients.
+type hub struct {
+	o       hubOptions
+	log     *slog.Logger
+	metrics *streamMetrics
+	// ctx ends every client when run returns.
+	ctx    context.Context
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	clients map[*streamClient]struct{}
+	perUser map[string]int
+
+	running atomic.Bool
+	flushed atomic.Uint64 // seq of the last event handed to the clients
+
+	snapMu sync.Mutex
+	snap   *gc.Snapshot // the latest snapshot, shared by clients that resync together
+}
+
+func newHub(o hubOptions) *hub {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Batch <= 0 {
+		o.Batch = defaultStreamBatch
+	}
+	if o.Buffer <= 0 {
+		o.Buffer = defaultClientBuffer
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = defaultWriteTimeout
+	}
+	if o.CredentialsInterval <= 0 {
+		o.CredentialsInterval = 30 * time.Second
+	}
+	if o.PingInterval <= 0 {
+		o.PingInterval = defaultPingInterval
+	}
+	if o.MaxClients <= 0 {
+		o.MaxClients = defaultMaxClients
+	}
+	if o.MaxClientsPerUser <= 0 {
+		o.MaxClientsPerUser = defaultMaxClientsPerUser
+	}
+	if o.User == nil {
+		o.User = func(*http.Request) string { return "" }
+	}
+	if o.Refuse == nil {
+		o.Refuse = func(w http.ResponseWriter, _ *http.Request, status int, e *apiError) { writeJSON(w, status, e) }
+	}
+	h := &hub{o: o, log: o.Logger, metrics: newStreamMetrics(o.Registerer), clients: map[*streamClient]struct{}{}, perUser: map[string]int{}}
+	h.ctx, h.cancel = context.WithCancel(context.Background())
+	// The hub follows the feed from here, not from whenever run starts: a client admitted
+	// before then gets a snapshot at the feed's seq of the moment, and the events after it
+	// must reach it through the hub.
+	if o.Feed != nil {
+		h.flushed.Store(o.Feed.LastSeq())
+	}
+	return h
+}
+
+// batch is a run of consecutive feed events, (from-1, to], shared by every client; it is
+// never modified once handed out. Each event is encoded once, by the first writer that
+// needs it.
+type batch struct {
+	from, to uint64
+	events   []gc.Event
+	once     sync.Once
+	raw      [][]byte
+}
+
+func (b *batch) encoded() [][]byte {
+	b.once.Do(func() {
+		b.raw = make([][]byte, len(b.events))
+		for i := range b.events {
+			b.raw[i] = encodeEvent(b.events[i])
+		}
+	})
+	return b.raw
+}
+
+// run reads the feed and fans it out until ctx ends; then it closes every client. It
+// never waits for a client.
+func (h *hub) run(ctx context.Context) {
+	defer h.cancel()
+	h.running.Store(true)
+	defer h.running.Store(false)
+	cursor := h.flushed.Load() // where newHub found the feed, or where an earlier run stopped
+	followFeed(ctx, h.o.Feed, cursor, h.o.Batch, h.log, func(b *batch) {
+		h.flushed.Store(b.to)
+		h.fanOut(b)
+	}, func(cursor uint64) {
+		// The hub itself fell behind the ring: everyone starts again from a snapshot.
+		h.flushed.Store(cursor)
+		h.log.Warn("stream hub fell behind the feed; resyncing every client", "seq", cursor)
+		h.resyncAll()
+	})
+}
+
+// followFeed reads feed after cursor until ctx ends, handing each run of events to
+// deliver at most every interval. When the feed no longer holds what follows the cursor
+// (gc.ErrTooOld), it skips to the feed's end and calls resync with the new cursor. It is
+// the only loop that follows the feed; a gc.Follow helper is meant to take its place.
+func followFeed(ctx context.Context, feed EventSource, cursor uint64, interval time.Duration, log *slog.Logger, deliver func(*batch), resync func(cursor uint64)) {
+	next := time.Now()
+	for {
+		if err := feed.Wait(ctx, cursor); err != nil {
+			return
+		}
+		// Flush at most every interval: let events accumulate until then.
+		if d := time.Until(next); d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return
+			case <-t.C:
+			}
+		}
+		for {
+			events, err := feed.Since(cursor, hubReadMax)
+			if errors.Is(err, gc.ErrTooOld) {
+				cursor = feed.LastSeq()
+				resync(cursor)
+				break
+			}
+			if err != nil {
+				log.Error("reading the feed", "err", err)
+				break
+			}
+			if len(events) == 0 {
+				break
+			}
+			b := &batch{from: cursor + 1, to: events[len(events)-1].Seq, events: events}
+			cursor = b.to
+			deliver(b)
+			if len(events) < hubReadMax {
+				break
+			}
+		}
+		next = time.Now().Add(interval)
+	}
+}
+
+func (h *hub) fanOut(b *batch) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		c.offer(b)
+	}
+}
+
+func (h *hub) resyncAll() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.clients {
+		c.markBehind(&resyncStale, 0)
+	}
+}
+
+// add admits c, or says why not: the server's or the user's bound of clients is reached.
+func (h *hub) add(c *streamClient) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case len(h.clients) >= h.o.MaxClients:
+		h.metrics.refused.Inc()
+		return fmt.Sprintf("too many streams: the server holds its maximum of %d; try again later", h.o.MaxClients)
+	case h.perUser[c.user] >= h.o.MaxClientsPerUser:
+		h.metrics.refused.Inc()
+		return fmt.Sprintf("too many streams for this user (%d open); close another tab", h.perUser[c.user])
+	}
+	h.clients[c] = struct{}{}
+	h.perUser[c.user]++
+	h.metrics.clients.Inc()
+	return ""
+}
+
+func (h *hub) remove(c *streamClient) {
+	h.mu.Lock()
+	delete(h.clients, c)
+	if h.perUser[c.user]--; h.perUser[c.user] <= 0 {
+		delete(h.perUser, c.user)
+	}
+	h.mu.Unlock()
+	h.metrics.clients.Dec()
+}
+
+// clientCount is how many clients are connected.
+func (h *hub) clientCount() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.clients)
+}
+
+// snapshot returns a snapshot at atLeast or later and no older than the batches already
+// handed out, so that the next batch a client receives continues it. Clients that resync
+// together share one; it must not be modified.
+func (h *hub) snapshot(atLeast uint64) *gc.Snapshot {
+	h.snapMu.Lock()
+	defer h.snapMu.Unlock()
+	if s := h.snap; s != nil && s.Seq >= atLeast {
+		if s.Seq == h.o.Feed.LastSeq() {
+			return s
+		}
+		if h.running.Load() && s.Seq >= h.flushed.Load() {
+			// The hub's next batch continues it, if the feed still holds what follows.
+			if _, err := h.o.Feed.Since(s.Seq, 1); err == nil {
+				return s
+			}
+		}
+	}
+	s := h.o.Snapshot()
+	h.snap = &s
+	return h.snap
+}

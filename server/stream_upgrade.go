@@ -1,0 +1,154 @@
+package server
+
+// The stream's handshake: the query, the origin check, the websocket upgrade, and the
+// admission of a client under the bounds of clients.
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/server/wire"
+)
+
+// ServeHTTP serves GET /api/v1/stream: query parameters namespace, kind, uid (each
+// repeatable), queues and since are checked before the upgrade (400 when invalid);
+// websocket.Accept refuses a cross-origin request (403) unless OriginPatterns allow it.
+func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	sub, since, perr := parseStreamQuery(r)
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	// A browser always sends Origin with a websocket; the page must be gcscope's own
+	// (scheme and host) or an allowed origin. Accept's own check compares hosts only.
+	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r, h.o.OriginPatterns) {
+		h.o.Refuse(w, r, http.StatusForbidden, &apiError{Code: "csrf", Message: "cross-origin stream from " + quoteClip(o)})
+		return
+	}
+	var vis *visibility
+	if h.o.Visibility != nil {
+		vis = h.o.Visibility(r)
+	}
+	rec := &hijackRecorder{ResponseWriter: w}
+	conn, err := websocket.Accept(rec, r, &websocket.AcceptOptions{
+		InsecureSkipVerify: true, // Origin checked above
+		CompressionMode:    h.o.Compression.mode(),
+	})
+	if err != nil {
+		// Accept has answered (426 for a plain GET).
+		h.log.Debug("stream: upgrade refused", "err", err)
+		return
+	}
+	conn.SetReadLimit(streamReadLimit)
+
+	ctx, cancel := context.WithCancel(h.ctx)
+	defer cancel()
+	c := &streamClient{
+		h:       h,
+		conn:    conn,
+		netConn: rec.conn,
+		batches: make(chan *batch, h.o.Buffer),
+		wake:    make(chan struct{}, 1),
+		view:    newView(sub, vis),
+		user:    h.o.User(r),
+	}
+	if h.o.Credentials != nil {
+		c.credentials = h.o.Credentials(r)
+		c.credentialsAt = time.Now()
+	}
+	if why := h.add(c); why != "" {
+		// Told on the websocket, where a browser can read it (it cannot read an HTTP status).
+		c.closeWith(websocket.StatusTryAgainLater, wire.CloseReason(why))
+		conn.CloseNow()
+		return
+	}
+	defer h.remove(c)
+
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		// The reader reads without a context: cancelling one closes the connection at
+		// once, and the writer may still be closing it with a reason.
+		c.readLoop()
+		cancel()
+	})
+	wg.Go(func() { c.keepalive(ctx, cancel) })
+
+	err = c.writeLoop(ctx, since)
+	switch {
+	case h.ctx.Err() != nil:
+		c.closeWith(websocket.StatusGoingAway, "server shutting down")
+	case err != nil && ctx.Err() == nil:
+		h.log.Debug("stream: client dropped", "err", err)
+	}
+	cancel()
+	conn.CloseNow()
+	wg.Wait()
+}
+
+// parseStreamQuery reads the initial subscription and since from the query.
+func parseStreamQuery(r *http.Request) (subscription, *uint64, *apiError) {
+	q, perr := strictQuery(r, streamSingle, streamMulti)
+	if perr != nil {
+		return subscription{}, nil, perr
+	}
+	bad := func(msg string) *apiError {
+		return &apiError{Code: "bad_request", Message: msg, Allowed: slices.Concat(streamSingle, streamMulti)}
+	}
+	sub := subscription{Namespaces: q["namespace"], Kinds: q["kind"], Queues: true}
+	for _, u := range q["uid"] {
+		sub.UIDs = append(sub.UIDs, types.UID(u))
+	}
+	if q.Has("queues") {
+		b, err := strconv.ParseBool(q.Get("queues"))
+		if err != nil {
+			return subscription{}, nil, bad(fmt.Sprintf("queues %q: want true or false", q.Get("queues")))
+		}
+		sub.Queues = b
+	}
+	if err := sub.Validate(); err != nil {
+		return subscription{}, nil, bad(err.Error())
+	}
+	var since *uint64
+	if q.Has("since") {
+		n, err := strconv.ParseUint(q.Get("since"), 10, 64)
+		if err != nil {
+			return subscription{}, nil, bad(fmt.Sprintf("since %q: want a sequence number (an unsigned integer)", q.Get("since")))
+		}
+		since = &n
+	}
+	return sub, since, nil
+}
+
+// subscription narrows what a client receives (parsed by package wire).
+type subscription = wire.Subscription
+
+// hijackRecorder keeps the connection websocket.Accept takes over, so that a close
+// handshake with a peer that does not read can be cut short.
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+func (w *hijackRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	c, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	w.conn = c
+	return c, brw, err
+}
+
+// GET /api/v1/stream's query parameters: those that take one value, and the repeatable ones.
+var (
+	streamSingle = []string{"queues", "since"}
+	streamMulti  = []string{"namespace", "kind", "uid"}
+)
