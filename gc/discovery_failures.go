@@ -10,13 +10,6 @@ import (
 	"k8s.io/client-go/discovery"
 )
 
-// GroupFailure is an API group version discovery could not read (an aggregated API whose
-// Service is down, say), and since when it has failed without a break.
-type GroupFailure struct {
-	Error string    `json:"error"`
-	Since time.Time `json:"since"`
-}
-
 // groupFailures are the group versions the last discovery could not read.
 type groupFailures struct {
 	mu     sync.Mutex

@@ -2,6 +2,8 @@ package gc
 
 import (
 	"cmp"
+	"errors"
+	"fmt"
 	"slices"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -43,9 +45,14 @@ func NewReplica(s *Snapshot) *Replica {
 	return r
 }
 
+// ErrUnknownEventType is what Apply says of an event whose type is not one of EventTypes.
+var ErrUnknownEventType = errors.New("gc feed: unknown event type")
+
 // Apply applies e, the event after the replica's seq, as the engine did when it published
-// it. An event without a payload only advances the seq (edges are in the nodes' owners).
-func (r *Replica) Apply(e *Event) {
+// it. An event without a payload only advances the seq. Every type of EventTypes has its
+// case; any other type only advances the seq too, and Apply says so with
+// ErrUnknownEventType.
+func (r *Replica) Apply(e *Event) error {
 	r.seq = e.Seq
 	switch e.Type {
 	case NodeAdded, NodeUpdated:
@@ -56,8 +63,16 @@ func (r *Replica) Apply(e *Event) {
 		if e.Node != nil {
 			delete(r.nodes, e.Node.UID)
 		}
+	case EdgeAdded, EdgeRemoved:
+		// Nothing: the edges are in the nodes' owners, which node events carry.
+	case QueueChange, ActionTaken, SyncChange:
+		applyFeedEvent(r.queues, &r.sync, e)
+	case ShadowChange:
+		// Nothing: a Snapshot holds no shadow decisions (the engine's ShadowReport does).
+	default:
+		return fmt.Errorf("%w %q (event %d)", ErrUnknownEventType, e.Type, e.Seq)
 	}
-	applyFeedEvent(r.queues, &r.sync, e)
+	return nil
 }
 
 // applyFeedEvent is the feed's rule for its queues and sync state, by payload: a queue

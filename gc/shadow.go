@@ -20,33 +20,6 @@ import (
 // past a threshold it is overdue (the cluster's collector is behind, or stuck). A decision
 // the engine itself no longer makes (it decided otherwise since) is withdrawn.
 
-// ShadowOutcome is where a shadow decision stands.
-type ShadowOutcome string
-
-const (
-	ShadowPending   ShadowOutcome = "pending"   // nothing done to the object yet
-	ShadowOverdue   ShadowOutcome = "overdue"   // still nothing, past the threshold
-	ShadowConfirmed ShadowOutcome = "confirmed" // the cluster did the same
-	ShadowDiverged  ShadowOutcome = "diverged"  // the cluster did something else
-	ShadowWithdrawn ShadowOutcome = "withdrawn" // the engine decided otherwise since
-)
-
-// ShadowDecision is one write the engine would have made, and what became of it.
-type ShadowDecision struct {
-	ID uint64 `json:"id"`
-	// Action is the write, as recorded on the feed (Shadow set).
-	Action    Action        `json:"action"`
-	DecidedAt time.Time     `json:"decidedAt"`
-	Outcome   ShadowOutcome `json:"outcome"`
-	// ResolvedAt: when the outcome was settled (confirmed, diverged or withdrawn).
-	ResolvedAt *time.Time `json:"resolvedAt,omitempty"`
-	// Lag: from the decision to the cluster's act (confirmed, diverged); for an open
-	// decision, how long it has waited so far.
-	Lag time.Duration `json:"lag"`
-	// Observed says what the cluster was seen to do, in words.
-	Observed string `json:"observed,omitempty"`
-}
-
 func (d *ShadowDecision) open() bool {
 	return d.Outcome == ShadowPending || d.Outcome == ShadowOverdue
 }

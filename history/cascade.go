@@ -110,121 +110,174 @@ var writes = []gc.ActionVerb{gc.VerbDelete, gc.VerbOrphan, gc.VerbRemoveFinalize
 // observe tags e, the event at pos of session, before rep applies it, and returns its
 // cascade's id (0: none).
 func (cs *cascades) observe(e *gc.Event, pos, session int64, rep *gc.Replica) int64 {
-	// A node first seen already being deleted (the engine started while a deletion was
-	// under way) is going as much as one that is updated to it.
-	nodeGoing := e.Node != nil && (e.Type == gc.NodeUpdated || e.Type == gc.NodeRemoved ||
-		e.Type == gc.NodeAdded && (e.Node.BeingDeleted || e.Node.DeletingDependents))
-	collectorDelete := e.Action != nil && e.Action.Verb == gc.VerbDelete && e.Action.Error == ""
-	if len(cs.open) == 0 && !nodeGoing && !collectorDelete {
+	if len(cs.open) == 0 && !nodeGoing(e) && !collectorDelete(e) {
 		return 0 // most events, most of the time: only a deletion can start one
 	}
+	if tag := cascadeTagging[e.Type]; tag != nil {
+		return tag(cs, e, pos, session, rep)
+	}
+	return 0 // a type this version does not know (a newer engine's)
+}
+
+// cascadeTagging is how observe tags each type of event: every type of gc.EventTypes has
+// its entry, notCascaded for those about no object (TestCascadesDecideEveryEventType).
+var cascadeTagging = map[gc.EventType]func(cs *cascades, e *gc.Event, pos, session int64, rep *gc.Replica) int64{
+	gc.NodeAdded:    (*cascades).tagNode,
+	gc.NodeUpdated:  (*cascades).tagNode,
+	gc.NodeRemoved:  (*cascades).tagNode,
+	gc.EdgeAdded:    (*cascades).tagEdge,
+	gc.EdgeRemoved:  (*cascades).tagEdge,
+	gc.QueueChange:  (*cascades).tagQueue,
+	gc.ActionTaken:  (*cascades).tagAction,
+	gc.ShadowChange: (*cascades).tagAction,
+	gc.SyncChange:   notCascaded, // the monitored resources: about no object
+}
+
+func notCascaded(*cascades, *gc.Event, int64, int64, *gc.Replica) int64 { return 0 }
+
+// nodeGoing: e shows a node going. A node first seen already being deleted (the engine
+// started while a deletion was under way) is going as much as one that is updated to it.
+func nodeGoing(e *gc.Event) bool {
+	return e.Node != nil && (e.Type == gc.NodeUpdated || e.Type == gc.NodeRemoved ||
+		e.Type == gc.NodeAdded && (e.Node.BeingDeleted || e.Node.DeletingDependents))
+}
+
+// collectorDelete: e is a delete the collector made (and the API accepted).
+func collectorDelete(e *gc.Event) bool {
+	return e.Action != nil && e.Action.Verb == gc.VerbDelete && e.Action.Error == ""
+}
+
+// tagNode: a node going joins the cascade of its owners (or its namespace's) or starts one.
+func (cs *cascades) tagNode(e *gc.Event, pos, session int64, rep *gc.Replica) int64 {
+	n := e.Node
+	if n == nil {
+		return 0
+	}
+	if !nodeGoing(e) { // added
+		if c := cs.byUID[n.UID]; c != nil {
+			cs.touch(c, e, pos)
+			return c.ID
+		}
+		return 0
+	}
+	c := cs.byUID[n.UID]
+	deleting := e.Type == gc.NodeRemoved || n.BeingDeleted || n.DeletingDependents
+	if c == nil && deleting {
+		if c = cs.ownersCascade(n.UID, n.Owners, rep); c == nil {
+			c = cs.namespaces[n.Namespace]
+		}
+		if c == nil {
+			c = cs.start(n.ObjectRef, policyOf(n.Finalizers), e.Time, pos, session)
+		}
+		cs.join(c, n.UID)
+	}
+	if c == nil {
+		return cs.byOwner(n.UID, n.Owners, rep, e, pos)
+	}
 	switch {
-	case nodeGoing:
-		n := e.Node
-		c := cs.byUID[n.UID]
-		deleting := e.Type == gc.NodeRemoved || n.BeingDeleted || n.DeletingDependents
-		if c == nil && deleting {
-			if c = cs.ownersCascade(n.UID, n.Owners, rep); c == nil {
-				c = cs.namespaces[n.Namespace]
-			}
-			if c == nil {
-				c = cs.start(n.ObjectRef, policyOf(n.Finalizers), e.Time, pos, session)
-			}
-			cs.join(c, n.UID)
-		}
-		if c == nil {
-			return cs.byOwner(n.UID, n.Owners, rep, e, pos)
-		}
-		switch {
-		case e.Type == gc.NodeRemoved && c.members[n.UID]:
-			// Once: a virtual node the graph makes for a gone owner is removed again later.
-			c.members[n.UID] = false
-			c.live--
-			c.Deleted++
-		case !deleting && c.members[n.UID] && cs.ownersCascade(n.UID, n.Owners, nil) != c:
-			// Its owners in the cascade are gone from its references: orphaned.
-			c.members[n.UID] = false
-			c.live--
-		}
-		cs.touch(c, e, pos)
-		return c.ID
-	case e.Action != nil || e.Shadow != nil:
-		a := e.Action
-		if a == nil {
-			a = &e.Shadow.Action
-		}
-		c := cs.byUID[a.Object.UID]
-		if c == nil && slices.Contains(writes, a.Verb) {
-			n, _ := rep.Node(a.Object.UID)
-			if c = cs.ownersCascade(a.Object.UID, n.Owners, rep); c == nil && a.Verb == gc.VerbOrphan {
-				c = cs.anyOf(a.Refs)
-			}
-			if c == nil && collectorDelete {
-				// The collector deleted it on its own finding (its owners are absent): it is
-				// the root, whichever comes first of this and the object's own events.
-				policy := a.Policy
-				if policy == "" {
-					policy = policyBackground
-				}
-				c = cs.start(a.Object, policy, e.Time, pos, session)
-			}
-			if c != nil {
-				cs.join(c, a.Object.UID)
-			}
-		}
-		if c == nil && a.For != nil {
-			c = cs.byUID[a.For.UID]
-		}
-		if c == nil {
+	case e.Type == gc.NodeRemoved && c.members[n.UID]:
+		// Once: a virtual node the graph makes for a gone owner is removed again later.
+		c.members[n.UID] = false
+		c.live--
+		c.Deleted++
+	case !deleting && c.members[n.UID] && cs.ownersCascade(n.UID, n.Owners, nil) != c:
+		// Its owners in the cascade are gone from its references: orphaned.
+		c.members[n.UID] = false
+		c.live--
+	}
+	cs.touch(c, e, pos)
+	return c.ID
+}
+
+// tagAction: a worker's write (or shadow decision) about an object makes it a member; a
+// look-up is tagged with the cascade of the object it is for.
+func (cs *cascades) tagAction(e *gc.Event, pos, session int64, rep *gc.Replica) int64 {
+	a := e.Action
+	if a == nil && e.Shadow != nil {
+		a = &e.Shadow.Action
+	}
+	if a == nil {
+		return 0
+	}
+	c := cs.byUID[a.Object.UID]
+	if c == nil && slices.Contains(writes, a.Verb) {
+		n, _ := rep.Node(a.Object.UID)
+		if c = cs.ownersCascade(a.Object.UID, n.Owners, rep); c == nil && a.Verb == gc.VerbOrphan {
 			c = cs.anyOf(a.Refs)
 		}
-		if c == nil {
-			n, _ := rep.Node(a.Object.UID)
-			return cs.byOwner(a.Object.UID, n.Owners, rep, e, pos)
-		}
-		if e.Action != nil && slices.Contains(writes, a.Verb) {
-			c.Actions++
-			if a.Error != "" {
-				c.Errors++
+		if c == nil && collectorDelete(e) {
+			// The collector deleted it on its own finding (its owners are absent): it is
+			// the root, whichever comes first of this and the object's own events.
+			policy := a.Policy
+			if policy == "" {
+				policy = policyBackground
 			}
-			if a.Verb == gc.VerbOrphan && a.Error == "" && c.members[a.Object.UID] {
-				c.members[a.Object.UID] = false
-				c.live--
-			}
-		}
-		cs.touch(c, e, pos)
-		return c.ID
-	case e.Queue != nil:
-		uid := e.Queue.Object.UID
-		if c := cs.byUID[uid]; c != nil {
-			cs.touch(c, e, pos)
-			return c.ID
-		}
-		n, _ := rep.Node(uid)
-		if e.Queue.Op == gc.QueueAdded && e.Queue.Queue != gc.GraphChanges {
-			if c := cs.ownersCascade(uid, n.Owners, rep); c != nil {
-				cs.join(c, uid)
-				cs.touch(c, e, pos)
-				return c.ID
-			}
-		}
-		return cs.byOwner(uid, n.Owners, rep, e, pos)
-	case e.Edge != nil:
-		c := cs.byUID[e.Edge.Dependent]
-		if c == nil {
-			c = cs.byUID[e.Edge.Owner]
+			c = cs.start(a.Object, policy, e.Time, pos, session)
 		}
 		if c != nil {
-			cs.touch(c, e, pos)
-			return c.ID
+			cs.join(c, a.Object.UID)
 		}
-	case e.Node != nil: // added
-		if c := cs.byUID[e.Node.UID]; c != nil {
+	}
+	if c == nil && a.For != nil {
+		c = cs.byUID[a.For.UID]
+	}
+	if c == nil {
+		c = cs.anyOf(a.Refs)
+	}
+	if c == nil {
+		n, _ := rep.Node(a.Object.UID)
+		return cs.byOwner(a.Object.UID, n.Owners, rep, e, pos)
+	}
+	if e.Action != nil && slices.Contains(writes, a.Verb) {
+		c.Actions++
+		if a.Error != "" {
+			c.Errors++
+		}
+		if a.Verb == gc.VerbOrphan && a.Error == "" && c.members[a.Object.UID] {
+			c.members[a.Object.UID] = false
+			c.live--
+		}
+	}
+	cs.touch(c, e, pos)
+	return c.ID
+}
+
+// tagQueue: a dependent put in attemptToDelete or attemptToOrphan while an owner is a
+// member joins; other transitions are tagged with a member's cascade.
+func (cs *cascades) tagQueue(e *gc.Event, pos, _ int64, rep *gc.Replica) int64 {
+	if e.Queue == nil {
+		return 0
+	}
+	uid := e.Queue.Object.UID
+	if c := cs.byUID[uid]; c != nil {
+		cs.touch(c, e, pos)
+		return c.ID
+	}
+	n, _ := rep.Node(uid)
+	if e.Queue.Op == gc.QueueAdded && e.Queue.Queue != gc.GraphChanges {
+		if c := cs.ownersCascade(uid, n.Owners, rep); c != nil {
+			cs.join(c, uid)
 			cs.touch(c, e, pos)
 			return c.ID
 		}
 	}
-	return 0
+	return cs.byOwner(uid, n.Owners, rep, e, pos)
+}
+
+// tagEdge: an edge is tagged with its dependent's cascade, else its owner's.
+func (cs *cascades) tagEdge(e *gc.Event, pos, _ int64, _ *gc.Replica) int64 {
+	if e.Edge == nil {
+		return 0
+	}
+	c := cs.byUID[e.Edge.Dependent]
+	if c == nil {
+		c = cs.byUID[e.Edge.Owner]
+	}
+	if c == nil {
+		return 0
+	}
+	cs.touch(c, e, pos)
+	return c.ID
 }
 
 // byOwner tags an event about a non-member whose owner is a member (its look-ups and

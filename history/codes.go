@@ -19,7 +19,11 @@ type vocab struct {
 	base  uint // the dimension's first bit in a block mask
 }
 
-// The dimensions, their words and their bits in the mask (49 of 63).
+// The dimensions, their words and their bits in the mask (49 of 63). The codes are
+// stored on disk: a dimension's words are append-only, never moved or removed
+// (vocab_test.go pins each one). Every type of gc.EventTypes must have its code: a new
+// type is appended to typeVocab; a dimension's codes (its "other" one included) must
+// keep their bits below the next dimension's (vocab_test.go checks that too).
 var (
 	typeVocab = vocab{name: "type", base: 0, words: words(
 		gc.NodeAdded, gc.NodeUpdated, gc.NodeRemoved, gc.EdgeAdded, gc.EdgeRemoved,

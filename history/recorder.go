@@ -3,7 +3,6 @@ package history
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -211,19 +210,13 @@ func (r *Recorder) Run(ctx context.Context) error {
 	}
 	r.s.log.Info("history: recording", "session", r.session, "db", r.s.path)
 
-	for ctx.Err() == nil {
-		if r.rep == nil {
-			if wait := r.nextRetry.Sub(r.now()); wait > 0 {
-				select {
-				case <-ctx.Done():
-				case <-time.After(wait):
-				}
-				continue
-			}
-			r.seed(dbctx)
-			continue
-		}
-		r.step(ctx, dbctx)
+	if r.reseed(ctx, dbctx) {
+		r.feed.Follow(ctx, r.last, gc.Follower{ // (it returns only once ctx ends)
+			Max:    r.o.BlockEvents,
+			Resync: func(ctx context.Context) (uint64, error) { return r.resync(ctx, dbctx) },
+			Events: func(ctx context.Context, evs []gc.Event) error { return r.read(ctx, dbctx, evs) },
+			Idle:   func(context.Context) (time.Duration, error) { return r.idle(dbctx) },
+		})
 	}
 	if r.rep != nil {
 		r.drain(dbctx)
@@ -240,9 +233,85 @@ func (r *Recorder) Run(ctx context.Context) error {
 
 func (r *Recorder) now() time.Time { return r.s.opts.Now() }
 
-// step waits for events (no longer than the next write or maintenance is due), reads
-// them, and writes a block when one is full or has waited long enough.
-func (r *Recorder) step(ctx, dbctx context.Context) {
+// reseed starts the recording again from a fresh snapshot once nextRetry has come (at
+// once at the start; RetryInterval after a failed write; reseedAfterBehind after the
+// recorder fell behind). It reports false when ctx ends first.
+func (r *Recorder) reseed(ctx, dbctx context.Context) bool {
+	for r.rep == nil {
+		if wait := r.nextRetry.Sub(r.now()); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return false
+			case <-time.After(wait):
+			}
+			continue
+		}
+		if ctx.Err() != nil {
+			return false
+		}
+		r.seed(dbctx)
+	}
+	return true
+}
+
+// resync is the Follower's Resync: the recorder fell behind the feed's ring (what it
+// missed is a gap), or a failed write paused it; either way it starts again from a fresh
+// snapshot, and returns its seq.
+func (r *Recorder) resync(ctx, dbctx context.Context) (uint64, error) {
+	if r.rep != nil {
+		// More than the feed's ring behind: what was missed is a gap.
+		r.flush(dbctx)
+		if r.rep != nil {
+			r.startGap("behind", "the recorder fell behind the engine's feed (events left its ring before they were written)")
+			// Not at once: under a sustained flood, a fresh snapshot per ring's worth of
+			// events would cost the engine more than the recording is worth.
+			r.nextRetry = r.now().Add(reseedAfterBehind)
+		}
+	}
+	if !r.reseed(ctx, dbctx) {
+		return 0, ctx.Err()
+	}
+	return r.last, nil
+}
+
+// read is the Follower's Events: in a burst it first steps aside (see burst below); then
+// it adds evs to the pending block, writing each block once it is full, and does the
+// upkeep due. It asks for a resync (gc.ErrResync) when a failed write paused the
+// recording; a batch it steps aside from as gcscope stops is left to drain.
+func (r *Recorder) read(ctx, dbctx context.Context, evs []gc.Event) error {
+	for r.stepAside() { // evs wait: nothing is written until the burst calms (or half the ring is gone)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(r.asideFor()):
+		}
+	}
+	for len(evs) > 0 && r.rep != nil {
+		if len(r.pending) == 0 {
+			r.pendingSince = r.now()
+		}
+		n := min(len(evs), r.o.BlockEvents-len(r.pending))
+		r.pending = append(r.pending, evs[:n]...)
+		r.last = evs[n-1].Seq
+		evs = evs[n:]
+		if len(r.pending) >= r.o.BlockEvents {
+			r.flush(dbctx)
+		}
+	}
+	r.upkeep(dbctx)
+	if r.rep == nil {
+		return gc.ErrResync
+	}
+	return nil
+}
+
+// idle is the Follower's Idle: the upkeep due, then how long to wait for events before
+// the next (a pending block's flush, ending a quiet cascade, age retention).
+func (r *Recorder) idle(dbctx context.Context) (time.Duration, error) {
+	r.upkeep(dbctx)
+	if r.rep == nil {
+		return 0, gc.ErrResync
+	}
 	deadline := r.nextMaintenance
 	if len(r.pending) > 0 {
 		deadline = minTime(deadline, r.pendingSince.Add(r.o.FlushInterval))
@@ -252,38 +321,12 @@ func (r *Recorder) step(ctx, dbctx context.Context) {
 			deadline = minTime(deadline, t)
 		}
 	}
-	if wait := deadline.Sub(r.now()); wait > 0 {
-		wctx, cancel := context.WithTimeout(ctx, wait)
-		r.feed.Wait(wctx, r.last)
-		cancel()
-	}
-	if r.stepAside() {
-		select {
-		case <-ctx.Done():
-		case <-time.After(r.asideFor()):
-		}
-		return
-	}
-	evs, err := r.feed.Since(r.last, r.o.BlockEvents-len(r.pending))
-	if errors.Is(err, gc.ErrTooOld) {
-		// More than the feed's ring behind: what was missed is a gap, and the recording
-		// starts again from a fresh snapshot.
-		r.flush(dbctx)
-		if r.rep != nil {
-			r.startGap("behind", "the recorder fell behind the engine's feed (events left its ring before they were written)")
-			// Not at once: under a sustained flood, a fresh snapshot per ring's worth of
-			// events would cost the engine more than the recording is worth.
-			r.nextRetry = r.now().Add(reseedAfterBehind)
-		}
-		return
-	}
-	if len(evs) > 0 {
-		if len(r.pending) == 0 {
-			r.pendingSince = r.now()
-		}
-		r.pending = append(r.pending, evs...)
-		r.last = evs[len(evs)-1].Seq
-	}
+	return max(deadline.Sub(r.now()), time.Millisecond), nil
+}
+
+// upkeep writes a block that has waited long enough, ends the cascades that are over and
+// runs age retention when it is due.
+func (r *Recorder) upkeep(dbctx context.Context) {
 	now := r.now()
 	if len(r.pending) >= r.o.BlockEvents || (len(r.pending) > 0 && !now.Before(r.pendingSince.Add(r.o.FlushInterval))) {
 		r.flush(dbctx)

@@ -26,6 +26,7 @@ var Store = class {
     this.removedAt = /* @__PURE__ */ new Map();
     this.queuesChanged = false;
     this.shadowChanged = false;
+    this.unknownTypes = /* @__PURE__ */ new Set();
     this.resetQueues([]);
   }
   /** @param {any} frame a snapshot frame */
@@ -53,7 +54,8 @@ var Store = class {
     this.dirtyNamespaces.add("*");
     this.queuesChanged = true;
   }
-  /** @param {any[]} events the events of a deltas frame, in order */
+  /** Every type of events.gen.js's EVENT_TYPES has its case (static/store_events_test.go).
+   * @param {any[]} events the events of a deltas frame, in order */
   applyEvents(events) {
     const now = performance.now();
     for (const e of events) {
@@ -84,6 +86,8 @@ var Store = class {
         case "shadow":
           this.shadowChanged = true;
           break;
+        default:
+          this.unknownTypes.add(e.type);
       }
       if (e.seq > this.seq) this.seq = e.seq;
     }
@@ -3728,11 +3732,25 @@ var EventReader = class {
   }
 };
 
+// src/events.gen.js
+var EVENT_TYPES = Object.freeze(["nodeAdded", "nodeUpdated", "nodeRemoved", "edgeAdded", "edgeRemoved", "queue", "action", "sync", "shadow"]);
+var PAYLOAD_OF = Object.freeze({
+  nodeAdded: "node",
+  nodeUpdated: "node",
+  nodeRemoved: "node",
+  edgeAdded: "edge",
+  edgeRemoved: "edge",
+  queue: "queue",
+  action: "action",
+  sync: "sync",
+  shadow: "shadow"
+});
+
 // src/travel.js
 var SEEK_DEBOUNCE_MS = 120;
 var SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
 var IDLE_SKIP_MS = 2500;
-var NODE_EVENTS = ["nodeAdded", "nodeUpdated", "nodeRemoved", "edgeAdded", "edgeRemoved"];
+var NODE_EVENTS = EVENT_TYPES.filter((t) => PAYLOAD_OF[t] === "node" || PAYLOAD_OF[t] === "edge");
 var TimeTravel = class {
   /** @param {Hooks} hooks */
   constructor(hooks) {

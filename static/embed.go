@@ -5,6 +5,10 @@
 // committed bundle is current. The UI has no third-party front-end dependencies.
 package static
 
+// src/events.gen.js, the feed's event types and the JSDoc typedefs of their payloads, is
+// generated from gc/events.go first.
+//
+//go:generate go run ../gc/internal/eventsjs -o src/events.gen.js
 //go:generate go run github.com/evanw/esbuild/cmd/esbuild@v0.28.2 src/main.js --bundle --format=esm --target=es2022 --charset=utf8 --legal-comments=none --log-level=warning --outfile=app.js
 
 import (

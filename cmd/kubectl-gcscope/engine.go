@@ -260,38 +260,36 @@ func newTracker(engine *gc.GarbageCollector) *tracker {
 // follow reads the feed until ctx ends. A reader that falls behind the feed's ring starts
 // again from a snapshot, as the feed's contract says.
 func (t *tracker) follow(ctx context.Context) {
-	feed := t.engine.Feed()
-	var seq uint64
-	for {
-		events, err := feed.Since(seq, 4096)
-		switch {
-		case errors.Is(err, gc.ErrTooOld):
-			seq = t.reset(t.engine.Snapshot())
-			continue
-		case len(events) == 0:
-			if feed.Wait(ctx, seq) != nil {
-				return
-			}
-			continue
-		}
-		t.apply(events)
-		seq = events[len(events)-1].Seq
-	}
+	t.engine.Feed().Follow(ctx, 0, gc.Follower{
+		Resync: func(context.Context) (uint64, error) { return t.reset(t.engine.Snapshot()), nil },
+		Events: func(_ context.Context, events []gc.Event) error {
+			t.apply(events) // (the engine is this binary's: it publishes no type apply does not know)
+			return nil
+		},
+	})
 }
 
-func (t *tracker) apply(events []gc.Event) {
+// apply follows events. Each type of the feed's vocabulary has its case; an event of
+// another type counts as a change, and apply returns the types it did not know.
+func (t *tracker) apply(events []gc.Event) (unknown []gc.EventType) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	changed := false
 	for _, e := range events {
-		switch {
-		case e.Node != nil && e.Type == gc.NodeRemoved:
+		switch e.Type {
+		case gc.NodeRemoved:
+			if e.Node == nil {
+				break
+			}
 			if t.nodes[e.Node.UID].observed {
 				t.objects--
 			}
 			delete(t.nodes, e.Node.UID)
 			changed = true
-		case e.Node != nil:
+		case gc.NodeAdded, gc.NodeUpdated:
+			if e.Node == nil {
+				break
+			}
 			mark := nodeMark{observed: e.Node.Observed, fingerprint: fingerprint(e.Node)}
 			if old, ok := t.nodes[e.Node.UID]; !ok || old != mark {
 				if old.observed {
@@ -303,14 +301,20 @@ func (t *tracker) apply(events []gc.Event) {
 				t.nodes[e.Node.UID] = mark
 				changed = true
 			}
-		case e.Queue != nil:
+		case gc.QueueChange:
+			if e.Queue == nil {
+				break
+			}
 			if e.Queue.Counts != nil {
 				t.queues[e.Queue.Queue] = *e.Queue.Counts
 			}
 			// graphChanges carries every update of every object; the other queues move
 			// only when the collector has work.
 			changed = changed || e.Queue.Queue != gc.GraphChanges
-		default: // edges, actions, sync state
+		case gc.EdgeAdded, gc.EdgeRemoved, gc.ActionTaken, gc.SyncChange, gc.ShadowChange:
+			changed = true
+		default:
+			unknown = append(unknown, e.Type)
 			changed = true
 		}
 		t.seq = e.Seq
@@ -318,6 +322,7 @@ func (t *tracker) apply(events []gc.Event) {
 	if changed {
 		t.changed = time.Now()
 	}
+	return unknown
 }
 
 // fingerprint hashes what the collector reads of a node.

@@ -4,11 +4,11 @@
 // snapshot and deltas (docs/stream.md). It knows nothing of drawing; views ask it what
 // changed since they last looked.
 
+// The event and payload typedefs are generated from the Go types (events.gen.js).
 /**
- * @typedef {{apiVersion: string, kind: string, name: string, uid: string, controller?: boolean, blockOwnerDeletion?: boolean}} OwnerRef
- * @typedef {{apiVersion: string, kind: string, namespace?: string, name: string, uid: string}} ObjectRef
- * @typedef {ObjectRef & {owners?: OwnerRef[], finalizers?: string[], deletionTimestamp?: string,
- *   beingDeleted?: boolean, deletingDependents?: boolean, virtual?: boolean, observed?: boolean}} NodeState
+ * @typedef {import("./events.gen.js").OwnerRef} OwnerRef
+ * @typedef {import("./events.gen.js").ObjectRef} ObjectRef
+ * @typedef {import("./events.gen.js").NodeState} NodeState
  * @typedef {{object: ObjectRef, change?: string, queued?: boolean, inFlight?: boolean, queuedItems: number, inFlightItems: number,
  *   backoffUntil?: number|null, retries?: number, since: number}} QueueItem
  * @typedef {{queue: string, verb: string, object: ObjectRef, policy?: string, finalizer?: string, refs?: string[],
@@ -65,6 +65,8 @@ export class Store {
     this.queuesChanged = false;
     /** A shadow-mode decision was made or settled (the collector-health strip asks again). */
     this.shadowChanged = false;
+    /** Event types applyEvents has no case for (a newer server's): it skips them. @type {Set<string>} */
+    this.unknownTypes = new Set();
     this.resetQueues([]);
   }
 
@@ -95,7 +97,8 @@ export class Store {
     this.queuesChanged = true;
   }
 
-  /** @param {any[]} events the events of a deltas frame, in order */
+  /** Every type of events.gen.js's EVENT_TYPES has its case (static/store_events_test.go).
+   * @param {any[]} events the events of a deltas frame, in order */
   applyEvents(events) {
     const now = performance.now();
     for (const e of events) {
@@ -126,6 +129,8 @@ export class Store {
         case "shadow":
           this.shadowChanged = true;
           break;
+        default:
+          this.unknownTypes.add(e.type);
       }
       if (e.seq > this.seq) this.seq = e.seq;
     }

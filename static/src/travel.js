@@ -9,6 +9,7 @@
 import { Store } from "./store.js";
 import { Cascades } from "./cascades.js";
 import { stateAt, stateAtSeq, historyPage, parseTime, isoTime, EventReader } from "./history.js";
+import { EVENT_TYPES, PAYLOAD_OF } from "./events.gen.js";
 
 /** A drag asks for the state at most this often (the last moment asked always wins). */
 export const SEEK_DEBOUNCE_MS = 120;
@@ -16,8 +17,8 @@ export const SEEK_DEBOUNCE_MS = 120;
 export const SPEEDS = [0.25, 0.5, 1, 2, 4, 8];
 /** Recorded idle stretches longer than this (in wall time at the speed played) are skipped. */
 const IDLE_SKIP_MS = 2500;
-/** Node events: what a step waits for. */
-const NODE_EVENTS = ["nodeAdded", "nodeUpdated", "nodeRemoved", "edgeAdded", "edgeRemoved"];
+/** Node events (those about the graph: a node's or an edge's): what a step waits for. */
+const NODE_EVENTS = EVENT_TYPES.filter((t) => PAYLOAD_OF[t] === "node" || PAYLOAD_OF[t] === "edge");
 
 /**
  * @typedef {{enter: () => void, leave: () => void, moment: (t: number) => void, seeked: (state: any, ms: number) => void,
