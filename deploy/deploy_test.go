@@ -836,12 +836,9 @@ func (p *gcscopeProc) waitReady(t testing.TB, m *manifest) {
 	path := m.deployment(t).Spec.Template.Spec.Containers[0].ReadinessProbe.HTTPGet.Path
 	var code int
 	var body []byte
-	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		if code, body = p.get(t, path, "", ""); code == http.StatusOK {
-			return
-		}
+	if testkit.Poll(context.Background(), time.Minute, func() bool { code, body = p.get(t, path, "", ""); return code == http.StatusOK }) != nil {
+		t.Fatalf("%s: %d %s after a minute", path, code, body)
 	}
-	t.Fatalf("%s: %d %s after a minute", path, code, body)
 }
 
 // apiError is gcscope's error shape.

@@ -67,7 +67,7 @@ func BenchmarkChartAt150k(b *testing.B) {
 	p.waitReady(b, m)
 	readyAfter := time.Since(started)
 	rssReady := p.rssBytes()
-	time.Sleep(10 * time.Second)
+	time.Sleep(10 * time.Second) // the benchmark's pacing: the RSS ten seconds after ready is what it reports
 	rssSettled := p.rssBytes()
 	admin := kube.RESTConfig().BearerToken
 	var rssRead uint64

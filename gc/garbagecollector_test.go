@@ -205,13 +205,7 @@ func (h *engineHarness) runUntilIdle() {
 // waitQueued waits until q holds an item (one added after its backoff).
 func waitQueued(t *testing.T, q *workQueue[*node], what string) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for q.Len() == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: nothing was queued again within 5s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testkit.EventuallyWithin(t, 5*time.Second, what+": something is queued again", func() bool { return q.Len() > 0 })
 }
 
 // actions returns the fake client's actions with one of verbs.
@@ -890,12 +884,8 @@ func TestActionDelayHoldsWritesUntilItElapses(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan workQueueItemAction, 1)
 	go func() { done <- h.gc.attemptToDeleteWorker(ctx, h.node("uid-p")) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(h.actions("get")) < 1 {
-		if time.Now().After(deadline) {
-			t.Fatalf("the worker did not look up the owner: %s", describeActions(h.meta.Actions()))
-		}
-		time.Sleep(10 * time.Millisecond)
+	if testkit.Poll(context.Background(), 10*time.Second, func() bool { return len(h.actions("get")) >= 1 }) != nil {
+		t.Fatalf("the worker did not look up the owner: %s", describeActions(h.meta.Actions()))
 	}
 	select {
 	case v := <-done:
@@ -962,12 +952,8 @@ func TestRefreshDiscoveryMonitorsNewResourcesAtOnce(t *testing.T) {
 	}
 	h.disc.Resources = testAPIResources()
 	h.gc.RefreshDiscovery()
-	deadline := time.Now().Add(10 * time.Second)
-	for !slices.Contains(h.gc.SyncState().Resources, "example.com/v1/widgets") {
-		if time.Now().After(deadline) {
-			t.Fatalf("widgets not monitored after RefreshDiscovery: %v", h.gc.SyncState().Resources)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if testkit.Poll(context.Background(), 10*time.Second, func() bool { return slices.Contains(h.gc.SyncState().Resources, "example.com/v1/widgets") }) != nil {
+		t.Fatalf("widgets not monitored after RefreshDiscovery: %v", h.gc.SyncState().Resources)
 	}
 }
 
@@ -991,12 +977,8 @@ func TestEmptyDiscoveryAtStartRetries(t *testing.T) {
 	}
 	h.disc.Resources = testAPIResources()
 	h.gc.RefreshDiscovery()
-	deadline := time.Now().Add(10 * time.Second)
-	for st := h.gc.SyncState(); st.Discovery != "" || len(st.Resources) == 0; st = h.gc.SyncState() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after discovery answered: %+v", st)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if testkit.Poll(context.Background(), 10*time.Second, func() bool { st := h.gc.SyncState(); return st.Discovery == "" && len(st.Resources) > 0 }) != nil {
+		t.Fatalf("after discovery answered: %+v", h.gc.SyncState())
 	}
 }
 
@@ -1044,15 +1026,8 @@ func TestWorkersGoOnWhileAMonitorNeverSyncs(t *testing.T) {
 	gone := replicaSet("a", "gone", "uid-gone")
 	p := pod("a", "p", "uid-p", owned(ownerRefTo(gone, blocking, controls)))
 	h.store(p)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, ok := h.stored(p); !ok {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the pod of a deleted owner was not collected while a monitor was syncing: %s", describeActions(h.meta.Actions()))
-		}
-		time.Sleep(20 * time.Millisecond)
+	if testkit.Poll(context.Background(), 10*time.Second, func() bool { _, ok := h.stored(p); return !ok }) != nil {
+		t.Fatalf("the pod of a deleted owner was not collected while a monitor was syncing: %s", describeActions(h.meta.Actions()))
 	}
 }
 

@@ -6,11 +6,13 @@ package gc
 // the graph's state; each step then asserts what was queued and published.
 
 import (
+	"context"
 	"reflect"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -837,9 +839,8 @@ func TestGraphBuilderVirtualIdentitySwitching(t *testing.T) {
 	sawReplacement := slices.Contains(got, r)
 	deadline := time.Now().Add(5 * time.Second)
 	for !sawReplacement && time.Now().Before(deadline) {
-		if h.gb.attemptToDelete.Len() == 0 {
-			time.Sleep(2 * time.Millisecond)
-			continue
+		if testkit.Poll(context.Background(), time.Until(deadline), func() bool { return h.gb.attemptToDelete.Len() > 0 }) != nil {
+			break
 		}
 		n, _ := h.gb.attemptToDelete.Get()
 		h.gb.attemptToDelete.Done(n)

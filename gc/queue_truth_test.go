@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -171,13 +172,8 @@ func TestQueueTruthTakeIsToldBeforeTheNextAdd(t *testing.T) {
 	added := make(chan struct{})
 	tq.stallNext(added)
 	got := getAsync(tq.workQueue)
-	deadline := time.Now().Add(5 * time.Second)
-	for tq.Len() > 0 { // the worker has taken it and is telling so
-		if time.Now().After(deadline) {
-			t.Fatal("the worker did not take the item within 5s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	// The worker has taken it and is telling so.
+	testkit.EventuallyWithin(t, 5*time.Second, "the worker takes the item", func() bool { return tq.Len() == 0 })
 	tq.Add(n)
 	close(added)
 	recv(t, got, "worker")
@@ -258,7 +254,7 @@ func TestQueueTruthUnderChurn(t *testing.T) {
 						}
 						remaining.Add(-1)
 						if i%64 == 0 {
-							time.Sleep(time.Duration(r.IntN(200)) * time.Microsecond)
+							time.Sleep(time.Duration(r.IntN(200)) * time.Microsecond) // jitter: other interleavings each seed
 						}
 					}
 				})
@@ -273,12 +269,12 @@ func TestQueueTruthUnderChurn(t *testing.T) {
 							return
 						}
 						if r.IntN(4) == 0 {
-							time.Sleep(time.Duration(r.IntN(100)) * time.Microsecond)
+							time.Sleep(time.Duration(r.IntN(100)) * time.Microsecond) // jitter, as above
 						}
 						if _, again := retried.LoadOrStore(n, true); !again && r.IntN(8) == 0 {
 							pending.Add(1)
 							nodes.AddRateLimited(n)
-							go func() { time.Sleep(50 * time.Millisecond); pending.Done() }()
+							time.AfterFunc(50*time.Millisecond, pending.Done) // past the limiter's first delay
 						} else {
 							nodes.Forget(n)
 						}
@@ -300,22 +296,19 @@ func TestQueueTruthUnderChurn(t *testing.T) {
 				return remaining.Load() == 0 && nodes.Len() == 0 && changes.Len() == 0 &&
 					gaugeValue(nodes.depth) == 0 && gaugeValue(changes.depth) == 0
 			}
-			deadline := time.Now().Add(30 * time.Second)
-			for settled := 0; settled < 20; time.Sleep(10 * time.Millisecond) {
-				if time.Now().After(deadline) {
-					t.Fatal("the queues did not settle within 30s")
-				}
+			settled := 0
+			testkit.EventuallyEvery(t, 10*time.Millisecond, "the queues stay quiet for 20 checks in a row", func() bool {
 				if quiet() {
 					settled++
 				} else {
 					settled = 0
 				}
-			}
+				return settled >= 20
+			})
 			pending.Wait()
-			time.Sleep(50 * time.Millisecond)
-			for !quiet() {
-				time.Sleep(10 * time.Millisecond)
-			}
+			// pending's last Done comes 50 ms after its AddRateLimited: the add itself is due
+			// by then, and must have been worked off too.
+			testkit.EventuallyEvery(t, 10*time.Millisecond, "the queues are quiet after the retries", quiet)
 			nodes.ShutDown()
 			changes.ShutDown()
 			wg.Wait()

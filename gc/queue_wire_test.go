@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // lastQueueEvent is the newest queue event of tq's feed.
@@ -64,14 +66,9 @@ func TestQueueEventsCarryTheQueueCounts(t *testing.T) {
 		t.Errorf("wire form %s: want the counts", raw)
 	}
 	// The backoff's own add comes later; wait for it before draining.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
-		if !slices.ContainsFunc(tq.mirror().Items, func(it QueueItem) bool { return it.BackoffUntil != nil }) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the add after the backoff did not come within 5s")
-		}
-	}
+	testkit.EventuallyWithin(t, 5*time.Second, "the add after the backoff comes", func() bool {
+		return !slices.ContainsFunc(tq.mirror().Items, func(it QueueItem) bool { return it.BackoffUntil != nil })
+	})
 	for tq.Len() > 0 {
 		it := recv(t, getAsync(tq.workQueue), "worker")
 		tq.Forget(it)

@@ -141,11 +141,12 @@ func TestStaleViewNeverDeletesAnObjectThatGainedAnOwner(t *testing.T) {
 		}
 		return nil
 	}
-	for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	testkit.Consistently(t, "every dependent stays while the watch is held", 3*time.Second, func() bool {
 		if err := alive(); err != nil {
 			t.Fatalf("while the watch is held: %v", err)
 		}
-	}
+		return true
+	})
 
 	gate.hold(false)
 	testkit.Eventually(t, "every dependent to name only its live owner", func() bool {

@@ -1,6 +1,8 @@
 package history
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"context"
 	"encoding/json"
 	"io"
@@ -137,9 +139,7 @@ func BenchmarkSeek(b *testing.B) {
 	stop := record(b, s, e, RecorderOptions{})
 	for s.Status().Events+int64(e.feed.LastSeq()-s.Status().Seq) < n {
 		e.churn(size, 4000)
-		for e.feed.LastSeq()-s.Status().Seq > 40000 { // stay within the ring: no gaps
-			time.Sleep(time.Millisecond)
-		}
+		testkit.EventuallyEvery(b, time.Millisecond, "the recorder within the ring (no gaps)", func() bool { return e.feed.LastSeq()-s.Status().Seq <= 40000 })
 	}
 	waitRecorded(b, s, e.feed.LastSeq())
 	stop()
@@ -191,9 +191,7 @@ func BenchmarkTimeline(b *testing.B) {
 	stop := record(b, s, e, RecorderOptions{})
 	for s.Status().Events+int64(e.feed.LastSeq()-s.Status().Seq) < n {
 		e.churn(size, 4000)
-		for e.feed.LastSeq()-s.Status().Seq > 40000 {
-			time.Sleep(time.Millisecond)
-		}
+		testkit.EventuallyEvery(b, time.Millisecond, "the recorder within the ring (no gaps)", func() bool { return e.feed.LastSeq()-s.Status().Seq <= 40000 })
 	}
 	waitRecorded(b, s, e.feed.LastSeq())
 	stop()

@@ -1,6 +1,8 @@
 package history
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"context"
 	"fmt"
 	"slices"
@@ -67,20 +69,18 @@ func (s *synth) finishForeground(owner gc.NodeState) {
 
 func waitCascades(t *testing.T, s *Store, q CascadeQuery, done func([]Cascade) bool) []Cascade {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		cs, err := s.Cascades(context.Background(), q)
-		if err != nil {
+	var cs []Cascade
+	settled := func() bool {
+		var err error
+		if cs, err = s.Cascades(context.Background(), q); err != nil {
 			t.Fatal(err)
 		}
-		if done(cs) {
-			return cs
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cascades did not settle: %s", jsonOf(t, cs))
-		}
-		time.Sleep(5 * time.Millisecond)
+		return done(cs)
 	}
+	if testkit.Poll(context.Background(), 20*time.Second, settled) != nil {
+		t.Fatalf("cascades did not settle: %s", jsonOf(t, cs))
+	}
+	return cs
 }
 
 func TestCascadesAreTaggedWhileRecording(t *testing.T) {
@@ -230,7 +230,7 @@ func TestRestartEndsOpenCascades(t *testing.T) {
 	e.waitForDependents(waiting.owner)
 	e.remove(gone.owner, nil)
 	waitRecorded(t, s, e.feed.LastSeq())
-	time.Sleep(300 * time.Millisecond) // stuck, with nothing to record, until gcscope stops
+	time.Sleep(300 * time.Millisecond) // time is the subject: a stretch stuck with nothing to record, until gcscope stops
 	stoppedAt := time.Now()
 	stop()
 	ctx := context.Background()
@@ -303,7 +303,8 @@ func TestABackloggedCascadeStaysOneCascade(t *testing.T) {
 	for _, d := range tr.deps {
 		e.queue(gc.AttemptToDelete, gc.QueueAdded, d, "", 0, 0)
 	}
-	// The workers are busy elsewhere for 10 quiet periods.
+	// The workers are busy elsewhere for 10 quiet periods (the recorder's CascadeQuiet is
+	// wall time: the time is the subject).
 	time.Sleep(500 * time.Millisecond)
 	e.publish() // time moves on in the recording
 	waitRecorded(t, s, e.feed.LastSeq())
@@ -433,10 +434,12 @@ func TestTheRecordingStartsOnceTheEngineHasListed(t *testing.T) {
 		Owners: []gc.OwnerRef{{APIVersion: "apps/v1", Kind: "Deployment", Name: "web", UID: root.UID, Controller: true, BlockOwnerDeletion: true}}}
 	e.observe(&dep)
 	e.observe(&root)
-	time.Sleep(100 * time.Millisecond)
-	if st := s.Status(); st.State != StateStopped || st.Message != "waiting for the engine's first sync" {
-		t.Fatalf("before the engine started: %+v; want stopped, waiting for the engine's first sync", st)
+	waitingForSync := func() bool {
+		st := s.Status()
+		return st.State == StateStopped && st.Message == "waiting for the engine's first sync"
 	}
+	testkit.Eventually(t, "before the engine started: stopped, waiting for the engine's first sync", waitingForSync)
+	testkit.Consistently(t, "stopped, waiting for the engine's first sync, until it starts", 100*time.Millisecond, waitingForSync)
 	close(e.started)
 	cs := waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool { return len(cs) > 0 })
 	if len(cs) != 1 || cs[0].Root != root.ObjectRef || cs[0].Objects != 2 || cs[0].Note != underWay {

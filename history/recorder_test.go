@@ -1,6 +1,8 @@
 package history
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -54,45 +56,25 @@ func record(t testing.TB, s *Store, e Engine, o RecorderOptions) (stop func()) {
 	}
 	t.Cleanup(stop)
 	// Started: seeded from a snapshot (recording), or paused.
-	deadline := time.Now().Add(30 * time.Second)
-	for s.Status().State == StateStopped {
-		if time.Now().After(deadline) {
-			t.Fatal("the recorder did not start within 30 s")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testkit.EventuallyWithin(t, 30*time.Second, "the recorder starts", func() bool { return s.Status().State != StateStopped })
 	return stop
 }
 
 // waitRecorded waits until s has recorded every event of the feed up to seq.
 func waitRecorded(t testing.TB, s *Store, seq uint64) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st := s.Status()
-		if st.State == StateRecording && st.Seq >= seq {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not recorded up to %d within 30 s: %+v", seq, st)
-		}
-		time.Sleep(2 * time.Millisecond)
+	if testkit.Poll(context.Background(), 30*time.Second, func() bool { st := s.Status(); return st.State == StateRecording && st.Seq >= seq }) != nil {
+		t.Fatalf("not recorded up to %d within 30 s: %+v", seq, s.Status())
 	}
 }
 
 func waitState(t testing.TB, s *Store, state string) Status {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		st := s.Status()
-		if st.State == state {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never %s within 30 s: %+v", state, st)
-		}
-		time.Sleep(2 * time.Millisecond)
+	var st Status
+	if testkit.Poll(context.Background(), 30*time.Second, func() bool { st = s.Status(); return st.State == state }) != nil {
+		t.Fatalf("never %s within 30 s: %+v", state, st)
 	}
+	return st
 }
 
 func allPages(t testing.TB, s *Store, q Query) []Record {
@@ -399,10 +381,10 @@ func TestCapTooSmallForOneCheckpointStaysPaused(t *testing.T) {
 	if !strings.Contains(st.Message, "size cap") {
 		t.Fatalf("paused with %q, want the size cap named", st.Message)
 	}
-	time.Sleep(100 * time.Millisecond) // several retries
-	if st := s.Status(); st.State != StatePaused || st.Events != 0 {
-		t.Fatalf("with a cap smaller than one checkpoint: %+v, want paused with nothing recorded", st)
-	}
+	testkit.Consistently(t, "paused with nothing recorded, through several retries, with a cap smaller than one checkpoint", 100*time.Millisecond, func() bool {
+		st := s.Status()
+		return st.State == StatePaused && st.Events == 0
+	})
 }
 
 func TestAgeRetentionDropsOldSegments(t *testing.T) {
@@ -619,8 +601,8 @@ func TestRecorderStepsAsideInABurst(t *testing.T) {
 			evs = append(evs, gc.Event{Type: gc.ActionTaken, Action: &gc.Action{Queue: gc.AttemptToOrphan, Verb: gc.VerbKeep, Object: obj, Reason: "burst"}})
 		}
 		e.publish(evs...)
-		time.Sleep(pause)
-		switch { // from the 20th step (200 ms in), the burst is known
+		time.Sleep(pause) // the burst's pace is the subject: the recorder's burst window is wall time
+		switch {          // from the 20th step (200 ms in), the burst is known
 		case step == 20:
 			known = s.Status().Seq
 		case step > 20:
@@ -667,6 +649,8 @@ func TestASessionRunsUntilGcscopeStops(t *testing.T) {
 	stop := record(t, s, e, fast)
 	e.grow(2)
 	waitRecorded(t, s, e.feed.LastSeq())
+	// The time is the subject: moments well inside a quiet stretch and a stop, in the
+	// wall time the recording keeps.
 	time.Sleep(300 * time.Millisecond)
 	quiet := time.Now()
 	time.Sleep(300 * time.Millisecond)

@@ -16,7 +16,7 @@ func TestTimelineBucketsSumToTheEventsInRange(t *testing.T) {
 	record(t, s, e, quick())
 	for range 6 {
 		e.churn(150, 1500)
-		time.Sleep(20 * time.Millisecond) // spread the events over time
+		time.Sleep(20 * time.Millisecond) // spread the events over time: the buckets are of wall time
 	}
 	waitRecorded(t, s, e.feed.LastSeq())
 	all := allPages(t, s, Query{Limit: MaxLimit})

@@ -209,7 +209,7 @@ func TestPlayForegroundWithHeldPod(t *testing.T) {
 		t.Errorf("focus %s, want the Deployment %s", run.Focus, dep.UID)
 	}
 	// The Pod is deleted but held; its owners wait in the foreground, and keep waiting.
-	for range 10 {
+	testkit.Consistently(t, "the Pod stays held, the ReplicaSet and Deployment waiting", 2*time.Second, func() bool {
 		p, r, d := get(t, pods, pod), get(t, replicaSets, rs), get(t, deployments, dep)
 		if p == nil || p.DeletionTimestamp == nil || !slices.Contains(p.Finalizers, scenario.HoldFinalizer) {
 			t.Fatalf("the Pod: %+v; want it being deleted, held by %s", p, scenario.HoldFinalizer)
@@ -219,8 +219,8 @@ func TestPlayForegroundWithHeldPod(t *testing.T) {
 				t.Fatalf("the %s: %+v; want it waiting with foregroundDeletion", name, o)
 			}
 		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return true
+	})
 	n, ok := engine.Node(dep.UID)
 	if !ok || !n.DeletingDependents {
 		t.Errorf("the engine's node of the Deployment: %+v; want deletingDependents", n)

@@ -537,12 +537,8 @@ func TestWatchStopsOnCancel(t *testing.T) {
 // waitOutput waits until out contains s at least n times.
 func waitOutput(t *testing.T, out *syncBuffer, s string, n int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for strings.Count(out.String(), s) < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("no %q in the output after a minute:\n%s", s, out.String())
-		}
-		time.Sleep(50 * time.Millisecond)
+	if testkit.Poll(context.Background(), time.Minute, func() bool { return strings.Count(out.String(), s) >= n }) != nil {
+		t.Fatalf("no %q in the output after a minute:\n%s", s, out.String())
 	}
 }
 
@@ -572,12 +568,10 @@ func TestUIServesDashboard(t *testing.T) {
 	if code, _ := get("healthz"); code != http.StatusOK {
 		t.Errorf("/healthz: %d", code)
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for code, body := get("readyz"); code != http.StatusOK; code, body = get("readyz") {
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz still %d after 30 s: %s", code, body)
-		}
-		time.Sleep(100 * time.Millisecond)
+	var code int
+	var body string
+	if testkit.Poll(context.Background(), 30*time.Second, func() bool { code, body = get("readyz"); return code == http.StatusOK }) != nil {
+		t.Fatalf("/readyz still %d after 30 s: %s", code, body)
 	}
 	if code, body := get(""); code != http.StatusOK || !strings.Contains(body, "gcscope") {
 		t.Errorf("/: %d, page without gcscope in it", code)
@@ -713,13 +707,10 @@ func TestForbiddenResourcesAreReported(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if _, err := lc.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{}); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the binding does not take effect: %v", err)
-		}
-	}
+	testkit.EventuallyWithin(t, 30*time.Second, "the binding takes effect", func() bool {
+		_, err := lc.AppsV1().Deployments(ns).Get(ctx, "web", metav1.GetOptions{})
+		return err == nil
+	})
 	stdout, stderr, code := e.run(t, "tree", "deploy/web", "--as", "limited")
 	if code != exitOK {
 		t.Fatalf("exit %d, stderr %q", code, stderr)

@@ -7,6 +7,8 @@
 package drivercmp
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"context"
 	"fmt"
 	"slices"
@@ -81,12 +83,14 @@ func BenchmarkDrivers(b *testing.B) {
 		done := make(chan error, 1)
 		start := time.Now()
 		go func() { done <- history.NewRecorder(s, drainEngine{feed}, history.RecorderOptions{}).Run(ctx) }()
-		for s.Status().State != history.StateRecording || s.Status().Seq < feed.LastSeq() {
-			if st := s.Status(); st.State == history.StatePaused {
+		// Checked every millisecond: the wait is what the benchmark times.
+		testkit.EventuallyEvery(b, time.Millisecond, driver+": the recorder catches up", func() bool {
+			st := s.Status()
+			if st.State == history.StatePaused {
 				b.Fatalf("%s: %s", driver, st.Message)
 			}
-			time.Sleep(time.Millisecond)
-		}
+			return st.State == history.StateRecording && st.Seq >= feed.LastSeq()
+		})
 		took := time.Since(start)
 		cancel()
 		if err := <-done; err != nil {

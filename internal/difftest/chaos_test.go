@@ -122,7 +122,7 @@ func (f *faultyTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	case faultServerError:
 		return status(req, http.StatusInternalServerError, metav1.StatusReasonInternalError, nil), nil
 	case faultTimeout:
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // the fault is a slow answer: the time is the fault
 		return nil, timeoutError{}
 	case faultResetBefore:
 		return nil, &os.SyscallError{Syscall: "read", Err: syscall.ECONNRESET}

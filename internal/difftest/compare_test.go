@@ -1,6 +1,8 @@
 package difftest
 
 import (
+	"github.com/gcscope/gcscope/internal/testkit"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -64,22 +66,29 @@ func settle(ctx context.Context, a, b *play) (string, string, error) {
 	start := time.Now()
 	var states [2]string
 	var changed [2]time.Time
-	for {
+	var stateErr error
+	settled := func() bool {
 		for i, p := range []*play{a, b} {
 			st, err := p.state(ctx)
 			if err != nil {
-				return "", "", fmt.Errorf("%s side: %w", p.side.name, err)
+				stateErr = fmt.Errorf("%s side: %w", p.side.name, err)
+				return true
 			}
 			if changed[i].IsZero() || st != states[i] {
 				states[i], changed[i] = st, time.Now()
 			}
 		}
 		quiet := min(time.Since(changed[0]), time.Since(changed[1]))
-		if states[0] == states[1] && quiet >= settleQuiet || quiet >= divergeQuiet || time.Since(start) > settleMax {
-			return states[0], states[1], nil
-		}
-		time.Sleep(settlePoll)
+		return states[0] == states[1] && quiet >= settleQuiet || quiet >= divergeQuiet || time.Since(start) > settleMax
 	}
+	// At a fixed pace: the quiet spells are measured between checks. settleMax ends it first.
+	if err := testkit.PollEvery(ctx, settlePoll, settleMax+time.Minute, settled); err != nil {
+		return "", "", err
+	}
+	if stateErr != nil {
+		return "", "", stateErr
+	}
+	return states[0], states[1], nil
 }
 
 // runScenario plays s on both sides, each in a fresh namespace of the same name, and

@@ -28,6 +28,12 @@ const (
 	discoveryWait = 2*syncPeriod + 500*time.Millisecond
 )
 
+// awaitRediscovery lets both collectors re-read discovery after a change to what is
+// served. It is a wait for time, not a condition: upstream's collector tells no one when
+// it has reset its mapper and started or stopped a monitor, and both sides must get the
+// same wait for the comparison to be fair.
+func awaitRediscovery() { time.Sleep(discoveryWait) }
+
 var (
 	configMaps   = schema.GroupVersionResource{Version: "v1", Resource: "configmaps"}
 	clusterRoles = schema.GroupVersionResource{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"}
@@ -192,7 +198,7 @@ func (p *play) createCRD(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("widgets never served: %w", err)
 	}
-	time.Sleep(discoveryWait)
+	awaitRediscovery()
 	return nil
 }
 
@@ -222,7 +228,7 @@ func (p *play) deleteCRD(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("CRD %s never went: %w", name, err)
 	}
-	time.Sleep(discoveryWait)
+	awaitRediscovery()
 	return nil
 }
 
@@ -254,7 +260,7 @@ func (p *play) serveV1beta1(ctx context.Context, served bool) error {
 		}
 		crd.Spec.Versions[1].Served = served
 		if _, err = crds.Update(ctx, crd, metav1.UpdateOptions{}); err == nil {
-			time.Sleep(discoveryWait)
+			awaitRediscovery()
 			return nil
 		} else if !apierrors.IsConflict(err) {
 			return err

@@ -298,7 +298,7 @@ func cascade(t *testing.T, client kubernetes.Interface, ns string, policy metav1
 			create(fmt.Sprintf("leaf-%02d-%d", i, j), mid)
 		}
 	}
-	time.Sleep(time.Second) // both collectors observe the objects
+	time.Sleep(time.Second) // both collectors observe the objects: upstream's cannot be asked whether it has
 	if err := cms.Delete(ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
 		t.Fatal(err)
 	}

@@ -68,16 +68,26 @@ func Consistently(t testing.TB, what string, d time.Duration, cond func() bool) 
 }
 
 // EventuallyEvery is Eventually at a fixed pace, for a passing state (a cascade half done)
-// that the backed-off checks of Eventually could step over.
+// that the backed-off checks of Eventually could step over, or a wait a benchmark times.
 func EventuallyEvery(t testing.TB, every time.Duration, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(DefaultWait)
+	if err := PollEvery(context.Background(), every, DefaultWait, cond); err != nil {
+		t.Fatalf("not within %s: %s", DefaultWait, what)
+	}
+}
+
+// PollEvery is Poll at a fixed pace: cond is checked at once, then every every.
+func PollEvery(ctx context.Context, every, limit time.Duration, cond func() bool) error {
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
 	tick := time.NewTicker(every)
 	defer tick.Stop()
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %s", DefaultWait, what)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
 		}
-		<-tick.C
 	}
+	return nil
 }

@@ -39,3 +39,11 @@ func TestConsistentlyChecksThroughoutTheWindow(t *testing.T) {
 		t.Fatalf("cond called %d times in 250 ms, want at least 3 (start, ticks, end)", calls)
 	}
 }
+
+func TestPollEveryGivesUpAtItsLimit(t *testing.T) {
+	calls := 0
+	err := PollEvery(context.Background(), 5*time.Millisecond, 50*time.Millisecond, func() bool { calls++; return false })
+	if !errors.Is(err, context.DeadlineExceeded) || calls < 5 {
+		t.Fatalf("PollEvery = %v after %d checks, want context.DeadlineExceeded after about 10", err, calls)
+	}
+}
