@@ -749,7 +749,7 @@ func TestUnknownAPIRoutesAnswerJSON(t *testing.T) {
 	} {
 		code, body := c.do(tc.method, tc.path, nil, nil)
 		var e apiError
-		if code != tc.status || json.Unmarshal(body, &e) != nil || e.Code != tc.code || e.Message == "" {
+		if code != tc.status || json.Unmarshal(body, &e) != nil || string(e.Code) != tc.code || e.Message == "" {
 			t.Errorf("%s %s: %d %s; want %d with the JSON error %q", tc.method, tc.path, code, body, tc.status, tc.code)
 		}
 	}
