@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"testing"
+
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // The large reads are gzipped for a client that asks, and say the same thing; /session,
@@ -41,7 +43,7 @@ func TestAPIResponsesGzippedWhenAsked(t *testing.T) {
 		return body, resp.Header.Get("Content-Encoding")
 	}
 	explain := "/api/v1/objects/" + string(owner.UID) + "/explain"
-	waitFor(t, "the engine sees all the dependents", func() bool {
+	testkit.Eventually(t, "the engine sees all the dependents", func() bool {
 		body, _ := get(explain, "")
 		var ex explainResponse
 		return json.Unmarshal(body, &ex) == nil && len(ex.Dependents) == dependents

@@ -171,7 +171,7 @@ func (f *authFailure) setHeaders(w http.ResponseWriter) {
 // of the request's address; a token accepted recently needs no budget.
 func (s *Server) authenticateToken(r *http.Request, token string) (*User, *authFailure) {
 	if token == "" {
-		return nil, &authFailure{status: http.StatusUnauthorized, err: &apiError{Code: "unauthorized", Message: errUnauthenticated.Error()}}
+		return nil, &authFailure{status: http.StatusUnauthorized, err: &apiError{Code: codeUnauthorized, Message: errUnauthenticated.Error()}}
 	}
 	if kg, ok := s.opts.Auth.(knownGood); ok {
 		if u, ok := kg.KnownGood(token); ok {
@@ -182,16 +182,16 @@ func (s *Server) authenticateToken(r *http.Request, token string) (*User, *authF
 	if done == nil {
 		s.metrics.authThrottled.Inc()
 		wait = wait.Round(time.Second)
-		return nil, &authFailure{status: http.StatusTooManyRequests, retryAfter: wait, err: &apiError{Code: "too_many_requests",
+		return nil, &authFailure{status: http.StatusTooManyRequests, retryAfter: wait, err: &apiError{Code: codeTooManyRequests,
 			Message: fmt.Sprintf("too many failed authentications from this address; try again in %v", wait)}}
 	}
 	u, err := s.opts.Auth.Authenticate(r.Context(), token)
 	done(errors.Is(err, errUnauthenticated))
 	switch {
 	case errors.Is(err, errUnauthenticated):
-		return nil, &authFailure{status: http.StatusUnauthorized, err: &apiError{Code: "unauthorized", Message: err.Error()}}
+		return nil, &authFailure{status: http.StatusUnauthorized, err: &apiError{Code: codeUnauthorized, Message: err.Error()}}
 	case err != nil:
-		return nil, &authFailure{status: http.StatusServiceUnavailable, err: &apiError{Code: "unavailable", Message: err.Error()}}
+		return nil, &authFailure{status: http.StatusServiceUnavailable, err: &apiError{Code: codeUnavailable, Message: err.Error()}}
 	}
 	return u, nil
 }

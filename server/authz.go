@@ -275,7 +275,7 @@ func permissionsFailed(w http.ResponseWriter, v *visibility) bool {
 	if err == nil {
 		return false
 	}
-	writeError(w, http.StatusServiceUnavailable, "unavailable", "cannot check your permissions with the cluster: "+err.Error())
+	writeError(w, http.StatusServiceUnavailable, codeUnavailable, "cannot check your permissions with the cluster: "+err.Error())
 	return true
 }
 

@@ -151,7 +151,7 @@ func withoutDefaultPort(scheme, host string) string {
 func (s *Server) guardWrite(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if why := s.csrfCheck(r); why != "" {
-			s.refuse(w, r, writeAction(r), http.StatusForbidden, &apiError{Code: "csrf", Message: why})
+			s.refuse(w, r, writeAction(r), http.StatusForbidden, &apiError{Code: codeCSRF, Message: why})
 			return
 		}
 		next.ServeHTTP(w, r)

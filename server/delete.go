@@ -43,17 +43,17 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	if perr != nil {
 		// Logged as what it is: no policy and no dryRun were read from it.
 		entry.Unparsable = true
-		fail(http.StatusBadRequest, &apiError{Code: "bad_request", Message: perr.Message, Allowed: perr.Allowed})
+		fail(http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: perr.Message, Allowed: perr.Allowed})
 		return
 	}
 	entry.Policy, entry.DryRun = req.PropagationPolicy, &req.DryRun
 	policy := metav1.DeletionPropagation(req.PropagationPolicy)
 	if s.opts.ReadOnly && !req.DryRun {
-		fail(http.StatusForbidden, &apiError{Code: "read_only", Message: "gcscope runs read-only (--read-only): deletes are refused; a dryRun still predicts"})
+		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: "gcscope runs read-only (--read-only): deletes are refused; a dryRun still predicts"})
 		return
 	}
 	if node.Virtual {
-		fail(http.StatusNotFound, &apiError{Code: "not_found", Message: "the object is only named as an owner; it has not been observed, so there is nothing to delete"})
+		fail(http.StatusNotFound, &apiError{Code: codeNotFound, Message: "the object is only named as an owner; it has not been observed, so there is nothing to delete"})
 		return
 	}
 	predict := s.opts.Engine.PredictDelete
@@ -62,7 +62,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	prediction, ok := predict(node.UID, policy)
 	if !ok {
-		fail(http.StatusNotFound, &apiError{Code: "not_found", Message: "the object left the graph"})
+		fail(http.StatusNotFound, &apiError{Code: codeNotFound, Message: "the object left the graph"})
 		return
 	}
 	prediction, hidden := visibilityFrom(r).prediction(prediction)
@@ -81,17 +81,17 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	if !req.DryRun {
 		if s.opts.Kube == nil {
-			fail(http.StatusServiceUnavailable, &apiError{Code: "unavailable", Message: "no cluster connection for writes"})
+			fail(http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: "no cluster connection for writes"})
 			return
 		}
 		if err := s.deleter().delete(r.Context(), user, node.ObjectRef, policy); err != nil {
 			var status apierrors.APIStatus
 			if errors.As(err, &status) {
 				st := status.Status()
-				fail(int(st.Code), &apiError{Code: "apiserver", Message: st.Message, Reason: string(st.Reason)})
+				fail(int(st.Code), &apiError{Code: codeAPIServer, Message: st.Message, Reason: string(st.Reason)})
 				return
 			}
-			fail(http.StatusBadGateway, &apiError{Code: "apiserver", Message: err.Error()})
+			fail(http.StatusBadGateway, &apiError{Code: codeAPIServer, Message: err.Error()})
 			return
 		}
 		resp.Result = "deletion started"

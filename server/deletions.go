@@ -38,7 +38,7 @@ func (s *Server) handleStuck(w http.ResponseWriter, r *http.Request) {
 	if v := q.Get("olderThan"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > maxStuckThreshold {
-			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("olderThan %s is not a duration between 0s and 8760h (say 30s, 5m or 2h)", quoteClip(v)))
+			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("olderThan %s is not a duration between 0s and 8760h (say 30s, 5m or 2h)", quoteClip(v)))
 			return
 		}
 		olderThan = d

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
@@ -52,7 +53,7 @@ func TestExplainNamesWhoAddedTheFinalizer(t *testing.T) {
 	t.Cleanup(func() {
 		e.client.CoreV1().ConfigMaps(ns).Patch(ctx, "held", types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
 	})
-	waitFor(t, "the engine sees it held", func() bool {
+	testkit.Eventually(t, "the engine sees it held", func() bool {
 		n, _ := e.engine.Node(cm.UID)
 		return n.BeingDeleted && slices.Contains(n.Finalizers, hold)
 	})
@@ -135,7 +136,7 @@ func TestNamespaceDeletePredictsItsContent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the engine observes the namespace", func() bool { _, ok := e.engine.Node(nsObj.UID); return ok })
+	testkit.Eventually(t, "the engine observes the namespace", func() bool { _, ok := e.engine.Node(nsObj.UID); return ok })
 
 	code, body := c.deleteObj(nsObj.UID, wire.DeleteRequest{PropagationPolicy: "Background", DryRun: true})
 	var resp deleteResponse

@@ -58,7 +58,7 @@ func parseGraphFilter(r *http.Request) (graphFilter, *apiError) {
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > maxGraphLimit {
-			return graphFilter{}, &apiError{Code: "bad_request", Message: fmt.Sprintf("limit %q: want a number from 1 to %d", l, maxGraphLimit)}
+			return graphFilter{}, &apiError{Code: codeBadRequest, Message: fmt.Sprintf("limit %q: want a number from 1 to %d", l, maxGraphLimit)}
 		}
 		f.limit = n
 	}

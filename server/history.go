@@ -81,7 +81,7 @@ func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError
 		return history.Query{}, perr
 	}
 	bad := func(format string, args ...any) (history.Query, *apiError) {
-		return history.Query{}, &apiError{Code: "bad_request", Message: fmt.Sprintf(format, args...)}
+		return history.Query{}, &apiError{Code: codeBadRequest, Message: fmt.Sprintf(format, args...)}
 	}
 	q := history.Query{
 		UIDs: v["uid"], Names: v["name"], Namespaces: v["namespace"], Kinds: v["kind"], NameContains: v.Get("nameContains"),
@@ -107,7 +107,7 @@ func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError
 	case "oldest":
 		q.Newest = false
 	default:
-		return history.Query{}, &apiError{Code: "bad_request", Message: fmt.Sprintf("order %s is not one of the allowed values", quoteClip(o)), Allowed: []string{"newest", "oldest"}}
+		return history.Query{}, &apiError{Code: codeBadRequest, Message: fmt.Sprintf("order %s is not one of the allowed values", quoteClip(o)), Allowed: []string{"newest", "oldest"}}
 	}
 	q.Limit = 100
 	if raw := v.Get("limit"); raw != "" {
@@ -122,7 +122,7 @@ func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError
 	}
 	var ve *history.ValueError
 	if err := q.Validate(); errors.As(err, &ve) {
-		return history.Query{}, &apiError{Code: "bad_request", Message: fmt.Sprintf("%s %s is not one of the allowed values", ve.Dim, quoteClip(ve.Value)), Allowed: ve.Allowed}
+		return history.Query{}, &apiError{Code: codeBadRequest, Message: fmt.Sprintf("%s %s is not one of the allowed values", ve.Dim, quoteClip(ve.Value)), Allowed: ve.Allowed}
 	}
 	return q, nil
 }
@@ -142,7 +142,7 @@ func parseMoment(raw string) (time.Time, error) {
 // parseRange reads from=, to= and last= (which ends at now); either end may be missing.
 func parseRange(v url.Values, now time.Time) (from, to time.Time, _ *apiError) {
 	bad := func(format string, args ...any) (time.Time, time.Time, *apiError) {
-		return time.Time{}, time.Time{}, &apiError{Code: "bad_request", Message: fmt.Sprintf(format, args...)}
+		return time.Time{}, time.Time{}, &apiError{Code: codeBadRequest, Message: fmt.Sprintf(format, args...)}
 	}
 	var err error
 	for _, t := range []struct {
@@ -194,12 +194,12 @@ func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
 	var err error
 	switch at, session, seq := v.Get("at"), v.Get("session"), v.Get("seq"); {
 	case at != "" && (session != "" || seq != ""):
-		writeError(w, http.StatusBadRequest, "bad_request", "give at, or session and seq, not both")
+		writeError(w, http.StatusBadRequest, codeBadRequest, "give at, or session and seq, not both")
 		return
 	case at != "":
 		t, terr := parseMoment(at)
 		if terr != nil {
-			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("at %s: %v", quoteClip(at), terr))
+			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("at %s: %v", quoteClip(at), terr))
 			return
 		}
 		st, err = s.opts.History.StateAt(r.Context(), t)
@@ -207,12 +207,12 @@ func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
 		n, serr := strconv.ParseInt(session, 10, 64)
 		sq, qerr := strconv.ParseUint(seq, 10, 64)
 		if serr != nil || qerr != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("session %s and seq %s: want a session number and a sequence number", quoteClip(session), quoteClip(seq)))
+			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("session %s and seq %s: want a session number and a sequence number", quoteClip(session), quoteClip(seq)))
 			return
 		}
 		st, err = s.opts.History.StateAtSeq(r.Context(), n, sq)
 	default:
-		writeError(w, http.StatusBadRequest, "bad_request", "give at=TIME, or session=N and seq=S")
+		writeError(w, http.StatusBadRequest, codeBadRequest, "give at=TIME, or session=N and seq=S")
 		return
 	}
 	if err != nil {
@@ -228,11 +228,11 @@ func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
 func (s *Server) historyError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, history.ErrNotRecorded):
-		writeError(w, http.StatusNotFound, "not_found", err.Error())
+		writeError(w, http.StatusNotFound, codeNotFound, err.Error())
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "reading the history took too long: narrow the query")
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "reading the history took too long: narrow the query")
 	default:
 		s.log.Warn("reading the history", "err", err)
-		writeError(w, http.StatusServiceUnavailable, "unavailable", "reading the history failed: "+err.Error())
+		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "reading the history failed: "+err.Error())
 	}
 }

@@ -29,7 +29,7 @@ func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
 	if why := crossSite(r, s.opts.AllowedOrigins); why != "" {
 		// Another site cannot read the file, but it could make the browser export the
 		// whole recording again and again.
-		s.refuse(w, r, "historyExport", http.StatusForbidden, &apiError{Code: "forbidden", Message: "export the history from gcscope's own page: " + why})
+		s.refuse(w, r, "historyExport", http.StatusForbidden, &apiError{Code: codeForbidden, Message: "export the history from gcscope's own page: " + why})
 		return
 	}
 	from, to, ok := s.defaultRange(w, from, to, s.opts.History.Status(), now)
@@ -40,7 +40,7 @@ func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
 	case s.exports <- struct{}{}:
 		defer func() { <-s.exports }()
 	default:
-		writeError(w, http.StatusTooManyRequests, "too_many_requests", fmt.Sprintf("%d history exports are in progress: try again when one has finished", maxExports))
+		writeError(w, http.StatusTooManyRequests, codeTooManyRequests, fmt.Sprintf("%d history exports are in progress: try again when one has finished", maxExports))
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())

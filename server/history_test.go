@@ -18,6 +18,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // feedEngine is the fake engine as the recorder sees one.
@@ -45,9 +46,9 @@ func recordFakeStore(t *testing.T, publish func(f *fakeEngine, st *history.Store
 		done <- history.NewRecorder(st, feedEngine{f}, history.RecorderOptions{FlushInterval: 5 * time.Millisecond}).Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done; st.Close() })
-	waitFor(t, "the recorder to start", func() bool { return st.Status().State == history.StateRecording })
+	testkit.Eventually(t, "the recorder to start", func() bool { return st.Status().State == history.StateRecording })
 	publish(f, st)
-	waitFor(t, "the recorder to catch up", func() bool { return st.Status().Seq >= f.LastSeq() })
+	testkit.Eventually(t, "the recorder to catch up", func() bool { return st.Status().Seq >= f.LastSeq() })
 	return st, f
 }
 

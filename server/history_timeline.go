@@ -34,7 +34,7 @@ func (s *Server) handleHistoryTimeline(w http.ResponseWriter, r *http.Request) {
 	if raw := v.Get("buckets"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > history.MaxBuckets {
-			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("buckets %s: want a number from 1 to %d", quoteClip(raw), history.MaxBuckets))
+			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("buckets %s: want a number from 1 to %d", quoteClip(raw), history.MaxBuckets))
 			return
 		}
 		buckets = n
@@ -72,7 +72,7 @@ func (s *Server) defaultRange(w http.ResponseWriter, from, to time.Time, status 
 		}
 	}
 	if !from.Before(to) {
-		writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("from %s is not before to %s", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano)))
+		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("from %s is not before to %s", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano)))
 		return from, to, false
 	}
 	return from, to, true
@@ -101,13 +101,13 @@ func (s *Server) handleHistoryCascades(w http.ResponseWriter, r *http.Request) {
 	if raw := v.Get("limit"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > history.MaxCascades {
-			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("limit %s: want a number from 1 to %d", quoteClip(raw), history.MaxCascades))
+			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("limit %s: want a number from 1 to %d", quoteClip(raw), history.MaxCascades))
 			return
 		}
 		q.Limit = n
 	}
 	if v.Has("uid") && q.UID == "" {
-		writeError(w, http.StatusBadRequest, "bad_request", "uid is empty: give an object's uid, or leave uid out for every cascade")
+		writeError(w, http.StatusBadRequest, codeBadRequest, "uid is empty: give an object's uid, or leave uid out for every cascade")
 		return
 	}
 	q.Visible = visibilityFrom(r).fn()

@@ -127,7 +127,7 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		s.refuse(w, r, "host", http.StatusMisdirectedRequest, &apiError{Code: "host_not_allowed",
+		s.refuse(w, r, "host", http.StatusMisdirectedRequest, &apiError{Code: codeHostNotAllowed,
 			Message: "gcscope does not answer to host " + quoteClip(r.Host) + ": it answers to localhost, loopback addresses and its --listen address; add trusted names with --allowed-hosts"})
 	})
 }

@@ -34,12 +34,12 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if why := crossSiteLogin(r, s.opts.AllowedOrigins); why != "" {
-		s.refuse(w, r, "login", http.StatusForbidden, &apiError{Code: "csrf", Message: why})
+		s.refuse(w, r, "login", http.StatusForbidden, &apiError{Code: codeCSRF, Message: why})
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxLoginBytes)
 	if err := r.ParseForm(); err != nil {
-		s.refuse(w, r, "login", http.StatusBadRequest, &apiError{Code: "bad_request", Message: "unparsable login form: " + err.Error()})
+		s.refuse(w, r, "login", http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: "unparsable login form: " + err.Error()})
 		return
 	}
 	token := r.PostForm.Get("token")
@@ -68,7 +68,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 // page: a page elsewhere must not sign a browser out.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	if why := crossSiteLogin(r, s.opts.AllowedOrigins); why != "" {
-		s.refuse(w, r, "logout", http.StatusForbidden, &apiError{Code: "csrf", Message: why})
+		s.refuse(w, r, "logout", http.StatusForbidden, &apiError{Code: codeCSRF, Message: why})
 		return
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil {

@@ -16,9 +16,9 @@ func (s *Server) requireEngine(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case s.opts.Engine == nil && s.opts.Replay:
-			writeError(w, http.StatusServiceUnavailable, "unavailable", "this is a replay of a recording: there is no live engine")
+			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "this is a replay of a recording: there is no live engine")
 		case s.opts.Engine == nil:
-			writeError(w, http.StatusServiceUnavailable, "unavailable", "the garbage-collector engine is not running")
+			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the garbage-collector engine is not running")
 		default:
 			next.ServeHTTP(w, r)
 		}
@@ -29,7 +29,7 @@ func (s *Server) requireEngine(next http.Handler) http.Handler {
 func (s *Server) requireHistory(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.opts.History == nil {
-			writeError(w, http.StatusServiceUnavailable, "unavailable", "the engine's history is not recorded: start gcscope with --history")
+			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the engine's history is not recorded: start gcscope with --history")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -40,7 +40,7 @@ func (s *Server) requireHistory(next http.Handler) http.Handler {
 func (s *Server) requireDeletions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.opts.Deletions == nil {
-			writeError(w, http.StatusServiceUnavailable, "unavailable", "gcscope has no cluster connection to explain deletions with")
+			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "gcscope has no cluster connection to explain deletions with")
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -93,7 +93,7 @@ func (w *failClosedWriter) start() {
 		h := w.ResponseWriter.Header()
 		clear(h)
 		maps.Copy(h, w.header)
-		writeError(w.ResponseWriter, http.StatusServiceUnavailable, "unavailable", "cannot check your permissions with the cluster: "+err.Error())
+		writeError(w.ResponseWriter, http.StatusServiceUnavailable, codeUnavailable, "cannot check your permissions with the cluster: "+err.Error())
 	}
 }
 

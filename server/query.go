@@ -14,17 +14,17 @@ func strictQuery(r *http.Request, single, multi []string) (url.Values, *apiError
 	allowed := slices.Concat(single, multi)
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
-		return nil, &apiError{Code: "bad_request", Message: "the query string does not parse: " + err.Error(), Allowed: allowed}
+		return nil, &apiError{Code: codeBadRequest, Message: "the query string does not parse: " + err.Error(), Allowed: allowed}
 	}
 	for name, vs := range q {
 		switch {
 		case slices.Contains(single, name):
 			if len(vs) > 1 {
-				return nil, &apiError{Code: "bad_request", Message: fmt.Sprintf("parameter %q given %d times; it takes one value", name, len(vs)), Allowed: allowed}
+				return nil, &apiError{Code: codeBadRequest, Message: fmt.Sprintf("parameter %q given %d times; it takes one value", name, len(vs)), Allowed: allowed}
 			}
 		case slices.Contains(multi, name):
 		default:
-			return nil, &apiError{Code: "bad_request", Message: fmt.Sprintf("unknown parameter %q", clipName(name)), Allowed: allowed}
+			return nil, &apiError{Code: codeBadRequest, Message: fmt.Sprintf("unknown parameter %q", clipName(name)), Allowed: allowed}
 		}
 	}
 	return q, nil

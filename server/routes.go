@@ -36,14 +36,14 @@ func (s *Server) routes() http.Handler {
 			http.NotFound(w, r)
 			return
 		}
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no such route: %s (see docs/api.md; the scenario player's exist only on the embedded cluster)", quoteClip(r.URL.Path)))
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no such route: %s (see docs/api.md; the scenario player's exist only on the embedded cluster)", quoteClip(r.URL.Path)))
 	})
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/api/") {
 			http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
 			return
 		}
-		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s is not allowed on %s", r.Method, quoteClip(r.URL.Path)))
+		writeError(w, http.StatusMethodNotAllowed, codeMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s", r.Method, quoteClip(r.URL.Path)))
 	})
 
 	r.Get("/healthz", s.handleHealthz)      // the process is alive (no auth: for probes)
@@ -151,10 +151,10 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		ok, err := s.opts.Authorizer.Allowed(r.Context(), u, nil, &authorizationv1.NonResourceAttributes{Verb: "get", Path: metricsPath})
 		switch {
 		case err != nil:
-			writeError(w, http.StatusServiceUnavailable, "unavailable", "cannot check your permissions with the cluster: "+err.Error())
+			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "cannot check your permissions with the cluster: "+err.Error())
 			return
 		case !ok:
-			writeError(w, http.StatusForbidden, "forbidden", fmt.Sprintf("%s may not get %s: grant it a ClusterRole with nonResourceURLs [%q] and verbs [get]", u.Name, metricsPath, metricsPath))
+			writeError(w, http.StatusForbidden, codeForbidden, fmt.Sprintf("%s may not get %s: grant it a ClusterRole with nonResourceURLs [%q] and verbs [get]", u.Name, metricsPath, metricsPath))
 			return
 		}
 	}
@@ -183,7 +183,7 @@ func (s *Server) objectCtx(next http.Handler) http.Handler {
 		raw := chi.URLParam(r, "uid")
 		uid, err := url.PathUnescape(raw)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "bad_request", fmt.Sprintf("uid %s is not validly escaped", quoteClip(raw)))
+			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("uid %s is not validly escaped", quoteClip(raw)))
 			return
 		}
 		n, ok := s.opts.Engine.Node(types.UID(uid))
@@ -195,7 +195,7 @@ func (s *Server) objectCtx(next http.Handler) http.Handler {
 			ok = false // an object the user may not list is answered as one that does not exist
 		}
 		if !ok {
-			e := &apiError{Code: "not_found", Message: fmt.Sprintf("no object with uid %s in the graph", quoteClip(uid))}
+			e := &apiError{Code: codeNotFound, Message: fmt.Sprintf("no object with uid %s in the graph", quoteClip(uid))}
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				s.refuse(w, r, writeAction(r), http.StatusNotFound, e)
 				return
@@ -231,7 +231,7 @@ func (s *Server) handleObject(w http.ResponseWriter, r *http.Request) {
 func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
 	ex, ok := s.opts.Engine.ExplainFor(nodeFrom(r).UID, visibilityFrom(r).fn())
 	if !ok {
-		writeError(w, http.StatusNotFound, "not_found", "the object left the graph")
+		writeError(w, http.StatusNotFound, codeNotFound, "the object left the graph")
 		return
 	}
 	resp := explainResponse{Explanation: ex}

@@ -54,7 +54,7 @@ func (s *Server) handleScenarioRun(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "run")
 	run, ok := s.opts.Scenarios.Status(id)
 	if !ok {
-		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no run %s: cleaned up, or played by an earlier gcscope", quoteClip(id)))
+		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no run %s: cleaned up, or played by an earlier gcscope", quoteClip(id)))
 		return
 	}
 	writeJSON(w, http.StatusOK, run)
@@ -68,11 +68,11 @@ func (s *Server) scenarioWrite(w http.ResponseWriter, r *http.Request, action st
 	fail := func(status int, e *apiError) { s.refuseWrite(w, entry, status, e) }
 	if perr := wire.ParseEmptyRequest(r.Body); perr != nil {
 		entry.Unparsable = true
-		fail(http.StatusBadRequest, &apiError{Code: "bad_request", Message: perr.Message})
+		fail(http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: perr.Message})
 		return
 	}
 	if s.opts.ReadOnly {
-		fail(http.StatusForbidden, &apiError{Code: "read_only", Message: "gcscope runs read-only (--read-only): scenarios cannot be played"})
+		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: "gcscope runs read-only (--read-only): scenarios cannot be played"})
 		return
 	}
 	status, body, err := act(&entry)
@@ -80,17 +80,17 @@ func (s *Server) scenarioWrite(w http.ResponseWriter, r *http.Request, action st
 		var st apierrors.APIStatus
 		switch {
 		case errors.Is(err, scenario.ErrUnknownScenario), errors.Is(err, scenario.ErrUnknownRun):
-			fail(http.StatusNotFound, &apiError{Code: "not_found", Message: err.Error()})
+			fail(http.StatusNotFound, &apiError{Code: codeNotFound, Message: err.Error()})
 		case errors.Is(err, scenario.ErrBusy), errors.Is(err, scenario.ErrNothingHeld):
-			fail(http.StatusConflict, &apiError{Code: "conflict", Message: err.Error()})
+			fail(http.StatusConflict, &apiError{Code: codeConflict, Message: err.Error()})
 		case errors.As(err, &st):
 			code := int(st.Status().Code)
 			if code < 400 || code > 599 {
 				code = http.StatusBadGateway
 			}
-			fail(code, &apiError{Code: "apiserver", Message: err.Error(), Reason: string(st.Status().Reason)})
+			fail(code, &apiError{Code: codeAPIServer, Message: err.Error(), Reason: string(st.Status().Reason)})
 		default:
-			fail(http.StatusBadGateway, &apiError{Code: "apiserver", Message: err.Error()})
+			fail(http.StatusBadGateway, &apiError{Code: codeAPIServer, Message: err.Error()})
 		}
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -26,6 +27,9 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/utils/ptr"
+
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // fakeReviews is a TokenReview API that accepts tokens starting with "good-", counts its
@@ -109,23 +113,28 @@ func TestTokenReviewCache(t *testing.T) {
 }
 
 func TestTokenReviewCollapsesConcurrentReviewsOfOneToken(t *testing.T) {
-	f := &fakeReviews{hold: make(chan struct{})}
-	tr := f.reviewer()
-	var wg sync.WaitGroup
-	for range 20 {
-		wg.Go(func() {
-			if u, err := tr.Authenticate(context.Background(), "good-alice"); err != nil || u.Name != "alice" {
-				t.Errorf("%v %v", u, err)
-			}
-		})
-	}
-	waitFor(t, "the first review to start", func() bool { return f.calls.Load() == 1 })
-	time.Sleep(50 * time.Millisecond) // let the other callers join it
-	close(f.hold)
-	wg.Wait()
-	if n := f.calls.Load(); n != 1 {
-		t.Errorf("%d reviews for 20 concurrent requests with one token, want 1", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeReviews{hold: make(chan struct{})}
+		tr := f.reviewer()
+		var wg sync.WaitGroup
+		for range 20 {
+			wg.Go(func() {
+				if u, err := tr.Authenticate(context.Background(), "good-alice"); err != nil || u.Name != "alice" {
+					t.Errorf("%v %v", u, err)
+				}
+			})
+		}
+		// Every caller is blocked: one in the review (on hold), the others waiting for it.
+		synctest.Wait()
+		if n := f.calls.Load(); n != 1 {
+			t.Errorf("%d reviews started for 20 concurrent requests with one token, want 1", n)
+		}
+		close(f.hold)
+		wg.Wait()
+		if n := f.calls.Load(); n != 1 {
+			t.Errorf("%d reviews for 20 concurrent requests with one token, want 1", n)
+		}
+	})
 }
 
 func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
@@ -268,7 +277,7 @@ func (e *apiEnv) goodToken(t testing.TB, ns string) string {
 		t.Fatal(err)
 	}
 	tok, err := e.client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(600))}}, metav1.CreateOptions{})
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(600))}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -320,7 +329,7 @@ func TestBadTokenFloodLeavesGoodUsersServed(t *testing.T) {
 	stop := make(chan struct{})
 	start := time.Now()
 	throttled, sent, wait := floodFrom(ts.URL, "127.0.0.2", 100, stop)
-	waitFor(t, "the flood to be throttled", func() bool { return throttled.Load() >= 100 })
+	testkit.Eventually(t, "the flood to be throttled", func() bool { return throttled.Load() >= 100 })
 	_, code := firstRequest(t, ts.URL, good)
 	close(stop)
 	wait()
@@ -355,7 +364,7 @@ func BenchmarkAuthFlood(b *testing.B) {
 		quiet += d
 		stop := make(chan struct{})
 		throttled, sent, wait := floodFrom(ts.URL, "127.0.0.2", 100, stop)
-		time.Sleep(300 * time.Millisecond) // the flood is on and its budget spent
+		testkit.Eventually(b, "the flood to be on and its budget spent", func() bool { return throttled.Load() >= 100 })
 		token := e.goodToken(b, ns)
 		d, code = firstRequest(b, ts.URL, token)
 		close(stop)

@@ -15,6 +15,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // issued is a CSRF session: its cookie and the token the server gave for it.
@@ -81,7 +83,7 @@ func TestCSRFForgeriesAreRefused(t *testing.T) {
 	other, _ := e.serve(t, Options{}) // another gcscope: another key
 	ns := e.namespace(t)
 	cm := e.configMap(t, ns, "target", nil)
-	waitFor(t, "the engine to observe the target", func() bool { _, ok := e.engine.Node(cm.UID); return ok })
+	testkit.Eventually(t, "the engine to observe the target", func() bool { _, ok := e.engine.Node(cm.UID); return ok })
 	real := `{"propagationPolicy":"Background","dryRun":false}`
 	planted := base64.RawURLEncoding.EncodeToString([]byte(strings.Repeat("p", sessionIDBytes)))
 	a, b := issue(t, ts.URL, nil), issue(t, ts.URL, nil)
@@ -138,7 +140,7 @@ func TestCSRFTokenIsBoundToTheUser(t *testing.T) {
 	ts, _ := e.serve(t, Options{Auth: tf})
 	ns := e.namespace(t)
 	cm := e.configMap(t, ns, "target", nil)
-	waitFor(t, "the engine to observe the target", func() bool { _, ok := e.engine.Node(cm.UID); return ok })
+	testkit.Eventually(t, "the engine to observe the target", func() bool { _, ok := e.engine.Node(cm.UID); return ok })
 	alice := http.Header{"Authorization": {"Bearer alice-token-0123456789"}}
 	bob := http.Header{"Authorization": {"Bearer bob-token-0123456789"}}
 	s := issue(t, ts.URL, alice)
@@ -159,7 +161,7 @@ func TestDeleteNeedsAnExplicitDryRun(t *testing.T) {
 	ts, audit := e.serve(t, Options{})
 	ns := e.namespace(t)
 	cm := e.configMap(t, ns, "target", nil)
-	waitFor(t, "the engine to observe the target", func() bool { _, ok := e.engine.Node(cm.UID); return ok })
+	testkit.Eventually(t, "the engine to observe the target", func() bool { _, ok := e.engine.Node(cm.UID); return ok })
 	s := issue(t, ts.URL, nil)
 	for _, body := range []string{`{"propagationPolicy":"Background"}`, `{"propagationPolicy":"Background","dryRun":null}`,
 		`{"propagationPolicy":"Background","DryRun":false}`, `{"propagationPolicy":"Background","dryRun":0}`} {

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 func TestStreamClientCaps(t *testing.T) {
@@ -50,7 +51,7 @@ func TestStreamClientCaps(t *testing.T) {
 	closedWith("carol", "the server holds its maximum of 3")
 	// A closed stream frees its place.
 	alice1.conn.Close(websocket.StatusNormalClosure, "bye")
-	waitFor(t, "the server to release alice's stream", func() bool { return e.hub.clientCount() == 2 })
+	testkit.Eventually(t, "the server to release alice's stream", func() bool { return e.hub.clientCount() == 2 })
 	if f := e.dialWith(t, "", as("carol")).next(); f.Type != "snapshot" {
 		t.Fatalf("carol after a stream closed: %s", f.raw)
 	}

@@ -14,10 +14,13 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 const loginToken = "login-token-0123456789"
@@ -226,7 +229,8 @@ func TestStreamEndsWithTheSignIn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, _ := e.serve(t, Options{Auth: tf, StreamCredentialsInterval: 100 * time.Millisecond})
+	auth := &countingTokenFile{TokenFile: tf}
+	ts, _ := e.serve(t, Options{Auth: auth, StreamCredentialsInterval: 100 * time.Millisecond})
 	session := sessionCookieOf(postLogin(t, ts, loginToken, http.Header{"Origin": {ts.URL}}))
 	if session == nil {
 		t.Fatal("no session cookie")
@@ -243,8 +247,10 @@ func TestStreamEndsWithTheSignIn(t *testing.T) {
 	if _, _, err := conn.Read(ctx); err != nil {
 		t.Fatalf("the stream's first frame: %v", err)
 	}
-	// Still signed in: the stream goes on past several checks.
-	time.Sleep(500 * time.Millisecond)
+	// Still signed in: the stream goes on past several checks (the stream's own
+	// authentication is over by its first frame; it is the only client).
+	checked := auth.calls.Load()
+	testkit.Eventually(t, "two checks of the open stream's credentials", func() bool { return auth.calls.Load() >= checked+2 })
 	postLogout(t, ts, http.Header{"Origin": {ts.URL}}, session)
 	signedOut := time.Now()
 	for {
@@ -259,4 +265,15 @@ func TestStreamEndsWithTheSignIn(t *testing.T) {
 		t.Logf("closed %v after the sign-out: %q", time.Since(signedOut).Round(time.Millisecond), ce.Reason)
 		return
 	}
+}
+
+// countingTokenFile is a TokenFile that counts the tokens it is asked to authenticate.
+type countingTokenFile struct {
+	*TokenFile
+	calls atomic.Int32
+}
+
+func (c *countingTokenFile) Authenticate(ctx context.Context, token string) (*User, error) {
+	c.calls.Add(1)
+	return c.TokenFile.Authenticate(ctx, token)
 }

@@ -23,8 +23,10 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // rbacWorld is two namespaces of objects (alpha-* in A, bravo-* in B) and users with
@@ -44,7 +46,7 @@ func (w *rbacWorld) serviceAccount(t *testing.T, ns, name string) string {
 		t.Fatal(err)
 	}
 	tok, err := w.e.client.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, &authenticationv1.TokenRequest{
-		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr(int64(3600))}}, metav1.CreateOptions{})
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To(int64(3600))}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +75,7 @@ func (w *rbacWorld) object(t *testing.T, ns, kind, name string, finalizers []str
 	ctx := context.Background()
 	meta := metav1.ObjectMeta{Name: name, Finalizers: finalizers}
 	if owner != "" {
-		meta.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: ownerName, UID: owner, BlockOwnerDeletion: ptr(true)}}
+		meta.OwnerReferences = []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: ownerName, UID: owner, BlockOwnerDeletion: ptr.To(true)}}
 	}
 	var uid types.UID
 	switch kind {
@@ -90,7 +92,7 @@ func (w *rbacWorld) object(t *testing.T, ns, kind, name string, finalizers []str
 		}
 		uid = s.UID
 	}
-	waitFor(t, "the engine observes "+name, func() bool { n, ok := w.e.engine.Node(uid); return ok && n.Observed })
+	testkit.Eventually(t, "the engine observes "+name, func() bool { n, ok := w.e.engine.Node(uid); return ok && n.Observed })
 	w.uids[name] = uid
 	return uid
 }
@@ -141,7 +143,7 @@ func newRBACWorld(t *testing.T) *rbacWorld {
 	if err := e.client.CoreV1().ConfigMaps(w.nsA).Delete(ctx, "alpha-fg", metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "alpha-fg to wait for its blockers", func() bool {
+	testkit.Eventually(t, "alpha-fg to wait for its blockers", func() bool {
 		ex, _ := e.engine.Explain(fg)
 		return ex.Object.DeletingDependents && len(ex.Blockers) == 2
 	})
@@ -267,7 +269,7 @@ func TestPerUserReadsOnEverySurface(t *testing.T) {
 		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "bob-deleter"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the apiserver to let bob delete ConfigMaps", func() bool {
+	testkit.Eventually(t, "the apiserver to let bob delete ConfigMaps", func() bool {
 		sar, err := w.e.client.AuthorizationV1().SubjectAccessReviews().Create(context.Background(), &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User: "system:serviceaccount:" + w.nsB + ":bob", Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + w.nsB, "system:authenticated"},
 			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: w.nsB, Verb: "delete", Resource: "configmaps"}}}, metav1.CreateOptions{})
@@ -472,8 +474,25 @@ func TestPerUserStream(t *testing.T) {
 		}
 	}
 
-	// The user with no RBAC gets snapshots and sequence numbers, and no object at all.
-	time.Sleep(2 * idleSeqInterval)
+	// The user with no RBAC gets snapshots and sequence numbers, and no object at all:
+	// its frames up to one that tells it the seq of everything above name nothing.
+	target := e.engine.Feed().LastSeq()
+	for reached := false; !reached; {
+		select {
+		case f, ok := <-nobody.frames:
+			if !ok {
+				t.Fatal("the stream of the user with no RBAC closed")
+			}
+			var frame streamFrame
+			json.Unmarshal(f, &frame)
+			if len(frame.Nodes) > 0 || slicesContainNodeEvent(frame.Events) {
+				t.Errorf("the user with no RBAC received objects: %.300s", f)
+			}
+			reached = frame.Seq >= target
+		case <-time.After(time.Minute):
+			t.Fatalf("the stream of the user with no RBAC never reached seq %d", target)
+		}
+	}
 	for drained := false; !drained; {
 		select {
 		case f := <-nobody.frames:

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // rebound is a client whose every connection goes to ts, whatever host its URLs name:
@@ -36,7 +38,7 @@ func TestRebindingPageGetsNothingAndChangesNothing(t *testing.T) {
 	ts, audit := e.serve(t, Options{})
 	ns := e.namespace(t)
 	cm := e.configMap(t, ns, "target", nil)
-	waitFor(t, "the engine to observe the target", func() bool { _, ok := e.engine.Node(cm.UID); return ok })
+	testkit.Eventually(t, "the engine to observe the target", func() bool { _, ok := e.engine.Node(cm.UID); return ok })
 
 	_, port, _ := net.SplitHostPort(ts.Listener.Addr().String())
 	evil := "http://evil.example:" + port

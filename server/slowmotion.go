@@ -42,12 +42,12 @@ func (s *Server) handleSlowMotion(w http.ResponseWriter, r *http.Request) {
 	on, perr := wire.ParseSlowMotionRequest(r.Body)
 	if perr != nil {
 		entry.Unparsable = true
-		fail(http.StatusBadRequest, &apiError{Code: "bad_request", Message: perr.Message})
+		fail(http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: perr.Message})
 		return
 	}
 	entry.Enabled = &on
 	if s.opts.ReadOnly {
-		fail(http.StatusForbidden, &apiError{Code: "read_only", Message: "gcscope runs read-only (--read-only): the engine's settings cannot be changed"})
+		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: "gcscope runs read-only (--read-only): the engine's settings cannot be changed"})
 		return
 	}
 	if s.opts.Authorizer != nil {
@@ -57,10 +57,10 @@ func (s *Server) handleSlowMotion(w http.ResponseWriter, r *http.Request) {
 		allowed, err := s.opts.Authorizer.Allowed(r.Context(), u, nil, &authorizationv1.NonResourceAttributes{Verb: "post", Path: slowMotionPath})
 		switch {
 		case err != nil:
-			fail(http.StatusServiceUnavailable, &apiError{Code: "unavailable", Message: "cannot check your permissions with the cluster: " + err.Error()})
+			fail(http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: "cannot check your permissions with the cluster: " + err.Error()})
 			return
 		case !allowed:
-			fail(http.StatusForbidden, &apiError{Code: "forbidden", Message: fmt.Sprintf(
+			fail(http.StatusForbidden, &apiError{Code: codeForbidden, Message: fmt.Sprintf(
 				"%s may not switch the engine's slow motion, which every user of this gcscope shares: grant it a ClusterRole with nonResourceURLs [%q] and verbs [post]",
 				u.Name, slowMotionPath)})
 			return
@@ -68,7 +68,7 @@ func (s *Server) handleSlowMotion(w http.ResponseWriter, r *http.Request) {
 	}
 	e, ok := s.slowMotion()
 	if !ok {
-		fail(http.StatusConflict, &apiError{Code: "no_action_delay", Message: "the engine has no action delay to switch; start gcscope with --gc-action-delay (for example 2s)"})
+		fail(http.StatusConflict, &apiError{Code: codeNoActionDelay, Message: "the engine has no action delay to switch; start gcscope with --gc-action-delay (for example 2s)"})
 		return
 	}
 	resp := slowMotionResponse{Enabled: e.SetSlowMotion(on), ActionDelay: s.opts.Engine.ActionDelay().String()}

@@ -15,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // benchNodes publishes n nodes and returns them, for updates to pick from.
@@ -197,10 +198,7 @@ func BenchmarkStalledClient(b *testing.B) {
 		// Flat out. The reading client leaves first: with it, the measure is mostly how the
 		// scheduler shares the CPUs between the publisher and its encoding.
 		healthy.conn.Close(websocket.StatusNormalClosure, "")
-		waitClients := time.Now()
-		for e.hub.clientCount() != map[bool]int{false: 0, true: 1}[stalled] && time.Since(waitClients) < 10*time.Second {
-			time.Sleep(time.Millisecond)
-		}
+		testkit.Eventually(b, "the reading client to leave", func() bool { return e.hub.clientCount() == map[bool]int{false: 0, true: 1}[stalled] })
 		runtime.GC()
 		start = time.Now()
 		n = 0

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // engineStreamClient applies the stream's frames to a local copy of the graph, as the UI does.
@@ -97,6 +100,7 @@ func TestStreamFollowsTheRealEngineUnderChurn(t *testing.T) {
 	mine := dialEngineStream(t, ts.URL, "namespace="+ns)
 
 	var wg sync.WaitGroup
+	var created atomic.Int32
 	for w := range 4 {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(w), 7))
@@ -112,6 +116,7 @@ func TestStreamFollowsTheRealEngineUnderChurn(t *testing.T) {
 					continue
 				}
 				made = append(made, got)
+				created.Add(1)
 				if rng.IntN(4) == 0 {
 					victim := made[rng.IntN(len(made))]
 					e.client.CoreV1().ConfigMaps(ns).Delete(ctx, victim.Name, metav1.DeleteOptions{})
@@ -119,29 +124,28 @@ func TestStreamFollowsTheRealEngineUnderChurn(t *testing.T) {
 			}
 		})
 	}
-	// A client connecting in the middle of the churn.
-	time.Sleep(300 * time.Millisecond)
+	// A client connecting in the middle of the churn (of 160 creates).
+	testkit.Eventually(t, "the churn to be under way", func() bool { return created.Load() >= 40 })
 	late := dialEngineStream(t, ts.URL, "")
 	wg.Wait()
 
-	// Let the engine settle: its sequence number stops moving.
+	// Once the churn's cascades are done, there is a moment when both clients hold the
+	// engine's state at the seq of its snapshot: what they hold then must be that state.
 	var snap gc.Snapshot
-	waitFor(t, "the engine settles and every client has caught up", func() bool {
-		before := e.engine.Feed().LastSeq()
-		time.Sleep(300 * time.Millisecond)
-		if e.engine.Feed().LastSeq() != before {
-			return false
-		}
+	held := map[string]map[types.UID]gc.NodeState{}
+	clients := map[string]*engineStreamClient{"from the start": all, "joined mid-churn": late}
+	testkit.Eventually(t, "both clients to be at the seq of the engine's snapshot", func() bool {
 		snap = e.engine.Snapshot()
-		for _, c := range []*engineStreamClient{all, late} {
+		for name, c := range clients {
 			c.mu.Lock()
-			caught := c.seq >= snap.Seq
+			at := c.seq == snap.Seq
+			held[name] = maps.Clone(c.nodes)
 			c.mu.Unlock()
-			if !caught {
+			if !at {
 				return false
 			}
 		}
-		return snap.Seq == e.engine.Feed().LastSeq()
+		return true
 	})
 	want := map[types.UID]gc.NodeState{}
 	wantNS := map[types.UID]gc.NodeState{}
@@ -151,14 +155,12 @@ func TestStreamFollowsTheRealEngineUnderChurn(t *testing.T) {
 			wantNS[n.UID] = n
 		}
 	}
-	for name, c := range map[string]*engineStreamClient{"from the start": all, "joined mid-churn": late} {
-		c.mu.Lock()
-		if !sameJSON(c.nodes, want) {
-			t.Errorf("client %s: %d nodes, the engine %d (state differs)", name, len(c.nodes), len(want))
+	for name, nodes := range held {
+		if !sameJSON(nodes, want) {
+			t.Errorf("client %s: %d nodes at seq %d, the engine %d (state differs)", name, len(nodes), snap.Seq, len(want))
 		}
-		c.mu.Unlock()
 	}
-	waitFor(t, "the namespaced client matches the engine's namespace", func() bool {
+	testkit.Eventually(t, "the namespaced client matches the engine's namespace", func() bool {
 		mine.mu.Lock()
 		defer mine.mu.Unlock()
 		return sameJSON(mine.nodes, wantNS)
@@ -174,7 +176,7 @@ func TestStreamFollowsTheRealEngineUnderChurn(t *testing.T) {
 	if err := e.client.CoreV1().ConfigMaps(ns).Delete(ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the owner's removal arrives", func() bool {
+	testkit.Eventually(t, "the owner's removal arrives", func() bool {
 		mine.mu.Lock()
 		defer mine.mu.Unlock()
 		_, present := mine.nodes[owner.UID]

@@ -32,7 +32,7 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A browser always sends Origin with a websocket; the page must be gcscope's own
 	// (scheme and host) or an allowed origin. Accept's own check compares hosts only.
 	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r, h.o.OriginPatterns) {
-		h.o.Refuse(w, r, http.StatusForbidden, &apiError{Code: "csrf", Message: "cross-origin stream from " + quoteClip(o)})
+		h.o.Refuse(w, r, http.StatusForbidden, &apiError{Code: codeCSRF, Message: "cross-origin stream from " + quoteClip(o)})
 		return
 	}
 	var vis *visibility
@@ -102,7 +102,7 @@ func parseStreamQuery(r *http.Request) (subscription, *uint64, *apiError) {
 		return subscription{}, nil, perr
 	}
 	bad := func(msg string) *apiError {
-		return &apiError{Code: "bad_request", Message: msg, Allowed: slices.Concat(streamSingle, streamMulti)}
+		return &apiError{Code: codeBadRequest, Message: msg, Allowed: slices.Concat(streamSingle, streamMulti)}
 	}
 	sub := subscription{Namespaces: q["namespace"], Kinds: q["kind"], Queues: true}
 	for _, u := range q["uid"] {

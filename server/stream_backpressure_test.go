@@ -1,0 +1,165 @@
+package server
+
+// Slow clients and a slow hub: a client that does not read is resynced and never holds
+// up the hub or the others; a hub behind the feed resyncs everyone.
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
+)
+
+// smallBuffers makes the kernel buffer little for a connection, so that a client that
+// does not read blocks the server's writes after a few frames.
+type smallBuffers struct{ net.Listener }
+
+func (l smallBuffers) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.SetWriteBuffer(4096)
+	}
+	return c, err
+}
+
+// smallReadBufferDialer dials with a small receive buffer, set before the connection is
+// made (shrinking it afterwards can leave the TCP window shut).
+func smallReadBufferDialer() *websocket.DialOptions {
+	d := &net.Dialer{Control: smallReceiveBuffer}
+	return &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}}
+}
+
+// smallReceiveBuffer is a net.Dialer's Control that makes the receive buffer little.
+func smallReceiveBuffer(_, _ string, c syscall.RawConn) error {
+	var err error
+	c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	return err
+}
+
+func TestStreamStalledClientDoesNotBlockHub(t *testing.T) {
+	e := newStreamEnv(t, 1<<16, hubOptions{Buffer: 4})
+	e.srv.Listener = smallBuffers{e.srv.Listener}
+	e.start(t)
+	stalled := e.dialWith(t, "", smallReadBufferDialer())
+	healthy := e.dial(t, "")
+	hm := newStreamModel()
+	hm.apply(healthy.next())
+
+	// Publish fat events while the stalled client reads nothing: publishing never waits,
+	// and the healthy client keeps receiving. Every 10 events the publisher lets the hub
+	// hand them out, so that they reach the clients as many batches (which overflow the
+	// stalled client's queue); a hub that waited on the stalled client would hold the
+	// publisher here.
+	fat := strings.Repeat("f", 2000)
+	published := make(chan uint64)
+	go func() {
+		var last uint64
+		for i := range 300 {
+			n := mkNode("s"+strconv.Itoa(i), "a", "Pod")
+			n.Finalizers = []string{fat}
+			last = e.eng.publish(addNode(n)...)
+			if i%10 == 9 {
+				e.untilHandedOut(last)
+			}
+		}
+		published <- last
+	}()
+	var last uint64
+	select {
+	case last = <-published:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the publisher was blocked")
+	}
+	healthy.untilSeq(hm, last)
+	if len(hm.nodes) != 300 {
+		t.Fatalf("the healthy client holds %d nodes, want 300", len(hm.nodes))
+	}
+
+	// The stalled client reads now: what it gets includes a resync snapshot, and it ends
+	// with the engine's state.
+	sm := newStreamModel()
+	for sm.seq < last || !sm.started {
+		if err := sm.apply(stalled.next()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if sm.frames["snapshot/"+reasonBehind] == 0 {
+		t.Fatalf("the stalled client got frames %v; want a resync snapshot", sm.frames)
+	}
+	if len(sm.nodes) != 300 {
+		t.Fatalf("the resynced client holds %d nodes, want 300", len(sm.nodes))
+	}
+	if v := counterValue(t, e.reg, "gcscope_stream_resyncs_total"); v < 1 {
+		t.Fatalf("resyncs_total %v", v)
+	}
+	if v := counterValue(t, e.reg, "gcscope_stream_events_dropped_total"); v < 1 {
+		t.Fatalf("events_dropped_total %v", v)
+	}
+}
+
+// TestStreamClientAdmittedBeforeTheHubRuns: a client can connect before the hub's run
+// goroutine has started (the server serves as soon as it is built); the events after
+// its snapshot still reach it once the hub runs. The hub used to take its first cursor
+// when run started, losing those events: a client waited for them for ever (the flake
+// of TestStreamQueuesOffAndSubscribeFrame on a loaded machine).
+func TestStreamClientAdmittedBeforeTheHubRuns(t *testing.T) {
+	e := newStreamEnv(t, 1024, hubOptions{})
+	e.srv.Start()
+	t.Cleanup(e.srv.Close)
+	e.eng.publish(addNode(mkNode("a1", "a", "Pod"))...)
+	c := e.dial(t, "")
+	m := newStreamModel()
+	if err := m.apply(c.next()); err != nil {
+		t.Fatal(err)
+	}
+	last := e.eng.publish(syncEvent("v1/pods"))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { e.hub.run(ctx); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	events := c.untilSeq(m, last)
+	if len(events) != 1 || events[0].Type != gc.SyncChange {
+		t.Fatalf("after the snapshot the client received %+v, want the one sync event", events)
+	}
+}
+
+func TestStreamHubFallingBehindResyncsClients(t *testing.T) {
+	e := newStreamEnv(t, 16, hubOptions{}).start(t)
+	c := e.dial(t, "")
+	m := newStreamModel()
+	m.apply(c.next())
+	// 40 events at once overflow the 16-event ring before the hub reads any.
+	var evs []gc.Event
+	for i := range 40 {
+		evs = append(evs, addNode(mkNode("o"+strconv.Itoa(i), "a", "Pod"))...)
+	}
+	last := e.eng.publish(evs...)
+	c.untilSeq(m, last)
+	if m.frames["snapshot/"+reasonStale] != 1 || len(m.nodes) != 40 {
+		t.Fatalf("frames %v, %d nodes; want one stale snapshot with 40 nodes", m.frames, len(m.nodes))
+	}
+}
+
+func TestStreamMetrics(t *testing.T) {
+	e := newStreamEnv(t, 1024, hubOptions{}).start(t)
+	c := e.dial(t, "")
+	c.next()
+	if v := counterValue(t, e.reg, "gcscope_stream_clients"); v != 1 {
+		t.Fatalf("clients %v", v)
+	}
+	// The server counts a frame once its write returns, which may be after the client read it.
+	testkit.Eventually(t, "one frame counted", func() bool { return counterValue(t, e.reg, "gcscope_stream_frames_total") == 1 })
+	// A second hub on the same registry shares the metrics instead of panicking.
+	newHub(hubOptions{Snapshot: e.eng.Snapshot, Feed: e.eng, Registerer: e.reg})
+	c.conn.Close(websocket.StatusNormalClosure, "")
+	testkit.Eventually(t, "the client is gone", func() bool { return counterValue(t, e.reg, "gcscope_stream_clients") == 0 })
+}
