@@ -57,6 +57,7 @@ var Store = class {
   applyEvents(events) {
     const now = performance.now();
     for (const e of events) {
+      if (e.seq <= this.seq) continue;
       this.applied++;
       switch (e.type) {
         case "nodeAdded":
@@ -85,7 +86,7 @@ var Store = class {
           this.shadowChanged = true;
           break;
       }
-      if (e.seq > this.seq) this.seq = e.seq;
+      this.seq = e.seq;
     }
   }
   /** @param {NodeState} n @param {number} now */
@@ -5443,7 +5444,8 @@ function showConn() {
   conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
 }
 var stream = new Stream({
-  seq: () => store.seq,
+  // The stream feeds the live store: it resumes from the live seq, whatever the page shows.
+  seq: () => live.seq,
   onState(state, detail) {
     connState = state;
     connDetail = detail;

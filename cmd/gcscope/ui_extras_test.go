@@ -37,6 +37,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // The browser tests of the page's extras: export, the keyboard, resuming the stream and
@@ -1038,24 +1039,28 @@ func watchStreams(t *testing.T, ctx context.Context) *streamWatch {
 	return w
 }
 
+// count is how many of the page's websockets have received a frame so far.
+func (w *streamWatch) count() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return len(w.firsts)
+}
+
+// waitCount waits until n of the page's websockets have received a frame.
+func (w *streamWatch) waitCount(t *testing.T, n int) {
+	t.Helper()
+	testkit.EventuallyWithin(t, 10*time.Second, fmt.Sprintf("%d streams to begin", n), func() bool { return w.count() >= n })
+}
+
 // last is the first frame of the latest websocket that received one.
 func (w *streamWatch) last(t *testing.T) streamStart {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		w.mu.Lock()
-		n := len(w.firsts)
-		var f streamStart
-		if n > 0 {
-			f = w.firsts[n-1]
-		}
-		w.mu.Unlock()
-		if n > 0 || time.Now().After(deadline) {
-			t.Logf("stream %s began with %s (reason %q, from %d, seq %d)", f.URL, f.Type, f.Reason, f.From, f.Seq)
-			return f
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	w.waitCount(t, 1)
+	w.mu.Lock()
+	f := w.firsts[len(w.firsts)-1]
+	w.mu.Unlock()
+	t.Logf("stream %s began with %s (reason %q, from %d, seq %d)", f.URL, f.Type, f.Reason, f.From, f.Seq)
+	return f
 }
 
 // cutProxy stands between the browser and gcscope like a network the test can cut: it

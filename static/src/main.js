@@ -254,7 +254,8 @@ function showConn() {
   conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
 }
 const stream = new Stream({
-  seq: () => store.seq,
+  // The stream feeds the live store: it resumes from the live seq, whatever the page shows.
+  seq: () => live.seq,
   onState(state, detail) {
     connState = state;
     connDetail = detail;

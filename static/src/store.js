@@ -99,6 +99,9 @@ export class Store {
   applyEvents(events) {
     const now = performance.now();
     for (const e of events) {
+      // A resumed stream may repeat what the store holds already (a ?since= older than its
+      // seq): an event is applied once, in order, or not at all.
+      if (e.seq <= this.seq) continue;
       this.applied++;
       switch (e.type) {
         case "nodeAdded":
@@ -127,7 +130,7 @@ export class Store {
           this.shadowChanged = true;
           break;
       }
-      if (e.seq > this.seq) this.seq = e.seq;
+      this.seq = e.seq;
     }
   }
 
