@@ -4840,39 +4840,14 @@ var TravelUI = class {
     $("tl-live").textContent = tr.active ? "Back to live" : "● Live";
     document.body.dataset.travel = tr.active ? tr.playing ? "playing" : "paused" : "";
   }
-  /** Time travel's keys; true when the key was one. @param {KeyboardEvent} ev */
-  key(ev) {
-    const tr = this.travel;
-    switch (ev.key) {
-      case "h":
-        this.showTab(this.historyTabShown() ? "object" : "history");
-        return true;
-      case " ":
-        if (
-          /** @type {HTMLElement} */
-          ev.target.matches("button, a")
-        ) return false;
-        ev.preventDefault();
-        this.togglePlay();
-        return true;
-      case "ArrowRight":
-        if (!tr.active) return false;
-        ev.preventDefault();
-        tr.step();
-        return true;
-      case "ArrowLeft":
-        if (!tr.active) return false;
-        ev.preventDefault();
-        tr.stepBack();
-        return true;
-      case "[":
-      case "]": {
-        const i = SPEEDS.indexOf(tr.speed) + (ev.key === "]" ? 1 : -1);
-        this.setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, i))]);
-        return true;
-      }
-    }
-    return false;
+  /** The history view, or back to the object's (the h key). */
+  toggleHistoryTab() {
+    this.showTab(this.historyTabShown() ? "object" : "history");
+  }
+  /** One speed slower (-1) or faster (+1) (the [ and ] keys). @param {number} d */
+  speedStep(d) {
+    const i = SPEEDS.indexOf(this.travel.speed) + d;
+    this.setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, i))]);
   }
   /** @param {number} s */
   setSpeed(s) {
@@ -5240,6 +5215,117 @@ var DiscoveryBanner = class {
       ...[...failing, ...others].map(apiServiceView),
       this.healthError ? h("p.muted", null, `The APIServices could not be read: ${this.healthError}`) : null
     ));
+  }
+};
+
+// src/shortcuts.js
+function shortcutTable(p) {
+  const travel = () => p.travelUI()?.travel;
+  return [
+    { label: "/", keys: ["/"], help: "search", run(ev) {
+      ev.preventDefault();
+      p.search.focus();
+    } },
+    { label: "Enter", keys: ["Enter"], where: "search", help: "go to the first result", run: () => p.search.chooseFirst() },
+    { label: "Esc", keys: ["Escape"], where: "search", help: "in the search box: empty it and leave", run: () => p.search.clear() },
+    { label: "f", keys: ["f"], help: "focus on the selected object's owners and dependents", run() {
+      const s = p.selected();
+      if (s) p.focus(s);
+    } },
+    {
+      label: "Delete, d",
+      keys: ["Delete", "d"],
+      help: "delete the selected object…",
+      // In time travel or a replay (read-only): a preview at most, and not from a key.
+      run() {
+        const s = p.selected();
+        if (s && !travel()?.active && !p.replay) p.del(s);
+      }
+    },
+    { label: "Esc", keys: ["Escape"], help: "close, clear focus, clear filters, clear selection", run: () => p.escape() },
+    { label: "0", keys: ["0"], help: "fit the view", run: () => p.fit() },
+    { label: "+ / −", keys: ["+", "=", "-"], help: "zoom", run: (ev) => p.zoom(ev.key === "-" ? 1 / 1.4 : 1.4) },
+    { label: "e", keys: ["e"], help: "expand or collapse the selected object's dependents", run() {
+      const s = p.selected();
+      if (s) p.toggleExpanded(s);
+    } },
+    { label: "t", keys: ["t"], help: "light or dark", run: () => p.toggleTheme() },
+    { label: "s", keys: ["s"], help: "the stuck view: deletions that take too long, and why", run: () => p.toggleStuck() },
+    { label: "h", keys: ["h"], history: true, help: "the history view: what the collector did", run: () => p.travelUI()?.toggleHistoryTab() },
+    {
+      label: "Space",
+      keys: [" "],
+      history: true,
+      help: "time travel: play or pause",
+      run(ev) {
+        if (
+          /** @type {HTMLElement} */
+          ev.target.matches("button, a")
+        ) return false;
+        ev.preventDefault();
+        p.travelUI()?.togglePlay();
+      }
+    },
+    {
+      label: "← / →",
+      keys: ["ArrowLeft", "ArrowRight"],
+      history: true,
+      help: "time travel: step back or forward one change",
+      run(ev) {
+        const tr = travel();
+        if (!tr?.active) return false;
+        ev.preventDefault();
+        if (ev.key === "ArrowRight") tr.step();
+        else tr.stepBack();
+      }
+    },
+    { label: "[ / ]", keys: ["[", "]"], history: true, help: "time travel: slower or faster", run: (ev) => p.travelUI()?.speedStep(ev.key === "]" ? 1 : -1) },
+    {
+      label: "Esc",
+      keys: ["Escape"],
+      history: true,
+      help: "time travel: back to live",
+      run() {
+        if (!travel()?.active || p.replay) return false;
+        p.travelUI()?.backToLive();
+      }
+    },
+    { label: "?", keys: ["?"], help: "this help", run: () => p.help() }
+  ];
+}
+var Shortcuts = class {
+  /** @param {Shortcut[]} table @param {boolean} hasHistory */
+  constructor(table, hasHistory2) {
+    this.rows = table.filter((s) => hasHistory2 || !s.history);
+  }
+  /**
+   * Runs the first row that takes ev's key where it was pressed; whether one did.
+   * @param {KeyboardEvent} ev @param {"page"|"search"} where
+   */
+  handle(ev, where) {
+    for (const s of this.rows) {
+      if ((s.where || "page") === where && s.keys.includes(ev.key) && s.run(ev) !== false) return true;
+    }
+    return false;
+  }
+  /** The page's key handler: shortcuts work unless the user types in a field, is in a dialog, or holds a modifier. */
+  listen() {
+    document.addEventListener("keydown", (ev) => {
+      const t = (
+        /** @type {HTMLElement} */
+        ev.target
+      );
+      if (t.matches("input, select, textarea") || document.querySelector("dialog[open]") || ev.metaKey || ev.ctrlKey || ev.altKey) return;
+      this.handle(ev, "page");
+    });
+  }
+  /** Fills the help's list of keys. @param {HTMLElement} dl */
+  renderHelp(dl) {
+    dl.replaceChildren(...this.rows.flatMap((s) => [h("dt", null, s.label), h("dd", null, s.help)]));
+  }
+  /** The rows as the help lists them, for tests: [[label, help]]. */
+  listed() {
+    return this.rows.map((s) => [s.label, s.help]);
   }
 };
 
@@ -5705,14 +5791,7 @@ search.addEventListener("focus", () => {
   if (search.value) runSearch();
 });
 search.addEventListener("blur", () => setTimeout(() => results.hidden = true, 100));
-search.addEventListener("keydown", (ev) => {
-  if (ev.key === "Enter" && resultUIDs.length) choose(resultUIDs[0]);
-  else if (ev.key === "Escape") {
-    search.value = "";
-    runSearch();
-    search.blur();
-  }
-});
+search.addEventListener("keydown", (ev) => shortcuts.handle(ev, "search"));
 var tooltip = $("tooltip");
 var drag = null;
 canvas.addEventListener("pointerdown", (ev) => {
@@ -5892,68 +5971,58 @@ slow?.addEventListener("change", async () => {
   }
 });
 new ScenarioPlayer({ select: (uid) => select(uid, true), has: (uid) => store.nodes.has(uid), toast });
-document.addEventListener("keydown", (ev) => {
-  const t = (
-    /** @type {HTMLElement} */
-    ev.target
-  );
-  if (t.matches("input, select, textarea") || document.querySelector("dialog[open]") || ev.metaKey || ev.ctrlKey || ev.altKey) return;
-  if (travelUI?.key(ev)) return;
-  switch (ev.key) {
-    case "/":
-      ev.preventDefault();
+var helpDialog = (
+  /** @type {HTMLDialogElement} */
+  $("help-dialog")
+);
+var shortcuts = new Shortcuts(shortcutTable({
+  replay,
+  selected: () => view.sel,
+  focus: setFocus,
+  del: (uid) => dialog.open(uid),
+  // read-only: a preview
+  escape() {
+    if (!exportMenu.hidden) exportMenu.hidden = true;
+    else if (travelUI?.travel.active && !replay) return false;
+    else if (view.focus) setFocus(null);
+    else if (view.ns.length || view.kind.length) {
+      view.ns = [];
+      view.kind = [];
+      viewChanged();
+    } else select(null);
+    return true;
+  },
+  search: {
+    focus() {
       search.focus();
       search.select();
-      break;
-    case "f":
-      if (view.sel) setFocus(view.sel);
-      break;
-    case "Delete":
-    case "d":
-      if (view.sel && !travelUI?.travel.active && !replay) dialog.open(view.sel);
-      break;
-    case "Escape":
-      if (!exportMenu.hidden) exportMenu.hidden = true;
-      else if (travelUI?.travel.active && !replay) travelUI.backToLive();
-      else if (view.focus) setFocus(null);
-      else if (view.ns.length || view.kind.length) {
-        view.ns = [];
-        view.kind = [];
-        viewChanged();
-      } else select(null);
-      break;
-    case "0":
-      renderer.fit(layout.bounds);
-      break;
-    case "+":
-    case "=":
-      renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1.4);
-      break;
-    case "-":
-      renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1 / 1.4);
-      break;
-    case "e":
-      if (view.sel) {
-        if (renderer.expanded.has(view.sel)) renderer.expanded.delete(view.sel);
-        else renderer.expanded.add(view.sel);
-        renderer.dirty = true;
-      }
-      break;
-    case "t":
-      toggleTheme();
-      break;
-    case "s":
-      tabs.toggle("stuck");
-      break;
-    case "?":
-      $("help-dialog").showModal();
-      break;
-  }
-});
-$("help-button").addEventListener("click", () => (
-  /** @type {HTMLDialogElement} */
-  $("help-dialog").showModal()
-));
+    },
+    chooseFirst() {
+      if (!resultUIDs.length) return false;
+      choose(resultUIDs[0]);
+      return true;
+    },
+    clear() {
+      search.value = "";
+      runSearch();
+      search.blur();
+    }
+  },
+  fit: () => renderer.fit(layout.bounds),
+  zoom: (k) => renderer.zoomAt(renderer.w / 2, renderer.h / 2, k),
+  toggleExpanded(uid) {
+    if (renderer.expanded.has(uid)) renderer.expanded.delete(uid);
+    else renderer.expanded.add(uid);
+    renderer.dirty = true;
+  },
+  toggleTheme,
+  toggleStuck: () => tabs.toggle("stuck"),
+  help: () => helpDialog.showModal(),
+  travelUI: () => travelUI
+}), hasHistory);
+shortcuts.listen();
+shortcuts.renderHelp($("help-keys"));
+$("help-button").addEventListener("click", () => helpDialog.showModal());
 function showStore(s, c) {
   store = s;
   cascades = c;
@@ -6106,6 +6175,8 @@ var api = {
   },
   live,
   renderer,
+  /** The keyboard shortcuts the page binds, as the help lists them: [[label, help]]. */
+  shortcuts: () => shortcuts.listed(),
   /** Time travel (with --history): {active, at, playing, speed, lastSeekMs, store}. */
   travel: () => travelUI?.travel ?? null,
   timeline: () => travelUI?.timeline ?? null,

@@ -82,6 +82,19 @@ func TestUIHistory(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#timeline-canvas")), chromedp.WaitVisible(chromedp.CSS("#tab-history")))
 	poll("the tree in the page", jsArray(tree)+`.every((u) => window.gcscope.live.nodes.has(u))`, 30*time.Second)
 
+	// With a recording, the help lists time travel's keys too, from the same table.
+	d.run(t, "? opens the help", chromedp.KeyEvent("?", asTyped), chromedp.WaitVisible(chromedp.CSS("#help-dialog")))
+	var labels []string
+	for _, row := range assertHelpIsTheTable(t, d) {
+		labels = append(labels, row[0])
+	}
+	for _, k := range []string{"h", "Space", "← / →", "[ / ]"} {
+		if !slices.Contains(labels, k) {
+			t.Errorf("with a recording, the help lists %q; want time travel's key %s too", labels, k)
+		}
+	}
+	d.run(t, "Esc closes the help", chromedp.KeyEvent("\u001b", asTyped), chromedp.WaitNotVisible(chromedp.CSS("#help-dialog")))
+
 	// The cascade, live: what the page holds at each change, and the states it traces.
 	var ok bool
 	d.eval(t, `(() => { window.liveMoments = []; let last = "";

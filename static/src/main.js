@@ -22,6 +22,7 @@ import { historyPage, parseTime, isoTime } from "./history.js";
 import { Tabs } from "./tabs.js";
 import { StuckView } from "./stuck.js";
 import { DiscoveryBanner } from "./banner.js";
+import { Shortcuts, shortcutTable } from "./shortcuts.js";
 
 const body = document.body;
 /** A recording served with no cluster (`gcscope replay FILE`): no live stream, no writes. */
@@ -545,14 +546,7 @@ function choose(uid) {
 search.addEventListener("input", runSearch);
 search.addEventListener("focus", () => { if (search.value) runSearch(); });
 search.addEventListener("blur", () => setTimeout(() => (results.hidden = true), 100));
-search.addEventListener("keydown", (ev) => {
-  if (ev.key === "Enter" && resultUIDs.length) choose(resultUIDs[0]);
-  else if (ev.key === "Escape") {
-    search.value = "";
-    runSearch();
-    search.blur();
-  }
-});
+search.addEventListener("keydown", (ev) => shortcuts.handle(ev, "search"));
 
 // --- canvas interaction ---
 
@@ -751,64 +745,56 @@ slow?.addEventListener("change", async () => {
 
 new ScenarioPlayer({ select: (uid) => select(uid, true), has: (uid) => store.nodes.has(uid), toast });
 
-// --- keyboard ---
+// --- keyboard (see shortcuts.js) ---
 
-document.addEventListener("keydown", (ev) => {
-  const t = /** @type {HTMLElement} */ (ev.target);
-  if (t.matches("input, select, textarea") || document.querySelector("dialog[open]") || ev.metaKey || ev.ctrlKey || ev.altKey) return;
-  if (travelUI?.key(ev)) return;
-  switch (ev.key) {
-    case "/":
-      ev.preventDefault();
+const helpDialog = /** @type {HTMLDialogElement} */ ($("help-dialog"));
+const shortcuts = new Shortcuts(shortcutTable({
+  replay,
+  selected: () => view.sel,
+  focus: setFocus,
+  del: (uid) => dialog.open(uid), // read-only: a preview
+  escape() {
+    if (!exportMenu.hidden) exportMenu.hidden = true;
+    else if (travelUI?.travel.active && !replay) return false; // back to live: time travel's row
+    else if (view.focus) setFocus(null);
+    else if (view.ns.length || view.kind.length) {
+      view.ns = [];
+      view.kind = [];
+      viewChanged();
+    } else select(null);
+    return true;
+  },
+  search: {
+    focus() {
       search.focus();
       search.select();
-      break;
-    case "f":
-      if (view.sel) setFocus(view.sel);
-      break;
-    case "Delete":
-    case "d":
-      if (view.sel && !travelUI?.travel.active && !replay) dialog.open(view.sel); // read-only: a preview
-      break;
-    case "Escape":
-      if (!exportMenu.hidden) exportMenu.hidden = true;
-      else if (travelUI?.travel.active && !replay) travelUI.backToLive();
-      else if (view.focus) setFocus(null);
-      else if (view.ns.length || view.kind.length) {
-        view.ns = [];
-        view.kind = [];
-        viewChanged();
-      } else select(null);
-      break;
-    case "0":
-      renderer.fit(layout.bounds);
-      break;
-    case "+":
-    case "=":
-      renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1.4);
-      break;
-    case "-":
-      renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1 / 1.4);
-      break;
-    case "e":
-      if (view.sel) {
-        if (renderer.expanded.has(view.sel)) renderer.expanded.delete(view.sel);
-        else renderer.expanded.add(view.sel);
-        renderer.dirty = true;
-      }
-      break;
-    case "t":
-      toggleTheme();
-      break;
-    case "s":
-      tabs.toggle("stuck");
-      break;
-    case "?":
-      /** @type {HTMLDialogElement} */ ($("help-dialog")).showModal();
-      break;
-  }
-});
-$("help-button").addEventListener("click", () => /** @type {HTMLDialogElement} */ ($("help-dialog")).showModal());
+    },
+    chooseFirst() {
+      if (!resultUIDs.length) return false;
+      choose(resultUIDs[0]);
+      return true;
+    },
+    clear() {
+      search.value = "";
+      runSearch();
+      search.blur();
+    },
+  },
+  fit: () => renderer.fit(layout.bounds),
+  zoom: (k) => renderer.zoomAt(renderer.w / 2, renderer.h / 2, k),
+  toggleExpanded(uid) {
+    if (renderer.expanded.has(uid)) renderer.expanded.delete(uid);
+    else renderer.expanded.add(uid);
+    renderer.dirty = true;
+  },
+  toggleTheme,
+  toggleStuck: () => tabs.toggle("stuck"),
+  help: () => helpDialog.showModal(),
+  travelUI: () => travelUI,
+}), hasHistory);
+shortcuts.listen();
+shortcuts.renderHelp($("help-keys"));
+$("help-button").addEventListener("click", () => helpDialog.showModal());
 
 // --- the store shown ---
 
@@ -974,6 +960,8 @@ const api = {
   get store() { return store; },
   live,
   renderer,
+  /** The keyboard shortcuts the page binds, as the help lists them: [[label, help]]. */
+  shortcuts: () => shortcuts.listed(),
   /** Time travel (with --history): {active, at, playing, speed, lastSeekMs, store}. */
   travel: () => travelUI?.travel ?? null,
   timeline: () => travelUI?.timeline ?? null,
