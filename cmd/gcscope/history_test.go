@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gcscope/gcscope/internal/testkit"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -108,12 +109,8 @@ func TestHistorySurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	var before historyPage
-	deadline := time.Now().Add(time.Minute)
-	for before = deletes(addr); len(before.Events) == 0; before = deletes(addr) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the collector's delete of the dependent was not recorded within a minute:\n%s", p.stderrText())
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := testkit.Poll(ctx, time.Minute, func() bool { before = deletes(addr); return len(before.Events) > 0 }); err != nil {
+		t.Fatalf("the collector's delete of the dependent was not recorded within a minute:\n%s", p.stderrText())
 	}
 	if a := before.Events[0].Action; a == nil || a.Object.Name != "dependent" || a.Reason == "" || before.Recording.Session != 1 {
 		t.Fatalf("the recorded delete: %+v", before)

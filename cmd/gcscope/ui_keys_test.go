@@ -268,3 +268,20 @@ func assertHelpIsTheTable(t *testing.T, d uiDriver) [][2]string {
 	}
 	return help
 }
+
+// assertHelpListsTravelKeys opens the help of a page with a recording: it lists time
+// travel's keys too, from the same table. Esc closes it.
+func assertHelpListsTravelKeys(t *testing.T, d uiDriver) {
+	t.Helper()
+	d.run(t, "? opens the help", chromedp.KeyEvent("?", asTyped), chromedp.WaitVisible(chromedp.CSS("#help-dialog")))
+	var labels []string
+	for _, row := range assertHelpIsTheTable(t, d) {
+		labels = append(labels, row[0])
+	}
+	for _, k := range []string{"h", "Space", "← / →", "[ / ]"} {
+		if !slices.Contains(labels, k) {
+			t.Errorf("with a recording, the help lists %q; want time travel's key %s too", labels, k)
+		}
+	}
+	d.run(t, "Esc closes the help", chromedp.KeyEvent("\u001b", asTyped), chromedp.WaitNotVisible(chromedp.CSS("#help-dialog")))
+}
