@@ -69,6 +69,9 @@ type historyPage struct {
 // TestHistorySurvivesRestart: with --history and --data-dir, the collector's decisions
 // recorded by one run are answered the same by the next.
 func TestHistorySurvivesRestart(t *testing.T) {
+	// Its own gcscope process, data dir and port: it runs beside the other process tests,
+	// after the browser tests, which stay serial (they time what the page draws).
+	t.Parallel()
 	root := t.TempDir()
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + mkdir(t, root, "home"), "TMPDIR=" + mkdir(t, root, "tmp")}
 	dataDir, kubeconfig := filepath.Join(root, "data"), filepath.Join(root, "kubeconfig")

@@ -22,6 +22,9 @@ import (
 // owner and its dependents are gone, and a dependent that has another live owner stays,
 // no longer naming the deleted one (the outcome of the fault-free run, and upstream's).
 func TestKilledMidCascadeFinishesAfterRestart(t *testing.T) {
+	// Its own gcscope process, data dir and port: it runs beside the other process tests,
+	// after the browser tests, which stay serial (they time what the page draws).
+	t.Parallel()
 	const dependents = 200
 	root := t.TempDir()
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + mkdir(t, root, "home"), "TMPDIR=" + mkdir(t, root, "tmp")}

@@ -191,6 +191,9 @@ current-context: c
 // /readyz, serve a working kubeconfig, keep what was stored across a restart with the same
 // --data-dir, and shut down on SIGTERM and SIGINT within 5 s leaving no port open.
 func TestCopiedBinaryEmbeddedClusterPersistsAcrossRestart(t *testing.T) {
+	// Its own gcscope process, data dir and port: it runs beside the other process tests,
+	// after the browser tests, which stay serial (they time what the page draws).
+	t.Parallel()
 	root := t.TempDir()
 	bin := filepath.Join(root, "bin", "gcscope")
 	copyFile(t, binary, bin)
@@ -250,6 +253,9 @@ func TestCopiedBinaryEmbeddedClusterPersistsAcrossRestart(t *testing.T) {
 }
 
 func TestTemporaryDataDirRemovedOnExit(t *testing.T) {
+	// Its own gcscope process, data dir and port: it runs beside the other process tests,
+	// after the browser tests, which stay serial (they time what the page draws).
+	t.Parallel()
 	root := t.TempDir()
 	tmp := mkdir(t, root, "tmp")
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + mkdir(t, root, "home"), "TMPDIR=" + tmp}

@@ -26,6 +26,9 @@ import (
 // TestTLSServesHTTPSWithSecureCookies: with --tls-cert-file/--tls-private-key-file gcscope
 // serves https only, says so, and its session and CSRF cookies are Secure.
 func TestTLSServesHTTPSWithSecureCookies(t *testing.T) {
+	// Its own gcscope process, data dir and port: it runs beside the other process tests,
+	// after the browser tests, which stay serial (they time what the page draws).
+	t.Parallel()
 	root := t.TempDir()
 	certFile, keyFile, pool := selfSignedCert(t, root)
 	tokenFile := filepath.Join(root, "tokens")
