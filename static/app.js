@@ -59,6 +59,7 @@ var Store = class {
   applyEvents(events) {
     const now = performance.now();
     for (const e of events) {
+      if (e.seq <= this.seq) continue;
       this.applied++;
       switch (e.type) {
         case "nodeAdded":
@@ -89,7 +90,7 @@ var Store = class {
         default:
           this.unknownTypes.add(e.type);
       }
-      if (e.seq > this.seq) this.seq = e.seq;
+      this.seq = e.seq;
     }
   }
   /** @param {NodeState} n @param {number} now */
@@ -357,6 +358,474 @@ function sameOwners(a, b) {
   return true;
 }
 
+// src/dom.js
+function h(tag, attrs, ...children) {
+  const [name, ...classes] = tag.split(".");
+  const el = document.createElement(name);
+  if (classes.length) el.className = classes.join(" ");
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === void 0 || v === null || v === false) continue;
+    if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
+    else if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k === "style") {
+      for (const decl of String(v).split(";")) {
+        const i = decl.indexOf(":");
+        if (i > 0) el.style.setProperty(decl.slice(0, i).trim(), decl.slice(i + 1).trim());
+      }
+    } else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children) if (c !== null && c !== void 0 && c !== false) el.append(c);
+  return el;
+}
+function $(id) {
+  return (
+    /** @type {HTMLElement} */
+    document.getElementById(id)
+  );
+}
+function describe(o) {
+  return `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
+}
+function duration(ns) {
+  const ms = ns / 1e6;
+  if (ms < 1) return `${Math.round(ns / 1e3)} µs`;
+  if (ms < 1e3) return `${Math.round(ms)} ms`;
+  return `${(ms / 1e3).toFixed(1)} s`;
+}
+function clock(t) {
+  const d = new Date(t);
+  return d.toTimeString().slice(0, 8) + "." + String(d.getMilliseconds()).padStart(3, "0");
+}
+
+// src/states.js
+var STATES = (
+  /** @type {const} */
+  [
+    { id: "normal", label: "normal", color: "--node-border", help: "observed, not being deleted" },
+    { id: "deleting", label: "being deleted", color: "--st-deleting", help: "has a deletionTimestamp" },
+    { id: "foreground", label: "deleting dependents", color: "--st-foreground", help: "foreground deletion in progress" },
+    { id: "waiting", label: "waiting on blocking dependents", color: "--st-waiting", help: "foreground deletion waits for dependents with blockOwnerDeletion" },
+    { id: "held", label: "held by finalizers", color: "--st-held", help: "being deleted, but another controller's finalizer keeps it" },
+    { id: "virtual", label: "virtual / missing owner", color: "--st-virtual", help: "named as an owner, never observed" },
+    { id: "removed", label: "removed", color: "--st-removed", help: "just deleted; fades out" }
+  ]
+);
+var MARKERS = (
+  /** @type {const} */
+  [
+    { id: "invalid", label: "invalid owner reference", color: "--st-invalid", help: "owner in another namespace, or a namespaced owner of a cluster-scoped object" },
+    { id: "queued", label: "in a work queue", color: "--st-queued", help: "queued or being worked on" },
+    { id: "backoff", label: "in backoff", color: "--st-backoff", help: "a retry is scheduled" }
+  ]
+);
+var EDGES = (
+  /** @type {const} */
+  [
+    { id: "controller", label: "controller reference", dash: false, strong: false },
+    { id: "plain", label: "other owner reference", dash: true, strong: false },
+    { id: "block", label: "blockOwnerDeletion", dash: false, strong: true }
+  ]
+);
+function holdingFinalizers(n) {
+  return (n.finalizers || []).filter((f) => !GC_FINALIZERS.includes(f));
+}
+function stateOf(store, n) {
+  if (n.virtual) return "virtual";
+  if (n.deletingDependents && (n.finalizers || []).includes("foregroundDeletion")) return blockingDependents(store, n.uid).length ? "waiting" : "foreground";
+  if (n.beingDeleted) return holdingFinalizers(n).length ? "held" : "deleting";
+  return "normal";
+}
+function blockingDependents(store, uid) {
+  const out = [];
+  for (const d of store.dependents.get(uid) || []) {
+    const n = store.nodes.get(d);
+    if (n && (n.owners || []).some((o) => o.uid === uid && o.blockOwnerDeletion)) out.push(n);
+  }
+  return out;
+}
+function invalidReason(n, owner) {
+  if (!owner || owner.virtual || !owner.namespace) return "";
+  if (!n.namespace) return `a cluster-scoped object cannot be owned by namespaced ${owner.kind} ${owner.namespace}/${owner.name}`;
+  if (owner.namespace !== n.namespace) return `owner ${owner.kind} ${owner.name} is in namespace ${owner.namespace}, not ${n.namespace}`;
+  return "";
+}
+function hasInvalidOwner(store, n) {
+  return (n.owners || []).some((o) => invalidReason(n, store.nodes.get(o.uid)) !== "");
+}
+function kindHue(kind) {
+  let h2 = 0;
+  for (let i = 0; i < kind.length; i++) h2 = h2 * 31 + kind.charCodeAt(i) >>> 0;
+  return h2 % 360;
+}
+var PREVIEW = (
+  /** @type {const} */
+  {
+    target: { label: "to delete", color: "--pv-deleted" },
+    deleted: { label: "goes", color: "--pv-deleted" },
+    orphaned: { label: "orphaned", color: "--pv-orphaned" },
+    kept: { label: "kept (another owner)", color: "--pv-kept" },
+    waiting: { label: "waits on finalizer", color: "--pv-waiting" }
+  }
+);
+
+// src/cascades.js
+var KEEP_MS = 12e4;
+var KEEP_FINISHED = 20;
+var TIMESTAMP_MS = 1e3;
+function isNamespaceObject(n) {
+  return n.kind === "Namespace" && n.apiVersion === "v1";
+}
+var Cascades = class {
+  /**
+   * @param {Store} store
+   * @param {() => number} [clock] the moment shown, epoch ms: now (live), or the recorded
+   *   moment (time travel: frozen while paused, the playback clock while playing)
+   */
+  constructor(store, clock2 = Date.now) {
+    this.store = store;
+    this.now = clock2;
+    this.recorded = null;
+    this.active = /* @__PURE__ */ new Map();
+    this.seenAlive = /* @__PURE__ */ new Set();
+    this.finished = [];
+    this.changed = false;
+  }
+  /**
+   * Forgets every cascade: the objects shown were replaced by others that do not say
+   * what became of them (what the user may see changed), so a member no longer shown is
+   * not gone. observe() then picks up the cascades under way again.
+   */
+  reset() {
+    this.active.clear();
+    this.finished = [];
+    this.changed = true;
+  }
+  /**
+   * Looks at the objects that changed (or all of them, after a snapshot) for cascades that
+   * start, then brings every running cascade up to date.
+   * @param {Iterable<string>} uids @param {number} now performance.now() (progressedAt)
+   */
+  observe(uids, now) {
+    const { store } = this;
+    const t = this.now();
+    for (const uid of uids) {
+      if (this.active.has(uid)) continue;
+      const n = store.nodes.get(uid);
+      if (n) {
+        if (isNamespaceObject(n) && !n.virtual) {
+          if (!n.beingDeleted) this.seenAlive.add(uid);
+          else this.begin(uid, n, "Namespace", t, now);
+          continue;
+        }
+        if (!n.beingDeleted || n.virtual) continue;
+        const fin = n.finalizers || [];
+        const policy = fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : null;
+        if (policy && store.dependents.get(uid)?.size) this.begin(uid, n, policy, t, now);
+      } else {
+        const g = store.ghosts.get(uid);
+        if (g && !g.node.virtual && this.liveDependents(uid).length) this.begin(uid, g.node, "Background", t, now);
+      }
+    }
+    this.update(now);
+  }
+  /**
+   * @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"|"Namespace"} policy
+   * @param {number} t the moment shown, when the page sees the cascade @param {number} now performance.now()
+   */
+  begin(uid, n, policy, t, now) {
+    const ns = policy === "Namespace";
+    const members = ns ? new Set(this.store.byNamespace.get(n.name) || []) : policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
+    const deleted = Date.parse(n.deletionTimestamp || "");
+    const underWay = deleted < t - TIMESTAMP_MS;
+    const start = underWay ? deleted : t;
+    const c = {
+      owner: uid,
+      ref: { kind: n.kind, namespace: n.namespace, name: n.name },
+      policy,
+      start,
+      end: null,
+      members,
+      gone: 0,
+      orphaned: 0,
+      total: members.size + (ns ? 0 : 1),
+      waitingOn: "",
+      eta: null,
+      nested: false,
+      progressedAt: now,
+      namespaces: /* @__PURE__ */ new Set([n.namespace || ""]),
+      estimated: true,
+      // A namespace's members that went before the page saw its deletion are not known:
+      // only one the page saw alive, or whose deletion began just now, has a baseline.
+      baseline: !ns || !underWay || this.seenAlive.has(uid),
+      explained: ""
+    };
+    if (ns) {
+      c.namespaces.add(n.name);
+      this.store.markNamespace(n.name);
+    }
+    this.refineStart(c, t);
+    for (const m of members) c.namespaces.add(this.store.nodes.get(m)?.namespace || "");
+    this.active.set(uid, c);
+    this.changed = true;
+  }
+  /** @param {number} now performance.now() (progressedAt) */
+  update(now) {
+    const t = this.now();
+    for (const c of this.active.values()) {
+      if (!c.nested) {
+        for (const o of this.active.values()) if (o !== c && o.members.has(c.owner)) c.nested = true;
+      }
+      if (c.estimated) this.refineStart(c, t);
+      const before = `${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}`;
+      this.measure(c, t);
+      if (`${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}` !== before) {
+        this.changed = true;
+        c.progressedAt = now;
+      }
+      if (this.settled(c)) {
+        c.end = Math.max(t, c.start);
+        c.eta = 0;
+        this.active.delete(c.owner);
+        this.finished.unshift(c);
+        this.changed = true;
+      }
+    }
+    while (this.finished.length > KEEP_FINISHED || this.finished.length && t - /** @type {number} */
+    this.finished[this.finished.length - 1].end > KEEP_MS) {
+      this.finished.pop();
+      this.changed = true;
+    }
+  }
+  /**
+   * The recorded start of a cascade found under way (time travel), once the recording's
+   * cascades are known. @param {Cascade} c @param {number} t the moment shown
+   */
+  refineStart(c, t) {
+    const s = this.recorded?.(c.owner, t)?.start;
+    if (s === void 0 || !Number.isFinite(s) || s > t) return;
+    c.start = s;
+    c.estimated = false;
+    this.changed = true;
+  }
+  /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} t the moment shown */
+  measure(c, t) {
+    if (c.policy === "Namespace") return this.measureNamespace(c, t);
+    const { store } = this;
+    if (c.policy !== "Orphan") {
+      for (const d of this.descendants(c.owner)) {
+        if (c.members.has(d)) continue;
+        c.members.add(d);
+        c.namespaces.add(store.nodes.get(d)?.namespace || "");
+      }
+    }
+    let gone = 0, orphaned = 0;
+    for (const u of c.members) {
+      const n = store.nodes.get(u);
+      if (!n) gone++;
+      else if (c.policy === "Orphan" ? !n.owners?.some((o) => o.uid === c.owner) : !this.ownedWithin(c, n)) orphaned++;
+    }
+    if (!store.nodes.has(c.owner)) gone++;
+    const seen = c.members.size + 1;
+    const before = Math.max(0, (this.recorded?.(c.owner, t)?.objects ?? 0) - seen);
+    if (c.policy === "Orphan") orphaned += before;
+    else gone += before;
+    c.gone = gone;
+    c.orphaned = orphaned;
+    c.total = seen + before;
+    const left = c.total - gone - orphaned;
+    const elapsed = t - c.start;
+    const held = this.heldMember(c);
+    c.waitingOn = held ? `${held.kind} ${held.name} held by finalizer ${holdingFinalizers(held)[0]}` : this.blockedOn(c);
+    c.eta = !held && gone > 0 && left > 0 ? elapsed / gone * left : null;
+  }
+  /**
+   * A namespace's deletion: its members (those that appear while it runs included) gone,
+   * what holds it (a member held by another controller's finalizer, else what the engine
+   * last said), and, with a baseline, the time left at the rate so far.
+   * @param {Cascade} c @param {number} t the moment shown
+   */
+  measureNamespace(c, t) {
+    const { store } = this;
+    for (const u of store.byNamespace.get(c.ref.name) || []) {
+      if (!c.members.has(u)) c.members.add(u);
+    }
+    let gone = 0;
+    for (const u of c.members) if (!store.nodes.has(u)) gone++;
+    c.gone = gone;
+    c.orphaned = 0;
+    c.total = c.members.size;
+    const held = this.heldMember(c);
+    c.waitingOn = held ? `held by finalizer ${holdingFinalizers(held)[0]} (${held.kind} ${held.name})` : c.explained;
+    const left = c.total - gone;
+    c.eta = c.baseline && !held && gone > 0 && left > 0 ? (t - c.start) / gone * left : null;
+  }
+  /** The deletion of namespace name, running or recently finished, if the page follows one. @param {string} name */
+  ofNamespace(name) {
+    for (const c of this.active.values()) if (c.policy === "Namespace" && c.ref.name === name) return c;
+    return this.finished.find((c) => c.policy === "Namespace" && c.ref.name === name) || null;
+  }
+  /** A cascade is over when nothing of it is left to do. @param {Cascade} c */
+  settled(c) {
+    return !this.store.nodes.has(c.owner) && c.gone + c.orphaned >= c.total;
+  }
+  /**
+   * Whether n still hangs from the cascade: it names the owner or a member (gone or not:
+   * a reference to a deleted owner is work the collector has yet to do).
+   * @param {Cascade} c @param {NodeState} n
+   */
+  ownedWithin(c, n) {
+    return (n.owners || []).some((o) => o.uid === c.owner || c.members.has(o.uid));
+  }
+  /** A member being deleted that another controller's finalizer holds, if any. @param {Cascade} c */
+  heldMember(c) {
+    for (const m of c.members) {
+      const n = this.store.nodes.get(m);
+      if (n && n.beingDeleted && holdingFinalizers(n).length) return n;
+    }
+    return null;
+  }
+  /**
+   * What holds a foreground cascade up, in words: its owner's first blocking dependent
+   * (with how many of its own dependents remain).
+   * @param {Cascade} c
+   */
+  blockedOn(c) {
+    const { store } = this;
+    if (c.policy !== "Foreground" || !store.nodes.has(c.owner)) return "";
+    const blockers = blockingDependents(store, c.owner);
+    if (!blockers.length) return "";
+    const b = blockers[0];
+    const below = [...this.descendants(b.uid)].flatMap((u) => store.nodes.get(u) || []);
+    const kinds = /* @__PURE__ */ new Map();
+    for (const n of below) kinds.set(n.kind, (kinds.get(n.kind) || 0) + 1);
+    const what = [...kinds].map(([k, n]) => `${n} ${k}${n === 1 ? "" : "s"}`).join(", ");
+    const more = blockers.length > 1 ? ` and ${blockers.length - 1} more` : "";
+    return `${b.kind} ${b.name}${what ? ` (${what})` : ""}${more}`;
+  }
+  /** Dependents of uid that still exist, through valid references. @param {string} uid */
+  liveDependents(uid) {
+    const { store } = this;
+    const owner = store.nodes.get(uid) || store.ghosts.get(uid)?.node;
+    return [...store.dependents.get(uid) || []].filter((d) => {
+      const dn = store.nodes.get(d);
+      return dn && !invalidReason(dn, owner);
+    });
+  }
+  /**
+   * Every object below uid through valid ownerReferences (uid itself excluded). An invalid
+   * reference (a cluster-scoped object naming a namespaced owner, or an owner in another
+   * namespace) is one the collector never follows from the owner's side.
+   * @param {string} uid
+   */
+  descendants(uid) {
+    const { store } = this;
+    const seen = /* @__PURE__ */ new Set();
+    const stack = [uid];
+    while (stack.length) {
+      const u = (
+        /** @type {string} */
+        stack.pop()
+      );
+      const owner = store.nodes.get(u) || store.ghosts.get(u)?.node;
+      for (const d of store.dependents.get(u) || []) {
+        if (d === uid || seen.has(d)) continue;
+        const dn = store.nodes.get(d);
+        if (!dn || invalidReason(dn, owner)) continue;
+        seen.add(d);
+        stack.push(d);
+      }
+    }
+    return seen;
+  }
+  /**
+   * Whether a cascade is making progress in namespace ns (its counts changed in the last
+   * ms): its layout should hold still. A stuck cascade does not hold it.
+   * @param {string} ns @param {number} now @param {number} ms
+   */
+  progressing(ns, now, ms) {
+    for (const c of this.active.values()) if (now - c.progressedAt < ms && c.namespaces.has(ns)) return true;
+    return false;
+  }
+  /** The cascade of owner uid, running or recently finished. @param {string} uid */
+  of(uid) {
+    return this.active.get(uid) || this.finished.find((c) => c.owner === uid) || null;
+  }
+};
+function progressText(c, now) {
+  const parts = [countText(c)];
+  if (c.policy !== "Orphan" && c.orphaned) parts.push(`${c.orphaned} kept`);
+  if (c.end !== null) {
+    parts.push(`done in ${secs(c.end - c.start)}`);
+    return parts.join(" · ");
+  }
+  parts.push(cascadeCaption(c, now));
+  return parts.join(" · ");
+}
+function cascadeCaption(c, now) {
+  const parts = [];
+  if (c.waitingOn) parts.push(c.policy === "Namespace" ? c.waitingOn : `waiting on ${c.waitingOn}`);
+  parts.push(c.eta !== null ? `~${secs(c.eta)} left` : `${secs(now - c.start)} so far`);
+  return parts.join(" · ");
+}
+function countText(c) {
+  if (c.policy === "Orphan") return `${c.orphaned} of ${c.total - 1} orphaned`;
+  if (!c.baseline) return c.end === null ? `${c.total - c.gone} left` : `${c.gone} gone`;
+  return `${c.gone} of ${c.total} gone`;
+}
+function progress(c) {
+  if (c.end !== null) return 1;
+  if (!c.baseline) return 0;
+  return (c.gone + c.orphaned) / Math.max(1, c.total);
+}
+function namespaceStatus(c, widest = false) {
+  if (widest) return `  ·  Terminating  ·  ${c.total} of ${c.total} gone`;
+  return `  ·  ${c.end === null ? "Terminating" : "deleted"}  ·  ${countText(c)}`;
+}
+function policyText(c) {
+  return c.policy === "Namespace" ? "namespace deletion" : c.policy;
+}
+var CascadeStrip = class {
+  /** @param {HTMLElement} el @param {Cascades} cascades @param {(uid: string) => void} select */
+  constructor(el, cascades, select) {
+    this.el = el;
+    this.cascades = cascades;
+    this.select = select;
+  }
+  render() {
+    const { cascades } = this;
+    const now = cascades.now();
+    const list = [...[...cascades.active.values()].sort((a, b) => b.start - a.start), ...cascades.finished].filter((c) => !c.nested).slice(0, 4);
+    this.el.hidden = list.length === 0;
+    this.el.replaceChildren(...list.map((c) => {
+      const running = c.end === null;
+      const bar = h("span.meter", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
+      const count = !c.baseline ? `${c.total - c.gone} left` : `${c.gone + c.orphaned}/${c.total}`;
+      return h(
+        "button.cascade",
+        {
+          type: "button",
+          "data-owner": c.owner,
+          "data-state": running ? "running" : "done",
+          "data-policy": c.policy,
+          title: c.policy === "Namespace" ? `Deletion of namespace ${c.ref.name} (the namespace controller deletes its content, then the namespace): ${progressText(c, now)}` : `${c.policy} deletion of ${describe(c.ref)}: ${progressText(c, now)}`,
+          onclick: () => this.select(c.owner)
+        },
+        h("span.policy", null, policyText(c)),
+        h("b", null, `${c.ref.kind} ${c.ref.name}`),
+        bar,
+        h("span.muted", null, running ? `${count} · ${secs(now - c.start)}` : `${c.policy === "Orphan" ? c.orphaned + " orphaned" : c.gone + " gone"} · ${secs(
+          /** @type {number} */
+          c.end - c.start
+        )}`)
+      );
+    }));
+  }
+};
+function secs(ms) {
+  ms = Math.max(0, ms);
+  return ms < 1e4 ? `${(ms / 1e3).toFixed(1)} s` : `${Math.round(ms / 1e3)} s`;
+}
+
 // src/layout.js
 var NODE_W = 180;
 var NODE_H = 40;
@@ -411,7 +880,7 @@ var Layout = class {
    * @param {Set<string>} [expanded] loner sets drawn open (keys from lonerKey)
    * @param {(ns: string) => string} [status] what a namespace's title says besides (LayoutOptions)
    */
-  update(store2, keep2, dirty, expanded = /* @__PURE__ */ new Set(), status = () => "") {
+  update(store, keep2, dirty, expanded = /* @__PURE__ */ new Set(), status = () => "") {
     const all = dirty.has("*");
     const members = /* @__PURE__ */ new Map();
     const add = (n, ghost) => {
@@ -422,15 +891,15 @@ var Layout = class {
       if (!m) members.set(ns, m = []);
       m.push({ node: n, ghost });
     };
-    if (all) for (const n of store2.nodes.values()) add(n, false);
+    if (all) for (const n of store.nodes.values()) add(n, false);
     else {
-      for (const ns of dirty) for (const u of store2.byNamespace.get(ns) || []) add(
+      for (const ns of dirty) for (const u of store.byNamespace.get(ns) || []) add(
         /** @type {NodeState} */
-        store2.nodes.get(u),
+        store.nodes.get(u),
         false
       );
     }
-    for (const g of store2.ghosts.values()) if (!store2.nodes.has(g.node.uid)) add(g.node, true);
+    for (const g of store.ghosts.values()) if (!store.nodes.has(g.node.uid)) add(g.node, true);
     const redo = all ? /* @__PURE__ */ new Set([...this.groups.keys(), ...members.keys()]) : new Set(dirty);
     for (const ns of redo) {
       const old = this.groups.get(ns);
@@ -442,7 +911,7 @@ var Layout = class {
         this.groups.delete(ns);
         continue;
       }
-      const g = layoutGroup(ns, m, { loner: (n) => isLoner(store2, n), expanded, status });
+      const g = layoutGroup(ns, m, { loner: (n) => isLoner(store, n), expanded, status });
       this.groups.set(ns, g);
       for (const it of g.items) this.items.set(it.uid, it);
     }
@@ -495,8 +964,8 @@ var Layout = class {
     return { x: it.group.x + it.x, y: it.group.y + it.y, w: NODE_W, h: NODE_H };
   }
 };
-function isLoner(store2, n) {
-  return !n.owners?.length && !store2.dependents.has(n.uid) && !n.virtual;
+function isLoner(store, n) {
+  return !n.owners?.length && !store.dependents.has(n.uid) && !n.virtual;
 }
 function lonerKey(ns, kind) {
   return `loners\0${ns}\0${kind}`;
@@ -706,462 +1175,133 @@ function breakCycles(parent, byUID) {
   }
 }
 
-// src/states.js
-var STATES = (
-  /** @type {const} */
-  [
-    { id: "normal", label: "normal", color: "--node-border", help: "observed, not being deleted" },
-    { id: "deleting", label: "being deleted", color: "--st-deleting", help: "has a deletionTimestamp" },
-    { id: "foreground", label: "deleting dependents", color: "--st-foreground", help: "foreground deletion in progress" },
-    { id: "waiting", label: "waiting on blocking dependents", color: "--st-waiting", help: "foreground deletion waits for dependents with blockOwnerDeletion" },
-    { id: "held", label: "held by finalizers", color: "--st-held", help: "being deleted, but another controller's finalizer keeps it" },
-    { id: "virtual", label: "virtual / missing owner", color: "--st-virtual", help: "named as an owner, never observed" },
-    { id: "removed", label: "removed", color: "--st-removed", help: "just deleted; fades out" }
-  ]
-);
-var MARKERS = (
-  /** @type {const} */
-  [
-    { id: "invalid", label: "invalid owner reference", color: "--st-invalid", help: "owner in another namespace, or a namespaced owner of a cluster-scoped object" },
-    { id: "queued", label: "in a work queue", color: "--st-queued", help: "queued or being worked on" },
-    { id: "backoff", label: "in backoff", color: "--st-backoff", help: "a retry is scheduled" }
-  ]
-);
-var EDGES = (
-  /** @type {const} */
-  [
-    { id: "controller", label: "controller reference", dash: false, strong: false },
-    { id: "plain", label: "other owner reference", dash: true, strong: false },
-    { id: "block", label: "blockOwnerDeletion", dash: false, strong: true }
-  ]
-);
-function holdingFinalizers(n) {
-  return (n.finalizers || []).filter((f) => !GC_FINALIZERS.includes(f));
+// src/textfit.js
+function clamp(v, lo, hi) {
+  return Math.max(lo, Math.min(hi, v));
 }
-function stateOf(store2, n) {
-  if (n.virtual) return "virtual";
-  if (n.deletingDependents && (n.finalizers || []).includes("foregroundDeletion")) return blockingDependents(store2, n.uid).length ? "waiting" : "foreground";
-  if (n.beingDeleted) return holdingFinalizers(n).length ? "held" : "deleting";
-  return "normal";
-}
-function blockingDependents(store2, uid) {
-  const out = [];
-  for (const d of store2.dependents.get(uid) || []) {
-    const n = store2.nodes.get(d);
-    if (n && (n.owners || []).some((o) => o.uid === uid && o.blockOwnerDeletion)) out.push(n);
+var truncCache = /* @__PURE__ */ new Map();
+function truncate(ctx, s, width) {
+  const key = ctx.font + "\0" + width + "\0" + s;
+  const hit = truncCache.get(key);
+  if (hit !== void 0) return hit;
+  let out = s;
+  if (ctx.measureText(s).width > width) {
+    let lo = 0, hi = s.length;
+    while (lo < hi) {
+      const mid = lo + hi + 1 >> 1;
+      if (ctx.measureText(s.slice(0, mid) + "…").width <= width) lo = mid;
+      else hi = mid - 1;
+    }
+    out = s.slice(0, lo) + "…";
   }
+  if (truncCache.size > 2e4) truncCache.clear();
+  truncCache.set(key, out);
   return out;
 }
-function invalidReason(n, owner) {
-  if (!owner || owner.virtual || !owner.namespace) return "";
-  if (!n.namespace) return `a cluster-scoped object cannot be owned by namespaced ${owner.kind} ${owner.namespace}/${owner.name}`;
-  if (owner.namespace !== n.namespace) return `owner ${owner.kind} ${owner.name} is in namespace ${owner.namespace}, not ${n.namespace}`;
-  return "";
-}
-function hasInvalidOwner(store2, n) {
-  return (n.owners || []).some((o) => invalidReason(n, store2.nodes.get(o.uid)) !== "");
-}
-function kindHue(kind) {
-  let h2 = 0;
-  for (let i = 0; i < kind.length; i++) h2 = h2 * 31 + kind.charCodeAt(i) >>> 0;
-  return h2 % 360;
-}
 
-// src/dom.js
-function h(tag, attrs, ...children) {
-  const [name, ...classes] = tag.split(".");
-  const el = document.createElement(name);
-  if (classes.length) el.className = classes.join(" ");
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === void 0 || v === null || v === false) continue;
-    if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
-    else if (k === "dataset") Object.assign(el.dataset, v);
-    else if (k === "style") {
-      for (const decl of String(v).split(";")) {
-        const i = decl.indexOf(":");
-        if (i > 0) el.style.setProperty(decl.slice(0, i).trim(), decl.slice(i + 1).trim());
+// src/titles.js
+function drawTitles(r, visible) {
+  const { ctx, cam, colors: C } = r;
+  ctx.setTransform(r.dpr, 0, 0, r.dpr, 0, 0);
+  ctx.textBaseline = "middle";
+  const titled = /* @__PURE__ */ new Set();
+  for (const g of visible) {
+    const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k, sh = g.h * cam.k;
+    const text = `${g.title}  ·  ${g.items.length}`;
+    const del = namespaceDeletion(r, g);
+    const status = del ? namespaceStatus(del) : "";
+    const band = GROUP_TITLE * cam.k;
+    let size2 = Math.min(18, TITLE_FONT * cam.k);
+    if (size2 >= 10) {
+      ctx.font = `600 ${size2}px system-ui, sans-serif`;
+      ctx.fillStyle = C["--fg"];
+      const top = clamp(0, sy, sy + sh - band);
+      const y = top + band / 2, x = Math.max(sx, 0) + 8 * cam.k, room = sw - 16 * cam.k;
+      const base = del && ctx.measureText(text + status).width > room ? g.title : text;
+      const shown = truncate(ctx, base, room);
+      ctx.fillText(shown, x, y);
+      let drawnText = shown, caption = "";
+      if (del) {
+        const used = ctx.measureText(shown).width;
+        const st = shown === base && room - used > 20 ? truncate(ctx, status, room - used) : "";
+        ctx.fillStyle = C["--st-deleting"];
+        ctx.fillText(st, x + used, y);
+        drawnText += st;
+        caption = drawNamespaceProgress(r, del, sx, top, sw, sy + sh, band);
       }
-    } else el.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children) if (c !== null && c !== void 0 && c !== false) el.append(c);
-  return el;
-}
-function $(id) {
-  return (
-    /** @type {HTMLElement} */
-    document.getElementById(id)
-  );
-}
-function describe(o) {
-  return `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
-}
-function duration(ns) {
-  const ms = ns / 1e6;
-  if (ms < 1) return `${Math.round(ns / 1e3)} µs`;
-  if (ms < 1e3) return `${Math.round(ms)} ms`;
-  return `${(ms / 1e3).toFixed(1)} s`;
-}
-function clock(t) {
-  const d = new Date(t);
-  return d.toTimeString().slice(0, 8) + "." + String(d.getMilliseconds()).padStart(3, "0");
-}
-
-// src/cascades.js
-var KEEP_MS = 12e4;
-var KEEP_FINISHED = 20;
-var TIMESTAMP_MS = 1e3;
-function isNamespaceObject(n) {
-  return n.kind === "Namespace" && n.apiVersion === "v1";
-}
-var Cascades = class {
-  /**
-   * @param {Store} store
-   * @param {() => number} [clock] the moment shown, epoch ms: now (live), or the recorded
-   *   moment (time travel: frozen while paused, the playback clock while playing)
-   */
-  constructor(store2, clock2 = Date.now) {
-    this.store = store2;
-    this.now = clock2;
-    this.recorded = null;
-    this.active = /* @__PURE__ */ new Map();
-    this.seenAlive = /* @__PURE__ */ new Set();
-    this.finished = [];
-    this.changed = false;
-  }
-  /**
-   * Forgets every cascade: the objects shown were replaced by others that do not say
-   * what became of them (what the user may see changed), so a member no longer shown is
-   * not gone. observe() then picks up the cascades under way again.
-   */
-  reset() {
-    this.active.clear();
-    this.finished = [];
-    this.changed = true;
-  }
-  /**
-   * Looks at the objects that changed (or all of them, after a snapshot) for cascades that
-   * start, then brings every running cascade up to date.
-   * @param {Iterable<string>} uids @param {number} now performance.now() (progressedAt)
-   */
-  observe(uids, now) {
-    const { store: store2 } = this;
-    const t = this.now();
-    for (const uid of uids) {
-      if (this.active.has(uid)) continue;
-      const n = store2.nodes.get(uid);
-      if (n) {
-        if (isNamespaceObject(n) && !n.virtual) {
-          if (!n.beingDeleted) this.seenAlive.add(uid);
-          else this.begin(uid, n, "Namespace", t, now);
-          continue;
-        }
-        if (!n.beingDeleted || n.virtual) continue;
-        const fin = n.finalizers || [];
-        const policy = fin.includes("foregroundDeletion") ? "Foreground" : fin.includes("orphan") ? "Orphan" : null;
-        if (policy && store2.dependents.get(uid)?.size) this.begin(uid, n, policy, t, now);
-      } else {
-        const g = store2.ghosts.get(uid);
-        if (g && !g.node.virtual && this.liveDependents(uid).length) this.begin(uid, g.node, "Background", t, now);
-      }
+      recordTitle(r, g.ns, drawnText, caption, titled);
+      continue;
     }
-    this.update(now);
+    size2 = 11;
+    ctx.font = `600 ${size2}px system-ui, sans-serif`;
+    const full = del ? text + status : text;
+    const short = del ? `${g.title}  ·  ${del.end === null ? "Terminating" : "deleted"}` : text;
+    const plate = ctx.measureText(full).width + 10 <= sw ? full : short;
+    const tw = ctx.measureText(plate).width;
+    if (tw + 10 > sw || sh < 20) continue;
+    const px = Math.max(sx, 0) + 3, py = Math.max(sy, 0) + 3;
+    if (py + 16 > sy + sh) continue;
+    ctx.fillStyle = C["--group-bg"];
+    ctx.globalAlpha = 0.9;
+    ctx.fillRect(px, py, tw + 6, 16);
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = del ? C["--st-deleting"] : C["--fg"];
+    ctx.fillText(plate, px + 3, py + 8);
+    recordTitle(r, g.ns, plate, "", titled);
   }
-  /**
-   * @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"|"Namespace"} policy
-   * @param {number} t the moment shown, when the page sees the cascade @param {number} now performance.now()
-   */
-  begin(uid, n, policy, t, now) {
-    const ns = policy === "Namespace";
-    const members = ns ? new Set(this.store.byNamespace.get(n.name) || []) : policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
-    const deleted = Date.parse(n.deletionTimestamp || "");
-    const underWay = deleted < t - TIMESTAMP_MS;
-    const start = underWay ? deleted : t;
-    const c = {
-      owner: uid,
-      ref: { kind: n.kind, namespace: n.namespace, name: n.name },
-      policy,
-      start,
-      end: null,
-      members,
-      gone: 0,
-      orphaned: 0,
-      total: members.size + (ns ? 0 : 1),
-      waitingOn: "",
-      eta: null,
-      nested: false,
-      progressedAt: now,
-      namespaces: /* @__PURE__ */ new Set([n.namespace || ""]),
-      estimated: true,
-      // A namespace's members that went before the page saw its deletion are not known:
-      // only one the page saw alive, or whose deletion began just now, has a baseline.
-      baseline: !ns || !underWay || this.seenAlive.has(uid),
-      explained: ""
-    };
-    if (ns) {
-      c.namespaces.add(n.name);
-      this.store.markNamespace(n.name);
-    }
-    this.refineStart(c, t);
-    for (const m of members) c.namespaces.add(this.store.nodes.get(m)?.namespace || "");
-    this.active.set(uid, c);
-    this.changed = true;
-  }
-  /** @param {number} now performance.now() (progressedAt) */
-  update(now) {
-    const t = this.now();
-    for (const c of this.active.values()) {
-      if (!c.nested) {
-        for (const o of this.active.values()) if (o !== c && o.members.has(c.owner)) c.nested = true;
-      }
-      if (c.estimated) this.refineStart(c, t);
-      const before = `${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}`;
-      this.measure(c, t);
-      if (`${c.gone}/${c.orphaned}/${c.total}/${c.waitingOn}` !== before) {
-        this.changed = true;
-        c.progressedAt = now;
-      }
-      if (this.settled(c)) {
-        c.end = Math.max(t, c.start);
-        c.eta = 0;
-        this.active.delete(c.owner);
-        this.finished.unshift(c);
-        this.changed = true;
-      }
-    }
-    while (this.finished.length > KEEP_FINISHED || this.finished.length && t - /** @type {number} */
-    this.finished[this.finished.length - 1].end > KEEP_MS) {
-      this.finished.pop();
-      this.changed = true;
+  if (r.drawnTitles) {
+    for (const ns of r.drawnTitles.keys()) {
+      if (titled.has(ns)) continue;
+      r.drawnTitles.delete(ns);
+      r.titleLog.push({ ns, text: "", caption: "", inLayout: r.layout.groups.has(ns), t: r.drawClock });
     }
   }
-  /**
-   * The recorded start of a cascade found under way (time travel), once the recording's
-   * cascades are known. @param {Cascade} c @param {number} t the moment shown
-   */
-  refineStart(c, t) {
-    const s = this.recorded?.(c.owner, t)?.start;
-    if (s === void 0 || !Number.isFinite(s) || s > t) return;
-    c.start = s;
-    c.estimated = false;
-    this.changed = true;
-  }
-  /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} t the moment shown */
-  measure(c, t) {
-    if (c.policy === "Namespace") return this.measureNamespace(c, t);
-    const { store: store2 } = this;
-    if (c.policy !== "Orphan") {
-      for (const d of this.descendants(c.owner)) {
-        if (c.members.has(d)) continue;
-        c.members.add(d);
-        c.namespaces.add(store2.nodes.get(d)?.namespace || "");
-      }
+  const size = 13 * cam.k;
+  if (size < 8) return;
+  ctx.font = `${Math.min(size, 15)}px system-ui, sans-serif`;
+  ctx.fillStyle = C["--muted"];
+  for (const g of visible) {
+    for (const b of g.blocks) {
+      if (!b.loner || r.collapsed(b)) continue;
+      const n = b.uids.length;
+      const text = `${n} ${b.loner}${n === 1 ? "" : "s"} with no owner and no dependent  ·  click here to fold`;
+      ctx.fillText(truncate(ctx, text, b.w * cam.k), (g.x + b.x) * cam.k + cam.x, (g.y + b.y + LONER_CAPTION / 2 - 2) * cam.k + cam.y);
     }
-    let gone = 0, orphaned = 0;
-    for (const u of c.members) {
-      const n = store2.nodes.get(u);
-      if (!n) gone++;
-      else if (c.policy === "Orphan" ? !n.owners?.some((o) => o.uid === c.owner) : !this.ownedWithin(c, n)) orphaned++;
-    }
-    if (!store2.nodes.has(c.owner)) gone++;
-    const seen = c.members.size + 1;
-    const before = Math.max(0, (this.recorded?.(c.owner, t)?.objects ?? 0) - seen);
-    if (c.policy === "Orphan") orphaned += before;
-    else gone += before;
-    c.gone = gone;
-    c.orphaned = orphaned;
-    c.total = seen + before;
-    const left = c.total - gone - orphaned;
-    const elapsed = t - c.start;
-    const held = this.heldMember(c);
-    c.waitingOn = held ? `${held.kind} ${held.name} held by finalizer ${holdingFinalizers(held)[0]}` : this.blockedOn(c);
-    c.eta = !held && gone > 0 && left > 0 ? elapsed / gone * left : null;
   }
-  /**
-   * A namespace's deletion: its members (those that appear while it runs included) gone,
-   * what holds it (a member held by another controller's finalizer, else what the engine
-   * last said), and, with a baseline, the time left at the rate so far.
-   * @param {Cascade} c @param {number} t the moment shown
-   */
-  measureNamespace(c, t) {
-    const { store: store2 } = this;
-    for (const u of store2.byNamespace.get(c.ref.name) || []) {
-      if (!c.members.has(u)) c.members.add(u);
-    }
-    let gone = 0;
-    for (const u of c.members) if (!store2.nodes.has(u)) gone++;
-    c.gone = gone;
-    c.orphaned = 0;
-    c.total = c.members.size;
-    const held = this.heldMember(c);
-    c.waitingOn = held ? `held by finalizer ${holdingFinalizers(held)[0]} (${held.kind} ${held.name})` : c.explained;
-    const left = c.total - gone;
-    c.eta = c.baseline && !held && gone > 0 && left > 0 ? (t - c.start) / gone * left : null;
-  }
-  /** The deletion of namespace name, running or recently finished, if the page follows one. @param {string} name */
-  ofNamespace(name) {
-    for (const c of this.active.values()) if (c.policy === "Namespace" && c.ref.name === name) return c;
-    return this.finished.find((c) => c.policy === "Namespace" && c.ref.name === name) || null;
-  }
-  /** A cascade is over when nothing of it is left to do. @param {Cascade} c */
-  settled(c) {
-    return !this.store.nodes.has(c.owner) && c.gone + c.orphaned >= c.total;
-  }
-  /**
-   * Whether n still hangs from the cascade: it names the owner or a member (gone or not:
-   * a reference to a deleted owner is work the collector has yet to do).
-   * @param {Cascade} c @param {NodeState} n
-   */
-  ownedWithin(c, n) {
-    return (n.owners || []).some((o) => o.uid === c.owner || c.members.has(o.uid));
-  }
-  /** A member being deleted that another controller's finalizer holds, if any. @param {Cascade} c */
-  heldMember(c) {
-    for (const m of c.members) {
-      const n = this.store.nodes.get(m);
-      if (n && n.beingDeleted && holdingFinalizers(n).length) return n;
-    }
-    return null;
-  }
-  /**
-   * What holds a foreground cascade up, in words: its owner's first blocking dependent
-   * (with how many of its own dependents remain).
-   * @param {Cascade} c
-   */
-  blockedOn(c) {
-    const { store: store2 } = this;
-    if (c.policy !== "Foreground" || !store2.nodes.has(c.owner)) return "";
-    const blockers = blockingDependents(store2, c.owner);
-    if (!blockers.length) return "";
-    const b = blockers[0];
-    const below = [...this.descendants(b.uid)].flatMap((u) => store2.nodes.get(u) || []);
-    const kinds = /* @__PURE__ */ new Map();
-    for (const n of below) kinds.set(n.kind, (kinds.get(n.kind) || 0) + 1);
-    const what = [...kinds].map(([k, n]) => `${n} ${k}${n === 1 ? "" : "s"}`).join(", ");
-    const more = blockers.length > 1 ? ` and ${blockers.length - 1} more` : "";
-    return `${b.kind} ${b.name}${what ? ` (${what})` : ""}${more}`;
-  }
-  /** Dependents of uid that still exist, through valid references. @param {string} uid */
-  liveDependents(uid) {
-    const { store: store2 } = this;
-    const owner = store2.nodes.get(uid) || store2.ghosts.get(uid)?.node;
-    return [...store2.dependents.get(uid) || []].filter((d) => {
-      const dn = store2.nodes.get(d);
-      return dn && !invalidReason(dn, owner);
-    });
-  }
-  /**
-   * Every object below uid through valid ownerReferences (uid itself excluded). An invalid
-   * reference (a cluster-scoped object naming a namespaced owner, or an owner in another
-   * namespace) is one the collector never follows from the owner's side.
-   * @param {string} uid
-   */
-  descendants(uid) {
-    const { store: store2 } = this;
-    const seen = /* @__PURE__ */ new Set();
-    const stack = [uid];
-    while (stack.length) {
-      const u = (
-        /** @type {string} */
-        stack.pop()
-      );
-      const owner = store2.nodes.get(u) || store2.ghosts.get(u)?.node;
-      for (const d of store2.dependents.get(u) || []) {
-        if (d === uid || seen.has(d)) continue;
-        const dn = store2.nodes.get(d);
-        if (!dn || invalidReason(dn, owner)) continue;
-        seen.add(d);
-        stack.push(d);
-      }
-    }
-    return seen;
-  }
-  /**
-   * Whether a cascade is making progress in namespace ns (its counts changed in the last
-   * ms): its layout should hold still. A stuck cascade does not hold it.
-   * @param {string} ns @param {number} now @param {number} ms
-   */
-  progressing(ns, now, ms) {
-    for (const c of this.active.values()) if (now - c.progressedAt < ms && c.namespaces.has(ns)) return true;
-    return false;
-  }
-  /** The cascade of owner uid, running or recently finished. @param {string} uid */
-  of(uid) {
-    return this.active.get(uid) || this.finished.find((c) => c.owner === uid) || null;
-  }
-};
-function progressText(c, now) {
-  const parts = [countText(c)];
-  if (c.policy !== "Orphan" && c.orphaned) parts.push(`${c.orphaned} kept`);
-  if (c.end !== null) {
-    parts.push(`done in ${secs(c.end - c.start)}`);
-    return parts.join(" · ");
-  }
-  parts.push(cascadeCaption(c, now));
-  return parts.join(" · ");
 }
-function cascadeCaption(c, now) {
-  const parts = [];
-  if (c.waitingOn) parts.push(c.policy === "Namespace" ? c.waitingOn : `waiting on ${c.waitingOn}`);
-  parts.push(c.eta !== null ? `~${secs(c.eta)} left` : `${secs(now - c.start)} so far`);
-  return parts.join(" · ");
+function namespaceDeletion(r, g) {
+  return g.ns && r.cascades ? r.cascades.ofNamespace(g.ns) : null;
 }
-function countText(c) {
-  if (c.policy === "Orphan") return `${c.orphaned} of ${c.total - 1} orphaned`;
-  if (!c.baseline) return c.end === null ? `${c.total - c.gone} left` : `${c.gone} gone`;
-  return `${c.gone} of ${c.total} gone`;
+function drawNamespaceProgress(r, del, sx, top, sw, bottom, band) {
+  const { ctx, cam, colors: C } = r;
+  const bx = sx + 8 * cam.k, bw = sw - 16 * cam.k, by = top + band - 6;
+  ctx.fillStyle = C["--muted"];
+  ctx.globalAlpha = 0.3;
+  ctx.fillRect(bx, by, bw, 3);
+  ctx.globalAlpha = 1;
+  ctx.fillStyle = C["--st-deleting"];
+  ctx.fillRect(bx, by, bw * progress(del), 3);
+  if (del.end !== null || 80 * cam.k < 18) return "";
+  ctx.font = "11px system-ui, sans-serif";
+  const caption = truncate(ctx, cascadeCaption(del, r.cascades?.now() ?? Date.now()), sw);
+  const w = ctx.measureText(caption).width + 10;
+  ctx.fillStyle = C["--bg"];
+  ctx.globalAlpha = 0.9;
+  ctx.fillRect(sx, bottom + 3, w, 16);
+  ctx.globalAlpha = 1;
+  ctx.fillStyle = C["--st-deleting"];
+  ctx.fillText(caption, sx + 5, bottom + 11);
+  return caption;
 }
-function progress(c) {
-  if (c.end !== null) return 1;
-  if (!c.baseline) return 0;
-  return (c.gone + c.orphaned) / Math.max(1, c.total);
-}
-function namespaceStatus(c, widest = false) {
-  if (widest) return `  ·  Terminating  ·  ${c.total} of ${c.total} gone`;
-  return `  ·  ${c.end === null ? "Terminating" : "deleted"}  ·  ${countText(c)}`;
-}
-function policyText(c) {
-  return c.policy === "Namespace" ? "namespace deletion" : c.policy;
-}
-var CascadeStrip = class {
-  /** @param {HTMLElement} el @param {Cascades} cascades @param {(uid: string) => void} select */
-  constructor(el, cascades2, select2) {
-    this.el = el;
-    this.cascades = cascades2;
-    this.select = select2;
+function recordTitle(r, ns, text, caption, titled) {
+  if (!r.drawnTitles) return;
+  titled.add(ns);
+  const last = r.drawnTitles.get(ns);
+  if (!last || last.text !== text || last.caption !== caption) {
+    r.titleLog.push({ ns, text, caption, inLayout: true, t: r.drawClock });
+    if (r.titleLog.length > 1e5) r.titleLog.splice(0, 5e4);
   }
-  render() {
-    const { cascades: cascades2 } = this;
-    const now = cascades2.now();
-    const list = [...[...cascades2.active.values()].sort((a, b) => b.start - a.start), ...cascades2.finished].filter((c) => !c.nested).slice(0, 4);
-    this.el.hidden = list.length === 0;
-    this.el.replaceChildren(...list.map((c) => {
-      const running = c.end === null;
-      const bar = h("span.meter", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
-      const count = !c.baseline ? `${c.total - c.gone} left` : `${c.gone + c.orphaned}/${c.total}`;
-      return h(
-        "button.cascade",
-        {
-          type: "button",
-          "data-owner": c.owner,
-          "data-state": running ? "running" : "done",
-          "data-policy": c.policy,
-          title: c.policy === "Namespace" ? `Deletion of namespace ${c.ref.name} (the namespace controller deletes its content, then the namespace): ${progressText(c, now)}` : `${c.policy} deletion of ${describe(c.ref)}: ${progressText(c, now)}`,
-          onclick: () => this.select(c.owner)
-        },
-        h("span.policy", null, policyText(c)),
-        h("b", null, `${c.ref.kind} ${c.ref.name}`),
-        bar,
-        h("span.muted", null, running ? `${count} · ${secs(now - c.start)}` : `${c.policy === "Orphan" ? c.orphaned + " orphaned" : c.gone + " gone"} · ${secs(
-          /** @type {number} */
-          c.end - c.start
-        )}`)
-      );
-    }));
-  }
-};
-function secs(ms) {
-  ms = Math.max(0, ms);
-  return ms < 1e4 ? `${(ms / 1e3).toFixed(1)} s` : `${Math.round(ms / 1e3)} s`;
+  r.drawnTitles.set(ns, { text, caption, at: r.drawClock });
 }
 
 // src/render.js
@@ -1173,27 +1313,17 @@ var BITMAP_BUDGET_MS = 6;
 var STALE_MS = 100;
 var BITMAP_MAX = 4096;
 var READABLE_K = 0.6;
-var PREVIEW = (
-  /** @type {const} */
-  {
-    target: { label: "to delete", color: "--pv-deleted" },
-    deleted: { label: "goes", color: "--pv-deleted" },
-    orphaned: { label: "orphaned", color: "--pv-orphaned" },
-    kept: { label: "kept (another owner)", color: "--pv-kept" },
-    waiting: { label: "waits on finalizer", color: "--pv-waiting" }
-  }
-);
 var Renderer = class {
   /**
    * @param {HTMLCanvasElement} canvas
    * @param {import("./store.js").Store} store
    * @param {import("./layout.js").Layout} layout
    */
-  constructor(canvas2, store2, layout2) {
-    this.canvas = canvas2;
+  constructor(canvas, store, layout2) {
+    this.canvas = canvas;
     this.ctx = /** @type {CanvasRenderingContext2D} */
-    canvas2.getContext("2d", { alpha: false });
-    this.store = store2;
+    canvas.getContext("2d", { alpha: false });
+    this.store = store;
     this.layout = layout2;
     this.cam = { x: 0, y: 0, k: 1 };
     this.w = 0;
@@ -1408,7 +1538,7 @@ var Renderer = class {
       visible.push(g);
       ctx.fillStyle = C["--group-bg"];
       ctx.fillRect(g.x, g.y, g.w, g.h);
-      const del = this.namespaceDeletion(g);
+      const del = namespaceDeletion(this, g);
       ctx.strokeStyle = del && del.end === null ? C["--st-deleting"] : C["--group-border"];
       ctx.lineWidth = (del && del.end === null ? 2.5 : 1) * px;
       ctx.strokeRect(g.x, g.y, g.w, g.h);
@@ -1453,129 +1583,8 @@ var Renderer = class {
     function inView(x, y, w, h2) {
       return !(x > vx1 || y > vy1 || x + w < vx0 || y + h2 < vy0);
     }
-    this.drawTitles(visible);
+    drawTitles(this, visible);
     for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
-  }
-  /**
-   * Each namespace's title, in its own box so that titles never overlap: in the title band
-   * (which the layout made wide enough) when that is readable; farther out, on a plate
-   * inside the box when the box is large enough on screen; otherwise not at all.
-   * @param {Group[]} visible
-   */
-  drawTitles(visible) {
-    const { ctx, cam, colors: C } = this;
-    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
-    ctx.textBaseline = "middle";
-    const titled = /* @__PURE__ */ new Set();
-    for (const g of visible) {
-      const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k, sh = g.h * cam.k;
-      const text = `${g.title}  ·  ${g.items.length}`;
-      const del = this.namespaceDeletion(g);
-      const status = del ? namespaceStatus(del) : "";
-      const band = GROUP_TITLE * cam.k;
-      let size2 = Math.min(18, TITLE_FONT * cam.k);
-      if (size2 >= 10) {
-        ctx.font = `600 ${size2}px system-ui, sans-serif`;
-        ctx.fillStyle = C["--fg"];
-        const top = clamp(0, sy, sy + sh - band);
-        const y = top + band / 2, x = Math.max(sx, 0) + 8 * cam.k, room = sw - 16 * cam.k;
-        const base = del && ctx.measureText(text + status).width > room ? g.title : text;
-        const shown = truncate(ctx, base, room);
-        ctx.fillText(shown, x, y);
-        let drawnText = shown, caption = "";
-        if (del) {
-          const used = ctx.measureText(shown).width;
-          const st = shown === base && room - used > 20 ? truncate(ctx, status, room - used) : "";
-          ctx.fillStyle = C["--st-deleting"];
-          ctx.fillText(st, x + used, y);
-          drawnText += st;
-          caption = this.drawNamespaceProgress(del, sx, top, sw, sy + sh, band);
-        }
-        this.recordTitle(g.ns, drawnText, caption, titled);
-        continue;
-      }
-      size2 = 11;
-      ctx.font = `600 ${size2}px system-ui, sans-serif`;
-      const full = del ? text + status : text;
-      const short = del ? `${g.title}  ·  ${del.end === null ? "Terminating" : "deleted"}` : text;
-      const plate = ctx.measureText(full).width + 10 <= sw ? full : short;
-      const tw = ctx.measureText(plate).width;
-      if (tw + 10 > sw || sh < 20) continue;
-      const px = Math.max(sx, 0) + 3, py = Math.max(sy, 0) + 3;
-      if (py + 16 > sy + sh) continue;
-      ctx.fillStyle = C["--group-bg"];
-      ctx.globalAlpha = 0.9;
-      ctx.fillRect(px, py, tw + 6, 16);
-      ctx.globalAlpha = 1;
-      ctx.fillStyle = del ? C["--st-deleting"] : C["--fg"];
-      ctx.fillText(plate, px + 3, py + 8);
-      this.recordTitle(g.ns, plate, "", titled);
-    }
-    if (this.drawnTitles) {
-      for (const ns of this.drawnTitles.keys()) {
-        if (titled.has(ns)) continue;
-        this.drawnTitles.delete(ns);
-        this.titleLog.push({ ns, text: "", caption: "", inLayout: this.layout.groups.has(ns), t: this.drawClock });
-      }
-    }
-    const size = 13 * cam.k;
-    if (size < 8) return;
-    ctx.font = `${Math.min(size, 15)}px system-ui, sans-serif`;
-    ctx.fillStyle = C["--muted"];
-    for (const g of visible) {
-      for (const b of g.blocks) {
-        if (!b.loner || this.collapsed(b)) continue;
-        const n = b.uids.length;
-        const text = `${n} ${b.loner}${n === 1 ? "" : "s"} with no owner and no dependent  ·  click here to fold`;
-        ctx.fillText(truncate(ctx, text, b.w * cam.k), (g.x + b.x) * cam.k + cam.x, (g.y + b.y + LONER_CAPTION / 2 - 2) * cam.k + cam.y);
-      }
-    }
-  }
-  /** The deletion of the namespace g is the box of, if the page follows one. @param {Group} g */
-  namespaceDeletion(g) {
-    return g.ns && this.cascades ? this.cascades.ofNamespace(g.ns) : null;
-  }
-  /**
-   * A namespace being deleted: a bar of how far it is along the bottom of its title band
-   * (none while the page has no baseline), and what holds it under its box, in the gap
-   * before the next box, as a cascade's owner has it. Returns the caption drawn.
-   * @param {import("./cascades.js").Cascade} del @param {number} sx @param {number} top @param {number} sw
-   * @param {number} bottom the box's bottom on screen @param {number} band the title band's height on screen
-   */
-  drawNamespaceProgress(del, sx, top, sw, bottom, band) {
-    const { ctx, cam, colors: C } = this;
-    const bx = sx + 8 * cam.k, bw = sw - 16 * cam.k, by = top + band - 6;
-    ctx.fillStyle = C["--muted"];
-    ctx.globalAlpha = 0.3;
-    ctx.fillRect(bx, by, bw, 3);
-    ctx.globalAlpha = 1;
-    ctx.fillStyle = C["--st-deleting"];
-    ctx.fillRect(bx, by, bw * progress(del), 3);
-    if (del.end !== null || 80 * cam.k < 18) return "";
-    ctx.font = "11px system-ui, sans-serif";
-    const caption = truncate(ctx, cascadeCaption(del, this.cascades?.now() ?? Date.now()), sw);
-    const w = ctx.measureText(caption).width + 10;
-    ctx.fillStyle = C["--bg"];
-    ctx.globalAlpha = 0.9;
-    ctx.fillRect(sx, bottom + 3, w, 16);
-    ctx.globalAlpha = 1;
-    ctx.fillStyle = C["--st-deleting"];
-    ctx.fillText(caption, sx + 5, bottom + 11);
-    return caption;
-  }
-  /**
-   * Keeps what a namespace box's title said (once a test asks: recordDrawn), and logs each change.
-   * @param {string} ns @param {string} text @param {string} caption @param {Set<string>} titled
-   */
-  recordTitle(ns, text, caption, titled) {
-    if (!this.drawnTitles) return;
-    titled.add(ns);
-    const last = this.drawnTitles.get(ns);
-    if (!last || last.text !== text || last.caption !== caption) {
-      this.titleLog.push({ ns, text, caption, inLayout: true, t: this.drawClock });
-      if (this.titleLog.length > 1e5) this.titleLog.splice(0, 5e4);
-    }
-    this.drawnTitles.set(ns, { text, caption, at: this.drawClock });
   }
   /** Objects drawn with a ring: the selection, search matches, the delete preview. */
   ringed() {
@@ -1602,15 +1611,15 @@ var Renderer = class {
     if (c && c.canvas && performance.now() > budgetEnd && (!c.stale || now - c.stale < STALE_MS)) return c;
     const scale = Math.min(kb * this.dpr, BITMAP_MAX / g.w, BITMAP_MAX / g.h);
     const w = Math.max(1, Math.ceil(g.w * scale)), h2 = Math.max(1, Math.ceil(g.h * scale));
-    const canvas2 = c?.canvas && c.canvas.width === w && c.canvas.height === h2 ? c.canvas : new OffscreenCanvas(w, h2);
+    const canvas = c?.canvas && c.canvas.width === w && c.canvas.height === h2 ? c.canvas : new OffscreenCanvas(w, h2);
     const bctx = (
       /** @type {OffscreenCanvasRenderingContext2D} */
-      canvas2.getContext("2d")
+      canvas.getContext("2d")
     );
     bctx.setTransform(1, 0, 0, 1, 0, 0);
     bctx.clearRect(0, 0, w, h2);
     bctx.setTransform(scale, 0, 0, scale, -g.x * scale, -g.y * scale);
-    c = { canvas: canvas2, key, count: 0, stale: 0, blockCounts: /* @__PURE__ */ new Map() };
+    c = { canvas, key, count: 0, stale: 0, blockCounts: /* @__PURE__ */ new Map() };
     g.cache = c;
     const cells = /* @__PURE__ */ new Map();
     for (const it of g.items) {
@@ -1756,14 +1765,14 @@ var Renderer = class {
   }
   /** How many members of b are in each state colour. @param {Block} b */
   blockCounts(b) {
-    const { store: store2, colors: C } = this;
+    const { store, colors: C } = this;
     const counts = /* @__PURE__ */ new Map();
     for (const u of b.uids) {
-      const n = store2.nodes.get(u);
+      const n = store.nodes.get(u);
       const col = !n ? C["--st-removed"] : this.preview.has(u) ? C[PREVIEW[
         /** @type {PreviewKind} */
         this.preview.get(u)
-      ].color] : C[STATE_COLOR[stateOf(store2, n)]];
+      ].color] : C[STATE_COLOR[stateOf(store, n)]];
       counts.set(col, (counts.get(col) || 0) + 1);
     }
     return counts;
@@ -1802,8 +1811,8 @@ var Renderer = class {
   }
   /** @param {Item} it @param {number} now @param {number} px @param {boolean} labels */
   drawItem(it, now, px, labels) {
-    const { ctx, store: store2, colors: C } = this;
-    const cur = store2.current(it.uid);
+    const { ctx, store, colors: C } = this;
+    const cur = store.current(it.uid);
     const ghost = !cur || cur.ghost;
     const n = cur ? cur.node : it.node, x = it.group.x + it.x, y = it.group.y + it.y;
     const st = this.itemState(it);
@@ -1811,7 +1820,7 @@ var Renderer = class {
     const stColor = C[STATE_COLOR[st]];
     let alpha = 1;
     if (ghost) {
-      const g = store2.ghosts.get(it.uid);
+      const g = store.ghosts.get(it.uid);
       alpha = g ? Math.max(0.05, 1 - (now - g.at) / GHOST_MS) : 0.05;
     }
     ctx.globalAlpha = alpha;
@@ -1826,7 +1835,7 @@ var Renderer = class {
     if (st === "virtual") ctx.setLineDash([5 * px, 3 * px]);
     ctx.stroke();
     ctx.setLineDash([]);
-    const born = store2.born.get(it.uid);
+    const born = store.born.get(it.uid);
     if (born !== void 0) {
       ctx.globalAlpha = Math.max(0, 1 - (now - born) / BORN_MS);
       ctx.strokeStyle = C["--accent"];
@@ -1848,7 +1857,7 @@ var Renderer = class {
       ctx.strokeRect(x - 2 * px, y - 2 * px, NODE_W + 4 * px, NODE_H + 4 * px);
     }
     let mx = x + NODE_W - 9;
-    if (!ghost && hasInvalidOwner(store2, n)) {
+    if (!ghost && hasInvalidOwner(store, n)) {
       ctx.fillStyle = C["--st-invalid"];
       ctx.beginPath();
       ctx.moveTo(mx, y + 3);
@@ -1858,7 +1867,7 @@ var Renderer = class {
       ctx.fill();
       mx -= 15;
     }
-    const qs = store2.queueStatus(it.uid);
+    const qs = store.queueStatus(it.uid);
     if (qs.length) {
       const backoff = qs.some((q) => q.item.backoffUntil != null && !q.item.inFlight && !q.item.queued);
       ctx.fillStyle = backoff ? C["--st-backoff"] : C["--st-queued"];
@@ -1913,151 +1922,55 @@ function kindColor(kind, s, l) {
   if (!c) kindColors.set(key, c = `hsl(${kindHue(kind)} ${s}% ${l}%)`);
   return c;
 }
-function clamp(v, lo, hi) {
-  return Math.max(lo, Math.min(hi, v));
-}
-var truncCache = /* @__PURE__ */ new Map();
-function truncate(ctx, s, width) {
-  const key = ctx.font + "\0" + width + "\0" + s;
-  const hit = truncCache.get(key);
-  if (hit !== void 0) return hit;
-  let out = s;
-  if (ctx.measureText(s).width > width) {
-    let lo = 0, hi = s.length;
-    while (lo < hi) {
-      const mid = lo + hi + 1 >> 1;
-      if (ctx.measureText(s.slice(0, mid) + "…").width <= width) lo = mid;
-      else hi = mid - 1;
-    }
-    out = s.slice(0, lo) + "…";
-  }
-  if (truncCache.size > 2e4) truncCache.clear();
-  truncCache.set(key, out);
-  return out;
-}
 
-// src/stream.js
-var OFFLINE_AFTER_MS = 1e3;
-var Stream = class {
-  /** @param {Handlers} h */
-  constructor(h2) {
-    this.h = h2;
-    this.ws = null;
-    this.attempt = 0;
-    this.closed = false;
-    this.hadSnapshot = false;
-    this.timer = void 0;
-    this.offlineTimer = void 0;
-    this.liveAt = 0;
-    this.lostAt = 0;
-    this.retryText = "";
-  }
-  open() {
-    this.closed = false;
-    const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const since2 = this.hadSnapshot ? `?since=${this.h.seq()}` : "";
-    const ws = new WebSocket(`${proto}//${location.host}/api/v1/stream${since2}`);
-    this.ws = ws;
-    this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
-    ws.onopen = () => {
-      this.attempt = 0;
-      this.liveAt = Date.now();
-      this.online();
-      this.h.onState("live", "live");
-    };
-    ws.onmessage = (ev) => {
-      this.liveAt = Date.now();
-      const f = JSON.parse(ev.data);
-      if (f.type === "snapshot") this.hadSnapshot = true;
-      this.h.onFrame(f);
-    };
-    ws.onclose = (ev) => {
-      if (this.ws !== ws) return;
-      this.ws = null;
-      if (this.closed) return;
-      if (ev.code === 4401) return this.signedOut(ev.reason);
-      if (document.getElementById("sign-out") && this.attempt >= 1) {
-        fetch("/api/v1/session", { credentials: "same-origin" }).then((r) => {
-          if (r.status === 401 && !this.closed) this.signedOut("");
-        }, () => {
-        });
-      }
-      const delay = Math.min(15e3, 500 * 2 ** this.attempt) * (0.75 + Math.random() / 2);
-      this.attempt++;
-      const why = ev.reason ? `: ${ev.reason}` : ev.code === 1006 ? ": connection lost" : ` (${ev.code})`;
-      this.h.onState(this.attempt > 6 ? "offline" : "reconnecting", `disconnected${why}; retrying in ${Math.round(delay / 1e3)} s`);
-      this.retryText = `retrying at ${clock(Date.now() + delay).slice(0, 8)}`;
-      this.offline();
-      this.timer = setTimeout(() => this.open(), delay);
-    };
-  }
-  /** The stream is down: after OFFLINE_AFTER_MS, the page says the graph is stale. */
-  offline() {
-    if (!this.lostAt) this.lostAt = Date.now();
-    if (document.body.classList.contains("offline")) return this.note();
-    if (this.offlineTimer !== void 0) return;
-    this.offlineTimer = setTimeout(() => {
-      this.offlineTimer = void 0;
-      document.body.classList.add("offline");
-      this.note();
-    }, OFFLINE_AFTER_MS);
-  }
-  online() {
-    clearTimeout(this.offlineTimer);
-    this.offlineTimer = void 0;
-    this.lostAt = 0;
-    document.body.classList.remove("offline");
-    const el = document.getElementById("offline-note");
-    if (el) el.hidden = true;
-  }
-  /** The offline note, over the graph (made on first use). */
-  note() {
-    let el = document.getElementById("offline-note");
-    if (!el) {
-      el = document.createElement("div");
-      el.id = "offline-note";
-      el.className = "offline-note";
-      el.setAttribute("role", "alert");
-      (document.getElementById("graph-pane") || document.body).append(el);
-    }
-    const as = this.liveAt ? ` as of ${clock(this.liveAt).slice(0, 8)}` : "";
-    el.textContent = `Offline: the connection to gcscope was lost at ${clock(this.lostAt).slice(0, 8)}. The graph is dimmed: it shows the engine's state${as} and may be stale. Reconnecting (${this.retryText}; click the dot at the top right to retry now)…`;
-    el.hidden = false;
-  }
-  /**
-   * The sign-in has ended: no more retries; the note says so and links to the form.
-   * @param {string} why the server's reason, if it gave one
-   */
-  signedOut(why) {
-    this.closed = true;
-    clearTimeout(this.timer);
-    clearTimeout(this.offlineTimer);
-    this.offlineTimer = void 0;
-    this.ws?.close(1e3, "signed out");
-    this.h.onState("offline", "signed out");
-    document.body.classList.add("offline");
-    this.note();
-    const el = (
-      /** @type {HTMLElement} */
-      document.getElementById("offline-note")
-    );
-    const link = document.createElement("a");
-    link.href = "/login";
-    link.textContent = "Sign in again";
-    el.replaceChildren(`Signed out: ${why || "your sign-in is no longer accepted (signed out, gcscope restarted, or the token was revoked or expired)"}. The graph is dimmed and no longer follows the cluster. `, link);
-  }
-  /** Reconnects now (the user asked). */
-  retry() {
-    clearTimeout(this.timer);
-    if (!this.ws) this.open();
-  }
-  close() {
-    this.closed = true;
-    this.online();
-    clearTimeout(this.timer);
-    this.ws?.close(1e3, "bye");
-  }
-};
+// src/page.js
+function newPage() {
+  const body = document.body;
+  const replay2 = body.dataset.replay === "true";
+  const live2 = new Store();
+  const liveCascades2 = new Cascades(live2);
+  const layout2 = new Layout();
+  const canvas = (
+    /** @type {HTMLCanvasElement} */
+    $("graph")
+  );
+  const renderer2 = new Renderer(canvas, live2, layout2);
+  renderer2.cascades = liveCascades2;
+  const unset = () => {
+    throw new Error("page step not wired");
+  };
+  return {
+    replay: replay2,
+    readOnly: body.dataset.readOnly === "true" || replay2,
+    hasHistory: body.dataset.history === "true" || replay2,
+    live: live2,
+    liveCascades: liveCascades2,
+    store: live2,
+    cascades: liveCascades2,
+    layout: layout2,
+    canvas,
+    renderer: renderer2,
+    view: { ns: [], kind: [], q: "", focus: null, sel: null },
+    atURL: "",
+    focusSet: null,
+    perf: { snapshotMs: null, firstFrameMs: null, applied: 0, drawn: 0, layoutMs: 0 },
+    firstSnapshotPending: false,
+    layoutDue: false,
+    travelUI: null,
+    tracer: null,
+    select: unset,
+    setFocus: unset,
+    viewChanged: unset,
+    writeURL: unset,
+    relayout: unset,
+    updateEmpty: unset,
+    runSearch: unset,
+    fillFilterOptions: unset,
+    refreshFilters: unset,
+    legend: unset,
+    toast: unset
+  };
+}
 
 // src/api.js
 var APIError = class extends Error {
@@ -2070,24 +1983,24 @@ var APIError = class extends Error {
 };
 async function decode(r) {
   const text = await r.text();
-  let body2 = null;
+  let body = null;
   try {
-    body2 = text ? JSON.parse(text) : null;
+    body = text ? JSON.parse(text) : null;
   } catch {
-    body2 = null;
+    body = null;
   }
-  if (!r.ok) throw new APIError(r.status, body2?.error || String(r.status), body2?.message || text || r.statusText);
-  return body2;
+  if (!r.ok) throw new APIError(r.status, body?.error || String(r.status), body?.message || text || r.statusText);
+  return body;
 }
 async function get(path2) {
   return decode(await fetch(path2, { headers: { Accept: "application/json" }, credentials: "same-origin" }));
 }
-async function post(path2, body2) {
+async function post(path2, body) {
   const send = () => fetch(path2, {
     method: "POST",
     credentials: "same-origin",
     headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": document.body.dataset.csrfToken || "" },
-    body: JSON.stringify(body2)
+    body: JSON.stringify(body)
   });
   try {
     return await decode(await send());
@@ -2353,10 +2266,10 @@ var ObjectPanel = class {
    *   travelAt: the recorded moment shown (time travel), null when live; replay: plays the object's last recorded cascade;
    *   explained: the engine explained the object (a namespace deletion's box says what holds it)
    */
-  constructor(body2, placeholder, store2, actions) {
-    this.body = body2;
+  constructor(body, placeholder, store, actions) {
+    this.body = body;
     this.placeholder = placeholder;
-    this.store = store2;
+    this.store = store;
     this.actions = actions;
     this.uid = null;
     this.explanation = null;
@@ -2527,15 +2440,15 @@ var ObjectPanel = class {
     this.lastRender = performance.now();
     const uid = this.uid;
     if (!uid) return;
-    const store2 = this.store;
-    const n = store2.nodes.get(uid);
-    const ghost = store2.ghosts.get(uid)?.node;
+    const store = this.store;
+    const n = store.nodes.get(uid);
+    const ghost = store.ghosts.get(uid)?.node;
     const node = n || ghost || this.explanation?.object;
     if (!node) {
       this.body.replaceChildren(h("p.muted", null, "This object is not in the graph (any more)."));
       return;
     }
-    const st = n ? stateOf(store2, n) : "removed";
+    const st = n ? stateOf(store, n) : "removed";
     const stDef = STATES.find((s) => s.id === st);
     const flags = [];
     if (node.beingDeleted) flags.push(h("span.flag.deleting", { title: node.deletionTimestamp || "" }, "beingDeleted"));
@@ -2543,7 +2456,7 @@ var ObjectPanel = class {
     if (node.virtual) flags.push(h("span.flag.virtual", null, "virtual"));
     if (node.observed) flags.push(h("span.flag", null, "observed"));
     const owners = (node.owners || []).map((o) => {
-      const ownerNode = store2.nodes.get(o.uid);
+      const ownerNode = store.nodes.get(o.uid);
       const status = this.explanation?.owners?.find((x) => x.uid === o.uid);
       const bad = invalidReason(node, ownerNode);
       return h(
@@ -2558,12 +2471,12 @@ var ObjectPanel = class {
     });
     const deps = (
       /** @type {import("./store.js").NodeState[]} */
-      [...store2.dependents.get(uid) || []].map((d) => store2.nodes.get(d)).filter((d) => !!d)
+      [...store.dependents.get(uid) || []].map((d) => store.nodes.get(d)).filter((d) => !!d)
     );
     deps.sort((a, b) => a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
-    this.blocking = new Set(n ? blockingDependents(store2, uid).map((x) => x.uid) : []);
+    this.blocking = new Set(n ? blockingDependents(store, uid).map((x) => x.uid) : []);
     const holds = holdingFinalizers(node);
-    const qs = store2.queueStatus(uid).map(({ queue, item }) => {
+    const qs = store.queueStatus(uid).map(({ queue, item }) => {
       const what = item.inFlight ? "a worker has it" : item.queued ? "queued" : item.backoffUntil ? `in backoff until ${clock(item.backoffUntil)}` : "known";
       return h("li", null, h("b", null, queue), `: ${what}${item.retries ? `, ${item.retries} retries` : ""}`);
     });
@@ -2607,7 +2520,7 @@ var ObjectPanel = class {
       why.push(h("p.muted", { id: "travel-explain" }, document.body.dataset.replay === "true" ? `As recorded at ${clock(travelAt)}. A replay has no engine to explain it: its decisions are in the History tab.` : `As recorded at ${clock(travelAt)} (time travel). The engine explains only the live state: back to live (Esc) to ask it.`));
     } else why.push(h("p.muted", null, !n ? "Deleted: it is gone from the engine's graph." : this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
     const canDelete = n && !n.virtual && travelAt === null;
-    const readOnly2 = this.actions.readOnly;
+    const readOnly = this.actions.readOnly;
     this.depsList.set(deps);
     this.body.replaceChildren(...present(
       h(
@@ -2623,12 +2536,12 @@ var ObjectPanel = class {
         "div.actions-row",
         null,
         h("button", { type: "button", id: "focus-button", title: "Focus on its owners and dependents (f)", onclick: () => this.actions.focus(uid) }, "Focus"),
-        canDelete ? h(readOnly2 ? "button" : "button.danger", {
+        canDelete ? h(readOnly ? "button" : "button.danger", {
           type: "button",
           id: "delete-button",
-          title: readOnly2 ? "See what a delete would do (read-only: gcscope refuses deletes)" : "Delete with a propagation policy (Delete)",
+          title: readOnly ? "See what a delete would do (read-only: gcscope refuses deletes)" : "Delete with a propagation policy (Delete)",
           onclick: () => this.actions.del(uid)
-        }, readOnly2 ? "Preview delete…" : "Delete…") : null,
+        }, readOnly ? "Preview delete…" : "Delete…") : null,
         this.actions.replay ? h("button", {
           type: "button",
           id: "replay-button",
@@ -2772,14 +2685,14 @@ var QueuesPanel = class {
    * @param {HTMLElement} queuesEl @param {HTMLElement} actionsEl @param {HTMLElement} syncEl
    * @param {Store} store @param {(uid: string) => void} select
    */
-  constructor(queuesEl, actionsEl, syncEl, store2, select2) {
+  constructor(queuesEl, actionsEl, syncEl, store, select) {
     this.queuesEl = queuesEl;
     this.actionsEl = actionsEl;
     this.syncEl = syncEl;
-    this.store = store2;
-    this.select = select2;
+    this.store = store;
+    this.select = select;
     this.rows = /* @__PURE__ */ new Map();
-    for (const q of store2.queues.keys()) {
+    for (const q of store.queues.keys()) {
       const r = {
         depth: h("b"),
         flight: h("b"),
@@ -2810,15 +2723,15 @@ var QueuesPanel = class {
     }
     this.lastActionsKey = "";
     setInterval(() => {
-      store2.sampleQueues();
+      store.sampleQueues();
       this.render(true);
     }, 1e3);
   }
   /** @param {boolean} [sparks] */
   render(sparks = false) {
-    const { store: store2 } = this;
-    const now = store2.clock ?? Date.now();
-    for (const [name, q] of store2.queues) {
+    const { store } = this;
+    const now = store.clock ?? Date.now();
+    for (const [name, q] of store.queues) {
       const r = (
         /** @type {any} */
         this.rows.get(name)
@@ -2849,7 +2762,7 @@ var QueuesPanel = class {
       }), q.items.size > 8 ? h("li.muted", null, `and ${q.items.size - 8} more`) : "");
       if (sparks) drawSpark(r.spark, q.history, q.maxHistory);
     }
-    const sync = store2.sync;
+    const sync = store.sync;
     const unsynced = sync.unsynced?.length || 0, failing = Object.keys(sync.failing || {}).length;
     this.syncEl.textContent = sync.discovery ? `no resources monitored: ${sync.discovery}` : `${sync.resources?.length || 0} resources` + (unsynced ? ` · ${unsynced} syncing` : "") + (failing ? ` · ${failing} failing` : "");
     this.syncEl.classList.toggle("warn", !!sync.discovery);
@@ -2920,8 +2833,8 @@ var DeleteDialog = class {
    * @param {import("./store.js").Store} store
    * @param {{preview: (m: Map<string, PreviewKind>) => void, done: (uid: string, policy: string) => void, select: (uid: string) => void}} hooks
    */
-  constructor(store2, hooks) {
-    this.store = store2;
+  constructor(store, hooks) {
+    this.store = store;
     this.hooks = hooks;
     this.dialog = /** @type {HTMLDialogElement|null} */
     document.getElementById("delete-dialog");
@@ -3079,18 +2992,18 @@ var DeleteDialog = class {
     const section = (cls, title, list, once = false) => {
       if (!list?.length) return null;
       const common = once ? mostCommon(list.map((d) => d.reason || "")) : "";
-      let body2;
+      let body;
       if (list.length > 50) {
         const v = new VirtualList({ render: (d) => row(d, true, common), maxRows: 14 });
         v.set(list);
-        body2 = v.el;
-      } else body2 = h("ul", null, ...list.map((d) => row(d, false, common)));
+        body = v.el;
+      } else body = h("ul", null, ...list.map((d) => row(d, false, common)));
       return h(
         `details.pv.${cls}`,
         { open: list.length <= 12 },
         h("summary", null, `${title} (${list.length.toLocaleString("en-US")})`),
         common ? h("p.muted.step-why", null, common) : null,
-        body2
+        body
       );
     };
     const n = (p.deleted || []).length;
@@ -3190,9 +3103,9 @@ var MIN_EVERY_MS = 500;
 var MAX_EVERY_MS = 3e3;
 var CollectorHealth = class {
   /** @param {HTMLElement} el @param {(uid: string) => void} select */
-  constructor(el, select2) {
+  constructor(el, select) {
     this.el = el;
-    this.select = select2;
+    this.select = select;
     this.asked = 0;
     this.busy = false;
     this.poked = true;
@@ -3267,79 +3180,6 @@ var CollectorHealth = class {
     this.el.replaceChildren(...children.filter(Boolean));
   }
 };
-
-// src/export.js
-function download(blob, name) {
-  const a = document.createElement("a");
-  a.href = URL.createObjectURL(blob);
-  a.download = name;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(a.href), 1e4);
-}
-var esc = (s) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-function viewSVG(r) {
-  const { cam, layout: layout2, store: store2, colors: C } = r;
-  const vx0 = -cam.x / cam.k, vy0 = -cam.y / cam.k, vw = r.w / cam.k, vh = r.h / cam.k;
-  const inView = (x, y, w, h2) => !(x > vx0 + vw || y > vy0 + vh || x + w < vx0 || y + h2 < vy0);
-  const out = [
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="${vx0} ${vy0} ${vw} ${vh}" width="${r.w}" height="${r.h}" font-family="system-ui, sans-serif">`,
-    `<rect x="${vx0}" y="${vy0}" width="${vw}" height="${vh}" fill="${C["--bg"]}"/>`
-  ];
-  const edges = [], nodes = [];
-  for (const g of layout2.groups.values()) {
-    if (!inView(g.x, g.y, g.w, g.h)) continue;
-    out.push(
-      `<g><rect x="${g.x}" y="${g.y}" width="${g.w}" height="${g.h}" fill="${C["--group-bg"]}" stroke="${C["--group-border"]}"/>`,
-      `<text x="${g.x + 12}" y="${g.y + 26}" font-size="18" font-weight="600" fill="${C["--fg"]}">${esc(g.title)}</text></g>`
-    );
-    for (const b of g.blocks) {
-      if (!r.collapsed(b) || !inView(g.x + b.x, g.y + b.y, b.w, b.h)) continue;
-      nodes.push(`<g><rect x="${g.x + b.x}" y="${g.y + b.y}" width="${b.w}" height="${b.h}" rx="10" fill="${C["--node-bg"]}" stroke="${C["--node-border"]}"/><text x="${g.x + b.x + b.w / 2}" y="${g.y + b.y + 30}" text-anchor="middle" font-size="20" fill="${C["--fg"]}">${b.uids.length} objects</text></g>`);
-      const ob = layout2.box(b.parent);
-      if (ob) edges.push(path(ob.x + NODE_W / 2, ob.y + NODE_H, g.x + b.x + b.w / 2, g.y + b.y, C["--edge-block"], 1.8, false));
-    }
-    for (const it of g.items) {
-      if (it.block && r.collapsed(it.block)) continue;
-      const x = g.x + it.x, y = g.y + it.y;
-      if (!inView(x, y, NODE_W, NODE_H)) continue;
-      const cur = store2.current(it.uid), ghost = !cur || cur.ghost;
-      const n = cur ? cur.node : it.node, st = ghost ? "removed" : stateOf(store2, n);
-      const stroke = C[STATES.find((s) => s.id === st)?.color || "--node-border"];
-      nodes.push(`<g><title>${esc(`${n.kind} ${n.namespace ? n.namespace + "/" : ""}${n.name} (${st})`)}</title><rect x="${x}" y="${y}" width="${NODE_W}" height="${NODE_H}" rx="6" fill="${ghost ? C["--st-removed"] : C["--node-bg"]}" stroke="${stroke}" stroke-width="${st === "normal" ? 1 : 2.5}"${st === "virtual" ? ' stroke-dasharray="5 3"' : ""}/><text x="${x + 11}" y="${y + 15}" font-size="11" fill="${C["--muted"]}">${esc(n.kind + (st === "normal" ? "" : " · " + st))}</text><text x="${x + 11}" y="${y + 32}" font-size="13" font-weight="600" fill="${C["--fg"]}">${esc(n.name.length > 24 ? n.name.slice(0, 23) + "…" : n.name)}</text></g>`);
-      for (const o of n.owners || []) {
-        const ob = layout2.box(o.uid);
-        if (ob) edges.push(path(ob.x + NODE_W / 2, ob.y + NODE_H, x + NODE_W / 2, y, o.blockOwnerDeletion ? C["--edge-block"] : C["--edge"], o.blockOwnerDeletion ? 1.8 : 1, !o.controller));
-      }
-    }
-  }
-  out.push(...edges, ...nodes, "</svg>");
-  return out.join("\n");
-}
-function path(x0, y0, x1, y1, color, w, dash) {
-  const my = (y0 + y1) / 2;
-  return `<path d="M${x0} ${y0}C${x0} ${my} ${x1} ${my} ${x1} ${y1}" fill="none" stroke="${color}" stroke-width="${w}"${dash ? ' stroke-dasharray="6 4"' : ""}/>`;
-}
-function viewPNG(canvas2) {
-  return new Promise((resolve, reject) => canvas2.toBlob((b) => b ? resolve(b) : reject(new Error("the canvas could not be encoded")), "image/png"));
-}
-function graphDOT(nodes) {
-  const q = (s) => JSON.stringify(s);
-  const lines = ["strict digraph full {"];
-  const sorted = [...nodes].sort((a, b) => a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
-  const known = new Set(sorted.map((n) => n.uid));
-  for (const n of sorted) {
-    const [group, version] = n.apiVersion.includes("/") ? n.apiVersion.split("/") : ["", n.apiVersion];
-    const label = `uid=${n.uid}
-namespace=${n.namespace || ""}
-${n.kind}.${version}/${n.name}`;
-    lines.push(`  ${q(n.uid)} [label=${q(label)} group=${q(group)} version=${q(version)} kind=${q(n.kind)} namespace=${q(n.namespace || "")} name=${q(n.name)} uid=${q(n.uid)} missing="false" beingDeleted=${q(String(!!n.beingDeleted))} deletingDependents=${q(String(!!n.deletingDependents))} virtual=${q(String(!!n.virtual))}];`);
-  }
-  for (const n of sorted) for (const o of n.owners || []) if (known.has(o.uid)) lines.push(`  ${q(n.uid)} -> ${q(o.uid)};`);
-  lines.push("}");
-  return lines.join("\n") + "\n";
-}
 
 // src/scenarios.js
 var POLL_MS = 400;
@@ -3710,11 +3550,11 @@ var EventReader = class {
   fill() {
     if (this.done || this.loading) return this.loading;
     this.loading = (async () => {
-      const page = await historyPage({ ...this.params, cursor: this.cursor });
-      this.buf = this.buf.slice(this.i).concat(page.events);
+      const page2 = await historyPage({ ...this.params, cursor: this.cursor });
+      this.buf = this.buf.slice(this.i).concat(page2.events);
       this.i = 0;
-      for (const g of page.gaps || []) this.gaps.push(g);
-      this.cursor = page.nextCursor;
+      for (const g of page2.gaps || []) this.gaps.push(g);
+      this.cursor = page2.nextCursor;
       if (!this.cursor) this.done = true;
     })().finally(() => this.loading = null);
     return this.loading;
@@ -3731,6 +3571,1232 @@ var EventReader = class {
     return this.i < this.buf.length ? this.buf[this.i++] : null;
   }
 };
+
+// src/tabs.js
+var Tabs = class {
+  constructor() {
+    this.tabs = /* @__PURE__ */ new Map();
+    this.listeners = [];
+    for (const b of document.querySelectorAll('.tabs [role="tab"]')) {
+      const button = (
+        /** @type {HTMLElement} */
+        b
+      );
+      const panel = $(button.getAttribute("aria-controls") || "");
+      if (!panel) continue;
+      const name = button.id.replace(/^tab-/, "");
+      this.tabs.set(name, { button, panel });
+      button.addEventListener("click", () => this.show(name));
+    }
+    this.current = [...this.tabs].find(([, t]) => t.button.getAttribute("aria-selected") === "true")?.[0] || "object";
+  }
+  /** The tab shown: "object", "stuck" or "history". */
+  shown() {
+    return this.current;
+  }
+  /** @param {string} name */
+  has(name) {
+    return this.tabs.has(name);
+  }
+  /** Shows the tab name (the others' panels hidden) and tells the listeners. @param {string} name */
+  show(name) {
+    if (!this.tabs.has(name)) return;
+    this.current = name;
+    for (const [n, t] of this.tabs) {
+      t.panel.hidden = n !== name;
+      t.button.setAttribute("aria-selected", String(n === name));
+    }
+    for (const f of this.listeners) f(name);
+  }
+  /** Shows the tab name, or the object panel when it is already shown (its key pressed again). @param {string} name */
+  toggle(name) {
+    this.show(this.current === name ? "object" : name);
+  }
+  /** @param {(name: string) => void} f called with the tab shown, each time one is */
+  onShow(f) {
+    this.listeners.push(f);
+  }
+};
+
+// src/stuck.js
+var THRESHOLDS = (
+  /** @type {const} */
+  [["0s", 0], ["1m", 6e4], ["5m", 3e5], ["1h", 36e5]]
+);
+var DEFAULT_THRESHOLD = "5m";
+var POLL_MS2 = 3e3;
+var CAUSES = (
+  /** @type {Record<string, string>} */
+  {
+    finalizer: "finalizer",
+    foreground: "foreground",
+    orphan: "orphaning",
+    namespace: "namespace",
+    discovery: "discovery",
+    termination: "termination",
+    unknown: "unknown"
+  }
+);
+var StuckView = class {
+  /**
+   * @param {HTMLElement} el the view's panel
+   * @param {HTMLElement|null} badge the tab's count
+   * @param {{select: (uid: string) => void, known: (uid: string) => boolean}} hooks
+   */
+  constructor(el, badge, hooks) {
+    this.el = el;
+    this.badge = badge;
+    this.hooks = hooks;
+    this.threshold = DEFAULT_THRESHOLD;
+    this.shown = false;
+    this.report = null;
+    this.error = "";
+    this.seq = 0;
+    this.timer = void 0;
+    this.buttons = THRESHOLDS.map(([d]) => h("button", {
+      type: "button",
+      "data-threshold": d,
+      "aria-pressed": String(d === this.threshold),
+      onclick: () => this.setThreshold(d)
+    }, d));
+    this.summary = h("p.muted", { id: "stuck-summary" }, "");
+    this.body = h("div", { id: "stuck-groups" });
+    el.replaceChildren(
+      h("h2", null, "Stuck deletions"),
+      h("div.stuck-bar", null, h("span.muted", null, "deleted more than"), h("span.stuck-thresholds", { role: "group", "aria-label": "Threshold" }, ...this.buttons), h("span.muted", null, "ago")),
+      this.summary,
+      this.body
+    );
+  }
+  /** The threshold in ms. */
+  get thresholdMs() {
+    return (
+      /** @type {number} */
+      THRESHOLDS.find(([d]) => d === this.threshold)?.[1] ?? 3e5
+    );
+  }
+  /** @param {string} d one of THRESHOLDS */
+  setThreshold(d) {
+    this.threshold = d;
+    for (const b of this.buttons) b.setAttribute("aria-pressed", String(b.dataset.threshold === d));
+    this.report = null;
+    this.render();
+    if (this.shown) this.load();
+  }
+  /** The tab shows or hides: it asks at once and then every POLL_MS while shown. @param {boolean} on */
+  setShown(on) {
+    if (on === this.shown) return;
+    this.shown = on;
+    clearTimeout(this.timer);
+    this.timer = void 0;
+    if (on) this.load();
+  }
+  async load() {
+    clearTimeout(this.timer);
+    const seq = ++this.seq, threshold = this.threshold;
+    try {
+      const r = await get(`/api/v1/stuck?olderThan=${encodeURIComponent(threshold)}`);
+      if (seq !== this.seq) return;
+      this.report = r;
+      this.error = "";
+    } catch (e) {
+      if (seq !== this.seq) return;
+      this.error = /** @type {any} */
+      e.message || String(e);
+    }
+    this.render();
+    if (this.shown) this.timer = setTimeout(() => this.load(), POLL_MS2);
+  }
+  /**
+   * The tab's badge: the objects of the store being deleted for longer than the threshold.
+   * @param {import("./store.js").Store} store @param {number} now epoch ms
+   */
+  count(store, now) {
+    if (!this.badge) return;
+    const ms = this.thresholdMs;
+    let n = 0;
+    for (const uid of store.deleting) {
+      const t = Date.parse(store.nodes.get(uid)?.deletionTimestamp || "");
+      if (Number.isFinite(t) && now - t >= ms) n++;
+    }
+    const text = n ? fmt(n) : "";
+    if (this.badge.textContent !== text) this.badge.textContent = text;
+    this.badge.hidden = !n;
+    this.badge.title = `${counted2(n)} being deleted for more than ${this.threshold}`;
+  }
+  render() {
+    const r = this.report;
+    if (this.error) {
+      this.summary.textContent = `The stuck list could not be read: ${this.error}`;
+      if (!r) this.body.replaceChildren();
+      return;
+    }
+    if (!r) {
+      this.summary.textContent = this.shown ? "asking the engine…" : "";
+      this.body.replaceChildren();
+      return;
+    }
+    const groups = (
+      /** @type {any[]} */
+      r.groups || []
+    );
+    this.summary.textContent = r.total ? `${counted2(r.total)} deleted more than ${r.olderThan} ago and still there, in ${groups.length === 1 ? "1 group" : `${groups.length} groups`}${r.hidden ? ` (and ${fmt(r.hidden)} you may not see)` : ""}. As of ${since(r.at)}.` : `Nothing deleted more than ${r.olderThan} ago is still there${r.hidden ? ` that you may see (${fmt(r.hidden)} you may not)` : ""}. As of ${since(r.at)}.`;
+    const failures = r.discoveryFailures && Object.keys(r.discoveryFailures).length ? h("div.stuck-discovery", null, h("b", null, "API discovery fails: "), "no namespace can finish deleting while it does.", failureList(r.discoveryFailures)) : null;
+    this.body.replaceChildren(...failures ? [failures] : [], ...groups.map((g) => this.group(g)));
+  }
+  /** @param {any} g a group of the report */
+  group(g) {
+    const link = (o) => this.link(o);
+    return h(
+      "section.stuck-group",
+      { "data-cause": g.cause, "data-finalizer": g.finalizer || "" },
+      h(
+        "div.sg-head",
+        null,
+        h(`span.cause.${g.cause}`, null, CAUSES[g.cause] || g.cause),
+        h("b.sg-count", null, fmt(g.count)),
+        h("span.sg-says", null, g.says)
+      ),
+      g.origin ? originView(g.origin, link) : null,
+      h("ul.stuck-objects", null, ...(g.objects || []).map((o) => h(
+        "li",
+        { "data-uid": o.object.uid },
+        link(o.object),
+        h("span.for", { title: `deleted at ${o.since}` }, ` for ${age(o.forSeconds)}`),
+        o.detail ? h("span.muted", null, ` · ${o.detail}`) : null,
+        o.finalizers?.length ? h("span", null, " ", ...o.finalizers.map((f) => h("code.hold", null, f))) : null
+      ))),
+      g.more ? h("p.muted", null, `and ${fmt(g.more)} more`) : null
+    );
+  }
+  /** A link that selects the object. @param {any} o an ObjectRef */
+  link(o) {
+    return h("a", {
+      href: `?sel=${encodeURIComponent(o.uid)}`,
+      class: this.hooks.known(o.uid) ? "obj" : "obj missing",
+      "data-uid": o.uid,
+      onclick: (ev) => {
+        ev.preventDefault();
+        this.hooks.select(o.uid);
+      }
+    }, describe(o));
+  }
+};
+function counted2(n) {
+  return `${fmt(n)} object${n === 1 ? "" : "s"}`;
+}
+
+// src/banner.js
+var REFRESH_MS = 15e3;
+var DiscoveryBanner = class {
+  /** @param {HTMLElement} el */
+  constructor(el) {
+    this.el = el;
+    this.failures = {};
+    this.key = "";
+    this.apiServices = [];
+    this.healthError = "";
+    this.asked = 0;
+    this.drawn = 0;
+  }
+  /**
+   * The stream's sync state changed: shows the failures (and asks for the APIServices
+   * behind them when they are new), or hides the banner when there are none.
+   * @param {Record<string, import("./deletion.js").GroupFailure>|undefined} failures
+   */
+  update(failures) {
+    const f = failures || {};
+    const key = Object.keys(f).sort().map((gv) => `${gv}@${f[gv].since}`).join(",");
+    if (key === this.key) return;
+    this.key = key;
+    this.failures = f;
+    if (!key) {
+      this.apiServices = [];
+      this.el.hidden = true;
+      this.el.replaceChildren();
+      return;
+    }
+    this.render();
+    this.askHealth(key);
+  }
+  /** @param {string} key the failures asked about */
+  async askHealth(key) {
+    const n = ++this.asked;
+    try {
+      const r = await get("/api/v1/health");
+      if (n !== this.asked || key !== this.key) return;
+      this.apiServices = r?.apiServices || [];
+      this.healthError = "";
+    } catch (e) {
+      if (n !== this.asked) return;
+      this.healthError = /** @type {any} */
+      e.message || String(e);
+    }
+    this.render();
+  }
+  /** Writes the relative times again now and then. @param {number} now */
+  tick(now) {
+    if (!this.el.hidden && now - this.drawn > REFRESH_MS) this.render();
+  }
+  render() {
+    this.drawn = performance.now();
+    const gvs = Object.keys(this.failures);
+    if (!gvs.length) return;
+    const failing = this.apiServices.filter((a) => gvs.includes(a.groupVersion));
+    const others = this.apiServices.filter((a) => !gvs.includes(a.groupVersion));
+    this.el.hidden = false;
+    this.el.replaceChildren(h(
+      "div.banner-body",
+      null,
+      h(
+        "p",
+        null,
+        h("b", null, `API discovery fails for ${gvs.length === 1 ? "1 group version" : `${gvs.length} group versions`}`),
+        ": their resources are not watched (the collector cannot see what they own), and the namespace controller cannot finish deleting any namespace while one fails."
+      ),
+      failureList(this.failures),
+      ...[...failing, ...others].map(apiServiceView),
+      this.healthError ? h("p.muted", null, `The APIServices could not be read: ${this.healthError}`) : null
+    ));
+  }
+};
+
+// src/shortcuts.js
+function shortcutTable(p) {
+  const travel = () => p.travelUI()?.travel;
+  return [
+    { label: "/", keys: ["/"], help: "search", run(ev) {
+      ev.preventDefault();
+      p.search.focus();
+    } },
+    { label: "Enter", keys: ["Enter"], where: "search", help: "go to the first result", run: () => p.search.chooseFirst() },
+    { label: "Esc", keys: ["Escape"], where: "search", help: "in the search box: empty it and leave", run: () => p.search.clear() },
+    { label: "f", keys: ["f"], help: "focus on the selected object's owners and dependents", run() {
+      const s = p.selected();
+      if (s) p.focus(s);
+    } },
+    {
+      label: "Delete, d",
+      keys: ["Delete", "d"],
+      help: "delete the selected object…",
+      // In time travel or a replay (read-only): a preview at most, and not from a key.
+      run() {
+        const s = p.selected();
+        if (s && !travel()?.active && !p.replay) p.del(s);
+      }
+    },
+    { label: "Esc", keys: ["Escape"], help: "close, clear focus, clear filters, clear selection", run: () => p.escape() },
+    { label: "0", keys: ["0"], help: "fit the view", run: () => p.fit() },
+    { label: "+ / −", keys: ["+", "=", "-"], help: "zoom", run: (ev) => p.zoom(ev.key === "-" ? 1 / 1.4 : 1.4) },
+    { label: "e", keys: ["e"], help: "expand or collapse the selected object's dependents", run() {
+      const s = p.selected();
+      if (s) p.toggleExpanded(s);
+    } },
+    { label: "t", keys: ["t"], help: "light or dark", run: () => p.toggleTheme() },
+    { label: "s", keys: ["s"], help: "the stuck view: deletions that take too long, and why", run: () => p.toggleStuck() },
+    { label: "h", keys: ["h"], history: true, help: "the history view: what the collector did", run: () => p.travelUI()?.toggleHistoryTab() },
+    {
+      label: "Space",
+      keys: [" "],
+      history: true,
+      help: "time travel: play or pause",
+      run(ev) {
+        if (
+          /** @type {HTMLElement} */
+          ev.target.matches("button, a")
+        ) return false;
+        ev.preventDefault();
+        p.travelUI()?.togglePlay();
+      }
+    },
+    {
+      label: "← / →",
+      keys: ["ArrowLeft", "ArrowRight"],
+      history: true,
+      help: "time travel: step back or forward one change",
+      run(ev) {
+        const tr = travel();
+        if (!tr?.active) return false;
+        ev.preventDefault();
+        if (ev.key === "ArrowRight") tr.step();
+        else tr.stepBack();
+      }
+    },
+    { label: "[ / ]", keys: ["[", "]"], history: true, help: "time travel: slower or faster", run: (ev) => p.travelUI()?.speedStep(ev.key === "]" ? 1 : -1) },
+    {
+      label: "Esc",
+      keys: ["Escape"],
+      history: true,
+      help: "time travel: back to live",
+      run() {
+        if (!travel()?.active || p.replay) return false;
+        p.travelUI()?.backToLive();
+      }
+    },
+    { label: "?", keys: ["?"], help: "this help", run: () => p.help() }
+  ];
+}
+var Shortcuts = class {
+  /** @param {Shortcut[]} table @param {boolean} hasHistory */
+  constructor(table, hasHistory) {
+    this.rows = table.filter((s) => hasHistory || !s.history);
+  }
+  /**
+   * Runs the first row that takes ev's key where it was pressed; whether one did.
+   * @param {KeyboardEvent} ev @param {"page"|"search"} where
+   */
+  handle(ev, where) {
+    for (const s of this.rows) {
+      if ((s.where || "page") === where && s.keys.includes(ev.key) && s.run(ev) !== false) return true;
+    }
+    return false;
+  }
+  /** The page's key handler: shortcuts work unless the user types in a field, is in a dialog, or holds a modifier. */
+  listen() {
+    document.addEventListener("keydown", (ev) => {
+      const t = (
+        /** @type {HTMLElement} */
+        ev.target
+      );
+      if (t.matches("input, select, textarea") || document.querySelector("dialog[open]") || ev.metaKey || ev.ctrlKey || ev.altKey) return;
+      this.handle(ev, "page");
+    });
+  }
+  /** Fills the help's list of keys. @param {HTMLElement} dl */
+  renderHelp(dl) {
+    dl.replaceChildren(...this.rows.flatMap((s) => [h("dt", null, s.label), h("dd", null, s.help)]));
+  }
+  /** The rows as the help lists them, for tests: [[label, help]]. */
+  listed() {
+    return this.rows.map((s) => [s.label, s.help]);
+  }
+};
+
+// src/view.js
+function wireView(page2, parts) {
+  const { view: view2, renderer: renderer2, layout: layout2 } = page2;
+  page2.writeURL = () => {
+    const p = new URLSearchParams();
+    for (const n of view2.ns) p.append("ns", n);
+    for (const k of view2.kind) p.append("kind", k);
+    if (view2.q) p.set("q", view2.q);
+    if (view2.focus) p.set("focus", view2.focus);
+    if (view2.sel) p.set("sel", view2.sel);
+    const travel = page2.travelUI?.travel;
+    if (travel?.active && !travel.playing && Number.isFinite(travel.at)) p.set("at", isoTime(travel.at));
+    const t = document.documentElement.dataset.theme;
+    if (t && new URLSearchParams(location.search).get("theme")) p.set("theme", t);
+    const url = location.pathname + (p.size ? "?" + p : "");
+    if (url !== location.pathname + location.search) history.replaceState(null, "", url);
+  };
+  page2.viewChanged = () => {
+    page2.store.dirtyNamespaces.add("*");
+    page2.layoutDue = true;
+    page2.writeURL();
+    parts.syncFilterControls();
+    updateFocusChip2();
+  };
+  page2.select = (uid, center = false, keepTab = false) => {
+    if (uid && !keepTab && parts.tabs.shown() !== "object") parts.tabs.show("object");
+    view2.sel = uid;
+    renderer2.selected = uid;
+    renderer2.dirty = true;
+    parts.objectPanel.show(uid);
+    if (uid && center && !revealAndCenter(page2, uid)) {
+      const n = page2.store.nodes.get(uid);
+      if (n && !keep(page2, n)) {
+        view2.ns = [];
+        view2.kind = [];
+        if (view2.focus && page2.focusSet && !page2.focusSet.has(uid)) view2.focus = null;
+        page2.viewChanged();
+        page2.relayout(performance.now());
+        renderer2.centerOn(uid);
+      }
+    }
+    page2.writeURL();
+  };
+  page2.setFocus = (uid) => {
+    view2.focus = uid;
+    if (uid && !view2.sel) page2.select(uid);
+    page2.viewChanged();
+    page2.relayout(performance.now());
+    renderer2.fit(layout2.bounds);
+  };
+  function updateFocusChip2() {
+    const chip = $("focus-chip");
+    chip.hidden = !view2.focus;
+    if (view2.focus) {
+      const n = page2.store.nodes.get(view2.focus);
+      $("focus-name").textContent = n ? describe(n) : view2.focus;
+    }
+  }
+  $("focus-clear").addEventListener("click", () => page2.setFocus(null));
+  return {
+    updateFocusChip: updateFocusChip2,
+    /** Reads the view from the URL. */
+    readURL() {
+      const p = new URLSearchParams(location.search);
+      view2.ns = p.getAll("ns");
+      view2.kind = p.getAll("kind");
+      view2.q = p.get("q") || "";
+      view2.focus = p.get("focus");
+      view2.sel = p.get("sel");
+      page2.atURL = p.get("at") || "";
+      const theme2 = p.get("theme");
+      if (theme2 === "dark" || theme2 === "light") parts.setTheme(theme2, false);
+    }
+  };
+}
+function keep(page2, n) {
+  const { view: view2, focusSet } = page2;
+  if (view2.ns.length && !view2.ns.includes(n.namespace || "")) return false;
+  if (view2.kind.length && !view2.kind.some((k) => k.toLowerCase() === n.kind.toLowerCase())) return false;
+  if (focusSet && !focusSet.has(n.uid)) return false;
+  return true;
+}
+function revealAndCenter(page2, uid, k) {
+  const { layout: layout2, renderer: renderer2 } = page2;
+  const b = layout2.items.get(uid)?.block;
+  if (b?.loner && renderer2.collapsed(b)) {
+    renderer2.expanded.add(b.parent);
+    page2.store.dirtyNamespaces.add(b.group.ns);
+    page2.relayout(performance.now());
+  }
+  return renderer2.centerOn(uid, k);
+}
+function toggleLoners(page2, b) {
+  const { layout: layout2, renderer: renderer2 } = page2;
+  const open = !renderer2.expanded.has(b.parent);
+  if (open) renderer2.expanded.add(b.parent);
+  else renderer2.expanded.delete(b.parent);
+  page2.store.dirtyNamespaces.add(b.group.ns);
+  const at = { x: b.group.x + b.x, y: b.group.y + b.y };
+  page2.relayout(performance.now());
+  const nb = layout2.groups.get(b.group.ns)?.blocks.find((x) => x.parent === b.parent);
+  if (!nb) return;
+  if (open) renderer2.fit({ x: nb.group.x + nb.x, y: nb.group.y + nb.y, w: nb.w, h: nb.h }, true, 1);
+  else renderer2.pan((at.x - nb.group.x - nb.x) * renderer2.cam.k, (at.y - nb.group.y - nb.y) * renderer2.cam.k);
+}
+
+// src/frame.js
+function startFrames(page2, p) {
+  const { live: live2, liveCascades: liveCascades2, layout: layout2, renderer: renderer2, view: view2, perf } = page2;
+  let lastLiveCascades = 0;
+  let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0, lastStuckCount = -Infinity;
+  let fittedOnce = false;
+  page2.relayout = (now, dirty = page2.store.dirtyNamespaces) => {
+    const store = page2.store;
+    const anchorUID = renderer2.centerItem();
+    const before = anchorUID ? layout2.box(anchorUID) : null;
+    if (view2.focus) {
+      const focusSet = store.closure([view2.focus]);
+      for (const [u, g] of store.ghosts) if (g.node.owners?.some((o) => focusSet.has(o.uid)) || focusSet.has(u)) focusSet.add(u);
+      page2.focusSet = focusSet;
+      dirty = store.dirtyNamespaces;
+      dirty.add("*");
+    } else page2.focusSet = null;
+    const t0 = performance.now();
+    layout2.update(store, (n) => keep(page2, n), dirty, renderer2.expanded, (ns) => {
+      const c = page2.cascades.ofNamespace(ns);
+      return c ? namespaceStatus(c, true) : "";
+    });
+    layoutCost = performance.now() - t0;
+    perf.layoutMs = layoutCost;
+    if (dirty === store.dirtyNamespaces) dirty.clear();
+    else for (const ns of dirty) store.dirtyNamespaces.delete(ns);
+    lastLayout = now;
+    page2.layoutDue = store.dirtyNamespaces.size > 0;
+    if (!fittedOnce && layout2.items.size) {
+      fittedOnce = true;
+      if (!(view2.sel && revealAndCenter(page2, view2.sel, 1))) renderer2.open(layout2.workloadBounds());
+    } else renderer2.anchor(anchorUID, before);
+    renderer2.dirty = true;
+    page2.updateEmpty();
+  };
+  function settledDirty(now) {
+    const dirty = page2.store.dirtyNamespaces;
+    if (dirty.has("*")) return dirty;
+    const out = /* @__PURE__ */ new Set();
+    for (const ns of dirty) {
+      if (now - (page2.store.removedAt.get(ns) ?? -Infinity) > GHOST_MS && !page2.cascades.progressing(ns, now, GHOST_MS)) out.add(ns);
+    }
+    return out;
+  }
+  function tick(now) {
+    const { store, cascades } = page2;
+    if (store !== live2) {
+      live2.expire(now);
+      if (live2.touched.size || liveCascades2.active.size && now - lastLiveCascades > 100) {
+        lastLiveCascades = now;
+        liveCascades2.observe(live2.touched, now);
+        live2.touched.clear();
+      }
+      live2.dirtyNamespaces.clear();
+    }
+    if (store.expire(now)) page2.layoutDue = true;
+    if (store.dirtyNamespaces.size) page2.layoutDue = true;
+    if (store.touched.size || cascades.active.size && now - lastCascades > 100) {
+      lastCascades = now;
+      cascades.observe(store.touched, now);
+      if (cascades.active.size) renderer2.dirty = true;
+    }
+    if (page2.layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) {
+      const ready = settledDirty(now);
+      if (ready.size) page2.relayout(now, ready);
+    }
+    if ((cascades.changed || cascades.active.size) && now - lastStrip > 250) {
+      cascades.changed = false;
+      lastStrip = now;
+      p.cascadeStrip.render();
+      if (view2.sel && cascades.of(view2.sel)) p.objectPanel.renderSoon();
+    }
+    if (store.touched.size) {
+      renderer2.dirty = true;
+      for (const uid of store.touched) renderer2.invalidate(uid);
+      if (view2.sel && store.touched.has(view2.sel)) p.objectPanel.changed();
+      store.touched.clear();
+    }
+    if (p.health) {
+      if (live2.shadowChanged) p.health.poke();
+      live2.shadowChanged = false;
+      p.health.tick(now);
+    }
+    if (live2.syncChanged) {
+      live2.syncChanged = false;
+      p.discoveryBanner.update(live2.sync.discoveryFailures);
+    }
+    p.discoveryBanner.tick(now);
+    if (now - lastStuckCount > 1e3) {
+      lastStuckCount = now;
+      p.stuckView.count(live2, Date.now());
+    }
+    if (store.queuesChanged && now - lastQueues > 250) {
+      store.queuesChanged = false;
+      lastQueues = now;
+      p.queuesPanel.render();
+    }
+    if (now - lastFilters > 2e3) {
+      lastFilters = now;
+      page2.fillFilterOptions();
+    }
+    const drew = renderer2.frame(now);
+    if (drew) p.drew(now);
+    perf.drawn = layout2.items.size;
+    perf.applied = store.applied;
+    if (drew && page2.firstSnapshotPending && !page2.layoutDue) {
+      page2.firstSnapshotPending = false;
+      perf.firstFrameMs = performance.now();
+      p.firstDrawn();
+    }
+    requestAnimationFrame(tick);
+  }
+  requestAnimationFrame(tick);
+}
+
+// src/stream.js
+var OFFLINE_AFTER_MS = 1e3;
+var Stream = class {
+  /** @param {Handlers} h */
+  constructor(h2) {
+    this.h = h2;
+    this.ws = null;
+    this.attempt = 0;
+    this.closed = false;
+    this.hadSnapshot = false;
+    this.timer = void 0;
+    this.offlineTimer = void 0;
+    this.liveAt = 0;
+    this.lostAt = 0;
+    this.retryText = "";
+  }
+  open() {
+    this.closed = false;
+    const proto = location.protocol === "https:" ? "wss:" : "ws:";
+    const since2 = this.hadSnapshot ? `?since=${this.h.seq()}` : "";
+    const ws = new WebSocket(`${proto}//${location.host}/api/v1/stream${since2}`);
+    this.ws = ws;
+    this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
+    ws.onopen = () => {
+      this.attempt = 0;
+      this.liveAt = Date.now();
+      this.online();
+      this.h.onState("live", "live");
+    };
+    ws.onmessage = (ev) => {
+      this.liveAt = Date.now();
+      const f = JSON.parse(ev.data);
+      if (f.type === "snapshot") this.hadSnapshot = true;
+      this.h.onFrame(f);
+    };
+    ws.onclose = (ev) => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      if (this.closed) return;
+      if (ev.code === 4401) return this.signedOut(ev.reason);
+      if (document.getElementById("sign-out") && this.attempt >= 1) {
+        fetch("/api/v1/session", { credentials: "same-origin" }).then((r) => {
+          if (r.status === 401 && !this.closed) this.signedOut("");
+        }, () => {
+        });
+      }
+      const delay = Math.min(15e3, 500 * 2 ** this.attempt) * (0.75 + Math.random() / 2);
+      this.attempt++;
+      const why = ev.reason ? `: ${ev.reason}` : ev.code === 1006 ? ": connection lost" : ` (${ev.code})`;
+      this.h.onState(this.attempt > 6 ? "offline" : "reconnecting", `disconnected${why}; retrying in ${Math.round(delay / 1e3)} s`);
+      this.retryText = `retrying at ${clock(Date.now() + delay).slice(0, 8)}`;
+      this.offline();
+      this.timer = setTimeout(() => this.open(), delay);
+    };
+  }
+  /** The stream is down: after OFFLINE_AFTER_MS, the page says the graph is stale. */
+  offline() {
+    if (!this.lostAt) this.lostAt = Date.now();
+    if (document.body.classList.contains("offline")) return this.note();
+    if (this.offlineTimer !== void 0) return;
+    this.offlineTimer = setTimeout(() => {
+      this.offlineTimer = void 0;
+      document.body.classList.add("offline");
+      this.note();
+    }, OFFLINE_AFTER_MS);
+  }
+  online() {
+    clearTimeout(this.offlineTimer);
+    this.offlineTimer = void 0;
+    this.lostAt = 0;
+    document.body.classList.remove("offline");
+    const el = document.getElementById("offline-note");
+    if (el) el.hidden = true;
+  }
+  /** The offline note, over the graph (made on first use). */
+  note() {
+    let el = document.getElementById("offline-note");
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "offline-note";
+      el.className = "offline-note";
+      el.setAttribute("role", "alert");
+      (document.getElementById("graph-pane") || document.body).append(el);
+    }
+    const as = this.liveAt ? ` as of ${clock(this.liveAt).slice(0, 8)}` : "";
+    el.textContent = `Offline: the connection to gcscope was lost at ${clock(this.lostAt).slice(0, 8)}. The graph is dimmed: it shows the engine's state${as} and may be stale. Reconnecting (${this.retryText}; click the dot at the top right to retry now)…`;
+    el.hidden = false;
+  }
+  /**
+   * The sign-in has ended: no more retries; the note says so and links to the form.
+   * @param {string} why the server's reason, if it gave one
+   */
+  signedOut(why) {
+    this.closed = true;
+    clearTimeout(this.timer);
+    clearTimeout(this.offlineTimer);
+    this.offlineTimer = void 0;
+    this.ws?.close(1e3, "signed out");
+    this.h.onState("offline", "signed out");
+    document.body.classList.add("offline");
+    this.note();
+    const el = (
+      /** @type {HTMLElement} */
+      document.getElementById("offline-note")
+    );
+    const link = document.createElement("a");
+    link.href = "/login";
+    link.textContent = "Sign in again";
+    el.replaceChildren(`Signed out: ${why || "your sign-in is no longer accepted (signed out, gcscope restarted, or the token was revoked or expired)"}. The graph is dimmed and no longer follows the cluster. `, link);
+  }
+  /** Reconnects now (the user asked). */
+  retry() {
+    clearTimeout(this.timer);
+    if (!this.ws) this.open();
+  }
+  close() {
+    this.closed = true;
+    this.online();
+    clearTimeout(this.timer);
+    this.ws?.close(1e3, "bye");
+  }
+};
+
+// src/conn.js
+function wireStream(page2, parts) {
+  const { live: live2, liveCascades: liveCascades2, perf, view: view2 } = page2;
+  const body = document.body;
+  const conn = $("conn");
+  let connState = "connecting", connDetail = "";
+  const livePast = () => body.classList.contains("travel") && connState === "live";
+  function showConn2() {
+    if (page2.replay) return;
+    const past = livePast();
+    conn.dataset.state = connState;
+    conn.textContent = past ? "○ live underneath" : connState === "live" ? "● live" : connState === "connecting" ? "connecting…" : connState === "offline" ? "offline — click to retry" : "reconnecting…";
+    conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
+  }
+  const stream2 = new Stream({
+    // It resumes from the live seq, whatever the page shows.
+    seq: () => live2.seq,
+    onState(state, detail) {
+      connState = state;
+      connDetail = detail;
+      showConn2();
+    },
+    onFrame(f) {
+      if (f.type === "snapshot") {
+        live2.applySnapshot(f);
+        if (f.reason === "permissions") liveCascades2.reset();
+        liveCascades2.observe([...live2.nodes.keys()], performance.now());
+        if (perf.snapshotMs === null) {
+          perf.snapshotMs = performance.now();
+          page2.firstSnapshotPending = true;
+        }
+        if (page2.store !== live2) return;
+        page2.layoutDue = true;
+        page2.fillFilterOptions();
+        if (view2.sel) parts.objectPanel.show(view2.sel);
+        if (view2.q) page2.runSearch();
+      } else if (f.type === "deltas") {
+        live2.applyEvents(f.events);
+        if (page2.tracer && page2.store === live2) page2.tracer.engine();
+      }
+    }
+  });
+  conn.addEventListener("click", () => livePast() ? page2.travelUI?.backToLive() : stream2.retry());
+  return { stream: stream2, showConn: showConn2 };
+}
+
+// src/search.js
+function searchScore(n, q) {
+  const name = n.name.toLowerCase();
+  if (name === q || n.uid === q) return 0;
+  if (name.startsWith(q)) return 1;
+  if (name.includes(q)) return 2;
+  if (n.kind.toLowerCase() === q) return 3;
+  return (n.kind + "\0" + (n.namespace || "") + "\0" + n.uid).toLowerCase().includes(q) ? 4 : -1;
+}
+var Search = class {
+  /** Puts runSearch into page. @param {Page} page */
+  constructor(page2) {
+    this.page = page2;
+    this.input = /** @type {HTMLInputElement} */
+    $("search");
+    this.results = $("search-results");
+    this.resultUIDs = [];
+    page2.runSearch = () => this.run();
+    const input = this.input;
+    input.addEventListener("input", () => this.run());
+    input.addEventListener("focus", () => {
+      if (input.value) this.run();
+    });
+    input.addEventListener("blur", () => setTimeout(() => this.results.hidden = true, 100));
+  }
+  run() {
+    const { page: page2, input, results } = this;
+    const { renderer: renderer2, store, view: view2 } = page2;
+    const q = input.value.trim().toLowerCase();
+    view2.q = input.value.trim();
+    renderer2.matches = /* @__PURE__ */ new Set();
+    this.resultUIDs = [];
+    if (q) {
+      const found = [];
+      for (const n of store.nodes.values()) {
+        const score = searchScore(n, q);
+        if (score < 0) continue;
+        renderer2.matches.add(n.uid);
+        found.push({ uid: n.uid, score, key: sortKey(n) });
+      }
+      found.sort((a, b) => a.score - b.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      this.resultUIDs = found.slice(0, 50).map((f) => f.uid);
+    }
+    renderer2.dirty = true;
+    results.replaceChildren(...this.resultUIDs.map((u, i) => {
+      const n = (
+        /** @type {any} */
+        store.nodes.get(u)
+      );
+      return h(
+        "li",
+        { role: "option", "data-uid": u, class: i === 0 ? "active" : "", onmousedown: (ev) => {
+          ev.preventDefault();
+          this.choose(u);
+        } },
+        h("b", null, n.name),
+        h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""}`)
+      );
+    }), renderer2.matches.size > 50 ? h("li.muted", null, `${renderer2.matches.size - 50} more highlighted in the graph`) : "");
+    if (q && !this.resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
+    if (q && page2.hasHistory) results.append(h(
+      "li.recorded",
+      {
+        role: "option",
+        id: "search-recording",
+        onmousedown: (ev) => {
+          ev.preventDefault();
+          this.searchRecording(input.value.trim());
+        }
+      },
+      h("b", null, "Search the recording"),
+      h("span.muted", null, ` for “${input.value.trim()}”: deleted objects too`)
+    ));
+    results.hidden = !q || document.activeElement !== input;
+    page2.writeURL();
+  }
+  /**
+   * The recorded removals of objects whose name contains name, in any case, as the live
+   * search matches (the newest first): a click travels to just before the removal, the
+   * object selected, to see it or replay its last cascade.
+   * @param {string} name
+   */
+  async searchRecording(name) {
+    const { page: page2, results, input } = this;
+    results.replaceChildren(h("li.muted", null, "searching the recording…"));
+    try {
+      const found = await historyPage({ nameContains: name, type: "nodeRemoved", order: "newest", limit: 20 });
+      const seen = /* @__PURE__ */ new Set();
+      const events = found.events.filter((e) => !seen.has(e.node?.uid) && seen.add(e.node?.uid));
+      results.replaceChildren(...events.map((e) => {
+        const n = e.node, t = parseTime(e.time);
+        return h("li", { role: "option", "data-uid": n.uid, "data-removed": e.time, onmousedown: (ev) => {
+          ev.preventDefault();
+          results.hidden = true;
+          input.blur();
+          page2.travelUI?.travel.seek(t - 1e-3).then(() => page2.select(n.uid, true));
+        } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
+      }));
+      if (!events.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object whose name contains “${name}”`));
+    } catch (e) {
+      results.replaceChildren(h("li.muted", null, `the recording could not be searched: ${/** @type {any} */
+      e.message || e}`));
+    }
+    results.hidden = false;
+  }
+  /** @param {string} uid */
+  choose(uid) {
+    this.results.hidden = true;
+    this.input.blur();
+    this.page.select(uid, true);
+  }
+  /** The / key: to the search box. */
+  focus() {
+    this.input.focus();
+    this.input.select();
+  }
+  /** Enter: the first result, if there is one. */
+  chooseFirst() {
+    if (!this.resultUIDs.length) return false;
+    this.choose(this.resultUIDs[0]);
+    return true;
+  }
+  /** Esc in the search box: empty it and leave. */
+  clear() {
+    this.input.value = "";
+    this.run();
+    this.input.blur();
+  }
+};
+
+// src/filters.js
+function wireFilters(page2) {
+  const { view: view2, renderer: renderer2, layout: layout2 } = page2;
+  const nsSelect = (
+    /** @type {HTMLSelectElement} */
+    $("filter-ns")
+  );
+  const kindSelect = (
+    /** @type {HTMLSelectElement} */
+    $("filter-kind")
+  );
+  let filterKey = "";
+  function syncFilterControls2() {
+    nsSelect.value = view2.ns.length === 1 ? view2.ns[0] : "*";
+    kindSelect.value = view2.kind.length === 1 ? view2.kind[0] : "*";
+  }
+  page2.fillFilterOptions = () => {
+    const nss = new Set(view2.ns), kinds = new Set(view2.kind);
+    for (const n of page2.store.nodes.values()) {
+      nss.add(n.namespace || "");
+      kinds.add(n.kind);
+    }
+    const nsList = [...nss].sort(), kindList = [...kinds].sort();
+    const key = nsList.join(",") + "|" + kindList.join(",");
+    if (key === filterKey) return;
+    filterKey = key;
+    nsSelect.replaceChildren(h("option", { value: "*" }, "all"), ...nsList.map((ns) => h("option", { value: ns }, ns || "(cluster-scoped)")));
+    kindSelect.replaceChildren(h("option", { value: "*" }, "all"), ...kindList.map((k) => h("option", { value: k }, k)));
+    syncFilterControls2();
+  };
+  page2.refreshFilters = () => {
+    filterKey = "";
+    page2.fillFilterOptions();
+  };
+  const onChange = (select, which) => select.addEventListener("change", () => {
+    view2[which] = select.value === "*" ? [] : [select.value];
+    page2.viewChanged();
+    page2.relayout(performance.now());
+    renderer2.fit(layout2.bounds);
+  });
+  onChange(nsSelect, "ns");
+  onChange(kindSelect, "kind");
+  return syncFilterControls2;
+}
+
+// src/pointer.js
+function wirePointer(page2) {
+  const rd = page2.renderer;
+  const tooltip = $("tooltip");
+  let drag = null;
+  page2.canvas.addEventListener("pointerdown", (ev) => {
+    drag = { x: ev.clientX, y: ev.clientY, moved: false, id: ev.pointerId };
+    page2.canvas.setPointerCapture(ev.pointerId);
+  });
+  page2.canvas.addEventListener("pointermove", (ev) => {
+    const r = page2.canvas.getBoundingClientRect();
+    if (drag) {
+      const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
+      if (drag.moved || Math.abs(dx) + Math.abs(dy) > 3) {
+        drag.moved = true;
+        rd.pan(dx, dy);
+        drag.x = ev.clientX;
+        drag.y = ev.clientY;
+        tooltip.hidden = true;
+        return;
+      }
+    }
+    const hit = rd.hit(ev.clientX - r.left, ev.clientY - r.top);
+    const uid = hit?.item?.uid || null;
+    if (uid !== rd.hover) {
+      rd.hover = uid;
+      rd.dirty = true;
+    }
+    const nsDel = !hit?.item && !hit?.block && hit?.group?.ns ? page2.cascades.ofNamespace(hit.group.ns) : null;
+    if (nsDel) {
+      tooltip.textContent = `Namespace ${nsDel.ref.name}: ${nsDel.end === null ? "Terminating" : "deleted"}
+${progressText(nsDel, page2.cascades.now())}` + (nsDel.baseline ? "" : "\n(the page found it under way: what went before is not known)") + "\nclick: its Namespace, and why it is still there";
+      tooltip.style.left = `${ev.clientX - r.left + 14}px`;
+      tooltip.style.top = `${ev.clientY - r.top + 14}px`;
+      tooltip.hidden = false;
+    } else if (hit?.item || hit?.block) {
+      const b = hit.block;
+      const text = hit.item ? tooltipText(hit.item) : b?.loner ? hit.caption ? "click to fold them back into one box" : `${b.uids.length} ${b.loner}s with no owner and no dependent: the collector has nothing to do with them — click to list them` : `${b?.uids.length} dependents of ${describe(
+        /** @type {any} */
+        page2.store.nodes.get(b?.parent || "") || { kind: "", name: "?" }
+      )} — click to open`;
+      tooltip.textContent = text;
+      tooltip.style.left = `${ev.clientX - r.left + 14}px`;
+      tooltip.style.top = `${ev.clientY - r.top + 14}px`;
+      tooltip.hidden = false;
+    } else tooltip.hidden = true;
+    page2.canvas.style.cursor = hit?.item || hit?.block || nsDel ? "pointer" : "grab";
+  });
+  page2.canvas.addEventListener("pointerleave", () => {
+    tooltip.hidden = true;
+    rd.hover = null;
+    rd.dirty = true;
+  });
+  page2.canvas.addEventListener("pointerup", (ev) => {
+    const press = drag;
+    drag = null;
+    if (!press || press.moved) return;
+    const r = page2.canvas.getBoundingClientRect();
+    const hit = rd.hit(ev.clientX - r.left, ev.clientY - r.top);
+    if (hit?.block?.loner) toggleLoners(page2, hit.block);
+    else if (hit?.block) {
+      rd.expanded.add(hit.block.parent);
+      const b = hit.block;
+      rd.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
+    } else if (hit?.item) page2.select(hit.item.uid);
+    else if (hit?.group?.ns && page2.cascades.ofNamespace(hit.group.ns)?.end === null) {
+      page2.select(
+        /** @type {any} */
+        page2.cascades.ofNamespace(hit.group.ns).owner
+      );
+    } else page2.select(null);
+  });
+  page2.canvas.addEventListener("dblclick", (ev) => {
+    const r = page2.canvas.getBoundingClientRect();
+    const hit = rd.hit(ev.clientX - r.left, ev.clientY - r.top);
+    if (hit?.item) page2.setFocus(hit.item.uid);
+  });
+  page2.canvas.addEventListener("wheel", (ev) => {
+    ev.preventDefault();
+    const r = page2.canvas.getBoundingClientRect();
+    if (ev.ctrlKey || Math.abs(ev.deltaY) >= Math.abs(ev.deltaX)) rd.zoomAt(ev.clientX - r.left, ev.clientY - r.top, Math.exp(-ev.deltaY * (ev.ctrlKey ? 0.01 : 15e-4)));
+    else rd.pan(-ev.deltaX, -ev.deltaY);
+  }, { passive: false });
+  function tooltipText(it) {
+    const n = it.node, live2 = page2.store.nodes.get(it.uid);
+    const st = live2 ? stateOf(page2.store, live2) : "removed";
+    const label = STATES.find((s) => s.id === st)?.label || st;
+    return `${n.kind} ${n.name}${n.namespace ? "\nnamespace " + n.namespace : ""}
+${label}${n.finalizers?.length ? "\nfinalizers: " + n.finalizers.join(", ") : ""}`;
+  }
+  new ResizeObserver(() => rd.resize()).observe(page2.canvas);
+  $("zoom-in").addEventListener("click", () => rd.zoomAt(rd.w / 2, rd.h / 2, 1.4));
+  $("zoom-out").addEventListener("click", () => rd.zoomAt(rd.w / 2, rd.h / 2, 1 / 1.4));
+  $("zoom-fit").addEventListener("click", () => rd.fit(page2.layout.bounds));
+}
+
+// src/legend.js
+function renderLegend(renderer2) {
+  const sw = (color, cls = "swatch") => h(`span.${cls}`, { style: `--c: var(${color})` });
+  const rows = [
+    h("div.lh", null, "Objects"),
+    ...STATES.map((s) => h("div.li", { title: s.help }, sw(s.color, s.id === "virtual" ? "swatch.dashed" : "swatch"), s.label)),
+    ...MARKERS.map((m) => h("div.li", { title: m.help }, sw(m.color, m.id === "invalid" ? "marker.tri" : "marker"), m.label)),
+    h("div.li", { title: "a collapsed set of siblings: zoom in or click it" }, h("span.swatch.block"), "N siblings (zoom in or click)"),
+    h("div.lh", null, "Owner references"),
+    ...EDGES.map((e) => h("div.li", null, h(`span.edge${e.dash ? ".dash" : ""}${e.strong ? ".strong" : ""}`), e.label))
+  ];
+  if (renderer2.preview.size) {
+    rows.push(
+      h("div.lh", null, "Delete preview"),
+      ...Object.entries(PREVIEW).filter(([k]) => k !== "target").map(([, p]) => h("div.li", null, sw(p.color), p.label))
+    );
+  }
+  $("legend-body").replaceChildren(...rows);
+}
+
+// src/notices.js
+function wireNotices(page2) {
+  page2.updateEmpty = () => {
+    const el = $("empty");
+    if (page2.layout.items.size) {
+      el.hidden = true;
+      return;
+    }
+    el.hidden = false;
+    const { view: view2, store } = page2;
+    const focused = view2.focus ? store.current(view2.focus) : null;
+    el.textContent = page2.perf.snapshotMs === null ? "Waiting for the engine's first snapshot…" : view2.focus && (!focused || focused.ghost) ? `${focused ? describe(focused.node) : "The object you focused on"} was deleted, and with it what it owned. Esc shows everything.` : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
+  };
+  let toastTimer;
+  page2.toast = (text) => {
+    const el = $("toast");
+    el.textContent = text;
+    el.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => el.hidden = true, 6e3);
+  };
+}
+
+// src/theme.js
+function wireTheme(page2) {
+  const readColors = () => {
+    page2.renderer.readColors();
+    page2.travelUI?.timeline.readColors();
+  };
+  function setTheme(t, remember) {
+    document.documentElement.dataset.theme = t;
+    if (remember) localStorage.setItem("gcscope-theme", t);
+    readColors();
+  }
+  function toggleTheme() {
+    const cur = document.documentElement.dataset.theme || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
+    setTheme(cur === "dark" ? "light" : "dark", true);
+    page2.writeURL();
+  }
+  $("theme-toggle").addEventListener("click", toggleTheme);
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", readColors);
+  const saved = localStorage.getItem("gcscope-theme");
+  if (saved === "dark" || saved === "light") setTheme(saved, false);
+  return { setTheme, toggleTheme };
+}
+
+// src/export.js
+function download(blob, name) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 1e4);
+}
+var esc = (s) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+function viewSVG(r) {
+  const { cam, layout: layout2, store, colors: C } = r;
+  const vx0 = -cam.x / cam.k, vy0 = -cam.y / cam.k, vw = r.w / cam.k, vh = r.h / cam.k;
+  const inView = (x, y, w, h2) => !(x > vx0 + vw || y > vy0 + vh || x + w < vx0 || y + h2 < vy0);
+  const out = [
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="${vx0} ${vy0} ${vw} ${vh}" width="${r.w}" height="${r.h}" font-family="system-ui, sans-serif">`,
+    `<rect x="${vx0}" y="${vy0}" width="${vw}" height="${vh}" fill="${C["--bg"]}"/>`
+  ];
+  const edges = [], nodes = [];
+  for (const g of layout2.groups.values()) {
+    if (!inView(g.x, g.y, g.w, g.h)) continue;
+    out.push(
+      `<g><rect x="${g.x}" y="${g.y}" width="${g.w}" height="${g.h}" fill="${C["--group-bg"]}" stroke="${C["--group-border"]}"/>`,
+      `<text x="${g.x + 12}" y="${g.y + 26}" font-size="18" font-weight="600" fill="${C["--fg"]}">${esc(g.title)}</text></g>`
+    );
+    for (const b of g.blocks) {
+      if (!r.collapsed(b) || !inView(g.x + b.x, g.y + b.y, b.w, b.h)) continue;
+      nodes.push(`<g><rect x="${g.x + b.x}" y="${g.y + b.y}" width="${b.w}" height="${b.h}" rx="10" fill="${C["--node-bg"]}" stroke="${C["--node-border"]}"/><text x="${g.x + b.x + b.w / 2}" y="${g.y + b.y + 30}" text-anchor="middle" font-size="20" fill="${C["--fg"]}">${b.uids.length} objects</text></g>`);
+      const ob = layout2.box(b.parent);
+      if (ob) edges.push(path(ob.x + NODE_W / 2, ob.y + NODE_H, g.x + b.x + b.w / 2, g.y + b.y, C["--edge-block"], 1.8, false));
+    }
+    for (const it of g.items) {
+      if (it.block && r.collapsed(it.block)) continue;
+      const x = g.x + it.x, y = g.y + it.y;
+      if (!inView(x, y, NODE_W, NODE_H)) continue;
+      const cur = store.current(it.uid), ghost = !cur || cur.ghost;
+      const n = cur ? cur.node : it.node, st = ghost ? "removed" : stateOf(store, n);
+      const stroke = C[STATES.find((s) => s.id === st)?.color || "--node-border"];
+      nodes.push(`<g><title>${esc(`${n.kind} ${n.namespace ? n.namespace + "/" : ""}${n.name} (${st})`)}</title><rect x="${x}" y="${y}" width="${NODE_W}" height="${NODE_H}" rx="6" fill="${ghost ? C["--st-removed"] : C["--node-bg"]}" stroke="${stroke}" stroke-width="${st === "normal" ? 1 : 2.5}"${st === "virtual" ? ' stroke-dasharray="5 3"' : ""}/><text x="${x + 11}" y="${y + 15}" font-size="11" fill="${C["--muted"]}">${esc(n.kind + (st === "normal" ? "" : " · " + st))}</text><text x="${x + 11}" y="${y + 32}" font-size="13" font-weight="600" fill="${C["--fg"]}">${esc(n.name.length > 24 ? n.name.slice(0, 23) + "…" : n.name)}</text></g>`);
+      for (const o of n.owners || []) {
+        const ob = layout2.box(o.uid);
+        if (ob) edges.push(path(ob.x + NODE_W / 2, ob.y + NODE_H, x + NODE_W / 2, y, o.blockOwnerDeletion ? C["--edge-block"] : C["--edge"], o.blockOwnerDeletion ? 1.8 : 1, !o.controller));
+      }
+    }
+  }
+  out.push(...edges, ...nodes, "</svg>");
+  return out.join("\n");
+}
+function path(x0, y0, x1, y1, color, w, dash) {
+  const my = (y0 + y1) / 2;
+  return `<path d="M${x0} ${y0}C${x0} ${my} ${x1} ${my} ${x1} ${y1}" fill="none" stroke="${color}" stroke-width="${w}"${dash ? ' stroke-dasharray="6 4"' : ""}/>`;
+}
+function viewPNG(canvas) {
+  return new Promise((resolve, reject) => canvas.toBlob((b) => b ? resolve(b) : reject(new Error("the canvas could not be encoded")), "image/png"));
+}
+function graphDOT(nodes) {
+  const q = (s) => JSON.stringify(s);
+  const lines = ["strict digraph full {"];
+  const sorted = [...nodes].sort((a, b) => a.uid < b.uid ? -1 : a.uid > b.uid ? 1 : 0);
+  const known = new Set(sorted.map((n) => n.uid));
+  for (const n of sorted) {
+    const [group, version] = n.apiVersion.includes("/") ? n.apiVersion.split("/") : ["", n.apiVersion];
+    const label = `uid=${n.uid}
+namespace=${n.namespace || ""}
+${n.kind}.${version}/${n.name}`;
+    lines.push(`  ${q(n.uid)} [label=${q(label)} group=${q(group)} version=${q(version)} kind=${q(n.kind)} namespace=${q(n.namespace || "")} name=${q(n.name)} uid=${q(n.uid)} missing="false" beingDeleted=${q(String(!!n.beingDeleted))} deletingDependents=${q(String(!!n.deletingDependents))} virtual=${q(String(!!n.virtual))}];`);
+  }
+  for (const n of sorted) for (const o of n.owners || []) if (known.has(o.uid)) lines.push(`  ${q(n.uid)} -> ${q(o.uid)};`);
+  lines.push("}");
+  return lines.join("\n") + "\n";
+}
+
+// src/exportmenu.js
+function wireExportMenu(page2) {
+  const menu = $("export-menu");
+  $("export-button").addEventListener("click", () => menu.hidden = !menu.hidden);
+  menu.addEventListener("click", async (ev) => {
+    const what = (
+      /** @type {HTMLElement} */
+      ev.target.dataset.export
+    );
+    menu.hidden = true;
+    const { store, view: view2, renderer: renderer2, layout: layout2 } = page2;
+    const stamp = (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-").slice(0, 19);
+    const nodes = [...layout2.items.values()].flatMap((it) => store.nodes.get(it.uid) || []);
+    if (what === "svg") download(new Blob([viewSVG(renderer2)], { type: "image/svg+xml" }), `gcscope-${stamp}.svg`);
+    else if (what === "png") download(
+      /** @type {Blob} */
+      await viewPNG(page2.canvas),
+      `gcscope-${stamp}.png`
+    );
+    else if (what === "dot") download(new Blob([graphDOT(nodes)], { type: "text/vnd.graphviz" }), `gcscope-${stamp}.dot`);
+    else if (what === "history") page2.travelUI?.exportHistory();
+    else if (what === "json") download(new Blob([JSON.stringify({ seq: store.seq, filter: { namespace: view2.ns, kind: view2.kind, focus: view2.focus }, nodes }, null, 1)], { type: "application/json" }), `gcscope-${stamp}.json`);
+  });
+  return menu;
+}
 
 // src/events.gen.js
 var EVENT_TYPES = Object.freeze(["nodeAdded", "nodeUpdated", "nodeRemoved", "edgeAdded", "edgeRemoved", "queue", "action", "sync", "shadow"]);
@@ -4027,14 +5093,14 @@ var TimeTravel = class {
     this.pause();
     let last = [...this.appliedLog].reverse().find((x) => NODE_EVENTS.includes(x.type));
     if (!last) {
-      const page = await historyPage({
+      const page2 = await historyPage({
         to: isoTime(this.store.clock || this.at),
         session: this.session || void 0,
         order: "newest",
         limit: 50,
         type: NODE_EVENTS
       });
-      const e = page.events.find((x) => x.session === this.session && x.seq <= this.seq);
+      const e = page2.events.find((x) => x.session === this.session && x.seq <= this.seq);
       if (!e) return;
       last = { session: e.session, seq: e.seq, time: parseTime(e.time), type: e.type };
     }
@@ -4063,11 +5129,11 @@ var PAD_TOP = 4;
 var MIN_SPAN_MS = 500;
 var Timeline = class {
   /** @param {HTMLCanvasElement} canvas @param {HTMLElement} tooltip @param {TimelineHooks} hooks */
-  constructor(canvas2, tooltip2, hooks) {
-    this.canvas = canvas2;
+  constructor(canvas, tooltip, hooks) {
+    this.canvas = canvas;
     this.ctx = /** @type {CanvasRenderingContext2D} */
-    canvas2.getContext("2d");
-    this.tooltip = tooltip2;
+    canvas.getContext("2d");
+    this.tooltip = tooltip;
     this.hooks = hooks;
     this.range = 36e5;
     this.from = Date.now() - this.range;
@@ -4087,12 +5153,12 @@ var Timeline = class {
     this.total = 0;
     this.fetchMs = 0;
     this.readColors();
-    canvas2.addEventListener("pointerdown", (ev) => this.down(ev));
-    canvas2.addEventListener("pointermove", (ev) => this.move(ev));
-    canvas2.addEventListener("pointerup", (ev) => this.up(ev));
-    canvas2.addEventListener("pointerleave", () => this.tooltip.hidden = true);
-    canvas2.addEventListener("wheel", (ev) => this.wheel(ev), { passive: false });
-    new ResizeObserver(() => this.resize()).observe(canvas2);
+    canvas.addEventListener("pointerdown", (ev) => this.down(ev));
+    canvas.addEventListener("pointermove", (ev) => this.move(ev));
+    canvas.addEventListener("pointerup", (ev) => this.up(ev));
+    canvas.addEventListener("pointerleave", () => this.tooltip.hidden = true);
+    canvas.addEventListener("wheel", (ev) => this.wheel(ev), { passive: false });
+    new ResizeObserver(() => this.resize()).observe(canvas);
     setInterval(() => {
       if (!this.followNow || document.hidden) return;
       this.setWindow(...this.following(), true);
@@ -4530,7 +5596,7 @@ var HistoryView = class {
     let cursor;
     try {
       do {
-        const page = await historyPage({
+        const page2 = await historyPage({
           from: isoTime(this.from),
           to: isoTime(this.to),
           type: "action",
@@ -4541,8 +5607,8 @@ var HistoryView = class {
           cursor
         });
         if (id !== this.loading) return;
-        rows.push(...page.events);
-        cursor = page.nextCursor;
+        rows.push(...page2.events);
+        cursor = page2.nextCursor;
       } while (cursor && rows.length < MAX_ROWS);
     } catch (e) {
       if (id !== this.loading) return;
@@ -4652,8 +5718,8 @@ async function lastCascadeOf(uid) {
       e.status !== 404
     ) throw e;
   }
-  const page = await historyPage({ uid, type: ["nodeUpdated", "nodeRemoved"], order: "newest", limit: 500 });
-  const evs = page.events.filter((e) => e.node?.uid === uid || e.object?.uid === uid);
+  const page2 = await historyPage({ uid, type: ["nodeUpdated", "nodeRemoved"], order: "newest", limit: 500 });
+  const evs = page2.events.filter((e) => e.node?.uid === uid || e.object?.uid === uid);
   const i = evs.findIndex((e) => e.type === "nodeRemoved" || e.node?.beingDeleted);
   if (i < 0) return null;
   const end = evs[i].type === "nodeRemoved" ? parseTime(evs[i].time) : null;
@@ -4671,30 +5737,30 @@ async function lastCascadeOf(uid) {
 }
 var TravelUI = class {
   /** @param {TravelPage} page */
-  constructor(page) {
-    this.page = page;
-    const { replay: replay2 } = page;
+  constructor(page2) {
+    this.page = page2;
+    const { replay: replay2 } = page2;
     this.selectedCascade = null;
     this.replayWindow = [0, 0];
-    const body2 = document.body;
+    const body = document.body;
     const banner = $("travel-banner"), tTime = $("travel-time"), tNote = $("travel-note");
     const tr = new TimeTravel({
       enter: () => {
-        body2.classList.add("travel");
-        page.showConn();
+        body.classList.add("travel");
+        page2.showConn();
         banner.hidden = false;
         tl.hold();
-        page.showStore(tr.store, tr.cascades);
+        page2.showStore(tr.store, tr.cascades);
         this.updateControls();
       },
       leave: () => {
-        body2.classList.remove("travel");
-        page.showConn();
+        body.classList.remove("travel");
+        page2.showConn();
         banner.hidden = true;
         this.selectedCascade = null;
         tl.selected = null;
-        page.showStore(page.live, page.liveCascades);
-        page.writeURL();
+        page2.showStore(page2.live, page2.liveCascades);
+        page2.writeURL();
         tl.setCursor(NaN);
         tl.setRange(tl.range);
         this.updateControls();
@@ -4705,22 +5771,22 @@ var TravelUI = class {
         tTime.dataset.at = isoTime(t);
       },
       seeked(state, ms) {
-        page.writeURL();
+        page2.writeURL();
         if (!replay2) tNote.textContent = state.note || (tr.playing ? "" : "the live state goes on underneath");
-        page.seeked(ms);
+        page2.seeked(ms);
       },
       applied() {
-        page.applied();
+        page2.applied();
       },
       playing: (on) => {
-        page.writeURL();
+        page2.writeURL();
         if (!replay2 && !on && tr.active) tNote.textContent = "paused · the live state goes on underneath";
         else if (!replay2 && on) tNote.textContent = `playing at ${tr.speed}×`;
         this.updateControls();
       },
       error(m) {
-        page.toast(`Time travel: ${m}`);
-        page.writeURL();
+        page2.toast(`Time travel: ${m}`);
+        page2.writeURL();
       }
     });
     this.travel = tr;
@@ -4759,7 +5825,7 @@ var TravelUI = class {
       play: (c) => this.playCascade(c),
       object(ref, t) {
         if (!ref?.uid) return;
-        tr.seek(t - 1e-3).then(() => page.select(ref.uid, true, true));
+        tr.seek(t - 1e-3).then(() => page2.select(ref.uid, true, true));
       }
     });
     for (const b of document.querySelectorAll("#timeline [data-range]")) {
@@ -4780,7 +5846,7 @@ var TravelUI = class {
     $("tl-live").addEventListener("click", () => tr.active ? this.backToLive() : tl.setRange(tl.range));
     $("back-to-live").addEventListener("click", () => this.backToLive());
     $("back-to-live").hidden = replay2;
-    page.tabs.onShow((tab) => {
+    page2.tabs.onShow((tab) => {
       if (tab === "history") this.historyView.setWindow(this.timeline.from, this.timeline.to, this.windowTitle(), true);
     });
     if (replay2) tl.followNow = false;
@@ -4857,39 +5923,14 @@ var TravelUI = class {
     $("tl-live").textContent = tr.active ? "Back to live" : "● Live";
     document.body.dataset.travel = tr.active ? tr.playing ? "playing" : "paused" : "";
   }
-  /** Time travel's keys; true when the key was one. @param {KeyboardEvent} ev */
-  key(ev) {
-    const tr = this.travel;
-    switch (ev.key) {
-      case "h":
-        this.showTab(this.historyTabShown() ? "object" : "history");
-        return true;
-      case " ":
-        if (
-          /** @type {HTMLElement} */
-          ev.target.matches("button, a")
-        ) return false;
-        ev.preventDefault();
-        this.togglePlay();
-        return true;
-      case "ArrowRight":
-        if (!tr.active) return false;
-        ev.preventDefault();
-        tr.step();
-        return true;
-      case "ArrowLeft":
-        if (!tr.active) return false;
-        ev.preventDefault();
-        tr.stepBack();
-        return true;
-      case "[":
-      case "]": {
-        const i = SPEEDS.indexOf(tr.speed) + (ev.key === "]" ? 1 : -1);
-        this.setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, i))]);
-        return true;
-      }
-    }
-    return false;
+  /** The history view, or back to the object's (the h key). */
+  toggleHistoryTab() {
+    this.showTab(this.historyTabShown() ? "object" : "history");
+  }
+  /** One speed slower (-1) or faster (+1) (the [ and ] keys). @param {number} d */
+  speedStep(d) {
+    const i = SPEEDS.indexOf(this.travel.speed) + d;
+    this.setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, i))]);
   }
   /** @param {number} s */
   setSpeed(s) {
@@ -4935,10 +5976,10 @@ var TravelUI = class {
    */
   async startReplay(at, sel) {
     const tl = this.timeline;
-    const conn2 = $("conn");
-    conn2.dataset.state = "replay";
-    conn2.textContent = "replay";
-    conn2.title = "a recording, served by gcscope replay: no cluster, nothing live";
+    const conn = $("conn");
+    conn.dataset.state = "replay";
+    conn.textContent = "replay";
+    conn.title = "a recording, served by gcscope replay: no cluster, nothing live";
     try {
       const first = await historyPage({ order: "oldest", limit: 1 });
       const rec = first.recording || {};
@@ -4971,1058 +6012,61 @@ var TravelUI = class {
   }
 };
 
-// src/tabs.js
-var Tabs = class {
-  constructor() {
-    this.tabs = /* @__PURE__ */ new Map();
-    this.listeners = [];
-    for (const b of document.querySelectorAll('.tabs [role="tab"]')) {
-      const button = (
-        /** @type {HTMLElement} */
-        b
-      );
-      const panel = $(button.getAttribute("aria-controls") || "");
-      if (!panel) continue;
-      const name = button.id.replace(/^tab-/, "");
-      this.tabs.set(name, { button, panel });
-      button.addEventListener("click", () => this.show(name));
-    }
-    this.current = [...this.tabs].find(([, t]) => t.button.getAttribute("aria-selected") === "true")?.[0] || "object";
+// src/timetravel.js
+function wireTimeTravel(page2, v) {
+  function refreshViews() {
+    v.queuesPanel.lastActionsKey = "";
+    v.queuesPanel.render(true);
+    page2.cascades.changed = true;
+    v.cascadeStrip.render();
+    v.objectPanel.show(page2.view.sel);
+    page2.refreshFilters();
+    if (page2.view.q) page2.runSearch();
+    page2.updateEmpty();
   }
-  /** The tab shown: "object", "stuck" or "history". */
-  shown() {
-    return this.current;
+  function showStore(s, c) {
+    page2.store = s;
+    page2.cascades = c;
+    page2.renderer.store = s;
+    page2.renderer.cascades = c;
+    v.objectPanel.store = s;
+    v.queuesPanel.store = s;
+    v.cascadeStrip.cascades = c;
+    s.touched.clear();
+    s.dirtyNamespaces.add("*");
+    page2.relayout(performance.now());
+    refreshViews();
   }
-  /** @param {string} name */
-  has(name) {
-    return this.tabs.has(name);
-  }
-  /** Shows the tab name (the others' panels hidden) and tells the listeners. @param {string} name */
-  show(name) {
-    if (!this.tabs.has(name)) return;
-    this.current = name;
-    for (const [n, t] of this.tabs) {
-      t.panel.hidden = n !== name;
-      t.button.setAttribute("aria-selected", String(n === name));
-    }
-    for (const f of this.listeners) f(name);
-  }
-  /** Shows the tab name, or the object panel when it is already shown (its key pressed again). @param {string} name */
-  toggle(name) {
-    this.show(this.current === name ? "object" : name);
-  }
-  /** @param {(name: string) => void} f called with the tab shown, each time one is */
-  onShow(f) {
-    this.listeners.push(f);
-  }
-};
-
-// src/stuck.js
-var THRESHOLDS = (
-  /** @type {const} */
-  [["0s", 0], ["1m", 6e4], ["5m", 3e5], ["1h", 36e5]]
-);
-var DEFAULT_THRESHOLD = "5m";
-var POLL_MS2 = 3e3;
-var CAUSES = (
-  /** @type {Record<string, string>} */
-  {
-    finalizer: "finalizer",
-    foreground: "foreground",
-    orphan: "orphaning",
-    namespace: "namespace",
-    discovery: "discovery",
-    termination: "termination",
-    unknown: "unknown"
-  }
-);
-var StuckView = class {
-  /**
-   * @param {HTMLElement} el the view's panel
-   * @param {HTMLElement|null} badge the tab's count
-   * @param {{select: (uid: string) => void, known: (uid: string) => boolean}} hooks
-   */
-  constructor(el, badge, hooks) {
-    this.el = el;
-    this.badge = badge;
-    this.hooks = hooks;
-    this.threshold = DEFAULT_THRESHOLD;
-    this.shown = false;
-    this.report = null;
-    this.error = "";
-    this.seq = 0;
-    this.timer = void 0;
-    this.buttons = THRESHOLDS.map(([d]) => h("button", {
-      type: "button",
-      "data-threshold": d,
-      "aria-pressed": String(d === this.threshold),
-      onclick: () => this.setThreshold(d)
-    }, d));
-    this.summary = h("p.muted", { id: "stuck-summary" }, "");
-    this.body = h("div", { id: "stuck-groups" });
-    el.replaceChildren(
-      h("h2", null, "Stuck deletions"),
-      h("div.stuck-bar", null, h("span.muted", null, "deleted more than"), h("span.stuck-thresholds", { role: "group", "aria-label": "Threshold" }, ...this.buttons), h("span.muted", null, "ago")),
-      this.summary,
-      this.body
-    );
-  }
-  /** The threshold in ms. */
-  get thresholdMs() {
-    return (
-      /** @type {number} */
-      THRESHOLDS.find(([d]) => d === this.threshold)?.[1] ?? 3e5
-    );
-  }
-  /** @param {string} d one of THRESHOLDS */
-  setThreshold(d) {
-    this.threshold = d;
-    for (const b of this.buttons) b.setAttribute("aria-pressed", String(b.dataset.threshold === d));
-    this.report = null;
-    this.render();
-    if (this.shown) this.load();
-  }
-  /** The tab shows or hides: it asks at once and then every POLL_MS while shown. @param {boolean} on */
-  setShown(on) {
-    if (on === this.shown) return;
-    this.shown = on;
-    clearTimeout(this.timer);
-    this.timer = void 0;
-    if (on) this.load();
-  }
-  async load() {
-    clearTimeout(this.timer);
-    const seq = ++this.seq, threshold = this.threshold;
-    try {
-      const r = await get(`/api/v1/stuck?olderThan=${encodeURIComponent(threshold)}`);
-      if (seq !== this.seq) return;
-      this.report = r;
-      this.error = "";
-    } catch (e) {
-      if (seq !== this.seq) return;
-      this.error = /** @type {any} */
-      e.message || String(e);
-    }
-    this.render();
-    if (this.shown) this.timer = setTimeout(() => this.load(), POLL_MS2);
-  }
-  /**
-   * The tab's badge: the objects of the store being deleted for longer than the threshold.
-   * @param {import("./store.js").Store} store @param {number} now epoch ms
-   */
-  count(store2, now) {
-    if (!this.badge) return;
-    const ms = this.thresholdMs;
-    let n = 0;
-    for (const uid of store2.deleting) {
-      const t = Date.parse(store2.nodes.get(uid)?.deletionTimestamp || "");
-      if (Number.isFinite(t) && now - t >= ms) n++;
-    }
-    const text = n ? fmt(n) : "";
-    if (this.badge.textContent !== text) this.badge.textContent = text;
-    this.badge.hidden = !n;
-    this.badge.title = `${counted2(n)} being deleted for more than ${this.threshold}`;
-  }
-  render() {
-    const r = this.report;
-    if (this.error) {
-      this.summary.textContent = `The stuck list could not be read: ${this.error}`;
-      if (!r) this.body.replaceChildren();
-      return;
-    }
-    if (!r) {
-      this.summary.textContent = this.shown ? "asking the engine…" : "";
-      this.body.replaceChildren();
-      return;
-    }
-    const groups = (
-      /** @type {any[]} */
-      r.groups || []
-    );
-    this.summary.textContent = r.total ? `${counted2(r.total)} deleted more than ${r.olderThan} ago and still there, in ${groups.length === 1 ? "1 group" : `${groups.length} groups`}${r.hidden ? ` (and ${fmt(r.hidden)} you may not see)` : ""}. As of ${since(r.at)}.` : `Nothing deleted more than ${r.olderThan} ago is still there${r.hidden ? ` that you may see (${fmt(r.hidden)} you may not)` : ""}. As of ${since(r.at)}.`;
-    const failures = r.discoveryFailures && Object.keys(r.discoveryFailures).length ? h("div.stuck-discovery", null, h("b", null, "API discovery fails: "), "no namespace can finish deleting while it does.", failureList(r.discoveryFailures)) : null;
-    this.body.replaceChildren(...failures ? [failures] : [], ...groups.map((g) => this.group(g)));
-  }
-  /** @param {any} g a group of the report */
-  group(g) {
-    const link = (o) => this.link(o);
-    return h(
-      "section.stuck-group",
-      { "data-cause": g.cause, "data-finalizer": g.finalizer || "" },
-      h(
-        "div.sg-head",
-        null,
-        h(`span.cause.${g.cause}`, null, CAUSES[g.cause] || g.cause),
-        h("b.sg-count", null, fmt(g.count)),
-        h("span.sg-says", null, g.says)
-      ),
-      g.origin ? originView(g.origin, link) : null,
-      h("ul.stuck-objects", null, ...(g.objects || []).map((o) => h(
-        "li",
-        { "data-uid": o.object.uid },
-        link(o.object),
-        h("span.for", { title: `deleted at ${o.since}` }, ` for ${age(o.forSeconds)}`),
-        o.detail ? h("span.muted", null, ` · ${o.detail}`) : null,
-        o.finalizers?.length ? h("span", null, " ", ...o.finalizers.map((f) => h("code.hold", null, f))) : null
-      ))),
-      g.more ? h("p.muted", null, `and ${fmt(g.more)} more`) : null
-    );
-  }
-  /** A link that selects the object. @param {any} o an ObjectRef */
-  link(o) {
-    return h("a", {
-      href: `?sel=${encodeURIComponent(o.uid)}`,
-      class: this.hooks.known(o.uid) ? "obj" : "obj missing",
-      "data-uid": o.uid,
-      onclick: (ev) => {
-        ev.preventDefault();
-        this.hooks.select(o.uid);
-      }
-    }, describe(o));
-  }
-};
-function counted2(n) {
-  return `${fmt(n)} object${n === 1 ? "" : "s"}`;
-}
-
-// src/banner.js
-var REFRESH_MS = 15e3;
-var DiscoveryBanner = class {
-  /** @param {HTMLElement} el */
-  constructor(el) {
-    this.el = el;
-    this.failures = {};
-    this.key = "";
-    this.apiServices = [];
-    this.healthError = "";
-    this.asked = 0;
-    this.drawn = 0;
-  }
-  /**
-   * The stream's sync state changed: shows the failures (and asks for the APIServices
-   * behind them when they are new), or hides the banner when there are none.
-   * @param {Record<string, import("./deletion.js").GroupFailure>|undefined} failures
-   */
-  update(failures) {
-    const f = failures || {};
-    const key = Object.keys(f).sort().map((gv) => `${gv}@${f[gv].since}`).join(",");
-    if (key === this.key) return;
-    this.key = key;
-    this.failures = f;
-    if (!key) {
-      this.apiServices = [];
-      this.el.hidden = true;
-      this.el.replaceChildren();
-      return;
-    }
-    this.render();
-    this.askHealth(key);
-  }
-  /** @param {string} key the failures asked about */
-  async askHealth(key) {
-    const n = ++this.asked;
-    try {
-      const r = await get("/api/v1/health");
-      if (n !== this.asked || key !== this.key) return;
-      this.apiServices = r?.apiServices || [];
-      this.healthError = "";
-    } catch (e) {
-      if (n !== this.asked) return;
-      this.healthError = /** @type {any} */
-      e.message || String(e);
-    }
-    this.render();
-  }
-  /** Writes the relative times again now and then. @param {number} now */
-  tick(now) {
-    if (!this.el.hidden && now - this.drawn > REFRESH_MS) this.render();
-  }
-  render() {
-    this.drawn = performance.now();
-    const gvs = Object.keys(this.failures);
-    if (!gvs.length) return;
-    const failing = this.apiServices.filter((a) => gvs.includes(a.groupVersion));
-    const others = this.apiServices.filter((a) => !gvs.includes(a.groupVersion));
-    this.el.hidden = false;
-    this.el.replaceChildren(h(
-      "div.banner-body",
-      null,
-      h(
-        "p",
-        null,
-        h("b", null, `API discovery fails for ${gvs.length === 1 ? "1 group version" : `${gvs.length} group versions`}`),
-        ": their resources are not watched (the collector cannot see what they own), and the namespace controller cannot finish deleting any namespace while one fails."
-      ),
-      failureList(this.failures),
-      ...[...failing, ...others].map(apiServiceView),
-      this.healthError ? h("p.muted", null, `The APIServices could not be read: ${this.healthError}`) : null
-    ));
-  }
-};
-
-// src/main.js
-var body = document.body;
-var replay = body.dataset.replay === "true";
-var readOnly = body.dataset.readOnly === "true" || replay;
-var hasHistory = body.dataset.history === "true" || replay;
-var live = new Store();
-var liveCascades = new Cascades(live);
-var store = live;
-var cascades = liveCascades;
-var layout = new Layout();
-var canvas = (
-  /** @type {HTMLCanvasElement} */
-  $("graph")
-);
-var renderer = new Renderer(canvas, store, layout);
-renderer.cascades = cascades;
-var view = {
-  /** @type {string[]} */
-  ns: [],
-  /** @type {string[]} */
-  kind: [],
-  q: "",
-  /** @type {string|null} */
-  focus: null,
-  /** @type {string|null} */
-  sel: null
-};
-var atURL = "";
-var travelUI = null;
-var focusSet = null;
-var perf = { snapshotMs: (
-  /** @type {number|null} */
-  null
-), firstFrameMs: (
-  /** @type {number|null} */
-  null
-), applied: 0, drawn: 0, layoutMs: 0 };
-var firstSnapshotPending = false;
-var layoutDue = false;
-var lastLiveCascades = 0;
-var lastLayout = 0;
-var layoutCost = 0;
-var lastQueues = -Infinity;
-var lastFilters = 0;
-var lastCascades = 0;
-var lastStrip = 0;
-var lastStuckCount = -Infinity;
-var fittedOnce = false;
-function readURL() {
-  const p = new URLSearchParams(location.search);
-  view.ns = p.getAll("ns");
-  view.kind = p.getAll("kind");
-  view.q = p.get("q") || "";
-  view.focus = p.get("focus");
-  view.sel = p.get("sel");
-  atURL = p.get("at") || "";
-  const theme = p.get("theme");
-  if (theme === "dark" || theme === "light") setTheme(theme, false);
-}
-function writeURL() {
-  const p = new URLSearchParams();
-  for (const n of view.ns) p.append("ns", n);
-  for (const k of view.kind) p.append("kind", k);
-  if (view.q) p.set("q", view.q);
-  if (view.focus) p.set("focus", view.focus);
-  if (view.sel) p.set("sel", view.sel);
-  const travel = travelUI?.travel;
-  if (travel?.active && !travel.playing && Number.isFinite(travel.at)) p.set("at", isoTime(travel.at));
-  const t = document.documentElement.dataset.theme;
-  if (t && new URLSearchParams(location.search).get("theme")) p.set("theme", t);
-  const url = location.pathname + (p.size ? "?" + p : "");
-  if (url !== location.pathname + location.search) history.replaceState(null, "", url);
-}
-function keep(n) {
-  if (view.ns.length && !view.ns.includes(n.namespace || "")) return false;
-  if (view.kind.length && !view.kind.some((k) => k.toLowerCase() === n.kind.toLowerCase())) return false;
-  if (focusSet && !focusSet.has(n.uid)) return false;
-  return true;
-}
-function viewChanged() {
-  store.dirtyNamespaces.add("*");
-  layoutDue = true;
-  writeURL();
-  syncFilterControls();
-  updateFocusChip();
-}
-function relayout(now, dirty = store.dirtyNamespaces) {
-  const anchorUID = renderer.centerItem();
-  const before = anchorUID ? layout.box(anchorUID) : null;
-  if (view.focus) {
-    focusSet = store.closure([view.focus]);
-    for (const [u, g] of store.ghosts) if (g.node.owners?.some((o) => focusSet?.has(o.uid)) || focusSet.has(u)) focusSet.add(u);
-    dirty = store.dirtyNamespaces;
-    dirty.add("*");
-  } else focusSet = null;
-  const t0 = performance.now();
-  layout.update(store, keep, dirty, renderer.expanded, (ns) => {
-    const c = cascades.ofNamespace(ns);
-    return c ? namespaceStatus(c, true) : "";
-  });
-  layoutCost = performance.now() - t0;
-  perf.layoutMs = layoutCost;
-  if (dirty === store.dirtyNamespaces) dirty.clear();
-  else for (const ns of dirty) store.dirtyNamespaces.delete(ns);
-  lastLayout = now;
-  layoutDue = store.dirtyNamespaces.size > 0;
-  if (!fittedOnce && layout.items.size) {
-    fittedOnce = true;
-    if (!(view.sel && revealAndCenter(view.sel, 1))) renderer.open(layout.workloadBounds());
-  } else renderer.anchor(anchorUID, before);
-  renderer.dirty = true;
-  updateEmpty();
-}
-function settledDirty(now) {
-  const dirty = store.dirtyNamespaces;
-  if (dirty.has("*")) return dirty;
-  const out = /* @__PURE__ */ new Set();
-  for (const ns of dirty) {
-    if (now - (store.removedAt.get(ns) ?? -Infinity) > GHOST_MS && !cascades.progressing(ns, now, GHOST_MS)) out.add(ns);
-  }
-  return out;
-}
-function tick(now) {
-  if (store !== live) {
-    live.expire(now);
-    if (live.touched.size || liveCascades.active.size && now - lastLiveCascades > 100) {
-      lastLiveCascades = now;
-      liveCascades.observe(live.touched, now);
-      live.touched.clear();
-    }
-    live.dirtyNamespaces.clear();
-  }
-  if (store.expire(now)) layoutDue = true;
-  if (store.dirtyNamespaces.size) layoutDue = true;
-  if (store.touched.size || cascades.active.size && now - lastCascades > 100) {
-    lastCascades = now;
-    cascades.observe(store.touched, now);
-    if (cascades.active.size) renderer.dirty = true;
-  }
-  if (layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) {
-    const ready = settledDirty(now);
-    if (ready.size) relayout(now, ready);
-  }
-  if ((cascades.changed || cascades.active.size) && now - lastStrip > 250) {
-    cascades.changed = false;
-    lastStrip = now;
-    cascadeStrip.render();
-    if (view.sel && cascades.of(view.sel)) objectPanel.renderSoon();
-  }
-  if (store.touched.size) {
-    renderer.dirty = true;
-    for (const uid of store.touched) renderer.invalidate(uid);
-    if (view.sel && store.touched.has(view.sel)) objectPanel.changed();
-    store.touched.clear();
-  }
-  if (health) {
-    if (live.shadowChanged) health.poke();
-    live.shadowChanged = false;
-    health.tick(now);
-  }
-  if (live.syncChanged) {
-    live.syncChanged = false;
-    discoveryBanner.update(live.sync.discoveryFailures);
-  }
-  discoveryBanner.tick(now);
-  if (now - lastStuckCount > 1e3) {
-    lastStuckCount = now;
-    stuckView.count(live, Date.now());
-  }
-  if (store.queuesChanged && now - lastQueues > 250) {
-    store.queuesChanged = false;
-    lastQueues = now;
-    queuesPanel.render();
-  }
-  if (now - lastFilters > 2e3) {
-    lastFilters = now;
-    fillFilterOptions();
-  }
-  const drew = renderer.frame(now);
-  if (drew && travelUI?.travel.playing && api.playFrames.length < 1e5) api.playFrames.push(now);
-  perf.drawn = layout.items.size;
-  perf.applied = store.applied;
-  if (drew && firstSnapshotPending && !layoutDue) {
-    firstSnapshotPending = false;
-    perf.firstFrameMs = performance.now();
-    api.ready = true;
-  }
-  requestAnimationFrame(tick);
-}
-var conn = $("conn");
-var connState = "connecting";
-var connDetail = "";
-var livePast = () => body.classList.contains("travel") && connState === "live";
-function showConn() {
-  if (replay) return;
-  const past = livePast();
-  conn.dataset.state = connState;
-  conn.textContent = past ? "○ live underneath" : connState === "live" ? "● live" : connState === "connecting" ? "connecting…" : connState === "offline" ? "offline — click to retry" : "reconnecting…";
-  conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
-}
-var stream = new Stream({
-  seq: () => store.seq,
-  onState(state, detail) {
-    connState = state;
-    connDetail = detail;
-    showConn();
-  },
-  onFrame(f) {
-    if (f.type === "snapshot") {
-      live.applySnapshot(f);
-      if (f.reason === "permissions") liveCascades.reset();
-      liveCascades.observe([...live.nodes.keys()], performance.now());
-      if (perf.snapshotMs === null) {
-        perf.snapshotMs = performance.now();
-        firstSnapshotPending = true;
-      }
-      if (store !== live) return;
-      layoutDue = true;
-      fillFilterOptions();
-      if (view.sel) objectPanel.show(view.sel);
-      if (view.q) runSearch();
-    } else if (f.type === "deltas") {
-      live.applyEvents(f.events);
-      if (tracer && store === live) tracer.engine();
-    }
-  }
-});
-conn.addEventListener("click", () => livePast() ? travelUI?.backToLive() : stream.retry());
-var tabs = new Tabs();
-var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), store, {
-  readOnly,
-  travelAt: () => travelUI?.travel.active ? travelUI.travel.at : null,
-  replay: hasHistory ? (uid) => travelUI?.replayLastCascade(uid) : void 0,
-  select: (uid) => select(uid, true),
-  focus: (uid) => setFocus(uid),
-  del: (uid) => dialog.open(uid),
-  cascade(uid) {
-    const c = cascades.of(uid);
-    return c ? { text: progressText(c, cascades.now()), progress: progress(c), running: c.end === null } : null;
-  },
-  // A namespace being deleted: its box says what the engine last said holds it, when no
-  // member held by a finalizer says it already (discovery failing, say).
-  explained(uid, ex) {
-    const nsr = ex?.deletion?.namespace;
-    const c = liveCascades.of(uid);
-    if (c && c.policy === "Namespace") c.explained = nsr?.deletionTimestamp && nsr.next ? `next: ${nsr.next}` : "";
-  }
-});
-var stuckView = new StuckView($("stuck-panel"), document.getElementById("stuck-count"), {
-  select: (uid) => select(uid, true),
-  known: (uid) => live.nodes.has(uid)
-});
-tabs.onShow((tab) => stuckView.setShown(tab === "stuck"));
-var discoveryBanner = new DiscoveryBanner($("discovery-banner"));
-var cascadeStrip = new CascadeStrip($("cascades"), cascades, (uid) => select(uid, true));
-var health = $("collector-health") ? new CollectorHealth($("collector-health"), (uid) => select(uid, true)) : null;
-var queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), store, (uid) => select(uid, true));
-var dialog = new DeleteDialog(live, {
-  preview(m) {
-    renderer.preview = m;
-    renderer.previewVersion++;
-    renderer.dirty = true;
-    legend();
-  },
-  select: (uid) => select(uid, true),
-  done(uid, policy) {
-    const n = store.nodes.get(uid);
-    toast(`Deletion of ${n ? describe(n) : uid} accepted (${policy}). Follow the cascade in the graph and the queues.`);
-    objectPanel.refreshExplain(300);
-  }
-});
-function toggleLoners(b) {
-  const open = !renderer.expanded.has(b.parent);
-  if (open) renderer.expanded.add(b.parent);
-  else renderer.expanded.delete(b.parent);
-  store.dirtyNamespaces.add(b.group.ns);
-  const at = { x: b.group.x + b.x, y: b.group.y + b.y };
-  relayout(performance.now());
-  const nb = layout.groups.get(b.group.ns)?.blocks.find((x) => x.parent === b.parent);
-  if (!nb) return;
-  if (open) renderer.fit({ x: nb.group.x + nb.x, y: nb.group.y + nb.y, w: nb.w, h: nb.h }, true, 1);
-  else renderer.pan((at.x - nb.group.x - nb.x) * renderer.cam.k, (at.y - nb.group.y - nb.y) * renderer.cam.k);
-}
-function revealAndCenter(uid, k) {
-  const b = layout.items.get(uid)?.block;
-  if (b?.loner && renderer.collapsed(b)) {
-    renderer.expanded.add(b.parent);
-    store.dirtyNamespaces.add(b.group.ns);
-    relayout(performance.now());
-  }
-  return renderer.centerOn(uid, k);
-}
-function select(uid, center = false, keepTab = false) {
-  if (uid && !keepTab && tabs.shown() !== "object") tabs.show("object");
-  view.sel = uid;
-  renderer.selected = uid;
-  renderer.dirty = true;
-  objectPanel.show(uid);
-  if (uid && center && !revealAndCenter(uid)) {
-    const n = store.nodes.get(uid);
-    if (n && !keep(n)) {
-      view.ns = [];
-      view.kind = [];
-      if (view.focus && focusSet && !focusSet.has(uid)) view.focus = null;
-      viewChanged();
-      relayout(performance.now());
-      renderer.centerOn(uid);
-    }
-  }
-  writeURL();
-}
-function setFocus(uid) {
-  view.focus = uid;
-  if (uid && !view.sel) select(uid);
-  viewChanged();
-  relayout(performance.now());
-  renderer.fit(layout.bounds);
-}
-function updateFocusChip() {
-  const chip = $("focus-chip");
-  chip.hidden = !view.focus;
-  if (view.focus) {
-    const n = store.nodes.get(view.focus);
-    $("focus-name").textContent = n ? describe(n) : view.focus;
-  }
-}
-$("focus-clear").addEventListener("click", () => setFocus(null));
-var nsSelect = (
-  /** @type {HTMLSelectElement} */
-  $("filter-ns")
-);
-var kindSelect = (
-  /** @type {HTMLSelectElement} */
-  $("filter-kind")
-);
-var filterKey = "";
-function fillFilterOptions() {
-  const nss = new Set(view.ns), kinds = new Set(view.kind);
-  for (const n of store.nodes.values()) {
-    nss.add(n.namespace || "");
-    kinds.add(n.kind);
-  }
-  const nsList = [...nss].sort(), kindList = [...kinds].sort();
-  const key = nsList.join(",") + "|" + kindList.join(",");
-  if (key === filterKey) return;
-  filterKey = key;
-  nsSelect.replaceChildren(h("option", { value: "*" }, "all"), ...nsList.map((ns) => h("option", { value: ns }, ns || "(cluster-scoped)")));
-  kindSelect.replaceChildren(h("option", { value: "*" }, "all"), ...kindList.map((k) => h("option", { value: k }, k)));
-  syncFilterControls();
-}
-function syncFilterControls() {
-  nsSelect.value = view.ns.length === 1 ? view.ns[0] : "*";
-  kindSelect.value = view.kind.length === 1 ? view.kind[0] : "*";
-}
-nsSelect.addEventListener("change", () => {
-  view.ns = nsSelect.value === "*" ? [] : [nsSelect.value];
-  viewChanged();
-  relayout(performance.now());
-  renderer.fit(layout.bounds);
-});
-kindSelect.addEventListener("change", () => {
-  view.kind = kindSelect.value === "*" ? [] : [kindSelect.value];
-  viewChanged();
-  relayout(performance.now());
-  renderer.fit(layout.bounds);
-});
-var search = (
-  /** @type {HTMLInputElement} */
-  $("search")
-);
-var results = $("search-results");
-var resultUIDs = [];
-function runSearch() {
-  const q = search.value.trim().toLowerCase();
-  view.q = search.value.trim();
-  renderer.matches = /* @__PURE__ */ new Set();
-  resultUIDs = [];
-  if (q) {
-    const found = [];
-    for (const n of store.nodes.values()) {
-      const score = searchScore(n, q);
-      if (score < 0) continue;
-      renderer.matches.add(n.uid);
-      found.push({ uid: n.uid, score, key: sortKey(n) });
-    }
-    found.sort((a, b) => a.score - b.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-    resultUIDs = found.slice(0, 50).map((f) => f.uid);
-  }
-  renderer.dirty = true;
-  results.replaceChildren(...resultUIDs.map((u, i) => {
-    const n = (
-      /** @type {any} */
-      store.nodes.get(u)
-    );
-    return h(
-      "li",
-      { role: "option", "data-uid": u, class: i === 0 ? "active" : "", onmousedown: (ev) => {
-        ev.preventDefault();
-        choose(u);
-      } },
-      h("b", null, n.name),
-      h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""}`)
-    );
-  }), renderer.matches.size > 50 ? h("li.muted", null, `${renderer.matches.size - 50} more highlighted in the graph`) : "");
-  if (q && !resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
-  if (q && hasHistory) results.append(h(
-    "li.recorded",
-    {
-      role: "option",
-      id: "search-recording",
-      onmousedown: (ev) => {
-        ev.preventDefault();
-        searchRecording(search.value.trim());
-      }
-    },
-    h("b", null, "Search the recording"),
-    h("span.muted", null, ` for “${search.value.trim()}”: deleted objects too`)
-  ));
-  results.hidden = !q || document.activeElement !== search;
-  writeURL();
-}
-function searchScore(n, q) {
-  const name = n.name.toLowerCase();
-  if (name === q || n.uid === q) return 0;
-  if (name.startsWith(q)) return 1;
-  if (name.includes(q)) return 2;
-  if (n.kind.toLowerCase() === q) return 3;
-  return (n.kind + "\0" + (n.namespace || "") + "\0" + n.uid).toLowerCase().includes(q) ? 4 : -1;
-}
-async function searchRecording(name) {
-  results.replaceChildren(h("li.muted", null, "searching the recording…"));
-  try {
-    const page = await historyPage({ nameContains: name, type: "nodeRemoved", order: "newest", limit: 20 });
-    const seen = /* @__PURE__ */ new Set();
-    const found = page.events.filter((e) => !seen.has(e.node?.uid) && seen.add(e.node?.uid));
-    results.replaceChildren(...found.map((e) => {
-      const n = e.node, t = parseTime(e.time);
-      return h("li", { role: "option", "data-uid": n.uid, "data-removed": e.time, onmousedown: (ev) => {
-        ev.preventDefault();
-        results.hidden = true;
-        search.blur();
-        travelUI?.travel.seek(t - 1e-3).then(() => select(n.uid, true));
-      } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
-    }));
-    if (!found.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object whose name contains “${name}”`));
-  } catch (e) {
-    results.replaceChildren(h("li.muted", null, `the recording could not be searched: ${/** @type {any} */
-    e.message || e}`));
-  }
-  results.hidden = false;
-}
-function choose(uid) {
-  results.hidden = true;
-  search.blur();
-  select(uid, true);
-}
-search.addEventListener("input", runSearch);
-search.addEventListener("focus", () => {
-  if (search.value) runSearch();
-});
-search.addEventListener("blur", () => setTimeout(() => results.hidden = true, 100));
-search.addEventListener("keydown", (ev) => {
-  if (ev.key === "Enter" && resultUIDs.length) choose(resultUIDs[0]);
-  else if (ev.key === "Escape") {
-    search.value = "";
-    runSearch();
-    search.blur();
-  }
-});
-var tooltip = $("tooltip");
-var drag = null;
-canvas.addEventListener("pointerdown", (ev) => {
-  drag = { x: ev.clientX, y: ev.clientY, moved: false, id: ev.pointerId };
-  canvas.setPointerCapture(ev.pointerId);
-});
-canvas.addEventListener("pointermove", (ev) => {
-  const r = canvas.getBoundingClientRect();
-  if (drag) {
-    const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
-    if (drag.moved || Math.abs(dx) + Math.abs(dy) > 3) {
-      drag.moved = true;
-      renderer.pan(dx, dy);
-      drag.x = ev.clientX;
-      drag.y = ev.clientY;
-      tooltip.hidden = true;
-      return;
-    }
-  }
-  const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
-  const uid = hit?.item?.uid || null;
-  if (uid !== renderer.hover) {
-    renderer.hover = uid;
-    renderer.dirty = true;
-  }
-  const nsDel = !hit?.item && !hit?.block && hit?.group?.ns ? cascades.ofNamespace(hit.group.ns) : null;
-  if (nsDel) {
-    tooltip.textContent = `Namespace ${nsDel.ref.name}: ${nsDel.end === null ? "Terminating" : "deleted"}
-${progressText(nsDel, cascades.now())}` + (nsDel.baseline ? "" : "\n(the page found it under way: what went before is not known)") + "\nclick: its Namespace, and why it is still there";
-    tooltip.style.left = `${ev.clientX - r.left + 14}px`;
-    tooltip.style.top = `${ev.clientY - r.top + 14}px`;
-    tooltip.hidden = false;
-  } else if (hit?.item || hit?.block) {
-    const b = hit.block;
-    const text = hit.item ? tooltipText(hit.item) : b?.loner ? hit.caption ? "click to fold them back into one box" : `${b.uids.length} ${b.loner}s with no owner and no dependent: the collector has nothing to do with them — click to list them` : `${b?.uids.length} dependents of ${describe(
-      /** @type {any} */
-      store.nodes.get(b?.parent || "") || { kind: "", name: "?" }
-    )} — click to open`;
-    tooltip.textContent = text;
-    tooltip.style.left = `${ev.clientX - r.left + 14}px`;
-    tooltip.style.top = `${ev.clientY - r.top + 14}px`;
-    tooltip.hidden = false;
-  } else tooltip.hidden = true;
-  canvas.style.cursor = hit?.item || hit?.block || nsDel ? "pointer" : "grab";
-});
-canvas.addEventListener("pointerleave", () => {
-  tooltip.hidden = true;
-  renderer.hover = null;
-  renderer.dirty = true;
-});
-canvas.addEventListener("pointerup", (ev) => {
-  const press = drag;
-  drag = null;
-  if (!press || press.moved) return;
-  const r = canvas.getBoundingClientRect();
-  const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
-  if (hit?.block?.loner) toggleLoners(hit.block);
-  else if (hit?.block) {
-    renderer.expanded.add(hit.block.parent);
-    const b = hit.block;
-    renderer.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
-  } else if (hit?.item) select(hit.item.uid);
-  else if (hit?.group?.ns && cascades.ofNamespace(hit.group.ns)?.end === null) {
-    select(
-      /** @type {any} */
-      cascades.ofNamespace(hit.group.ns).owner
-    );
-  } else select(null);
-});
-canvas.addEventListener("dblclick", (ev) => {
-  const r = canvas.getBoundingClientRect();
-  const hit = renderer.hit(ev.clientX - r.left, ev.clientY - r.top);
-  if (hit?.item) setFocus(hit.item.uid);
-});
-canvas.addEventListener("wheel", (ev) => {
-  ev.preventDefault();
-  const r = canvas.getBoundingClientRect();
-  if (ev.ctrlKey || Math.abs(ev.deltaY) >= Math.abs(ev.deltaX)) renderer.zoomAt(ev.clientX - r.left, ev.clientY - r.top, Math.exp(-ev.deltaY * (ev.ctrlKey ? 0.01 : 15e-4)));
-  else renderer.pan(-ev.deltaX, -ev.deltaY);
-}, { passive: false });
-function tooltipText(it) {
-  const n = it.node, live2 = store.nodes.get(it.uid);
-  const st = live2 ? stateOf(store, live2) : "removed";
-  const label = STATES.find((s) => s.id === st)?.label || st;
-  return `${n.kind} ${n.name}${n.namespace ? "\nnamespace " + n.namespace : ""}
-${label}${n.finalizers?.length ? "\nfinalizers: " + n.finalizers.join(", ") : ""}`;
-}
-new ResizeObserver(() => renderer.resize()).observe(canvas);
-$("zoom-in").addEventListener("click", () => renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1.4));
-$("zoom-out").addEventListener("click", () => renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1 / 1.4));
-$("zoom-fit").addEventListener("click", () => renderer.fit(layout.bounds));
-function legend() {
-  const sw = (color, cls = "swatch") => h(`span.${cls}`, { style: `--c: var(${color})` });
-  const rows = [
-    h("div.lh", null, "Objects"),
-    ...STATES.map((s) => h("div.li", { title: s.help }, sw(s.color, s.id === "virtual" ? "swatch.dashed" : "swatch"), s.label)),
-    ...MARKERS.map((m) => h("div.li", { title: m.help }, sw(m.color, m.id === "invalid" ? "marker.tri" : "marker"), m.label)),
-    h("div.li", { title: "a collapsed set of siblings: zoom in or click it" }, h("span.swatch.block"), "N siblings (zoom in or click)"),
-    h("div.lh", null, "Owner references"),
-    ...EDGES.map((e) => h("div.li", null, h(`span.edge${e.dash ? ".dash" : ""}${e.strong ? ".strong" : ""}`), e.label))
-  ];
-  if (renderer.preview.size) {
-    rows.push(
-      h("div.lh", null, "Delete preview"),
-      ...Object.entries(PREVIEW).filter(([k]) => k !== "target").map(([, p]) => h("div.li", null, sw(p.color), p.label))
-    );
-  }
-  $("legend-body").replaceChildren(...rows);
-}
-function updateEmpty() {
-  const el = $("empty");
-  if (layout.items.size) {
-    el.hidden = true;
-    return;
-  }
-  el.hidden = false;
-  const focused = view.focus ? store.current(view.focus) : null;
-  el.textContent = perf.snapshotMs === null ? "Waiting for the engine's first snapshot…" : view.focus && (!focused || focused.ghost) ? `${focused ? describe(focused.node) : "The object you focused on"} was deleted, and with it what it owned. Esc shows everything.` : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
-}
-var toastTimer;
-function toast(text) {
-  const el = $("toast");
-  el.textContent = text;
-  el.hidden = false;
-  clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => el.hidden = true, 6e3);
-}
-function setTheme(t, remember) {
-  document.documentElement.dataset.theme = t;
-  if (remember) localStorage.setItem("gcscope-theme", t);
-  renderer?.readColors();
-  travelUI?.timeline.readColors();
-}
-function toggleTheme() {
-  const cur = document.documentElement.dataset.theme || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
-  setTheme(cur === "dark" ? "light" : "dark", true);
-  writeURL();
-}
-$("theme-toggle").addEventListener("click", toggleTheme);
-matchMedia("(prefers-color-scheme: dark)").addEventListener("change", () => {
-  renderer.readColors();
-  travelUI?.timeline.readColors();
-});
-var exportMenu = $("export-menu");
-$("export-button").addEventListener("click", () => exportMenu.hidden = !exportMenu.hidden);
-exportMenu.addEventListener("click", async (ev) => {
-  const what = (
-    /** @type {HTMLElement} */
-    ev.target.dataset.export
-  );
-  exportMenu.hidden = true;
-  const stamp = (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-").slice(0, 19);
-  const nodes = [...layout.items.values()].flatMap((it) => store.nodes.get(it.uid) || []);
-  if (what === "svg") download(new Blob([viewSVG(renderer)], { type: "image/svg+xml" }), `gcscope-${stamp}.svg`);
-  else if (what === "png") download(
-    /** @type {Blob} */
-    await viewPNG(canvas),
-    `gcscope-${stamp}.png`
-  );
-  else if (what === "dot") download(new Blob([graphDOT(nodes)], { type: "text/vnd.graphviz" }), `gcscope-${stamp}.dot`);
-  else if (what === "history") travelUI?.exportHistory();
-  else if (what === "json") download(new Blob([JSON.stringify({ seq: store.seq, filter: { namespace: view.ns, kind: view.kind, focus: view.focus }, nodes }, null, 1)], { type: "application/json" }), `gcscope-${stamp}.json`);
-});
-var slow = (
-  /** @type {HTMLInputElement|null} */
-  document.getElementById("slow-motion")
-);
-slow?.addEventListener("change", async () => {
-  try {
-    const res = await post("/api/v1/slow-motion", { enabled: slow.checked });
-    slow.checked = res.enabled;
-    toast(res.enabled ? `Slow motion on: the engine waits ${res.actionDelay} before each write.` : "Slow motion off: the engine writes at full speed.");
-  } catch (e) {
-    slow.checked = !slow.checked;
-    toast(`Slow motion: ${/** @type {any} */
-    e.message || e}`);
-  }
-});
-new ScenarioPlayer({ select: (uid) => select(uid, true), has: (uid) => store.nodes.has(uid), toast });
-document.addEventListener("keydown", (ev) => {
-  const t = (
-    /** @type {HTMLElement} */
-    ev.target
-  );
-  if (t.matches("input, select, textarea") || document.querySelector("dialog[open]") || ev.metaKey || ev.ctrlKey || ev.altKey) return;
-  if (travelUI?.key(ev)) return;
-  switch (ev.key) {
-    case "/":
-      ev.preventDefault();
-      search.focus();
-      search.select();
-      break;
-    case "f":
-      if (view.sel) setFocus(view.sel);
-      break;
-    case "Delete":
-    case "d":
-      if (view.sel && !travelUI?.travel.active && !replay) dialog.open(view.sel);
-      break;
-    case "Escape":
-      if (!exportMenu.hidden) exportMenu.hidden = true;
-      else if (travelUI?.travel.active && !replay) travelUI.backToLive();
-      else if (view.focus) setFocus(null);
-      else if (view.ns.length || view.kind.length) {
-        view.ns = [];
-        view.kind = [];
-        viewChanged();
-      } else select(null);
-      break;
-    case "0":
-      renderer.fit(layout.bounds);
-      break;
-    case "+":
-    case "=":
-      renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1.4);
-      break;
-    case "-":
-      renderer.zoomAt(renderer.w / 2, renderer.h / 2, 1 / 1.4);
-      break;
-    case "e":
-      if (view.sel) {
-        if (renderer.expanded.has(view.sel)) renderer.expanded.delete(view.sel);
-        else renderer.expanded.add(view.sel);
-        renderer.dirty = true;
-      }
-      break;
-    case "t":
-      toggleTheme();
-      break;
-    case "s":
-      tabs.toggle("stuck");
-      break;
-    case "?":
-      $("help-dialog").showModal();
-      break;
-  }
-});
-$("help-button").addEventListener("click", () => (
-  /** @type {HTMLDialogElement} */
-  $("help-dialog").showModal()
-));
-function showStore(s, c) {
-  store = s;
-  cascades = c;
-  renderer.store = s;
-  renderer.cascades = c;
-  objectPanel.store = s;
-  queuesPanel.store = s;
-  cascadeStrip.cascades = c;
-  s.touched.clear();
-  s.dirtyNamespaces.add("*");
-  relayout(performance.now());
-  refreshViews();
-}
-function refreshViews() {
-  queuesPanel.lastActionsKey = "";
-  queuesPanel.render(true);
-  cascades.changed = true;
-  cascadeStrip.render();
-  objectPanel.show(view.sel);
-  filterKey = "";
-  fillFilterOptions();
-  if (view.q) runSearch();
-  updateEmpty();
-}
-if (hasHistory) {
-  travelUI = new TravelUI({
-    replay,
-    live,
-    liveCascades,
+  page2.travelUI = new TravelUI({
+    replay: page2.replay,
+    live: page2.live,
+    liveCascades: page2.liveCascades,
     showStore,
     seeked(ms) {
-      api.seeks.push(ms);
-      if (perf.snapshotMs === null) {
-        perf.snapshotMs = performance.now();
-        firstSnapshotPending = true;
+      v.seeked(ms);
+      if (page2.perf.snapshotMs === null) {
+        page2.perf.snapshotMs = performance.now();
+        page2.firstSnapshotPending = true;
       }
-      relayout(performance.now());
+      page2.relayout(performance.now());
       refreshViews();
-      if (tracer) tracer.engine();
+      page2.tracer?.engine();
     },
     applied() {
-      if (tracer) tracer.engine();
+      page2.tracer?.engine();
     },
-    showConn,
-    select,
-    writeURL,
-    toast,
-    tabs
+    showConn: v.showConn,
+    select: (uid, center, keepTab) => page2.select(uid, center, keepTab),
+    writeURL: () => page2.writeURL(),
+    toast: (text) => page2.toast(text),
+    tabs: v.tabs
   });
 }
-var tracer = null;
-function trace(uids) {
-  renderer.recordDrawn();
+
+// src/testhooks.js
+function trace(page2, uids) {
+  const { renderer: renderer2, layout: layout2 } = page2;
+  renderer2.recordDrawn();
   const lastEngine = {};
   const lastDrawn = {};
   const lastPlaced = {};
@@ -6043,23 +6087,23 @@ function trace(uids) {
     engine() {
       const now = performance.now();
       for (const u of uids) {
-        const n = store.nodes.get(u);
-        const st = n ? stateOf(store, n) : "removed";
+        const n = page2.store.nodes.get(u);
+        const st = n ? stateOf(page2.store, n) : "removed";
         if (lastEngine[u] !== st) t.engineLog.push({ uid: u, state: st, t: now });
         lastEngine[u] = st;
       }
     }
   };
   const drawn = () => {
-    if (tracer !== t) return;
+    if (page2.tracer !== t) return;
     for (const u of uids) {
-      const d = renderer.drawnState?.get(u);
+      const d = renderer2.drawnState?.get(u);
       const l = lastDrawn[u];
       if (d && (!l || l.state !== d.state || l.x !== d.x || l.y !== d.y)) {
         t.drawnLog.push({ uid: u, state: d.state, x: d.x, y: d.y, t: d.at });
         lastDrawn[u] = d;
       }
-      const b = layout.box(u), p = lastPlaced[u];
+      const b = layout2.box(u), p = lastPlaced[u];
       if (b && (!p || p.x !== b.x || p.y !== b.y)) {
         t.placedLog.push({ uid: u, state: "", x: b.x, y: b.y, t: performance.now() });
         lastPlaced[u] = b;
@@ -6067,91 +6111,228 @@ function trace(uids) {
     }
     requestAnimationFrame(drawn);
   };
-  tracer = t;
+  page2.tracer = t;
   t.engine();
   requestAnimationFrame(drawn);
 }
-var api = {
-  ready: false,
-  perf,
-  /** The uids drawn now (after filters and focus; removed ones fading out excluded). */
-  drawnUIDs: () => [...layout.items.values()].filter((it) => store.nodes.has(it.uid)).map((it) => it.uid),
-  /** Starts recording what the canvas draws (see Renderer.drawnState). */
-  recordDrawn: () => renderer.recordDrawn(),
-  /** What the canvas last drew for uid since recordDrawn: {state, x, y, at}. @param {string} uid */
-  drawn: (uid) => renderer.drawnState?.get(uid) || null,
-  /** The caption the canvas last drew under uid's box since recordDrawn (a running cascade's "waiting on … · 2.5 s so far"). @param {string} uid */
-  caption: (uid) => renderer.drawnCaptions?.get(uid) ?? null,
-  /** What the canvas last drew as namespace ns's box title, and under it, since recordDrawn: {text, caption, at}. @param {string} ns */
-  nsDrawn: (ns) => renderer.drawnTitles?.get(ns) ?? null,
-  /** Every change of a namespace box's title as drawn since recordDrawn, frame by frame: [{ns, text, caption, inLayout, t}] (text "": no longer drawn). @param {string} ns */
-  titleLog: (ns) => renderer.titleLog.filter((e) => e.ns === ns),
-  /** The deletion of namespace ns the page follows: {gone, total, baseline, end, waitingOn}, or null. @param {string} ns */
-  nsDeletion: (ns) => {
-    const c = cascades.ofNamespace(ns);
-    return c ? { gone: c.gone, total: c.total, baseline: c.baseline, end: c.end, waitingOn: c.waitingOn } : null;
+function testHooks(page2, parts) {
+  const { renderer: renderer2, layout: layout2, live: live2, view: view2, perf } = page2;
+  const { stuckView: stuckView2, tabs: tabs2 } = parts;
+  const api2 = {
+    ready: false,
+    perf,
+    /** The uids drawn now (after filters and focus; removed ones fading out excluded). */
+    drawnUIDs: () => [...layout2.items.values()].filter((it) => page2.store.nodes.has(it.uid)).map((it) => it.uid),
+    /** Starts recording what the canvas draws (see Renderer.drawnState). */
+    recordDrawn: () => renderer2.recordDrawn(),
+    /** What the canvas last drew for uid since recordDrawn: {state, x, y, at}. @param {string} uid */
+    drawn: (uid) => renderer2.drawnState?.get(uid) || null,
+    /** The caption the canvas last drew under uid's box since recordDrawn (a running cascade's "waiting on … · 2.5 s so far"). @param {string} uid */
+    caption: (uid) => renderer2.drawnCaptions?.get(uid) ?? null,
+    /** What the canvas last drew as namespace ns's box title, and under it, since recordDrawn: {text, caption, at}. @param {string} ns */
+    nsDrawn: (ns) => renderer2.drawnTitles?.get(ns) ?? null,
+    /** Every change of a namespace box's title as drawn since recordDrawn, frame by frame: [{ns, text, caption, inLayout, t}] (text "": no longer drawn). @param {string} ns */
+    titleLog: (ns) => renderer2.titleLog.filter((e) => e.ns === ns),
+    /** The deletion of namespace ns the page follows: {gone, total, baseline, end, waitingOn}, or null. @param {string} ns */
+    nsDeletion: (ns) => {
+      const c = page2.cascades.ofNamespace(ns);
+      return c ? { gone: c.gone, total: c.total, baseline: c.baseline, end: c.end, waitingOn: c.waitingOn } : null;
+    },
+    stuckView: stuckView2,
+    tabs: tabs2,
+    cascades: page2.liveCascades,
+    /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
+    trace: (uids) => trace(page2, uids),
+    /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}], placed: [{uid, x, y, t}]}. */
+    traceLog: () => {
+      const t = (
+        /** @type {Trace|null} */
+        page2.tracer
+      );
+      return { engine: t?.engineLog || [], drawn: t?.drawnLog || [], placed: t?.placedLog || [] };
+    },
+    /** @param {string} uid */
+    select: (uid) => page2.select(uid, true),
+    view: view2,
+    /**
+     * The state of each object of namespace ns in the store shown (or, which = "live", the
+     * live one), as the canvas would draw it: {uid: state}.
+     * @param {string} ns @param {string} [which]
+     */
+    nsStates: (ns, which) => {
+      const s = which === "live" ? live2 : page2.store;
+      const out = {};
+      for (const u of s.byNamespace.get(ns) || []) out[u] = stateOf(
+        s,
+        /** @type {any} */
+        s.nodes.get(u)
+      );
+      return out;
+    },
+    /** The store shown: the live one, or time travel's. */
+    get store() {
+      return page2.store;
+    },
+    live: live2,
+    renderer: renderer2,
+    /** The keyboard shortcuts the page binds, as the help lists them: [[label, help]]. */
+    shortcuts: () => parts.shortcuts.listed(),
+    /** Time travel (with --history): {active, at, playing, speed, lastSeekMs, store}. */
+    travel: () => page2.travelUI?.travel ?? null,
+    timeline: () => page2.travelUI?.timeline ?? null,
+    /** Seeks, the time each took from the ask to the state applied (ms). */
+    seeks: (
+      /** @type {number[]} */
+      []
+    ),
+    /** Frames drawn while playing: [performance.now()], for fps. */
+    playFrames: (
+      /** @type {number[]} */
+      []
+    )
+  };
+  window.gcscope = api2;
+  return api2;
+}
+
+// src/main.js
+var page = newPage();
+var { live, liveCascades, renderer, layout, view, replay } = page;
+var show = (uid) => page.select(uid, true);
+var tabs = new Tabs();
+var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), page.store, {
+  readOnly: page.readOnly,
+  travelAt: () => page.travelUI?.travel.active ? page.travelUI.travel.at : null,
+  replay: page.hasHistory ? (uid) => page.travelUI?.replayLastCascade(uid) : void 0,
+  select: show,
+  focus: (uid) => page.setFocus(uid),
+  del: (uid) => dialog.open(uid),
+  cascade(uid) {
+    const c = page.cascades.of(uid);
+    return c ? { text: progressText(c, page.cascades.now()), progress: progress(c), running: c.end === null } : null;
   },
+  // A namespace being deleted: its box says what the engine last said holds it, when no
+  // member held by a finalizer says it already (discovery failing, say).
+  explained(uid, ex) {
+    const nsr = ex?.deletion?.namespace;
+    const c = liveCascades.of(uid);
+    if (c && c.policy === "Namespace") c.explained = nsr?.deletionTimestamp && nsr.next ? `next: ${nsr.next}` : "";
+  }
+});
+var stuckView = new StuckView($("stuck-panel"), document.getElementById("stuck-count"), {
+  select: show,
+  known: (uid) => live.nodes.has(uid)
+});
+tabs.onShow((tab) => stuckView.setShown(tab === "stuck"));
+var discoveryBanner = new DiscoveryBanner($("discovery-banner"));
+var cascadeStrip = new CascadeStrip($("cascades"), page.cascades, show);
+var health = $("collector-health") ? new CollectorHealth($("collector-health"), show) : null;
+var queuesPanel = new QueuesPanel($("queues"), $("actions"), $("sync-state"), page.store, show);
+var dialog = new DeleteDialog(live, {
+  preview(m) {
+    renderer.preview = m;
+    renderer.previewVersion++;
+    renderer.dirty = true;
+    page.legend();
+  },
+  select: show,
+  done(uid, policy) {
+    const n = page.store.nodes.get(uid);
+    page.toast(`Deletion of ${n ? describe(n) : uid} accepted (${policy}). Follow the cascade in the graph and the queues.`);
+    objectPanel.refreshExplain(300);
+  }
+});
+page.legend = () => renderLegend(renderer);
+wireNotices(page);
+var theme = wireTheme(page);
+var syncFilterControls = wireFilters(page);
+var { readURL, updateFocusChip } = wireView(page, { tabs, objectPanel, setTheme: theme.setTheme, syncFilterControls });
+var search = new Search(page);
+wirePointer(page);
+var exportMenu = wireExportMenu(page);
+var { stream, showConn } = wireStream(page, { objectPanel });
+var slow = (
+  /** @type {HTMLInputElement|null} */
+  document.getElementById("slow-motion")
+);
+slow?.addEventListener("change", async () => {
+  try {
+    const res = await post("/api/v1/slow-motion", { enabled: slow.checked });
+    slow.checked = res.enabled;
+    page.toast(res.enabled ? `Slow motion on: the engine waits ${res.actionDelay} before each write.` : "Slow motion off: the engine writes at full speed.");
+  } catch (e) {
+    slow.checked = !slow.checked;
+    page.toast(`Slow motion: ${/** @type {any} */
+    e.message || e}`);
+  }
+});
+new ScenarioPlayer({ select: show, has: (uid) => page.store.nodes.has(uid), toast: (text) => page.toast(text) });
+var helpDialog = (
+  /** @type {HTMLDialogElement} */
+  $("help-dialog")
+);
+var shortcuts = new Shortcuts(shortcutTable({
+  replay,
+  selected: () => view.sel,
+  focus: (uid) => page.setFocus(uid),
+  del: (uid) => dialog.open(uid),
+  // read-only: a preview
+  escape() {
+    if (!exportMenu.hidden) exportMenu.hidden = true;
+    else if (page.travelUI?.travel.active && !replay) return false;
+    else if (view.focus) page.setFocus(null);
+    else if (view.ns.length || view.kind.length) {
+      view.ns = [];
+      view.kind = [];
+      page.viewChanged();
+    } else page.select(null);
+    return true;
+  },
+  search,
+  fit: () => renderer.fit(layout.bounds),
+  zoom: (k) => renderer.zoomAt(renderer.w / 2, renderer.h / 2, k),
+  toggleExpanded(uid) {
+    if (renderer.expanded.has(uid)) renderer.expanded.delete(uid);
+    else renderer.expanded.add(uid);
+    renderer.dirty = true;
+  },
+  toggleTheme: theme.toggleTheme,
+  toggleStuck: () => tabs.toggle("stuck"),
+  help: () => helpDialog.showModal(),
+  travelUI: () => page.travelUI
+}), page.hasHistory);
+shortcuts.listen();
+search.input.addEventListener("keydown", (ev) => shortcuts.handle(ev, "search"));
+shortcuts.renderHelp($("help-keys"));
+$("help-button").addEventListener("click", () => helpDialog.showModal());
+var api = testHooks(page, { stuckView, tabs, shortcuts });
+startFrames(page, {
+  cascadeStrip,
+  objectPanel,
+  health,
+  discoveryBanner,
   stuckView,
-  tabs,
-  cascades,
-  /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
-  trace: (uids) => trace(uids),
-  /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}], placed: [{uid, x, y, t}]}. */
-  traceLog: () => ({ engine: tracer?.engineLog || [], drawn: tracer?.drawnLog || [], placed: tracer?.placedLog || [] }),
-  /** @param {string} uid */
-  select: (uid) => select(uid, true),
-  view,
-  /**
-   * The state of each object of namespace ns in the store shown (or, which = "live", the
-   * live one), as the canvas would draw it: {uid: state}.
-   * @param {string} ns @param {string} [which]
-   */
-  nsStates: (ns, which) => {
-    const s = which === "live" ? live : store;
-    const out = {};
-    for (const u of s.byNamespace.get(ns) || []) out[u] = stateOf(
-      s,
-      /** @type {any} */
-      s.nodes.get(u)
-    );
-    return out;
+  queuesPanel,
+  drew(now) {
+    if (page.travelUI?.travel.playing && api.playFrames.length < 1e5) api.playFrames.push(now);
   },
-  /** The store shown: the live one, or time travel's. */
-  get store() {
-    return store;
-  },
-  live,
-  renderer,
-  /** Time travel (with --history): {active, at, playing, speed, lastSeekMs, store}. */
-  travel: () => travelUI?.travel ?? null,
-  timeline: () => travelUI?.timeline ?? null,
-  /** Seeks, the time each took from the ask to the state applied (ms). */
-  seeks: (
-    /** @type {number[]} */
-    []
-  ),
-  /** Frames drawn while playing: [performance.now()], for fps. */
-  playFrames: (
-    /** @type {number[]} */
-    []
-  )
-};
-window.gcscope = api;
-var saved = localStorage.getItem("gcscope-theme");
-if (saved === "dark" || saved === "light") setTheme(saved, false);
+  firstDrawn: () => api.ready = true
+});
+if (page.hasHistory) {
+  wireTimeTravel(page, { objectPanel, queuesPanel, cascadeStrip, tabs, showConn, seeked: (ms) => api.seeks.push(ms) });
+}
 readURL();
-search.value = view.q;
+search.input.value = view.q;
 renderer.selected = view.sel;
 updateFocusChip();
-legend();
-updateEmpty();
-if (replay) travelUI?.startReplay(parseTime(atURL), view.sel);
+page.legend();
+page.updateEmpty();
+if (replay) page.travelUI?.startReplay(parseTime(page.atURL), view.sel);
 else {
   stream.open();
-  const at = parseTime(atURL);
-  if (travelUI && Number.isFinite(at)) travelUI.travel.seek(at).then(() => {
-    if (view.sel) select(view.sel, true, true);
+  const at = parseTime(page.atURL);
+  if (page.travelUI && Number.isFinite(at)) page.travelUI.travel.seek(at).then(() => {
+    if (view.sel) page.select(view.sel, true, true);
   });
 }
-if (view.q) runSearch();
-requestAnimationFrame(tick);
+if (view.q) page.runSearch();

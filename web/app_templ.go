@@ -258,30 +258,20 @@ func App(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><dl class=\"keys\"><dt>/</dt><dd>search</dd><dt>Enter</dt><dd>go to the first result</dd><dt>f</dt><dd>focus on the selected object's owners and dependents</dd><dt>Delete, d</dt><dd>delete the selected object…</dd><dt>Esc</dt><dd>close, clear focus, clear filters, clear selection</dd><dt>0</dt><dd>fit the view</dd><dt>+ / −</dt><dd>zoom</dd><dt>e</dt><dd>expand or collapse the selected object's dependents</dd><dt>t</dt><dd>light or dark</dd><dt>s</dt><dd>the stuck view: deletions that take too long, and why</dd>")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "<dt>h</dt><dd>the history view: what the collector did</dd><dt>Space</dt><dd>time travel: play or pause</dd><dt>← / →</dt><dd>time travel: step back or forward one change</dd><dt>[ / ]</dt><dd>time travel: slower or faster</dd><dt>Esc</dt><dd>time travel: back to live</dd>")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "<dt>?</dt><dd>this help</dd></dl><p class=\"muted\">gcscope ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><!-- filled by the page from its table of shortcuts (static/src/shortcuts.js) --><dl class=\"keys\" id=\"help-keys\"></dl><p class=\"muted\">gcscope ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 207, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 189, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, " · API: <a href=\"/api/v1/graph\">graph</a> · <a href=\"/api/v1/queues\">queues</a> · <a href=\"/debug/controllers/garbagecollector/graph\">DOT</a> · <a href=\"/metrics\">metrics</a></p><form method=\"dialog\"><button>Close</button></form></dialog>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, " · API: <a href=\"/api/v1/graph\">graph</a> · <a href=\"/api/v1/queues\">queues</a> · <a href=\"/debug/controllers/garbagecollector/graph\">DOT</a> · <a href=\"/metrics\">metrics</a></p><form method=\"dialog\"><button>Close</button></form></dialog>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

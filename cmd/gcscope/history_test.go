@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gcscope/gcscope/internal/testkit"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -68,6 +69,9 @@ type historyPage struct {
 // TestHistorySurvivesRestart: with --history and --data-dir, the collector's decisions
 // recorded by one run are answered the same by the next.
 func TestHistorySurvivesRestart(t *testing.T) {
+	// Its own gcscope process, data dir and port: it runs beside the other process tests,
+	// after the browser tests, which stay serial (they time what the page draws).
+	t.Parallel()
 	root := t.TempDir()
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + mkdir(t, root, "home"), "TMPDIR=" + mkdir(t, root, "tmp")}
 	dataDir, kubeconfig := filepath.Join(root, "data"), filepath.Join(root, "kubeconfig")
@@ -108,12 +112,8 @@ func TestHistorySurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	var before historyPage
-	deadline := time.Now().Add(time.Minute)
-	for before = deletes(addr); len(before.Events) == 0; before = deletes(addr) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the collector's delete of the dependent was not recorded within a minute:\n%s", p.stderrText())
-		}
-		time.Sleep(100 * time.Millisecond)
+	if err := testkit.Poll(ctx, time.Minute, func() bool { before = deletes(addr); return len(before.Events) > 0 }); err != nil {
+		t.Fatalf("the collector's delete of the dependent was not recorded within a minute:\n%s", p.stderrText())
 	}
 	if a := before.Events[0].Action; a == nil || a.Object.Name != "dependent" || a.Reason == "" || before.Recording.Session != 1 {
 		t.Fatalf("the recorded delete: %+v", before)

@@ -8,11 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gcscope/gcscope/internal/testkit"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 )
 
 // TestKilledMidCascadeFinishesAfterRestart: gcscope killed with SIGKILL three times during
@@ -20,6 +22,9 @@ import (
 // owner and its dependents are gone, and a dependent that has another live owner stays,
 // no longer naming the deleted one (the outcome of the fault-free run, and upstream's).
 func TestKilledMidCascadeFinishesAfterRestart(t *testing.T) {
+	// Its own gcscope process, data dir and port: it runs beside the other process tests,
+	// after the browser tests, which stay serial (they time what the page draws).
+	t.Parallel()
 	const dependents = 200
 	root := t.TempDir()
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + mkdir(t, root, "home"), "TMPDIR=" + mkdir(t, root, "tmp")}
@@ -34,7 +39,7 @@ func TestKilledMidCascadeFinishesAfterRestart(t *testing.T) {
 		p.waitReady(t, addr)
 		return p, addr, clientFor(t, kubeconfig)
 	}
-	p, _, cs := start()
+	p, addr, cs := start()
 	ctx := context.Background()
 	ns := "cascade"
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -45,7 +50,7 @@ func TestKilledMidCascadeFinishesAfterRestart(t *testing.T) {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name}}
 		for _, o := range owners {
 			cm.OwnerReferences = append(cm.OwnerReferences, metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap",
-				Name: o.Name, UID: o.UID, BlockOwnerDeletion: ptrTo(true)})
+				Name: o.Name, UID: o.UID, BlockOwnerDeletion: ptr.To(true)})
 		}
 		got, err := cms.Create(ctx, cm, metav1.CreateOptions{})
 		if err != nil {
@@ -60,7 +65,13 @@ func TestKilledMidCascadeFinishesAfterRestart(t *testing.T) {
 	}
 	// Wait until the engine has seen them all (its graph is rebuilt from the cluster on
 	// every start, but the delete must not outrun the first build).
-	time.Sleep(2 * time.Second)
+	testkit.Eventually(t, "the engine to see the owner's dependents", func() bool {
+		var g graphDoc
+		if getJSON("http://"+addr+"/api/v1/graph?limit=100000&namespace="+ns, &g) != nil {
+			return false
+		}
+		return len(g.Nodes) >= dependents+3
+	})
 	fg := metav1.DeletePropagationForeground
 	if err := cms.Delete(ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
 		t.Fatal(err)
@@ -80,12 +91,8 @@ func TestKilledMidCascadeFinishesAfterRestart(t *testing.T) {
 		return n
 	}
 	for kill, below := range []int{dependents * 3 / 4, dependents / 2, dependents / 4} {
-		deadline := time.Now().Add(2 * time.Minute)
-		for n := remaining(cs); n < 0 || n > below; n = remaining(cs) {
-			if time.Now().After(deadline) {
-				t.Fatalf("kill %d: %d dependents left after 2 minutes, waiting for %d", kill+1, n, below)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if err := testkit.Poll(ctx, 2*time.Minute, func() bool { n := remaining(cs); return n >= 0 && n <= below }); err != nil {
+			t.Fatalf("kill %d: %d dependents left after 2 minutes, waiting for %d", kill+1, remaining(cs), below)
 		}
 		left := remaining(cs)
 		if left == 0 {
@@ -96,19 +103,15 @@ func TestKilledMidCascadeFinishesAfterRestart(t *testing.T) {
 		}
 		<-p.exited
 		t.Logf("kill %d: SIGKILL with %d of %d dependents left", kill+1, left, dependents)
-		p, _, cs = start()
+		p, addr, cs = start()
 	}
 
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		_, ownerErr := cs.CoreV1().ConfigMaps(ns).Get(ctx, owner.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(ownerErr) && remaining(cs) == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after the last restart: owner %v, %d dependents left after 2 minutes", ownerErr, remaining(cs))
-		}
-		time.Sleep(100 * time.Millisecond)
+	var ownerErr error
+	if err := testkit.Poll(ctx, 2*time.Minute, func() bool {
+		_, ownerErr = cs.CoreV1().ConfigMaps(ns).Get(ctx, owner.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(ownerErr) && remaining(cs) == 0
+	}); err != nil {
+		t.Fatalf("after the last restart: owner %v, %d dependents left after 2 minutes", ownerErr, remaining(cs))
 	}
 	cms = cs.CoreV1().ConfigMaps(ns) // the client of the last start
 	for _, want := range []*corev1.ConfigMap{keeper, shared} {
@@ -136,5 +139,3 @@ func refUIDs(refs []metav1.OwnerReference) []types.UID {
 	}
 	return out
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gcscope/gcscope/internal/testkit"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -190,6 +191,9 @@ current-context: c
 // /readyz, serve a working kubeconfig, keep what was stored across a restart with the same
 // --data-dir, and shut down on SIGTERM and SIGINT within 5 s leaving no port open.
 func TestCopiedBinaryEmbeddedClusterPersistsAcrossRestart(t *testing.T) {
+	// Its own gcscope process, data dir and port: it runs beside the other process tests,
+	// after the browser tests, which stay serial (they time what the page draws).
+	t.Parallel()
 	root := t.TempDir()
 	bin := filepath.Join(root, "bin", "gcscope")
 	copyFile(t, binary, bin)
@@ -249,6 +253,9 @@ func TestCopiedBinaryEmbeddedClusterPersistsAcrossRestart(t *testing.T) {
 }
 
 func TestTemporaryDataDirRemovedOnExit(t *testing.T) {
+	// Its own gcscope process, data dir and port: it runs beside the other process tests,
+	// after the browser tests, which stay serial (they time what the page draws).
+	t.Parallel()
 	root := t.TempDir()
 	tmp := mkdir(t, root, "tmp")
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + mkdir(t, root, "home"), "TMPDIR=" + tmp}
@@ -319,23 +326,27 @@ func (p *process) stderrText() string { p.mu.Lock(); defer p.mu.Unlock(); return
 // waitReady polls /readyz until 200, failing if the process exits or two minutes pass.
 func (p *process) waitReady(t *testing.T, addr string) {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
+	exited := false
+	err := testkit.Poll(context.Background(), 2*time.Minute, func() bool {
 		select {
 		case <-p.exited:
-			t.Fatalf("gcscope exited before ready (%v):\n%s\n%s", p.waitErr, p.stdout(), p.stderrText())
+			exited = true
+			return true
 		default:
 		}
 		resp, err := http.Get("http://" + addr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return
-			}
+		if err != nil {
+			return false
 		}
-		time.Sleep(200 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if exited {
+		t.Fatalf("gcscope exited before ready (%v):\n%s\n%s", p.waitErr, p.stdout(), p.stderrText())
 	}
-	t.Fatalf("gcscope not ready after 2 minutes:\n%s\n%s", p.stdout(), p.stderrText())
+	if err != nil {
+		t.Fatalf("gcscope not ready after 2 minutes:\n%s\n%s", p.stdout(), p.stderrText())
+	}
 }
 
 // stop sends sig and checks the process exits 0 within 5 s with its ports closed.

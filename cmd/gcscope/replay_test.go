@@ -17,6 +17,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // exportFile writes an export of a small background cascade (as GET
@@ -96,13 +97,13 @@ func TestReplayServesTheRecordingReadOnly(t *testing.T) {
 	}()
 	serving := regexp.MustCompile(`serving the replay \(read-only, no cluster, no engine\) on (http://[0-9.:]+)`)
 	var base string
-	for deadline := time.Now().Add(20 * time.Second); base == ""; time.Sleep(5 * time.Millisecond) {
+	if err := testkit.Poll(context.Background(), 20*time.Second, func() bool {
 		if m := serving.FindStringSubmatch(stdout.String()); m != nil {
 			base = m[1]
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not serving within 20 s:\n%s\n%s", stdout.String(), stderr.String())
-		}
+		return base != ""
+	}); err != nil {
+		t.Fatalf("not serving within 20 s:\n%s\n%s", stdout.String(), stderr.String())
 	}
 	if want := "2026-05-01T10:00:01Z to 2026-05-01T10:00:03Z, 3 events, 1 cascade, 0 gaps"; !strings.Contains(stdout.String(), want) {
 		t.Errorf("the start does not say what the file covers (%q):\n%s", want, stdout.String())

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -18,11 +19,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // TestTLSServesHTTPSWithSecureCookies: with --tls-cert-file/--tls-private-key-file gcscope
 // serves https only, says so, and its session and CSRF cookies are Secure.
 func TestTLSServesHTTPSWithSecureCookies(t *testing.T) {
+	// Its own gcscope process, data dir and port: it runs beside the other process tests,
+	// after the browser tests, which stay serial (they time what the page draws).
+	t.Parallel()
 	root := t.TempDir()
 	certFile, keyFile, pool := selfSignedCert(t, root)
 	tokenFile := filepath.Join(root, "tokens")
@@ -40,24 +46,26 @@ func TestTLSServesHTTPSWithSecureCookies(t *testing.T) {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 	base := "https://" + addr
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		resp, err := client.Get(base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
+	exited := false
+	err := testkit.Poll(context.Background(), 2*time.Minute, func() bool {
 		select {
 		case <-p.exited:
-			t.Fatalf("gcscope exited before ready (%v):\n%s\n%s", p.waitErr, p.stdout(), p.stderrText())
+			exited = true
+			return true
 		default:
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not ready over https after 2 minutes:\n%s\n%s", p.stdout(), p.stderrText())
+		resp, err := client.Get(base + "/readyz")
+		if err != nil {
+			return false
 		}
-		time.Sleep(200 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	if exited {
+		t.Fatalf("gcscope exited before ready (%v):\n%s\n%s", p.waitErr, p.stdout(), p.stderrText())
+	}
+	if err != nil {
+		t.Fatalf("not ready over https after 2 minutes:\n%s\n%s", p.stdout(), p.stderrText())
 	}
 	if !strings.Contains(p.stdout(), "serving on https://") {
 		t.Errorf("stdout does not say https:\n%s", p.stdout())

@@ -1,11 +1,7 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"fmt"
 	"maps"
 	"math"
@@ -14,8 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -28,13 +22,6 @@ import (
 
 	"github.com/gcscope/gcscope/internal/browsertest"
 )
-
-// liveMoment is what the page held live at one moment of a cascade: the stream's seq and
-// the state of every object of the namespace, as the canvas draws it.
-type liveMoment struct {
-	Seq    uint64            `json:"seq"`
-	States map[string]string `json:"states"`
-}
 
 // TestUIHistory runs gcscope with --history, in slow motion (300 ms before each write of
 // the engine), and deletes the top of a tree of ConfigMaps in the foreground (top ← two
@@ -60,6 +47,7 @@ func TestUIHistory(t *testing.T) {
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+
 	top := createConfigMap(t, kube, ns, "top")
 	midA := createConfigMap(t, kube, ns, "mid-a", top)
 	midB := createConfigMap(t, kube, ns, "mid-b", top)
@@ -81,6 +69,8 @@ func TestUIHistory(t *testing.T) {
 	d.run(t, "load the page", chromedp.Navigate(base+"/?ns="+ns), uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#timeline-canvas")), chromedp.WaitVisible(chromedp.CSS("#tab-history")))
 	poll("the tree in the page", jsArray(tree)+`.every((u) => window.gcscope.live.nodes.has(u))`, 30*time.Second)
+
+	assertHelpListsTravelKeys(t, d)
 
 	// The cascade, live: what the page holds at each change, and the states it traces.
 	var ok bool
@@ -130,39 +120,9 @@ func TestUIHistory(t *testing.T) {
 	// The half-done moment: some leaf gone, the owner and a middle still there; of those the
 	// page saw, the one that lasted longest in the recording (until the next change of the
 	// graph), so that a cursor dragged by pixels lands inside it.
-	type candidate struct {
-		m         liveMoment
-		at, until time.Time
-	}
-	var best *candidate
-	for _, m := range moments {
-		st := m.States
-		if st[owner] == "" || (st[mids[0]] == "" && st[mids[1]] == "") || !slices.ContainsFunc(leafUIDs, func(u string) bool { return st[u] == "" }) {
-			continue
-		}
-		var at struct {
-			Time string `json:"time"`
-		}
-		mustGetJSON(t, fmt.Sprintf("%s/api/v1/history/state?session=%d&seq=%d", base, session, m.Seq), &at)
-		from, err := time.Parse(time.RFC3339Nano, at.Time)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var next struct {
-			Events []event `json:"events"`
-		}
-		mustGetJSON(t, base+"/api/v1/history?order=oldest&limit=50&namespace="+ns+"&type=nodeAdded&type=nodeUpdated&type=nodeRemoved&from="+url.QueryEscape(at.Time), &next)
-		until := from.Add(time.Hour)
-		for _, e := range next.Events {
-			if e.Session == session && e.Seq > m.Seq {
-				until, _ = time.Parse(time.RFC3339Nano, e.Time)
-				break
-			}
-		}
-		if best == nil || until.Sub(from) > best.until.Sub(best.at) {
-			best = &candidate{m: m, at: from, until: until}
-		}
-	}
+	best := longestMoment(t, base, ns, session, moments, func(st map[string]string) bool {
+		return st[owner] != "" && (st[mids[0]] != "" || st[mids[1]] != "") && slices.ContainsFunc(leafUIDs, func(u string) bool { return st[u] == "" })
+	})
 	if best == nil {
 		t.Fatalf("the page never held the cascade half done: %+v", moments)
 	}
@@ -709,141 +669,4 @@ func TestUIHistory(t *testing.T) {
 		t.Errorf("the replay opened at %s with %q selected, URL %s: want the moment and the selection linked, %s and %s", target.Format(time.RFC3339Nano), linked.Sel, linked.Href, target.Format(time.RFC3339Nano), mids[0])
 	}
 	page.NoErrorsExcept(t, allowRefused)
-}
-
-// parseFloat is s as a number (NaN if it is not one).
-func parseFloat(s string) float64 {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		return math.NaN()
-	}
-	return f
-}
-
-// exportHeader is the first line of an exported history.
-func exportHeader(t *testing.T, data []byte) (h struct{ From, To time.Time }) {
-	t.Helper()
-	zr, err := gzip.NewReader(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("the export is not gzip: %v", err)
-	}
-	line, err := bufio.NewReader(zr).ReadBytes('\n')
-	if err != nil || json.Unmarshal(line, &h) != nil {
-		t.Fatalf("the export's header: %q, %v", line, err)
-	}
-	return h
-}
-
-// mustTime parses an RFC 3339 time (zero if it does not parse).
-func mustTime(t *testing.T, s string) time.Time {
-	t.Helper()
-	v, _ := time.Parse(time.RFC3339Nano, s)
-	return v
-}
-
-// sameMs: t is the moment iso (to the millisecond the page keeps).
-func sameMs(t time.Time, iso string) bool {
-	u, err := time.Parse(time.RFC3339Nano, iso)
-	return err == nil && t.Sub(u).Abs() < time.Millisecond
-}
-
-// startReplay runs `gcscope replay --listen 127.0.0.1:0 FILE` in this process until the
-// test ends, and returns its base URL.
-func startReplay(t *testing.T, file string) string {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr lockedWriter
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"replay", "--listen", "127.0.0.1:0", file}, func(string) string { return "" }, &stdout, &stderr)
-	}()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("gcscope replay: %v", err)
-		}
-	})
-	serving := regexp.MustCompile(`serving the replay \(read-only, no cluster, no engine\) on (http://[0-9.:]+)`)
-	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		if m := serving.FindStringSubmatch(stdout.String()); m != nil {
-			return m[1]
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("gcscope replay %s: not serving within 20 s:\n%s\n%s", file, stdout.String(), stderr.String())
-		}
-	}
-}
-
-// timelinePoint evaluates expr, [x, y] in the timeline canvas, and returns it in the page.
-func timelinePoint(t *testing.T, d uiDriver, expr string) (float64, float64) {
-	t.Helper()
-	var p [2]float64
-	d.eval(t, expr, &p)
-	var r [2]float64
-	d.eval(t, `(() => { const r = document.getElementById("timeline-canvas").getBoundingClientRect(); return [r.left, r.top]; })()`, &r)
-	return r[0] + p[0], r[1] + p[1]
-}
-
-// assertRemovalOrder: objects the live page saw removed more than 100 ms apart are drawn
-// removed in the same order when the recording is played.
-func assertRemovalOrder(t *testing.T, live, played traceLog) {
-	t.Helper()
-	type rm struct {
-		uid      string
-		live, pl float64
-	}
-	var rs []rm
-	for uid := range byUID(live.Engine) {
-		l, ok := firstDrawnOf(live.Engine, uid, "removed")
-		p, ok2 := firstDrawn(played, uid, "removed")
-		if ok && ok2 {
-			rs = append(rs, rm{uid, l, p})
-		}
-	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].live < rs[j].live })
-	for i := range rs {
-		for j := i + 1; j < len(rs); j++ {
-			if rs[j].live-rs[i].live > 100 && rs[j].pl < rs[i].pl {
-				t.Errorf("%s was removed %.0f ms before %s live, but drawn removed after it when played", rs[i].uid, rs[j].live-rs[i].live, rs[j].uid)
-			}
-		}
-	}
-}
-
-func isDependent(leaf, mid string, leaves []*corev1.ConfigMap) bool {
-	for _, l := range leaves {
-		if string(l.UID) == leaf {
-			return slices.ContainsFunc(l.OwnerReferences, func(r metav1.OwnerReference) bool { return string(r.UID) == mid })
-		}
-	}
-	return false
-}
-
-func firstLeafRemoved(log traceLog, leaves []string) (float64, bool) {
-	first, found := 0.0, false
-	for _, l := range leaves {
-		if at, ok := firstDrawn(log, l, "removed"); ok && (!found || at < first) {
-			first, found = at, true
-		}
-	}
-	return first, found
-}
-
-// cascadeSpan is the time from the owner's first state change after tracing began to its
-// removal, as drawn.
-func cascadeSpan(t *testing.T, log traceLog, owner string) float64 {
-	t.Helper()
-	start, ok := firstDrawnOf(log.Drawn, owner, "waiting", "foreground", "deleting")
-	end, ok2 := firstDrawn(log, owner, "removed")
-	if !ok || !ok2 {
-		t.Fatalf("the owner's cascade was not drawn: %+v", byUID(log.Drawn)[owner])
-	}
-	return end - start
-}
-
-func fps(frames []float64) float64 {
-	if len(frames) < 2 {
-		return 0
-	}
-	return float64(len(frames)-1) / (frames[len(frames)-1] - frames[0]) * 1000
 }

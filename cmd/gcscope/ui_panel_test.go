@@ -26,6 +26,7 @@ import (
 
 	"github.com/gcscope/gcscope/cluster/demo"
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // panelDependents is the size of the cascade the panel follows.
@@ -146,18 +147,13 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 		if engine <= 0 {
 			break // over already
 		}
-		for {
-			if last = panelCount(); last >= 0 && last <= engine {
-				break
-			}
-			if time.Since(at) > 1500*time.Millisecond {
-				browsertest.Screenshot(t, page.Ctx, "ui-panel-stale")
-				t.Fatalf("1.5 s after the engine counted %d blocking dependents, the panel still says %d", engine, last)
-			}
-			time.Sleep(50 * time.Millisecond)
+		if err := testkit.Poll(ctx, 1500*time.Millisecond, func() bool { last = panelCount(); return last >= 0 && last <= engine }); err != nil {
+			browsertest.Screenshot(t, page.Ctx, "ui-panel-stale")
+			t.Fatalf("1.5 s after the engine counted %d blocking dependents, the panel still says %d", engine, last)
 		}
 		t.Logf("engine %d → panel %d after %v", engine, last, time.Since(at).Round(time.Millisecond))
-		time.Sleep(700 * time.Millisecond)
+		// The next sample once the cascade has moved on (or is over).
+		testkit.Eventually(t, "the cascade to move on", func() bool { return engineBlockers(base, owner.UID) < engine })
 	}
 	if last >= first {
 		t.Errorf("the panel's count stayed at %d (first %d) while the cascade went on", last, first)

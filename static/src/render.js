@@ -4,10 +4,12 @@
 // name, state and markers; edges when they can be told apart. Only what is on screen is
 // drawn, so a frame costs about what the user can see, not the size of the cluster.
 
-import { NODE_W, NODE_H, GROUP_TITLE, LONER_CAPTION, TITLE_FONT } from "./layout.js";
+import { NODE_W, NODE_H, LONER_CAPTION } from "./layout.js";
 import { GHOST_MS, BORN_MS } from "./store.js";
-import { stateOf, hasInvalidOwner, kindHue, STATES } from "./states.js";
-import { progress, cascadeCaption, countText, namespaceStatus } from "./cascades.js";
+import { stateOf, hasInvalidOwner, kindHue, STATES, PREVIEW } from "./states.js";
+import { progress, cascadeCaption, countText } from "./cascades.js";
+import { drawTitles, namespaceDeletion } from "./titles.js";
+import { clamp, truncate } from "./textfit.js";
 
 /** @typedef {import("./layout.js").Item} Item */
 /** @typedef {import("./layout.js").Block} Block */
@@ -27,14 +29,6 @@ const STALE_MS = 100;
 const BITMAP_MAX = 4096;
 /** The lowest zoom at which a box's labels are drawn (NODE_H * k >= 22) with a margin. */
 const READABLE_K = 0.6;
-
-export const PREVIEW = /** @type {const} */ ({
-  target: { label: "to delete", color: "--pv-deleted" },
-  deleted: { label: "goes", color: "--pv-deleted" },
-  orphaned: { label: "orphaned", color: "--pv-orphaned" },
-  kept: { label: "kept (another owner)", color: "--pv-kept" },
-  waiting: { label: "waits on finalizer", color: "--pv-waiting" },
-});
 
 export class Renderer {
   /**
@@ -282,7 +276,7 @@ export class Renderer {
       ctx.fillStyle = C["--group-bg"];
       ctx.fillRect(g.x, g.y, g.w, g.h);
       // A namespace being deleted (Terminating): its box is drawn as a deleted object's is.
-      const del = this.namespaceDeletion(g);
+      const del = namespaceDeletion(this, g);
       ctx.strokeStyle = del && del.end === null ? C["--st-deleting"] : C["--group-border"];
       ctx.lineWidth = (del && del.end === null ? 2.5 : 1) * px;
       ctx.strokeRect(g.x, g.y, g.w, g.h);
@@ -335,139 +329,8 @@ export class Renderer {
       return !(x > vx1 || y > vy1 || x + w < vx0 || y + h < vy0);
     }
 
-    this.drawTitles(visible);
+    drawTitles(this, visible);
     for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
-  }
-
-  /**
-   * Each namespace's title, in its own box so that titles never overlap: in the title band
-   * (which the layout made wide enough) when that is readable; farther out, on a plate
-   * inside the box when the box is large enough on screen; otherwise not at all.
-   * @param {Group[]} visible
-   */
-  drawTitles(visible) {
-    const { ctx, cam, colors: C } = this;
-    ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
-    ctx.textBaseline = "middle";
-    /** @type {Set<string>} */
-    const titled = new Set();
-    for (const g of visible) {
-      const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k, sh = g.h * cam.k;
-      const text = `${g.title}  ·  ${g.items.length}`;
-      const del = this.namespaceDeletion(g);
-      // A namespace being deleted says so after its title: "Terminating · 3 of 5 gone".
-      const status = del ? namespaceStatus(del) : "";
-      const band = GROUP_TITLE * cam.k;
-      let size = Math.min(18, TITLE_FONT * cam.k);
-      if (size >= 10) {
-        ctx.font = `600 ${size}px system-ui, sans-serif`;
-        ctx.fillStyle = C["--fg"];
-        // Pinned to the top of the screen while the box is, but never below its own bottom.
-        const top = clamp(0, sy, sy + sh - band);
-        const y = top + band / 2, x = Math.max(sx, 0) + 8 * cam.k, room = sw - 16 * cam.k;
-        // Short of room, a namespace being deleted gives up its count before its progress.
-        const base = del && ctx.measureText(text + status).width > room ? g.title : text;
-        const shown = truncate(ctx, base, room);
-        ctx.fillText(shown, x, y);
-        let drawnText = shown, caption = "";
-        if (del) {
-          const used = ctx.measureText(shown).width;
-          const st = shown === base && room - used > 20 ? truncate(ctx, status, room - used) : "";
-          ctx.fillStyle = C["--st-deleting"];
-          ctx.fillText(st, x + used, y);
-          drawnText += st;
-          caption = this.drawNamespaceProgress(del, sx, top, sw, sy + sh, band);
-        }
-        this.recordTitle(g.ns, drawnText, caption, titled);
-        continue;
-      }
-      size = 11;
-      ctx.font = `600 ${size}px system-ui, sans-serif`;
-      // Far out, a namespace being deleted keeps at least "Terminating" on its plate.
-      const full = del ? text + status : text;
-      const short = del ? `${g.title}  ·  ${del.end === null ? "Terminating" : "deleted"}` : text;
-      const plate = ctx.measureText(full).width + 10 <= sw ? full : short;
-      const tw = ctx.measureText(plate).width;
-      if (tw + 10 > sw || sh < 20) continue;
-      const px = Math.max(sx, 0) + 3, py = Math.max(sy, 0) + 3;
-      if (py + 16 > sy + sh) continue;
-      ctx.fillStyle = C["--group-bg"];
-      ctx.globalAlpha = 0.9;
-      ctx.fillRect(px, py, tw + 6, 16);
-      ctx.globalAlpha = 1;
-      ctx.fillStyle = del ? C["--st-deleting"] : C["--fg"];
-      ctx.fillText(plate, px + 3, py + 8);
-      this.recordTitle(g.ns, plate, "", titled);
-    }
-    if (this.drawnTitles) {
-      for (const ns of this.drawnTitles.keys()) {
-        if (titled.has(ns)) continue;
-        this.drawnTitles.delete(ns);
-        this.titleLog.push({ ns, text: "", caption: "", inLayout: this.layout.groups.has(ns), t: this.drawClock });
-      }
-    }
-    // The caption of each open set of loners: what it is, and that a click folds it.
-    const size = 13 * cam.k;
-    if (size < 8) return;
-    ctx.font = `${Math.min(size, 15)}px system-ui, sans-serif`;
-    ctx.fillStyle = C["--muted"];
-    for (const g of visible) {
-      for (const b of g.blocks) {
-        if (!b.loner || this.collapsed(b)) continue;
-        const n = b.uids.length;
-        const text = `${n} ${b.loner}${n === 1 ? "" : "s"} with no owner and no dependent  ·  click here to fold`;
-        ctx.fillText(truncate(ctx, text, b.w * cam.k), (g.x + b.x) * cam.k + cam.x, (g.y + b.y + LONER_CAPTION / 2 - 2) * cam.k + cam.y);
-      }
-    }
-  }
-
-  /** The deletion of the namespace g is the box of, if the page follows one. @param {Group} g */
-  namespaceDeletion(g) {
-    return g.ns && this.cascades ? this.cascades.ofNamespace(g.ns) : null;
-  }
-
-  /**
-   * A namespace being deleted: a bar of how far it is along the bottom of its title band
-   * (none while the page has no baseline), and what holds it under its box, in the gap
-   * before the next box, as a cascade's owner has it. Returns the caption drawn.
-   * @param {import("./cascades.js").Cascade} del @param {number} sx @param {number} top @param {number} sw
-   * @param {number} bottom the box's bottom on screen @param {number} band the title band's height on screen
-   */
-  drawNamespaceProgress(del, sx, top, sw, bottom, band) {
-    const { ctx, cam, colors: C } = this;
-    const bx = sx + 8 * cam.k, bw = sw - 16 * cam.k, by = top + band - 6;
-    ctx.fillStyle = C["--muted"];
-    ctx.globalAlpha = 0.3;
-    ctx.fillRect(bx, by, bw, 3);
-    ctx.globalAlpha = 1;
-    ctx.fillStyle = C["--st-deleting"];
-    ctx.fillRect(bx, by, bw * progress(del), 3);
-    if (del.end !== null || 80 * cam.k < 18) return "";
-    ctx.font = "11px system-ui, sans-serif";
-    const caption = truncate(ctx, cascadeCaption(del, this.cascades?.now() ?? Date.now()), sw);
-    const w = ctx.measureText(caption).width + 10;
-    ctx.fillStyle = C["--bg"];
-    ctx.globalAlpha = 0.9;
-    ctx.fillRect(sx, bottom + 3, w, 16);
-    ctx.globalAlpha = 1;
-    ctx.fillStyle = C["--st-deleting"];
-    ctx.fillText(caption, sx + 5, bottom + 11);
-    return caption;
-  }
-
-  /**
-   * Keeps what a namespace box's title said (once a test asks: recordDrawn), and logs each change.
-   * @param {string} ns @param {string} text @param {string} caption @param {Set<string>} titled
-   */
-  recordTitle(ns, text, caption, titled) {
-    if (!this.drawnTitles) return;
-    titled.add(ns);
-    const last = this.drawnTitles.get(ns);
-    if (!last || last.text !== text || last.caption !== caption) {
-      this.titleLog.push({ ns, text, caption, inLayout: true, t: this.drawClock });
-      if (this.titleLog.length > 100_000) this.titleLog.splice(0, 50_000);
-    }
-    this.drawnTitles.set(ns, { text, caption, at: this.drawClock });
   }
 
   /** Objects drawn with a ring: the selection, search matches, the delete preview. */
@@ -826,32 +689,4 @@ function kindColor(kind, s, l) {
   let c = kindColors.get(key);
   if (!c) kindColors.set(key, (c = `hsl(${kindHue(kind)} ${s}% ${l}%)`));
   return c;
-}
-
-/** @param {number} v @param {number} lo @param {number} hi */
-export function clamp(v, lo, hi) {
-  return Math.max(lo, Math.min(hi, v));
-}
-
-/** @type {Map<string, string>} */
-const truncCache = new Map();
-
-/** Shortens text to fit width, with an ellipsis. @param {CanvasRenderingContext2D} ctx @param {string} s @param {number} width */
-function truncate(ctx, s, width) {
-  const key = ctx.font + "\u0000" + width + "\u0000" + s;
-  const hit = truncCache.get(key);
-  if (hit !== undefined) return hit;
-  let out = s;
-  if (ctx.measureText(s).width > width) {
-    let lo = 0, hi = s.length;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (ctx.measureText(s.slice(0, mid) + "…").width <= width) lo = mid;
-      else hi = mid - 1;
-    }
-    out = s.slice(0, lo) + "…";
-  }
-  if (truncCache.size > 20000) truncCache.clear();
-  truncCache.set(key, out);
-  return out;
 }

@@ -86,3 +86,12 @@ export function kindHue(kind) {
   for (let i = 0; i < kind.length; i++) h = (h * 31 + kind.charCodeAt(i)) >>> 0;
   return h % 360;
 }
+
+/** What a delete preview rings each object with, and says of it. */
+export const PREVIEW = /** @type {const} */ ({
+  target: { label: "to delete", color: "--pv-deleted" },
+  deleted: { label: "goes", color: "--pv-deleted" },
+  orphaned: { label: "orphaned", color: "--pv-orphaned" },
+  kept: { label: "kept (another owner)", color: "--pv-kept" },
+  waiting: { label: "waits on finalizer", color: "--pv-waiting" },
+});

@@ -102,6 +102,9 @@ export class Store {
   applyEvents(events) {
     const now = performance.now();
     for (const e of events) {
+      // A resumed stream may repeat what the store holds already (a ?since= older than its
+      // seq): an event is applied once, in order, or not at all.
+      if (e.seq <= this.seq) continue;
       this.applied++;
       switch (e.type) {
         case "nodeAdded":
@@ -132,7 +135,7 @@ export class Store {
         default:
           this.unknownTypes.add(e.type);
       }
-      if (e.seq > this.seq) this.seq = e.seq;
+      this.seq = e.seq;
     }
   }
 

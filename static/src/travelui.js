@@ -1,7 +1,7 @@
 // @ts-check
 // The page's history and time travel (with --history, or a replay; see docs/ui.md): the
 // travel banner, the timeline and its controls, the history tab, recorded cascades to
-// select and play, time travel's keys, and replay mode's opening. It owns none of the
+// select and play, what time travel's keys do, and replay mode's opening. It owns none of the
 // page's state: main.js hands it what it needs (the live store, select, writeURL, …) and
 // shows the store it asks for; TimeTravel (travel.js) keeps the recorded moment's state.
 
@@ -264,37 +264,15 @@ export class TravelUI {
     document.body.dataset.travel = tr.active ? (tr.playing ? "playing" : "paused") : "";
   }
 
-  /** Time travel's keys; true when the key was one. @param {KeyboardEvent} ev */
-  key(ev) {
-    const tr = this.travel;
-    switch (ev.key) {
-      case "h":
-        this.showTab(this.historyTabShown() ? "object" : "history");
-        return true;
-      case " ":
-        // A focused button takes its own Space (a click): not twice.
-        if (/** @type {HTMLElement} */ (ev.target).matches("button, a")) return false;
-        ev.preventDefault();
-        this.togglePlay();
-        return true;
-      case "ArrowRight":
-        if (!tr.active) return false;
-        ev.preventDefault();
-        tr.step();
-        return true;
-      case "ArrowLeft":
-        if (!tr.active) return false;
-        ev.preventDefault();
-        tr.stepBack();
-        return true;
-      case "[":
-      case "]": {
-        const i = SPEEDS.indexOf(tr.speed) + (ev.key === "]" ? 1 : -1);
-        this.setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, i))]);
-        return true;
-      }
-    }
-    return false;
+  /** The history view, or back to the object's (the h key). */
+  toggleHistoryTab() {
+    this.showTab(this.historyTabShown() ? "object" : "history");
+  }
+
+  /** One speed slower (-1) or faster (+1) (the [ and ] keys). @param {number} d */
+  speedStep(d) {
+    const i = SPEEDS.indexOf(this.travel.speed) + d;
+    this.setSpeed(SPEEDS[Math.max(0, Math.min(SPEEDS.length - 1, i))]);
   }
 
   /** @param {number} s */

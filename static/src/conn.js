@@ -1,0 +1,64 @@
+// @ts-check
+// The page's stream (stream.js) and the connection's dot in the header. The stream always
+// feeds the live store, whatever the page shows: time travel shows another one and loses
+// nothing of the live state meanwhile.
+
+import { Stream } from "./stream.js";
+import { $ } from "./dom.js";
+
+/** @typedef {import("./page.js").Page} Page */
+
+/**
+ * Makes the stream (not yet open) and the dot that says its state.
+ * @param {Page} page @param {{objectPanel: import("./panel.js").ObjectPanel}} parts
+ */
+export function wireStream(page, parts) {
+  const { live, liveCascades, perf, view } = page;
+  const body = document.body;
+  const conn = $("conn");
+  /** The stream's state and what it said of it. */
+  let connState = "connecting", connDetail = "";
+  /** Time travel over a live stream: what is drawn is past, the live state goes on underneath. */
+  const livePast = () => body.classList.contains("travel") && connState === "live";
+  /** The connection's dot: the stream's state, and in time travel that what is drawn is past. */
+  function showConn() {
+    if (page.replay) return; // TravelUI.startReplay owns it
+    const past = livePast();
+    conn.dataset.state = connState;
+    conn.textContent = past ? "○ live underneath" : connState === "live" ? "● live" : connState === "connecting" ? "connecting…" : connState === "offline" ? "offline — click to retry" : "reconnecting…";
+    conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
+  }
+  const stream = new Stream({
+    // It resumes from the live seq, whatever the page shows.
+    seq: () => live.seq,
+    onState(state, detail) {
+      connState = state;
+      connDetail = detail;
+      showConn();
+    },
+    onFrame(f) {
+      if (f.type === "snapshot") {
+        live.applySnapshot(f);
+        // What the user may see changed: objects gone from view are not deleted.
+        if (f.reason === "permissions") liveCascades.reset();
+        // A reload mid-cascade: pick up the cascades under way.
+        liveCascades.observe([...live.nodes.keys()], performance.now());
+        if (perf.snapshotMs === null) {
+          perf.snapshotMs = performance.now();
+          page.firstSnapshotPending = true;
+        }
+        if (page.store !== live) return;
+        page.layoutDue = true;
+        page.fillFilterOptions();
+        if (view.sel) parts.objectPanel.show(view.sel);
+        // ?q= highlights its matches once there is something to match.
+        if (view.q) page.runSearch();
+      } else if (f.type === "deltas") {
+        live.applyEvents(f.events);
+        if (page.tracer && page.store === live) page.tracer.engine();
+      }
+    },
+  });
+  conn.addEventListener("click", () => (livePast() ? page.travelUI?.backToLive() : stream.retry()));
+  return { stream, showConn };
+}

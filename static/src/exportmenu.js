@@ -1,0 +1,25 @@
+// @ts-check
+// The Export menu: the view as SVG or PNG, the graph in view as DOT or JSON, and (with a
+// recording) the history of the timeline's window.
+
+import { $ } from "./dom.js";
+import { viewSVG, viewPNG, graphDOT, download } from "./export.js";
+
+/** @param {import("./page.js").Page} page @returns {HTMLElement} the menu */
+export function wireExportMenu(page) {
+  const menu = $("export-menu");
+  $("export-button").addEventListener("click", () => (menu.hidden = !menu.hidden));
+  menu.addEventListener("click", async (ev) => {
+    const what = /** @type {HTMLElement} */ (ev.target).dataset.export;
+    menu.hidden = true;
+    const { store, view, renderer, layout } = page;
+    const stamp = new Date().toISOString().replace(/[:.]/g, "-").slice(0, 19);
+    const nodes = [...layout.items.values()].flatMap((it) => store.nodes.get(it.uid) || []);
+    if (what === "svg") download(new Blob([viewSVG(renderer)], { type: "image/svg+xml" }), `gcscope-${stamp}.svg`);
+    else if (what === "png") download(/** @type {Blob} */ (await viewPNG(page.canvas)), `gcscope-${stamp}.png`);
+    else if (what === "dot") download(new Blob([graphDOT(nodes)], { type: "text/vnd.graphviz" }), `gcscope-${stamp}.dot`);
+    else if (what === "history") page.travelUI?.exportHistory();
+    else if (what === "json") download(new Blob([JSON.stringify({ seq: store.seq, filter: { namespace: view.ns, kind: view.kind, focus: view.focus }, nodes }, null, 1)], { type: "application/json" }), `gcscope-${stamp}.json`);
+  });
+  return menu;
+}

@@ -1,0 +1,32 @@
+// @ts-check
+// What the page says over the graph: why it is empty (no snapshot yet, the focused object
+// deleted, nothing matching the filters), and short-lived toasts.
+
+import { $, describe } from "./dom.js";
+
+/** Puts updateEmpty and toast into page. @param {import("./page.js").Page} page */
+export function wireNotices(page) {
+  page.updateEmpty = () => {
+    const el = $("empty");
+    if (page.layout.items.size) {
+      el.hidden = true;
+      return;
+    }
+    el.hidden = false;
+    const { view, store } = page;
+    const focused = view.focus ? store.current(view.focus) : null;
+    el.textContent = page.perf.snapshotMs === null ? "Waiting for the engine's first snapshot…"
+      : view.focus && (!focused || focused.ghost) ? `${focused ? describe(focused.node) : "The object you focused on"} was deleted, and with it what it owned. Esc shows everything.`
+      : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
+  };
+
+  /** @type {ReturnType<typeof setTimeout>|undefined} */
+  let toastTimer;
+  page.toast = (text) => {
+    const el = $("toast");
+    el.textContent = text;
+    el.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => (el.hidden = true), 6000);
+  };
+}

@@ -1,0 +1,129 @@
+// @ts-check
+// The search box: objects of the state shown whose name, kind, namespace or uid match,
+// highlighted in the graph and listed best first; with a recording, a search of the
+// removals it holds too, to travel to an object that is gone.
+
+import { h, $, clock } from "./dom.js";
+import { sortKey } from "./layout.js";
+import { historyPage, parseTime } from "./history.js";
+
+/** @typedef {import("./page.js").Page} Page */
+
+/**
+ * How well n matches q (lower is better, -1: not at all): the name exactly, then a name
+ * that starts with it, then one that contains it, then the kind, namespace or uid.
+ * @param {import("./store.js").NodeState} n @param {string} q lower case
+ */
+function searchScore(n, q) {
+  const name = n.name.toLowerCase();
+  if (name === q || n.uid === q) return 0;
+  if (name.startsWith(q)) return 1;
+  if (name.includes(q)) return 2;
+  if (n.kind.toLowerCase() === q) return 3;
+  return (n.kind + "\u0000" + (n.namespace || "") + "\u0000" + n.uid).toLowerCase().includes(q) ? 4 : -1;
+}
+
+export class Search {
+  /** Puts runSearch into page. @param {Page} page */
+  constructor(page) {
+    this.page = page;
+    this.input = /** @type {HTMLInputElement} */ ($("search"));
+    this.results = $("search-results");
+    /** @type {string[]} */ this.resultUIDs = [];
+    page.runSearch = () => this.run();
+    const input = this.input;
+    input.addEventListener("input", () => this.run());
+    input.addEventListener("focus", () => { if (input.value) this.run(); });
+    input.addEventListener("blur", () => setTimeout(() => (this.results.hidden = true), 100));
+  }
+
+  run() {
+    const { page, input, results } = this;
+    const { renderer, store, view } = page;
+    const q = input.value.trim().toLowerCase();
+    view.q = input.value.trim();
+    renderer.matches = new Set();
+    this.resultUIDs = [];
+    if (q) {
+      /** @type {{uid: string, score: number, key: string}[]} */
+      const found = [];
+      for (const n of store.nodes.values()) {
+        const score = searchScore(n, q);
+        if (score < 0) continue;
+        renderer.matches.add(n.uid);
+        found.push({ uid: n.uid, score, key: sortKey(n) });
+      }
+      found.sort((a, b) => a.score - b.score || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+      this.resultUIDs = found.slice(0, 50).map((f) => f.uid);
+    }
+    renderer.dirty = true;
+    results.replaceChildren(...this.resultUIDs.map((u, i) => {
+      const n = /** @type {any} */ (store.nodes.get(u));
+      return h("li", { role: "option", "data-uid": u, class: i === 0 ? "active" : "", onmousedown: (/** @type {Event} */ ev) => { ev.preventDefault(); this.choose(u); } },
+        h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""}`));
+    }), renderer.matches.size > 50 ? h("li.muted", null, `${renderer.matches.size - 50} more highlighted in the graph`) : "");
+    if (q && !this.resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
+    // With a recording: objects that are gone too.
+    if (q && page.hasHistory) results.append(h("li.recorded", { role: "option", id: "search-recording",
+      onmousedown: (/** @type {Event} */ ev) => { ev.preventDefault(); this.searchRecording(input.value.trim()); } },
+    h("b", null, "Search the recording"), h("span.muted", null, ` for “${input.value.trim()}”: deleted objects too`)));
+    results.hidden = !q || document.activeElement !== input;
+    page.writeURL();
+  }
+
+  /**
+   * The recorded removals of objects whose name contains name, in any case, as the live
+   * search matches (the newest first): a click travels to just before the removal, the
+   * object selected, to see it or replay its last cascade.
+   * @param {string} name
+   */
+  async searchRecording(name) {
+    const { page, results, input } = this;
+    results.replaceChildren(h("li.muted", null, "searching the recording…"));
+    try {
+      const found = await historyPage({ nameContains: name, type: "nodeRemoved", order: "newest", limit: 20 });
+      const seen = new Set();
+      const events = found.events.filter((/** @type {any} */ e) => !seen.has(e.node?.uid) && seen.add(e.node?.uid));
+      results.replaceChildren(...events.map((/** @type {any} */ e) => {
+        const n = e.node, t = parseTime(e.time);
+        return h("li", { role: "option", "data-uid": n.uid, "data-removed": e.time, onmousedown: (/** @type {Event} */ ev) => {
+          ev.preventDefault();
+          results.hidden = true;
+          input.blur();
+          page.travelUI?.travel.seek(t - 0.001).then(() => page.select(n.uid, true));
+        } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
+      }));
+      if (!events.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object whose name contains “${name}”`));
+    } catch (e) {
+      results.replaceChildren(h("li.muted", null, `the recording could not be searched: ${/** @type {any} */ (e).message || e}`));
+    }
+    results.hidden = false;
+  }
+
+  /** @param {string} uid */
+  choose(uid) {
+    this.results.hidden = true;
+    this.input.blur();
+    this.page.select(uid, true);
+  }
+
+  /** The / key: to the search box. */
+  focus() {
+    this.input.focus();
+    this.input.select();
+  }
+
+  /** Enter: the first result, if there is one. */
+  chooseFirst() {
+    if (!this.resultUIDs.length) return false;
+    this.choose(this.resultUIDs[0]);
+    return true;
+  }
+
+  /** Esc in the search box: empty it and leave. */
+  clear() {
+    this.input.value = "";
+    this.run();
+    this.input.blur();
+  }
+}

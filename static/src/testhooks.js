@@ -1,0 +1,133 @@
+// @ts-check
+// Hooks for tests and benchmarks, as window.gcscope: the page's state, what the canvas
+// drew, and traces of objects' states (what the stream said, what the canvas drew, where
+// the layout put them), all on performance.now()'s clock.
+
+import { stateOf } from "./states.js";
+
+/** @typedef {import("./page.js").Page} Page */
+/** @typedef {{uids: string[], engineLog: any[], drawnLog: any[], placedLog: any[], engine: () => void}} Trace */
+
+/**
+ * A trace of some objects' states, for tests: what the stream said (each change, when its
+ * frame arrived), what the canvas drew (each change, in the frame that drew it), and where
+ * the layout put each object (each change, drawn on screen or not), all on
+ * performance.now()'s clock, so a test can check that every state was drawn in time and
+ * that nothing moved.
+ * @param {Page} page @param {string[]} uids
+ */
+
+function trace(page, uids) {
+  const { renderer, layout } = page;
+  renderer.recordDrawn();
+  /** @type {Record<string, string>} */
+  const lastEngine = {};
+  /** @type {Record<string, {state: string, x: number, y: number}>} */
+  const lastDrawn = {};
+  /** @type {Record<string, {x: number, y: number}>} */
+  const lastPlaced = {};
+  const t = {
+    uids, engineLog: /** @type {any[]} */ ([]), drawnLog: /** @type {any[]} */ ([]), placedLog: /** @type {any[]} */ ([]),
+    engine() {
+      const now = performance.now();
+      for (const u of uids) {
+        const n = page.store.nodes.get(u);
+        const st = n ? stateOf(page.store, n) : "removed";
+        if (lastEngine[u] !== st) t.engineLog.push({ uid: u, state: st, t: now });
+        lastEngine[u] = st;
+      }
+    },
+  };
+  const drawn = () => {
+    if (page.tracer !== t) return;
+    for (const u of uids) {
+      const d = renderer.drawnState?.get(u);
+      const l = lastDrawn[u];
+      if (d && (!l || l.state !== d.state || l.x !== d.x || l.y !== d.y)) {
+        t.drawnLog.push({ uid: u, state: d.state, x: d.x, y: d.y, t: d.at });
+        lastDrawn[u] = d;
+      }
+      const b = layout.box(u), p = lastPlaced[u];
+      if (b && (!p || p.x !== b.x || p.y !== b.y)) {
+        t.placedLog.push({ uid: u, state: "", x: b.x, y: b.y, t: performance.now() });
+        lastPlaced[u] = b;
+      }
+    }
+    requestAnimationFrame(drawn);
+  };
+  page.tracer = t;
+  t.engine();
+  requestAnimationFrame(drawn);
+}
+
+/**
+ * Puts the hooks on window.gcscope and returns them (the frame loop and time travel feed
+ * ready, playFrames and seeks).
+ * @param {Page} page
+ * @param {{stuckView: import("./stuck.js").StuckView, tabs: import("./tabs.js").Tabs, shortcuts: import("./shortcuts.js").Shortcuts}} parts
+ */
+export function testHooks(page, parts) {
+  const { renderer, layout, live, view, perf } = page;
+  const { stuckView, tabs } = parts;
+  const api = {
+    ready: false,
+    perf,
+    /** The uids drawn now (after filters and focus; removed ones fading out excluded). */
+    drawnUIDs: () => [...layout.items.values()].filter((it) => page.store.nodes.has(it.uid)).map((it) => it.uid),
+    /** Starts recording what the canvas draws (see Renderer.drawnState). */
+    recordDrawn: () => renderer.recordDrawn(),
+    /** What the canvas last drew for uid since recordDrawn: {state, x, y, at}. @param {string} uid */
+    drawn: (uid) => renderer.drawnState?.get(uid) || null,
+    /** The caption the canvas last drew under uid's box since recordDrawn (a running cascade's "waiting on … · 2.5 s so far"). @param {string} uid */
+    caption: (uid) => renderer.drawnCaptions?.get(uid) ?? null,
+    /** What the canvas last drew as namespace ns's box title, and under it, since recordDrawn: {text, caption, at}. @param {string} ns */
+    nsDrawn: (ns) => renderer.drawnTitles?.get(ns) ?? null,
+    /** Every change of a namespace box's title as drawn since recordDrawn, frame by frame: [{ns, text, caption, inLayout, t}] (text "": no longer drawn). @param {string} ns */
+    titleLog: (ns) => renderer.titleLog.filter((e) => e.ns === ns),
+    /** The deletion of namespace ns the page follows: {gone, total, baseline, end, waitingOn}, or null. @param {string} ns */
+    nsDeletion: (ns) => {
+      const c = page.cascades.ofNamespace(ns);
+      return c ? { gone: c.gone, total: c.total, baseline: c.baseline, end: c.end, waitingOn: c.waitingOn } : null;
+    },
+    stuckView,
+    tabs,
+    cascades: page.liveCascades,
+    /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
+    trace: (uids) => trace(page, uids),
+    /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}], placed: [{uid, x, y, t}]}. */
+    traceLog: () => {
+      const t = /** @type {Trace|null} */ (page.tracer);
+      return { engine: t?.engineLog || [], drawn: t?.drawnLog || [], placed: t?.placedLog || [] };
+    },
+    /** @param {string} uid */
+    select: (uid) => page.select(uid, true),
+    view,
+    /**
+     * The state of each object of namespace ns in the store shown (or, which = "live", the
+     * live one), as the canvas would draw it: {uid: state}.
+     * @param {string} ns @param {string} [which]
+     */
+    nsStates: (ns, which) => {
+      const s = which === "live" ? live : page.store;
+      /** @type {Record<string, string>} */
+      const out = {};
+      for (const u of s.byNamespace.get(ns) || []) out[u] = stateOf(s, /** @type {any} */ (s.nodes.get(u)));
+      return out;
+    },
+    /** The store shown: the live one, or time travel's. */
+    get store() { return page.store; },
+    live,
+    renderer,
+    /** The keyboard shortcuts the page binds, as the help lists them: [[label, help]]. */
+    shortcuts: () => parts.shortcuts.listed(),
+    /** Time travel (with --history): {active, at, playing, speed, lastSeekMs, store}. */
+    travel: () => page.travelUI?.travel ?? null,
+    timeline: () => page.travelUI?.timeline ?? null,
+    /** Seeks, the time each took from the ask to the state applied (ms). */
+    seeks: /** @type {number[]} */ ([]),
+    /** Frames drawn while playing: [performance.now()], for fps. */
+    playFrames: /** @type {number[]} */ ([]),
+  };
+  /** @type {any} */ (window).gcscope = api;
+  return api;
+}

@@ -1,0 +1,29 @@
+// @ts-check
+// Light or dark: the system's, unless the user chose (remembered in localStorage) or the
+// URL says (?theme=). The canvases read their colours again on each change.
+
+import { $ } from "./dom.js";
+
+/** @param {import("./page.js").Page} page */
+export function wireTheme(page) {
+  const readColors = () => {
+    page.renderer.readColors();
+    page.travelUI?.timeline.readColors();
+  };
+  /** @param {"light"|"dark"} t @param {boolean} remember */
+  function setTheme(t, remember) {
+    document.documentElement.dataset.theme = t;
+    if (remember) localStorage.setItem("gcscope-theme", t);
+    readColors();
+  }
+  function toggleTheme() {
+    const cur = document.documentElement.dataset.theme || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
+    setTheme(cur === "dark" ? "light" : "dark", true);
+    page.writeURL();
+  }
+  $("theme-toggle").addEventListener("click", toggleTheme);
+  matchMedia("(prefers-color-scheme: dark)").addEventListener("change", readColors);
+  const saved = localStorage.getItem("gcscope-theme");
+  if (saved === "dark" || saved === "light") setTheme(saved, false);
+  return { setTheme, toggleTheme };
+}
