@@ -44,6 +44,18 @@ type Follower struct {
 // snapshot's Seq as from; one that starts from nothing passes 0 (if the events from the
 // first are gone, Follow calls Resync first).
 func (f *Feed) Follow(ctx context.Context, from uint64, r Follower) error {
+	return Follow(ctx, f, from, r)
+}
+
+// FeedReader is what Follow reads: a Feed, or a stand-in with the same ordering
+// guarantees (a test's fake feed).
+type FeedReader interface {
+	Since(seq uint64, max int) ([]Event, error)
+	Wait(ctx context.Context, seq uint64) error
+}
+
+// Follow is Feed.Follow over any FeedReader.
+func Follow(ctx context.Context, f FeedReader, from uint64, r Follower) error {
 	max := r.Max
 	if max <= 0 {
 		max = DefaultFollowBatch
@@ -58,7 +70,7 @@ func (f *Feed) Follow(ctx context.Context, from uint64, r Follower) error {
 			err = r.Events(ctx, events)
 			seq = events[len(events)-1].Seq
 		} else if err == nil {
-			err = f.idle(ctx, seq, r.Idle)
+			err = idle(ctx, f, seq, r.Idle)
 		}
 		switch {
 		case errors.Is(err, ErrTooOld), errors.Is(err, ErrResync):
@@ -72,11 +84,11 @@ func (f *Feed) Follow(ctx context.Context, from uint64, r Follower) error {
 }
 
 // idle calls the reader's Idle, then waits for an event after seq as long as it says.
-func (f *Feed) idle(ctx context.Context, seq uint64, idle func(context.Context) (time.Duration, error)) error {
+func idle(ctx context.Context, f FeedReader, seq uint64, onIdle func(context.Context) (time.Duration, error)) error {
 	var wait time.Duration
-	if idle != nil {
+	if onIdle != nil {
 		var err error
-		if wait, err = idle(ctx); err != nil {
+		if wait, err = onIdle(ctx); err != nil {
 			return err
 		}
 	}

@@ -5,7 +5,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -146,59 +145,34 @@ func (h *hub) run(ctx context.Context) {
 	h.running.Store(true)
 	defer h.running.Store(false)
 	cursor := h.flushed.Load() // where newHub found the feed, or where an earlier run stopped
-	followFeed(ctx, h.o.Feed, cursor, h.o.Batch, h.log, func(b *batch) {
-		h.flushed.Store(b.to)
-		h.fanOut(b)
-	}, func(cursor uint64) {
-		// The hub itself fell behind the ring: everyone starts again from a snapshot.
-		h.flushed.Store(cursor)
-		h.log.Warn("stream hub fell behind the feed; resyncing every client", "seq", cursor)
-		h.resyncAll()
-	})
-}
-
-// followFeed reads feed after cursor until ctx ends, handing each run of events to
-// deliver at most every interval. When the feed no longer holds what follows the cursor
-// (gc.ErrTooOld), it skips to the feed's end and calls resync with the new cursor. It is
-// the only loop that follows the feed; a gc.Follow helper is meant to take its place.
-func followFeed(ctx context.Context, feed EventSource, cursor uint64, interval time.Duration, log *slog.Logger, deliver func(*batch), resync func(cursor uint64)) {
-	next := time.Now()
-	for {
-		if err := feed.Wait(ctx, cursor); err != nil {
-			return
-		}
-		// Flush at most every interval: let events accumulate until then.
-		if d := time.Until(next); d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return
-			case <-t.C:
-			}
-		}
-		for {
-			events, err := feed.Since(cursor, hubReadMax)
-			if errors.Is(err, gc.ErrTooOld) {
-				cursor = feed.LastSeq()
-				resync(cursor)
-				break
-			}
-			if err != nil {
-				log.Error("reading the feed", "err", err)
-				break
-			}
-			if len(events) == 0 {
-				break
-			}
-			b := &batch{from: cursor + 1, to: events[len(events)-1].Seq, events: events}
-			cursor = b.to
-			deliver(b)
+	err := gc.Follow(ctx, h.o.Feed, cursor, gc.Follower{
+		Max: hubReadMax,
+		Events: func(ctx context.Context, events []gc.Event) error {
+			b := &batch{from: events[0].Seq, to: events[len(events)-1].Seq, events: events}
+			h.flushed.Store(b.to)
+			h.fanOut(b)
 			if len(events) < hubReadMax {
-				break
+				// Caught up: let events gather for a Batch before the next flush.
+				t := time.NewTimer(h.o.Batch)
+				defer t.Stop()
+				select {
+				case <-ctx.Done():
+				case <-t.C:
+				}
 			}
-		}
-		next = time.Now().Add(interval)
+			return nil
+		},
+		Resync: func(context.Context) (uint64, error) {
+			// The hub itself fell behind the ring: everyone starts again from a snapshot.
+			cursor := h.o.Feed.LastSeq()
+			h.flushed.Store(cursor)
+			h.log.Warn("stream hub fell behind the feed; resyncing every client", "seq", cursor)
+			h.resyncAll()
+			return cursor, nil
+		},
+	})
+	if err != nil && ctx.Err() == nil {
+		h.log.Error("reading the feed", "err", err)
 	}
 }
 
