@@ -6,6 +6,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,12 +26,24 @@ import (
 // Custom resources on the embedded control plane: cascades through them, a CRD deleted
 // and recreated, a version no longer served, a resource that cannot be listed.
 
-// crd creates a namespaced CRD of group gc.gcscope.io and waits until the engine
-// monitors it.
+// crdGroups holds each test's API group, by *testing.T.
+var crdGroups sync.Map
+
+// crdGroup is the API group of t's custom resources: one of its own, so that a test run
+// again (go test -count) does not meet the CRDs of its previous run, which the control
+// plane may still be deleting (or cannot delete: a broken conversion keeps its instances).
+func crdGroup(t *testing.T) string {
+	g, _ := crdGroups.LoadOrStore(t, fmt.Sprintf("gc%d.gcscope.io", crdGroupSeq.Add(1)))
+	return g.(string)
+}
+
+var crdGroupSeq atomic.Int64
+
+// crd creates a namespaced CRD of the test's group and waits until the engine monitors it.
 func (e *testEnv) crd(t *testing.T, plural, kind string) schema.GroupVersionResource {
 	t.Helper()
 	ctx := context.Background()
-	group := "gc.gcscope.io"
+	group := crdGroup(t)
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
 		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
@@ -148,7 +162,7 @@ func TestDeletingCRDCollectsDependentsAndRecreating(t *testing.T) {
 		return apierrors.IsNotFound(err)
 	})
 	testkit.Eventually(t, "the engine stops monitoring sprockets", func() bool {
-		return !slices.Contains(e.engine.SyncState().Resources, "gc.gcscope.io/v1/sprockets")
+		return !slices.Contains(e.engine.SyncState().Resources, gvr.Group+"/v1/sprockets")
 	})
 
 	gvr = e.crd(t, "sprockets", "Sprocket")
@@ -170,7 +184,7 @@ func TestVersionNoLongerServedIsNeverProofOfAbsence(t *testing.T) {
 	e := setup(t)
 	ns := e.namespace(t)
 	ctx := context.Background()
-	group, plural := "gc.gcscope.io", "gizmos"
+	group, plural := crdGroup(t), "gizmos"
 	schemaProps := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}
 	crd := &apiextensionsv1.CustomResourceDefinition{
 		ObjectMeta: metav1.ObjectMeta{Name: plural + "." + group},
@@ -255,7 +269,7 @@ func TestBrokenResourceDoesNotStopCollection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	group := "gc.gcscope.io"
+	group := crdGroup(t)
 	validation := &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{Type: "object", XPreserveUnknownFields: ptr.To(true)}}
 	crds := e.ext.ApiextensionsV1().CustomResourceDefinitions()
 	crd, err := crds.Create(ctx, &apiextensionsv1.CustomResourceDefinition{
