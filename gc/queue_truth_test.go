@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // The feed's queue mirror must end where the work queue is: its depth is the

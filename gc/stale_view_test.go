@@ -1,8 +1,6 @@
 package gc_test
 
 import (
-	"github.com/gcscope/gcscope/internal/testkit"
-
 	"context"
 	"fmt"
 	"io"
@@ -18,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // watchGate holds back the engine's ConfigMap watch streams while held: its graph's view

@@ -1,8 +1,6 @@
 package history
 
 import (
-	"github.com/gcscope/gcscope/internal/testkit"
-
 	"context"
 	"encoding/json"
 	"io"
@@ -12,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // The recording's figures (docs/history.md): how fast it records, what it costs the

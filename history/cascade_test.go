@@ -1,8 +1,6 @@
 package history
 
 import (
-	"github.com/gcscope/gcscope/internal/testkit"
-
 	"context"
 	"fmt"
 	"slices"
@@ -13,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // quick are recorder options for cascade tests: a short quiet period.

@@ -1,8 +1,6 @@
 package history
 
 import (
-	"github.com/gcscope/gcscope/internal/testkit"
-
 	"context"
 	"database/sql"
 	"database/sql/driver"
@@ -19,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // fast are recorder options for tests: small blocks written at once, checkpoints often.

@@ -7,8 +7,6 @@
 package drivercmp
 
 import (
-	"github.com/gcscope/gcscope/internal/testkit"
-
 	"context"
 	"fmt"
 	"slices"
@@ -17,6 +15,7 @@ import (
 
 	_ "github.com/mattn/go-sqlite3" // registers "sqlite3"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
@@ -84,13 +83,17 @@ func BenchmarkDrivers(b *testing.B) {
 		start := time.Now()
 		go func() { done <- history.NewRecorder(s, drainEngine{feed}, history.RecorderOptions{}).Run(ctx) }()
 		// Checked every millisecond: the wait is what the benchmark times.
-		testkit.EventuallyEvery(b, time.Millisecond, driver+": the recorder catches up", func() bool {
+		// (drivercmp is a module of its own, without internal/testkit's dependencies.)
+		err = wait.PollUntilContextTimeout(ctx, time.Millisecond, 10*time.Minute, true, func(context.Context) (bool, error) {
 			st := s.Status()
 			if st.State == history.StatePaused {
-				b.Fatalf("%s: %s", driver, st.Message)
+				return false, fmt.Errorf("%s: %s", driver, st.Message)
 			}
-			return st.State == history.StateRecording && st.Seq >= feed.LastSeq()
+			return st.State == history.StateRecording && st.Seq >= feed.LastSeq(), nil
 		})
+		if err != nil {
+			b.Fatalf("%s: the recorder did not catch up: %v", driver, err)
+		}
 		took := time.Since(start)
 		cancel()
 		if err := <-done; err != nil {

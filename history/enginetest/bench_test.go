@@ -1,9 +1,6 @@
 package enginetest
 
 import (
-	"github.com/gcscope/gcscope/internal/testkit"
-	"k8s.io/client-go/rest"
-
 	"context"
 	"fmt"
 	"os"
@@ -19,9 +16,11 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // BenchmarkCascadeRecording: the real engine (20 workers, an unbounded client, as

@@ -1,8 +1,6 @@
 package enginetest
 
 import (
-	"github.com/gcscope/gcscope/internal/testkit"
-
 	"context"
 	"fmt"
 	"strings"
@@ -15,6 +13,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/history"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // TestCascadesOfTheRealEngine: a foreground and a background deletion on a real

@@ -1,8 +1,6 @@
 package difftest
 
 import (
-	"github.com/gcscope/gcscope/internal/testkit"
-
 	"bytes"
 	"compress/flate"
 	"context"
@@ -24,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // The scale benchmark: a cluster at the Kubernetes scalability envelope (150,000 Pods,

@@ -1,8 +1,6 @@
 package difftest
 
 import (
-	"github.com/gcscope/gcscope/internal/testkit"
-
 	"cmp"
 	"context"
 	"fmt"
@@ -29,6 +27,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/utils/ptr"
+
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // The cascade benchmark: kube-controller-manager's collector and gcscope's engine, one

@@ -1,8 +1,6 @@
 package difftest
 
 import (
-	"github.com/gcscope/gcscope/internal/testkit"
-
 	"bytes"
 	"context"
 	"encoding/json"
@@ -25,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // The fault runs: gcscope's engine on a third cluster, its client transport failing on

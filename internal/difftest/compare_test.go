@@ -1,8 +1,6 @@
 package difftest
 
 import (
-	"github.com/gcscope/gcscope/internal/testkit"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +14,8 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // Settling. Both collectors act within milliseconds of an event; what can be pending for

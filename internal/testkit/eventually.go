@@ -1,5 +1,3 @@
-// Package testkit holds what gcscope's tests share: waiting for a condition, and the
-// embedded control plane a package's tests run against.
 package testkit
 
 import (
