@@ -115,3 +115,10 @@ func (w *failClosedWriter) Flush() {
 		http.NewResponseController(w.ResponseWriter).Flush()
 	}
 }
+
+// visibilityFrom is what the request's user may list, as withVisibility found it (nil:
+// everything).
+func visibilityFrom(r *http.Request) *visibility {
+	v, _ := r.Context().Value(visibilityKey).(*visibility)
+	return v
+}
