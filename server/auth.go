@@ -1,44 +1,16 @@
 package server
 
 import (
-	"bufio"
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
+	"github.com/gcscope/gcscope/server/security"
 )
-
-// User is who made a request.
-type User struct {
-	Name   string   `json:"name"`
-	Groups []string `json:"groups,omitempty"`
-	// Impersonate: cluster writes are made as this user, so the cluster's RBAC decides.
-	Impersonate bool `json:"impersonate,omitempty"`
-	// UID and Extra are the rest of the identity the cluster gave (TokenReview), passed on
-	// to SubjectAccessReviews and impersonation.
-	UID   string              `json:"-"`
-	Extra map[string][]string `json:"-"`
-}
-
-// extra is Extra as SubjectAccessReview takes it.
-func (u *User) extra() map[string]authorizationv1.ExtraValue {
-	if len(u.Extra) == 0 {
-		return nil
-	}
-	out := make(map[string]authorizationv1.ExtraValue, len(u.Extra))
-	for k, v := range u.Extra {
-		out[k] = v
-	}
-	return out
-}
 
 // anonymous is the user of a server without authentication (loopback only).
 var anonymous = &User{Name: "local"}
@@ -57,14 +29,6 @@ func (s *Server) startUnauthenticated(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, unauthenticated)))
 	})
 }
-
-// Authenticator checks a request's bearer token.
-type Authenticator interface {
-	Authenticate(ctx context.Context, token string) (*User, error)
-}
-
-// errUnauthenticated: no token, or a token that is not valid.
-var errUnauthenticated = errors.New("a valid bearer token is required")
 
 // sessionCookie carries the session id of a browser that signed in through /login
 // (sessions.go).
@@ -91,15 +55,9 @@ func (s *Server) bearerToken(r *http.Request) string {
 		return ""
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil {
-		return s.sessions.token(c.Value)
+		return s.sessions.Token(c.Value)
 	}
 	return ""
-}
-
-// knownGood is an Authenticator that can tell a token it accepted recently without
-// asking anyone (*TokenReviewer, *TokenFile).
-type knownGood interface {
-	KnownGood(token string) (*User, bool)
 }
 
 // authenticate lets authenticated requests through (all of them without an Authenticator).
@@ -117,7 +75,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			return
 		}
 		if fail != nil {
-			s.failures.tarpit(r.Context(), fail.status)
+			s.failures.Tarpit(r.Context(), fail.status)
 			fail.setHeaders(w)
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				s.refuse(w, r, writeAction(r), fail.status, fail.err)
@@ -173,12 +131,12 @@ func (s *Server) authenticateToken(r *http.Request, token string) (*User, *authF
 	if token == "" {
 		return nil, &authFailure{status: http.StatusUnauthorized, err: &apiError{Code: codeUnauthorized, Message: errUnauthenticated.Error()}}
 	}
-	if kg, ok := s.opts.Auth.(knownGood); ok {
+	if kg, ok := s.opts.Auth.(security.KnownGood); ok {
 		if u, ok := kg.KnownGood(token); ok {
 			return u, nil
 		}
 	}
-	done, wait := s.failures.begin(remoteIP(r.RemoteAddr))
+	done, wait := s.failures.Begin(security.RemoteIP(r.RemoteAddr))
 	if done == nil {
 		s.metrics.authThrottled.Inc()
 		wait = wait.Round(time.Second)
@@ -194,64 +152,4 @@ func (s *Server) authenticateToken(r *http.Request, token string) (*User, *authF
 		return nil, &authFailure{status: http.StatusServiceUnavailable, err: &apiError{Code: codeUnavailable, Message: err.Error()}}
 	}
 	return u, nil
-}
-
-// TokenFile authenticates tokens listed in a file, one per line: the token, then
-// optionally a name for the audit log ("token name"). Blank lines and # comments are
-// ignored. Writes are made with gcscope's own credentials.
-type TokenFile struct {
-	tokens map[[32]byte]string // sha256(token) -> name
-}
-
-// LoadTokenFile reads a token file.
-func LoadTokenFile(path string) (*TokenFile, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	tf := &TokenFile{tokens: map[[32]byte]string{}}
-	sc := bufio.NewScanner(f)
-	for line := 1; sc.Scan(); line++ {
-		text := strings.TrimSpace(sc.Text())
-		if text == "" || strings.HasPrefix(text, "#") {
-			continue
-		}
-		fields := strings.Fields(text)
-		if len(fields[0]) < 16 {
-			return nil, fmt.Errorf("%s:%d: token shorter than 16 characters", path, line)
-		}
-		name := fmt.Sprintf("token-%d", line)
-		if len(fields) > 1 {
-			name = fields[1]
-		}
-		tf.tokens[sha256.Sum256([]byte(fields[0]))] = name
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if len(tf.tokens) == 0 {
-		return nil, fmt.Errorf("%s holds no token", path)
-	}
-	return tf, nil
-}
-
-// KnownGood implements knownGood: a local file needs no outside check.
-func (tf *TokenFile) KnownGood(token string) (*User, bool) {
-	u, err := tf.Authenticate(context.Background(), token)
-	return u, err == nil
-}
-
-// Authenticate implements Authenticator. Tokens are compared by hash in constant time.
-func (tf *TokenFile) Authenticate(_ context.Context, token string) (*User, error) {
-	if token == "" {
-		return nil, errUnauthenticated
-	}
-	sum := sha256.Sum256([]byte(token))
-	for h, name := range tf.tokens {
-		if subtle.ConstantTimeCompare(h[:], sum[:]) == 1 {
-			return &User{Name: name}, nil
-		}
-	}
-	return nil, errUnauthenticated
 }

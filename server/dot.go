@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"cmp"
 	"io"
+	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -225,4 +226,24 @@ func (v dotVertex) write(w *bufio.Writer) {
 // strconv.Unquote of the quoted text gives s back.
 func dotQuote(s string) string {
 	return strconv.Quote(s)
+}
+
+// handleDOT serves upstream's debug graph format; ?uid= (repeatable) narrows it to the
+// objects connected to those.
+func (s *Server) handleDOT(w http.ResponseWriter, r *http.Request) {
+	q, perr := strictQuery(r, nil, []string{"uid"})
+	if perr != nil {
+		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	var uids []types.UID
+	for _, u := range q["uid"] {
+		uids = append(uids, types.UID(u))
+	}
+	snap := s.opts.Engine.Snapshot()
+	nodes := visibilityFrom(r).nodes(snap.Nodes)
+	w.Header().Set("Content-Type", "text/vnd.graphviz")
+	if err := writeDOT(w, nodes, uids); err != nil {
+		s.log.Warn("writing the DOT graph", "err", err)
+	}
 }

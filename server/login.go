@@ -48,15 +48,15 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		entry := entryFor(r, "login")
 		entry.Result, entry.Status, entry.Error = "denied", fail.status, fail.err.Message
 		s.audit.write(entry)
-		s.failures.tarpit(r.Context(), fail.status)
+		s.failures.Tarpit(r.Context(), fail.status)
 		fail.setHeaders(w)
 		s.renderLogin(w, r, fail.status, "That token was not accepted: "+fail.err.Message+".")
 		return
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil {
-		s.sessions.end(c.Value) // a browser signing in again leaves no older session behind
+		s.sessions.End(c.Value) // a browser signing in again leaves no older session behind
 	}
-	http.SetCookie(w, sessionCookieFor(r, s.sessions.start(token), 0)) // until the browser closes, or the session ends
+	http.SetCookie(w, sessionCookieFor(r, s.sessions.Start(token), 0)) // until the browser closes, or the session ends
 	entry := entryFor(r, "login")
 	entry.User, entry.Groups = u.Name, u.Groups
 	entry.Result, entry.Status = "ok", http.StatusSeeOther
@@ -72,7 +72,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil {
-		s.sessions.end(c.Value)
+		s.sessions.End(c.Value)
 	}
 	http.SetCookie(w, sessionCookieFor(r, "", -1))
 	to := "/login"
@@ -107,4 +107,11 @@ func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int,
 	if err := web.Login(p).Render(r.Context(), w); err != nil {
 		s.log.Warn("rendering the login page", "err", err)
 	}
+}
+
+// sessionCookieFor is the cookie that signs a browser in with session id (or, with an
+// empty id and a negative age, out).
+func sessionCookieFor(r *http.Request, id string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, MaxAge: maxAge,
+		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode}
 }

@@ -60,14 +60,19 @@ func (s *Server) withVisibility(next http.Handler) http.Handler {
 // handler starts its answer, after it has filtered. Not for writes: a write's effect
 // cannot be taken back by its answer.
 func (s *Server) visibleReads(next http.Handler) http.Handler {
-	return s.withVisibility(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.withVisibility(failClosed(next))
+}
+
+// failClosed is visibleReads past withVisibility.
+func failClosed(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		vis := visibilityFrom(r)
 		if vis == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
 		next.ServeHTTP(&failClosedWriter{ResponseWriter: w, vis: vis, header: w.Header().Clone()}, r)
-	}))
+	})
 }
 
 // failClosedWriter answers 503 in place of a handler's answer when vis failed by the
@@ -114,4 +119,11 @@ func (w *failClosedWriter) Flush() {
 	if w.start(); !w.refused {
 		http.NewResponseController(w.ResponseWriter).Flush()
 	}
+}
+
+// visibilityFrom is what the request's user may list, as withVisibility found it (nil:
+// everything).
+func visibilityFrom(r *http.Request) *visibility {
+	v, _ := r.Context().Value(visibilityKey).(*visibility)
+	return v
 }

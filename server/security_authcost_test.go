@@ -15,7 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -30,6 +29,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // fakeReviews is a TokenReview API that accepts tokens starting with "good-", counts its
@@ -59,84 +59,6 @@ func (f *fakeReviews) reviewer() *TokenReviewer {
 	return NewTokenReviewer(cs.AuthenticationV1().TokenReviews())
 }
 
-func TestTokenReviewCache(t *testing.T) {
-	f := &fakeReviews{}
-	tr := f.reviewer()
-	now := time.Unix(1000, 0)
-	tr.cache = newLRU[[32]byte, reviewed](3, func() time.Time { return now })
-	ctx := context.Background()
-	for range 3 {
-		if u, err := tr.Authenticate(ctx, "good-alice"); err != nil || u.Name != "alice" {
-			t.Fatalf("good token: %v %v", u, err)
-		}
-		if _, err := tr.Authenticate(ctx, "bad-token"); err != errUnauthenticated {
-			t.Fatalf("bad token: %v", err)
-		}
-	}
-	if n := f.calls.Load(); n != 2 {
-		t.Errorf("%d reviews for two tokens asked three times each, want 2", n)
-	}
-	// Bad answers are kept for less time than good ones.
-	now = now.Add(11 * time.Second)
-	tr.Authenticate(ctx, "good-alice")
-	tr.Authenticate(ctx, "bad-token")
-	if n := f.calls.Load(); n != 3 {
-		t.Errorf("after 11 s: %d reviews, want 3 (the bad token asked again, the good one cached)", n)
-	}
-	now = now.Add(time.Minute)
-	tr.Authenticate(ctx, "good-alice")
-	if n := f.calls.Load(); n != 4 {
-		t.Errorf("after a minute more: %d reviews, want 4 (the good token asked again)", n)
-	}
-	// Bounded: the least recently used goes.
-	for _, tok := range []string{"good-b", "good-c", "good-d"} {
-		tr.Authenticate(ctx, tok)
-	}
-	if tr.cache.len() != 3 {
-		t.Errorf("cache holds %d, want its bound 3", tr.cache.len())
-	}
-	if _, ok := tr.KnownGood("good-alice"); ok {
-		t.Error("the least recently used token is still cached past the bound")
-	}
-	if u, ok := tr.KnownGood("good-d"); !ok || u.Name != "d" {
-		t.Error("the newest token is not known good")
-	}
-	// Errors talking to the cluster are not kept.
-	f.fail.Store(true)
-	if _, err := tr.Authenticate(ctx, "good-e"); err == nil || err == errUnauthenticated {
-		t.Fatalf("review failure: %v, want the apiserver's error", err)
-	}
-	f.fail.Store(false)
-	if u, err := tr.Authenticate(ctx, "good-e"); err != nil || u.Name != "e" {
-		t.Errorf("after the apiserver recovered: %v %v (the failure was cached)", u, err)
-	}
-}
-
-func TestTokenReviewCollapsesConcurrentReviewsOfOneToken(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		f := &fakeReviews{hold: make(chan struct{})}
-		tr := f.reviewer()
-		var wg sync.WaitGroup
-		for range 20 {
-			wg.Go(func() {
-				if u, err := tr.Authenticate(context.Background(), "good-alice"); err != nil || u.Name != "alice" {
-					t.Errorf("%v %v", u, err)
-				}
-			})
-		}
-		// Every caller is blocked: one in the review (on hold), the others waiting for it.
-		synctest.Wait()
-		if n := f.calls.Load(); n != 1 {
-			t.Errorf("%d reviews started for 20 concurrent requests with one token, want 1", n)
-		}
-		close(f.hold)
-		wg.Wait()
-		if n := f.calls.Load(); n != 1 {
-			t.Errorf("%d reviews for 20 concurrent requests with one token, want 1", n)
-		}
-	})
-}
-
 func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
 	f := &fakeReviews{}
 	audit := &lockedBuffer{}
@@ -144,8 +66,8 @@ func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
 	now := time.Unix(1000, 0)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	s.failures = newFailureLimiter(clock)
-	s.failures.holdTime = 0
+	s.failures = security.NewFailureLimiter(clock)
+	s.failures.HoldTime = 0
 	ask := func(ip, token, method string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, "/api/v1/session", nil)
 		req.Host, req.RemoteAddr = "127.0.0.1:8080", ip+":40000"
@@ -157,7 +79,7 @@ func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
 	if rec := ask("10.0.0.1", "good-alice", "GET"); rec.Code != 200 { // cached from now on
 		t.Fatalf("good token: %d", rec.Code)
 	}
-	for i := range failureBurst {
+	for i := range security.FailureBurst {
 		if rec := ask("10.0.0.1", fmt.Sprintf("bad-%d", i), "GET"); rec.Code != 401 {
 			t.Fatalf("bad token %d: %d, want 401", i, rec.Code)
 		}
@@ -181,12 +103,12 @@ func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
 	if rec := ask("10.0.0.2", "good-bob", "GET"); rec.Code != 200 {
 		t.Errorf("another address: %d, want 200", rec.Code)
 	}
-	// The budget comes back with time: one failure every failureRefill.
+	// The budget comes back with time: one failure every security.FailureRefill.
 	mu.Lock()
-	now = now.Add(failureRefill)
+	now = now.Add(security.FailureRefill)
 	mu.Unlock()
 	if rec := ask("10.0.0.1", "bad-again", "GET"); rec.Code != 401 {
-		t.Errorf("after %v: %d, want 401 (one failure back)", failureRefill, rec.Code)
+		t.Errorf("after %v: %d, want 401 (one failure back)", security.FailureRefill, rec.Code)
 	}
 	// Writes refused for authentication are audited; reads are not.
 	if rec := ask("10.0.0.1", "bad-write", "POST"); rec.Code != http.StatusTooManyRequests {
@@ -195,15 +117,6 @@ func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
 	entries := auditEntries(t, audit.String())
 	if len(entries) != 1 || entries[0].Status != 429 || entries[0].Remote != "10.0.0.1:40000" || entries[0].Host != "127.0.0.1:8080" {
 		t.Errorf("audit: %+v, want one 429 line for the write", entries)
-	}
-	// The table of addresses stays bounded.
-	l := newFailureLimiter(nil)
-	for i := range addrTableSize + 100 {
-		done, _ := l.begin(fmt.Sprintf("10.1.%d.%d", i/256, i%256))
-		done(true)
-	}
-	if n := l.table.len(); n != addrTableSize {
-		t.Errorf("address table holds %d, want its bound %d", n, addrTableSize)
 	}
 }
 
@@ -339,7 +252,7 @@ func TestBadTokenFloodLeavesGoodUsersServed(t *testing.T) {
 	}
 	// The flood's reviews: its address's burst, its checks in flight, one more per refill
 	// period; plus the good token's one.
-	budget := int64(failureBurst+addrInFlight) + int64(elapsed/failureRefill) + 1
+	budget := int64(security.FailureBurst+security.AddrInFlight) + int64(elapsed/security.FailureRefill) + 1
 	if n := reviews.n.Load(); n > budget {
 		t.Errorf("%d TokenReviews for %d flood requests in %v, want at most %d", n, sent.Load(), elapsed.Round(time.Millisecond), budget)
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // Engine is what the server needs of the garbage-collector engine (*gc.GarbageCollector).
@@ -106,12 +107,12 @@ type Server struct {
 	log     *slog.Logger
 	handler http.Handler
 	audit   *auditLog
-	hosts   *hostPolicy
+	hosts   *security.HostPolicy
 	// failures bounds failed authentications per remote address.
-	failures *failureLimiter
+	failures *security.FailureLimiter
 	csrfKey  []byte // HMAC key of CSRF tokens; never leaves the process
 	// sessions are the browsers signed in through /login.
-	sessions *sessions
+	sessions *security.Sessions
 	metrics  *serverMetrics
 	hub      *hub
 	// exports holds a token per history export in progress (maxExports).
@@ -127,10 +128,10 @@ func New(o Options) *Server {
 	}
 	s := &Server{opts: o, log: o.Logger, exports: make(chan struct{}, maxExports)}
 	s.audit = newAuditLog(o.Audit, o.Logger)
-	s.hosts = newHostPolicy(o.Listen, o.AllowedHosts)
-	s.failures = newFailureLimiter(nil)
+	s.hosts = security.NewHostPolicy(o.Listen, o.AllowedHosts)
+	s.failures = security.NewFailureLimiter(nil)
 	s.csrfKey = newCSRFKey()
-	s.sessions = newSessions()
+	s.sessions = security.NewSessions()
 	s.metrics = newServerMetrics()
 	if o.Engine != nil {
 		s.hub = newHub(hubOptions{

@@ -152,3 +152,7 @@ var (
 	streamSingle = []string{"queues", "since"}
 	streamMulti  = []string{"namespace", "kind", "uid"}
 )
+
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
+	s.hub.ServeHTTP(w, r)
+}

@@ -1,9 +1,8 @@
-package server
+package security
 
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"net/http"
 	"sync"
 	"time"
 )
@@ -24,24 +23,28 @@ const (
 	maxSessionsPerToken = 8
 )
 
+// sessionIDBytes is the size of a session id (random bytes).
+const sessionIDBytes = 32
+
 type loginSession struct {
 	token   string
 	expires time.Time
 }
 
-// sessions maps session ids to the tokens they stand for.
-type sessions struct {
+// Sessions maps session ids to the tokens they stand for.
+type Sessions struct {
 	mu  sync.Mutex
 	ids map[string]loginSession
 	now func() time.Time
 }
 
-func newSessions() *sessions {
-	return &sessions{ids: map[string]loginSession{}, now: time.Now}
+// NewSessions is an empty table.
+func NewSessions() *Sessions {
+	return &Sessions{ids: map[string]loginSession{}, now: time.Now}
 }
 
-// start records token under a new id, and returns the id.
-func (ss *sessions) start(token string) string {
+// Start records token under a new id, and returns the id.
+func (ss *Sessions) Start(token string) string {
 	b := make([]byte, sessionIDBytes)
 	rand.Read(b)
 	id := base64.RawURLEncoding.EncodeToString(b)
@@ -79,8 +82,8 @@ func (ss *sessions) start(token string) string {
 	return id
 }
 
-// token is the token session id stands for ("" when unknown or expired).
-func (ss *sessions) token(id string) string {
+// Token is the token session id stands for ("" when unknown or expired).
+func (ss *Sessions) Token(id string) string {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	s, ok := ss.ids[id]
@@ -94,16 +97,9 @@ func (ss *sessions) token(id string) string {
 	return s.token
 }
 
-// end forgets session id.
-func (ss *sessions) end(id string) {
+// End forgets session id.
+func (ss *Sessions) End(id string) {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	delete(ss.ids, id)
-}
-
-// sessionCookieFor is the cookie that signs a browser in with session id (or, with an
-// empty id and a negative age, out).
-func sessionCookieFor(r *http.Request, id string, maxAge int) *http.Cookie {
-	return &http.Cookie{Name: sessionCookie, Value: id, Path: "/", HttpOnly: true, MaxAge: maxAge,
-		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode}
 }

@@ -1,4 +1,4 @@
-package server
+package security
 
 import (
 	"context"
@@ -9,21 +9,22 @@ import (
 	"time"
 )
 
-// failureLimiter bounds, per remote address, how many failed authentications may cost a
-// check: each address has a bucket of failureBurst failures refilled at one per
-// failureRefill. An address with an empty bucket is answered 429 without asking anyone,
+// FailureLimiter bounds, per remote address, how many failed authentications may cost a
+// check: each address has a bucket of FailureBurst failures refilled at one per
+// FailureRefill. An address with an empty bucket is answered 429 without asking anyone,
 // unless its token is already known good. It also bounds the checks one address has in
 // flight, so that one address cannot hold every TokenReview slot. The table of addresses
 // is a bounded LRU. The address is the connection's (X-Forwarded-For is not trusted).
-type failureLimiter struct {
+type FailureLimiter struct {
 	burst    float64
 	refill   time.Duration
 	inFlight int
 	now      func() time.Time
 	table    *lru[string, *addrState]
-	// held are the 429 answers being held back (see tarpit).
-	held     atomic.Int64
-	holdTime time.Duration
+	// held are the 429 answers being held back (see Tarpit).
+	held atomic.Int64
+	// HoldTime is how long a 429 is held back (tarpitTime; 0: not at all).
+	HoldTime time.Duration
 }
 
 type addrState struct {
@@ -33,10 +34,12 @@ type addrState struct {
 	inFlight int
 }
 
+// The limiter's bounds: FailureBurst failures per address, one more per FailureRefill,
+// AddrInFlight checks in flight per address.
 const (
-	failureBurst   = 10
-	failureRefill  = 2 * time.Second
-	addrInFlight   = 4
+	FailureBurst   = 10
+	FailureRefill  = 2 * time.Second
+	AddrInFlight   = 4
 	addrTableSize  = 10000
 	addrStateTTL   = 10 * time.Minute
 	minRetryAfterS = 1
@@ -47,23 +50,24 @@ const (
 	maxHeld    = 1024
 )
 
-func newFailureLimiter(now func() time.Time) *failureLimiter {
+// NewFailureLimiter limits failures as time goes by now (nil: the wall clock).
+func NewFailureLimiter(now func() time.Time) *FailureLimiter {
 	if now == nil {
 		now = time.Now
 	}
-	return &failureLimiter{burst: failureBurst, refill: failureRefill, inFlight: addrInFlight, now: now,
-		table: newLRU[string, *addrState](addrTableSize, now), holdTime: tarpitTime}
+	return &FailureLimiter{burst: FailureBurst, refill: FailureRefill, inFlight: AddrInFlight, now: now,
+		table: newLRU[string, *addrState](addrTableSize, now), HoldTime: tarpitTime}
 }
 
-// remoteIP is the address part of a RemoteAddr.
-func remoteIP(remoteAddr string) string {
+// RemoteIP is the address part of a RemoteAddr.
+func RemoteIP(remoteAddr string) string {
 	if h, _, err := net.SplitHostPort(remoteAddr); err == nil {
 		return h
 	}
 	return remoteAddr
 }
 
-func (l *failureLimiter) state(ip string) *addrState {
+func (l *FailureLimiter) state(ip string) *addrState {
 	return l.table.update(ip, addrStateTTL, func(s *addrState, ok bool) *addrState {
 		if !ok {
 			s = &addrState{tokens: l.burst, at: l.now()}
@@ -73,16 +77,16 @@ func (l *failureLimiter) state(ip string) *addrState {
 }
 
 // refilled brings s's bucket up to now. Requires s.mu.
-func (l *failureLimiter) refilled(s *addrState) {
+func (l *FailureLimiter) refilled(s *addrState) {
 	now := l.now()
 	s.tokens = min(l.burst, s.tokens+float64(now.Sub(s.at))/float64(l.refill))
 	s.at = now
 }
 
-// begin asks to check a token from ip. It returns a done func to call with the outcome,
+// Begin asks to check a token from ip. It returns a done func to call with the outcome,
 // or, when the address has no failures left or too many checks in flight, how long to
 // wait before trying again.
-func (l *failureLimiter) begin(ip string) (done func(failed bool), retryAfter time.Duration) {
+func (l *FailureLimiter) Begin(ip string) (done func(failed bool), retryAfter time.Duration) {
 	s := l.state(ip)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -105,10 +109,10 @@ func (l *failureLimiter) begin(ip string) (done func(failed bool), retryAfter ti
 	}, 0
 }
 
-// tarpit holds back a 429 answer for holdTime (unless too many are held already, or the
+// Tarpit holds back a 429 answer for HoldTime (unless too many are held already, or the
 // request ends).
-func (l *failureLimiter) tarpit(ctx context.Context, status int) {
-	if status != http.StatusTooManyRequests || l.holdTime <= 0 {
+func (l *FailureLimiter) Tarpit(ctx context.Context, status int) {
+	if status != http.StatusTooManyRequests || l.HoldTime <= 0 {
 		return
 	}
 	if l.held.Add(1) > maxHeld {
@@ -116,7 +120,7 @@ func (l *failureLimiter) tarpit(ctx context.Context, status int) {
 		return
 	}
 	defer l.held.Add(-1)
-	t := time.NewTimer(l.holdTime)
+	t := time.NewTimer(l.HoldTime)
 	defer t.Stop()
 	select {
 	case <-t.C:

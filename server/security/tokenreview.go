@@ -1,4 +1,4 @@
-package server
+package security
 
 import (
 	"context"
@@ -49,7 +49,7 @@ func NewTokenReviewer(client authenticationclient.TokenReviewInterface) *TokenRe
 // Authenticate implements Authenticator.
 func (tr *TokenReviewer) Authenticate(ctx context.Context, token string) (*User, error) {
 	if token == "" {
-		return nil, errUnauthenticated
+		return nil, ErrUnauthenticated
 	}
 	key := sha256.Sum256([]byte(token))
 	if r, ok := tr.cache.get(key); ok {
@@ -67,7 +67,7 @@ func (tr *TokenReviewer) Authenticate(ctx context.Context, token string) (*User,
 			return nil, fmt.Errorf("checking the token with the cluster: %w", err)
 		}
 		if !review.Status.Authenticated {
-			r := reviewed{err: errUnauthenticated}
+			r := reviewed{err: ErrUnauthenticated}
 			tr.cache.put(key, r, tr.badTTL)
 			return r, nil
 		}

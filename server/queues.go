@@ -1,0 +1,22 @@
+package server
+
+// The engine's work queues.
+
+import (
+	"net/http"
+
+	"github.com/gcscope/gcscope/gc"
+)
+
+func (s *Server) handleQueues(w http.ResponseWriter, r *http.Request) {
+	snap := s.opts.Engine.Snapshot()
+	queues := visibilityFrom(r).queues(snap.Queues)
+	writeJSON(w, http.StatusOK, queuesResponse{Seq: snap.Seq, Mode: snap.Mode, Queues: queues, Sync: snap.Sync})
+}
+
+type queuesResponse struct {
+	Seq    uint64          `json:"seq"`
+	Mode   gc.Mode         `json:"mode"`
+	Queues []gc.QueueState `json:"queues"`
+	Sync   gc.SyncState    `json:"sync"`
+}
