@@ -1,7 +1,7 @@
 package server
 
-// The server's tests share one embedded control plane with the engine running active
-// (TestMain); env hands it out, serve builds a server on it, client is a browser-like
+// The server's tests share one embedded control plane (testkit's) with the engine running
+// active; env hands it out, serve builds a server on it, client is a browser-like
 // HTTP client.
 
 import (
@@ -14,7 +14,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -28,59 +27,35 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	"github.com/gcscope/gcscope/cluster"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 type apiEnv struct {
-	cluster *cluster.Cluster
-	config  *rest.Config
-	client  kubernetes.Interface
-	engine  *gc.GarbageCollector
-	stop    context.CancelFunc
+	config *rest.Config
+	client kubernetes.Interface
+	engine *gc.GarbageCollector
 }
 
-var (
-	apiOnce sync.Once
-	theEnv  *apiEnv
-	envErr  error
-)
+// theEnv is the engine that apiOptions' Setup starts on the package's shared control plane.
+var theEnv *apiEnv
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if theEnv != nil {
-		theEnv.stop()
-		theEnv.cluster.Stop()
+var apiOptions = testkit.Options{Setup: func(ctx context.Context, e *testkit.Env) error {
+	engine, err := gc.NewForConfig(e.Config, gc.Options{DiscoveryPeriod: 2 * time.Second})
+	if err != nil {
+		return err
 	}
-	os.Exit(code)
-}
+	theEnv = &apiEnv{config: e.Config, client: e.Client, engine: engine}
+	return e.GoReady(engine.Started(), engine.Run)
+}}
 
+func TestMain(m *testing.M) { testkit.Main(m) }
+
+// env is the shared control plane with the engine running active, started for the first
+// test that needs it.
 func env(t testing.TB) *apiEnv {
 	t.Helper()
-	apiOnce.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		defer cancel()
-		c, err := cluster.Start(ctx, cluster.Options{})
-		if err != nil {
-			envErr = err
-			return
-		}
-		e := &apiEnv{cluster: c, config: c.RESTConfig()}
-		e.client = kubernetes.NewForConfigOrDie(e.config)
-		if e.engine, err = gc.NewForConfig(e.config, gc.Options{DiscoveryPeriod: 2 * time.Second}); err != nil {
-			envErr = err
-			return
-		}
-		runCtx, stop := context.WithCancel(context.Background())
-		e.stop = stop
-		go e.engine.Run(runCtx)
-		<-e.engine.Started()
-		theEnv = e
-	})
-	if envErr != nil {
-		t.Fatalf("test environment: %v", envErr)
-	}
+	testkit.Shared(t, apiOptions)
 	return theEnv
 }
 
