@@ -449,17 +449,27 @@ func TestPerUserStream(t *testing.T) {
 	}
 	for _, since := range []uint64{0, before.Seq} {
 		for _, user := range []string{"alice", "nobody"} {
+			// What the resumed stream sends until it has told the client of everything
+			// published so far.
+			target := e.engine.Feed().LastSeq()
 			s := dialQuery(user, fmt.Sprintf("?since=%d", since))
 			var got strings.Builder
-			for deadline := time.After(time.Second); ; {
+			for reached := false; !reached; {
 				select {
-				case data := <-s.frames:
+				case data, ok := <-s.frames:
+					if !ok {
+						t.Fatalf("%s's stream resumed at %d closed", user, since)
+					}
 					got.Write(data)
 					got.WriteByte('\n')
-					continue
-				case <-deadline:
+					var f struct {
+						Seq uint64 `json:"seq"`
+					}
+					json.Unmarshal(data, &f)
+					reached = f.Seq >= target
+				case <-time.After(time.Minute):
+					t.Fatalf("%s's stream resumed at %d never reached seq %d: %.300s", user, since, target, got.String())
 				}
-				break
 			}
 			for _, f := range []string{"bravo-", w.nsB} {
 				if strings.Contains(got.String(), f) {
