@@ -55,7 +55,7 @@ func TestUIXExport(t *testing.T) {
 	// What the canvas drew on screen in its last frame, as "Kind namespace/name (state)".
 	var onScreen []string
 	d.eval(t, `window.gcscope.renderer.recordDrawn(), true`, new(bool))
-	d.run(t, "a full frame", chromedp.Sleep(300*time.Millisecond))
+	d.run(t, "a full frame", browsertest.Frames(3))
 	d.eval(t, `(() => { const r = window.gcscope.renderer, s = window.gcscope.store;
 		return [...r.drawnState].filter(([, v]) => v.at === r.drawClock).map(([u, v]) => {
 			const n = s.nodes.get(u); return n.kind + " " + n.namespace + "/" + n.name + " (" + v.state + ")"; }); })()`, &onScreen)

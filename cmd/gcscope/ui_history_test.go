@@ -169,7 +169,7 @@ func TestUIHistory(t *testing.T) {
 	d.eval(t, `window.gcscope.seeks`, &seeks)
 	t.Logf("drag released to the state shown: %v; each seek in the page, from the ask to the state applied: %.0f ms", time.Since(seekStart).Round(time.Millisecond), seeks)
 	// Two frames later the canvas has drawn it.
-	d.run(t, "frames", chromedp.Sleep(150*time.Millisecond))
+	d.run(t, "frames", browsertest.Frames(3))
 	var shown struct {
 		Drawn  []string          `json:"drawn"`
 		States map[string]string `json:"states"`
@@ -213,7 +213,7 @@ func TestUIHistory(t *testing.T) {
 	d.run(t, "open the moment's URL", chromedp.Navigate(here), uiReady)
 	poll("the moment shown again", fmt.Sprintf(`(() => { const tr = window.gcscope.travel(); return tr.active && !tr.seeking && Math.abs(tr.at - %f) < 1 && window.gcscope.view.sel === %s; })()`, targetMs, jsQuoted(owner)), 10*time.Second)
 	d.eval(t, `(window.gcscope.recordDrawn(), true)`, &ok)
-	d.run(t, "frames", chromedp.Sleep(150*time.Millisecond))
+	d.run(t, "frames", browsertest.Frames(3))
 	// Travelling by a link, as by a drag, the timeline's window no longer follows now.
 	var following bool
 	d.eval(t, `window.gcscope.timeline().followNow || !!document.querySelector('#timeline [data-range][aria-pressed="true"]')`, &following)
@@ -298,7 +298,7 @@ func TestUIHistory(t *testing.T) {
 	}
 	d.run(t, "step back", chromedp.KeyEvent(kb.ArrowLeft))
 	poll("stepped back", fmt.Sprintf(`!window.gcscope.travel().seeking && window.gcscope.travel().at < %f`, untilMs), 10*time.Second)
-	d.run(t, "frames", chromedp.Sleep(150*time.Millisecond))
+	d.run(t, "frames", browsertest.Frames(3))
 	var back1 map[string]string
 	d.eval(t, `(() => { const g = window.gcscope, out = {}; for (const u of g.drawnUIDs()) out[u] = g.drawn(u)?.state || ""; return out; })()`, &back1)
 	if !maps.Equal(back1, best.m.States) {
@@ -360,7 +360,7 @@ func TestUIHistory(t *testing.T) {
 	d.eval(t, `(window.reloadMark = 1, true)`, &ok)
 	d.run(t, "Esc", chromedp.KeyEvent("\u001b"))
 	poll("live again", `!window.gcscope.travel().active && !document.body.classList.contains("travel") && document.getElementById("travel-banner").hidden`, 5*time.Second)
-	d.run(t, "a frame", chromedp.Sleep(150*time.Millisecond))
+	d.run(t, "a frame", browsertest.Frames(3))
 	var back struct {
 		Mark  int      `json:"mark"`
 		Drawn []string `json:"drawn"`
@@ -611,7 +611,7 @@ func TestUIHistory(t *testing.T) {
 	d.run(t, "open the replay", chromedp.Navigate(replayBase+"/?ns="+ns), uiReady)
 	poll("at the recording's cascade", `(() => { const g = window.gcscope, tr = g.travel(), tl = g.timeline();
 		return tr.active && !tr.seeking && tl.selected && tl.selected.root.name === "top" && `+jsArray(tree)+`.every((u) => tr.store.nodes.has(u)); })()`, 20*time.Second)
-	d.run(t, "frames", chromedp.Sleep(200*time.Millisecond))
+	d.run(t, "frames", browsertest.Frames(3))
 	var rp struct {
 		Banner     string   `json:"banner"`
 		Conn       string   `json:"conn"`

@@ -198,7 +198,7 @@ func TestUIXKeyboard(t *testing.T) {
 	collapsed := `(() => { const r = window.gcscope.renderer; return r.collapsed(r.layout.items.get(` + jsQuoted(leaves[0]) + `).block); })()`
 	poll("the leaves drawn as one count", collapsed)
 	t0 := num(`window.gcscope.renderer.recordDrawn(), performance.now()`)
-	d.run(t, "a few frames", chromedp.Sleep(200*time.Millisecond))
+	d.run(t, "a few frames", browsertest.Frames(5))
 	drawnSince := `(t) => ` + jsArray(leaves) + `.filter((u) => (window.gcscope.drawn(u)?.at ?? -1) > t).length`
 	if n := num(`(` + drawnSince + `)(` + strconv.FormatFloat(t0, 'f', 3, 64) + `)`); n != 0 {
 		t.Errorf("zoomed out, %.0f leaves drawn one by one; want one count", n)
@@ -216,7 +216,7 @@ func TestUIXKeyboard(t *testing.T) {
 	light := num(lum)
 	key("t", "t")
 	poll("dark", `document.documentElement.dataset.theme === "dark"`)
-	d.run(t, "a frame", chromedp.Sleep(200*time.Millisecond))
+	d.run(t, "a frame", browsertest.Frames(3))
 	if dark := num(lum); light < 0.5 || dark > 0.25 {
 		t.Errorf("t: canvas luminance %.2f → %.2f; want light, then dark", light, dark)
 	}

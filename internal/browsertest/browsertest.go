@@ -313,3 +313,14 @@ func Screenshot(t testing.TB, ctx context.Context, name string) string {
 type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+// Frames waits until the page has run n animation frames from now: long enough for a page
+// that draws in requestAnimationFrame to have drawn what it held when Frames began (its
+// callback of the first frame runs before this one's, as it asked first).
+func Frames(n int) chromedp.Action[chromedp.Void] {
+	return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`new Promise((done) => {
+		let left = %d;
+		const tick = () => (--left > 0 ? requestAnimationFrame(tick) : done());
+		requestAnimationFrame(tick);
+	})`, n), chromedp.EvalAwaitPromise)
+}
