@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -219,49 +220,52 @@ func TestOrphanCascadeAndAGapThatCutsOne(t *testing.T) {
 // when the next session starts (which opens the deletion still under way again); one with
 // nothing left ends as gcscope stops.
 func TestRestartEndsOpenCascades(t *testing.T) {
-	e := newSynth(1<<16, 13)
-	dir := t.TempDir()
-	s := openStore(t, Options{Dir: dir})
-	o := quick()
-	o.CascadeQuiet = time.Hour // nothing ends by itself during the test
-	stop := record(t, s, e, o)
-	waiting, gone := e.grow(3), e.grow(0)
-	e.waitForDependents(waiting.owner)
-	e.remove(gone.owner, nil)
-	waitRecorded(t, s, e.feed.LastSeq())
-	time.Sleep(300 * time.Millisecond) // time is the subject: a stretch stuck with nothing to record, until gcscope stops
-	stoppedAt := time.Now()
-	stop()
-	ctx := context.Background()
-	byRoot := func() map[types.UID]Cascade {
-		cs, err := s.Cascades(ctx, CascadeQuery{})
+	// The recorder's windows are on the clock: synctest's, exact however loaded the machine.
+	synctest.Test(t, func(t *testing.T) {
+		e := newSynth(1<<16, 13)
+		dir := t.TempDir()
+		s := openStore(t, Options{Dir: dir})
+		o := quick()
+		o.CascadeQuiet = time.Hour // nothing ends by itself during the test
+		stop := record(t, s, e, o)
+		waiting, gone := e.grow(3), e.grow(0)
+		e.waitForDependents(waiting.owner)
+		e.remove(gone.owner, nil)
+		waitRecorded(t, s, e.feed.LastSeq())
+		time.Sleep(300 * time.Millisecond) // a stretch stuck with nothing to record, until gcscope stops
+		stoppedAt := time.Now()
+		stop()
+		ctx := context.Background()
+		byRoot := func() map[types.UID]Cascade {
+			cs, err := s.Cascades(ctx, CascadeQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := map[types.UID]Cascade{}
+			for _, c := range cs {
+				out[c.Root.UID] = c
+			}
+			return out
+		}
+		if got := byRoot(); got[waiting.owner.UID].End != nil || got[gone.owner.UID].End == nil || got[gone.owner.UID].Note != "" {
+			t.Fatalf("after a stop: %s; want the waiting one open and the finished one ended", jsonOf(t, got))
+		}
+		record(t, s, e, o)
+		waitRecorded(t, s, e.feed.LastSeq())
+		cs, err := s.Cascades(ctx, CascadeQuery{UID: string(waiting.owner.UID)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		out := map[types.UID]Cascade{}
-		for _, c := range cs {
-			out[c.Root.UID] = c
+		slices.SortFunc(cs, func(a, b Cascade) int { return int(a.ID - b.ID) })
+		if len(cs) != 2 || cs[0].End == nil || !strings.Contains(cs[0].Note, "gcscope stopped before it ended") || cs[1].End != nil || cs[1].Note != underWay {
+			t.Fatalf("after a restart: %s; want the cascade left open ended with a note, and the deletion still under way open again", jsonOf(t, cs))
 		}
-		return out
-	}
-	if got := byRoot(); got[waiting.owner.UID].End != nil || got[gone.owner.UID].End == nil || got[gone.owner.UID].Note != "" {
-		t.Fatalf("after a stop: %s; want the waiting one open and the finished one ended", jsonOf(t, got))
-	}
-	record(t, s, e, o)
-	waitRecorded(t, s, e.feed.LastSeq())
-	cs, err := s.Cascades(ctx, CascadeQuery{UID: string(waiting.owner.UID)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.SortFunc(cs, func(a, b Cascade) int { return int(a.ID - b.ID) })
-	if len(cs) != 2 || cs[0].End == nil || !strings.Contains(cs[0].Note, "gcscope stopped before it ended") || cs[1].End != nil || cs[1].Note != underWay {
-		t.Fatalf("after a restart: %s; want the cascade left open ended with a note, and the deletion still under way open again", jsonOf(t, cs))
-	}
-	// It was under way until gcscope stopped, not only until its last event (a trial's
-	// stuck deletion was recorded as lasting 7 ms).
-	if cs[0].End.Before(stoppedAt) {
-		t.Errorf("the cascade cut by the stop ends at %s, before gcscope stopped at %s", cs[0].End.Format(time.RFC3339Nano), stoppedAt.Format(time.RFC3339Nano))
-	}
+		// It was under way until gcscope stopped, not only until its last event (a trial's
+		// stuck deletion was recorded as lasting 7 ms).
+		if cs[0].End.Before(stoppedAt) {
+			t.Errorf("the cascade cut by the stop ends at %s, before gcscope stopped at %s", cs[0].End.Format(time.RFC3339Nano), stoppedAt.Format(time.RFC3339Nano))
+		}
+	})
 }
 
 // TestAGoneRootIsDeletedOnce: the graph may make a virtual node for a root that is gone
@@ -291,37 +295,39 @@ func TestAGoneRootIsDeletedOnce(t *testing.T) {
 // 2,000 dependents each showed: every dependent became a cascade of its own) stays one
 // cascade, open while a queued dependent is left, ended once the last one is deleted.
 func TestABackloggedCascadeStaysOneCascade(t *testing.T) {
-	e := newSynth(1<<16, 12)
-	s := openStore(t, Options{})
-	record(t, s, e, quick()) // quiet period: 50 ms
-	tr := e.grow(5)
-	waitRecorded(t, s, e.feed.LastSeq())
+	// The recorder's windows are on the clock: synctest's, exact however loaded the machine.
+	synctest.Test(t, func(t *testing.T) {
+		e := newSynth(1<<16, 12)
+		s := openStore(t, Options{})
+		record(t, s, e, quick()) // quiet period: 50 ms
+		tr := e.grow(5)
+		waitRecorded(t, s, e.feed.LastSeq())
 
-	// The owner is deleted; the graph queues its dependents.
-	e.remove(tr.owner, nil)
-	for _, d := range tr.deps {
-		e.queue(gc.AttemptToDelete, gc.QueueAdded, d, "", 0, 0)
-	}
-	// The workers are busy elsewhere for 10 quiet periods (the recorder's CascadeQuiet is
-	// wall time: the time is the subject).
-	time.Sleep(500 * time.Millisecond)
-	e.publish() // time moves on in the recording
-	waitRecorded(t, s, e.feed.LastSeq())
-	open := waitCascades(t, s, CascadeQuery{UID: string(tr.owner.UID)}, func(cs []Cascade) bool { return len(cs) == 1 })
-	if open[0].End != nil || open[0].Objects != len(tr.deps)+1 || open[0].Deleted != 1 {
-		t.Fatalf("while the dependents wait in the queue: %s, want open, %d objects, 1 deleted", jsonOf(t, open[0]), len(tr.deps)+1)
-	}
-	for _, d := range tr.deps {
-		e.queue(gc.AttemptToDelete, gc.QueueTaken, d, "", 0, 0)
-		e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: d, Policy: "Background", Reason: "all its owners are gone"})
-		e.queue(gc.AttemptToDelete, gc.QueueDone, d, "", 0, 0)
-		e.remove(d, []types.UID{tr.owner.UID})
-	}
-	waitRecorded(t, s, e.feed.LastSeq())
-	all := waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool { return len(cs) >= 1 && cs[0].End != nil })
-	if len(all) != 1 || all[0].Root != tr.owner || all[0].Objects != len(tr.deps)+1 || all[0].Deleted != len(tr.deps)+1 || all[0].Actions != len(tr.deps) {
-		t.Fatalf("cascades: %s, want one rooted at %s with %d objects, all deleted, %d actions", jsonOf(t, all), tr.owner.Name, len(tr.deps)+1, len(tr.deps))
-	}
+		// The owner is deleted; the graph queues its dependents.
+		e.remove(tr.owner, nil)
+		for _, d := range tr.deps {
+			e.queue(gc.AttemptToDelete, gc.QueueAdded, d, "", 0, 0)
+		}
+		// The workers are busy elsewhere for 10 of the recorder's quiet periods.
+		time.Sleep(500 * time.Millisecond)
+		e.publish() // time moves on in the recording
+		waitRecorded(t, s, e.feed.LastSeq())
+		open := waitCascades(t, s, CascadeQuery{UID: string(tr.owner.UID)}, func(cs []Cascade) bool { return len(cs) == 1 })
+		if open[0].End != nil || open[0].Objects != len(tr.deps)+1 || open[0].Deleted != 1 {
+			t.Fatalf("while the dependents wait in the queue: %s, want open, %d objects, 1 deleted", jsonOf(t, open[0]), len(tr.deps)+1)
+		}
+		for _, d := range tr.deps {
+			e.queue(gc.AttemptToDelete, gc.QueueTaken, d, "", 0, 0)
+			e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: d, Policy: "Background", Reason: "all its owners are gone"})
+			e.queue(gc.AttemptToDelete, gc.QueueDone, d, "", 0, 0)
+			e.remove(d, []types.UID{tr.owner.UID})
+		}
+		waitRecorded(t, s, e.feed.LastSeq())
+		all := waitCascades(t, s, CascadeQuery{}, func(cs []Cascade) bool { return len(cs) >= 1 && cs[0].End != nil })
+		if len(all) != 1 || all[0].Root != tr.owner || all[0].Objects != len(tr.deps)+1 || all[0].Deleted != len(tr.deps)+1 || all[0].Actions != len(tr.deps) {
+			t.Fatalf("cascades: %s, want one rooted at %s with %d objects, all deleted, %d actions", jsonOf(t, all), tr.owner.Name, len(tr.deps)+1, len(tr.deps))
+		}
+	})
 }
 
 // TestACascadeUnderWayAtARestartIsOneCascade: a foreground deletion still waiting for its

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -580,45 +581,49 @@ func TestAFailingDiskAsGcscopeStops(t *testing.T) {
 // less than half the ring behind, it reads nothing (the cascade keeps the cores); once the
 // burst is over it records all of it, with no gap.
 func TestRecorderStepsAsideInABurst(t *testing.T) {
-	e := newSynth(1<<16, 5)
-	s := openStore(t, Options{})
-	record(t, s, e, fast)
-	e.grow(3)
-	waitRecorded(t, s, e.feed.LastSeq())
+	// Timing is the logic here: the recorder, the feed and the test share synctest's clock,
+	// so the burst's pace is exact however loaded the machine.
+	synctest.Test(t, func(t *testing.T) {
+		e := newSynth(1<<16, 5)
+		s := openStore(t, Options{})
+		record(t, s, e, fast)
+		e.grow(3)
+		waitRecorded(t, s, e.feed.LastSeq())
 
-	// 12,000 events over about 0.6 s: 20,000 a second, in steps of 200; then a tail, as a
-	// cascade's, of 800 over about 0.4 s: 2,000 a second, slower than a burst begins at.
-	var known, readDuring uint64
-	for step := range 80 {
-		n, pause := 200, 10*time.Millisecond
-		if step >= 60 {
-			n, pause = 40, 20*time.Millisecond
+		// 12,000 events over about 0.6 s: 20,000 a second, in steps of 200; then a tail, as a
+		// cascade's, of 800 over about 0.4 s: 2,000 a second, slower than a burst begins at.
+		var known, readDuring uint64
+		for step := range 80 {
+			n, pause := 200, 10*time.Millisecond
+			if step >= 60 {
+				n, pause = 40, 20*time.Millisecond
+			}
+			var evs []gc.Event
+			for i := range n {
+				obj := gc.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "burst", Name: fmt.Sprintf("cm-%d-%d", step, i), UID: types.UID(fmt.Sprintf("burst-%d-%d", step, i))}
+				evs = append(evs, gc.Event{Type: gc.ActionTaken, Action: &gc.Action{Queue: gc.AttemptToOrphan, Verb: gc.VerbKeep, Object: obj, Reason: "burst"}})
+			}
+			e.publish(evs...)
+			time.Sleep(pause) // the burst's pace, on the bubble's clock (the recorder's windows are on it too)
+			switch {          // from the 20th step (200 ms in), the burst is known
+			case step == 20:
+				known = s.Status().Seq
+			case step > 20:
+				readDuring = max(readDuring, s.Status().Seq-known)
+			}
 		}
-		var evs []gc.Event
-		for i := range n {
-			obj := gc.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "burst", Name: fmt.Sprintf("cm-%d-%d", step, i), UID: types.UID(fmt.Sprintf("burst-%d-%d", step, i))}
-			evs = append(evs, gc.Event{Type: gc.ActionTaken, Action: &gc.Action{Queue: gc.AttemptToOrphan, Verb: gc.VerbKeep, Object: obj, Reason: "burst"}})
+		// A block being written as the burst became known may still land.
+		if readDuring > 1024 {
+			t.Errorf("the recorder recorded %d events during the burst and its tail; want it to step aside until the burst calms", readDuring)
 		}
-		e.publish(evs...)
-		time.Sleep(pause) // the burst's pace is the subject: the recorder's burst window is wall time
-		switch {          // from the 20th step (200 ms in), the burst is known
-		case step == 20:
-			known = s.Status().Seq
-		case step > 20:
-			readDuring = max(readDuring, s.Status().Seq-known)
+		waitRecorded(t, s, e.feed.LastSeq())
+		if gaps, _ := s.Gaps(context.Background(), time.Time{}, time.Time{}, 10); len(gaps) != 0 {
+			t.Fatalf("gaps after a burst within the ring: %s", jsonOf(t, gaps))
 		}
-	}
-	// A block being written as the burst became known may still land.
-	if readDuring > 1024 {
-		t.Errorf("the recorder recorded %d events during the burst and its tail; want it to step aside until the burst calms", readDuring)
-	}
-	waitRecorded(t, s, e.feed.LastSeq())
-	if gaps, _ := s.Gaps(context.Background(), time.Time{}, time.Time{}, 10); len(gaps) != 0 {
-		t.Fatalf("gaps after a burst within the ring: %s", jsonOf(t, gaps))
-	}
-	if got := len(allPages(t, s, Query{Namespaces: []string{"burst"}})); got != 12800 {
-		t.Fatalf("%d events of the burst recorded, want 12800", got)
-	}
+		if got := len(allPages(t, s, Query{Namespaces: []string{"burst"}})); got != 12800 {
+			t.Fatalf("%d events of the burst recorded, want 12800", got)
+		}
+	})
 }
 
 // TestStateAtAFutureMomentSaysSo: a moment yet to come answers the newest recorded state,
@@ -643,27 +648,28 @@ func TestStateAtAFutureMomentSaysSo(t *testing.T) {
 // (nothing happened), not "not recording" (a trial saw the note from the session's last
 // event on); after the stop, until the next session, it was not recording.
 func TestASessionRunsUntilGcscopeStops(t *testing.T) {
-	e := newSynth(1<<16, 8)
-	s := openStore(t, Options{Dir: t.TempDir()})
-	stop := record(t, s, e, fast)
-	e.grow(2)
-	waitRecorded(t, s, e.feed.LastSeq())
-	// The time is the subject: moments well inside a quiet stretch and a stop, in the
-	// wall time the recording keeps.
-	time.Sleep(300 * time.Millisecond)
-	quiet := time.Now()
-	time.Sleep(300 * time.Millisecond)
-	stop()
-	time.Sleep(300 * time.Millisecond)
-	down := time.Now()
-	time.Sleep(300 * time.Millisecond)
-	e.grow(1) // a restarted engine's first events (the lists) come before the new session's checkpoint
-	record(t, s, e, fast)
-	ctx := context.Background()
-	if st, err := s.StateAt(ctx, quiet); err != nil || st.Note != "" {
-		t.Fatalf("a quiet moment while recording: note %q, %v; want none", st.Note, err)
-	}
-	if st, err := s.StateAt(ctx, down); err != nil || !strings.Contains(st.Note, "was not recording") {
-		t.Fatalf("a moment gcscope was stopped: note %q, %v; want it to say gcscope was not recording", st.Note, err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		e := newSynth(1<<16, 8)
+		s := openStore(t, Options{Dir: t.TempDir()})
+		stop := record(t, s, e, fast)
+		e.grow(2)
+		waitRecorded(t, s, e.feed.LastSeq())
+		// Moments well inside a quiet stretch and a stop, on the bubble's clock.
+		time.Sleep(300 * time.Millisecond)
+		quiet := time.Now()
+		time.Sleep(300 * time.Millisecond)
+		stop()
+		time.Sleep(300 * time.Millisecond)
+		down := time.Now()
+		time.Sleep(300 * time.Millisecond)
+		e.grow(1) // a restarted engine's first events (the lists) come before the new session's checkpoint
+		record(t, s, e, fast)
+		ctx := context.Background()
+		if st, err := s.StateAt(ctx, quiet); err != nil || st.Note != "" {
+			t.Fatalf("a quiet moment while recording: note %q, %v; want none", st.Note, err)
+		}
+		if st, err := s.StateAt(ctx, down); err != nil || !strings.Contains(st.Note, "was not recording") {
+			t.Fatalf("a moment gcscope was stopped: note %q, %v; want it to say gcscope was not recording", st.Note, err)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package history
 import (
 	"context"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -11,61 +12,64 @@ import (
 )
 
 func TestTimelineBucketsSumToTheEventsInRange(t *testing.T) {
-	e := newSynth(1<<16, 21)
-	s := openStore(t, Options{})
-	record(t, s, e, quick())
-	for range 6 {
-		e.churn(150, 1500)
-		time.Sleep(20 * time.Millisecond) // spread the events over time: the buckets are of wall time
-	}
-	waitRecorded(t, s, e.feed.LastSeq())
-	all := allPages(t, s, Query{Limit: MaxLimit})
-	first, last := all[0].Time, all[len(all)-1].Time
-	ctx := context.Background()
-	for _, c := range []struct {
-		from, to time.Time
-		buckets  int
-	}{
-		{first, last.Add(time.Nanosecond), 120},
-		{first, last.Add(time.Nanosecond), 2000},                            // buckets narrower than a block
-		{first.Add(last.Sub(first) / 3), last.Add(-last.Sub(first) / 4), 7}, // cutting blocks at both ends
-		{first.Add(-time.Hour), first.Add(-time.Minute), 10},                // before the recording
-	} {
-		tl, err := s.Timeline(ctx, TimelineQuery{From: c.from, To: c.to, Buckets: c.buckets})
-		if err != nil {
-			t.Fatal(err)
+	// The recorder's windows are on the clock: synctest's, exact however loaded the machine.
+	synctest.Test(t, func(t *testing.T) {
+		e := newSynth(1<<16, 21)
+		s := openStore(t, Options{})
+		record(t, s, e, quick())
+		for range 6 {
+			e.churn(150, 1500)
+			time.Sleep(20 * time.Millisecond) // spread the events over time: the buckets are of time
 		}
-		if len(tl.Buckets) != c.buckets {
-			t.Fatalf("%d buckets, want %d", len(tl.Buckets), c.buckets)
-		}
-		want := allPages(t, s, Query{From: c.from, To: c.to, Limit: MaxLimit})
-		deletes, errs := 0, 0
-		for _, r := range want {
-			if r.Action != nil && r.Action.Verb == "delete" && r.Action.Error == "" {
-				deletes++
+		waitRecorded(t, s, e.feed.LastSeq())
+		all := allPages(t, s, Query{Limit: MaxLimit})
+		first, last := all[0].Time, all[len(all)-1].Time
+		ctx := context.Background()
+		for _, c := range []struct {
+			from, to time.Time
+			buckets  int
+		}{
+			{first, last.Add(time.Nanosecond), 120},
+			{first, last.Add(time.Nanosecond), 2000},                            // buckets narrower than a block
+			{first.Add(last.Sub(first) / 3), last.Add(-last.Sub(first) / 4), 7}, // cutting blocks at both ends
+			{first.Add(-time.Hour), first.Add(-time.Minute), 10},                // before the recording
+		} {
+			tl, err := s.Timeline(ctx, TimelineQuery{From: c.from, To: c.to, Buckets: c.buckets})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if r.Action != nil && r.Action.Error != "" {
-				errs++
+			if len(tl.Buckets) != c.buckets {
+				t.Fatalf("%d buckets, want %d", len(tl.Buckets), c.buckets)
+			}
+			want := allPages(t, s, Query{From: c.from, To: c.to, Limit: MaxLimit})
+			deletes, errs := 0, 0
+			for _, r := range want {
+				if r.Action != nil && r.Action.Verb == "delete" && r.Action.Error == "" {
+					deletes++
+				}
+				if r.Action != nil && r.Action.Error != "" {
+					errs++
+				}
+			}
+			var gotEvents, gotDeletes, gotErrors int
+			for i, b := range tl.Buckets {
+				gotEvents, gotDeletes, gotErrors = gotEvents+b.Events, gotDeletes+b.Deletes, gotErrors+b.Errors
+				if want := c.from.Add(time.Duration(i) * tl.Bucket); !b.T.Equal(want) {
+					t.Fatalf("bucket %d starts at %s, want %s", i, b.T, want)
+				}
+			}
+			if gotEvents != len(want) || gotDeletes != deletes || gotErrors != errs {
+				t.Fatalf("%d buckets over %s: %d events, %d deletes, %d errors; the range holds %d, %d, %d",
+					c.buckets, c.to.Sub(c.from), gotEvents, gotDeletes, gotErrors, len(want), deletes, errs)
+			}
+			if c.buckets == 120 && (deletes == 0 || errs == 0 || len(tl.Cascades) == 0) {
+				t.Fatalf("the fixture wants deletes (%d), errors (%d) and cascades (%d)", deletes, errs, len(tl.Cascades))
 			}
 		}
-		var gotEvents, gotDeletes, gotErrors int
-		for i, b := range tl.Buckets {
-			gotEvents, gotDeletes, gotErrors = gotEvents+b.Events, gotDeletes+b.Deletes, gotErrors+b.Errors
-			if want := c.from.Add(time.Duration(i) * tl.Bucket); !b.T.Equal(want) {
-				t.Fatalf("bucket %d starts at %s, want %s", i, b.T, want)
-			}
+		if _, err := s.Timeline(ctx, TimelineQuery{From: last, To: first}); err == nil {
+			t.Fatal("an empty range: no error")
 		}
-		if gotEvents != len(want) || gotDeletes != deletes || gotErrors != errs {
-			t.Fatalf("%d buckets over %s: %d events, %d deletes, %d errors; the range holds %d, %d, %d",
-				c.buckets, c.to.Sub(c.from), gotEvents, gotDeletes, gotErrors, len(want), deletes, errs)
-		}
-		if c.buckets == 120 && (deletes == 0 || errs == 0 || len(tl.Cascades) == 0) {
-			t.Fatalf("the fixture wants deletes (%d), errors (%d) and cascades (%d)", deletes, errs, len(tl.Cascades))
-		}
-	}
-	if _, err := s.Timeline(ctx, TimelineQuery{From: last, To: first}); err == nil {
-		t.Fatal("an empty range: no error")
-	}
+	})
 }
 
 // TestTheTimelineSaysWhenItsCascadesAreCapped: a window with more cascades than a timeline
