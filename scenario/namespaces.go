@@ -82,11 +82,14 @@ func kubectlRelease(ns, name, f string, i int) string {
 	return fmt.Sprintf("kubectl patch configmap %s -n %s --type=json -p '%s'", name, ns, releasePatch(f, i))
 }
 
-func playNamespaceHeld(ctx context.Context, x *runner) error {
+func namespaceHeldSteps(x *runner) []step {
 	var ns *corev1.Namespace
 	var settings, ledger *corev1.ConfigMap
 	var dep *appsv1.Deployment
-	err := x.step(ctx, 0, func() (string, error) {
+	var rs *appsv1.ReplicaSet
+	var pod corev1.Pod
+	var deleted, released time.Time
+	return []step{{title: "Create ConfigMaps settings and ledger and Deployment worker", run: func(ctx context.Context) (string, error) {
 		var err error
 		if ns, err = x.namespace(ctx, false); err != nil {
 			return "", err
@@ -104,125 +107,108 @@ func playNamespaceHeld(ctx context.Context, x *runner) error {
 		}
 		x.add("apps/v1", "Deployment", dep, false)
 		return fmt.Sprintf("Created ConfigMaps settings and ledger and Deployment worker in namespace %s", x.ns), nil
-	})
-	if err != nil {
-		return err
-	}
-	var rs *appsv1.ReplicaSet
-	var pod corev1.Pod
-	err = x.step(ctx, 1, func() (string, error) {
-		var pods []corev1.Pod
-		var err error
-		if rs, pods, err = x.waitControlled(ctx, dep, 1); err != nil {
-			return "", err
-		}
-		pod = pods[0]
-		return fmt.Sprintf("The controllers created ReplicaSet %s and Pod %s", rs.Name, pod.Name), x.waitObserved(ctx, ns.UID, settings.UID, ledger.UID)
-	})
-	if err != nil {
-		return err
-	}
-	err = x.step(ctx, 2, func() (string, error) {
-		// As a controller adds its finalizer: an update of what it read, under its own
-		// field manager, which managedFields then name as the finalizer's owner.
-		ledger.Finalizers = append(ledger.Finalizers, ControllerFinalizer)
-		var err error
-		if ledger, err = x.p.core.CoreV1().ConfigMaps(x.ns).Update(ctx, ledger, metav1.UpdateOptions{FieldManager: FinalizerManager}); err != nil {
-			return "", fmt.Errorf("add %s to ledger as %s: %w", ControllerFinalizer, FinalizerManager, err)
-		}
-		recorded := "managedFields do not name it (unexpected)"
-		for _, m := range ledger.ManagedFields {
-			if m.Manager == FinalizerManager && m.FieldsV1 != nil && strings.Contains(string(m.FieldsV1.Raw), `v:\"`+ControllerFinalizer+`\"`) {
-				recorded = fmt.Sprintf("ledger's managedFields record %s (%s) as the manager of that finalizer", m.Manager, m.Operation)
+	}},
+		{title: "Wait for the controllers to create worker's ReplicaSet and Pod", run: func(ctx context.Context) (string, error) {
+			var pods []corev1.Pod
+			var err error
+			if rs, pods, err = x.waitControlled(ctx, dep, 1); err != nil {
+				return "", err
 			}
-		}
-		return fmt.Sprintf("%s added the finalizer %s to ledger; %s. No %s runs in this cluster", FinalizerManager, ControllerFinalizer, recorded, FinalizerManager), nil
-	})
-	if err != nil {
-		return err
-	}
-	var deleted time.Time
-	err = x.step(ctx, 3, func() (string, error) {
-		deleted = time.Now()
-		return x.deleteNamespace(ctx, ns)
-	})
-	if err != nil {
-		return err
-	}
-	err = x.step(ctx, 4, func() (string, error) {
-		var content, fins corev1.NamespaceCondition
-		err := x.until(ctx, "the namespace emptied but for ledger, held by its finalizer", func(ctx context.Context) (bool, error) {
-			got, err := x.terminating(ctx, ns, "waiting on ledger's finalizer: was the hold released early?")
-			if got == nil {
-				return false, err
+			pod = pods[0]
+			return fmt.Sprintf("The controllers created ReplicaSet %s and Pod %s", rs.Name, pod.Name), x.waitObserved(ctx, ns.UID, settings.UID, ledger.UID)
+		}},
+		{title: "As " + FinalizerManager + " (its field manager), add the finalizer " + ControllerFinalizer + " to ledger", run: func(ctx context.Context) (string, error) {
+			// As a controller adds its finalizer: an update of what it read, under its own
+			// field manager, which managedFields then name as the finalizer's owner.
+			ledger.Finalizers = append(ledger.Finalizers, ControllerFinalizer)
+			var err error
+			if ledger, err = x.p.core.CoreV1().ConfigMaps(x.ns).Update(ctx, ledger, metav1.UpdateOptions{FieldManager: FinalizerManager}); err != nil {
+				return "", fmt.Errorf("add %s to ledger as %s: %w", ControllerFinalizer, FinalizerManager, err)
 			}
-			var ok1, ok2 bool
-			content, ok1 = condition(got, corev1.NamespaceContentRemaining)
-			fins, ok2 = condition(got, corev1.NamespaceFinalizersRemaining)
-			if !ok1 || !ok2 {
-				return false, nil
-			}
-			l, err := x.p.core.CoreV1().ConfigMaps(x.ns).Get(ctx, ledger.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return false, fmt.Errorf("ledger went without waiting on its finalizer: was the hold released early?")
-			}
-			if err != nil || l.DeletionTimestamp == nil || !slices.Contains(l.Finalizers, ControllerFinalizer) {
-				return false, nil
-			}
-			for _, o := range []struct {
-				gvr  schema.GroupVersionResource
-				meta metav1.Object
-			}{
-				{configMapsGVR, settings},
-				{appsv1.SchemeGroupVersion.WithResource("deployments"), dep},
-				{appsv1.SchemeGroupVersion.WithResource("replicasets"), rs},
-				{corev1.SchemeGroupVersion.WithResource("pods"), &pod},
-			} {
-				if g, _ := x.gone(ctx, o.gvr, x.ns, o.meta.GetName(), o.meta.GetUID()); !g {
-					return false, nil
+			recorded := "managedFields do not name it (unexpected)"
+			for _, m := range ledger.ManagedFields {
+				if m.Manager == FinalizerManager && m.FieldsV1 != nil && strings.Contains(string(m.FieldsV1.Raw), `v:\"`+ControllerFinalizer+`\"`) {
+					recorded = fmt.Sprintf("ledger's managedFields record %s (%s) as the manager of that finalizer", m.Manager, m.Operation)
 				}
 			}
-			return true, nil
-		})
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("The namespace controller deleted settings, worker, ReplicaSet %s and Pod %s; %s is still Terminating (%s after the delete), held by ledger: "+
-			"ledger is being deleted, but keeps the finalizer %s, which %s added and no running controller removes. "+
-			"The namespace controller removes the namespace's own finalizer, kubernetes, only once it is empty, so it waits. "+
-			"Its conditions: NamespaceContentRemaining (%s); NamespaceFinalizersRemaining (%s)",
-			rs.Name, pod.Name, x.ns, since(deleted), ControllerFinalizer, FinalizerManager, content.Message, fins.Message), nil
-	})
-	if err != nil {
-		return err
-	}
-	command := kubectlRelease(x.ns, ledger.Name, ControllerFinalizer, slices.Index(ledger.Finalizers, ControllerFinalizer))
-	err = x.waitForUser(ctx, 5, "Waiting for you: release the hold, or remove the finalizer by hand: "+command, func(ctx context.Context) (bool, error) {
-		l, err := x.p.core.CoreV1().ConfigMaps(x.ns).Get(ctx, ledger.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return err == nil && !slices.Contains(l.Finalizers, ControllerFinalizer), nil
-	})
-	if err != nil {
-		return err
-	}
-	released := time.Now()
-	x.p.update(x.r, func(s *Run) {
-		s.Steps[5].State, s.Steps[5].Detail, s.Steps[5].At = StepDone, "The finalizer "+ControllerFinalizer+" was removed from ledger", released
-	})
-	return x.step(ctx, 6, func() (string, error) {
-		err := x.until(ctx, "ledger and the namespace gone", func(ctx context.Context) (bool, error) {
-			if g, _ := x.gone(ctx, configMapsGVR, x.ns, ledger.Name, ledger.UID); !g {
-				return false, nil
+			return fmt.Sprintf("%s added the finalizer %s to ledger; %s. No %s runs in this cluster", FinalizerManager, ControllerFinalizer, recorded, FinalizerManager), nil
+		}},
+		{title: "Delete the namespace", run: func(ctx context.Context) (string, error) {
+			deleted = time.Now()
+			return x.deleteNamespace(ctx, ns)
+		}},
+		{title: "Watch: the namespace controller deletes everything but ledger, which the finalizer holds; the namespace stays Terminating", run: func(ctx context.Context) (string, error) {
+			var content, fins corev1.NamespaceCondition
+			err := x.until(ctx, "the namespace emptied but for ledger, held by its finalizer", func(ctx context.Context) (bool, error) {
+				got, err := x.terminating(ctx, ns, "waiting on ledger's finalizer: was the hold released early?")
+				if got == nil {
+					return false, err
+				}
+				var ok1, ok2 bool
+				content, ok1 = condition(got, corev1.NamespaceContentRemaining)
+				fins, ok2 = condition(got, corev1.NamespaceFinalizersRemaining)
+				if !ok1 || !ok2 {
+					return false, nil
+				}
+				l, err := x.p.core.CoreV1().ConfigMaps(x.ns).Get(ctx, ledger.Name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return false, fmt.Errorf("ledger went without waiting on its finalizer: was the hold released early?")
+				}
+				if err != nil || l.DeletionTimestamp == nil || !slices.Contains(l.Finalizers, ControllerFinalizer) {
+					return false, nil
+				}
+				for _, o := range []struct {
+					gvr  schema.GroupVersionResource
+					meta metav1.Object
+				}{
+					{configMapsGVR, settings},
+					{appsv1.SchemeGroupVersion.WithResource("deployments"), dep},
+					{appsv1.SchemeGroupVersion.WithResource("replicasets"), rs},
+					{corev1.SchemeGroupVersion.WithResource("pods"), &pod},
+				} {
+					if g, _ := x.gone(ctx, o.gvr, x.ns, o.meta.GetName(), o.meta.GetUID()); !g {
+						return false, nil
+					}
+				}
+				return true, nil
+			})
+			if err != nil {
+				return "", err
 			}
-			return x.gone(ctx, namespacesGVR, "", ns.Name, ns.UID)
-		})
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("ledger went, then namespace %s: the namespace controller found it empty and removed its finalizer (%s after the release)", x.ns, since(released)), nil
-	})
+			return fmt.Sprintf("The namespace controller deleted settings, worker, ReplicaSet %s and Pod %s; %s is still Terminating (%s after the delete), held by ledger: "+
+				"ledger is being deleted, but keeps the finalizer %s, which %s added and no running controller removes. "+
+				"The namespace controller removes the namespace's own finalizer, kubernetes, only once it is empty, so it waits. "+
+				"Its conditions: NamespaceContentRemaining (%s); NamespaceFinalizersRemaining (%s)",
+				rs.Name, pod.Name, x.ns, since(deleted), ControllerFinalizer, FinalizerManager, content.Message, fins.Message), nil
+		}},
+		{title: "Release the hold: remove the finalizer from ledger (the button, or kubectl patch with a test op)", user: &userWait{
+			awaiting: func() string {
+				command := kubectlRelease(x.ns, ledger.Name, ControllerFinalizer, slices.Index(ledger.Finalizers, ControllerFinalizer))
+				return "Waiting for you: release the hold, or remove the finalizer by hand: " + command
+			},
+			released: func(ctx context.Context) (bool, error) {
+				l, err := x.p.core.CoreV1().ConfigMaps(x.ns).Get(ctx, ledger.Name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return true, nil
+				}
+				return err == nil && !slices.Contains(l.Finalizers, ControllerFinalizer), nil
+			},
+		}, run: func(context.Context) (string, error) {
+			released = time.Now()
+			return "The finalizer " + ControllerFinalizer + " was removed from ledger", nil
+		}},
+		{title: "Watch: ledger goes, then the namespace", run: func(ctx context.Context) (string, error) {
+			err := x.until(ctx, "ledger and the namespace gone", func(ctx context.Context) (bool, error) {
+				if g, _ := x.gone(ctx, configMapsGVR, x.ns, ledger.Name, ledger.UID); !g {
+					return false, nil
+				}
+				return x.gone(ctx, namespacesGVR, "", ns.Name, ns.UID)
+			})
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("ledger went, then namespace %s: the namespace controller found it empty and removed its finalizer (%s after the release)", x.ns, since(released)), nil
+		}}}
 }
 
 // deleteAPIServices deletes the APIServices selector finds and, when there were any, asks
@@ -276,24 +262,29 @@ func (x *runner) discoveryFails(gv schema.GroupVersion) (bool, error) {
 	return false, nil
 }
 
-func playNamespaceBlocked(ctx context.Context, x *runner) error {
-	// The group is the run's own, so that runs do not share an APIService.
-	gv := schema.GroupVersion{Group: x.ns + ".scenario.gcscope.dev", Version: "v1alpha1"}
-	name := gv.Version + "." + gv.Group
-	defer func() {
-		// However the run ends (failed, or stopped by a cleanup or a shutdown), the
-		// APIService goes: while it is there, no namespace of the cluster can finish
-		// deleting, other runs' and users' alike.
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-		defer cancel()
-		err := x.p.dyn.Resource(apiServicesGVR).Delete(ctx, name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
-			x.p.log.Error("scenario: the APIService stays; every namespace deletion will stall until it is deleted", "apiService", name, "err", err)
-		}
-	}()
+func namespaceBlockedSteps(x *runner) []step {
+	var gv schema.GroupVersion
+	var name string
 	var api *unstructured.Unstructured
 	var created time.Time
-	err := x.step(ctx, 0, func() (string, error) {
+	var ns *corev1.Namespace
+	var settings *corev1.ConfigMap
+	var deleted, released time.Time
+	return []step{{title: "Create an APIService whose Service does not exist; wait until discovery fails for its group", run: func(ctx context.Context) (string, error) {
+		// The group is the run's own, so that runs do not share an APIService.
+		gv = schema.GroupVersion{Group: x.ns + ".scenario.gcscope.dev", Version: "v1alpha1"}
+		name = gv.Version + "." + gv.Group
+		x.onEnd(func() {
+			// However the run ends (failed, or stopped by a cleanup or a shutdown), the
+			// APIService goes: while it is there, no namespace of the cluster can finish
+			// deleting, other runs' and users' alike.
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			err := x.p.dyn.Resource(apiServicesGVR).Delete(ctx, name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				x.p.log.Error("scenario: the APIService stays; every namespace deletion will stall until it is deleted", "apiService", name, "err", err)
+			}
+		})
 		obj := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": apiServicesGVR.GroupVersion().String(), "kind": "APIService",
 			"metadata": map[string]any{"name": name, "labels": map[string]any{LabelRun: x.ns}},
@@ -340,93 +331,79 @@ func playNamespaceBlocked(ctx context.Context, x *runner) error {
 		}
 		return fmt.Sprintf("Created APIService %s for group %s, backed by Service %s/absent, which does not exist: %s (%s after the create). Discovery fails for %s (%s after the create): %v",
 			name, gv.Group, x.ns, available, availableAfter.Round(10*time.Millisecond), gv, failed.Round(10*time.Millisecond), derr), x.waitObserved(ctx, api.GetUID())
-	})
-	if err != nil {
-		return err
-	}
-	var ns *corev1.Namespace
-	var settings *corev1.ConfigMap
-	err = x.step(ctx, 1, func() (string, error) {
-		var err error
-		if ns, err = x.namespace(ctx, true); err != nil {
-			return "", err
-		}
-		if settings, err = x.configMap(ctx, x.ns, "settings", nil); err != nil {
-			return "", err
-		}
-		x.add("v1", "ConfigMap", settings, false)
-		return "Created ConfigMap settings in namespace " + x.ns, x.waitObserved(ctx, ns.UID, settings.UID)
-	})
-	if err != nil {
-		return err
-	}
-	var deleted time.Time
-	err = x.step(ctx, 2, func() (string, error) {
-		deleted = time.Now()
-		return x.deleteNamespace(ctx, ns)
-	})
-	if err != nil {
-		return err
-	}
-	err = x.step(ctx, 3, func() (string, error) {
-		var failure corev1.NamespaceCondition
-		err := x.until(ctx, "the namespace emptied, its deletion stopped by NamespaceDeletionDiscoveryFailure", func(ctx context.Context) (bool, error) {
-			got, err := x.terminating(ctx, ns, "a discovery failure: did discovery recover, was the APIService deleted early?")
-			if got == nil {
-				return false, err
+	}},
+		{title: "Create ConfigMap settings", run: func(ctx context.Context) (string, error) {
+			var err error
+			if ns, err = x.namespace(ctx, true); err != nil {
+				return "", err
 			}
-			var ok bool
-			if failure, ok = condition(got, corev1.NamespaceDeletionDiscoveryFailure); !ok {
-				return false, nil
+			if settings, err = x.configMap(ctx, x.ns, "settings", nil); err != nil {
+				return "", err
 			}
-			if _, err := x.p.dyn.Resource(apiServicesGVR).Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
-				return false, fmt.Errorf("the APIService %s was deleted early", name)
+			x.add("v1", "ConfigMap", settings, false)
+			return "Created ConfigMap settings in namespace " + x.ns, x.waitObserved(ctx, ns.UID, settings.UID)
+		}},
+		{title: "Delete the namespace", run: func(ctx context.Context) (string, error) {
+			deleted = time.Now()
+			return x.deleteNamespace(ctx, ns)
+		}},
+		{title: "Watch: the namespace controller deletes settings but stops on NamespaceDeletionDiscoveryFailure; the namespace stays Terminating", run: func(ctx context.Context) (string, error) {
+			var failure corev1.NamespaceCondition
+			err := x.until(ctx, "the namespace emptied, its deletion stopped by NamespaceDeletionDiscoveryFailure", func(ctx context.Context) (bool, error) {
+				got, err := x.terminating(ctx, ns, "a discovery failure: did discovery recover, was the APIService deleted early?")
+				if got == nil {
+					return false, err
+				}
+				var ok bool
+				if failure, ok = condition(got, corev1.NamespaceDeletionDiscoveryFailure); !ok {
+					return false, nil
+				}
+				if _, err := x.p.dyn.Resource(apiServicesGVR).Get(ctx, name, metav1.GetOptions{}); apierrors.IsNotFound(err) {
+					return false, fmt.Errorf("the APIService %s was deleted early", name)
+				}
+				return x.gone(ctx, configMapsGVR, x.ns, settings.Name, settings.UID)
+			})
+			if err != nil {
+				return "", err
 			}
-			return x.gone(ctx, configMapsGVR, x.ns, settings.Name, settings.UID)
-		})
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("The namespace controller deleted settings, but %s stays Terminating (%s after the delete): it could not read group %s, "+
-			"whose APIService %s has no Service to answer, so it cannot tell that the namespace holds none of that group's objects, and keeps the namespace's finalizer kubernetes. "+
-			"While the APIService is there, every namespace deleted in this cluster waits the same way. Condition NamespaceDeletionDiscoveryFailure: %s",
-			x.ns, since(deleted), gv.Group, name, failure.Message), nil
-	})
-	if err != nil {
-		return err
-	}
-	err = x.waitForUser(ctx, 4, "Waiting for you: release the hold, that is delete the APIService (or kubectl delete apiservice "+name+")", func(ctx context.Context) (bool, error) {
-		_, err := x.p.dyn.Resource(apiServicesGVR).Get(ctx, name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		return err
-	}
-	released := time.Now()
-	x.p.update(x.r, func(s *Run) {
-		s.Steps[4].State, s.Steps[4].Detail, s.Steps[4].At = StepDone, "APIService "+name+" was deleted", released
-	})
-	return x.step(ctx, 5, func() (string, error) {
-		var recovered time.Duration
-		err := x.until(ctx, "discovery to recover and the namespace gone", func(ctx context.Context) (bool, error) {
-			if recovered == 0 {
-				if fails, _ := x.discoveryFails(gv); !fails {
-					recovered = time.Since(released)
-					if e := x.p.opts.Engine; e != nil {
-						e.RefreshDiscovery() // the engine's discovery recovers too: let it say so now
+			return fmt.Sprintf("The namespace controller deleted settings, but %s stays Terminating (%s after the delete): it could not read group %s, "+
+				"whose APIService %s has no Service to answer, so it cannot tell that the namespace holds none of that group's objects, and keeps the namespace's finalizer kubernetes. "+
+				"While the APIService is there, every namespace deleted in this cluster waits the same way. Condition NamespaceDeletionDiscoveryFailure: %s",
+				x.ns, since(deleted), gv.Group, name, failure.Message), nil
+		}},
+		{title: "Release the hold: delete the APIService (the button, or kubectl delete apiservice)", user: &userWait{
+			awaiting: func() string {
+				return "Waiting for you: release the hold, that is delete the APIService (or kubectl delete apiservice " + name + ")"
+			},
+			released: func(ctx context.Context) (bool, error) {
+				_, err := x.p.dyn.Resource(apiServicesGVR).Get(ctx, name, metav1.GetOptions{})
+				return apierrors.IsNotFound(err), nil
+			},
+		}, run: func(context.Context) (string, error) {
+			released = time.Now()
+			return "APIService " + name + " was deleted", nil
+		}},
+		{title: "Watch: discovery recovers; at its next try the namespace controller finishes and the namespace goes", run: func(ctx context.Context) (string, error) {
+			var recovered time.Duration
+			err := x.until(ctx, "discovery to recover and the namespace gone", func(ctx context.Context) (bool, error) {
+				if recovered == 0 {
+					if fails, _ := x.discoveryFails(gv); !fails {
+						recovered = time.Since(released)
+						if e := x.p.opts.Engine; e != nil {
+							e.RefreshDiscovery() // the engine's discovery recovers too: let it say so now
+						}
 					}
 				}
+				if recovered == 0 {
+					return false, nil
+				}
+				return x.gone(ctx, namespacesGVR, "", ns.Name, ns.UID)
+			})
+			if err != nil {
+				return "", err
 			}
-			if recovered == 0 {
-				return false, nil
-			}
-			return x.gone(ctx, namespacesGVR, "", ns.Name, ns.UID)
-		})
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("Discovery no longer fails for %s (%s after the APIService was deleted); the namespace controller's next try read it whole and finished: %s went %s after the APIService was deleted "+
-			"(it retries a failed deletion with a backoff that grows to a minute, so the longer the block, the longer this wait)",
-			gv, recovered.Round(time.Millisecond), x.ns, since(released)), nil
-	})
+			return fmt.Sprintf("Discovery no longer fails for %s (%s after the APIService was deleted); the namespace controller's next try read it whole and finished: %s went %s after the APIService was deleted "+
+				"(it retries a failed deletion with a backoff that grows to a minute, so the longer the block, the longer this wait)",
+				gv, recovered.Round(time.Millisecond), x.ns, since(released)), nil
+		}}}
 }

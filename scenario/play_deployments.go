@@ -94,9 +94,11 @@ func (x *runner) deleteDeployment(ctx context.Context, dep *appsv1.Deployment, p
 	return fmt.Sprintf("Deleted Deployment %s with propagationPolicy %s", dep.Name, policy), nil
 }
 
-func playForegroundHeld(ctx context.Context, x *runner) error {
+func foregroundHeldSteps(x *runner) []step {
 	var dep *appsv1.Deployment
-	err := x.step(ctx, 0, func() (string, error) {
+	var rs *appsv1.ReplicaSet
+	var pod corev1.Pod
+	return []step{{title: "Create Deployment web, whose Pod template carries the finalizer " + HoldFinalizer, run: func(ctx context.Context) (string, error) {
 		var err error
 		dep, err = x.p.core.AppsV1().Deployments(x.ns).Create(ctx, x.deployment("web", 1, true), metav1.CreateOptions{FieldManager: fieldManager})
 		if err != nil {
@@ -104,87 +106,76 @@ func playForegroundHeld(ctx context.Context, x *runner) error {
 		}
 		x.add("apps/v1", "Deployment", dep, true)
 		return "Created Deployment web (1 replica, its Pods held by " + HoldFinalizer + ")", nil
-	})
-	if err != nil {
-		return err
-	}
-	var rs *appsv1.ReplicaSet
-	var pod corev1.Pod
-	err = x.step(ctx, 1, func() (string, error) {
-		var pods []corev1.Pod
-		var err error
-		if rs, pods, err = x.waitControlled(ctx, dep, 1); err != nil {
-			return "", err
-		}
-		pod = pods[0]
-		return fmt.Sprintf("The controllers created ReplicaSet %s and Pod %s", rs.Name, pod.Name), nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := x.step(ctx, 2, func() (string, error) { return x.deleteDeployment(ctx, dep, metav1.DeletePropagationForeground) }); err != nil {
-		return err
-	}
-	err = x.step(ctx, 3, func() (string, error) {
-		err := x.until(ctx, "the Pod deleted and held, the ReplicaSet waiting on it", func(ctx context.Context) (bool, error) {
-			p, err := x.p.core.CoreV1().Pods(x.ns).Get(ctx, pod.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return false, fmt.Errorf("pod %s went without waiting on its finalizer: was the hold released early?", pod.Name)
+	}},
+		{title: "Wait for the controllers to create its ReplicaSet and Pod", run: func(ctx context.Context) (string, error) {
+			var pods []corev1.Pod
+			var err error
+			if rs, pods, err = x.waitControlled(ctx, dep, 1); err != nil {
+				return "", err
 			}
-			if err != nil || p.DeletionTimestamp == nil {
-				return false, nil
-			}
-			r, err := x.p.core.AppsV1().ReplicaSets(x.ns).Get(ctx, rs.Name, metav1.GetOptions{})
-			return err == nil && r.DeletionTimestamp != nil && slices.Contains(r.Finalizers, metav1.FinalizerDeleteDependents), nil
-		})
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("The collector deleted ReplicaSet %s in the foreground, then Pod %s; %s holds the Pod, so the ReplicaSet and the Deployment wait", rs.Name, pod.Name, HoldFinalizer), nil
-	})
-	if err != nil {
-		return err
-	}
-	err = x.waitForUser(ctx, 4, "Waiting for you: release the hold (or kubectl patch the Pod's finalizers away)", func(ctx context.Context) (bool, error) {
-		p, err := x.p.core.CoreV1().Pods(x.ns).Get(ctx, pod.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return true, nil
-		}
-		return err == nil && !slices.Contains(p.Finalizers, HoldFinalizer), nil
-	})
-	if err != nil {
-		return err
-	}
-	x.p.update(x.r, func(s *Run) {
-		s.Steps[4].State, s.Steps[4].Detail, s.Steps[4].At = StepDone, "The hold on Pod "+pod.Name+" was released", time.Now()
-	})
-	return x.step(ctx, 5, func() (string, error) {
-		err := x.until(ctx, "the Pod, the ReplicaSet and the Deployment gone", func(ctx context.Context) (bool, error) {
-			for _, o := range []struct {
-				gvr  schema.GroupVersionResource
-				name string
-				uid  types.UID
-			}{
-				{corev1.SchemeGroupVersion.WithResource("pods"), pod.Name, pod.UID},
-				{appsv1.SchemeGroupVersion.WithResource("replicasets"), rs.Name, rs.UID},
-				{appsv1.SchemeGroupVersion.WithResource("deployments"), dep.Name, dep.UID},
-			} {
-				if g, _ := x.gone(ctx, o.gvr, x.ns, o.name, o.uid); !g {
+			pod = pods[0]
+			return fmt.Sprintf("The controllers created ReplicaSet %s and Pod %s", rs.Name, pod.Name), nil
+		}},
+		{title: "Delete Deployment web with propagationPolicy Foreground", run: func(ctx context.Context) (string, error) {
+			return x.deleteDeployment(ctx, dep, metav1.DeletePropagationForeground)
+		}},
+		{title: "Watch: the collector deletes the ReplicaSet in the foreground, then the Pod, which the finalizer holds", run: func(ctx context.Context) (string, error) {
+			err := x.until(ctx, "the Pod deleted and held, the ReplicaSet waiting on it", func(ctx context.Context) (bool, error) {
+				p, err := x.p.core.CoreV1().Pods(x.ns).Get(ctx, pod.Name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return false, fmt.Errorf("pod %s went without waiting on its finalizer: was the hold released early?", pod.Name)
+				}
+				if err != nil || p.DeletionTimestamp == nil {
 					return false, nil
 				}
+				r, err := x.p.core.AppsV1().ReplicaSets(x.ns).Get(ctx, rs.Name, metav1.GetOptions{})
+				return err == nil && r.DeletionTimestamp != nil && slices.Contains(r.Finalizers, metav1.FinalizerDeleteDependents), nil
+			})
+			if err != nil {
+				return "", err
 			}
-			return true, nil
-		})
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("Pod %s went, then ReplicaSet %s, then Deployment web: the foreground deletion is finished", pod.Name, rs.Name), nil
-	})
+			return fmt.Sprintf("The collector deleted ReplicaSet %s in the foreground, then Pod %s; %s holds the Pod, so the ReplicaSet and the Deployment wait", rs.Name, pod.Name, HoldFinalizer), nil
+		}},
+		{title: "Release the hold: remove the finalizer from the Pod (the button, or kubectl)", user: &userWait{
+			awaiting: func() string { return "Waiting for you: release the hold (or kubectl patch the Pod's finalizers away)" },
+			released: func(ctx context.Context) (bool, error) {
+				p, err := x.p.core.CoreV1().Pods(x.ns).Get(ctx, pod.Name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return true, nil
+				}
+				return err == nil && !slices.Contains(p.Finalizers, HoldFinalizer), nil
+			},
+		}, run: func(context.Context) (string, error) { return "The hold on Pod " + pod.Name + " was released", nil }},
+		{title: "Watch: the Pod goes, then the ReplicaSet, then the Deployment", run: func(ctx context.Context) (string, error) {
+			err := x.until(ctx, "the Pod, the ReplicaSet and the Deployment gone", func(ctx context.Context) (bool, error) {
+				for _, o := range []struct {
+					gvr  schema.GroupVersionResource
+					name string
+					uid  types.UID
+				}{
+					{corev1.SchemeGroupVersion.WithResource("pods"), pod.Name, pod.UID},
+					{appsv1.SchemeGroupVersion.WithResource("replicasets"), rs.Name, rs.UID},
+					{appsv1.SchemeGroupVersion.WithResource("deployments"), dep.Name, dep.UID},
+				} {
+					if g, _ := x.gone(ctx, o.gvr, x.ns, o.name, o.uid); !g {
+						return false, nil
+					}
+				}
+				return true, nil
+			})
+			if err != nil {
+				return "", err
+			}
+			return fmt.Sprintf("Pod %s went, then ReplicaSet %s, then Deployment web: the foreground deletion is finished", pod.Name, rs.Name), nil
+		}}}
 }
 
-func playOrphan(ctx context.Context, x *runner) error {
+func orphanSteps(x *runner) []step {
 	var dep *appsv1.Deployment
-	err := x.step(ctx, 0, func() (string, error) {
+	var rs *appsv1.ReplicaSet
+	var pods []corev1.Pod
+	var deleted time.Time
+	return []step{{title: "Create Deployment api with 2 replicas", run: func(ctx context.Context) (string, error) {
 		var err error
 		dep, err = x.p.core.AppsV1().Deployments(x.ns).Create(ctx, x.deployment("api", 2, false), metav1.CreateOptions{FieldManager: fieldManager})
 		if err != nil {
@@ -192,44 +183,32 @@ func playOrphan(ctx context.Context, x *runner) error {
 		}
 		x.add("apps/v1", "Deployment", dep, true)
 		return "Created Deployment api with 2 replicas", nil
-	})
-	if err != nil {
-		return err
-	}
-	var rs *appsv1.ReplicaSet
-	var pods []corev1.Pod
-	err = x.step(ctx, 1, func() (string, error) {
-		var err error
-		if rs, pods, err = x.waitControlled(ctx, dep, 2); err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("The controllers created ReplicaSet %s and Pods %s and %s", rs.Name, pods[0].Name, pods[1].Name), nil
-	})
-	if err != nil {
-		return err
-	}
-	var deleted time.Time
-	err = x.step(ctx, 2, func() (string, error) {
-		deleted = time.Now()
-		return x.deleteDeployment(ctx, dep, metav1.DeletePropagationOrphan)
-	})
-	if err != nil {
-		return err
-	}
-	return x.step(ctx, 3, func() (string, error) {
-		err := x.until(ctx, "api gone and its ReplicaSet orphaned", func(ctx context.Context) (bool, error) {
-			if g, _ := x.gone(ctx, appsv1.SchemeGroupVersion.WithResource("deployments"), x.ns, dep.Name, dep.UID); !g {
-				return false, nil
+	}},
+		{title: "Wait for the controllers to create its ReplicaSet and Pods", run: func(ctx context.Context) (string, error) {
+			var err error
+			if rs, pods, err = x.waitControlled(ctx, dep, 2); err != nil {
+				return "", err
 			}
-			r, err := x.p.core.AppsV1().ReplicaSets(x.ns).Get(ctx, rs.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) {
-				return false, fmt.Errorf("the ReplicaSet %s was deleted: an orphan delete must keep it", rs.Name)
+			return fmt.Sprintf("The controllers created ReplicaSet %s and Pods %s and %s", rs.Name, pods[0].Name, pods[1].Name), nil
+		}},
+		{title: "Delete Deployment api with propagationPolicy Orphan", run: func(ctx context.Context) (string, error) {
+			deleted = time.Now()
+			return x.deleteDeployment(ctx, dep, metav1.DeletePropagationOrphan)
+		}},
+		{title: "Watch: the collector removes api's reference from the ReplicaSet, then the orphan finalizer; api goes, the ReplicaSet and its Pods stay", run: func(ctx context.Context) (string, error) {
+			err := x.until(ctx, "api gone and its ReplicaSet orphaned", func(ctx context.Context) (bool, error) {
+				if g, _ := x.gone(ctx, appsv1.SchemeGroupVersion.WithResource("deployments"), x.ns, dep.Name, dep.UID); !g {
+					return false, nil
+				}
+				r, err := x.p.core.AppsV1().ReplicaSets(x.ns).Get(ctx, rs.Name, metav1.GetOptions{})
+				if apierrors.IsNotFound(err) {
+					return false, fmt.Errorf("the ReplicaSet %s was deleted: an orphan delete must keep it", rs.Name)
+				}
+				return err == nil && !slices.ContainsFunc(r.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == dep.UID }), nil
+			})
+			if err != nil {
+				return "", err
 			}
-			return err == nil && !slices.ContainsFunc(r.OwnerReferences, func(o metav1.OwnerReference) bool { return o.UID == dep.UID }), nil
-		})
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("The collector removed api's reference from ReplicaSet %s and the orphan finalizer from api (%s after the delete); api is gone, %s and its Pods stay", rs.Name, since(deleted), rs.Name), nil
-	})
+			return fmt.Sprintf("The collector removed api's reference from ReplicaSet %s and the orphan finalizer from api (%s after the delete); api is gone, %s and its Pods stay", rs.Name, since(deleted), rs.Name), nil
+		}}}
 }

@@ -222,8 +222,7 @@ func (p *Player) Close() {
 func (p *Player) Scenarios() []Info {
 	out := make([]Info, len(scenarios))
 	for i, s := range scenarios {
-		out[i] = s.Info
-		out[i].Steps = slices.Clone(s.Steps)
+		out[i] = s.info()
 	}
 	return out
 }
@@ -299,8 +298,10 @@ func (p *Player) Play(ctx context.Context, id string) (Run, error) {
 		ID: namespaces[0], Scenario: sc.ID, Title: sc.Title, Namespaces: namespaces,
 		State: RunRunning, Objects: []Object{}, Started: time.Now(),
 	}}
-	for _, t := range sc.Steps {
-		r.status.Steps = append(r.status.Steps, Step{Title: t, State: StepPending})
+	x := &runner{p: p, r: r, ns: namespaces[0], namespaces: namespaces}
+	steps := sc.steps(x)
+	for _, st := range steps {
+		r.status.Steps = append(r.status.Steps, Step{Title: st.title, State: StepPending})
 	}
 	p.mu.Lock()
 	p.runs = append(p.runs, r)
@@ -312,8 +313,7 @@ func (p *Player) Play(ctx context.Context, id string) (Run, error) {
 	p.wg.Go(func() {
 		defer close(r.done)
 		defer cancel()
-		x := &runner{p: p, r: r, ns: namespaces[0], namespaces: namespaces, steps: len(sc.Steps)}
-		err := sc.play(runCtx, x)
+		err := x.play(runCtx, steps)
 		p.update(r, func(s *Run) {
 			s.Finished, s.Hold = time.Now(), false
 			switch {
@@ -566,55 +566,14 @@ func (p *Player) Cleanup(ctx context.Context, id string) (Cleaned, error) {
 // fieldManager names the player in managedFields.
 const fieldManager = "gcscope-play"
 
-// runner is what a scenario's play function uses to act and to report its steps.
+// runner is what a scenario's steps use to act and to report.
 type runner struct {
 	p          *Player
 	r          *run
 	ns         string   // the run's namespace
 	namespaces []string // all of them, ns first
-	steps      int
 	nudged     time.Time
-}
-
-// step runs step i: reported running, then done with the detail fn returns, or failed.
-// A done step's result stays Options.Pause before the next one acts.
-func (x *runner) step(ctx context.Context, i int, fn func() (string, error)) error {
-	x.p.update(x.r, func(s *Run) {
-		s.Step = i
-		s.Steps[i].State, s.Steps[i].At = StepRunning, time.Now()
-	})
-	detail, err := fn()
-	x.p.update(x.r, func(s *Run) {
-		s.Steps[i].At = time.Now()
-		if err != nil {
-			s.Steps[i].State, s.Steps[i].Detail = StepFailed, err.Error()
-			return
-		}
-		s.Steps[i].State, s.Steps[i].Detail = StepDone, detail
-	})
-	if err != nil {
-		return err
-	}
-	if i < x.steps-1 && x.p.opts.Pause > 0 {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(x.p.opts.Pause):
-		}
-	}
-	return nil
-}
-
-// waitForUser marks step i as waiting on the user (awaiting says for what) and polls
-// done, with no time limit but the run's.
-func (x *runner) waitForUser(ctx context.Context, i int, awaiting string, done func(context.Context) (bool, error)) error {
-	x.p.update(x.r, func(s *Run) {
-		s.Step, s.State, s.Hold = i, RunWaiting, true
-		s.Steps[i].State, s.Steps[i].Detail, s.Steps[i].At = StepWaiting, awaiting, time.Now()
-	})
-	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, done)
-	x.p.update(x.r, func(s *Run) { s.State, s.Hold = RunRunning, false })
-	return err
+	atEnd      []func()
 }
 
 // add records an object of the run; focus makes it the run's main object.

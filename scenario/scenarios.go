@@ -17,7 +17,8 @@ type scenario struct {
 	Info
 	// extraNamespaces are created beside the run's own, named with these suffixes.
 	extraNamespaces []string
-	play            func(context.Context, *runner) error
+	// steps builds the scenario's steps for a run (x nil: for their titles only).
+	steps func(x *runner) []step
 }
 
 // The scenario ids.
@@ -45,13 +46,8 @@ var scenarios = []scenario{
 				"lonely, whose only owner it was, is deleted; shared also has a real owner, keeper, so it stays " +
 				"and the collector patches the dangling reference out of it. Upstream does the same: an owner " +
 				"reference proves nothing until the owner is found.",
-			Steps: []string{
-				"Create ConfigMap keeper, a real owner",
-				"Create lonely (owner: Deployment ghost, a uid no object has) and shared (owners: ghost and keeper)",
-				"Watch: the collector deletes lonely and removes the ghost reference from shared",
-			},
 		},
-		play: playDangling,
+		steps: danglingSteps,
 	},
 	{
 		Info: Info{
@@ -62,16 +58,8 @@ var scenarios = []scenario{
 				"ReplicaSet in the foreground too, then the Pod. The Pod is only marked for deletion, the " +
 				"finalizer holds it, so the ReplicaSet and the Deployment wait on a blocking dependent. " +
 				"Release the hold and the cascade finishes from the bottom: Pod, ReplicaSet, Deployment.",
-			Steps: []string{
-				"Create Deployment web, whose Pod template carries the finalizer " + HoldFinalizer,
-				"Wait for the controllers to create its ReplicaSet and Pod",
-				"Delete Deployment web with propagationPolicy Foreground",
-				"Watch: the collector deletes the ReplicaSet in the foreground, then the Pod, which the finalizer holds",
-				"Release the hold: remove the finalizer from the Pod (the button, or kubectl)",
-				"Watch: the Pod goes, then the ReplicaSet, then the Deployment",
-			},
 		},
-		play: playForegroundHeld,
+		steps: foregroundHeldSteps,
 	},
 	{
 		Info: Info{
@@ -81,14 +69,8 @@ var scenarios = []scenario{
 				"Orphan puts the orphan finalizer on it: the collector removes api's reference from the " +
 				"ReplicaSet, then the finalizer, and api goes. The ReplicaSet and its Pods stay, owned by no " +
 				"Deployment (kubectl delete --cascade=orphan).",
-			Steps: []string{
-				"Create Deployment api with 2 replicas",
-				"Wait for the controllers to create its ReplicaSet and Pods",
-				"Delete Deployment api with propagationPolicy Orphan",
-				"Watch: the collector removes api's reference from the ReplicaSet, then the orphan finalizer; api goes, the ReplicaSet and its Pods stay",
-			},
 		},
-		play: playOrphan,
+		steps: orphanSteps,
 	},
 	{
 		Info: Info{
@@ -99,14 +81,8 @@ var scenarios = []scenario{
 				"The collector breaks the circle as upstream does: before it deletes a dependent in the " +
 				"foreground, it makes that dependent's references to waiting owners non-blocking, so nobody " +
 				"waits for ever, and all three go.",
-			Steps: []string{
-				"Create ConfigMap a, b owned by a, and c owned by b",
-				"Close the circle: a gets an owner reference to c",
-				"Delete a with propagationPolicy Foreground",
-				"Watch: the collector unblocks the circle and deletes a, b and c",
-			},
 		},
-		play: playCycle,
+		steps: cycleSteps,
 	},
 	{
 		Info: Info{
@@ -117,14 +93,9 @@ var scenarios = []scenario{
 				"owner up in stray's own namespace, finds nothing there, and, as upstream, deletes stray and " +
 				"records a Warning event OwnerRefInvalidNamespace on it. child, owner's dependent in owner's " +
 				"own namespace, stays.",
-			Steps: []string{
-				"Create ConfigMap owner and its dependent child",
-				"Create stray in the -away namespace, naming owner (of another namespace) as its owner",
-				"Watch: the collector deletes stray and records a Warning event OwnerRefInvalidNamespace; child stays",
-			},
 		},
 		extraNamespaces: []string{"-away"},
-		play:            playCrossNamespace,
+		steps:           crossNamespaceSteps,
 	},
 	{
 		Info: Info{
@@ -134,14 +105,8 @@ var scenarios = []scenario{
 				"ConfigMap and a Secret. Deleting the CRD makes the apiserver delete every Gear with it; the " +
 				"collector sees the owner go and deletes the ConfigMap and the Secret, then stops monitoring " +
 				"the resource, which discovery no longer lists.",
-			Steps: []string{
-				"Create a CustomResourceDefinition of kind Gear",
-				"Create Gear g1, and a ConfigMap and a Secret it owns",
-				"Delete the CustomResourceDefinition",
-				"Watch: the apiserver deletes g1 with its CRD; the collector deletes the ConfigMap and the Secret",
-			},
 		},
-		play: playCRDDeleted,
+		steps: crdDeletedSteps,
 	},
 	{
 		Info: Info{
@@ -153,17 +118,8 @@ var scenarios = []scenario{
 				"deletion: its finalizer holds it, so the namespace stays Terminating with NamespaceContentRemaining and " +
 				"NamespaceFinalizersRemaining. The collector has nothing to do with it. Release the hold (the JSON patch an " +
 				"operator would run) and ledger goes, then the namespace.",
-			Steps: []string{
-				"Create ConfigMaps settings and ledger and Deployment worker",
-				"Wait for the controllers to create worker's ReplicaSet and Pod",
-				"As " + FinalizerManager + " (its field manager), add the finalizer " + ControllerFinalizer + " to ledger",
-				"Delete the namespace",
-				"Watch: the namespace controller deletes everything but ledger, which the finalizer holds; the namespace stays Terminating",
-				"Release the hold: remove the finalizer from ledger (the button, or kubectl patch with a test op)",
-				"Watch: ledger goes, then the namespace",
-			},
 		},
-		play: playNamespaceHeld,
+		steps: namespaceHeldSteps,
 	},
 	{
 		Info: Info{
@@ -175,16 +131,8 @@ var scenarios = []scenario{
 				"stays Terminating with NamespaceDeletionDiscoveryFailure. Every namespace deleted in the cluster meanwhile " +
 				"waits the same way. Release (delete the APIService) and the namespace controller's next try finishes, " +
 				"within a minute (it retries with a growing backoff).",
-			Steps: []string{
-				"Create an APIService whose Service does not exist; wait until discovery fails for its group",
-				"Create ConfigMap settings",
-				"Delete the namespace",
-				"Watch: the namespace controller deletes settings but stops on NamespaceDeletionDiscoveryFailure; the namespace stays Terminating",
-				"Release the hold: delete the APIService (the button, or kubectl delete apiservice)",
-				"Watch: discovery recovers; at its next try the namespace controller finishes and the namespace goes",
-			},
 		},
-		play: playNamespaceBlocked,
+		steps: namespaceBlockedSteps,
 	},
 }
 
