@@ -48,6 +48,7 @@ type config struct {
 	// embedded cluster, and the engine in shadow mode beside it.
 	embeddedCollector string
 	shadowOverdue     time.Duration
+	discoveryPeriod   time.Duration
 
 	// The server.
 	readOnly       bool
@@ -99,6 +100,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.demo, "demo", true, "create the demo workloads (default true for the embedded cluster, false otherwise)")
 	fs.StringVar(&c.embeddedCollector, "embedded-collector", "gcscope", `embedded cluster: whose garbage collector runs on it: gcscope (the engine collects) or upstream (kube-controller-manager's own collector does, and gcscope's engine watches it in shadow mode, checking every decision against what it does)`)
 	fs.DurationVar(&c.shadowOverdue, "shadow-overdue", gc.DefaultShadowOverdue, "shadow mode: how long a decision of the engine waits for the cluster's collector to do the same before it is shown overdue")
+	fs.DurationVar(&c.discoveryPeriod, "gc-discovery-period", 30*time.Second, "how often the engine rereads the API's discovery for resources to monitor, and retries groups that failed (upstream: 30s)")
 	fs.IntVar(&c.workers, "workers", 20, "collector workers for each of the attemptToDelete and attemptToOrphan queues")
 	mode := fs.String("gc-mode", "", "active (the engine deletes) or shadow (it records what it would do, writes nothing); default active for the embedded cluster, shadow otherwise")
 	fs.DurationVar(&c.actionDelay, "gc-action-delay", 0, "wait this long before each write of the engine (slow motion, switchable in the page), switched on; without it the embedded cluster offers "+defaultActionDelay.String()+", switched off; 0: no slow motion")
@@ -168,6 +170,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		c.gcMode = gc.Mode(*mode)
 	default:
 		return nil, usageError{fmt.Errorf("--gc-mode %q: want active or shadow", *mode)}
+	}
+	if c.discoveryPeriod < time.Second {
+		return nil, usageError{fmt.Errorf("--gc-discovery-period %v: want at least 1s", c.discoveryPeriod)}
 	}
 	if c.workers < 1 {
 		return nil, usageError{fmt.Errorf("--workers %d: want at least 1", c.workers)}

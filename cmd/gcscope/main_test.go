@@ -125,6 +125,7 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"--no-such-flag"}, []string{"no-such-flag"}},
 		{[]string{"--gc-mode=eager"}, []string{`--gc-mode "eager": want active or shadow`}},
 		{[]string{"--workers=0"}, []string{"--workers 0: want at least 1"}},
+		{[]string{"--gc-discovery-period=100ms"}, []string{"--gc-discovery-period 100ms: want at least 1s"}},
 		{[]string{"--gc-action-delay=-1s"}, []string{"--gc-action-delay"}},
 		{[]string{"--embedded-collector=both"}, []string{`--embedded-collector "both": want gcscope or upstream`}},
 		{[]string{"--embedded-collector=upstream", "--gc-mode=active"}, []string{"would make two collectors race"}},

@@ -144,6 +144,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ActionDelay:      cfg.actionDelay,
 		SlowMotionOff:    cfg.slowMotionOff,
 		ShadowOverdue:    cfg.shadowOverdue,
+		DiscoveryPeriod:  cfg.discoveryPeriod,
 		IgnoredResources: cfg.ignored,
 		Logger:           log.With("component", "gc"),
 	})
