@@ -68,7 +68,10 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 						window.panelContradictions.push(next); }).observe(document.querySelector("#object-body"), { childList: true, subtree: true });
 				return true; })()`, &ok)
 			if tc.fromPage {
-				d.run(t, "delete from the dialog", chromedp.Click(chromedp.CSS("#delete-button")), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
+				// Clicked where they are at the moment of the click: the panel re-renders as the
+				// stream goes on, and a node chromedp found may be gone by its click.
+				d.run(t, "delete from the dialog", chromedp.Poll[chromedp.Void](`(() => { const b = document.querySelector("#delete-button"); b?.click(); return !!b; })()`, chromedp.WithPollingTimeout(30*time.Second)),
+					chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
 					chromedp.Click(chromedp.CSS(`#delete-form input[value="`+string(tc.policy)+`"]`)),
 					chromedp.Poll[chromedp.Void](`document.querySelector("#delete-summary")?.textContent.startsWith("`+string(tc.policy)+`")`, chromedp.WithPollingTimeout(30*time.Second)),
 					chromedp.Click(chromedp.CSS("#delete-confirm")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
