@@ -6084,6 +6084,10 @@ function trace(page2, uids) {
       /** @type {any[]} */
       []
     ),
+    frames: (
+      /** @type {number[]} */
+      []
+    ),
     engine() {
       const now = performance.now();
       for (const u of uids) {
@@ -6096,6 +6100,7 @@ function trace(page2, uids) {
   };
   const drawn = () => {
     if (page2.tracer !== t) return;
+    t.frames.push(performance.now());
     for (const u of uids) {
       const d = renderer2.drawnState?.get(u);
       const l = lastDrawn[u];
@@ -6143,13 +6148,13 @@ function testHooks(page2, parts) {
     cascades: page2.liveCascades,
     /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
     trace: (uids) => trace(page2, uids),
-    /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}], placed: [{uid, x, y, t}]}. */
+    /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}], placed: [{uid, x, y, t}], frames: [t]}. */
     traceLog: () => {
       const t = (
         /** @type {Trace|null} */
         page2.tracer
       );
-      return { engine: t?.engineLog || [], drawn: t?.drawnLog || [], placed: t?.placedLog || [] };
+      return { engine: t?.engineLog || [], drawn: t?.drawnLog || [], placed: t?.placedLog || [], frames: t?.frames || [] };
     },
     /** @param {string} uid */
     select: (uid) => page2.select(uid, true),

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -29,6 +30,12 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if !flagGiven("test.parallel") {
+		// The parallel tests here (parallelUI, the process tests) wait on their clusters
+		// far more than they compute: two at a time kept the package at 0.75 of one core.
+		flag.Set("test.parallel", "4")
+	}
 	dir, err := os.MkdirTemp("", "gcscope-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -44,6 +51,13 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// flagGiven reports whether the command line set the flag name.
+func flagGiven(name string) bool {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == name })
+	return given
 }
 
 // result is how a finished gcscope run ended.
@@ -382,6 +396,7 @@ func clientFor(t *testing.T, kubeconfig string) kubernetes.Interface {
 	if err != nil {
 		t.Fatal(err)
 	}
+	cfg.QPS, cfg.Burst = 1000, 1000 // client-go's default of 5 a second made the tests wait, not the cluster
 	return kubernetes.NewForConfigOrDie(cfg)
 }
 

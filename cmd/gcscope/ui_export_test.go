@@ -32,7 +32,7 @@ import (
 // vertices are the objects in view and whose edges are their ownerReferences (as the API
 // has them), and the JSON lists the same objects.
 func TestUIXExport(t *testing.T) {
-	browsertest.Require(t)
+	parallelUI(t)
 	base, kubeconfig := startEmbedded(t, "--demo")
 	kube := clientFor(t, kubeconfig)
 	api, err := kube.AppsV1().Deployments("demo-web").Get(context.Background(), "api", metav1.GetOptions{})
@@ -71,9 +71,9 @@ func TestUIXExport(t *testing.T) {
 		t.Errorf("the Export menu offers %v; the test reads svg, png, dot and json", items)
 	}
 	for _, item := range items {
-		d.run(t, "export "+item, chromedp.Click(chromedp.CSS("#export-button")),
+		d.run(t, "export "+item, click("#export-button"),
 			chromedp.WaitVisible(chromedp.CSS(`#export-menu [data-export="`+item+`"]`)),
-			chromedp.Click(chromedp.CSS(`#export-menu [data-export="`+item+`"]`)))
+			click(`#export-menu [data-export="`+item+`"]`))
 		name, data := saved.next(t, 30*time.Second)
 		if !strings.HasPrefix(name, "gcscope-") || !strings.HasSuffix(name, "."+item) {
 			t.Errorf("%s: the file is named %q; want gcscope-<time>.%s", item, name, item)

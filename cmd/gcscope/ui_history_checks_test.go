@@ -163,6 +163,15 @@ func cascadeSpan(t *testing.T, log traceLog, owner string) float64 {
 	return end - start
 }
 
+// longestGap is the longest time between two of frames (ms), 16.7 at 60 fps.
+func longestGap(frames []float64) float64 {
+	gap := 0.0
+	for i := 1; i < len(frames); i++ {
+		gap = max(gap, frames[i]-frames[i-1])
+	}
+	return gap
+}
+
 func fps(frames []float64) float64 {
 	if len(frames) < 2 {
 		return 0

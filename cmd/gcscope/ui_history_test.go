@@ -41,7 +41,7 @@ import (
 func TestUIHistory(t *testing.T) {
 	browsertest.Require(t)
 	base, kubeconfig := startEmbedded(t, "--demo=false", "--history", "--gc-action-delay", "300ms")
-	kube := fastClientFor(t, kubeconfig)
+	kube := clientFor(t, kubeconfig)
 	ctx := context.Background()
 	const ns = "hist"
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -323,7 +323,7 @@ func TestUIHistory(t *testing.T) {
 	d.run(t, "select the cascade again", chromedp.MouseEvent(chromedp.MousePressed, spanX, spanY, chromedp.ButtonLeft), chromedp.MouseEvent(chromedp.MouseReleased, spanX, spanY, chromedp.ButtonLeft))
 	poll("at its start", `(() => { const tr = window.gcscope.travel(); return !tr.seeking && `+jsArray(tree)+`.every((u) => tr.store.nodes.has(u)); })()`, 10*time.Second)
 	d.eval(t, `(window.gcscope.trace(`+jsArray(tree)+`), window.gcscope.playFrames.length = 0, true)`, &ok)
-	d.run(t, "play", chromedp.Click(chromedp.CSS("#tl-play")))
+	d.run(t, "play", click("#tl-play"))
 	poll("playing", `document.body.dataset.travel === "playing"`, 5*time.Second)
 	d.run(t, "mid-play", chromedp.Sleep(120*time.Millisecond))
 	browsertest.Screenshot(t, page.Ctx, "ui-history-playing")
@@ -348,12 +348,15 @@ func TestUIHistory(t *testing.T) {
 			t.Errorf("middle %s drawn deleting (%.0f ms) after the first leaf was drawn removed (%.0f ms)", m, at, first)
 		}
 	}
-	// Paced by the recorded times, 4 times faster.
+	// Paced by the recorded times, 4 times faster. Each span, as drawn, may be a frame off
+	// at either end: a frame can run late (a loaded machine, the screenshot above), and the
+	// player catches up with its clock at the next one.
 	liveSpan, playSpan := cascadeSpan(t, liveLog, owner), cascadeSpan(t, played, owner)
-	ratio := liveSpan / playSpan
-	t.Logf("the cascade: %.0f ms live, %.0f ms played at 4× (%.2f×); %d frames drawn while playing (%.1f fps)", liveSpan, playSpan, ratio, len(frames), fps(frames))
-	if ratio < 2.8 || ratio > 5.5 {
-		t.Errorf("played at 4×, the cascade took %.0f ms against %.0f ms live (%.2f×), want about 4×", playSpan, liveSpan, ratio)
+	slack := 2*longestGap(played.Frames) + 2*longestGap(liveLog.Frames)/4 + 30
+	t.Logf("the cascade: %.0f ms live, %.0f ms played at 4× (%.2f×, want %.0f ± %.0f ms); %d frames drawn while playing (%.1f fps)",
+		liveSpan, playSpan, liveSpan/playSpan, liveSpan/4, slack, len(frames), fps(frames))
+	if math.Abs(playSpan-liveSpan/4) > slack {
+		t.Errorf("played at 4×, the cascade took %.0f ms against %.0f ms live (%.2f×), want %.0f ± %.0f ms", playSpan, liveSpan, liveSpan/playSpan, liveSpan/4, slack)
 	}
 
 	// Back to live, with Esc: the live graph, no reload.
@@ -410,7 +413,7 @@ func TestUIHistory(t *testing.T) {
 	}
 
 	// The history view: the collector's deletes, with reason, policy and owner.
-	d.run(t, "open the history view", chromedp.Click(chromedp.CSS("#tab-history")), chromedp.WaitVisible(chromedp.CSS("#history-panel")))
+	d.run(t, "open the history view", click("#tab-history"), chromedp.WaitVisible(chromedp.CSS("#history-panel")))
 	poll("the deletes listed", `document.querySelectorAll("#history-list .hrow").length >= 5`, 20*time.Second)
 	var rows []struct {
 		UID     string `json:"uid"`
@@ -461,7 +464,7 @@ func TestUIHistory(t *testing.T) {
 	poll("the deletes listed again", `[...document.querySelectorAll("#history-list .hrow .verb")].every((v) => v.textContent.startsWith("delete")) && document.querySelectorAll("#history-list .hrow").length >= 5`, 10*time.Second)
 
 	// Its cascade link selects the cascade and travels to its start.
-	d.run(t, "follow a row's cascade", clickInPage(`#history-list .hrow[data-uid="`+leafUIDs[0]+`"] .cascade-link`))
+	d.run(t, "follow a row's cascade", click(`#history-list .hrow[data-uid="`+leafUIDs[0]+`"] .cascade-link`))
 	poll("the cascade selected", `(() => { const tl = window.gcscope.timeline(); const tr = window.gcscope.travel();
 		return tl.selected && String(tl.selected.id) === "`+fmt.Sprint(cascadeID)+`" && tr.active && !tr.seeking && Math.abs(tr.at - tl.selected.start) < 5; })()`, 10*time.Second)
 
@@ -469,8 +472,8 @@ func TestUIHistory(t *testing.T) {
 	dl := watchDownloads(t, page.Ctx)
 	var window [2]string
 	d.eval(t, `(() => { const tl = window.gcscope.timeline(); return [new Date(tl.from).toISOString(), new Date(tl.to).toISOString()]; })()`, &window)
-	d.run(t, "export the history", chromedp.Click(chromedp.CSS("#export-button")), chromedp.WaitVisible(chromedp.CSS("#export-history")),
-		chromedp.Click(chromedp.CSS("#export-history")))
+	d.run(t, "export the history", click("#export-button"), chromedp.WaitVisible(chromedp.CSS("#export-history")),
+		click("#export-history"))
 	name, data := dl.next(t, 30*time.Second)
 	header := exportHeader(t, data)
 	if !strings.HasSuffix(name, ".jsonl.gz") || !sameMs(header.From, window[0]) || !sameMs(header.To, window[1]) {
@@ -481,12 +484,12 @@ func TestUIHistory(t *testing.T) {
 	// A gone object: found in the recording from the search box, seen just before its
 	// removal, and its last cascade replayed from its panel.
 	gone := leafUIDs[2]
-	d.run(t, "search the recording", chromedp.Click(chromedp.CSS("#search")), chromedp.SendKeys(chromedp.CSS("#search"), "LEAF-B"), // part of its name, another case
-		chromedp.WaitVisible(chromedp.CSS("#search-recording")), chromedp.Click(chromedp.CSS("#search-recording")),
-		chromedp.WaitVisible(chromedp.CSS(`#search-results li[data-uid="`+gone+`"]`)), chromedp.Click(chromedp.CSS(`#search-results li[data-uid="`+gone+`"]`)))
+	d.run(t, "search the recording", click("#search"), chromedp.SendKeys(chromedp.CSS("#search"), "LEAF-B"), // part of its name, another case
+		chromedp.WaitVisible(chromedp.CSS("#search-recording")), click("#search-recording"),
+		chromedp.WaitVisible(chromedp.CSS(`#search-results li[data-uid="`+gone+`"]`)), click(`#search-results li[data-uid="`+gone+`"]`))
 	poll("the gone object, just before its removal", `(() => { const g = window.gcscope, tr = g.travel();
 		return tr.active && !tr.seeking && g.view.sel === `+jsQuoted(gone)+` && tr.store.nodes.has(`+jsQuoted(gone)+`); })()`, 10*time.Second)
-	d.run(t, "replay its last cascade", chromedp.WaitVisible(chromedp.CSS("#replay-button")), clickInPage("#replay-button"))
+	d.run(t, "replay its last cascade", chromedp.WaitVisible(chromedp.CSS("#replay-button")), click("#replay-button"))
 	poll("its cascade played", `(() => { const g = window.gcscope, tr = g.travel(), tl = g.timeline();
 		return tl.selected && String(tl.selected.id) === "`+fmt.Sprint(cascadeID)+`" && document.body.dataset.travel === "paused" && tr.at >= tl.selected.end
 			&& `+jsArray(tree)+`.every((u) => !tr.store.nodes.has(u)); })()`, 20*time.Second)
@@ -494,7 +497,7 @@ func TestUIHistory(t *testing.T) {
 
 	// Hundreds of decisions: the history view lists them all, a screenful in the page.
 	const many = 500 // the engine writes at 100 requests a second: 2 per object
-	d.run(t, "slow motion off", chromedp.Click(chromedp.CSS("#slow-motion")))
+	d.run(t, "slow motion off", click("#slow-motion"))
 	waitAPI(t, base, "slow motion off", func() bool {
 		var sm struct {
 			SlowMotion bool `json:"slowMotion"`
@@ -540,7 +543,7 @@ func TestUIHistory(t *testing.T) {
 		return len(p.Events) == 1
 	})
 	t.Logf("collected and recorded in %v", time.Since(bulkStart).Round(time.Millisecond))
-	d.run(t, "the history view of the last 15 minutes", chromedp.Click(chromedp.CSS(`#timeline [data-range="15m"]`)), chromedp.Click(chromedp.CSS("#tab-history")))
+	d.run(t, "the history view of the last 15 minutes", click(`#timeline [data-range="15m"]`), click("#tab-history"))
 	poll("every delete listed", fmt.Sprintf(`/^[\d,]+ decisions/.test(document.getElementById("history-summary").textContent) &&
 		Number(document.getElementById("history-summary").textContent.split(" ")[0].replaceAll(",", "")) >= %d`, many+len(dependents)), 30*time.Second)
 	var vl struct {
@@ -565,7 +568,7 @@ func TestUIHistory(t *testing.T) {
 		t.Errorf("scrolled to the bottom, the history view shows %q last, want the oldest delete (of the tree, before the bulk)", vl.Bottom)
 	}
 	t.Logf("history view: %s, %d rows in the page", vl.Summary, vl.InDOM)
-	d.run(t, "back to the object panel", chromedp.Click(chromedp.CSS("#tab-object")))
+	d.run(t, "back to the object panel", click("#tab-object"))
 	page.NoErrorsExcept(t, explainOvertaken)
 
 	// A moment the server refuses (before the recording): said, and dropped from the URL.
@@ -647,7 +650,7 @@ func TestUIHistory(t *testing.T) {
 	d.run(t, "speed 8x", chromedp.SetValue(chromedp.CSS("#tl-speed"), "8"),
 		chromedp.Evaluate[chromedp.Void](`document.getElementById("tl-speed").dispatchEvent(new Event("change"))`))
 	d.eval(t, `(window.gcscope.trace(`+jsArray(tree)+`), window.gcscope.playFrames.length = 0, true)`, &ok)
-	d.run(t, "play the replay", chromedp.Click(chromedp.CSS("#tl-play")))
+	d.run(t, "play the replay", click("#tl-play"))
 	poll("playing", `document.body.dataset.travel === "playing"`, 5*time.Second)
 	poll("the replay played to the end", `document.body.dataset.travel === "paused" && `+jsArray(tree)+`.every((u) => !window.gcscope.store.nodes.has(u))`, 30*time.Second)
 	var replayed traceLog

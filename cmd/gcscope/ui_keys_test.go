@@ -25,7 +25,7 @@ import (
 // time, + = - zoom, 0 fits everything, e opens and closes the selected owner's set of
 // siblings, t switches light and dark.
 func TestUIXKeyboard(t *testing.T) {
-	browsertest.Require(t)
+	parallelUI(t)
 	base, kubeconfig := startEmbedded(t, "--demo")
 	kube := clientFor(t, kubeconfig)
 	ctx := context.Background()
@@ -149,7 +149,7 @@ func TestUIXKeyboard(t *testing.T) {
 
 	// Esc closes an open menu, and does nothing else.
 	for _, menu := range []string{"export", "play"} {
-		d.run(t, "open the "+menu+" menu", chromedp.Click(chromedp.CSS("#"+menu+"-button")), chromedp.WaitVisible(chromedp.CSS("#"+menu+"-menu")))
+		d.run(t, "open the "+menu+" menu", click("#"+menu+"-button"), chromedp.WaitVisible(chromedp.CSS("#"+menu+"-menu")))
 		key("Esc closes the "+menu+" menu", "\u001b", chromedp.WaitNotVisible(chromedp.CSS("#"+menu+"-menu")))
 		if f := str(`window.gcscope.view.focus || ""`); f != string(frontend.UID) || sel() != string(frontend.UID) {
 			t.Errorf("Esc on the %s menu also changed the view: focus %q, selection %q", menu, f, sel())

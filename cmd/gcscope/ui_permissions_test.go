@@ -20,9 +20,9 @@ import (
 // the cascade "done"; given back, the cascade is one entry again, still running (a trial
 // saw "3 gone" after a revocation, then the cascade twice).
 func TestUIRevokedAccessIsNotACascadeDone(t *testing.T) {
-	browsertest.Require(t)
+	parallelUI(t)
 	base, kubeconfig := startEmbedded(t, "--demo=false", "--auth=kubernetes")
-	kube := fastClientFor(t, kubeconfig)
+	kube := clientFor(t, kubeconfig)
 	ctx := context.Background()
 	const ns = "team-perm"
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {

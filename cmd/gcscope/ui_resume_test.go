@@ -31,10 +31,10 @@ import (
 //     of 65,536 went by), it answers with a snapshot (reason stale) and the page, retried
 //     from the dot at the top right, converges all the same.
 func TestUIXResume(t *testing.T) {
-	browsertest.Require(t)
+	parallelUI(t)
 	// The engine collects a flood of objects below: let it write fast.
 	base, kubeconfig := startEmbedded(t, "--demo=false", "--kube-api-qps", "1000", "--kube-api-burst", "1000")
-	kube := fastClientFor(t, kubeconfig)
+	kube := clientFor(t, kubeconfig)
 	ctx := context.Background()
 	const ns = "resume"
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -176,7 +176,7 @@ func TestUIXResume(t *testing.T) {
 	waitAPI(t, base, "the engine to collect the flood", func() bool { return dangling(t, base) == 0 })
 	browsertest.Screenshot(t, page.Ctx, "ui-resume-offline-long")
 	proxy.restore()
-	d.run(t, "retry from the dot", chromedp.Click(chromedp.CSS("#conn")), chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
+	d.run(t, "retry from the dot", click("#conn"), chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
 	tried = proxy.streams()[asked:]
 	if len(tried) == 0 || slices.ContainsFunc(tried, func(u string) bool { return u != "/api/v1/stream?since="+strconv.FormatUint(since, 10) }) {
 		t.Errorf("after the second cut the page asked for %v; want since=%d each time", tried, since)

@@ -26,7 +26,7 @@ import (
 // card, the cascade finished in the apiserver and on the canvas, the run cleaned up. A
 // gcscope on that same cluster through a kubeconfig (a real cluster, to it) has no player.
 func TestUIScenarioPlayer(t *testing.T) {
-	browsertest.Require(t)
+	parallelUI(t)
 	base, kubeconfig := startEmbedded(t, "--demo=false", "--gc-action-delay", "300ms")
 	kube := clientFor(t, kubeconfig)
 
@@ -72,12 +72,12 @@ func TestUIScenarioPlayer(t *testing.T) {
 	t.Logf("header at 1280 px with slow motion and Play: %.0f px high, search box %.0f px", rows.Height, rows.Search)
 
 	// Slow motion off first (the delay flag starts it on), so that the menu's box turns it on.
-	d.run(t, "slow motion off", chromedp.Click(chromedp.CSS("#slow-motion")))
+	d.run(t, "slow motion off", click("#slow-motion"))
 	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true,
 		func(context.Context) (bool, error) { return !slowMotion(), nil }); err != nil {
 		t.Fatal("the header's switch did not turn slow motion off")
 	}
-	d.run(t, "open the Play menu", chromedp.Click(chromedp.CSS("#play-button")),
+	d.run(t, "open the Play menu", click("#play-button"),
 		chromedp.WaitVisible(chromedp.CSS(`#play-menu .play-item[data-scenario="foreground-held"]`)))
 	var items []string
 	d.eval(t, `[...document.querySelectorAll("#play-menu .play-item")].map((b) => b.dataset.scenario)`, &items)
@@ -93,8 +93,8 @@ func TestUIScenarioPlayer(t *testing.T) {
 
 	var recording bool
 	d.eval(t, `(window.gcscope.recordDrawn(), true)`, &recording)
-	d.run(t, "play it in slow motion", chromedp.Click(chromedp.CSS("#play-slow")),
-		chromedp.Click(chromedp.CSS(`#play-menu .play-item[data-scenario="foreground-held"]`)),
+	d.run(t, "play it in slow motion", click("#play-slow"),
+		click(`#play-menu .play-item[data-scenario="foreground-held"]`),
 		chromedp.WaitVisible(chromedp.CSS("#scenario-card")))
 	if !slowMotion() {
 		t.Error("playing with the box checked did not turn slow motion on")
@@ -142,7 +142,7 @@ func TestUIScenarioPlayer(t *testing.T) {
 	}
 	browsertest.Screenshot(t, ctx, "ui-scenario-held")
 
-	d.run(t, "release the hold", chromedp.Click(chromedp.CSS("#scenario-release")))
+	d.run(t, "release the hold", click("#scenario-release"))
 	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
 		_, err := kube.AppsV1().Deployments(r.ID).Get(ctx, "web", metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
@@ -166,7 +166,7 @@ func TestUIScenarioPlayer(t *testing.T) {
 	}
 	browsertest.Screenshot(t, ctx, "ui-scenario-done")
 
-	d.run(t, "clean up", chromedp.Click(chromedp.CSS("#scenario-cleanup")), chromedp.WaitNotVisible(chromedp.CSS("#scenario-card")))
+	d.run(t, "clean up", click("#scenario-cleanup"), chromedp.WaitNotVisible(chromedp.CSS("#scenario-card")))
 	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
 		ns, err := kube.CoreV1().Namespaces().Get(ctx, r.ID, metav1.GetOptions{})
 		return apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp != nil), nil

@@ -21,7 +21,7 @@ import (
 // outside the page) is carried out by that collector; the page's collector-health strip
 // counts gcscope's decisions confirmed, none diverged, as /api/v1/shadow does.
 func TestUIShadowAgainstUpstream(t *testing.T) {
-	browsertest.Require(t)
+	parallelUI(t)
 	base, kubeconfig := startEmbedded(t, "--embedded-collector=upstream", "--shadow-overdue=2m")
 	kube := clientFor(t, kubeconfig)
 	var session struct {

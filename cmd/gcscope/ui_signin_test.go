@@ -18,7 +18,7 @@ import (
 // (a trial's page said "live" and refused every delete after a restart); Sign out ends
 // the session and goes to the form.
 func TestUISignInAndOut(t *testing.T) {
-	browsertest.Require(t)
+	parallelUI(t)
 	tokenFile := filepath.Join(t.TempDir(), "tokens")
 	const token = "ui-sign-in-token-0123456789"
 	if err := os.WriteFile(tokenFile, []byte(token+" dana\n"), 0o600); err != nil {
@@ -53,7 +53,7 @@ func TestUISignInAndOut(t *testing.T) {
 	// fetches a fresh one from the session and goes through.
 	var stale bool
 	d.eval(t, `(document.body.dataset.csrfToken = "stale", true)`, &stale)
-	d.run(t, "slow motion on with a stale token", chromedp.Click(chromedp.CSS("#slow-motion")))
+	d.run(t, "slow motion on with a stale token", click("#slow-motion"))
 	poll := func(what, expr string) {
 		t.Helper()
 		d.run(t, what, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(10*time.Second)))
@@ -61,7 +61,7 @@ func TestUISignInAndOut(t *testing.T) {
 	poll("the switch went through with a fresh token", `document.body.dataset.csrfToken !== "stale" && document.getElementById("slow-motion").checked &&
 		document.getElementById("toast").textContent.includes("Slow motion on")`)
 
-	d.run(t, "sign out", chromedp.Click(chromedp.CSS("#sign-out")))
+	d.run(t, "sign out", click("#sign-out"))
 	d.run(t, "the form after signing out", chromedp.WaitVisible(chromedp.CSS("#token")))
 	var at string
 	d.eval(t, `location.pathname`, &at)

@@ -32,7 +32,7 @@ func TestUIXSlowMotion(t *testing.T) {
 	browsertest.Require(t)
 	auditLog := filepath.Join(t.TempDir(), "audit.log")
 	base, kubeconfig := startEmbedded(t, "--demo=false", "--audit-log", auditLog)
-	kube := fastClientFor(t, kubeconfig)
+	kube := clientFor(t, kubeconfig)
 	ctx := context.Background()
 	const delay = time.Second // the embedded default
 	session := func() (string, bool) {
@@ -96,7 +96,7 @@ func TestUIXSlowMotion(t *testing.T) {
 	}
 
 	// On, from the Play menu's box.
-	d.run(t, "open the Play menu", chromedp.Click(chromedp.CSS("#play-button")), chromedp.WaitVisible(chromedp.CSS("#play-slow")))
+	d.run(t, "open the Play menu", click("#play-button"), chromedp.WaitVisible(chromedp.CSS("#play-slow")))
 	var box struct {
 		Checked, Disabled bool
 		Label             string
@@ -105,7 +105,7 @@ func TestUIXSlowMotion(t *testing.T) {
 	if box.Checked || box.Disabled || !strings.Contains(box.Label, "1s") {
 		t.Errorf("the Play menu's slow-motion box: %+v; want offered (1s), unchecked", box)
 	}
-	d.run(t, "tick slow motion", chromedp.Click(chromedp.CSS("#play-slow")))
+	d.run(t, "tick slow motion", click("#play-slow"))
 	waitSlowMotion("ticking the Play menu's box", true)
 	poll("the header's switch follows", `document.getElementById("slow-motion").checked`, 5*time.Second)
 	browsertest.Screenshot(t, page.Ctx, "ui-slow-menu")
@@ -116,10 +116,10 @@ func TestUIXSlowMotion(t *testing.T) {
 	d.run(t, "select the top", chromedp.Navigate(base+"/?sel="+a[0]), uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
 	poll("the chain in the page", held(a), 30*time.Second)
 	d.eval(t, `(window.gcscope.trace(`+jsArray(a)+`), true)`, new(bool))
-	d.run(t, "delete in the foreground", chromedp.Click(chromedp.CSS("#delete-button")), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
-		chromedp.Click(chromedp.CSS(`#delete-form input[value="Foreground"]`)),
+	d.run(t, "delete in the foreground", click("#delete-button"), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
+		click(`#delete-form input[value="Foreground"]`),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#delete-summary")?.textContent.startsWith("Foreground")`, chromedp.WithPollingTimeout(30*time.Second)),
-		chromedp.Click(chromedp.CSS("#delete-confirm")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")),
+		click("#delete-confirm"), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")),
 		chromedp.Sleep(delay+delay/2))
 	browsertest.Screenshot(t, page.Ctx, "ui-slow-cascade")
 	gone("a")
@@ -162,7 +162,7 @@ func TestUIXSlowMotion(t *testing.T) {
 	}
 
 	// Off, from the header's switch: the same cascade runs faster than slow motion's steps.
-	d.run(t, "untick slow motion in the header", chromedp.Click(chromedp.CSS("#slow-motion")))
+	d.run(t, "untick slow motion in the header", click("#slow-motion"))
 	waitSlowMotion("unticking the header's switch", false)
 	b := chain("b")
 	d.run(t, "select the second top", chromedp.Navigate(base+"/?sel="+b[0]), uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))

@@ -135,7 +135,7 @@ func TestUIStuckNamespace(t *testing.T) {
 	poll("the Namespace's panel", `(document.querySelector("#ns-deletion")?.textContent || "").includes("Content: 6 objects")`, 20*time.Second)
 
 	// --- The delete dialog: every object of the namespace, step by step.
-	d.run(t, "open the dialog", clickInPage("#delete-button"), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")))
+	d.run(t, "open the dialog", click("#delete-button"), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")))
 	poll("the prediction", `(document.querySelector("#delete-summary")?.textContent || "").startsWith("Background")`, 30*time.Second)
 	if s, want := text("#delete-summary"), fmt.Sprintf("Background: %d objects will be deleted", total+1); !strings.HasPrefix(s, want) {
 		t.Errorf("the dialog says %q; want %q (the namespace and everything in it)", s, want)
@@ -153,7 +153,7 @@ func TestUIStuckNamespace(t *testing.T) {
 		t.Errorf("the dialog does not say the ConfigMap will wait on %s: %q", stuckFinalizer, s)
 	}
 	browsertest.Screenshot(t, page.Ctx, "ui-stuck-dialog")
-	d.run(t, "delete the namespace", chromedp.Click(chromedp.CSS("#delete-confirm")), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
+	d.run(t, "delete the namespace", click("#delete-confirm"), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
 
 	// --- Terminating: the box says so with its progress, and what holds it.
 	progress := fmt.Sprintf("%d of %d gone", total-1, total)
@@ -188,7 +188,7 @@ func TestUIStuckNamespace(t *testing.T) {
 
 	// The holder is a link: its panel says who added the finalizer, the controller's
 	// liveness and the risk, beside the command that would release it.
-	d.run(t, "select the held ConfigMap", clickInPage(`#ns-holders a[data-uid="`+heldUID+`"]`))
+	d.run(t, "select the held ConfigMap", click(`#ns-holders a[data-uid="`+heldUID+`"]`))
 	poll("the ConfigMap's origin", `window.gcscope.view.sel === "`+heldUID+`" && (document.querySelector('#explain .hold .origin')?.textContent || "").includes(`+jsQuoted(origin)+`)`, 30*time.Second)
 	if s := text("#explain .hold"); !strings.Contains(s, origin) || !strings.Contains(s, "Risk if removed by hand") || !strings.Contains(s, "kubectl patch") {
 		t.Errorf("the ConfigMap's hold: %q", s)
@@ -203,7 +203,7 @@ func TestUIStuckNamespace(t *testing.T) {
 
 	// --- The Stuck view, at 0s: the namespace and the held ConfigMap, by cause.
 	d.run(t, "the stuck view (s)", chromedp.KeyEvent("s", asTyped), chromedp.WaitVisible(chromedp.CSS("#stuck-panel")),
-		chromedp.Click(chromedp.CSS(`#stuck-panel [data-threshold="0s"]`)))
+		click(`#stuck-panel [data-threshold="0s"]`))
 	poll("the stuck list", `!!document.querySelector('#stuck-groups .stuck-group[data-cause="finalizer"][data-finalizer="`+stuckFinalizer+`"] li[data-uid="`+heldUID+`"]')
 		&& !!document.querySelector('#stuck-groups .stuck-group li[data-uid="`+nsUID+`"]')`, 30*time.Second)
 	if s := text(`#stuck-groups .stuck-group[data-cause="finalizer"]`); !strings.Contains(s, origin) || !strings.Contains(s, "for ") {
@@ -211,7 +211,7 @@ func TestUIStuckNamespace(t *testing.T) {
 	}
 	poll("the badge counts both", `Number(document.querySelector("#stuck-count").textContent) >= 2`, 5*time.Second)
 	browsertest.Screenshot(t, page.Ctx, "ui-stuck-view")
-	d.run(t, "select from the stuck view", clickInPage(`#stuck-groups .stuck-group li[data-uid="`+heldUID+`"] a`))
+	d.run(t, "select from the stuck view", click(`#stuck-groups .stuck-group li[data-uid="`+heldUID+`"] a`))
 	poll("the ConfigMap selected, its panel shown", `window.gcscope.view.sel === "`+heldUID+`" && !document.querySelector("#object-panel").hidden`, 10*time.Second)
 
 	// --- A page opened mid-deletion cannot know what went before it: "1 left", no "of".

@@ -23,7 +23,7 @@ import (
 // (cascades, frame by frame: ui_cascade_test.go). Screenshots of each step go to the test
 // artifacts.
 func TestUIEndToEnd(t *testing.T) {
-	browsertest.Require(t)
+	parallelUI(t)
 	base, _ := startEmbedded(t, "--demo")
 
 	page := browsertest.Start(t, browsertest.Options{Width: 1600, Height: 1000})
@@ -59,12 +59,12 @@ func TestUIEndToEnd(t *testing.T) {
 
 	// Why does the stuck Pod stay? Found by search, as a newcomer would.
 	d.run(t, "search the stuck pod", chromedp.Navigate(base+"/"), uiReady,
-		chromedp.Click(chromedp.CSS("#search")), chromedp.SendKeys(chromedp.CSS("#search"), "stuck-"),
+		click("#search"), chromedp.SendKeys(chromedp.CSS("#search"), "stuck-"),
 		chromedp.WaitVisible(chromedp.CSS(`#search-results li[data-uid]`)))
 	var podUID string
 	d.eval(t, `[...document.querySelectorAll("#search-results li[data-uid]")].map(li => li.dataset.uid)
 		.find(u => window.gcscope.store.nodes.get(u).kind === "Pod")`, &podUID)
-	d.run(t, "open the stuck pod", chromedp.Click(chromedp.CSS(`#search-results li[data-uid="`+podUID+`"]`)),
+	d.run(t, "open the stuck pod", click(`#search-results li[data-uid="`+podUID+`"]`),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#explain")?.textContent.includes("demo.gcscope.io/hold")`, chromedp.WithPollingTimeout(30*time.Second)))
 	var explainText string
 	d.eval(t, `document.querySelector("#explain").textContent`, &explainText)
@@ -183,4 +183,37 @@ var uiReady = chromedp.Poll[chromedp.Void](`window.gcscope && window.gcscope.rea
 // every failed request.
 func explainOvertaken(message string) bool {
 	return strings.Contains(message, "status of 404") && strings.Contains(message, "/explain")
+}
+
+// parallelUI starts a browser test that asserts no drawing time beside the others: these
+// wait on their cluster far more than they compute. The tests that measure how soon the
+// canvas draws what the stream said (cascades, history, panel, slow motion, stuck) stay
+// serial, so that they run first, alone in this package.
+func parallelUI(t *testing.T) {
+	t.Helper()
+	browsertest.Require(t)
+	t.Parallel()
+}
+
+// click clicks the element sel names with the mouse, as a user would. The page redraws
+// its panel and dialog as the stream goes on, and a redraw between chromedp finding the
+// node and clicking it fails with "Could not find node with given id" (seen in the delete
+// button of a panel whose object was changing): the element is then found again.
+func click(sel string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
+		for {
+			_, err := chromedp.Click(chromedp.CSS(sel))(ctx, tg)
+			if err == nil || !staleNode(err) || ctx.Err() != nil {
+				return chromedp.Void{}, err
+			}
+		}
+	}
+}
+
+// staleNode reports whether err is the browser's answer about a node the page has
+// since replaced.
+func staleNode(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "Could not find node with given id") || strings.Contains(s, "No node with given id found") ||
+		strings.Contains(s, "Node is detached from document")
 }

@@ -21,9 +21,9 @@ import (
 // event twice. Back to live: no action listed twice, no cascade that did not happen again,
 // and the live state's sequence number only ever went forward.
 func TestUITravelResumesLiveStream(t *testing.T) {
-	browsertest.Require(t)
+	parallelUI(t)
 	base, kubeconfig := startEmbedded(t, "--demo=false", "--history")
-	kube := fastClientFor(t, kubeconfig)
+	kube := clientFor(t, kubeconfig)
 	ctx := context.Background()
 	const ns = "travel-resume"
 	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
@@ -90,7 +90,7 @@ func TestUITravelResumesLiveStream(t *testing.T) {
 	proxy.cut()
 	poll("the stream down", `document.getElementById("conn").dataset.state !== "live"`, 15*time.Second)
 	proxy.restore()
-	d.run(t, "retry from the dot", chromedp.Click(chromedp.CSS("#conn")), chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
+	d.run(t, "retry from the dot", click("#conn"), chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
 	streams.waitCount(t, seen+1)
 	tried := proxy.streams()[asked:]
 	want := "/api/v1/stream?since=" + strconv.FormatUint(liveSeq, 10)

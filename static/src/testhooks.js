@@ -6,14 +6,15 @@
 import { stateOf } from "./states.js";
 
 /** @typedef {import("./page.js").Page} Page */
-/** @typedef {{uids: string[], engineLog: any[], drawnLog: any[], placedLog: any[], engine: () => void}} Trace */
+/** @typedef {{uids: string[], engineLog: any[], drawnLog: any[], placedLog: any[], frames: number[], engine: () => void}} Trace */
 
 /**
  * A trace of some objects' states, for tests: what the stream said (each change, when its
  * frame arrived), what the canvas drew (each change, in the frame that drew it), and where
- * the layout put each object (each change, drawn on screen or not), all on
- * performance.now()'s clock, so a test can check that every state was drawn in time and
- * that nothing moved.
+ * the layout put each object (each change, drawn on screen or not), and when each
+ * animation frame ran, all on performance.now()'s clock, so a test can check that every
+ * state was drawn in time (in milliseconds, and in frames of a browser that runs late)
+ * and that nothing moved.
  * @param {Page} page @param {string[]} uids
  */
 
@@ -28,6 +29,7 @@ function trace(page, uids) {
   const lastPlaced = {};
   const t = {
     uids, engineLog: /** @type {any[]} */ ([]), drawnLog: /** @type {any[]} */ ([]), placedLog: /** @type {any[]} */ ([]),
+    frames: /** @type {number[]} */ ([]),
     engine() {
       const now = performance.now();
       for (const u of uids) {
@@ -40,6 +42,7 @@ function trace(page, uids) {
   };
   const drawn = () => {
     if (page.tracer !== t) return;
+    t.frames.push(performance.now());
     for (const u of uids) {
       const d = renderer.drawnState?.get(u);
       const l = lastDrawn[u];
@@ -94,10 +97,10 @@ export function testHooks(page, parts) {
     cascades: page.liveCascades,
     /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
     trace: (uids) => trace(page, uids),
-    /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}], placed: [{uid, x, y, t}]}. */
+    /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}], placed: [{uid, x, y, t}], frames: [t]}. */
     traceLog: () => {
       const t = /** @type {Trace|null} */ (page.tracer);
-      return { engine: t?.engineLog || [], drawn: t?.drawnLog || [], placed: t?.placedLog || [] };
+      return { engine: t?.engineLog || [], drawn: t?.drawnLog || [], placed: t?.placedLog || [], frames: t?.frames || [] };
     },
     /** @param {string} uid */
     select: (uid) => page.select(uid, true),
