@@ -18,7 +18,7 @@ const garbageCollector = "garbage-collector-controller"
 // controllerManager holds kube-controller-manager's options between construction and run.
 // The options must be created before kube-apiserver's flags are registered: both register
 // the shared component-globals flags and the second registration must come from the
-// apiserver's side (see DESIGN.md).
+// apiserver's side.
 type controllerManager struct {
 	opts *options.KubeControllerManagerOptions
 }

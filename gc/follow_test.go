@@ -16,7 +16,6 @@ type followed struct {
 	seqs    []uint64 // every event given to Events, in order
 	batches []int    // the size of each batch
 	resyncs int
-	idles   int
 	done    chan error
 }
 

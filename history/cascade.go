@@ -79,7 +79,6 @@ type openCascade struct {
 	last    time.Time          // its latest event
 	members map[types.UID]bool // true while the member is in the graph and not orphaned
 	live    int
-	written bool // a row exists
 }
 
 // cascades tags events with their cascade; only the Recorder's goroutine uses it.

@@ -135,8 +135,8 @@ func (s *Store) Export(ctx context.Context, w io.Writer, o ExportOptions) (Expor
 	if err := checkpoint(first); err != nil {
 		return end, err
 	}
-	// gapsUpTo writes the gaps before pos; seedsUpTo the seeds at or before pos, each
-	// after the gaps before it.
+	// gapsUpTo writes the gaps before pos; the loop below writes each seed at or before an
+	// event after the gaps before it.
 	gapsUpTo := func(pos int64) error {
 		for len(gaps) > 0 && gaps[0].Pos <= pos {
 			end.Gaps++

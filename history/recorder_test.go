@@ -576,7 +576,7 @@ func TestAFailingDiskAsGcscopeStops(t *testing.T) {
 	}
 }
 
-// TestRecorderStepsAsideInABurst: from when the engine publishes faster than burstRate
+// TestRecorderStepsAsideInABurst: from when the engine publishes faster than BurstRate
 // until it publishes slower than calmRate (through a slower tail), while the recorder is
 // less than half the ring behind, it reads nothing (the cascade keeps the cores); once the
 // burst is over it records all of it, with no gap.

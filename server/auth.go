@@ -88,7 +88,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// errNotSignedIn: a stream's credentials are no longer accepted (sessions.go, stream.go).
+// errNotSignedIn: a stream's credentials are no longer accepted (security/sessions.go, stream_client.go).
 var errNotSignedIn = errors.New("your sign-in is no longer accepted (signed out, gcscope restarted, or the token was revoked or expired): sign in again")
 
 // credentialsOf returns a check of r's credentials as they are now (the session its

@@ -2,10 +2,7 @@ package server
 
 import (
 	"encoding/json"
-	"errors"
 	"net/http"
-
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // errorCode is the stable machine-readable word of an apiError.
@@ -57,19 +54,4 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, code errorCode, message string) {
 	writeJSON(w, status, apiError{Code: code, Message: message})
-}
-
-// writeAPIServerError passes an apiserver error through with its status and message.
-func writeAPIServerError(w http.ResponseWriter, err error) {
-	var status apierrors.APIStatus
-	if errors.As(err, &status) {
-		st := status.Status()
-		code := int(st.Code)
-		if code < 400 || code > 599 {
-			code = http.StatusBadGateway
-		}
-		writeJSON(w, code, apiError{Code: codeAPIServer, Message: st.Message, Reason: string(st.Reason)})
-		return
-	}
-	writeJSON(w, http.StatusBadGateway, apiError{Code: codeAPIServer, Message: err.Error()})
 }

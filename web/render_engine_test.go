@@ -218,11 +218,10 @@ func (e *synthEngine) SyncState() gc.SyncState {
 // ServiceAccount, an object held by a finalizer, one with a dangling owner), the
 // Namespace objects and a few other cluster-scoped objects (Nodes, ClusterRoles).
 type graphBuilder struct {
-	n      int
-	seq    uint64
-	nodes  []gc.NodeState
-	pods   []types.UID // every Pod, for the mutations to pick from
-	owners []gc.ObjectRef
+	n     int
+	seq   uint64
+	nodes []gc.NodeState
+	pods  []types.UID // every Pod, for the mutations to pick from
 	// replicaSets are the current ReplicaSets, which new Pods are given to.
 	replicaSets []gc.ObjectRef
 }

@@ -137,7 +137,7 @@ func objectArg(r gc.ObjectRef) string {
 // displayName is Kind/name.
 func displayName(r gc.ObjectRef) string { return r.Kind + "/" + r.Name }
 
-// sortRefs orders objects for reading: by namespace, kind, then name.
+// compareRefs orders objects for reading: by namespace, kind, then name.
 func compareRefs(a, b gc.ObjectRef) int {
 	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name), cmp.Compare(a.UID, b.UID))
 }

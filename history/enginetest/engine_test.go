@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
 	"slices"
 	"testing"
 	"time"
@@ -26,7 +25,7 @@ import (
 	"github.com/gcscope/gcscope/internal/testkit"
 )
 
-var logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+var logger = testkit.Logger(slog.LevelWarn)
 
 const dependents = 30
 

@@ -38,7 +38,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+var logger = testkit.Logger(slog.LevelWarn)
 
 // startShadow runs gcscope's engine in shadow mode on c until the test ends, and tallies
 // its shadow decisions' outcomes by verb from the feed.

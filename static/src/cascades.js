@@ -37,7 +37,7 @@ const KEEP_FINISHED = 20;
 const TIMESTAMP_MS = 1000;
 
 /** A Namespace object (whose deletion is the namespace controller's, not the collector's). @param {{apiVersion?: string, kind: string}} n */
-export function isNamespaceObject(n) {
+function isNamespaceObject(n) {
   return n.kind === "Namespace" && n.apiVersion === "v1";
 }
 
@@ -391,7 +391,7 @@ export function namespaceStatus(c, widest = false) {
 }
 
 /** "Foreground", or "namespace deletion". @param {Cascade} c */
-export function policyText(c) {
+function policyText(c) {
   return c.policy === "Namespace" ? "namespace deletion" : c.policy;
 }
 

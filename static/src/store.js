@@ -56,7 +56,7 @@ export class Store {
     /** The moment the store holds (epoch ms) when it is not the live state (time travel), else null. @type {number|null} */
     this.clock = null;
     this.applied = 0;
-    // What changed since the views last took it (takeChanges).
+    // What changed since the views last took it (frame.js reads and clears these).
     /** namespaces whose layout must be redone; "*" means all. @type {Set<string>} */
     this.dirtyNamespaces = new Set();
     /** uids whose drawing changed. @type {Set<string>} */ this.touched = new Set();

@@ -14,7 +14,7 @@ import { originView, failureList, age, since } from "./deletion.js";
 import { fmt } from "./panel.js";
 
 /** The thresholds offered: [Go duration, ms]. */
-export const THRESHOLDS = /** @type {const} */ ([["0s", 0], ["1m", 60_000], ["5m", 300_000], ["1h", 3_600_000]]);
+const THRESHOLDS = /** @type {const} */ ([["0s", 0], ["1m", 60_000], ["5m", 300_000], ["1h", 3_600_000]]);
 /** The server's default threshold. */
 const DEFAULT_THRESHOLD = "5m";
 /** While the view shows, it asks again this often. */

@@ -138,7 +138,7 @@ export class Timeline {
     const end = c.end ?? Math.max(c.start + 1000, this.recordedNewest());
     const span = Math.max(end - c.start, 400);
     this.followNow = false;
-    // Room after the end for playing on while the last removals fade (main.js: 1.5 s).
+    // Room after the end for playing on while the last removals fade (travelui.js: 1.5 s).
     this.setWindow(c.start - span * 0.2 - 300, end + Math.max(span * 0.3, 1800));
   }
 

@@ -104,7 +104,7 @@ export function namespaceDeletion(r, g) {
  * @param {Renderer} r @param {import("./cascades.js").Cascade} del @param {number} sx @param {number} top @param {number} sw
  * @param {number} bottom the box's bottom on screen @param {number} band the title band's height on screen
  */
-export function drawNamespaceProgress(r, del, sx, top, sw, bottom, band) {
+function drawNamespaceProgress(r, del, sx, top, sw, bottom, band) {
   const { ctx, cam, colors: C } = r;
   const bx = sx + 8 * cam.k, bw = sw - 16 * cam.k, by = top + band - 6;
   ctx.fillStyle = C["--muted"];
@@ -130,7 +130,7 @@ export function drawNamespaceProgress(r, del, sx, top, sw, bottom, band) {
  * Keeps what a namespace box's title said (once a test asks: recordDrawn), and logs each change.
  * @param {Renderer} r @param {string} ns @param {string} text @param {string} caption @param {Set<string>} titled
  */
-export function recordTitle(r, ns, text, caption, titled) {
+function recordTitle(r, ns, text, caption, titled) {
   if (!r.drawnTitles) return;
   titled.add(ns);
   const last = r.drawnTitles.get(ns);

@@ -4,7 +4,7 @@
 // asks the server for the state at a moment (/api/v1/history/state: the checkpoint before
 // it and the events up to it); playing then applies the recorded events after it with the
 // same store code the live stream uses (Store.applyEvents), paced by their recorded times
-// times the speed. The page shows whichever store is current (main.js swaps them).
+// times the speed. The page shows whichever store is current (timetravel.js swaps them).
 
 import { Store } from "./store.js";
 import { Cascades } from "./cascades.js";

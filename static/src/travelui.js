@@ -2,7 +2,7 @@
 // The page's history and time travel (with --history, or a replay; see docs/ui.md): the
 // travel banner, the timeline and its controls, the history tab, recorded cascades to
 // select and play, what time travel's keys do, and replay mode's opening. It owns none of the
-// page's state: main.js hands it what it needs (the live store, select, writeURL, …) and
+// page's state: timetravel.js hands it what it needs (the live store, select, writeURL, …) and
 // shows the store it asks for; TimeTravel (travel.js) keeps the recorded moment's state.
 
 import { TimeTravel, SPEEDS } from "./travel.js";
