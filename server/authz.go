@@ -204,8 +204,20 @@ func permissionsFailed(w http.ResponseWriter, v *visibility) bool {
 	if err == nil {
 		return false
 	}
-	writeError(w, http.StatusServiceUnavailable, codeUnavailable, "cannot check your permissions with the cluster: "+err.Error())
+	writeUnchecked(w, err)
 	return true
+}
+
+// uncheckedMessage is the message of the 503 for a request whose permissions the cluster
+// could not answer (writeUnchecked), also for a write refused with an audit line.
+func uncheckedMessage(err error) string {
+	return "cannot check your permissions with the cluster: " + err.Error()
+}
+
+// writeUnchecked answers 503: the user's permissions could not be checked, and an answer
+// without them would look like "you may see nothing" or "forbidden".
+func writeUnchecked(w http.ResponseWriter, err error) {
+	writeError(w, http.StatusServiceUnavailable, codeUnavailable, uncheckedMessage(err))
 }
 
 // queues narrows the queues' items and recent actions to what the user may see; the

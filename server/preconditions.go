@@ -98,7 +98,7 @@ func (w *failClosedWriter) start() {
 		h := w.ResponseWriter.Header()
 		clear(h)
 		maps.Copy(h, w.header)
-		writeError(w.ResponseWriter, http.StatusServiceUnavailable, codeUnavailable, "cannot check your permissions with the cluster: "+err.Error())
+		writeUnchecked(w.ResponseWriter, err)
 	}
 }
 

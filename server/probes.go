@@ -36,7 +36,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		ok, err := s.opts.Authorizer.Allowed(r.Context(), u, nil, &authorizationv1.NonResourceAttributes{Verb: "get", Path: metricsPath})
 		switch {
 		case err != nil:
-			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "cannot check your permissions with the cluster: "+err.Error())
+			writeUnchecked(w, err)
 			return
 		case !ok:
 			writeError(w, http.StatusForbidden, codeForbidden, fmt.Sprintf("%s may not get %s: grant it a ClusterRole with nonResourceURLs [%q] and verbs [get]", u.Name, metricsPath, metricsPath))

@@ -57,7 +57,7 @@ func (s *Server) handleSlowMotion(w http.ResponseWriter, r *http.Request) {
 		allowed, err := s.opts.Authorizer.Allowed(r.Context(), u, nil, &authorizationv1.NonResourceAttributes{Verb: "post", Path: slowMotionPath})
 		switch {
 		case err != nil:
-			fail(http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: "cannot check your permissions with the cluster: " + err.Error()})
+			fail(http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: uncheckedMessage(err)})
 			return
 		case !allowed:
 			fail(http.StatusForbidden, &apiError{Code: codeForbidden, Message: fmt.Sprintf(

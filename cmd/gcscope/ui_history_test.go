@@ -21,6 +21,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // TestUIHistory runs gcscope with --history, in slow motion (300 ms before each write of
@@ -108,7 +109,7 @@ func TestUIHistory(t *testing.T) {
 	var removed struct {
 		Events []event `json:"events"`
 	}
-	waitAPI(t, base, "the owner's removal recorded", func() bool {
+	testkit.Eventually(t, "the owner's removal recorded", func() bool {
 		mustGetJSON(t, base+"/api/v1/history?type=nodeRemoved&uid="+owner, &removed)
 		return len(removed.Events) == 1
 	})
@@ -498,7 +499,7 @@ func TestUIHistory(t *testing.T) {
 	// Hundreds of decisions: the history view lists them all, a screenful in the page.
 	const many = 500 // the engine writes at 100 requests a second: 2 per object
 	d.run(t, "slow motion off", click("#slow-motion"))
-	waitAPI(t, base, "slow motion off", func() bool {
+	testkit.Eventually(t, "slow motion off", func() bool {
 		var sm struct {
 			SlowMotion bool `json:"slowMotion"`
 		}
@@ -531,11 +532,11 @@ func TestUIHistory(t *testing.T) {
 	if err := kube.CoreV1().ConfigMaps(ns).Delete(ctx, "bulk", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitAPI(t, base, "the bulk dependents collected", func() bool {
+	testkit.Eventually(t, "the bulk dependents collected", func() bool {
 		list, err := kube.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
 		return err == nil && !slices.ContainsFunc(list.Items, func(cm corev1.ConfigMap) bool { return strings.HasPrefix(cm.Name, "bulk") })
 	})
-	waitAPI(t, base, "the bulk deletes recorded", func() bool {
+	testkit.Eventually(t, "the bulk deletes recorded", func() bool {
 		var p struct {
 			Events []event `json:"events"`
 		}

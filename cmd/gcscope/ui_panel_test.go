@@ -86,7 +86,7 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The engine sees the owner first, so that its dependents arrive with a known owner.
-	waitAPI(t, base, "the engine to see the owner", func() bool { return objectDependents(base, owner.UID) >= 0 })
+	testkit.Eventually(t, "the engine to see the owner", func() bool { return objectDependents(base, owner.UID) >= 0 })
 	yes := true
 	ref := metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "big", UID: owner.UID, Controller: &yes, BlockOwnerDeletion: &yes}
 	var g errgroup.Group
@@ -101,12 +101,12 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 	if err := g.Wait(); err != nil {
 		t.Fatal(err)
 	}
-	waitAPI(t, base, "the engine to see all its dependents", func() bool { return objectDependents(base, owner.UID) == panelDependents })
+	testkit.Eventually(t, "the engine to see all its dependents", func() bool { return objectDependents(base, owner.UID) == panelDependents })
 	fg := metav1.DeletePropagationForeground
 	if err := kube.CoreV1().ConfigMaps(ns).Delete(ctx, "big", metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
 		t.Fatal(err)
 	}
-	waitAPI(t, base, "the cascade to start", func() bool {
+	testkit.Eventually(t, "the cascade to start", func() bool {
 		n := engineBlockers(base, owner.UID)
 		return n > 0 && n < panelDependents
 	})
@@ -271,16 +271,6 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 	}
 	browsertest.Screenshot(t, page.Ctx, "ui-panel-offline")
 	page.Close()
-}
-
-// waitAPI polls cond for up to two minutes.
-func waitAPI(t *testing.T, base, what string, cond func() bool) {
-	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true,
-		func(context.Context) (bool, error) { return cond(), nil })
-	if err != nil {
-		t.Fatalf("waiting for %s (%s): %v", what, base, err)
-	}
 }
 
 // objectDependents is how many dependents gcscope's engine knows uid to have, -1 if it

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // TestUIXResume cuts the page's stream under it, as a failing network would, changes the
@@ -62,7 +63,7 @@ func TestUIXResume(t *testing.T) {
 		return !slices.ContainsFunc(uids, func(u string) bool { return !slices.Contains(got, u) }) &&
 			!slices.ContainsFunc(gone, func(u string) bool { return slices.Contains(got, u) })
 	}
-	waitAPI(t, base, "the engine to see resume's objects", func() bool {
+	testkit.Eventually(t, "the engine to see resume's objects", func() bool {
 		return inEngine(append([]string{string(keep.UID), string(keepA.UID), string(keepB.UID)}, doomed...), nil)
 	})
 
@@ -125,7 +126,7 @@ func TestUIXResume(t *testing.T) {
 	if err := kube.CoreV1().ConfigMaps(ns).Delete(ctx, "parent", metav1.DeleteOptions{}); err != nil { // the engine deletes child
 		t.Fatal(err)
 	}
-	waitAPI(t, base, "the engine to see the changes", func() bool {
+	testkit.Eventually(t, "the engine to see the changes", func() bool {
 		return inEngine([]string{string(keep.UID), string(keepA.UID), string(keepB.UID), string(born1.UID), string(born2.UID)}, doomed)
 	})
 	if has(string(born1.UID)) || !has(doomed[0]) || pageSeq() != since {
@@ -173,7 +174,7 @@ func TestUIXResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	flood(t, kube, base, since+70_000)
-	waitAPI(t, base, "the engine to collect the flood", func() bool { return dangling(t, base) == 0 })
+	testkit.Eventually(t, "the engine to collect the flood", func() bool { return dangling(t, base) == 0 })
 	browsertest.Screenshot(t, page.Ctx, "ui-resume-offline-long")
 	proxy.restore()
 	d.run(t, "retry from the dot", click("#conn"), chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
@@ -229,7 +230,7 @@ func flood(t *testing.T, kube kubernetes.Interface, base string, seq uint64) {
 			t.Fatal(err)
 		}
 		// Let the engine catch up before the next batch, so the apiserver is not swamped.
-		waitAPI(t, base, "the engine to collect a batch", func() bool { return dangling(t, base) < 100 })
+		testkit.Eventually(t, "the engine to collect a batch", func() bool { return dangling(t, base) < 100 })
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // TestUIXSlowMotion runs gcscope on its embedded default, which offers slow motion (a 1 s
@@ -78,7 +79,7 @@ func TestUIXSlowMotion(t *testing.T) {
 	}
 	gone := func(prefix string) {
 		t.Helper()
-		waitAPI(t, base, "the cascade to finish in the apiserver", func() bool {
+		testkit.Eventually(t, "the cascade to finish in the apiserver", func() bool {
 			list, err := kube.CoreV1().ConfigMaps(ns).List(ctx, metav1.ListOptions{})
 			return err == nil && !slices.ContainsFunc(list.Items, func(cm corev1.ConfigMap) bool { return strings.HasPrefix(cm.Name, prefix+"-") })
 		})

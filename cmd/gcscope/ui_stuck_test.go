@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // stuckFinalizer holds the namespace's ConfigMap; stuckManager is the field manager that
@@ -74,7 +75,7 @@ func TestUIStuckNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	nsUID := string(nsObj.UID)
-	waitAPI(t, base, "the default ServiceAccount", func() bool {
+	testkit.Eventually(t, "the default ServiceAccount", func() bool {
 		_, err := kube.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil
 	})
@@ -105,7 +106,7 @@ func TestUIStuckNamespace(t *testing.T) {
 	if !slices.ContainsFunc(held.ManagedFields, func(e metav1.ManagedFieldsEntry) bool { return e.Manager == stuckManager }) {
 		t.Fatalf("the apiserver recorded no managedFields entry of %s for ConfigMap held (%d entries)", stuckManager, len(held.ManagedFields))
 	}
-	waitAPI(t, base, "the engine to see the namespace's 6 objects", func() bool {
+	testkit.Eventually(t, "the engine to see the namespace's 6 objects", func() bool {
 		return len(apiUIDs(t, base+"/api/v1/graph?limit=100000&namespace="+ns)) == 6
 	})
 	members := apiUIDs(t, base+"/api/v1/graph?limit=100000&namespace="+ns)
@@ -238,7 +239,7 @@ func TestUIStuckNamespace(t *testing.T) {
 		metav1.PatchOptions{FieldManager: stuckManager}); err != nil {
 		t.Fatal(err)
 	}
-	waitAPI(t, base, "the namespace to go", func() bool {
+	testkit.Eventually(t, "the namespace to go", func() bool {
 		_, err := kube.CoreV1().Namespaces().Get(ctx, ns, metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})

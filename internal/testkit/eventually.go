@@ -30,19 +30,8 @@ func EventuallyWithin(t testing.TB, limit time.Duration, what string, cond func(
 // Poll is Eventually's loop for code that has no testing.TB (a TestMain, a helper that
 // returns an error): nil once cond holds, the context's or the limit's error otherwise.
 func Poll(ctx context.Context, limit time.Duration, cond func() bool) error {
-	ctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
 	backoff := wait.Backoff{Duration: 20 * time.Millisecond, Factor: 1.5, Steps: 1 << 30, Cap: 250 * time.Millisecond}
-	for {
-		if cond() {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(backoff.Step()):
-		}
-	}
+	return poll(ctx, limit, backoff.Step, cond)
 }
 
 // Consistently checks that cond holds throughout d, and fails the test naming what stopped
@@ -76,15 +65,18 @@ func EventuallyEvery(t testing.TB, every time.Duration, what string, cond func()
 
 // PollEvery is Poll at a fixed pace: cond is checked at once, then every every.
 func PollEvery(ctx context.Context, every, limit time.Duration, cond func() bool) error {
+	return poll(ctx, limit, func() time.Duration { return every }, cond)
+}
+
+// poll checks cond until it holds, waiting interval() between checks, for at most limit.
+func poll(ctx context.Context, limit time.Duration, interval func() time.Duration, cond func() bool) error {
 	ctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	tick := time.NewTicker(every)
-	defer tick.Stop()
 	for !cond() {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-tick.C:
+		case <-time.After(interval()):
 		}
 	}
 	return nil
