@@ -33,8 +33,9 @@ func TestMain(m *testing.M) {
 	flag.Parse()
 	if !flagGiven("test.parallel") {
 		// The parallel tests here (parallelUI, the process tests) wait on their clusters
-		// far more than they compute: two at a time kept the package at 0.75 of one core.
-		flag.Set("test.parallel", "4")
+		// more than they compute: two at a time kept the package at 0.75 of one core (four
+		// overloaded two cores).
+		flag.Set("test.parallel", "3")
 	}
 	dir, err := os.MkdirTemp("", "gcscope-bin-")
 	if err != nil {

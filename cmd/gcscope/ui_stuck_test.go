@@ -61,7 +61,7 @@ type titleChange struct {
 // the group version, since when and why, with the APIService's problem; deleting it
 // clears the banner.
 func TestUIStuckNamespace(t *testing.T) {
-	browsertest.Require(t)
+	parallelUI(t)
 	// Discovery reread every 2 s, not 30: the banner comes and goes within the test.
 	base, kubeconfig := startEmbedded(t, "--demo=false", "--gc-discovery-period=2s")
 	kube := clientFor(t, kubeconfig)

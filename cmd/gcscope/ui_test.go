@@ -185,10 +185,11 @@ func explainOvertaken(message string) bool {
 	return strings.Contains(message, "status of 404") && strings.Contains(message, "/explain")
 }
 
-// parallelUI starts a browser test that asserts no drawing time beside the others: these
-// wait on their cluster far more than they compute. The tests that measure how soon the
-// canvas draws what the stream said (cascades, history, panel, slow motion, stuck) stay
-// serial, so that they run first, alone in this package.
+// parallelUI starts a browser test beside the others: these wait on their cluster far
+// more than they compute, and what they time of the page is measured in its frames too
+// (a loaded machine runs them late). The tests whose point is a pace (the cascades drawn
+// frame by frame, history played at 4×, the panel following the engine, slow motion's
+// steps) stay serial, so that they run first, alone in this package.
 func parallelUI(t *testing.T) {
 	t.Helper()
 	browsertest.Require(t)
