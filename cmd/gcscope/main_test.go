@@ -43,7 +43,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binary = filepath.Join(dir, "gcscope")
-	build := exec.Command("go", "build", "-ldflags", os.Getenv("GCSCOPE_LDFLAGS"), "-o", binary, ".")
+	// The ldflags of `make build`, without the symbol table and DWARF the tests do not
+	// read: the link, on this package's critical path, takes a quarter less.
+	build := exec.Command("go", "build", "-ldflags", os.Getenv("GCSCOPE_LDFLAGS")+" -s -w", "-o", binary, ".")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintf(os.Stderr, "build gcscope: %v\n", err)
