@@ -124,6 +124,10 @@ func TestImportRefusesWhatItCannotRead(t *testing.T) {
 		"an event in 2300":   {regzip(strings.Join(lines[:3], "") + regexp.MustCompile(`"time":"[^"]*"`).ReplaceAllString(lines[3], `"time":"2300-01-01T00:00:00Z"`) + strings.Join(lines[4:], "")), "outside the times a recording can hold"},
 		// A line with no end (a few bytes of gzip for gigabytes of it): refused at the bound.
 		"a line too long": {regzip(lines[0] + `{"checkpoint":"` + strings.Repeat("a", 1<<20)), "longer than 0 MiB"},
+		// Blank lines, each short, that the decoder would keep (512 MiB of them took a
+		// replay to 1.66 GB): refused at the bound of a blank run, mid-file too.
+		"blank lines":           {regzip(lines[0] + strings.Repeat("\n", 2*maxBlankRun) + strings.Join(lines[1:], "")), "blank space"},
+		"blank lines in a line": {regzip(lines[0] + `{"seq":` + strings.Repeat(" \n", maxBlankRun) + strings.Join(lines[1:], "")), "blank space"},
 	} {
 		_, err := Import(context.Background(), openStore(t, Options{}), bytes.NewReader(c.data))
 		if !errors.Is(err, ErrBadExport) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

@@ -33,24 +33,44 @@ var ErrBadExport = errors.New("not a readable gcscope history export")
 // gigabytes from a file of a few megabytes.
 var maxExportLine = 256 << 20 // a variable for its test
 
-var errLineTooLong = errors.New("line too long")
+// maxBlankRun bounds a run of blank bytes (spaces, tabs, newlines) between or inside
+// lines: an export has one newline between its lines, but the JSON decoder keeps every
+// blank byte before a value, and blank lines reset the line bound (512 MiB of them, 517 KB
+// of gzip, once took a replay to 1.66 GB).
+var maxBlankRun = 1 << 20 // a variable for its test
 
-// lineLimit passes r through, and fails once more than max bytes come without a newline.
-type lineLimit struct {
-	r     io.Reader
-	max   int
-	since int // bytes since the last newline
+var (
+	errLineTooLong = errors.New("line too long")
+	errBlankRun    = errors.New("blank run too long")
+)
+
+// shapeLimit passes r through, and fails once more than maxLine bytes come without a
+// newline, or more than maxBlank blank bytes in a row.
+type shapeLimit struct {
+	r                 io.Reader
+	maxLine, maxBlank int
+	since             int // bytes since the last newline
+	blank             int // blank bytes in a row, up to the last one read
 }
 
-func (l *lineLimit) Read(p []byte) (int, error) {
+func (l *shapeLimit) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
 		l.since = n - i - 1
 	} else {
 		l.since += n
 	}
-	if l.since > l.max {
+	if l.since > l.maxLine {
 		return n, errLineTooLong
+	}
+	for _, c := range p[:n] {
+		if c == ' ' || c == '\n' || c == '\r' || c == '\t' {
+			if l.blank++; l.blank > l.maxBlank {
+				return n, errBlankRun
+			}
+		} else {
+			l.blank = 0
+		}
 	}
 	return n, err
 }
@@ -71,10 +91,13 @@ func Import(ctx context.Context, s *Store, r io.Reader) (ImportSummary, error) {
 	if err != nil {
 		return bad("it is not gzip-compressed (%v)", err)
 	}
-	dec := json.NewDecoder(&lineLimit{r: zr, max: maxExportLine})
+	dec := json.NewDecoder(&shapeLimit{r: zr, maxLine: maxExportLine, maxBlank: maxBlankRun})
 	readErr := func(err error, what string) (ImportSummary, error) {
 		if errors.Is(err, errLineTooLong) {
 			return bad("%s is longer than %d MiB: not an export of gcscope's", what, maxExportLine>>20)
+		}
+		if errors.Is(err, errBlankRun) {
+			return bad("%s follows more than %d KiB of blank space: not an export of gcscope's", what, maxBlankRun>>10)
 		}
 		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 			return bad("the file is cut short (after %d events, before its end line)", sum.Events)

@@ -406,7 +406,11 @@ func (s *Store) matchObjects(ctx context.Context, q *Query) (map[int64]gc.Object
 		if err := rows.Scan(&id, &ref.UID, &ref.APIVersion, &ref.Kind, &ref.Namespace, &ref.Name); err != nil {
 			return nil, err
 		}
-		out[id] = ref
+		// A filter matches only through what the reader may see: the hidden end of an
+		// edge the reader sees must not answer a search for its name, letter by letter.
+		if q.Visible == nil || q.Visible(ref) {
+			out[id] = ref
+		}
 	}
 	return out, rows.Err()
 }

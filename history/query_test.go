@@ -55,7 +55,7 @@ func oracle(all []Record, identity map[types.UID]gc.ObjectRef, q Query) []Record
 			continue
 		}
 		if (len(q.UIDs)+len(q.Names)+len(q.Namespaces)+len(q.Kinds) > 0 || q.NameContains != "") && !slices.ContainsFunc(concerns(&r, identity), func(o gc.ObjectRef) bool {
-			return in(q.UIDs, string(o.UID), false) && in(q.Names, o.Name, false) && in(q.Namespaces, o.Namespace, false) && in(q.Kinds, o.Kind, true) &&
+			return (q.Visible == nil || q.Visible(o)) && in(q.UIDs, string(o.UID), false) && in(q.Names, o.Name, false) && in(q.Namespaces, o.Namespace, false) && in(q.Kinds, o.Kind, true) &&
 				strings.Contains(strings.ToLower(o.Name), strings.ToLower(q.NameContains))
 		}) {
 			continue
@@ -167,6 +167,47 @@ func TestQueryLeavesOutWhatTheReaderMayNotSee(t *testing.T) {
 	}
 	if len(got) == 0 || len(got) >= len(all) {
 		t.Fatalf("%d of %d events shown", len(got), len(all))
+	}
+}
+
+// TestQueryNeverMatchesThroughAHiddenObject: a filter matches an event only through an
+// object the reader may see. A trial found a search for an owner in a namespace the reader
+// may not see (its namespace, name, uid, part of its name) matching the edges of the
+// reader's own dependents that name it: the hidden name could be read a letter at a time.
+func TestQueryNeverMatchesThroughAHiddenObject(t *testing.T) {
+	s, _, all := recorded(t)
+	identity := map[types.UID]gc.ObjectRef{}
+	var owner gc.ObjectRef
+	for _, r := range all {
+		if r.Node != nil {
+			identity[r.Node.UID] = r.Node.ObjectRef
+		}
+		if r.Edge != nil && owner.UID == "" {
+			owner = identity[r.Edge.Owner]
+		}
+	}
+	if owner.Name == "" {
+		t.Fatal("no edge to a known owner was recorded: the test tests nothing")
+	}
+	visible := func(r gc.ObjectRef) bool { return r.UID != owner.UID }
+	seen := allPages(t, s, Query{Limit: MaxLimit, Visible: visible})
+	for name, q := range map[string]Query{
+		"its uid":                {UIDs: []string{string(owner.UID)}},
+		"its name":               {Names: []string{owner.Name}},
+		"its name, as a search":  {NameContains: owner.Name},
+		"its kind and namespace": {Kinds: []string{owner.Kind}, Namespaces: []string{owner.Namespace}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			if leak := oracle(seen, identity, q); !slices.ContainsFunc(leak, func(r Record) bool { return r.Edge != nil }) {
+				t.Fatal("no edge the reader sees names the owner: the case tests nothing")
+			}
+			q.Visible, q.Limit = visible, MaxLimit
+			want := oracle(seen, identity, q)
+			got := allPages(t, s, q)
+			if g, w := jsonOf(t, positions(got)), jsonOf(t, positions(want)); g != w {
+				t.Fatalf("selected %d events, want %d (only through objects the reader sees):\n got %.400s\nwant %.400s", len(got), len(want), g, w)
+			}
+		})
 	}
 }
 

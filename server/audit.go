@@ -34,6 +34,8 @@ type auditEntry struct {
 	Status       int    `json:"status"`
 	Error        string `json:"error,omitempty"`
 	Impersonated bool   `json:"impersonated,omitempty"`
+
+	trail *auditTrail // the request's, marked once the line is written
 }
 
 // auditLog writes entries to w, or to the logger when w is nil.
@@ -52,6 +54,10 @@ func newAuditLog(w io.Writer, log *slog.Logger) *auditLog {
 }
 
 func (a *auditLog) write(e auditEntry) {
+	if e.trail != nil {
+		e.trail.written.Store(true)
+		e.trail = nil
+	}
 	if a.enc == nil {
 		a.log.Info("audit", "entry", e)
 		return
@@ -67,7 +73,7 @@ func (a *auditLog) write(e auditEntry) {
 func entryFor(r *http.Request, action string) auditEntry {
 	u := userFrom(r)
 	return auditEntry{Time: time.Now(), User: u.Name, Groups: u.Groups, Remote: r.RemoteAddr,
-		Host: r.Host, Path: r.URL.Path, Action: action, Impersonated: u.Impersonate}
+		Host: r.Host, Path: r.URL.Path, Action: action, Impersonated: u.Impersonate, trail: trailOf(r)}
 }
 
 // refuse answers a request with e, and records the refusal in the audit log.

@@ -44,20 +44,31 @@ func userFrom(r *http.Request) *User {
 	return anonymous
 }
 
-// bearerToken reads the token from the Authorization header (the scheme in any case, as
-// RFC 7235 says) or, through the session it names, the session cookie.
+// bearerToken is requestToken's token ("" when the session is ambiguous).
 func (s *Server) bearerToken(r *http.Request) string {
+	t, _ := s.requestToken(r)
+	return t
+}
+
+// requestToken reads the token from the Authorization header (the scheme in any case, as
+// RFC 7235 says) or, through the session it names, the session cookie. Two session
+// cookies are an error: gcscope does not guess which session is the user's (requestCookie).
+func (s *Server) requestToken(r *http.Request) (string, error) {
 	if h := r.Header.Get("Authorization"); h != "" {
 		scheme, t, ok := strings.Cut(strings.TrimSpace(h), " ")
 		if ok && strings.EqualFold(scheme, "Bearer") {
-			return strings.TrimSpace(t)
+			return strings.TrimSpace(t), nil
 		}
-		return ""
+		return "", nil
 	}
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		return s.sessions.Token(c.Value)
+	id, err := requestCookie(r, sessionCookie)
+	switch {
+	case err == http.ErrNoCookie:
+		return "", nil
+	case err != nil:
+		return "", err
 	}
-	return ""
+	return s.sessions.Token(id), nil
 }
 
 // authenticate lets authenticated requests through (all of them without an Authenticator).
@@ -68,8 +79,15 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		u, fail := s.authenticateToken(r, s.bearerToken(r))
-		if fail != nil && fail.status == http.StatusUnauthorized && r.Method == http.MethodGet && r.URL.Path == "/" &&
+		token, ambiguous := s.requestToken(r)
+		var u *User
+		var fail *authFailure
+		if ambiguous != nil {
+			fail = &authFailure{status: http.StatusUnauthorized, err: &apiError{Code: codeUnauthorized, Message: ambiguous.Error()}}
+		} else {
+			u, fail = s.authenticateToken(r, token)
+		}
+		if fail != nil && ambiguous == nil && fail.status == http.StatusUnauthorized && r.Method == http.MethodGet && r.URL.Path == "/" &&
 			strings.Contains(r.Header.Get("Accept"), "text/html") {
 			http.Redirect(w, r, "/login", http.StatusSeeOther) // a browser without a session: the form
 			return

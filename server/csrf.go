@@ -48,12 +48,16 @@ func (s *Server) csrfMAC(sessionID string, r *http.Request) string {
 
 // csrfToken returns the request's CSRF token, setting a new session cookie if it has none.
 func (s *Server) csrfToken(w http.ResponseWriter, r *http.Request) string {
-	if c, err := r.Cookie(csrfCookie); err == nil && validSessionID(c.Value) {
-		return s.csrfMAC(c.Value, r)
+	id, err := requestCookie(r, csrfCookie)
+	if err == nil && validSessionID(id) {
+		return s.csrfMAC(id, r)
+	}
+	if err != nil && err != http.ErrNoCookie {
+		return "" // ambiguous: a new cookie would not replace the other; the write says why
 	}
 	b := make([]byte, sessionIDBytes)
 	rand.Read(b)
-	id := base64.RawURLEncoding.EncodeToString(b)
+	id = base64.RawURLEncoding.EncodeToString(b)
 	http.SetCookie(w, &http.Cookie{Name: csrfCookie, Value: id, Path: "/", HttpOnly: true,
 		Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
 	return s.csrfMAC(id, r)
@@ -69,10 +73,13 @@ func (s *Server) csrfCheck(r *http.Request) string {
 	if why := crossSite(r, s.opts.AllowedOrigins); why != "" {
 		return why
 	}
-	c, err := r.Cookie(csrfCookie)
+	id, err := requestCookie(r, csrfCookie)
+	if err != nil && err != http.ErrNoCookie {
+		return err.Error()
+	}
 	h := r.Header.Get(csrfHeader)
-	if err != nil || h == "" || !validSessionID(c.Value) ||
-		!hmac.Equal([]byte(h), []byte(s.csrfMAC(c.Value, r))) {
+	if err != nil || h == "" || !validSessionID(id) ||
+		!hmac.Equal([]byte(h), []byte(s.csrfMAC(id, r))) {
 		return "missing or wrong CSRF token: get one from GET /api/v1/session and send it back in the " + csrfHeader + " header with its cookie"
 	}
 	return ""

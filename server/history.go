@@ -39,6 +39,10 @@ var (
 // maxHistoryGaps bounds the gaps a history page lists.
 const maxHistoryGaps = 100
 
+// maxNameContains bounds nameContains: no Kubernetes name is longer (a DNS subdomain), and
+// the recording's search pattern has a size limit of its own.
+const maxNameContains = 253
+
 // historyResponse is one page of recorded events.
 type historyResponse struct {
 	Events []history.Record `json:"events"`
@@ -87,6 +91,9 @@ func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError
 		UIDs: v["uid"], Names: v["name"], Namespaces: v["namespace"], Kinds: v["kind"], NameContains: v.Get("nameContains"),
 		Types: v["type"], Queues: v["queue"], Verbs: v["verb"], Ops: v["op"], Results: v["result"],
 		Newest: true,
+	}
+	if n := len(q.NameContains); n > maxNameContains {
+		return bad("nameContains is %d bytes long: at most %d, the longest a Kubernetes name can be", n, maxNameContains)
 	}
 	var err error
 	if q.From, q.To, perr = parseRange(v, now); perr != nil {

@@ -162,6 +162,15 @@ func TestHistoryRoutes(t *testing.T) {
 			t.Errorf("?%s: %d %s, want a 400 listing %v", query, code, body, allowed)
 		}
 	}
+	// A search as long as the longest name is a search; 500,000 characters (once a 503
+	// with the store's "pattern too complex") is a 400 that says the limit.
+	if code, body := c.do("GET", "/api/v1/history?nameContains="+strings.Repeat("a", maxNameContains), nil, nil); code != http.StatusOK {
+		t.Errorf("nameContains of %d characters: %d %s", maxNameContains, code, body)
+	}
+	if code, body := c.do("GET", "/api/v1/history?nameContains="+strings.Repeat("a", 500_000), nil, nil); code != http.StatusBadRequest ||
+		!strings.Contains(string(body), "at most 253") {
+		t.Errorf("nameContains of 500,000 characters: %d %.200s, want a 400 saying the limit", code, body)
+	}
 
 	// The state at the moment the owner had just gone.
 	state := func(query string) historyStateResponse {

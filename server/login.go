@@ -53,9 +53,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.renderLogin(w, r, fail.status, "That token was not accepted: "+fail.err.Message+".")
 		return
 	}
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		s.sessions.End(c.Value) // a browser signing in again leaves no older session behind
-	}
+	s.endSessions(r) // a browser signing in again leaves no older session behind
 	http.SetCookie(w, sessionCookieFor(r, s.sessions.Start(token), 0)) // until the browser closes, or the session ends
 	entry := entryFor(r, "login")
 	entry.User, entry.Groups = u.Name, u.Groups
@@ -71,9 +69,7 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, "logout", http.StatusForbidden, &apiError{Code: codeCSRF, Message: why})
 		return
 	}
-	if c, err := r.Cookie(sessionCookie); err == nil {
-		s.sessions.End(c.Value)
-	}
+	s.endSessions(r)
 	http.SetCookie(w, sessionCookieFor(r, "", -1))
 	to := "/login"
 	if s.opts.Auth == nil {

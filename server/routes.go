@@ -22,6 +22,9 @@ func (s *Server) routes() http.Handler {
 	// The API answers in JSON even for a route it does not have (the scenario player's, say,
 	// on a cluster that is not the embedded one).
 	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
+		if t := trailOf(r); t != nil {
+			t.noRoute.Store(true)
+		}
 		if !strings.HasPrefix(r.URL.Path, "/api/") {
 			http.NotFound(w, r)
 			return
@@ -44,7 +47,7 @@ func (s *Server) routes() http.Handler {
 	r.Handle("/static/*", s.handleStatic()) // the UI's embedded assets (no secrets: no auth)
 
 	r.Group(func(r chi.Router) {
-		r.Use(s.authenticate)
+		r.Use(s.authenticate, s.auditRefusedWrites)
 		r.Get("/", s.handleIndex)                        // the UI
 		r.With(noQuery).Get("/metrics", s.handleMetrics) // Prometheus: the engine's and the server's metrics
 		r.With(s.requireEngine, s.visibleReads).
