@@ -53,7 +53,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		s.renderLogin(w, r, fail.status, "That token was not accepted: "+fail.err.Message+".")
 		return
 	}
-	s.endSessions(r) // a browser signing in again leaves no older session behind
+	s.endSessions(r)                                                   // a browser signing in again leaves no older session behind
 	http.SetCookie(w, sessionCookieFor(r, s.sessions.Start(token), 0)) // until the browser closes, or the session ends
 	entry := entryFor(r, "login")
 	entry.User, entry.Groups = u.Name, u.Groups
