@@ -89,6 +89,9 @@ func TestUITravelResumesLiveStream(t *testing.T) {
 	seen := streams.count()
 	proxy.cut()
 	poll("the stream down", `document.getElementById("conn").dataset.state !== "live"`, 15*time.Second)
+	// The live state's seq when the stream dropped: it may have gone on since it was read
+	// above (the engine's own events), never back, and it holds still until the stream is back.
+	d.eval(t, `window.gcscope.live.seq`, &liveSeq)
 	proxy.restore()
 	d.run(t, "retry from the dot", click("#conn"), chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
 	streams.waitCount(t, seen+1)
