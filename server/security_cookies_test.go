@@ -28,8 +28,7 @@ func TestAnAmbiguousSessionIsRefused(t *testing.T) {
 		for _, c := range cookies {
 			req.AddCookie(c)
 		}
-		c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-		resp, err := c.Do(req)
+		resp, err := noRedirects.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -56,6 +56,9 @@ func postLogout(t *testing.T, ts *httptest.Server, h http.Header, cookie *http.C
 	return postNoRedirect(t, ts.URL+"/logout", "", h, cookie)
 }
 
+// noRedirects answers a response itself, not where it redirects to.
+var noRedirects = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
 // postNoRedirect posts body with the headers and cookies given, and answers the response
 // itself, not where it redirects to (its body closed).
 func postNoRedirect(t *testing.T, target, body string, h http.Header, cookies ...*http.Cookie) *http.Response {
@@ -67,8 +70,7 @@ func postNoRedirect(t *testing.T, target, body string, h http.Header, cookies ..
 	for _, c := range cookies {
 		req.AddCookie(c)
 	}
-	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := c.Do(req)
+	resp, err := noRedirects.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
