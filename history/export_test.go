@@ -128,6 +128,9 @@ func TestImportRefusesWhatItCannotRead(t *testing.T) {
 		// replay to 1.66 GB): refused at the bound of a blank run, mid-file too.
 		"blank lines":           {regzip(lines[0] + strings.Repeat("\n", 2*maxBlankRun) + strings.Join(lines[1:], "")), "blank space"},
 		"blank lines in a line": {regzip(lines[0] + `{"seq":` + strings.Repeat(" \n", maxBlankRun) + strings.Join(lines[1:], "")), "blank space"},
+		// Lines that each parse, a gzip bomb of them: refused once the file has grown more
+		// than maxExpansion-fold, before it is all read.
+		"a bomb of short lines": {regzip(lines[0] + strings.Repeat(`{"gap":{}}`+"\n", 4<<20) + strings.Join(lines[1:], "")), "expands more than 100-fold"},
 	} {
 		_, err := Import(context.Background(), openStore(t, Options{}), bytes.NewReader(c.data))
 		if !errors.Is(err, ErrBadExport) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {

@@ -39,22 +39,49 @@ var maxExportLine = 256 << 20 // a variable for its test
 // of gzip, once took a replay to 1.66 GB).
 var maxBlankRun = 1 << 20 // a variable for its test
 
+// maxExpansion bounds how many times its compressed size an export may grow to, counted
+// as it is read (plus expansionSlack): gcscope's JSON, with a uid and a time in every
+// line, compresses about tenfold; a gzip bomb, a thousandfold. The file is refused as it
+// is read, before its bytes are parsed.
+var maxExpansion int64 = 100 // a variable for its test
+
+const expansionSlack = 16 << 20
+
 var (
 	errLineTooLong = errors.New("line too long")
 	errBlankRun    = errors.New("blank run too long")
+	errExpansion   = errors.New("expands too much")
 )
 
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
 // shapeLimit passes r through, and fails once more than maxLine bytes come without a
-// newline, or more than maxBlank blank bytes in a row.
+// newline, more than maxBlank blank bytes in a row, or more than maxExpansion times the
+// compressed bytes read so far.
 type shapeLimit struct {
 	r                 io.Reader
+	compressed        *countingReader
 	maxLine, maxBlank int
-	since             int // bytes since the last newline
-	blank             int // blank bytes in a row, up to the last one read
+	since             int   // bytes since the last newline
+	blank             int   // blank bytes in a row, up to the last one read
+	total             int64 // bytes read
 }
 
 func (l *shapeLimit) Read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
+	if l.total += int64(n); l.total > maxExpansion*l.compressed.n+expansionSlack {
+		return n, errExpansion
+	}
 	if i := bytes.LastIndexByte(p[:n], '\n'); i >= 0 {
 		l.since = n - i - 1
 	} else {
@@ -84,17 +111,22 @@ func Import(ctx context.Context, s *Store, r io.Reader) (ImportSummary, error) {
 	bad := func(format string, args ...any) (ImportSummary, error) {
 		return sum, fmt.Errorf("%w: "+format, append([]any{ErrBadExport}, args...)...)
 	}
-	zr, err := gzip.NewReader(bufio.NewReader(r))
+	compressed := &countingReader{r: r}
+	zr, err := gzip.NewReader(bufio.NewReader(compressed))
 	if errors.Is(err, io.EOF) {
 		return bad("the file is empty")
 	}
 	if err != nil {
 		return bad("it is not gzip-compressed (%v)", err)
 	}
-	dec := json.NewDecoder(&shapeLimit{r: zr, maxLine: maxExportLine, maxBlank: maxBlankRun})
+	shape := &shapeLimit{r: zr, compressed: compressed, maxLine: maxExportLine, maxBlank: maxBlankRun}
+	dec := json.NewDecoder(shape)
 	readErr := func(err error, what string) (ImportSummary, error) {
 		if errors.Is(err, errLineTooLong) {
 			return bad("%s is longer than %d MiB: not an export of gcscope's", what, maxExportLine>>20)
+		}
+		if errors.Is(err, errExpansion) {
+			return bad("it expands more than %d-fold (%d MiB from %d KiB, at %s): not an export of gcscope's", maxExpansion, shape.total>>20, compressed.n>>10, what)
 		}
 		if errors.Is(err, errBlankRun) {
 			return bad("%s follows more than %d KiB of blank space: not an export of gcscope's", what, maxBlankRun>>10)

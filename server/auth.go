@@ -144,7 +144,8 @@ func (f *authFailure) setHeaders(w http.ResponseWriter) {
 }
 
 // authenticateToken checks token for the request, within the budget of failed attempts
-// of the request's address; a token accepted recently needs no budget.
+// of the request's address and of all addresses; a token accepted before (a signed-in
+// user's) needs no budget.
 func (s *Server) authenticateToken(r *http.Request, token string) (*User, *authFailure) {
 	if token == "" {
 		return nil, &authFailure{status: http.StatusUnauthorized, err: &apiError{Code: codeUnauthorized, Message: errUnauthenticated.Error()}}
@@ -154,13 +155,24 @@ func (s *Server) authenticateToken(r *http.Request, token string) (*User, *authF
 			return u, nil
 		}
 	}
-	done, wait := s.failures.Begin(security.RemoteIP(r.RemoteAddr))
-	if done == nil {
-		s.metrics.authThrottled.Inc()
-		wait = wait.Round(time.Second)
-		return nil, &authFailure{status: http.StatusTooManyRequests, retryAfter: wait, err: &apiError{Code: codeTooManyRequests,
-			Message: fmt.Sprintf("too many failed authentications from this address; try again in %v", wait)}}
+	if rec, ok := s.opts.Auth.(security.Recognizer); ok && rec.AcceptedBefore(token) {
+		return s.checkToken(r, token, func(bool) {})
 	}
+	done, throttled := s.failures.Begin(security.RemoteIP(r.RemoteAddr))
+	if throttled != nil {
+		s.metrics.authThrottled.Inc()
+		wait := throttled.RetryAfter.Round(time.Second)
+		msg := fmt.Sprintf("too many failed authentications from this address; try again in %v", wait)
+		if throttled.Everyone {
+			msg = fmt.Sprintf("too many failed authentications from many addresses at once; try again in %v (a token accepted before still works)", wait)
+		}
+		return nil, &authFailure{status: http.StatusTooManyRequests, retryAfter: wait, err: &apiError{Code: codeTooManyRequests, Message: msg}}
+	}
+	return s.checkToken(r, token, done)
+}
+
+// checkToken asks the Authenticator about token, and tells done whether it failed.
+func (s *Server) checkToken(r *http.Request, token string, done func(failed bool)) (*User, *authFailure) {
 	u, err := s.opts.Auth.Authenticate(r.Context(), token)
 	done(errors.Is(err, errUnauthenticated))
 	switch {

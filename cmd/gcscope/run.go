@@ -19,7 +19,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -33,12 +32,6 @@ import (
 // scenarioPause is how long a played scenario's step stays on screen before the next
 // one acts: time to see the objects before they are deleted.
 const scenarioPause = time.Second
-
-// The TokenReview client's own rate limits.
-const (
-	tokenReviewQPS   = 50
-	tokenReviewBurst = 100
-)
 
 // controlPlane is the embedded cluster as run needs it (see embedded.go).
 type controlPlane interface {
@@ -177,15 +170,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case tokens != nil:
 		auth = tokens
 	case cfg.auth == "kubernetes":
-		// A client of its own: a flood of tokens to review must not spend the engine's QPS.
-		reviewConfig := rest.CopyConfig(restConfig)
-		reviewConfig.QPS, reviewConfig.Burst = tokenReviewQPS, tokenReviewBurst
-		cs, err := kubernetes.NewForConfig(reviewConfig)
+		tokens, access, err := server.ClusterReviewers(restConfig)
 		if err != nil {
 			return err
 		}
-		auth = server.NewTokenReviewer(cs.AuthenticationV1().TokenReviews())
-		authz = server.NewAccessReviewer(cs.AuthorizationV1().SubjectAccessReviews())
+		auth, authz = tokens, access
 	}
 	ready := &readiness{waiting: "garbage collector syncing its monitors"}
 	readyz := func() error {

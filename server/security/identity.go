@@ -51,6 +51,12 @@ type KnownGood interface {
 	KnownGood(token string) (*User, bool)
 }
 
+// Recognizer is an Authenticator that can tell a token it accepted before, whose answer
+// it no longer keeps (*TokenReviewer): checking it again spends no failure budget.
+type Recognizer interface {
+	AcceptedBefore(token string) bool
+}
+
 // TokenFile authenticates tokens listed in a file, one per line: the token, then
 // optionally a name for the audit log ("token name"). Blank lines and # comments are
 // ignored. Writes are made with gcscope's own credentials.

@@ -57,6 +57,16 @@ func (c *lru[K, V]) put(k K, v V, ttl time.Duration) {
 	c.insert(k, v, ttl)
 }
 
+// remove forgets k.
+func (c *lru[K, V]) remove(k K) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.items[k]; ok {
+		c.order.Remove(el)
+		delete(c.items, k)
+	}
+}
+
 // update changes the live value of k in place (keeping its expiry), or stores f's value
 // for ttl; it returns the new value.
 func (c *lru[K, V]) update(k K, ttl time.Duration, f func(v V, ok bool) V) V {

@@ -19,14 +19,17 @@ import (
 // a bounded LRU keyed by the token's hash (good ones for goodTTL, bad ones for badTTL;
 // errors talking to the cluster are not kept), concurrent reviews of one token are one
 // call, and at most maxReviews calls are in flight. Give it a client of its own (its own
-// QPS), so it never spends the engine's budget.
+// QPS), so it never spends the engine's budget. It also remembers, for as long as a
+// session lasts, which tokens it accepted (AcceptedBefore): a signed-in user's token is
+// reviewed again when its answer expires, and that review must not wait behind a flood.
 type TokenReviewer struct {
-	client  authenticationclient.TokenReviewInterface
-	goodTTL time.Duration
-	badTTL  time.Duration
-	cache   *lru[[32]byte, reviewed]
-	group   singleflight.Group
-	slots   chan struct{} // reviews in flight
+	client   authenticationclient.TokenReviewInterface
+	goodTTL  time.Duration
+	badTTL   time.Duration
+	cache    *lru[[32]byte, reviewed]
+	accepted *lru[[32]byte, struct{}]
+	group    singleflight.Group
+	slots    chan struct{} // reviews in flight
 }
 
 type reviewed struct {
@@ -42,8 +45,15 @@ const (
 
 // NewTokenReviewer checks tokens through client.
 func NewTokenReviewer(client authenticationclient.TokenReviewInterface) *TokenReviewer {
+	return NewTokenReviewerAt(client, nil)
+}
+
+// NewTokenReviewerAt is NewTokenReviewer with answers kept as time goes by now (nil: the
+// wall clock).
+func NewTokenReviewerAt(client authenticationclient.TokenReviewInterface, now func() time.Time) *TokenReviewer {
 	return &TokenReviewer{client: client, goodTTL: time.Minute, badTTL: 10 * time.Second,
-		cache: newLRU[[32]byte, reviewed](reviewCacheSize, nil), slots: make(chan struct{}, maxReviews)}
+		cache: newLRU[[32]byte, reviewed](reviewCacheSize, now), accepted: newLRU[[32]byte, struct{}](reviewCacheSize, now),
+		slots: make(chan struct{}, maxReviews)}
 }
 
 // Authenticate implements Authenticator.
@@ -69,6 +79,7 @@ func (tr *TokenReviewer) Authenticate(ctx context.Context, token string) (*User,
 		if !review.Status.Authenticated {
 			r := reviewed{err: ErrUnauthenticated}
 			tr.cache.put(key, r, tr.badTTL)
+			tr.accepted.remove(key) // revoked or expired: a stranger again
 			return r, nil
 		}
 		u := review.Status.User
@@ -81,6 +92,7 @@ func (tr *TokenReviewer) Authenticate(ctx context.Context, token string) (*User,
 		}
 		r := reviewed{user: user}
 		tr.cache.put(key, r, tr.goodTTL)
+		tr.accepted.put(key, struct{}{}, sessionLifetime)
 		return r, nil
 	})
 	if err != nil {
@@ -94,4 +106,12 @@ func (tr *TokenReviewer) Authenticate(ctx context.Context, token string) (*User,
 func (tr *TokenReviewer) KnownGood(token string) (*User, bool) {
 	r, ok := tr.cache.get(sha256.Sum256([]byte(token)))
 	return r.user, ok && r.user != nil
+}
+
+// AcceptedBefore reports whether the cluster accepted token within the last
+// sessionLifetime (and has not refused it since): the token of a signed-in user, not a
+// guess.
+func (tr *TokenReviewer) AcceptedBefore(token string) bool {
+	_, ok := tr.accepted.get(sha256.Sum256([]byte(token)))
+	return ok
 }
