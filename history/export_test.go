@@ -5,9 +5,11 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -135,6 +137,12 @@ func TestImportRefusesWhatItCannotRead(t *testing.T) {
 		_, err := Import(context.Background(), openStore(t, Options{}), bytes.NewReader(c.data))
 		if !errors.Is(err, ErrBadExport) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v, want one line saying %q", name, err, c.want)
+		}
+		// Refused as soon as the bound is passed, not at the end of the file.
+		if m := regexp.MustCompile(`\((\d+) MiB from`).FindStringSubmatch(fmt.Sprint(err)); m != nil {
+			if mib, _ := strconv.Atoi(m[1]); mib > 2*expansionSlack>>20 {
+				t.Errorf("%s: refused after %d MiB, want by %d", name, mib, 2*expansionSlack>>20)
+			}
 		}
 	}
 }

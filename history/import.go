@@ -75,9 +75,24 @@ type shapeLimit struct {
 	since             int   // bytes since the last newline
 	blank             int   // blank bytes in a row, up to the last one read
 	total             int64 // bytes read
+	err               error // the bound passed: every read from then on fails
 }
 
+// Read fails for good once a bound is passed, with no bytes: the JSON decoder reads on
+// past an error that comes with bytes that complete a value.
 func (l *shapeLimit) Read(p []byte) (int, error) {
+	if l.err != nil {
+		return 0, l.err
+	}
+	n, err := l.read(p)
+	if errors.Is(err, errLineTooLong) || errors.Is(err, errBlankRun) || errors.Is(err, errExpansion) {
+		l.err = err
+		return 0, err
+	}
+	return n, err
+}
+
+func (l *shapeLimit) read(p []byte) (int, error) {
 	n, err := l.r.Read(p)
 	if l.total += int64(n); l.total > maxExpansion*l.compressed.n+expansionSlack {
 		return n, errExpansion
