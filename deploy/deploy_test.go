@@ -16,6 +16,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 
@@ -37,8 +38,9 @@ const (
 	// The release the manifests are rendered for (deploy/render.go).
 	chartNamespace = "gcscope"
 	chartSA        = "gcscope"
-	// Where the Deployment mounts the TLS Secret.
-	tlsMountPath = "/etc/gcscope/tls"
+	// Where the Deployment mounts the TLS Secret, and the history's volume.
+	tlsMountPath     = "/etc/gcscope/tls"
+	historyMountPath = "/var/lib/gcscope"
 )
 
 var (
@@ -248,6 +250,7 @@ func TestRenderedChart(t *testing.T) {
 				"--auth=kubernetes", "--listen=0.0.0.0:8443", "--gc-mode=" + c.mode,
 				"--tls-cert-file=" + tlsMountPath + "/tls.crt", "--tls-private-key-file=" + tlsMountPath + "/tls.key",
 				"--allowed-hosts=gcscope,gcscope.gcscope,gcscope.gcscope.svc,gcscope.gcscope.svc.cluster.local",
+				"--history-dir=" + historyMountPath + "/history", "--history-max-size=1Gi", "--history-max-age=168h",
 			} {
 				if !slices.Contains(args, a) {
 					t.Errorf("the container args %q lack %s", args, a)
@@ -257,6 +260,7 @@ func TestRenderedChart(t *testing.T) {
 				t.Errorf("--read-only in the args: %v, want %v", got, c.readOnly)
 			}
 			checkPod(t, d)
+			checkHistoryClaim(t, m, d)
 		})
 	}
 }
@@ -320,6 +324,43 @@ func checkPod(t testing.TB, d *appsv1.Deployment) {
 				t.Errorf("volume %s %+v: want Secret gcscope-tls with mode 0440", v.Name, v.VolumeSource)
 			}
 		}
+	}
+}
+
+// checkHistoryClaim: the history is recorded on the chart's PersistentVolumeClaim,
+// mounted where --history-dir points, writable by the pod's fsGroup.
+func checkHistoryClaim(t testing.TB, m *manifest, d *appsv1.Deployment) {
+	t.Helper()
+	claims := m.of("PersistentVolumeClaim")
+	if len(claims) != 1 {
+		t.Fatalf("%d PersistentVolumeClaims, want the history's", len(claims))
+	}
+	pvc := &corev1.PersistentVolumeClaim{}
+	js, _ := claims[0].MarshalJSON()
+	json.Unmarshal(js, pvc)
+	if size := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; size.Cmp(resource.MustParse("1Gi")) <= 0 ||
+		!slices.Equal(pvc.Spec.AccessModes, []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}) {
+		t.Errorf("claim %s: %v %s, want ReadWriteOnce and more than --history-max-size (1Gi)", pvc.Name, pvc.Spec.AccessModes, size.String())
+	}
+	spec := d.Spec.Template.Spec
+	var mounted string
+	for _, vm := range spec.Containers[0].VolumeMounts {
+		if vm.MountPath == historyMountPath && !vm.ReadOnly {
+			mounted = vm.Name
+		}
+	}
+	var claimed bool
+	for _, v := range spec.Volumes {
+		claimed = claimed || (v.Name == mounted && v.PersistentVolumeClaim != nil && v.PersistentVolumeClaim.ClaimName == pvc.Name)
+	}
+	if mounted == "" || !claimed {
+		t.Errorf("claim %s is not mounted writable at %s: mounts %+v, volumes %+v", pvc.Name, historyMountPath, spec.Containers[0].VolumeMounts, spec.Volumes)
+	}
+	if psc := spec.SecurityContext; psc == nil || psc.FSGroup == nil || *psc.FSGroup != *psc.RunAsGroup {
+		t.Errorf("pod securityContext %+v: the claim needs fsGroup = runAsGroup to be writable", psc)
+	}
+	if d.Spec.Strategy.Type != appsv1.RecreateDeploymentStrategyType {
+		t.Errorf("strategy %s: a ReadWriteOnce claim needs Recreate (the old pod lets go of it first)", d.Spec.Strategy.Type)
 	}
 }
 

@@ -84,6 +84,8 @@ func startGcscope(t testing.TB, m *manifest, saToken string, drop ...string) *gc
 			arg = "--tls-cert-file=" + certFile
 		case arg == "--tls-private-key-file="+tlsMountPath+"/tls.key":
 			arg = "--tls-private-key-file=" + keyFile
+		case arg == "--history-dir="+historyMountPath+"/history":
+			arg = "--history-dir=" + filepath.Join(dir, "history")
 		default:
 			args = append(args, arg)
 			continue
@@ -91,7 +93,7 @@ func startGcscope(t testing.TB, m *manifest, saToken string, drop ...string) *gc
 		replaced[name] = true
 		args = append(args, arg)
 	}
-	for _, n := range append([]string{"--listen", "--tls-cert-file", "--tls-private-key-file"}, drop...) {
+	for _, n := range append([]string{"--listen", "--tls-cert-file", "--tls-private-key-file", "--history-dir"}, drop...) {
 		if !replaced[n] {
 			t.Fatalf("the Deployment's args %q have no %s to replace", c.Args, n)
 		}

@@ -110,6 +110,11 @@ func TestShadowModeWithTheChartsToken(t *testing.T) {
 		patch, ok2 := q.action("patchRemoveRefs", ns, "shared")
 		return ok1 && ok2 && del && patch
 	})
+	// The chart records the history: the shadow decisions are in alice's, with the reason.
+	testkit.Eventually(t, "the shadow delete of lonely in the recorded history", func() bool {
+		code, body := p.get(t, "/api/v1/history?type=action&verb=delete&namespace="+ns+"&name=lonely", alice, "")
+		return code == http.StatusOK && strings.Contains(string(body), `"name":"lonely"`) && strings.Contains(string(body), `"reason":`)
+	})
 	t.Logf("gcscope's resident memory, synced on an almost empty cluster: %s", p.rss())
 	live, err := admin(t).cs.CoreV1().ConfigMaps(ns).Get(ctx, "lonely", metav1.GetOptions{})
 	if err != nil || live.DeletionTimestamp != nil {

@@ -29,7 +29,7 @@ func (s *Server) requireEngine(next http.Handler) http.Handler {
 func (s *Server) requireHistory(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.opts.History == nil {
-			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the engine's history is not recorded: start gcscope with --history")
+			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the engine's history is not recorded: gcscope was started with --history=false")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -95,7 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "use the cluster of this kubeconfig instead of the embedded one")
 	fs.StringVar(&c.kubeContext, "context", "", "kubeconfig context to use (implies an existing cluster; default: the current context)")
 	fs.BoolVar(&c.inCluster, "in-cluster", false, "use the service account of the pod gcscope runs in")
-	fs.StringVar(&c.dataDir, "data-dir", "", "embedded cluster: keep etcd data, credentials and logs here across restarts (default: a temporary dir removed on exit)")
+	fs.StringVar(&c.dataDir, "data-dir", "", "keep gcscope's state here across restarts: the history, and the embedded cluster's etcd data, credentials and logs (default: a temporary dir removed on exit)")
 	fs.StringVar(&c.writeKubeconfig, "write-kubeconfig", "", "embedded cluster: also write an admin kubeconfig to this path")
 	fs.BoolVar(&c.demo, "demo", true, "create the demo workloads (default true for the embedded cluster, false otherwise)")
 	fs.StringVar(&c.embeddedCollector, "embedded-collector", "gcscope", `embedded cluster: whose garbage collector runs on it: gcscope (the engine collects) or upstream (kube-controller-manager's own collector does, and gcscope's engine watches it in shadow mode, checking every decision against what it does)`)
@@ -118,10 +118,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.maxStreams, "max-streams", 256, "websocket streams open at once, in all")
 	fs.IntVar(&c.maxUserStreams, "max-streams-per-user", 32, "websocket streams one user may hold open at once")
 	fs.StringVar(&c.auditLog, "audit-log", "-", "where to append the audit log of writes, one JSON line each (- is stderr)")
-	fs.BoolVar(&c.history, "history", false, "record every decision of the engine (graph changes, queues, actions and their results) in an embedded database, searchable at /api/v1/history and rebuildable at any moment; kept across restarts in --history-dir")
-	fs.StringVar(&c.historyDir, "history-dir", "", "--history: the recording's directory (default: <data-dir>/history with --data-dir, else a temporary directory removed on exit)")
-	historyMaxSize := fs.String("history-max-size", "1Gi", "--history: the most disk the recording uses (e.g. 512Mi, 2Gi); the oldest is dropped to stay under it")
-	fs.DurationVar(&c.historyMaxAge, "history-max-age", 7*24*time.Hour, "--history: drop what is older than this (0: keep it until --history-max-size needs the room)")
+	fs.BoolVar(&c.history, "history", true, "record every decision of the engine (graph changes, queues, actions and their results) in an embedded database, searchable at /api/v1/history and rebuildable at any moment (--history=false: do not)")
+	fs.StringVar(&c.historyDir, "history-dir", "", "the recording's directory, kept across restarts (default: <data-dir>/history; without --data-dir, removed on exit)")
+	historyMaxSize := fs.String("history-max-size", "1Gi", "the most disk the recording uses (e.g. 512Mi, 2Gi); the oldest is dropped to stay under it")
+	fs.DurationVar(&c.historyMaxAge, "history-max-age", 7*24*time.Hour, "drop recorded history older than this (0: keep it until --history-max-size needs the room)")
 	level := fs.String("log-level", "info", "log level: debug, info, warn or error (debug also shows the control plane's logs)")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 
@@ -198,10 +198,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 		return nil, usageError{errors.New("--in-cluster cannot be combined with --kubeconfig or --context")}
 	}
 	if !c.embedded() {
-		for _, name := range []string{"data-dir", "write-kubeconfig"} {
-			if set[name] {
-				return nil, usageError{fmt.Errorf("--%s applies to the embedded cluster only; drop it or drop --kubeconfig/--context/--in-cluster", name)}
-			}
+		if set["write-kubeconfig"] {
+			return nil, usageError{errors.New("--write-kubeconfig applies to the embedded cluster only; drop it or drop --kubeconfig/--context/--in-cluster")}
 		}
 	}
 	switch c.auth {
@@ -270,7 +268,7 @@ func (c *config) parseHistory(set map[string]bool, maxSize string) error {
 	if !c.history {
 		for _, name := range []string{"history-dir", "history-max-size", "history-max-age"} {
 			if set[name] {
-				return fmt.Errorf("--%s applies with --history; add --history", name)
+				return fmt.Errorf("--%s applies to the history, which --history=false turns off; drop one of them", name)
 			}
 		}
 		return nil

@@ -16,15 +16,15 @@ import (
 // historyStopTimeout bounds how long shutdown waits for the recording's last write.
 const historyStopTimeout = 5 * time.Second
 
-// startHistory opens the recording (--history) and records the engine's feed into it
-// until stop is called. The directory is --history-dir, else <data-dir>/history, else a
-// temporary one removed by stop.
-func startHistory(cfg *config, engine *gc.GarbageCollector, log *slog.Logger, stdout io.Writer) (_ *history.Store, stop func(), err error) {
+// startHistory opens the recording and records the engine's feed into it until stop is
+// called. The directory is --history-dir, else <dataDir>/history (the embedded cluster's
+// data dir, or --data-dir), else a temporary one removed by stop.
+func startHistory(cfg *config, dataDir string, engine *gc.GarbageCollector, log *slog.Logger, stdout io.Writer) (_ *history.Store, stop func(), err error) {
 	dir, cleanup := cfg.historyDir, func() {}
 	switch {
 	case dir != "":
-	case cfg.dataDir != "":
-		dir = filepath.Join(cfg.dataDir, "history")
+	case dataDir != "":
+		dir = filepath.Join(dataDir, "history")
 	default:
 		if dir, err = os.MkdirTemp("", "gcscope-history-"); err != nil {
 			return nil, nil, err
@@ -41,7 +41,7 @@ func startHistory(cfg *config, engine *gc.GarbageCollector, log *slog.Logger, st
 	go func() { done <- history.NewRecorder(store, engine, history.RecorderOptions{Version: version}).Run(ctx) }()
 	kept := "kept across restarts"
 	if cfg.historyDir == "" && cfg.dataDir == "" {
-		kept = "removed on exit: --history-dir or --data-dir keeps it"
+		kept = "removed on exit: --data-dir or --history-dir keeps it"
 	}
 	age := "no age limit"
 	if cfg.historyMaxAge > 0 {

@@ -18,23 +18,27 @@ import (
 )
 
 func TestHistoryFlags(t *testing.T) {
-	c, err := parseFlags([]string{"--history"}, io.Discard)
+	c, err := parseFlags(nil, io.Discard)
 	if err != nil || !c.history || c.historyMaxSize != 1<<30 || c.historyMaxAge != 7*24*time.Hour {
-		t.Fatalf("--history alone: %+v, %v; want 1Gi and 7 days", c, err)
+		t.Fatalf("by default: recording %v, %+v, %v; want it on, 1Gi and 7 days", c.history, c, err)
 	}
-	if c, err = parseFlags([]string{"--history", "--history-max-size=512Mi", "--history-max-age=0"}, io.Discard); err != nil || c.historyMaxSize != 512<<20 || c.historyMaxAge != 0 {
+	if c, err = parseFlags([]string{"--history-max-size=512Mi", "--history-max-age=0"}, io.Discard); err != nil || c.historyMaxSize != 512<<20 || c.historyMaxAge != 0 {
 		t.Fatalf("--history-max-size=512Mi --history-max-age=0: %+v, %v", c, err)
 	}
-	if c, err = parseFlags(nil, io.Discard); err != nil || c.history {
-		t.Fatalf("without --history: recording %v, %v; want it off", c.history, err)
+	if c, err = parseFlags([]string{"--history=false"}, io.Discard); err != nil || c.history {
+		t.Fatalf("--history=false: recording %v, %v; want it off", c.history, err)
+	}
+	// The history of a real cluster is kept in --data-dir too.
+	if c, err = parseFlags([]string{"--kubeconfig=/x", "--data-dir=/tmp/d"}, io.Discard); err != nil || c.dataDir != "/tmp/d" {
+		t.Fatalf("--kubeconfig --data-dir: %+v, %v", c, err)
 	}
 	for args, want := range map[string]string{
-		"--history-dir=/tmp/h":                   "--history-dir applies with --history",
-		"--history-max-age=1h":                   "--history-max-age applies with --history",
-		"--history --history-max-size=10Ki":      `--history-max-size "10Ki": want a size of at least 1Mi`,
-		"--history --history-max-size=lots":      `--history-max-size "lots"`,
-		"--history --history-max-age=-1h":        "--history-max-age -1h0m0s: want a positive duration",
-		"--kubeconfig=/x --history-max-size=1Gi": "--history-max-size applies with --history",
+		"--history=false --history-dir=/tmp/h":      "--history-dir applies to the history, which --history=false turns off",
+		"--history=false --history-max-age=1h":      "--history-max-age applies to the history",
+		"--history-max-size=10Ki":                   `--history-max-size "10Ki": want a size of at least 1Mi`,
+		"--history-max-size=lots":                   `--history-max-size "lots"`,
+		"--history-max-age=-1h":                     "--history-max-age -1h0m0s: want a positive duration",
+		"--kubeconfig=/x --write-kubeconfig=/tmp/k": "--write-kubeconfig applies to the embedded cluster only",
 	} {
 		_, err := parseFlags(strings.Fields(args), io.Discard)
 		var ue usageError
@@ -66,8 +70,8 @@ type historyPage struct {
 	} `json:"recording"`
 }
 
-// TestHistorySurvivesRestart: with --history and --data-dir, the collector's decisions
-// recorded by one run are answered the same by the next.
+// TestHistorySurvivesRestart: by default (no --history flag) with --data-dir, the
+// collector's decisions recorded by one run are answered the same by the next.
 func TestHistorySurvivesRestart(t *testing.T) {
 	// Its own gcscope process, data dir and port: it runs beside the other process tests,
 	// after the browser tests, which stay serial (they time what the page draws).
@@ -76,7 +80,7 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	env := []string{"PATH=/usr/bin:/bin", "HOME=" + mkdir(t, root, "home"), "TMPDIR=" + mkdir(t, root, "tmp")}
 	dataDir, kubeconfig := filepath.Join(root, "data"), filepath.Join(root, "kubeconfig")
 	args := func(addr string) []string {
-		return []string{"--listen", addr, "--data-dir", dataDir, "--write-kubeconfig", kubeconfig, "--demo=false", "--history"}
+		return []string{"--listen", addr, "--data-dir", dataDir, "--write-kubeconfig", kubeconfig, "--demo=false"}
 	}
 	deletes := func(addr string) historyPage {
 		t.Helper()

@@ -137,7 +137,7 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"--listen=0.0.0.0:8080", "--auth=kubernetes"}, []string{"must not cross the network in clear", "--tls-cert-file", "--insecure-allow-http"}},
 		{[]string{"--tls-cert-file=cert.pem"}, []string{"--tls-cert-file and --tls-private-key-file go together"}},
 		{[]string{"--max-streams-per-user=0"}, []string{"--max-streams-per-user must be at least 1"}},
-		{[]string{"--kubeconfig=/x", "--data-dir=/tmp/x"}, []string{"--data-dir applies to the embedded cluster only"}},
+		{[]string{"--kubeconfig=/x", "--write-kubeconfig=/tmp/x"}, []string{"--write-kubeconfig applies to the embedded cluster only"}},
 		{[]string{"--in-cluster", "--context=c"}, []string{"--in-cluster cannot be combined"}},
 		{[]string{"--no-such-flag"}, []string{"no-such-flag"}},
 		{[]string{"--gc-mode=eager"}, []string{`--gc-mode "eager": want active or shadow`}},

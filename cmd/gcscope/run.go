@@ -36,6 +36,7 @@ const scenarioPause = time.Second
 // controlPlane is the embedded cluster as run needs it (see embedded.go).
 type controlPlane interface {
 	RESTConfig() *rest.Config
+	DataDir() string
 	KubeconfigPath() string
 	WriteKubeconfig(path string) error
 	Failed() <-chan error
@@ -99,13 +100,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	start := time.Now()
 	var restConfig *rest.Config
 	var failed <-chan error
+	dataDir := cfg.dataDir // gcscope's state: the recording, and the embedded cluster's
 	if cfg.embedded() {
 		cp, err := startControlPlane(ctx, cfg, log)
 		if err != nil {
 			return fmt.Errorf("embedded control plane: %w", err)
 		}
 		defer cp.Stop()
-		restConfig, failed = cp.RESTConfig(), cp.Failed()
+		restConfig, failed, dataDir = cp.RESTConfig(), cp.Failed(), cp.DataDir()
 		kubeconfig := cp.KubeconfigPath()
 		if cfg.writeKubeconfig != "" {
 			if err := cp.WriteKubeconfig(cfg.writeKubeconfig); err != nil {
@@ -155,9 +157,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			log.Warn("garbage collector still stopping; not waiting longer")
 		}
 	}()
-	var recording server.History // with --history: the engine's feed, recorded
+	var recording server.History // the engine's feed, recorded (unless --history=false)
 	if cfg.history {
-		store, stopHistory, err := startHistory(cfg, engine, log, stdout)
+		store, stopHistory, err := startHistory(cfg, dataDir, engine, log, stdout)
 		if err != nil {
 			return fmt.Errorf("--history: %w", err)
 		}

@@ -61,3 +61,8 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- $hosts := list $svc (printf "%s.%s" $svc $ns) (printf "%s.%s.svc" $svc $ns) (printf "%s.%s.svc.%s" $svc $ns .Values.clusterDomain) }}
 {{- concat $hosts .Values.allowedHosts | join "," }}
 {{- end }}
+
+{{/* The claim that holds the recording (history.persistence). */}}
+{{- define "gcscope.historyClaimName" -}}
+{{- default (printf "%s-history" (include "gcscope.fullname" .)) .Values.history.persistence.existingClaim }}
+{{- end }}
