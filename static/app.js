@@ -124,7 +124,7 @@ var Store = class {
     this.deleting.delete(uid);
     this.nodes.delete(uid);
     this.born.delete(uid);
-    this.ghosts.set(uid, { node: n, at: now });
+    this.ghosts.set(uid, { node: n, at: now, removed: true });
     this.touched.add(uid);
   }
   /** @param {boolean} added @param {{dependent: string, owner: string, controller?: boolean, blockOwnerDeletion?: boolean}} e */
@@ -489,6 +489,7 @@ var Cascades = class {
     this.seenAlive = /* @__PURE__ */ new Set();
     this.finished = [];
     this.changed = false;
+    this.lastObserved = -Infinity;
   }
   /**
    * Forgets every cascade: the objects shown were replaced by others that do not say
@@ -527,6 +528,25 @@ var Cascades = class {
       }
     }
     this.update(now);
+    this.lastObserved = now;
+  }
+  /**
+   * Adds to members the objects removed since the last look that uid owned (or that
+   * members did): one look can see the owner's deletion and its first dependents' removal
+   * together (a busy page draws a frame of many events), and those went in the cascade.
+   * @param {string} uid @param {Set<string>} members
+   */
+  addRemovedSinceLastLook(uid, members) {
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const [u, g] of this.store.ghosts) {
+        if (!g.removed || g.at < this.lastObserved || members.has(u)) continue;
+        if (g.node.owners?.some((o) => o.uid === uid || members.has(o.uid))) {
+          members.add(u);
+          grew = true;
+        }
+      }
+    }
   }
   /**
    * @param {string} uid @param {NodeState} n @param {"Foreground"|"Background"|"Orphan"|"Namespace"} policy
@@ -535,6 +555,7 @@ var Cascades = class {
   begin(uid, n, policy, t, now) {
     const ns = policy === "Namespace";
     const members = ns ? new Set(this.store.byNamespace.get(n.name) || []) : policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
+    if (!ns && policy !== "Orphan") this.addRemovedSinceLastLook(uid, members);
     const deleted = Date.parse(n.deletionTimestamp || "");
     const underWay = deleted < t - TIMESTAMP_MS;
     const start = underWay ? deleted : t;

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"encoding/xml"
@@ -67,15 +69,19 @@ func TestUIXExport(t *testing.T) {
 
 	var items []string
 	d.eval(t, `[...document.querySelectorAll("#export-menu [data-export]")].map((b) => b.dataset.export)`, &items)
-	if !slices.Equal(items, []string{"svg", "png", "dot", "json"}) {
-		t.Errorf("the Export menu offers %v; the test reads svg, png, dot and json", items)
+	if !slices.Equal(items, []string{"svg", "png", "dot", "json", "history"}) {
+		t.Errorf("the Export menu offers %v; the test reads svg, png, dot, json and history (recorded by default)", items)
 	}
 	for _, item := range items {
 		d.run(t, "export "+item, click("#export-button"),
 			chromedp.WaitVisible(chromedp.CSS(`#export-menu [data-export="`+item+`"]`)),
 			click(`#export-menu [data-export="`+item+`"]`))
 		name, data := saved.next(t, 30*time.Second)
-		if !strings.HasPrefix(name, "gcscope-") || !strings.HasSuffix(name, "."+item) {
+		if item == "history" {
+			if !strings.HasPrefix(name, "gcscope-history-") || !strings.HasSuffix(name, ".jsonl.gz") {
+				t.Errorf("history: the file is named %q; want gcscope-history-<from>-<to>.jsonl.gz", name)
+			}
+		} else if !strings.HasPrefix(name, "gcscope-") || !strings.HasSuffix(name, "."+item) {
 			t.Errorf("%s: the file is named %q; want gcscope-<time>.%s", item, name, item)
 		}
 		t.Logf("%s: %s, %d bytes", item, name, len(data))
@@ -88,6 +94,16 @@ func TestUIXExport(t *testing.T) {
 			checkPNG(t, data, size.W, size.H)
 		case "dot":
 			checkDOT(t, data, want)
+		case "history":
+			zr, err := gzip.NewReader(bytes.NewReader(data))
+			if err != nil {
+				t.Errorf("history: %v", err)
+				break
+			}
+			first, err := bufio.NewReader(zr).ReadString('\n')
+			if err != nil || !strings.Contains(first, `"schema":"gcscope-history/1"`) {
+				t.Errorf("history: the first line %q (%v), want the export's header", first, err)
+			}
 		case "json":
 			var doc struct {
 				Seq   uint64         `json:"seq"`

@@ -26,7 +26,7 @@ import (
 // siblings, t switches light and dark.
 func TestUIXKeyboard(t *testing.T) {
 	parallelUI(t)
-	base, kubeconfig := startEmbedded(t, "--demo")
+	base, kubeconfig := startEmbedded(t, "--demo", "--history=false") // the keys without a recording (ui_history_test.go: with one)
 	kube := clientFor(t, kubeconfig)
 	ctx := context.Background()
 	frontend, err := kube.AppsV1().Deployments("demo-web").Get(ctx, "frontend", metav1.GetOptions{})

@@ -63,6 +63,8 @@ export class Cascades {
     this.seenAlive = new Set();
     /** newest first. @type {Cascade[]} */ this.finished = [];
     this.changed = false;
+    /** performance.now() of the last observe(): what was removed since is this look's. */
+    this.lastObserved = -Infinity;
   }
 
   /**
@@ -104,6 +106,26 @@ export class Cascades {
       }
     }
     this.update(now);
+    this.lastObserved = now;
+  }
+
+  /**
+   * Adds to members the objects removed since the last look that uid owned (or that
+   * members did): one look can see the owner's deletion and its first dependents' removal
+   * together (a busy page draws a frame of many events), and those went in the cascade.
+   * @param {string} uid @param {Set<string>} members
+   */
+  addRemovedSinceLastLook(uid, members) {
+    for (let grew = true; grew; ) {
+      grew = false;
+      for (const [u, g] of this.store.ghosts) {
+        if (!g.removed || g.at < this.lastObserved || members.has(u)) continue;
+        if (g.node.owners?.some((o) => o.uid === uid || members.has(o.uid))) {
+          members.add(u);
+          grew = true;
+        }
+      }
+    }
   }
 
   /**
@@ -113,6 +135,7 @@ export class Cascades {
   begin(uid, n, policy, t, now) {
     const ns = policy === "Namespace";
     const members = ns ? new Set(this.store.byNamespace.get(n.name) || []) : policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
+    if (!ns && policy !== "Orphan") this.addRemovedSinceLastLook(uid, members);
     // Begun before the page saw it (a page opened on a stuck deletion, a moment of time
     // travel in the middle of one): from the owner's deletionTimestamp, when that says so
     // beyond its precision of a second; in time travel, from the recording's cascades once

@@ -39,7 +39,8 @@ export class Store {
     this.byNamespace = new Map();
     /** dependents of each uid (owners that are not nodes included), from the nodes' owners.
      * @type {Map<string, Set<string>>} */ this.dependents = new Map();
-    /** removed nodes still drawn while they fade. @type {Map<string, {node: NodeState, at: number}>} */
+    /** removed nodes still drawn while they fade (removed: by a nodeRemoved event, not
+     * missing from a snapshot). @type {Map<string, {node: NodeState, at: number, removed?: boolean}>} */
     this.ghosts = new Map();
     /** @type {Map<string, number>} */ this.born = new Map();
     /** @type {Map<string, Queue>} */ this.queues = new Map();
@@ -172,7 +173,7 @@ export class Store {
     this.deleting.delete(uid);
     this.nodes.delete(uid);
     this.born.delete(uid);
-    this.ghosts.set(uid, { node: n, at: now });
+    this.ghosts.set(uid, { node: n, at: now, removed: true });
     this.touched.add(uid);
   }
 
