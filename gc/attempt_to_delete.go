@@ -190,7 +190,7 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, item *node)
 	switch {
 	case len(solid) > 0:
 		if len(dangling) == 0 && len(waiting) == 0 {
-			gc.keep(item, "owner "+describeRefs(solid)+" exists")
+			gc.keep(item, ownersExist(refNames(solid)))
 			return nil
 		}
 		// Keep the object for its solid owners, but drop the references to absent owners,
@@ -225,7 +225,7 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, item *node)
 		// Its owner waits for it, and it has dependents of its own: delete it in the
 		// foreground too, so the wait extends down the chain.
 		return gc.deleteObject(ctx, AttemptToDelete, item.identity, latest, metav1.DeletePropagationForeground,
-			"owner "+describeRefs(waiting)+" is deleting its dependents, and this item has dependents of its own")
+			plural(len(waiting), "owner ", "owners ")+listWords(refNames(waiting))+plural(len(waiting), " is deleting its", " are deleting their")+" dependents, and this item has dependents of its own")
 
 	default:
 		// No owner left: collect it, honouring the policy its own finalizers ask for.
@@ -381,13 +381,22 @@ func removeRefsReason(solid, removed []metav1.OwnerReference) string {
 	}
 	why := "removing references to " + describeRefs(removed)
 	if len(kept) > 0 {
-		why = "owner " + describeRefs(kept) + " exists; " + why
+		why = ownersExist(refNames(kept)) + "; " + why
 	}
 	if len(collateral) > 0 {
 		why += fmt.Sprintf("; the reference to %s goes too: it has the same uid %s, and references are removed by uid, so both references with that uid go",
 			describeRefs(collateral), collateral[0].UID)
 	}
 	return why
+}
+
+// refNames are "Kind name" of each reference.
+func refNames(refs []metav1.OwnerReference) []string {
+	out := make([]string, len(refs))
+	for i, r := range refs {
+		out[i] = r.Kind + " " + r.Name
+	}
+	return out
 }
 
 func describeRefs(refs []metav1.OwnerReference) string {

@@ -182,3 +182,17 @@ func TestThousands(t *testing.T) {
 		t.Errorf("counted(1560) = %q", got)
 	}
 }
+
+// TestOwnersExistSaysItInEnglish: the reason the collector keeps an object names its
+// owners as a sentence does ("owner Widget alpha, Widget beta exists" was seen).
+func TestOwnersExistSaysItInEnglish(t *testing.T) {
+	for want, names := range map[string][]string{
+		"owner Widget alpha exists":                               {"Widget alpha"},
+		"owners Widget alpha and Widget beta exist":               {"Widget alpha", "Widget beta"},
+		"owners Widget alpha, Widget beta and Widget gamma exist": {"Widget alpha", "Widget beta", "Widget gamma"},
+	} {
+		if got := ownersExist(names); got != want {
+			t.Errorf("ownersExist(%q) = %q, want %q", names, got, want)
+		}
+	}
+}

@@ -65,7 +65,7 @@ func narrate(e *Explanation, served func(apiVersion, kind string) bool, now time
 	case len(e.Owners) == 0:
 		next = "nothing: an object without owners is never collected"
 	case len(count[OwnerSolid]) > 0:
-		next = "keep it: owner " + strings.Join(count[OwnerSolid], ", ") + " exists"
+		next = "keep it: " + ownersExist(count[OwnerSolid])
 		if stale := append(count[OwnerDangling], count[OwnerWaiting]...); len(stale) > 0 {
 			next += "; remove its references to " + strings.Join(stale, ", ")
 		}
@@ -302,6 +302,20 @@ func hiddenCount(n int) string {
 // counted is n and the noun, "1 blocking dependent" or "1,560 blocking dependents".
 func counted(n int, noun string) string {
 	return thousands(n) + " " + plural(n, noun, noun+"s")
+}
+
+// ownersExist says "owner Widget alpha exists", or "owners Widget alpha and Widget beta
+// exist".
+func ownersExist(names []string) string {
+	return plural(len(names), "owner ", "owners ") + listWords(names) + plural(len(names), " exists", " exist")
+}
+
+// listWords joins "a", "a and b", "a, b and c".
+func listWords(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 func plural(n int, one, many string) string {

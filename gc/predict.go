@@ -70,7 +70,7 @@ func (gc *GarbageCollector) PredictDelete(uid types.UID, policy metav1.DeletionP
 					if _, in := going[d]; in {
 						continue
 					}
-					if holder := gc.solidOwnerOutside(d, going); holder == nil {
+					if holder, _ := gc.solidOwnerOutside(d, going); holder == nil {
 						going[d] = "its owners go: " + describeNode(n)
 						if d.beingDeleted {
 							going[d] = "already being deleted"
@@ -85,8 +85,8 @@ func (gc *GarbageCollector) PredictDelete(uid types.UID, policy metav1.DeletionP
 				if _, in := going[d]; in || slices.ContainsFunc(p.Kept, func(k PredictedObject) bool { return k.Object.UID == d.identity.UID }) {
 					continue
 				}
-				holder := gc.solidOwnerOutside(d, going)
-				p.Kept = append(p.Kept, predicted(d, "owner "+describeNode(holder)+" still holds it"))
+				_, why := gc.solidOwnerOutside(d, going)
+				p.Kept = append(p.Kept, predicted(d, why))
 			}
 		}
 	}
@@ -99,21 +99,68 @@ func (gc *GarbageCollector) PredictDelete(uid types.UID, policy metav1.DeletionP
 	}
 	if policy == metav1.DeletePropagationForeground {
 		p.TargetWaitsFor = heldBlockers(target, going, map[*node]bool{})
+		if steps, ok := foregroundSteps(target, going); ok {
+			for i := range p.Deleted {
+				p.Deleted[i].Step = steps[p.Deleted[i].Object.UID]
+			}
+			p.Order = fmt.Sprintf("the objects nothing waits on first (step 1), then each owner once its blocking dependents are gone, %s last (step %d)", describeNode(target), steps[target.identity.UID])
+		}
 	}
 	for _, list := range [][]PredictedObject{p.Deleted, p.Orphaned, p.Kept, p.Waiting, p.TargetWaitsFor} {
-		slices.SortFunc(list, func(a, b PredictedObject) int { return cmp.Compare(a.Object.UID, b.Object.UID) })
+		slices.SortFunc(list, func(a, b PredictedObject) int { return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(a.Object.UID, b.Object.UID)) })
 	}
 	return p, true
 }
 
+// foregroundSteps orders the removals of a foreground deletion of target, in which every
+// object that goes is deleted in the foreground (its owner waits for its dependents, as
+// upstream's attemptToDeleteItem does): an object is removed once its blocking dependents
+// (blockOwnerDeletion) are, so its step is one more than theirs; an object that waits for
+// none goes at step 1. False on a cycle of blocking references (no order then). Requires
+// graph.mu.
+func foregroundSteps(target *node, going map[*node]string) (map[types.UID]int, bool) {
+	steps := make(map[types.UID]int, len(going))
+	visiting := map[*node]bool{}
+	var step func(n *node) (int, bool)
+	step = func(n *node) (int, bool) {
+		if s, ok := steps[n.identity.UID]; ok {
+			return s, true
+		}
+		if visiting[n] {
+			return 0, false
+		}
+		visiting[n] = true
+		s := 1
+		for _, d := range n.blockingDependents() {
+			if _, in := going[d]; !in {
+				continue
+			}
+			ds, ok := step(d)
+			if !ok {
+				return 0, false
+			}
+			s = max(s, ds+1)
+		}
+		steps[n.identity.UID] = s
+		return s, true
+	}
+	for n := range going {
+		if _, ok := step(n); !ok {
+			return nil, false
+		}
+	}
+	return steps, true
+}
+
 // solidOwnerOutside returns an owner of n, outside going, that keeps n: observed, in n's
-// namespace if namespaced, and not being deleted. Requires graph.mu.
-func (gc *GarbageCollector) solidOwnerOutside(n *node, going map[*node]string) *node {
+// namespace if namespaced, and not being deleted; and why n stays. Requires graph.mu.
+func (gc *GarbageCollector) solidOwnerOutside(n *node, going map[*node]string) (*node, string) {
 	if n.identity.Namespace == "" {
-		// A cluster-scoped object naming namespaced owners only is never collected.
+		// A cluster-scoped object naming a namespaced owner is never collected: the
+		// collector refuses the reference as invalid, whatever its other owners do.
 		for _, ref := range n.owners {
 			if o, ok := gc.graph.read(ref.UID); ok && o.identity.Namespace != "" {
-				return o
+				return o, "its reference to " + describeNode(o) + " is invalid (a cluster-scoped object cannot have a namespaced owner): the collector never collects it"
 			}
 		}
 	}
@@ -128,9 +175,9 @@ func (gc *GarbageCollector) solidOwnerOutside(n *node, going map[*node]string) *
 		if o.identity.Namespace != "" && o.identity.Namespace != n.identity.Namespace {
 			continue // a reference across namespaces counts as absent
 		}
-		return o
+		return o, "owner " + describeNode(o) + " still holds it"
 	}
-	return nil
+	return nil, ""
 }
 
 // heldBlockers lists the objects a foreground deletion of n would wait on: blocking

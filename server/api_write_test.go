@@ -9,16 +9,19 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -87,6 +90,18 @@ func TestDeleteDryRunPredictsAndForegroundDeletes(t *testing.T) {
 	child := e.configMap(t, ns, "child", nil, owner)
 	shared := e.configMap(t, ns, "shared", nil, owner, other)
 	held := e.configMap(t, ns, "held", []string{"test.gcscope.io/hold"}, child)
+	// A cluster-scoped object naming the owner: an invalid reference, which keeps it
+	// forever (not "owner ConfigMap owner still holds it": the owner is what goes).
+	invalid, err := e.client.RbacV1().ClusterRoles().Create(context.Background(), &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{
+		GenerateName: "invalid-owner-", OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}}},
+		metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.client.RbacV1().ClusterRoles().Delete(context.Background(), invalid.Name, metav1.DeleteOptions{})
+	})
+	testkit.Eventually(t, "the engine observes "+invalid.Name, func() bool { n, ok := e.engine.Node(invalid.UID); return ok && n.Observed })
 
 	code, body := c.deleteObj(owner.UID, wire.DeleteRequest{PropagationPolicy: "Foreground", DryRun: true})
 	var resp deleteResponse
@@ -98,8 +113,23 @@ func TestDeleteDryRunPredictsAndForegroundDeletes(t *testing.T) {
 	if got := objNames(p.Deleted); !sameSet(got, []string{"owner", "child", "held"}) {
 		t.Errorf("predicted deleted: %v", got)
 	}
-	if got := objNames(p.Kept); !sameSet(got, []string{"shared"}) {
+	if got := objNames(p.Kept); !sameSet(got, []string{"shared", invalid.Name}) {
 		t.Errorf("predicted kept: %v", got)
+	}
+	for _, k := range p.Kept {
+		if want := map[string]string{"shared": "owner ConfigMap other still holds it",
+			invalid.Name: "its reference to ConfigMap owner is invalid (a cluster-scoped object cannot have a namespaced owner)"}[k.Object.Name]; !strings.HasPrefix(k.Reason, want) {
+			t.Errorf("kept %s: %q, want %q", k.Object.Name, k.Reason, want)
+		}
+	}
+	// In the foreground the removals go up the blocking chain: held, then child, then the
+	// owner, in that order, as the deletion below then does.
+	steps := map[string]int{}
+	for _, d := range p.Deleted {
+		steps[d.Object.Name] = d.Step
+	}
+	if want := map[string]int{"held": 1, "child": 2, "owner": 3}; !maps.Equal(steps, want) || p.Order == "" {
+		t.Errorf("predicted steps %v (order %q), want %v and the order in words", steps, p.Order, want)
 	}
 	if got := objNames(p.Waiting); !sameSet(got, []string{"held"}) {
 		t.Errorf("predicted waiting: %v", got)
@@ -110,13 +140,14 @@ func TestDeleteDryRunPredictsAndForegroundDeletes(t *testing.T) {
 	var orphan deleteResponse
 	_, body = c.deleteObj(owner.UID, wire.DeleteRequest{PropagationPolicy: "Orphan", DryRun: true})
 	json.Unmarshal(body, &orphan)
-	if got := objNames(orphan.Prediction.Orphaned); !sameSet(got, []string{"child", "shared"}) || len(orphan.Prediction.Deleted) != 1 {
+	if got := objNames(orphan.Prediction.Orphaned); !sameSet(got, []string{"child", "shared", invalid.Name}) || len(orphan.Prediction.Deleted) != 1 {
 		t.Errorf("orphan prediction: orphaned %v, deleted %v", got, objNames(orphan.Prediction.Deleted))
 	}
 	if !e.exists(t, owner) {
 		t.Fatal("a dry run deleted the owner")
 	}
 
+	from := e.engine.Feed().LastSeq()
 	code, body = c.deleteObj(owner.UID, wire.DeleteRequest{PropagationPolicy: "Foreground"})
 	if code != 200 || !strings.Contains(string(body), "deletion started") {
 		t.Fatalf("delete: %d %s", code, body)
@@ -134,6 +165,26 @@ func TestDeleteDryRunPredictsAndForegroundDeletes(t *testing.T) {
 	})
 	if !e.exists(t, shared) || !e.exists(t, other) {
 		t.Error("shared (held by another owner) or other was deleted")
+	}
+	if _, err := e.client.RbacV1().ClusterRoles().Get(context.Background(), invalid.Name, metav1.GetOptions{}); err != nil {
+		t.Errorf("the ClusterRole with the invalid reference: %v, want it kept", err)
+	}
+	var removed []string
+	testkit.Eventually(t, "the engine to see the three removals", func() bool {
+		evs, err := e.engine.Feed().Since(from, 100000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		removed = removed[:0]
+		for _, ev := range evs {
+			if ev.Type == gc.NodeRemoved && ev.Node.Namespace == ns && steps[ev.Node.Name] > 0 {
+				removed = append(removed, ev.Node.Name)
+			}
+		}
+		return len(removed) == 3
+	})
+	if !slices.Equal(removed, []string{"held", "child", "owner"}) {
+		t.Errorf("removed in the order %v, want the predicted steps' held, child, owner", removed)
 	}
 	var entries []auditEntry
 	for _, line := range strings.Split(strings.TrimSpace(audit.String()), "\n") {

@@ -463,7 +463,7 @@ var PREVIEW = (
     target: { label: "to delete", color: "--pv-deleted" },
     deleted: { label: "goes", color: "--pv-deleted" },
     orphaned: { label: "orphaned", color: "--pv-orphaned" },
-    kept: { label: "kept (another owner)", color: "--pv-kept" },
+    kept: { label: "kept (another owner, or an invalid reference)", color: "--pv-kept" },
     waiting: { label: "waits on finalizer", color: "--pv-waiting" }
   }
 );
@@ -2849,6 +2849,10 @@ var STEPS = (
     4: "its own dependents (cluster-scoped), by the collector"
   }
 );
+function stepTitle(step, last) {
+  if (!step) return "in no particular order";
+  return step === 1 ? "first: what nothing waits on" : step === last ? "last, once those before it are gone" : "then, once those before it are gone";
+}
 var DeleteDialog = class {
   /**
    * @param {import("./store.js").Store} store
@@ -3045,7 +3049,7 @@ var DeleteDialog = class {
         { id: "delete-summary" },
         `${p.policy}: ${counted(n, "object")} ${this.readOnly ? "would" : "will"} be deleted`,
         p.orphaned?.length ? `, ${p.orphaned.length.toLocaleString("en-US")} orphaned` : "",
-        p.kept?.length ? `, ${p.kept.length.toLocaleString("en-US")} kept by another owner` : "",
+        p.kept?.length ? `, ${p.kept.length.toLocaleString("en-US")} kept` : "",
         p.waiting?.length ? `, ${p.waiting.length.toLocaleString("en-US")} ${this.readOnly ? "would" : "will"} wait on finalizers` : "",
         "."
       ),
@@ -3054,12 +3058,12 @@ var DeleteDialog = class {
       hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
       p.order ? h("p.order", { id: "delete-order" }, h("b", null, "In this order: "), p.order, ".") : null,
       ...stepped ? [...steps].map(([step, list], i) => {
-        const el = section("deleted", `${i + 1}. ${isNamespace && STEPS[step] || (step ? `step ${step}` : "in no particular order")}`, list, true);
+        const el = section("deleted", `${i + 1}. ${isNamespace && STEPS[step] || stepTitle(step, Math.max(...steps.keys()))}`, list, true);
         if (el) el.dataset.step = String(step);
         return el;
       }) : [section("deleted", "Deleted", deleted)],
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
-      section("kept", "Kept: another owner holds them", p.kept),
+      section("kept", "Kept: another owner holds them, or their reference is invalid", p.kept),
       section("waiting", "Will wait on other controllers' finalizers", p.waiting),
       p.targetWaitsFor?.length ? section("waiting", "The target will wait for", p.targetWaitsFor) : null,
       h("p.muted", null, "Drawn on the graph behind this dialog.")

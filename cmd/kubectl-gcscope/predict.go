@@ -42,6 +42,10 @@ func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string)
 		}
 		if pr.Order == "" {
 			orderPrediction(a.session.engine, &pr)
+		} else { // by step, and by name within one (the engine lists them by uid)
+			slices.SortStableFunc(pr.Deleted, func(a, b gc.PredictedObject) int {
+				return cmp.Or(cmp.Compare(a.Step, b.Step), compareRefs(a.Object, b.Object))
+			})
 		}
 		if *output == "json" {
 			fmt.Fprint(o.stdout, jsonText(pr))
@@ -143,7 +147,7 @@ func renderPrediction(p gc.Prediction, cascade string, paint paint) string {
 		}
 	}
 	section("orphan", " (they stay, without their reference to it)", p.Orphaned, func(po gc.PredictedObject) (string, severity) { return po.Reason, sevBusy })
-	section("keep", " (another owner still holds them)", p.Kept, func(po gc.PredictedObject) (string, severity) { return po.Reason, sevBusy })
+	section("keep", " (another owner holds them, or their reference is invalid)", p.Kept, func(po gc.PredictedObject) (string, severity) { return po.Reason, sevBusy })
 	if len(p.TargetWaitsFor) > 0 {
 		fmt.Fprintf(&b, "\n%s stays (deleting dependents) until these holds are released:\n", displayName(p.Target))
 		for _, po := range p.TargetWaitsFor {

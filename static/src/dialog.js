@@ -27,6 +27,15 @@ const STEPS = /** @type {Record<number, string>} */ ({
   4: "its own dependents (cluster-scoped), by the collector",
 });
 
+/**
+ * A step of a foreground deletion (gc.PredictDelete's steps: the objects nothing waits on
+ * go first, the target last). @param {number} step @param {number} last
+ */
+function stepTitle(step, last) {
+  if (!step) return "in no particular order";
+  return step === 1 ? "first: what nothing waits on" : step === last ? "last, once those before it are gone" : "then, once those before it are gone";
+}
+
 /** @typedef {import("./render.js").PreviewKind} PreviewKind */
 
 export class DeleteDialog {
@@ -218,20 +227,20 @@ export class DeleteDialog {
     const isNamespace = p.target.kind === "Namespace" && p.target.apiVersion === "v1";
     $("delete-preview").replaceChildren(...present(
       h("p.summary", { id: "delete-summary" }, `${p.policy}: ${counted(n, "object")} ${this.readOnly ? "would" : "will"} be deleted`,
-        p.orphaned?.length ? `, ${p.orphaned.length.toLocaleString("en-US")} orphaned` : "", p.kept?.length ? `, ${p.kept.length.toLocaleString("en-US")} kept by another owner` : "",
+        p.orphaned?.length ? `, ${p.orphaned.length.toLocaleString("en-US")} orphaned` : "", p.kept?.length ? `, ${p.kept.length.toLocaleString("en-US")} kept` : "",
         p.waiting?.length ? `, ${p.waiting.length.toLocaleString("en-US")} ${this.readOnly ? "would" : "will"} wait on finalizers` : "", "."),
       this.readOnly ? h("p.note", { id: "delete-read-only" }, "A dry run: gcscope runs read-only (--read-only) and refuses deletes. This is what the collector would do.") : null,
       refusal ? h("p.warn", { id: "delete-refusal" }, `The cluster refused a dry run of this delete, made as you: ${refusal}`) : null,
       hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
       p.order ? h("p.order", { id: "delete-order" }, h("b", null, "In this order: "), p.order, ".") : null,
       ...(stepped ? [...steps].map(([step, list], i) => {
-        const el = section("deleted", `${i + 1}. ${(isNamespace && STEPS[step]) || (step ? `step ${step}` : "in no particular order")}`, list, true);
+        const el = section("deleted", `${i + 1}. ${(isNamespace && STEPS[step]) || stepTitle(step, Math.max(...steps.keys()))}`, list, true);
         if (el) el.dataset.step = String(step);
         return el;
       })
         : [section("deleted", "Deleted", deleted)]),
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
-      section("kept", "Kept: another owner holds them", p.kept),
+      section("kept", "Kept: another owner holds them, or their reference is invalid", p.kept),
       section("waiting", "Will wait on other controllers' finalizers", p.waiting),
       p.targetWaitsFor?.length ? section("waiting", "The target will wait for", p.targetWaitsFor) : null,
       h("p.muted", null, "Drawn on the graph behind this dialog.")));

@@ -92,6 +92,6 @@ export const PREVIEW = /** @type {const} */ ({
   target: { label: "to delete", color: "--pv-deleted" },
   deleted: { label: "goes", color: "--pv-deleted" },
   orphaned: { label: "orphaned", color: "--pv-orphaned" },
-  kept: { label: "kept (another owner)", color: "--pv-kept" },
+  kept: { label: "kept (another owner, or an invalid reference)", color: "--pv-kept" },
   waiting: { label: "waits on finalizer", color: "--pv-waiting" },
 });
