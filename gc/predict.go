@@ -107,7 +107,9 @@ func (gc *GarbageCollector) PredictDelete(uid types.UID, policy metav1.DeletionP
 		}
 	}
 	for _, list := range [][]PredictedObject{p.Deleted, p.Orphaned, p.Kept, p.Waiting, p.TargetWaitsFor} {
-		slices.SortFunc(list, func(a, b PredictedObject) int { return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(a.Object.UID, b.Object.UID)) })
+		slices.SortFunc(list, func(a, b PredictedObject) int {
+			return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(a.Object.UID, b.Object.UID))
+		})
 	}
 	return p, true
 }
