@@ -193,6 +193,10 @@ type Action struct {
 	For *ObjectRef `json:"for,omitempty"`
 	// Error is the API error, if the call failed.
 	Error string `json:"error,omitempty"`
+	// ErrorReason is Error's API status reason, when it has one: Conflict (409, another
+	// writer changed the object first: the worker retries, as upstream's does), NotFound,
+	// Forbidden, …
+	ErrorReason string `json:"errorReason,omitempty"`
 	// Shadow: computed but not performed (shadow mode).
 	Shadow   bool          `json:"shadow,omitempty"`
 	Duration time.Duration `json:"duration,omitempty"`

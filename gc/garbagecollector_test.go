@@ -62,8 +62,8 @@ func TestAttemptToOrphanConflictRequeuesAndKeepsFinalizer(t *testing.T) {
 		t.Errorf("feed: finalizer removal recorded after a failed orphaning: %+v", rf)
 	}
 	for _, uid := range []types.UID{"uid-p1", "uid-p2"} {
-		if o := findActions(acts, VerbOrphan, uid); len(o) != 1 || !strings.Contains(o[0].Error, "modified") || !slices.Equal(o[0].Refs, []types.UID{"uid-o"}) {
-			t.Errorf("feed: orphan actions on %s = %+v, want one failed with the conflict, naming the owner", uid, o)
+		if o := findActions(acts, VerbOrphan, uid); len(o) != 1 || !strings.Contains(o[0].Error, "modified") || o[0].ErrorReason != "Conflict" || !slices.Equal(o[0].Refs, []types.UID{"uid-o"}) {
+			t.Errorf("feed: orphan actions on %s = %+v, want one failed with the conflict (errorReason Conflict: the page says retried), naming the owner", uid, o)
 		}
 	}
 	if rq := findActions(acts, VerbRequeue, "uid-o"); len(rq) != 1 || rq[0].Queue != AttemptToOrphan {

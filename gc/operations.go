@@ -60,7 +60,7 @@ func (gc *GarbageCollector) record(a Action, start time.Time, err error) {
 	result := "ok"
 	switch {
 	case err != nil:
-		a.Error = err.Error()
+		a.Error, a.ErrorReason = err.Error(), string(apierrors.ReasonForError(err))
 		result = "error"
 	case a.Shadow:
 		result = "shadow"

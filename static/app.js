@@ -1993,6 +1993,18 @@ function newPage() {
   };
 }
 
+// src/actionresult.js
+var RETRIED_WHY = "409 Conflict: another writer changed the object first; the collector reads it again and retries (harmless)";
+function actionResult(a) {
+  if (a.error) return a.errorReason === "Conflict" ? "retried" : "error";
+  if (a.shadow) return "shadow";
+  return a.verb === "keep" ? "kept" : "ok";
+}
+function errorText(a) {
+  if (!a.error) return "";
+  return a.errorReason === "Conflict" ? `conflict, retried: ${a.error}` : `error: ${a.error}`;
+}
+
 // src/api.js
 var APIError = class extends Error {
   /** @param {number} status @param {string} code @param {string} message */
@@ -2530,7 +2542,7 @@ var ObjectPanel = class {
       }
       if (ex.lastAction) {
         const a = ex.lastAction;
-        why.push(h("p.muted", null, `Last worker action: ${a.queue} ${a.verb}${a.policy ? " " + a.policy : ""}${a.error ? " — error: " + a.error : ""}${a.reason ? " — " + a.reason : ""}`));
+        why.push(h("p.muted", null, `Last worker action: ${a.queue} ${a.verb}${a.policy ? " " + a.policy : ""}${a.error ? " — " + errorText(a) : ""}${a.reason ? " — " + a.reason : ""}`));
       }
       why.push(h(
         "p.muted.asof",
@@ -2796,7 +2808,7 @@ var QueuesPanel = class {
     if (key === this.lastActionsKey) return;
     this.lastActionsKey = key;
     this.actionsEl.replaceChildren(...acts.map((a) => {
-      const result = a.error ? "error" : a.shadow ? "shadow" : a.verb === "keep" ? "kept" : "ok";
+      const result = actionResult(a);
       return h(
         "li",
         { class: result, "data-uid": a.object.uid },
@@ -2806,7 +2818,7 @@ var QueuesPanel = class {
           ev.preventDefault();
           this.select(a.object.uid);
         } }, describe(a.object)),
-        h("span.result", null, a.error ? `error: ${a.error}` : a.shadow ? "shadow: not written" : a.duration ? duration(a.duration) : ""),
+        h("span.result", { title: result === "retried" ? RETRIED_WHY : void 0 }, errorText(a) || (a.shadow ? "shadow: not written" : a.duration ? duration(a.duration) : "")),
         a.reason ? h("div.reason", null, a.reason) : null
       );
     }));
@@ -5658,8 +5670,9 @@ var HistoryView = class {
   render() {
     this.renderHead();
     const shown = this.ns === "*" ? this.rows : this.rows.filter((e) => (e.action?.object?.namespace || "") === this.ns);
-    const errors = shown.filter((e) => e.action?.error).length;
-    this.summary.textContent = this.error ? `The history could not be read: ${this.error}` : `${fmt(shown.length)} ${shown.length === 1 ? "decision" : "decisions"}${errors ? ` · ${fmt(errors)} failed` : ""}${this.truncated ? ` (the newest ${fmt(this.rows.length)})` : ""}${shown.length ? " · newest first" : ""}`;
+    const errors = shown.filter((e) => e.action && actionResult(e.action) === "error").length;
+    const retried = shown.filter((e) => e.action && actionResult(e.action) === "retried").length;
+    this.summary.textContent = this.error ? `The history could not be read: ${this.error}` : `${fmt(shown.length)} ${shown.length === 1 ? "decision" : "decisions"}${errors ? ` · ${fmt(errors)} failed` : ""}${retried ? ` · ${fmt(retried)} ${retried === 1 ? "conflict" : "conflicts"} retried` : ""}${this.truncated ? ` (the newest ${fmt(this.rows.length)})` : ""}${shown.length ? " · newest first" : ""}`;
     this.list.set(shown);
     this.list.el.hidden = !shown.length;
   }
@@ -5667,7 +5680,7 @@ var HistoryView = class {
   row(e) {
     const a = e.action || {};
     const t = parseTime(e.time);
-    const result = a.error ? "error" : a.shadow ? "shadow" : "ok";
+    const result = actionResult(a) === "kept" ? "ok" : actionResult(a);
     const c = e.cascade !== void 0 && e.cascade !== null ? this.hooks.cascade(String(e.cascade)) : null;
     const obj = h("a.obj", {
       href: `?sel=${encodeURIComponent(a.object?.uid || "")}`,
@@ -5701,10 +5714,10 @@ var HistoryView = class {
         if (found) this.hooks.selectCascade(found);
       } }, `cascade ${e.cascade}`));
     }
-    const why = a.error ? `error: ${a.error}` : a.reason || "";
+    const why = errorText(a) || a.reason || "";
     return h(
       "div.hrow",
-      { "data-result": result, "data-uid": a.object?.uid || "", title: [a.reason, a.error ? `error: ${a.error}` : ""].filter(Boolean).join("\n") },
+      { "data-result": result, "data-uid": a.object?.uid || "", title: [a.reason, errorText(a), result === "retried" ? RETRIED_WHY : ""].filter(Boolean).join("\n") },
       h(
         "div.hline",
         null,
@@ -5714,7 +5727,7 @@ var HistoryView = class {
         h(`span.result.${result}`, null, result)
       ),
       h("div.hobj", null, obj),
-      h("div.hwhy", { class: a.error ? "hwhy error" : "hwhy muted" }, why || "—"),
+      h("div.hwhy", { class: result === "error" ? "hwhy error" : "hwhy muted" }, why || "—"),
       second.length ? h("div.hcascade.muted", null, ...second) : null
     );
   }

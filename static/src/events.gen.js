@@ -29,7 +29,7 @@ export const PAYLOAD_OF = Object.freeze({
  * @typedef {{dependent: string, owner: string, controller?: boolean, blockOwnerDeletion?: boolean}} Edge
  * @typedef {{queue: string, op: string, object: ObjectRef, change?: string, delay?: number, retries?: number, merged?: boolean, counts?: QueueCounts}} QueueEvent
  * @typedef {{depth: number, inFlight: number}} QueueCounts
- * @typedef {{queue: string, verb: string, object: ObjectRef, policy?: string, finalizer?: string, refs?: string[], reason?: string, for?: ObjectRef, error?: string, shadow?: boolean, duration?: number}} Action
+ * @typedef {{queue: string, verb: string, object: ObjectRef, policy?: string, finalizer?: string, refs?: string[], reason?: string, for?: ObjectRef, error?: string, errorReason?: string, shadow?: boolean, duration?: number}} Action
  * @typedef {{resources: string[], unsynced?: string[], failing?: Record<string, string>, discovery?: string, discoveryFailures?: Record<string, GroupFailure>}} SyncState
  * @typedef {{error: string, since: string}} GroupFailure
  * @typedef {{id: number, action: Action, decidedAt: string, outcome: string, resolvedAt?: string, lag: number, observed?: string}} ShadowDecision

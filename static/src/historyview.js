@@ -8,6 +8,7 @@ import { h, describe, duration, clock } from "./dom.js";
 import { historyPage, isoTime, parseTime } from "./history.js";
 import { VirtualList } from "./vlist.js";
 import { fmt } from "./panel.js";
+import { actionResult, errorText, RETRIED_WHY } from "./actionresult.js";
 
 /** @typedef {import("./history.js").RecordedCascade} RecordedCascade */
 
@@ -121,9 +122,11 @@ export class HistoryView {
   render() {
     this.renderHead();
     const shown = this.ns === "*" ? this.rows : this.rows.filter((e) => (e.action?.object?.namespace || "") === this.ns);
-    const errors = shown.filter((e) => e.action?.error).length;
+    const errors = shown.filter((e) => e.action && actionResult(e.action) === "error").length;
+    const retried = shown.filter((e) => e.action && actionResult(e.action) === "retried").length;
     this.summary.textContent = this.error ? `The history could not be read: ${this.error}`
       : `${fmt(shown.length)} ${shown.length === 1 ? "decision" : "decisions"}${errors ? ` · ${fmt(errors)} failed` : ""}` +
+        `${retried ? ` · ${fmt(retried)} ${retried === 1 ? "conflict" : "conflicts"} retried` : ""}` +
         `${this.truncated ? ` (the newest ${fmt(this.rows.length)})` : ""}${shown.length ? " · newest first" : ""}`;
     this.list.set(shown);
     this.list.el.hidden = !shown.length;
@@ -133,7 +136,7 @@ export class HistoryView {
   row(e) {
     const a = e.action || {};
     const t = parseTime(e.time);
-    const result = a.error ? "error" : a.shadow ? "shadow" : "ok";
+    const result = actionResult(a) === "kept" ? "ok" : actionResult(a);
     const c = e.cascade !== undefined && e.cascade !== null ? this.hooks.cascade(String(e.cascade)) : null;
     const obj = h("a.obj", { href: `?sel=${encodeURIComponent(a.object?.uid || "")}`, title: "Show it at that moment",
       onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.hooks.object(a.object, t); } }, describe(a.object || { kind: "?", name: "?" }));
@@ -151,15 +154,15 @@ export class HistoryView {
         if (found) this.hooks.selectCascade(found);
       } }, `cascade ${e.cascade}`));
     }
-    const why = a.error ? `error: ${a.error}` : a.reason || "";
-    return h("div.hrow", { "data-result": result, "data-uid": a.object?.uid || "", title: [a.reason, a.error ? `error: ${a.error}` : ""].filter(Boolean).join("\n") },
+    const why = errorText(a) || a.reason || "";
+    return h("div.hrow", { "data-result": result, "data-uid": a.object?.uid || "", title: [a.reason, errorText(a), result === "retried" ? RETRIED_WHY : ""].filter(Boolean).join("\n") },
       h("div.hline", null,
         h("span.time", null, clock(t)),
         h("b.verb", null, a.verb, a.policy ? h("span.policy", null, ` ${a.policy}`) : null),
         h("span.dur", null, a.duration ? duration(a.duration) : ""),
         h(`span.result.${result}`, null, result)),
       h("div.hobj", null, obj),
-      h("div.hwhy", { class: a.error ? "hwhy error" : "hwhy muted" }, why || "—"),
+      h("div.hwhy", { class: result === "error" ? "hwhy error" : "hwhy muted" }, why || "—"),
       second.length ? h("div.hcascade.muted", null, ...second) : null);
   }
 }

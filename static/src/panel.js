@@ -10,6 +10,7 @@
 // for the changes to stop, so the explanation is at most about a second old), and lists
 // dependents and blockers in virtualized lists.
 
+import { errorText } from "./actionresult.js";
 import { h, clock } from "./dom.js";
 import { explain } from "./api.js";
 import { stateOf, STATES, holdingFinalizers, invalidReason, blockingDependents } from "./states.js";
@@ -316,7 +317,7 @@ export class ObjectPanel {
       }
       if (ex.lastAction) {
         const a = ex.lastAction;
-        why.push(h("p.muted", null, `Last worker action: ${a.queue} ${a.verb}${a.policy ? " " + a.policy : ""}${a.error ? " — error: " + a.error : ""}${a.reason ? " — " + a.reason : ""}`));
+        why.push(h("p.muted", null, `Last worker action: ${a.queue} ${a.verb}${a.policy ? " " + a.policy : ""}${a.error ? " — " + errorText(a) : ""}${a.reason ? " — " + a.reason : ""}`));
       }
       why.push(h("p.muted.asof", { id: "explained-at", "data-at": String(this.explainedAt) },
         this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}`

@@ -3,6 +3,7 @@
 // depth now and over the last minutes, what is in flight and in backoff, and the latest
 // worker actions with their results. A click on an item finds its object in the graph.
 
+import { actionResult, errorText, RETRIED_WHY } from "./actionresult.js";
 import { h, describe, duration, clock } from "./dom.js";
 
 /** @typedef {import("./store.js").Store} Store */
@@ -84,12 +85,12 @@ export class QueuesPanel {
     if (key === this.lastActionsKey) return;
     this.lastActionsKey = key;
     this.actionsEl.replaceChildren(...acts.map((a) => {
-      const result = a.error ? "error" : a.shadow ? "shadow" : a.verb === "keep" ? "kept" : "ok";
+      const result = actionResult(a);
       return h("li", { class: result, "data-uid": a.object.uid },
         h("span.time", null, a.time ? clock(a.time) : "earlier"),
         h("span.verb", null, VERB_WORDS[a.verb] || a.verb, a.policy ? ` (${a.policy})` : "", a.finalizer ? ` ${a.finalizer}` : ""),
         h("a", { href: `?sel=${encodeURIComponent(a.object.uid)}`, onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.select(a.object.uid); } }, describe(a.object)),
-        h("span.result", null, a.error ? `error: ${a.error}` : a.shadow ? "shadow: not written" : a.duration ? duration(a.duration) : ""),
+        h("span.result", { title: result === "retried" ? RETRIED_WHY : undefined }, errorText(a) || (a.shadow ? "shadow: not written" : a.duration ? duration(a.duration) : "")),
         a.reason ? h("div.reason", null, a.reason) : null);
     }));
   }
