@@ -394,7 +394,10 @@ function duration(ns) {
 }
 function clock(t) {
   const d = new Date(t);
-  return d.toTimeString().slice(0, 8) + "." + String(d.getMilliseconds()).padStart(3, "0");
+  return hms(t) + "." + String(d.getMilliseconds()).padStart(3, "0");
+}
+function hms(t) {
+  return new Date(t).toTimeString().slice(0, 8);
 }
 
 // src/states.js
@@ -2964,7 +2967,7 @@ var DeleteDialog = class {
     const holds = ex?.holds?.length ? ex.holds : holdingFinalizers(n).map((f) => ({ finalizer: f }));
     for (const hd of holds) parts.push(`held by finalizer ${hd.finalizer}${hd.owner ? ` (${hd.owner})` : ""}`);
     if (!parts.length) parts.push("nothing holds it any more: the apiserver removes it in a moment");
-    const since2 = n.deletionTimestamp ? ` (since ${new Date(n.deletionTimestamp).toLocaleTimeString()})` : "";
+    const since2 = n.deletionTimestamp ? ` (since ${hms(n.deletionTimestamp)})` : "";
     el.replaceChildren(
       h("p", null, h("b", null, `Already being deleted${since2}: `), `${parts.join("; ")}.`),
       h("p.muted", null, holds.length ? `Deleting it again does not remove ${holds.length === 1 ? "that finalizer" : "those finalizers"}: the apiserver only sets the collector's own to match the policy (foregroundDeletion for Foreground, orphan for Orphan, neither for Background). The object panel shows the command that would release a hold by hand.` : "Deleting it again only sets the collector's own finalizers to match the policy: foregroundDeletion for Foreground, orphan for Orphan, neither for Background (a foreground deletion then stops waiting).")

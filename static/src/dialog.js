@@ -7,7 +7,7 @@
 // own dependents) lists them step by step, with the order in words. With --read-only the
 // dialog is a preview: the prediction, and no way to confirm.
 
-import { h, $, describe } from "./dom.js";
+import { h, $, describe, hms } from "./dom.js";
 import { deleteObject, explain } from "./api.js";
 import { blockerSummaryText, counted } from "./panel.js";
 import { holdingFinalizers } from "./states.js";
@@ -131,7 +131,7 @@ export class DeleteDialog {
     const holds = ex?.holds?.length ? ex.holds : holdingFinalizers(n).map((f) => ({ finalizer: f }));
     for (const hd of holds) parts.push(`held by finalizer ${hd.finalizer}${hd.owner ? ` (${hd.owner})` : ""}`);
     if (!parts.length) parts.push("nothing holds it any more: the apiserver removes it in a moment");
-    const since = n.deletionTimestamp ? ` (since ${new Date(n.deletionTimestamp).toLocaleTimeString()})` : "";
+    const since = n.deletionTimestamp ? ` (since ${hms(n.deletionTimestamp)})` : "";
     el.replaceChildren(
       h("p", null, h("b", null, `Already being deleted${since}: `), `${parts.join("; ")}.`),
       h("p.muted", null, holds.length

@@ -49,5 +49,10 @@ export function duration(ns) {
 /** @param {number} t epoch ms */
 export function clock(t) {
   const d = new Date(t);
-  return d.toTimeString().slice(0, 8) + "." + String(d.getMilliseconds()).padStart(3, "0");
+  return hms(t) + "." + String(d.getMilliseconds()).padStart(3, "0");
+}
+
+/** The local time of t to the second, 24-hour, as everything on the page says it: "17:16:36". @param {number|string} t */
+export function hms(t) {
+  return new Date(t).toTimeString().slice(0, 8);
 }
