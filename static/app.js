@@ -1390,6 +1390,7 @@ var Renderer = class {
       "--st-invalid",
       "--st-queued",
       "--st-backoff",
+      "--st-removed-fill",
       ...Object.values(PREVIEW).map((p) => p.color)
     ];
     for (const n of names) this.colors[n] = cs.getPropertyValue(n).trim() || "#888";
@@ -1848,7 +1849,7 @@ var Renderer = class {
       alpha = g ? Math.max(0.05, 1 - (now - g.at) / GHOST_MS) : 0.05;
     }
     ctx.globalAlpha = alpha;
-    ctx.fillStyle = ghost ? C["--st-removed"] : C["--node-bg"];
+    ctx.fillStyle = ghost ? C["--st-removed-fill"] : C["--node-bg"];
     ctx.beginPath();
     ctx.roundRect(x, y, NODE_W, NODE_H, 6);
     ctx.fill();
@@ -4778,7 +4779,7 @@ function viewSVG(r) {
       const cur = store.current(it.uid), ghost = !cur || cur.ghost;
       const n = cur ? cur.node : it.node, st = ghost ? "removed" : stateOf(store, n);
       const stroke = C[STATES.find((s) => s.id === st)?.color || "--node-border"];
-      nodes.push(`<g><title>${esc(`${n.kind} ${n.namespace ? n.namespace + "/" : ""}${n.name} (${st})`)}</title><rect x="${x}" y="${y}" width="${NODE_W}" height="${NODE_H}" rx="6" fill="${ghost ? C["--st-removed"] : C["--node-bg"]}" stroke="${stroke}" stroke-width="${st === "normal" ? 1 : 2.5}"${st === "virtual" ? ' stroke-dasharray="5 3"' : ""}/><text x="${x + 11}" y="${y + 15}" font-size="11" fill="${C["--muted"]}">${esc(n.kind + (st === "normal" ? "" : " · " + st))}</text><text x="${x + 11}" y="${y + 32}" font-size="13" font-weight="600" fill="${C["--fg"]}">${esc(n.name.length > 24 ? n.name.slice(0, 23) + "…" : n.name)}</text></g>`);
+      nodes.push(`<g><title>${esc(`${n.kind} ${n.namespace ? n.namespace + "/" : ""}${n.name} (${st})`)}</title><rect x="${x}" y="${y}" width="${NODE_W}" height="${NODE_H}" rx="6" fill="${ghost ? C["--st-removed-fill"] : C["--node-bg"]}" stroke="${stroke}" stroke-width="${st === "normal" ? 1 : 2.5}"${st === "virtual" ? ' stroke-dasharray="5 3"' : ""}/><text x="${x + 11}" y="${y + 15}" font-size="11" fill="${C["--muted"]}">${esc(n.kind + (st === "normal" ? "" : " · " + st))}</text><text x="${x + 11}" y="${y + 32}" font-size="13" font-weight="600" fill="${C["--fg"]}">${esc(n.name.length > 24 ? n.name.slice(0, 23) + "…" : n.name)}</text></g>`);
       for (const o of n.owners || []) {
         const ob = layout2.box(o.uid);
         if (ob) edges.push(path(ob.x + NODE_W / 2, ob.y + NODE_H, x + NODE_W / 2, y, o.blockOwnerDeletion ? C["--edge-block"] : C["--edge"], o.blockOwnerDeletion ? 1.8 : 1, !o.controller));

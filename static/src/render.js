@@ -82,7 +82,7 @@ export class Renderer {
   readColors() {
     const cs = getComputedStyle(document.documentElement);
     const names = ["--bg", "--fg", "--muted", "--node-bg", "--node-border", "--group-bg", "--group-border", "--edge",
-      "--edge-block", "--accent", "--match", ...STATES.map((s) => s.color), "--st-invalid", "--st-queued", "--st-backoff",
+      "--edge-block", "--accent", "--match", ...STATES.map((s) => s.color), "--st-invalid", "--st-queued", "--st-backoff", "--st-removed-fill",
       ...Object.values(PREVIEW).map((p) => p.color)];
     for (const n of names) this.colors[n] = cs.getPropertyValue(n).trim() || "#888";
     this.dirty = true;
@@ -574,7 +574,7 @@ export class Renderer {
       alpha = g ? Math.max(0.05, 1 - (now - g.at) / GHOST_MS) : 0.05;
     }
     ctx.globalAlpha = alpha;
-    ctx.fillStyle = ghost ? C["--st-removed"] : C["--node-bg"];
+    ctx.fillStyle = ghost ? C["--st-removed-fill"] : C["--node-bg"];
     ctx.beginPath();
     ctx.roundRect(x, y, NODE_W, NODE_H, 6);
     ctx.fill();
