@@ -164,7 +164,12 @@ func (gc *GarbageCollector) ExplainFor(uid types.UID, visible func(ObjectRef) bo
 			e.Queues = append(e.Queues, QueuePosition{Queue: q, QueueItem: *it})
 		}
 		for _, a := range m.recent {
-			if a.Object.UID == uid && (e.Last == nil || a.Verb != VerbGet) {
+			// A look-up of an owner by this uid under other coordinates (another namespace,
+			// another kind: an invalid reference of some dependent) was not about this object.
+			if a.Object.UID != uid || a.Object.Namespace != e.Object.Namespace || a.Object.Kind != e.Object.Kind {
+				continue
+			}
+			if e.Last == nil || a.Verb != VerbGet {
 				c := a
 				e.Last = &c
 			}

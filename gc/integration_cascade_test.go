@@ -134,6 +134,37 @@ func TestExplainObjectThatOwnsItself(t *testing.T) {
 	e.removeFinalizers(t, configMaps, ns, "selfish")
 }
 
+// TestLastActionIsAboutTheObjectItself: a dependent in another namespace names the owner's
+// uid; the collector looks that owner up in the dependent's namespace (and does not find
+// it). That look-up is not the owner's last worker action: its panel showed "look up owner
+// of ConfigMap stray: not found" for an object that exists.
+func TestLastActionIsAboutTheObjectItself(t *testing.T) {
+	e := setup(t)
+	nsA, nsB := e.namespace(t), e.namespace(t)
+	owner := e.configMap(t, nsA, "owner", nil)
+	from := e.engine.Feed().LastSeq()
+	stray := e.configMap(t, nsB, "stray", nil, cmRef(owner))
+	testkit.Eventually(t, "the collector looks the owner up for stray", func() bool {
+		evs, err := e.engine.Feed().Since(from, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range evs {
+			if a := ev.Action; a != nil && a.Verb == gc.VerbGet && a.Object.UID == owner.UID && a.For != nil && a.For.UID == stray.UID {
+				return true
+			}
+		}
+		return false
+	})
+	ex, ok := e.engine.Explain(owner.UID)
+	if !ok {
+		t.Fatal("the owner is not in the graph")
+	}
+	if ex.Last != nil && (ex.Last.Object.Namespace != nsA || ex.Last.For != nil) {
+		t.Errorf("the owner's last worker action is %+v: a look-up made for stray in %s", *ex.Last, nsB)
+	}
+}
+
 // TestUnblockThenDeleteIsDecidedAgainAsUpstream: D waits on its foreground-deleted owner O
 // and has a dependent E that is itself deleting its dependents, so D first unblocks its
 // references (breaking a possible cycle). As upstream, the delete that follows carries the
