@@ -6242,6 +6242,26 @@ function testHooks(page2, parts) {
   return api2;
 }
 
+// src/sidepanel.js
+var KEY = "gcscope.sideHidden";
+function wireSidePanel() {
+  const set = (hidden) => {
+    document.body.classList.toggle("side-hidden", hidden);
+    try {
+      localStorage.setItem(KEY, hidden ? "1" : "");
+    } catch {
+    }
+  };
+  let stored = "";
+  try {
+    stored = localStorage.getItem(KEY) || "";
+  } catch {
+  }
+  if (stored) document.body.classList.add("side-hidden");
+  document.getElementById("side-hide")?.addEventListener("click", () => set(true));
+  document.getElementById("side-show")?.addEventListener("click", () => set(false));
+}
+
 // src/main.js
 var page = newPage();
 var { live, liveCascades, renderer, layout, view, replay } = page;
@@ -6296,6 +6316,7 @@ var syncFilterControls = wireFilters(page);
 var { readURL, updateFocusChip } = wireView(page, { tabs, objectPanel, setTheme: theme.setTheme, syncFilterControls });
 var search = new Search(page);
 wirePointer(page);
+wireSidePanel();
 var exportMenu = wireExportMenu(page);
 var { stream, showConn } = wireStream(page, { objectPanel });
 var slow = (

@@ -44,7 +44,7 @@ func App(p Page) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<header class=\"bar\"><a class=\"brand\" href=\"/\" title=\"gcscope: the garbage collector, live\">gc<b>scope</b></a><div class=\"search\"><input id=\"search\" type=\"search\" placeholder=\"Search name, kind, namespace or uid  ( / )\" autocomplete=\"off\" spellcheck=\"false\" aria-label=\"Search objects\"><ul id=\"search-results\" class=\"results\" role=\"listbox\" hidden></ul></div><label class=\"filter\">namespace <select id=\"filter-ns\" aria-label=\"Namespace filter\"><option value=\"*\">all</option></select></label> <label class=\"filter\">kind <select id=\"filter-kind\" aria-label=\"Kind filter\"><option value=\"*\">all</option></select></label> <span id=\"focus-chip\" class=\"chip\" hidden>focus: <b id=\"focus-name\"></b> <button type=\"button\" id=\"focus-clear\" title=\"Show everything (Esc)\">×</button></span> <span class=\"spacer\"></span> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<header class=\"bar\"><a class=\"brand\" href=\"/\" title=\"gcscope: the garbage collector, live\">gc<b>scope</b></a><div class=\"search\"><input id=\"search\" type=\"search\" placeholder=\"Search name, kind, namespace or uid  ( / )\" autocomplete=\"off\" spellcheck=\"false\" aria-label=\"Search objects\"><ul id=\"search-results\" class=\"results\" role=\"listbox\" hidden></ul></div><label class=\"filter\"><span class=\"filter-word\">namespace</span> <select id=\"filter-ns\" aria-label=\"Namespace filter\"><option value=\"*\">all</option></select></label> <label class=\"filter\"><span class=\"filter-word\">kind</span> <select id=\"filter-kind\" aria-label=\"Kind filter\"><option value=\"*\">all</option></select></label> <span id=\"focus-chip\" class=\"chip\" hidden>focus: <b id=\"focus-name\"></b> <button type=\"button\" id=\"focus-clear\" title=\"Show everything (Esc)\">×</button></span> <span class=\"spacer\"></span> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -78,20 +78,20 @@ func App(p Page) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "> slow motion (")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "> <span class=\"toggle-word\">slow motion (")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var4 string
 				templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(p.ActionDelay)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 27, Col: 36}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 27, Col: 62}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, ")</label> ")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, ")</span></label> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -193,7 +193,7 @@ func App(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, " <div class=\"app\"><div class=\"main-col\"><section class=\"graph\" id=\"graph-pane\"><canvas id=\"graph\" tabindex=\"0\" aria-label=\"Ownership graph: owners above their dependents\"></canvas><div id=\"tooltip\" class=\"tooltip\" hidden></div><div class=\"zoom\"><button type=\"button\" id=\"zoom-in\" title=\"Zoom in (+)\">+</button> <button type=\"button\" id=\"zoom-out\" title=\"Zoom out (-)\">−</button> <button type=\"button\" id=\"zoom-fit\" title=\"Fit everything (0)\">⤢</button></div><div id=\"empty\" class=\"empty\" hidden></div><details class=\"legend\" id=\"legend\"><summary>Legend</summary><div id=\"legend-body\"></div></details><div id=\"cascades\" class=\"cascades\" role=\"status\" aria-label=\"Cascades in progress and recently finished\" hidden></div><div id=\"toast\" class=\"toast\" role=\"status\" hidden></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, " <div class=\"app\"><div class=\"main-col\"><section class=\"graph\" id=\"graph-pane\"><canvas id=\"graph\" tabindex=\"0\" aria-label=\"Ownership graph: owners above their dependents\"></canvas><div id=\"tooltip\" class=\"tooltip\" hidden></div><div class=\"zoom\"><button type=\"button\" id=\"zoom-in\" title=\"Zoom in (+)\">+</button> <button type=\"button\" id=\"zoom-out\" title=\"Zoom out (-)\">−</button> <button type=\"button\" id=\"zoom-fit\" title=\"Fit everything (0)\">⤢</button> <button type=\"button\" id=\"side-show\" class=\"side-show\" title=\"Show the side panel: the object, stuck deletions, the history and the work queues\">‹</button></div><div id=\"empty\" class=\"empty\" hidden></div><details class=\"legend\" id=\"legend\"><summary>Legend</summary><div id=\"legend-body\"></div></details><div id=\"cascades\" class=\"cascades\" role=\"status\" aria-label=\"Cascades in progress and recently finished\" hidden></div><div id=\"toast\" class=\"toast\" role=\"status\" hidden></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -213,7 +213,7 @@ func App(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</div><aside class=\"side\"><nav class=\"tabs\" role=\"tablist\"><button type=\"button\" role=\"tab\" id=\"tab-object\" aria-selected=\"true\" aria-controls=\"object-panel\">Object</button> <button type=\"button\" role=\"tab\" id=\"tab-stuck\" aria-selected=\"false\" aria-controls=\"stuck-panel\" title=\"Deletions that take too long, and why (s)\">Stuck <span class=\"count-badge\" id=\"stuck-count\" hidden></span></button> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</div><aside class=\"side\"><nav class=\"tabs\" role=\"tablist\"><button type=\"button\" id=\"side-hide\" class=\"side-hide\" title=\"Hide the side panel (the graph takes the whole width)\">›</button> <button type=\"button\" role=\"tab\" id=\"tab-object\" aria-selected=\"true\" aria-controls=\"object-panel\">Object</button> <button type=\"button\" role=\"tab\" id=\"tab-stuck\" aria-selected=\"false\" aria-controls=\"stuck-panel\" title=\"Deletions that take too long, and why (s)\">Stuck <span class=\"count-badge\" id=\"stuck-count\" hidden></span></button> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -265,7 +265,7 @@ func App(p Page) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 189, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 191, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 			if templ_7745c5c3_Err != nil {

@@ -31,6 +31,7 @@ import { wireTheme } from "./theme.js";
 import { wireExportMenu } from "./exportmenu.js";
 import { wireTimeTravel } from "./timetravel.js";
 import { testHooks } from "./testhooks.js";
+import { wireSidePanel } from "./sidepanel.js";
 
 const page = newPage();
 const { live, liveCascades, renderer, layout, view, replay } = page;
@@ -96,6 +97,7 @@ const syncFilterControls = wireFilters(page);
 const { readURL, updateFocusChip } = wireView(page, { tabs, objectPanel, setTheme: theme.setTheme, syncFilterControls });
 const search = new Search(page);
 wirePointer(page);
+wireSidePanel();
 const exportMenu = wireExportMenu(page);
 const { stream, showConn } = wireStream(page, { objectPanel });
 
