@@ -122,7 +122,7 @@ func App(p Page) templ.Component {
 				}
 			}
 			if p.Scenarios && !p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<div class=\"menu\"><button type=\"button\" id=\"play-button\" class=\"compact\" aria-haspopup=\"true\" aria-controls=\"play-menu\" title=\"Play a scenario: create a garbage-collection case on the embedded cluster and watch the collector act\">▶ Play</button><div class=\"menu-items play-menu\" id=\"play-menu\" hidden></div></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<div class=\"menu\"><button type=\"button\" id=\"play-button\" class=\"compact\" aria-haspopup=\"true\" aria-controls=\"play-menu\" title=\"Play a scenario: create a garbage-collection case on the embedded cluster and watch the collector act\">Scenarios ▾</button><div class=\"menu-items play-menu\" id=\"play-menu\" hidden></div></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

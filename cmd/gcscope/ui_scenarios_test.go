@@ -77,6 +77,15 @@ func TestUIScenarioPlayer(t *testing.T) {
 		func(context.Context) (bool, error) { return !slowMotion(), nil }); err != nil {
 		t.Fatal("the header's switch did not turn slow motion off")
 	}
+	// The header's menu of scenarios is not a second "▶ Play" beside the timeline's.
+	var labels []string
+	d.eval(t, `[...document.querySelectorAll("button")].filter((b) => b.offsetParent).map((b) => b.textContent.trim())`, &labels)
+	if n := len(slices.DeleteFunc(slices.Clone(labels), func(l string) bool { return l != "▶ Play" })); n > 1 {
+		t.Errorf("%d buttons on the page read ▶ Play: %q", n, labels)
+	}
+	if !slices.Contains(labels, "Scenarios ▾") {
+		t.Errorf("the header has no Scenarios ▾ menu: %q", labels)
+	}
 	d.run(t, "open the Play menu", click("#play-button"),
 		chromedp.WaitVisible(chromedp.CSS(`#play-menu .play-item[data-scenario="foreground-held"]`)))
 	var items []string
