@@ -50,6 +50,12 @@ func TestUIAt800Pixels(t *testing.T) {
 		if side.W == 0 || side.W > 800*0.4 {
 			t.Errorf("%s: the side panel is %.0f px of 800", theme, side.W)
 		}
+		// The timeline's controls fit beside the panel (● Live was cut at its edge).
+		for _, sel := range []string{"#tl-play", "#tl-speed", "#tl-live"} {
+			if b := rect(sel); b.W == 0 || b.X+b.W > side.X {
+				t.Errorf("%s: %s at %+v runs under the side panel (at x %.0f)", theme, sel, b, side.X)
+			}
+		}
 		d.run(t, "fold the side panel", click("#side-hide"))
 		d.run(t, "the graph takes the width", chromedp.Poll[chromedp.Void](`document.getElementById("graph").getBoundingClientRect().width > 780`))
 		if s := rect("aside.side"); s.W != 0 {
