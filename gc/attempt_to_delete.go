@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -400,12 +401,5 @@ func refNames(refs []metav1.OwnerReference) []string {
 }
 
 func describeRefs(refs []metav1.OwnerReference) string {
-	s := ""
-	for i, r := range refs {
-		if i > 0 {
-			s += ", "
-		}
-		s += r.Kind + " " + r.Name
-	}
-	return s
+	return strings.Join(refNames(refs), ", ")
 }

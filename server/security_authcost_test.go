@@ -214,11 +214,29 @@ func TestAuthorizationSchemeIsCaseInsensitive(t *testing.T) {
 // floodFrom sends requests with random bad tokens from the loopback address src (a
 // second client on this machine) until stop closes, from n goroutines; it counts 429s.
 func floodFrom(base, src string, n int, stop <-chan struct{}) (throttled, sent *atomic.Int64, wait func()) {
-	throttled, sent = &atomic.Int64{}, &atomic.Int64{}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+	return flood(base, n, stop, &http.Transport{
 		DialContext:         (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(src)}}).DialContext,
 		MaxIdleConnsPerHost: n,
-	}}
+	})
+}
+
+// floodRotating is floodFrom with each request from a new loopback address (127.1.x.y,
+// a new connection each): no per-address budget ever applies.
+func floodRotating(base string, n int, stop <-chan struct{}) (throttled, sent *atomic.Int64, wait func()) {
+	var addr atomic.Uint32
+	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
+		a := addr.Add(1)
+		src := net.IPv4(127, 1+byte(a>>16%254), byte(a>>8), byte(a))
+		return (&net.Dialer{LocalAddr: &net.TCPAddr{IP: src}}).DialContext(ctx, network, address)
+	}
+	return flood(base, n, stop, &http.Transport{DialContext: dial, DisableKeepAlives: true})
+}
+
+// flood sends requests with random bad tokens through transport from n goroutines until
+// stop closes; it counts the requests answered and the 429s.
+func flood(base string, n int, stop <-chan struct{}, transport *http.Transport) (throttled, sent *atomic.Int64, wait func()) {
+	throttled, sent = &atomic.Int64{}, &atomic.Int64{}
+	client := &http.Client{Timeout: 10 * time.Second, Transport: transport}
 	var wg sync.WaitGroup
 	for range n {
 		wg.Go(func() {
@@ -396,46 +414,6 @@ func BenchmarkAuthFlood(b *testing.B) {
 	b.ReportMetric(float64(sentTotal)/n, "flood-requests/op")
 	b.ReportMetric(float64(throttledTotal)/n, "flood-429s/op")
 	b.ReportMetric(float64(reviews.tokenReviews.Load()-reviewsBefore)/n, "tokenreviews/op")
-}
-
-// floodRotating sends requests with random bad tokens from n goroutines, each request
-// from a new loopback address (127.1.x.y), until stop closes: no per-address budget
-// ever applies. It counts the requests answered and the 429s.
-func floodRotating(base string, n int, stop <-chan struct{}) (throttled, sent *atomic.Int64, wait func()) {
-	throttled, sent = &atomic.Int64{}, &atomic.Int64{}
-	var addr atomic.Uint32
-	dial := func(ctx context.Context, network, address string) (net.Conn, error) {
-		a := addr.Add(1)
-		src := net.IPv4(127, 1+byte(a>>16%254), byte(a>>8), byte(a))
-		return (&net.Dialer{LocalAddr: &net.TCPAddr{IP: src}}).DialContext(ctx, network, address)
-	}
-	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DialContext: dial, DisableKeepAlives: true}}
-	var wg sync.WaitGroup
-	for range n {
-		wg.Go(func() {
-			b := make([]byte, 16)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				rand.Read(b)
-				req, _ := http.NewRequest("GET", base+"/api/v1/session", nil)
-				req.Header.Set("Authorization", "Bearer bad-"+hex.EncodeToString(b))
-				resp, err := client.Do(req)
-				if err != nil {
-					continue
-				}
-				resp.Body.Close()
-				sent.Add(1)
-				if resp.StatusCode == http.StatusTooManyRequests {
-					throttled.Add(1)
-				}
-			}
-		})
-	}
-	return throttled, sent, wg.Wait
 }
 
 // signedInReader is a user signed in already (its token reviewed) who may list ConfigMaps

@@ -1,15 +1,9 @@
 package static
 
 import (
-	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/gcscope/gcscope/internal/browsertest"
 )
 
 // cascadeProbe: an owner with two dependents; one frame's events hold the owner's
@@ -36,19 +30,7 @@ const cascadeProbe = `(async () => {
 })()`
 
 func TestACascadeSeenAfterItsFirstRemovalCountsIt(t *testing.T) {
-	page := browsertest.Start(t, browsertest.Options{})
-	mux := http.NewServeMux()
-	mux.Handle("/", http.FileServer(http.Dir("src")))
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte(`<!doctype html><link rel="icon" href="data:,"><title>cascades</title>`))
-	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(page.Ctx, 60*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
-		t.Fatal(err)
-	}
+	page, ctx := modulePage(t)
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[*struct{ Total, Gone int }](cascadeProbe, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,10 @@
 package static
 
 import (
-	"context"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/gcscope/gcscope/internal/browsertest"
 )
 
 // rowsProbe draws the history view's rows of a plain cascade's decisions: a delete that
@@ -37,19 +31,7 @@ type drawnRow struct {
 // TestHistoryViewShowsARetriedConflictAsHarmless: the ordinary 409 of a cascade is drawn
 // "retried", muted, saying the collector retries; a real failure stays a red "error".
 func TestHistoryViewShowsARetriedConflictAsHarmless(t *testing.T) {
-	page := browsertest.Start(t, browsertest.Options{})
-	mux := http.NewServeMux()
-	mux.Handle("/", http.FileServer(http.Dir("src")))
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte(`<!doctype html><link rel="icon" href="data:,"><title>history rows</title>`))
-	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(page.Ctx, 60*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
-		t.Fatal(err)
-	}
+	page, ctx := modulePage(t)
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[struct{ Conflict, Failure drawnRow }](rowsProbe, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)

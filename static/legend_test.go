@@ -1,15 +1,9 @@
 package static
 
 import (
-	"context"
-	"net/http"
-	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
-
-	"github.com/gcscope/gcscope/internal/browsertest"
 )
 
 // legendProbe resolves the color of every state and marker of the legend under a theme
@@ -17,7 +11,7 @@ import (
 // under 10 reads as "the same color" at a glance on a small box).
 const legendProbe = `(async (theme) => {
   document.documentElement.dataset.theme = theme;
-  const { STATES, MARKERS } = await import("/src/states.js");
+  const { STATES, MARKERS } = await import("/states.js");
   const cs = getComputedStyle(document.documentElement);
   const lab = (hex) => {
     const n = parseInt(hex.trim().slice(1), 16);
@@ -43,20 +37,7 @@ const legendProbe = `(async (theme) => {
 const minLegendDistance = 20
 
 func TestLegendColorsAreTellableApart(t *testing.T) {
-	page := browsertest.Start(t, browsertest.Options{})
-	mux := http.NewServeMux()
-	mux.Handle("/src/", http.StripPrefix("/src/", http.FileServer(http.Dir("src"))))
-	mux.HandleFunc("/app.css", func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, "app.css") })
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte(`<!doctype html><link rel="icon" href="data:,"><link rel="stylesheet" href="/app.css"><title>legend</title>`))
-	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	ctx, cancel := context.WithTimeout(page.Ctx, 60*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
-		t.Fatal(err)
-	}
+	page, ctx := modulePage(t)
 	type pair struct {
 		A, B, Ca, Cb string
 		De           float64

@@ -1,19 +1,14 @@
 package static
 
 import (
-	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/gc/feedtest"
-	"github.com/gcscope/gcscope/internal/browsertest"
 )
 
 // probe runs in the page: for each sample event, a fresh Store holding the sample's
@@ -42,15 +37,7 @@ const probe = `(async (samples) => {
 // The page's store has a case for every type of the feed's vocabulary, and each changes
 // what it holds; a type it does not know is reported (Store.unknownTypes).
 func TestStoreHandlesEveryEventType(t *testing.T) {
-	page := browsertest.Start(t, browsertest.Options{})
-	mux := http.NewServeMux()
-	mux.Handle("/", http.FileServer(http.Dir("src"))) // the page's modules, as main.js imports them
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, _ *http.Request) {
-		w.Write([]byte(`<!doctype html><link rel="icon" href="data:,"><title>store</title>`))
-	})
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-
+	page, ctx := modulePage(t)
 	samples := []gc.Event{}
 	for i, typ := range gc.EventTypes() {
 		e, err := feedtest.Sample(typ, uint64(i+10))
@@ -62,11 +49,6 @@ func TestStoreHandlesEveryEventType(t *testing.T) {
 	samples = append(samples, gc.Event{Seq: 99, Type: "noSuchType"})
 	js, err := json.Marshal(samples)
 	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(page.Ctx, 60*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, chromedp.Navigate(srv.URL+"/")); err != nil {
 		t.Fatal(err)
 	}
 	type result struct {
