@@ -2059,10 +2059,14 @@ var deleteObject = (uid, policy, dryRun) => post(`/api/v1/objects/${encodeURICom
 // src/vlist.js
 var VirtualList = class {
   /**
-   * @param {{render: (item: T, index: number) => Node, rowHeight?: number, maxRows?: number, id?: string, className?: string}} o
+   * key, when given, names what a row shows: a row whose key is unchanged keeps its node
+   * across set() (a list reloaded every few seconds does not swap the node under a click).
+   * @param {{render: (item: T, index: number) => Node, key?: (item: T) => string, rowHeight?: number, maxRows?: number, id?: string, className?: string}} o
    */
   constructor(o) {
     this.render = o.render;
+    this.key = o.key;
+    this.keyed = /* @__PURE__ */ new Map();
     this.rowHeight = o.rowHeight || 22;
     this.maxRows = o.maxRows || 12;
     this.items = [];
@@ -2104,13 +2108,21 @@ var VirtualList = class {
     if (this.drawn[0] === first && this.drawn[1] === last) return;
     this.drawn = [first, last];
     const rows = [];
+    const keyed = /* @__PURE__ */ new Map();
     for (let i = first; i < last; i++) {
-      const row = h("div.vlist-row", { role: "listitem" }, this.render(this.items[i], i));
-      row.style.height = row.style.lineHeight = `${this.rowHeight}px`;
+      const k = this.key?.(this.items[i]);
+      let row = k === void 0 ? void 0 : this.keyed.get(k);
+      if (!row) {
+        row = h("div.vlist-row", { role: "listitem" }, this.render(this.items[i], i));
+        row.style.height = row.style.lineHeight = `${this.rowHeight}px`;
+      }
+      if (k !== void 0) keyed.set(k, row);
       rows.push(row);
     }
+    this.keyed = keyed;
     this.window.style.transform = `translateY(${first * this.rowHeight}px)`;
-    this.window.replaceChildren(...rows);
+    const now = this.window.children;
+    if (rows.length !== now.length || rows.some((r, i) => r !== now[i])) this.window.replaceChildren(...rows);
   }
 };
 
@@ -5591,7 +5603,15 @@ var HistoryView = class {
     "delete";
     this.result = "*";
     this.ns = "*";
-    this.list = new VirtualList({ id: "history-list", className: "history-rows", rowHeight: 74, maxRows: 9, render: (e) => this.row(e) });
+    this.list = new VirtualList({
+      id: "history-list",
+      className: "history-rows",
+      rowHeight: 74,
+      maxRows: 9,
+      render: (e) => this.row(e),
+      // A recorded decision does not change; what its row shows of its cascade may.
+      key: (e) => `${e.pos} ${e.cascade !== void 0 && e.cascade !== null && this.hooks.cascade(String(e.cascade)) ? "c" : ""}`
+    });
     this.verbSel = /** @type {HTMLSelectElement} */
     h("select", { id: "history-verb", "aria-label": "Decision", onchange: () => {
       this.verb = this.verbSel.value;
@@ -5704,7 +5724,7 @@ var HistoryView = class {
           title: `Select this ${c.policy} cascade on the timeline and go to its start`,
           onclick: (ev) => {
             ev.preventDefault();
-            this.hooks.selectCascade(c);
+            this.hooks.selectCascade(this.hooks.cascade(String(c.id)) || c);
           }
         }, `${c.root.kind} ${c.root.name}`),
         h("span.tag", null, c.policy),

@@ -47,3 +47,44 @@ func TestHistoryViewShowsARetriedConflictAsHarmless(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// keptProbe loads the history view's list three times, as its window following now does
+// every five seconds: the same decisions; then one more, newest first; then the same,
+// with the cascade of one of them now known to the timeline.
+const keptProbe = `(async () => {
+  const { HistoryView } = await import("/historyview.js");
+  let known = null;
+  const el = document.createElement("div");
+  document.body.append(el);
+  const v = new HistoryView(el, { cascade: (id) => (id === "7" ? known : null), cascadeOf: async () => null });
+  const decision = (pos, name) => ({ pos, session: 1, time: "2026-11-26T10:00:00Z", cascade: 7,
+    action: { queue: "attemptToDelete", verb: "delete", object: { apiVersion: "v1", kind: "ConfigMap", namespace: "a", name, uid: name } } });
+  const load = (...rows) => { v.rows = rows.map(([pos, name]) => decision(pos, name)); v.render(); };
+  const node = (uid) => el.querySelector('.hrow[data-uid="' + uid + '"]');
+  load([2, "b"], [1, "a"]);
+  const a = node("a"), b = node("b");
+  load([2, "b"], [1, "a"]);
+  const sameAfterReload = node("a") === a && node("b") === b;
+  load([3, "c"], [2, "b"], [1, "a"]);
+  const keptWhenOneCame = node("a") === a && node("b") === b && !!node("c");
+  known = { id: 7, policy: "Foreground", root: { kind: "ConfigMap", name: "top" }, start: 0, end: null };
+  load([3, "c"], [2, "b"], [1, "a"]);
+  return { sameAfterReload, keptWhenOneCame, redrawnWhenItsCascadeIsKnown: node("a") !== a && node("a").querySelector(".cascade-link")?.textContent === "ConfigMap top" };
+})()`
+
+// TestAReloadedHistoryListKeepsItsRows: the list is reloaded every few seconds while its
+// window follows now; a decision's row keeps its node (a click begun on it is not lost to a
+// new node under the pointer), and is drawn anew only when what it shows changes.
+func TestAReloadedHistoryListKeepsItsRows(t *testing.T) {
+	page, ctx := modulePage(t)
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]bool](keptProbe, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, what := range []string{"sameAfterReload", "keptWhenOneCame", "redrawnWhenItsCascadeIsKnown"} {
+		if !got[what] {
+			t.Errorf("%s: false (all: %v)", what, got)
+		}
+	}
+	page.NoErrors(t)
+}

@@ -112,7 +112,7 @@ func TestUIXResume(t *testing.T) {
 	browsertest.Screenshot(t, page.Ctx, "ui-resume-live")
 
 	// --- A cut of a few seconds: the page resumes where it stopped.
-	asked := len(proxy.streams())
+	asked, began := len(proxy.streams()), streams.count()
 	proxy.cut()
 	poll("the page says it is offline", offline, 15*time.Second)
 	since := pageSeq()
@@ -146,7 +146,7 @@ func TestUIXResume(t *testing.T) {
 			break
 		}
 	}
-	first := streams.last(t)
+	first := streams.after(t, began)
 	if first.Type != "deltas" || first.From != since+1 {
 		t.Errorf("the resumed stream began with %+v; want the deltas from %d, no snapshot", first, since+1)
 	}
@@ -165,7 +165,7 @@ func TestUIXResume(t *testing.T) {
 	browsertest.Screenshot(t, page.Ctx, "ui-resume-resumed")
 
 	// --- A cut long enough for the server's buffer to lose the events after since.
-	asked = len(proxy.streams())
+	asked, began = len(proxy.streams()), streams.count()
 	proxy.cut()
 	poll("the page says it is offline again", offline, 15*time.Second)
 	since = pageSeq()
@@ -182,7 +182,7 @@ func TestUIXResume(t *testing.T) {
 	if len(tried) == 0 || slices.ContainsFunc(tried, func(u string) bool { return u != "/api/v1/stream?since="+strconv.FormatUint(since, 10) }) {
 		t.Errorf("after the second cut the page asked for %v; want since=%d each time", tried, since)
 	}
-	if first := streams.last(t); first.Type != "snapshot" || first.Reason != "stale" {
+	if first := streams.after(t, began); first.Type != "snapshot" || first.Reason != "stale" {
 		t.Errorf("the stream resumed after the buffer moved on began with %+v; want a snapshot, reason stale", first)
 	}
 	converged()

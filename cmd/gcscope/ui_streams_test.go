@@ -84,16 +84,13 @@ func (w *streamWatch) count() int {
 	return len(w.firsts)
 }
 
-// waitCount waits until n of the page's websockets have received a frame.
-func (w *streamWatch) waitCount(t *testing.T, n int) {
+// after waits until more than n of the page's websockets have received a frame, and is
+// the first frame of the latest. The browser's events arrive on their own goroutine, after
+// the page may already have drawn what the frame said: a test that reads the latest stream
+// without naming how many it had before can read the one that came before it.
+func (w *streamWatch) after(t *testing.T, n int) streamStart {
 	t.Helper()
-	testkit.EventuallyWithin(t, 10*time.Second, fmt.Sprintf("%d streams to begin", n), func() bool { return w.count() >= n })
-}
-
-// last is the first frame of the latest websocket that received one.
-func (w *streamWatch) last(t *testing.T) streamStart {
-	t.Helper()
-	w.waitCount(t, 1)
+	testkit.EventuallyWithin(t, 10*time.Second, fmt.Sprintf("stream %d to begin", n+1), func() bool { return w.count() > n })
 	w.mu.Lock()
 	f := w.firsts[len(w.firsts)-1]
 	w.mu.Unlock()

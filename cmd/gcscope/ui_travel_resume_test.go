@@ -94,14 +94,14 @@ func TestUITravelResumesLiveStream(t *testing.T) {
 	d.eval(t, `window.gcscope.live.seq`, &liveSeq)
 	proxy.restore()
 	d.run(t, "retry from the dot", click("#conn"), chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
-	streams.waitCount(t, seen+1)
+	resumed := streams.after(t, seen)
 	tried := proxy.streams()[asked:]
 	want := "/api/v1/stream?since=" + strconv.FormatUint(liveSeq, 10)
 	if len(tried) == 0 || tried[len(tried)-1] != want {
 		t.Errorf("while travelling at seq %d, the page resumed its stream with %v; want %s, the live state's seq", travelSeq, tried, want)
 	}
-	if first := streams.last(t); first.Type == "deltas" && first.From <= liveSeq {
-		t.Errorf("the resumed stream began with the deltas from %d; the live state held up to %d already", first.From, liveSeq)
+	if resumed.Type == "deltas" && resumed.From <= liveSeq {
+		t.Errorf("the resumed stream began with the deltas from %d; the live state held up to %d already", resumed.From, liveSeq)
 	}
 
 	// Back to live.

@@ -42,7 +42,9 @@ export class HistoryView {
     this.result = "*";
     this.ns = "*";
     /** @type {VirtualList<any>} */
-    this.list = new VirtualList({ id: "history-list", className: "history-rows", rowHeight: 74, maxRows: 9, render: (e) => this.row(e) });
+    this.list = new VirtualList({ id: "history-list", className: "history-rows", rowHeight: 74, maxRows: 9, render: (e) => this.row(e),
+      // A recorded decision does not change; what its row shows of its cascade may.
+      key: (e) => `${e.pos} ${e.cascade !== undefined && e.cascade !== null && this.hooks.cascade(String(e.cascade)) ? "c" : ""}` });
     this.verbSel = /** @type {HTMLSelectElement} */ (h("select", { id: "history-verb", "aria-label": "Decision", onchange: () => {
       this.verb = this.verbSel.value;
       this.load();
@@ -144,7 +146,10 @@ export class HistoryView {
     const second = [];
     if (c) {
       second.push("cascade of ", h("a.cascade-link", { href: "#", "data-cascade": String(c.id), title: `Select this ${c.policy} cascade on the timeline and go to its start`,
-        onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.hooks.selectCascade(c); } }, `${c.root.kind} ${c.root.name}`),
+        onclick: (/** @type {Event} */ ev) => {
+          ev.preventDefault();
+          this.hooks.selectCascade(this.hooks.cascade(String(c.id)) || c); // as it is now: it may have ended since the row was drawn
+        } }, `${c.root.kind} ${c.root.name}`),
       h("span.tag", null, c.policy), " ",
       h("button.link.replay", { type: "button", title: "Replay this cascade", onclick: () => this.hooks.play(c) }, "▶"));
     } else if (e.cascade !== undefined && e.cascade !== null) {

@@ -10,10 +10,14 @@ import { h } from "./dom.js";
  */
 export class VirtualList {
   /**
-   * @param {{render: (item: T, index: number) => Node, rowHeight?: number, maxRows?: number, id?: string, className?: string}} o
+   * key, when given, names what a row shows: a row whose key is unchanged keeps its node
+   * across set() (a list reloaded every few seconds does not swap the node under a click).
+   * @param {{render: (item: T, index: number) => Node, key?: (item: T) => string, rowHeight?: number, maxRows?: number, id?: string, className?: string}} o
    */
   constructor(o) {
     this.render = o.render;
+    this.key = o.key;
+    /** the rows drawn, by key @type {Map<string, HTMLElement>} */ this.keyed = new Map();
     this.rowHeight = o.rowHeight || 22;
     this.maxRows = o.maxRows || 12;
     /** @type {T[]} */ this.items = [];
@@ -58,13 +62,22 @@ export class VirtualList {
     const last = Math.min(n, first + this.maxRows + 8);
     if (this.drawn[0] === first && this.drawn[1] === last) return;
     this.drawn = [first, last];
+    /** @type {HTMLElement[]} */
     const rows = [];
+    const keyed = new Map();
     for (let i = first; i < last; i++) {
-      const row = h("div.vlist-row", { role: "listitem" }, this.render(this.items[i], i));
-      row.style.height = row.style.lineHeight = `${this.rowHeight}px`;
+      const k = this.key?.(this.items[i]);
+      let row = k === undefined ? undefined : this.keyed.get(k);
+      if (!row) {
+        row = h("div.vlist-row", { role: "listitem" }, this.render(this.items[i], i));
+        row.style.height = row.style.lineHeight = `${this.rowHeight}px`;
+      }
+      if (k !== undefined) keyed.set(k, row);
       rows.push(row);
     }
+    this.keyed = keyed;
     this.window.style.transform = `translateY(${first * this.rowHeight}px)`;
-    this.window.replaceChildren(...rows);
+    const now = this.window.children;
+    if (rows.length !== now.length || rows.some((r, i) => r !== now[i])) this.window.replaceChildren(...rows);
   }
 }
