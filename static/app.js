@@ -426,7 +426,14 @@ var EDGES = (
   [
     { id: "controller", label: "controller reference", dash: false, strong: false },
     { id: "plain", label: "other owner reference", dash: true, strong: false },
-    { id: "block", label: "blockOwnerDeletion", dash: false, strong: true }
+    { id: "block", label: "blockOwnerDeletion", dash: false, strong: true },
+    {
+      id: "cycle",
+      label: "on an ownership cycle",
+      dash: false,
+      strong: false,
+      help: "The reference that closes the cycle runs back up around the outside, its arrowhead at the dependent"
+    }
   ]
 );
 function holdingFinalizers(n) {
@@ -572,6 +579,7 @@ var Cascades = class {
       gone: 0,
       orphaned: 0,
       total: members.size + (ns ? 0 : 1),
+      ownerGone: false,
       waitingOn: "",
       eta: null,
       nested: false,
@@ -648,7 +656,8 @@ var Cascades = class {
       if (!n) gone++;
       else if (c.policy === "Orphan" ? !n.owners?.some((o) => o.uid === c.owner) : !this.ownedWithin(c, n)) orphaned++;
     }
-    if (!store.nodes.has(c.owner)) gone++;
+    c.ownerGone = !store.nodes.has(c.owner);
+    if (c.ownerGone) gone++;
     const seen = c.members.size + 1;
     const before = Math.max(0, (this.recorded?.(c.owner, t)?.objects ?? 0) - seen);
     if (c.policy === "Orphan") orphaned += before;
@@ -791,10 +800,16 @@ function cascadeCaption(c, now) {
   parts.push(c.eta !== null ? `~${secs(c.eta)} left` : `${secs(now - c.start)} so far`);
   return parts.join(" · ");
 }
+function tally(c) {
+  const owner = c.policy === "Namespace" ? 0 : 1;
+  return { gone: c.gone - (owner && c.ownerGone ? 1 : 0), of: c.total - owner };
+}
 function countText(c) {
-  if (c.policy === "Orphan") return `${c.orphaned} of ${c.total - 1} orphaned`;
-  if (!c.baseline) return c.end === null ? `${c.total - c.gone} left` : `${c.gone} gone`;
-  return `${c.gone} of ${c.total} gone`;
+  const { gone, of } = tally(c);
+  if (!of && c.baseline) return "no dependents";
+  if (c.policy === "Orphan") return `${c.orphaned} of ${of} orphaned`;
+  if (!c.baseline) return c.end === null ? `${of - gone} left` : `${gone} gone`;
+  return `${gone} of ${of} gone`;
 }
 function progress(c) {
   if (c.end !== null) return 1;
@@ -823,7 +838,8 @@ var CascadeStrip = class {
     this.el.replaceChildren(...list.map((c) => {
       const running = c.end === null;
       const bar = h("span.meter", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
-      const count = !c.baseline ? `${c.total - c.gone} left` : `${c.gone + c.orphaned}/${c.total}`;
+      const { gone, of } = tally(c);
+      const count = !c.baseline ? `${of - gone} left` : !of ? "no dependents" : `${c.policy === "Orphan" ? c.orphaned : gone}/${of}`;
       return h(
         "button.cascade",
         {
@@ -837,7 +853,7 @@ var CascadeStrip = class {
         h("span.policy", null, policyText(c)),
         h("b", null, `${c.ref.kind} ${c.ref.name}`),
         bar,
-        h("span.muted", null, running ? `${count} · ${secs(now - c.start)}` : `${c.policy === "Orphan" ? c.orphaned + " orphaned" : c.gone + " gone"} · ${secs(
+        h("span.muted", null, running ? `${count} · ${secs(now - c.start)}` : `${countText(c)} · ${secs(
           /** @type {number} */
           c.end - c.start
         )}`)
@@ -850,6 +866,71 @@ function secs(ms) {
   return ms < 1e4 ? `${(ms / 1e3).toFixed(1)} s` : `${Math.round(ms / 1e3)} s`;
 }
 
+// src/cycles.js
+function cycleEdges(owners) {
+  const index = /* @__PURE__ */ new Map();
+  const low = /* @__PURE__ */ new Map();
+  const component = /* @__PURE__ */ new Map();
+  const stack = [];
+  const onStack = /* @__PURE__ */ new Set();
+  let next = 0, components = 0;
+  const out = (u) => (owners.get(u) || []).filter((o) => owners.has(o));
+  for (const root of owners.keys()) {
+    if (index.has(root)) continue;
+    const walk = [];
+    const enter = (u) => {
+      index.set(u, next);
+      low.set(u, next++);
+      stack.push(u);
+      onStack.add(u);
+      walk.push({ u, edges: out(u), i: 0 });
+    };
+    enter(root);
+    while (walk.length) {
+      const top = walk[walk.length - 1];
+      if (top.i < top.edges.length) {
+        const o = top.edges[top.i++];
+        if (!index.has(o)) enter(o);
+        else if (onStack.has(o)) low.set(top.u, Math.min(
+          /** @type {number} */
+          low.get(top.u),
+          /** @type {number} */
+          index.get(o)
+        ));
+        continue;
+      }
+      walk.pop();
+      if (walk.length) {
+        const up = walk[walk.length - 1].u;
+        low.set(up, Math.min(
+          /** @type {number} */
+          low.get(up),
+          /** @type {number} */
+          low.get(top.u)
+        ));
+      }
+      if (low.get(top.u) === index.get(top.u)) {
+        let v;
+        do {
+          v = /** @type {string} */
+          stack.pop();
+          onStack.delete(v);
+          component.set(v, components);
+        } while (v !== top.u);
+        components++;
+      }
+    }
+  }
+  const edges = /* @__PURE__ */ new Set();
+  for (const [u, os] of owners) {
+    for (const o of os) if (owners.has(o) && (o === u || component.get(o) === component.get(u))) edges.add(cycleKey(u, o));
+  }
+  return edges;
+}
+function cycleKey(dependent, owner) {
+  return `${dependent} ${owner}`;
+}
+
 // src/layout.js
 var NODE_W = 180;
 var NODE_H = 40;
@@ -858,6 +939,8 @@ var GAP_Y = 60;
 var LEAF_GAP_Y = 12;
 var LEAF_COLS = 8;
 var GROUP_PAD = 24;
+var CYCLE_BULGE = 56;
+var CYCLE_ROOM = Math.ceil(CYCLE_BULGE * 0.75) + 8;
 var GROUP_TITLE = 44;
 var GROUP_ROW = 10 * (NODE_W + GAP_X);
 var GROUP_GAP = 80;
@@ -995,7 +1078,7 @@ function lonerKey(ns, kind) {
   return `loners\0${ns}\0${kind}`;
 }
 function layoutGroup(ns, members, opts) {
-  const g = { ns, title: ns || "cluster-scoped", x: 0, y: 0, w: 0, h: 0, items: [], blocks: [], owned: 0 };
+  const g = { ns, title: ns || "cluster-scoped", x: 0, y: 0, w: 0, h: 0, items: [], blocks: [], owned: 0, cycles: /* @__PURE__ */ new Set() };
   const byUID = /* @__PURE__ */ new Map();
   const loners = /* @__PURE__ */ new Map();
   for (const m of members) {
@@ -1012,6 +1095,7 @@ function layoutGroup(ns, members, opts) {
     loners.delete(kind);
   }
   for (const e of byUID.values()) if (e.node.owners?.length || !opts.loner(e.node)) g.owned++;
+  g.cycles = cycleEdges(new Map([...byUID].map(([uid, e]) => [uid, (e.node.owners || []).map((o) => o.uid)])));
   const parent = /* @__PURE__ */ new Map();
   for (const [uid, m] of byUID) {
     let p = null;
@@ -1126,10 +1210,16 @@ function layoutGroup(ns, members, opts) {
     w = Math.max(w, x - GAP_X);
     return at;
   };
+  const onCycle = new Set([...g.cycles].map((k) => k.slice(0, k.indexOf(" "))));
+  const cycleIn = (u) => (
+    /** @type {boolean} */
+    onCycle.has(u) || children.get(u)?.some(cycleIn)
+  );
   for (const r of roots) {
     const s = measure(r);
-    const at = slot(s.w, s.h);
-    place(r, at.x, at.y, null);
+    const room = onCycle.size && cycleIn(r) ? CYCLE_ROOM : 0;
+    const at = slot(s.w + 2 * room, s.h);
+    place(r, at.x + room, at.y, null);
   }
   const kinds = [...loners.keys()].sort((a, b) => sortKey(
     /** @type {any} */
@@ -1205,18 +1295,25 @@ function clamp(v, lo, hi) {
 }
 var truncCache = /* @__PURE__ */ new Map();
 function truncate(ctx, s, width) {
-  const key = ctx.font + "\0" + width + "\0" + s;
+  return fit(ctx, s, width, false);
+}
+function truncateMiddle(ctx, s, width) {
+  return fit(ctx, s, width, true);
+}
+function fit(ctx, s, width, middle) {
+  const key = ctx.font + "\0" + width + "\0" + (middle ? "m" : "") + "\0" + s;
   const hit = truncCache.get(key);
   if (hit !== void 0) return hit;
+  const cut = (n) => middle ? s.slice(0, Math.ceil(n / 2)) + "…" + s.slice(s.length - Math.floor(n / 2)) : s.slice(0, n) + "…";
   let out = s;
   if (ctx.measureText(s).width > width) {
-    let lo = 0, hi = s.length;
+    let lo = 0, hi = s.length - 1;
     while (lo < hi) {
       const mid = lo + hi + 1 >> 1;
-      if (ctx.measureText(s.slice(0, mid) + "…").width <= width) lo = mid;
+      if (ctx.measureText(cut(mid)).width <= width) lo = mid;
       else hi = mid - 1;
     }
-    out = s.slice(0, lo) + "…";
+    out = cut(lo);
   }
   if (truncCache.size > 2e4) truncCache.clear();
   truncCache.set(key, out);
@@ -1358,6 +1455,7 @@ var Renderer = class {
     this.matches = /* @__PURE__ */ new Set();
     this.preview = /* @__PURE__ */ new Map();
     this.drawnState = null;
+    this.drawnEdges = null;
     this.drawnCaptions = null;
     this.drawnTitles = null;
     this.titleLog = [];
@@ -1384,6 +1482,7 @@ var Renderer = class {
       "--group-border",
       "--edge",
       "--edge-block",
+      "--edge-cycle",
       "--accent",
       "--match",
       ...STATES.map((s) => s.color),
@@ -1693,6 +1792,7 @@ var Renderer = class {
   /** Starts keeping drawnState, and redraws everything so that it starts complete. */
   recordDrawn() {
     this.drawnState ??= /* @__PURE__ */ new Map();
+    this.drawnEdges ??= /* @__PURE__ */ new Map();
     this.drawnCaptions ??= /* @__PURE__ */ new Map();
     this.drawnTitles ??= /* @__PURE__ */ new Map();
     for (const g of this.layout.groups.values()) g.cache = null;
@@ -1711,7 +1811,16 @@ var Renderer = class {
   /** @param {Item[]} items @param {Block[]} blocks @param {number} px */
   drawEdges(items, blocks, px) {
     const { ctx, layout: layout2, colors: C } = this;
-    const paths = { ctl: new Path2D(), plain: new Path2D(), ctlBlock: new Path2D(), plainBlock: new Path2D(), hi: new Path2D() };
+    const paths = {
+      ctl: new Path2D(),
+      plain: new Path2D(),
+      ctlBlock: new Path2D(),
+      plainBlock: new Path2D(),
+      hi: new Path2D(),
+      cycle: new Path2D(),
+      cycleHead: new Path2D(),
+      hiHead: new Path2D()
+    };
     const seenBlocks = /* @__PURE__ */ new Set();
     const curve = (p, x0, y0, x1, y1) => {
       const my = (y0 + y1) / 2;
@@ -1720,15 +1829,39 @@ var Renderer = class {
     };
     for (const it of items) {
       const n = this.store.current(it.uid)?.node || it.node;
+      const x1 = it.group.x + it.x, y1 = it.group.y + it.y;
       for (const o of n.owners || []) {
         const ob = layout2.box(o.uid);
         if (!ob) continue;
-        const key = (o.controller ? "ctl" : "plain") + (o.blockOwnerDeletion ? "Block" : "");
         const hi = this.selected === it.uid || this.selected === o.uid;
+        const key = cycleKey(it.uid, o.uid);
+        const cycle = it.group.cycles.has(key);
+        if (cycle && ob.y + NODE_H > y1) {
+          let b;
+          if (o.uid === it.uid) {
+            const xs2 = x1 + NODE_W - 56, xe2 = x1 + NODE_W - 16;
+            b = [xs2, y1, xs2 - 8, y1 - 34, xe2 + 8, y1 - 34, xe2, y1];
+          } else {
+            const left = ob.x <= x1;
+            const xs2 = left ? ob.x : ob.x + NODE_W, ys2 = ob.y + NODE_H * 0.65;
+            const xe2 = left ? x1 : x1 + NODE_W, ye = y1 + NODE_H * 0.35;
+            const out = left ? Math.min(xs2, xe2) - CYCLE_BULGE : Math.max(xs2, xe2) + CYCLE_BULGE;
+            b = [xs2, ys2, out, ys2, out, ye, xe2, ye];
+          }
+          const p = hi ? paths.hi : paths.cycle;
+          p.moveTo(b[0], b[1]);
+          p.bezierCurveTo(b[2], b[3], b[4], b[5], b[6], b[7]);
+          arrowhead(hi ? paths.hiHead : paths.cycleHead, b[6], b[7], b[4], b[5], 8 * px);
+          this.drawnEdges?.set(key, { cycle, back: true, x: (b[0] + 3 * b[2] + 3 * b[4] + b[6]) / 8, y: (b[1] + 3 * b[3] + 3 * b[5] + b[7]) / 8 });
+          continue;
+        }
+        const stroke = cycle ? "cycle" : (o.controller ? "ctl" : "plain") + (o.blockOwnerDeletion ? "Block" : "");
+        const xs = ob.x + NODE_W / 2, ys = ob.y + NODE_H, xe = x1 + NODE_W / 2;
         curve(hi ? paths.hi : (
           /** @type {any} */
-          paths[key]
-        ), ob.x + NODE_W / 2, ob.y + NODE_H, it.group.x + it.x + NODE_W / 2, it.group.y + it.y);
+          paths[stroke]
+        ), xs, ys, xe, y1);
+        this.drawnEdges?.set(key, { cycle, back: false, x: (xs + xe) / 2, y: (ys + y1) / 2 });
       }
     }
     for (const b of blocks) {
@@ -1748,9 +1881,14 @@ var Renderer = class {
       ctx.stroke(paths[key]);
     }
     ctx.setLineDash([]);
-    ctx.strokeStyle = C["--accent"];
+    ctx.strokeStyle = ctx.fillStyle = C["--edge-cycle"];
+    ctx.lineWidth = 2 * px;
+    ctx.stroke(paths.cycle);
+    ctx.fill(paths.cycleHead);
+    ctx.strokeStyle = ctx.fillStyle = C["--accent"];
     ctx.lineWidth = 2.5 * px;
     ctx.stroke(paths.hi);
+    ctx.fill(paths.hiHead);
   }
   /** @param {Block} b @param {number} px @param {CanvasRenderingContext2D} [ctx] where to draw (a namespace's bitmap) */
   drawBlock(b, px, ctx = this.ctx) {
@@ -1916,10 +2054,14 @@ var Renderer = class {
       let kindLabel = n.kind + (st === "normal" ? "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
       if (cascade) kindLabel = `${n.kind} · ${countText(cascade)}`;
       if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
-      ctx.fillText(truncate(ctx, kindLabel, NODE_W - 30), x + 11, y + 15);
+      const kindShown = truncate(ctx, kindLabel, NODE_W - 30);
+      ctx.fillText(kindShown, x + 11, y + 15);
       ctx.fillStyle = C["--fg"];
       ctx.font = (n.virtual ? "italic " : "") + "600 13px system-ui, sans-serif";
-      ctx.fillText(truncate(ctx, n.name || "(unnamed)", NODE_W - 16), x + 11, y + 32);
+      const nameShown = truncateMiddle(ctx, n.name || "(unnamed)", NODE_W - 16);
+      ctx.fillText(nameShown, x + 11, y + 32);
+      const drawn = this.drawnState?.get(it.uid);
+      if (drawn) drawn.label = [kindShown, nameShown];
       if (cascade && cascade.end === null) {
         ctx.font = "10px system-ui, sans-serif";
         const full = cascadeCaption(cascade, this.cascades?.now() ?? Date.now()), cut = full.lastIndexOf(" · ");
@@ -1946,6 +2088,13 @@ function kindColor(kind, s, l) {
   let c = kindColors.get(key);
   if (!c) kindColors.set(key, c = `hsl(${kindHue(kind)} ${s}% ${l}%)`);
   return c;
+}
+function arrowhead(p, x, y, fx, fy, s) {
+  const d = Math.hypot(x - fx, y - fy) || 1, ux = (x - fx) / d, uy = (y - fy) / d;
+  p.moveTo(x, y);
+  p.lineTo(x - ux * s - uy * s * 0.55, y - uy * s + ux * s * 0.55);
+  p.lineTo(x - ux * s + uy * s * 0.55, y - uy * s - ux * s * 0.55);
+  p.closePath();
 }
 
 // src/page.js
@@ -4695,7 +4844,7 @@ function renderLegend(renderer2) {
     ...MARKERS.map((m) => h("div.li", { title: m.help }, sw(m.color, m.id === "invalid" ? "marker.tri" : "marker"), m.label)),
     h("div.li", { title: "a collapsed set of siblings: zoom in or click it" }, h("span.swatch.block"), "N siblings (zoom in or click)"),
     h("div.lh", null, "Owner references"),
-    ...EDGES.map((e) => h("div.li", null, h(`span.edge${e.dash ? ".dash" : ""}${e.strong ? ".strong" : ""}`), e.label))
+    ...EDGES.map((e) => h("div.li", { title: "help" in e ? e.help : void 0 }, h(`span.edge${e.dash ? ".dash" : ""}${e.strong ? ".strong" : ""}${e.id === "cycle" ? ".cycle" : ""}`), e.label))
   ];
   if (renderer2.preview.size) {
     rows.push(
@@ -6194,6 +6343,8 @@ function testHooks(page2, parts) {
     recordDrawn: () => renderer2.recordDrawn(),
     /** What the canvas last drew for uid since recordDrawn: {state, x, y, at}. @param {string} uid */
     drawn: (uid) => renderer2.drawnState?.get(uid) || null,
+    /** How the canvas last drew dependent's reference to owner since recordDrawn: {cycle, back, x, y} (x, y: the middle of its curve, in world units). @param {string} dependent @param {string} owner */
+    edge: (dependent, owner) => renderer2.drawnEdges?.get(cycleKey(dependent, owner)) ?? null,
     /** The caption the canvas last drew under uid's box since recordDrawn (a running cascade's "waiting on … · 2.5 s so far"). @param {string} uid */
     caption: (uid) => renderer2.drawnCaptions?.get(uid) ?? null,
     /** What the canvas last drew as namespace ns's box title, and under it, since recordDrawn: {text, caption, at}. @param {string} ns */

@@ -405,7 +405,7 @@ func TestUIHistory(t *testing.T) {
 	// Part done, then held by a finalizer: it has no time left to estimate (a trial read
 	// "~53 s left" after 53 s of it, growing with the wait).
 	heldEntry := `document.querySelector('#cascades [data-owner=` + jsQuoted(string(held.UID)) + `]')`
-	poll("the held deletion part done in the strip", heldEntry+`?.querySelector(".muted")?.textContent.startsWith("1/3 ")`, 20*time.Second)
+	poll("the held deletion part done in the strip", heldEntry+`?.querySelector(".muted")?.textContent.startsWith("1/2 ")`, 20*time.Second)
 	d.run(t, "held a while", chromedp.Sleep(1500*time.Millisecond))
 	var heldTitle string
 	d.eval(t, heldEntry+`.title`, &heldTitle)

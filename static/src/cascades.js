@@ -16,7 +16,7 @@ import { blockingDependents, holdingFinalizers, invalidReason } from "./states.j
 /** @typedef {import("./store.js").NodeState} NodeState */
 /**
  * @typedef {{owner: string, ref: {kind: string, namespace?: string, name: string}, policy: "Foreground"|"Background"|"Orphan"|"Namespace",
- *   start: number, end: number|null, members: Set<string>, gone: number, orphaned: number, total: number,
+ *   start: number, end: number|null, members: Set<string>, gone: number, orphaned: number, total: number, ownerGone: boolean,
  *   waitingOn: string, eta: number|null, nested: boolean, progressedAt: number, namespaces: Set<string>,
  *   estimated: boolean, baseline: boolean, explained: string}} Cascade
  *   start and end: epoch ms on the clock of the moment shown (Cascades.now: the wall clock live, the recorded
@@ -26,7 +26,8 @@ import { blockingDependents, holdingFinalizers, invalidReason } from "./states.j
  *   deletionTimestamp's, to the second), not yet the recording's; baseline: the page knows how many
  *   objects it began with (false only for a namespace deletion the page found under way: its
  *   members gone before are not known, so it says how many are left, not how many went);
- *   explained: what the engine last said holds a namespace deletion (its explanation's next step)
+ *   explained: what the engine last said holds a namespace deletion (its explanation's next step); gone and
+ *   total count the owner too (not a Namespace: its members are its content), what it shows does not (tally)
  */
 
 /** Finished cascades stay listed this long. */
@@ -145,7 +146,7 @@ export class Cascades {
     const start = underWay ? deleted : t;
     /** @type {Cascade} */
     const c = { owner: uid, ref: { kind: n.kind, namespace: n.namespace, name: n.name }, policy, start, end: null,
-      members, gone: 0, orphaned: 0, total: members.size + (ns ? 0 : 1), waitingOn: "", eta: null, nested: false,
+      members, gone: 0, orphaned: 0, total: members.size + (ns ? 0 : 1), ownerGone: false, waitingOn: "", eta: null, nested: false,
       progressedAt: now, namespaces: new Set([n.namespace || ""]), estimated: true,
       // A namespace's members that went before the page saw its deletion are not known:
       // only one the page saw alive, or whose deletion began just now, has a baseline.
@@ -216,7 +217,8 @@ export class Cascades {
       if (!n) gone++;
       else if (c.policy === "Orphan" ? !n.owners?.some((o) => o.uid === c.owner) : !this.ownedWithin(c, n)) orphaned++;
     }
-    if (!store.nodes.has(c.owner)) gone++;
+    c.ownerGone = !store.nodes.has(c.owner);
+    if (c.ownerGone) gone++;
     // Seen from its middle (time travel): the recording's members the moment does not show
     // went before it, deleted (or, in an Orphan cascade, let go of).
     const seen = c.members.size + 1;
@@ -385,15 +387,28 @@ export function cascadeCaption(c, now) {
 }
 
 /**
+ * Its dependents, as every count of it says them (the strip, the owner's box, the panel):
+ * how many went and of how many; the owner, named beside, is not one ("0 of 3 gone" for a
+ * ReplicaSet's 3 Pods). A namespace's are its content.
+ * @param {Cascade} c
+ */
+export function tally(c) {
+  const owner = c.policy === "Namespace" ? 0 : 1;
+  return { gone: c.gone - (owner && c.ownerGone ? 1 : 0), of: c.total - owner };
+}
+
+/**
  * Its count in words: "8 of 11 gone", "3 of 3 orphaned"; a namespace deletion found under
  * way, whose members gone before are not known, "5 left".
  * @param {Cascade} c
  */
 export function countText(c) {
-  if (c.policy === "Orphan") return `${c.orphaned} of ${c.total - 1} orphaned`;
+  const { gone, of } = tally(c);
+  if (!of && c.baseline) return "no dependents";
+  if (c.policy === "Orphan") return `${c.orphaned} of ${of} orphaned`;
   // No baseline: how many there were is not known, only what is left (and, once over, what went since).
-  if (!c.baseline) return c.end === null ? `${c.total - c.gone} left` : `${c.gone} gone`;
-  return `${c.gone} of ${c.total} gone`;
+  if (!c.baseline) return c.end === null ? `${of - gone} left` : `${gone} gone`;
+  return `${gone} of ${of} gone`;
 }
 
 /** How far a cascade is, 0 to 1 (0 while it has no baseline: how far is not known). @param {Cascade} c */
@@ -438,14 +453,15 @@ export class CascadeStrip {
     this.el.replaceChildren(...list.map((c) => {
       const running = c.end === null;
       const bar = h("span.meter", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
-      const count = !c.baseline ? `${c.total - c.gone} left` : `${c.gone + c.orphaned}/${c.total}`;
+      const { gone, of } = tally(c);
+      const count = !c.baseline ? `${of - gone} left` : !of ? "no dependents" : `${c.policy === "Orphan" ? c.orphaned : gone}/${of}`;
       return h("button.cascade", {
         type: "button", "data-owner": c.owner, "data-state": running ? "running" : "done", "data-policy": c.policy,
         title: c.policy === "Namespace" ? `Deletion of namespace ${c.ref.name} (the namespace controller deletes its content, then the namespace): ${progressText(c, now)}`
           : `${c.policy} deletion of ${describe(c.ref)}: ${progressText(c, now)}`,
         onclick: () => this.select(c.owner),
       }, h("span.policy", null, policyText(c)), h("b", null, `${c.ref.kind} ${c.ref.name}`), bar,
-      h("span.muted", null, running ? `${count} · ${secs(now - c.start)}` : `${c.policy === "Orphan" ? c.orphaned + " orphaned" : c.gone + " gone"} · ${secs(/** @type {number} */ (c.end) - c.start)}`));
+      h("span.muted", null, running ? `${count} · ${secs(now - c.start)}` : `${countText(c)} · ${secs(/** @type {number} */ (c.end) - c.start)}`));
     }));
   }
 }

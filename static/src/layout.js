@@ -7,6 +7,8 @@
 // So an update moves nothing but the subtree it touches, and the same graph always looks
 // the same. O(n log n) for the sorts, and only namespaces that changed are laid out again.
 
+import { cycleEdges } from "./cycles.js";
+
 /** @typedef {import("./store.js").NodeState} NodeState */
 /**
  * @typedef {{uid: string, node: NodeState, ghost: boolean, group: Group, x: number, y: number,
@@ -16,7 +18,8 @@
  *   loner (their kind), the objects of one kind that take part in no ownership, drawn as
  *   one count node until expanded (parent is then its key in the expanded set)
  * @typedef {{ns: string, title: string, x: number, y: number, w: number, h: number, items: Item[], blocks: Block[],
- *   owned: number}} Group  owned: how many of its objects take part in ownership
+ *   owned: number, cycles: Set<string>}} Group  owned: how many of its objects take part in ownership; cycles: the
+ *   owner references among them that lie on an ownership cycle (cycles.js)
  * @typedef {{loner: (n: NodeState) => boolean, expanded: Set<string>, status: (ns: string) => string}} LayoutOptions
  *   status: what the box of namespace ns says after its title besides its count (a deletion's
  *   progress, at its widest), so that the box is made wide enough for it too
@@ -29,6 +32,9 @@ const GAP_Y = 60; // between a parent and its children
 const LEAF_GAP_Y = 12; // between rows of a leaf grid
 export const LEAF_COLS = 8;
 const GROUP_PAD = 24;
+/** How far an edge back up a cycle bulges out of its subtree (render.js), and the room a box with one keeps either side for it. */
+export const CYCLE_BULGE = 56;
+const CYCLE_ROOM = Math.ceil(CYCLE_BULGE * 0.75) + 8; // a cubic with both controls out by b reaches 3/4 b
 export const GROUP_TITLE = 44;
 const GROUP_ROW = 10 * (NODE_W + GAP_X); // roots wrap into shelves this wide
 const GROUP_GAP = 80;
@@ -172,7 +178,7 @@ export function lonerKey(ns, kind) {
  */
 function layoutGroup(ns, members, opts) {
   /** @type {Group} */
-  const g = { ns, title: ns || "cluster-scoped", x: 0, y: 0, w: 0, h: 0, items: [], blocks: [], owned: 0 };
+  const g = { ns, title: ns || "cluster-scoped", x: 0, y: 0, w: 0, h: 0, items: [], blocks: [], owned: 0, cycles: new Set() };
   /** @type {Map<string, {node: NodeState, ghost: boolean, key: string}>} */
   const byUID = new Map();
   /** loners by kind, set apart from the trees. @type {Map<string, {node: NodeState, ghost: boolean, key: string}[]>} */
@@ -192,6 +198,7 @@ function layoutGroup(ns, members, opts) {
     loners.delete(kind);
   }
   for (const e of byUID.values()) if (e.node.owners?.length || !opts.loner(e.node)) g.owned++;
+  g.cycles = cycleEdges(new Map([...byUID].map(([uid, e]) => [uid, (e.node.owners || []).map((o) => o.uid)])));
 
   // Each object's place: under its controller owner, else its first owner (in key
   // order), when that owner is in the same box.
@@ -291,10 +298,14 @@ function layoutGroup(ns, members, opts) {
     w = Math.max(w, x - GAP_X);
     return at;
   };
+  // A tree with an object on a cycle keeps room either side for the edge back up.
+  const onCycle = new Set([...g.cycles].map((k) => k.slice(0, k.indexOf(" "))));
+  const cycleIn = (/** @type {string} */ u) => /** @type {boolean} */ (onCycle.has(u) || children.get(u)?.some(cycleIn));
   for (const r of roots) {
     const s = measure(r);
-    const at = slot(s.w, s.h);
-    place(r, at.x, at.y, null);
+    const room = onCycle.size && cycleIn(r) ? CYCLE_ROOM : 0;
+    const at = slot(s.w + 2 * room, s.h);
+    place(r, at.x + room, at.y, null);
   }
   const kinds = [...loners.keys()].sort((a, b) => (sortKey(/** @type {any} */ ({ kind: a, name: "", uid: "" })) < sortKey(/** @type {any} */ ({ kind: b, name: "", uid: "" })) ? -1 : 1));
   for (const kind of kinds) {

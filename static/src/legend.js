@@ -14,7 +14,7 @@ export function renderLegend(renderer) {
     ...MARKERS.map((m) => h("div.li", { title: m.help }, sw(m.color, m.id === "invalid" ? "marker.tri" : "marker"), m.label)),
     h("div.li", { title: "a collapsed set of siblings: zoom in or click it" }, h("span.swatch.block"), "N siblings (zoom in or click)"),
     h("div.lh", null, "Owner references"),
-    ...EDGES.map((e) => h("div.li", null, h(`span.edge${e.dash ? ".dash" : ""}${e.strong ? ".strong" : ""}`), e.label)),
+    ...EDGES.map((e) => h("div.li", { title: "help" in e ? e.help : undefined }, h(`span.edge${e.dash ? ".dash" : ""}${e.strong ? ".strong" : ""}${e.id === "cycle" ? ".cycle" : ""}`), e.label)),
   ];
   if (renderer.preview.size) {
     rows.push(h("div.lh", null, "Delete preview"),

@@ -4,12 +4,13 @@
 // name, state and markers; edges when they can be told apart. Only what is on screen is
 // drawn, so a frame costs about what the user can see, not the size of the cluster.
 
-import { NODE_W, NODE_H, LONER_CAPTION } from "./layout.js";
+import { NODE_W, NODE_H, LONER_CAPTION, CYCLE_BULGE } from "./layout.js";
+import { cycleKey } from "./cycles.js";
 import { GHOST_MS, BORN_MS } from "./store.js";
 import { stateOf, hasInvalidOwner, kindHue, STATES, PREVIEW } from "./states.js";
 import { progress, cascadeCaption, countText } from "./cascades.js";
 import { drawTitles, namespaceDeletion } from "./titles.js";
-import { clamp, truncate } from "./textfit.js";
+import { clamp, truncate, truncateMiddle } from "./textfit.js";
 
 /** @typedef {import("./layout.js").Item} Item */
 /** @typedef {import("./layout.js").Block} Block */
@@ -53,9 +54,17 @@ export class Renderer {
      * What was last drawn for each object: its state and where, and when; kept only once a
      * test asks (recordDrawn), so the frame loop pays nothing for it otherwise. Tests read
      * it (window.gcscope.drawn) to check what the user saw, not what the store holds.
-     * @type {Map<string, {state: string, x: number, y: number, at: number}>|null}
+     * label: the two lines of its box, as drawn (when it was drawn near enough to have them).
+     * @type {Map<string, {state: string, x: number, y: number, at: number, label?: string[]}>|null}
      */
     this.drawnState = null;
+    /**
+     * Each owner reference last drawn, by cycleKey: whether it lies on a cycle, whether it
+     * was drawn running back up around the side, and the middle of its curve (world units);
+     * kept as drawnState is.
+     * @type {Map<string, {cycle: boolean, back: boolean, x: number, y: number}>|null}
+     */
+    this.drawnEdges = null;
     /** The caption last drawn under each cascade's owner ("waiting on … · 2.5 s so far"), kept as drawnState is. @type {Map<string, string>|null} */
     this.drawnCaptions = null;
     /**
@@ -82,7 +91,7 @@ export class Renderer {
   readColors() {
     const cs = getComputedStyle(document.documentElement);
     const names = ["--bg", "--fg", "--muted", "--node-bg", "--node-border", "--group-bg", "--group-border", "--edge",
-      "--edge-block", "--accent", "--match", ...STATES.map((s) => s.color), "--st-invalid", "--st-queued", "--st-backoff", "--st-removed-fill",
+      "--edge-block", "--edge-cycle", "--accent", "--match", ...STATES.map((s) => s.color), "--st-invalid", "--st-queued", "--st-backoff", "--st-removed-fill",
       ...Object.values(PREVIEW).map((p) => p.color)];
     for (const n of names) this.colors[n] = cs.getPropertyValue(n).trim() || "#888";
     this.dirty = true;
@@ -413,6 +422,7 @@ export class Renderer {
   /** Starts keeping drawnState, and redraws everything so that it starts complete. */
   recordDrawn() {
     this.drawnState ??= new Map();
+    this.drawnEdges ??= new Map();
     this.drawnCaptions ??= new Map();
     this.drawnTitles ??= new Map();
     for (const g of this.layout.groups.values()) /** @type {any} */ (g).cache = null;
@@ -433,22 +443,54 @@ export class Renderer {
   /** @param {Item[]} items @param {Block[]} blocks @param {number} px */
   drawEdges(items, blocks, px) {
     const { ctx, layout, colors: C } = this;
-    const paths = { ctl: new Path2D(), plain: new Path2D(), ctlBlock: new Path2D(), plainBlock: new Path2D(), hi: new Path2D() };
+    const paths = { ctl: new Path2D(), plain: new Path2D(), ctlBlock: new Path2D(), plainBlock: new Path2D(), hi: new Path2D(),
+      cycle: new Path2D(), cycleHead: new Path2D(), hiHead: new Path2D() };
     const seenBlocks = new Set();
     const curve = (/** @type {Path2D} */ p, /** @type {number} */ x0, /** @type {number} */ y0, /** @type {number} */ x1, /** @type {number} */ y1) => {
       const my = (y0 + y1) / 2;
       p.moveTo(x0, y0);
       p.bezierCurveTo(x0, my, x1, my, x1, y1);
     };
-    // Edges of the objects on screen, to their owners (which may be off screen).
+    // Edges of the objects on screen, to their owners (which may be off screen). One on an
+    // ownership cycle has a colour of its own; the one of a cycle that runs back up (its
+    // owner is not above it) goes around the outside of the subtree it closes (on the side
+    // its owner leans to), to an arrowhead at its dependent.
     for (const it of items) {
       const n = this.store.current(it.uid)?.node || it.node;
+      const x1 = it.group.x + it.x, y1 = it.group.y + it.y;
       for (const o of n.owners || []) {
         const ob = layout.box(o.uid);
         if (!ob) continue;
-        const key = (o.controller ? "ctl" : "plain") + (o.blockOwnerDeletion ? "Block" : "");
         const hi = this.selected === it.uid || this.selected === o.uid;
-        curve(hi ? paths.hi : /** @type {any} */ (paths)[key], ob.x + NODE_W / 2, ob.y + NODE_H, it.group.x + it.x + NODE_W / 2, it.group.y + it.y);
+        const key = cycleKey(it.uid, o.uid);
+        const cycle = it.group.cycles.has(key);
+        if (cycle && ob.y + NODE_H > y1) {
+          // A self-reference loops over its box's top; the edge back up to an ancestor goes
+          // around the outside of its subtree (the layout leaves room, CYCLE_ROOM).
+          /** @type {number[]} the curve: from, two controls, to */
+          let b;
+          if (o.uid === it.uid) {
+            const xs = x1 + NODE_W - 56, xe = x1 + NODE_W - 16;
+            b = [xs, y1, xs - 8, y1 - 34, xe + 8, y1 - 34, xe, y1];
+          } else {
+            const left = ob.x <= x1;
+            const xs = left ? ob.x : ob.x + NODE_W, ys = ob.y + NODE_H * 0.65;
+            const xe = left ? x1 : x1 + NODE_W, ye = y1 + NODE_H * 0.35;
+            const out = left ? Math.min(xs, xe) - CYCLE_BULGE : Math.max(xs, xe) + CYCLE_BULGE;
+            b = [xs, ys, out, ys, out, ye, xe, ye];
+          }
+          const p = hi ? paths.hi : paths.cycle;
+          p.moveTo(b[0], b[1]);
+          p.bezierCurveTo(b[2], b[3], b[4], b[5], b[6], b[7]);
+          arrowhead(hi ? paths.hiHead : paths.cycleHead, b[6], b[7], b[4], b[5], 8 * px);
+          // The curve's middle (t = 1/2).
+          this.drawnEdges?.set(key, { cycle, back: true, x: (b[0] + 3 * b[2] + 3 * b[4] + b[6]) / 8, y: (b[1] + 3 * b[3] + 3 * b[5] + b[7]) / 8 });
+          continue;
+        }
+        const stroke = cycle ? "cycle" : (o.controller ? "ctl" : "plain") + (o.blockOwnerDeletion ? "Block" : "");
+        const xs = ob.x + NODE_W / 2, ys = ob.y + NODE_H, xe = x1 + NODE_W / 2;
+        curve(hi ? paths.hi : /** @type {any} */ (paths)[stroke], xs, ys, xe, y1);
+        this.drawnEdges?.set(key, { cycle, back: false, x: (xs + xe) / 2, y: (ys + y1) / 2 });
       }
     }
     // A collapsed set hangs from its parent by one edge.
@@ -466,9 +508,14 @@ export class Renderer {
       ctx.stroke(paths[key]);
     }
     ctx.setLineDash([]);
-    ctx.strokeStyle = C["--accent"];
+    ctx.strokeStyle = ctx.fillStyle = C["--edge-cycle"];
+    ctx.lineWidth = 2 * px;
+    ctx.stroke(paths.cycle);
+    ctx.fill(paths.cycleHead);
+    ctx.strokeStyle = ctx.fillStyle = C["--accent"];
     ctx.lineWidth = 2.5 * px;
     ctx.stroke(paths.hi);
+    ctx.fill(paths.hiHead);
   }
 
   /** @param {Block} b @param {number} px @param {CanvasRenderingContext2D} [ctx] where to draw (a namespace's bitmap) */
@@ -648,10 +695,14 @@ export class Renderer {
       let kindLabel = n.kind + (st === "normal" ? "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
       if (cascade) kindLabel = `${n.kind} · ${countText(cascade)}`;
       if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
-      ctx.fillText(truncate(ctx, kindLabel, NODE_W - 30), x + 11, y + 15);
+      const kindShown = truncate(ctx, kindLabel, NODE_W - 30);
+      ctx.fillText(kindShown, x + 11, y + 15);
       ctx.fillStyle = C["--fg"];
       ctx.font = (n.virtual ? "italic " : "") + "600 13px system-ui, sans-serif";
-      ctx.fillText(truncate(ctx, n.name || "(unnamed)", NODE_W - 16), x + 11, y + 32);
+      const nameShown = truncateMiddle(ctx, n.name || "(unnamed)", NODE_W - 16);
+      ctx.fillText(nameShown, x + 11, y + 32);
+      const drawn = this.drawnState?.get(it.uid);
+      if (drawn) drawn.label = [kindShown, nameShown];
       if (cascade && cascade.end === null) {
         // Under the box, in the gap above its dependents: what it waits on, and how long.
         ctx.font = "10px system-ui, sans-serif";
@@ -689,4 +740,16 @@ function kindColor(kind, s, l) {
   let c = kindColors.get(key);
   if (!c) kindColors.set(key, (c = `hsl(${kindHue(kind)} ${s}% ${l}%)`));
   return c;
+}
+
+/**
+ * A filled arrowhead of size s at (x, y), pointing away from (fx, fy).
+ * @param {Path2D} p @param {number} x @param {number} y @param {number} fx @param {number} fy @param {number} s
+ */
+function arrowhead(p, x, y, fx, fy, s) {
+  const d = Math.hypot(x - fx, y - fy) || 1, ux = (x - fx) / d, uy = (y - fy) / d;
+  p.moveTo(x, y);
+  p.lineTo(x - ux * s - uy * s * 0.55, y - uy * s + ux * s * 0.55);
+  p.lineTo(x - ux * s + uy * s * 0.55, y - uy * s - ux * s * 0.55);
+  p.closePath();
 }

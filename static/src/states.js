@@ -31,6 +31,8 @@ export const EDGES = /** @type {const} */ ([
   { id: "controller", label: "controller reference", dash: false, strong: false },
   { id: "plain", label: "other owner reference", dash: true, strong: false },
   { id: "block", label: "blockOwnerDeletion", dash: false, strong: true },
+  { id: "cycle", label: "on an ownership cycle", dash: false, strong: false,
+    help: "The reference that closes the cycle runs back up around the outside, its arrowhead at the dependent" },
 ]);
 
 /** @param {NodeState} n the finalizers of other controllers that hold n */

@@ -4,6 +4,7 @@
 // the layout put them), all on performance.now()'s clock.
 
 import { stateOf } from "./states.js";
+import { cycleKey } from "./cycles.js";
 
 /** @typedef {import("./page.js").Page} Page */
 /** @typedef {{uids: string[], engineLog: any[], drawnLog: any[], placedLog: any[], frames: number[], engine: () => void}} Trace */
@@ -81,6 +82,8 @@ export function testHooks(page, parts) {
     recordDrawn: () => renderer.recordDrawn(),
     /** What the canvas last drew for uid since recordDrawn: {state, x, y, at}. @param {string} uid */
     drawn: (uid) => renderer.drawnState?.get(uid) || null,
+    /** How the canvas last drew dependent's reference to owner since recordDrawn: {cycle, back, x, y} (x, y: the middle of its curve, in world units). @param {string} dependent @param {string} owner */
+    edge: (dependent, owner) => renderer.drawnEdges?.get(cycleKey(dependent, owner)) ?? null,
     /** The caption the canvas last drew under uid's box since recordDrawn (a running cascade's "waiting on … · 2.5 s so far"). @param {string} uid */
     caption: (uid) => renderer.drawnCaptions?.get(uid) ?? null,
     /** What the canvas last drew as namespace ns's box title, and under it, since recordDrawn: {text, caption, at}. @param {string} ns */
