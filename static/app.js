@@ -16,7 +16,7 @@ var Store = class {
     this.actions = [];
     this.sync = { resources: [] };
     this.syncChanged = false;
-    this.deleting = /* @__PURE__ */ new Set();
+    this.deleting = /* @__PURE__ */ new Map();
     this.mode = "";
     this.seq = 0;
     this.clock = null;
@@ -42,7 +42,7 @@ var Store = class {
     for (const n of this.nodes.values()) {
       this.link(n);
       this.index(n, true);
-      if (n.beingDeleted) this.deleting.add(n.uid);
+      if (n.beingDeleted) this.deleting.set(n.uid, -Infinity);
     }
     if (frame.queues) this.resetQueues(frame.queues);
     if (frame.sync) {
@@ -106,8 +106,8 @@ var Store = class {
     this.nodes.set(n.uid, n);
     this.link(n);
     this.index(n, true);
-    if (n.beingDeleted) this.deleting.add(n.uid);
-    else this.deleting.delete(n.uid);
+    if (!n.beingDeleted) this.deleting.delete(n.uid);
+    else if (!this.deleting.has(n.uid)) this.deleting.set(n.uid, now);
     this.touched.add(n.uid);
     if (!old || old.virtual !== n.virtual || !sameOwners(old, n) || old.namespace !== n.namespace) {
       this.markNamespace(n.namespace);
@@ -121,10 +121,11 @@ var Store = class {
     if (!n) return;
     this.unlink(n);
     this.index(n, false);
+    const deletingSince = this.deleting.get(uid);
     this.deleting.delete(uid);
     this.nodes.delete(uid);
     this.born.delete(uid);
-    this.ghosts.set(uid, { node: n, at: now, removed: true });
+    this.ghosts.set(uid, { node: n, at: now, removed: true, deletingSince });
     this.touched.add(uid);
   }
   /** @param {boolean} added @param {{dependent: string, owner: string, controller?: boolean, blockOwnerDeletion?: boolean}} e */
@@ -1337,38 +1338,46 @@ function drawTitles(r, visible) {
       ctx.font = `600 ${size2}px system-ui, sans-serif`;
       ctx.fillStyle = C["--fg"];
       const top = clamp(0, sy, sy + sh - band);
-      const y = top + band / 2, x = Math.max(sx, 0) + 8 * cam.k, room = sw - 16 * cam.k;
-      const base = del && ctx.measureText(text + status).width > room ? g.title : text;
-      const shown = truncate(ctx, base, room);
+      const y = top + band / 2, x = Math.max(sx, 0) + 8 * cam.k, room2 = sx + sw - 8 * cam.k - x;
+      const base = del && ctx.measureText(text + status).width > room2 ? g.title : text;
+      const shown = truncate(ctx, base, room2);
       ctx.fillText(shown, x, y);
       let drawnText = shown, caption = "";
       if (del) {
         const used = ctx.measureText(shown).width;
-        const st = shown === base && room - used > 20 ? truncate(ctx, status, room - used) : "";
+        const st = shown === base && room2 - used > 20 ? truncate(ctx, status, room2 - used) : "";
         ctx.fillStyle = C["--st-deleting"];
         ctx.fillText(st, x + used, y);
         drawnText += st;
         caption = drawNamespaceProgress(r, del, sx, top, sw, sy + sh, band);
       }
-      recordTitle(r, g.ns, drawnText, caption, titled);
+      recordTitle(r, g.ns, drawnText, caption, titled, x, x + ctx.measureText(drawnText).width, sx + sw);
       continue;
     }
-    size2 = 11;
+    let py = Math.max(sy, 0) + 2, plateH = Math.min(16, sy + sh - py - 1);
+    const over = plateH < 13;
+    if (over) {
+      plateH = Math.min(14, GROUP_GAP * cam.k - 1);
+      py = sy - plateH - 1;
+      if (plateH < 10 || sy < 0) continue;
+    }
+    size2 = plateH - (over ? 2 : 5);
     ctx.font = `600 ${size2}px system-ui, sans-serif`;
     const full = del ? text + status : text;
     const short = del ? `${g.title}  ·  ${del.end === null ? "Terminating" : "deleted"}` : text;
-    const plate = ctx.measureText(full).width + 10 <= sw ? full : short;
+    const px = Math.max(sx, 0) + 3, room = sx + sw - px - 9;
+    const plate = [full, short].find((t) => ctx.measureText(t).width <= room) ?? truncate(ctx, g.title, room);
+    if (plate.length < 3) continue;
     const tw = ctx.measureText(plate).width;
-    if (tw + 10 > sw || sh < 20) continue;
-    const px = Math.max(sx, 0) + 3, py = Math.max(sy, 0) + 3;
-    if (py + 16 > sy + sh) continue;
-    ctx.fillStyle = C["--group-bg"];
-    ctx.globalAlpha = 0.9;
-    ctx.fillRect(px, py, tw + 6, 16);
-    ctx.globalAlpha = 1;
+    if (!over) {
+      ctx.fillStyle = C["--group-bg"];
+      ctx.globalAlpha = 0.9;
+      ctx.fillRect(px, py, tw + 6, plateH);
+      ctx.globalAlpha = 1;
+    }
     ctx.fillStyle = del ? C["--st-deleting"] : C["--fg"];
-    ctx.fillText(plate, px + 3, py + 8);
-    recordTitle(r, g.ns, plate, "", titled);
+    ctx.fillText(plate, px + 3, py + plateH / 2);
+    recordTitle(r, g.ns, plate, "", titled, px + 3, px + 3 + tw, sx + sw);
   }
   if (r.drawnTitles) {
     for (const ns of r.drawnTitles.keys()) {
@@ -1414,7 +1423,7 @@ function drawNamespaceProgress(r, del, sx, top, sw, bottom, band) {
   ctx.fillText(caption, sx + 5, bottom + 11);
   return caption;
 }
-function recordTitle(r, ns, text, caption, titled) {
+function recordTitle(r, ns, text, caption, titled, x, right, boxRight) {
   if (!r.drawnTitles) return;
   titled.add(ns);
   const last = r.drawnTitles.get(ns);
@@ -1422,10 +1431,11 @@ function recordTitle(r, ns, text, caption, titled) {
     r.titleLog.push({ ns, text, caption, inLayout: true, t: r.drawClock });
     if (r.titleLog.length > 1e5) r.titleLog.splice(0, 5e4);
   }
-  r.drawnTitles.set(ns, { text, caption, at: r.drawClock });
+  r.drawnTitles.set(ns, { text, caption, at: r.drawClock, x, right, boxRight });
 }
 
 // src/render.js
+var DELETION_SEEN_MS = 250;
 var COLLAPSE_PX = 70;
 var CELL_PX = 14;
 var MIN_K = 5e-3;
@@ -1780,10 +1790,19 @@ var Renderer = class {
     if (!c.stale) c.stale = performance.now();
     c.blockCounts = /* @__PURE__ */ new Map();
   }
-  /** The state to draw: the store's now (an item's copy is as old as its layout). @param {Item} it */
+  /**
+   * The state to draw: the store's now (an item's copy is as old as its layout); but an
+   * object removed less than DELETION_SEEN_MS after the page saw its deletion begin is
+   * drawn being deleted until then: a Pod no kubelet runs is removed a millisecond after
+   * its deletion began, in the same frame, and would go from normal to removed unseen.
+   * @param {Item} it
+   */
   itemState(it) {
     const cur = this.store.current(it.uid);
-    return !cur || cur.ghost ? "removed" : stateOf(this.store, cur.node);
+    if (cur && !cur.ghost) return stateOf(this.store, cur.node);
+    const g = this.store.ghosts.get(it.uid);
+    if (g?.deletingSince !== void 0 && performance.now() < g.deletingSince + DELETION_SEEN_MS) return stateOf(this.store, g.node);
+    return "removed";
   }
   /** @param {Item} it @param {string} state @param {number} now */
   record(it, state, now) {
@@ -2130,6 +2149,7 @@ function newPage() {
     perf: { snapshotMs: null, firstFrameMs: null, applied: 0, drawn: 0, layoutMs: 0 },
     firstSnapshotPending: false,
     layoutDue: false,
+    centerDue: null,
     travelUI: null,
     tracer: null,
     select: unset,
@@ -3917,7 +3937,7 @@ var StuckView = class {
     if (!this.badge) return;
     const ms = this.thresholdMs;
     let n = 0;
-    for (const uid of store.deleting) {
+    for (const uid of store.deleting.keys()) {
       const t = Date.parse(store.nodes.get(uid)?.deletionTimestamp || "");
       if (Number.isFinite(t) && now - t >= ms) n++;
     }
@@ -4199,6 +4219,7 @@ function wireView(page2, parts) {
     updateFocusChip2();
   };
   page2.select = (uid, center = false, keepTab = false) => {
+    page2.centerDue = null;
     if (uid && !keepTab && parts.tabs.shown() !== "object") parts.tabs.show("object");
     view2.sel = uid;
     renderer2.selected = uid;
@@ -4206,7 +4227,9 @@ function wireView(page2, parts) {
     parts.objectPanel.show(uid);
     if (uid && center && !revealAndCenter(page2, uid)) {
       const n = page2.store.nodes.get(uid);
-      if (n && !keep(page2, n)) {
+      if (n && keep(page2, n)) {
+        page2.centerDue = uid;
+      } else if (n) {
         view2.ns = [];
         view2.kind = [];
         if (view2.focus && page2.focusSet && !page2.focusSet.has(uid)) view2.focus = null;
@@ -4311,6 +4334,9 @@ function startFrames(page2, p) {
     if (!fittedOnce && layout2.items.size) {
       fittedOnce = true;
       if (!(view2.sel && revealAndCenter(page2, view2.sel, 1))) renderer2.open(layout2.workloadBounds());
+    } else if (page2.centerDue && layout2.items.has(page2.centerDue)) {
+      revealAndCenter(page2, page2.centerDue);
+      page2.centerDue = null;
     } else renderer2.anchor(anchorUID, before);
     renderer2.dirty = true;
     page2.updateEmpty();
@@ -6304,6 +6330,12 @@ function trace(page2, uids) {
       for (const u of uids) {
         const n = page2.store.nodes.get(u);
         const st = n ? stateOf(page2.store, n) : "removed";
+        const g = page2.store.ghosts.get(u);
+        if (!n && g?.deletingSince !== void 0 && lastEngine[u] === "normal") {
+          const was = stateOf(page2.store, g.node);
+          t.engineLog.push({ uid: u, state: was, t: g.deletingSince });
+          lastEngine[u] = was;
+        }
         if (lastEngine[u] !== st) t.engineLog.push({ uid: u, state: st, t: now });
         lastEngine[u] = st;
       }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ var readingSizes = []struct{ w, h int64 }{{1600, 1000}, {1280, 720}, {800, 900}}
 // user misread it.
 func TestUIReadsAsANewUserExpects(t *testing.T) {
 	parallelUI(t)
-	base, kubeconfig := startEmbedded(t, "--demo=false")
+	base, kubeconfig := startEmbedded(t, "--demo")
 	kube := clientFor(t, kubeconfig)
 	page := browsertest.Start(t, browsertest.Options{Width: 1600, Height: 1000})
 	d := uiDriver{ctx: page.Ctx, failShot: "ui-reading-failed"}
@@ -30,6 +31,9 @@ func TestUIReadsAsANewUserExpects(t *testing.T) {
 
 	t.Run("a cycle is drawn as one", func(t *testing.T) { cycleDrawnAsOne(t, d, base, kube) })
 	t.Run("long names keep their tails", func(t *testing.T) { namesKeepTheirTails(t, d, base, kube) })
+	t.Run("a Pod removed at once is seen being deleted", func(t *testing.T) { podSeenBeingDeleted(t, d, base, kube) })
+	t.Run("namespace titles stay in their boxes", func(t *testing.T) { titlesStayInTheirBoxes(t, d, base) })
+	t.Run("an object selected as it arrives is centred", func(t *testing.T) { centredAsItArrives(t, d, base, kube) })
 	page.NoErrors(t)
 }
 
@@ -153,4 +157,136 @@ func namesKeepTheirTails(t *testing.T, d uiDriver, base string, kube kubernetes.
 		}
 	}
 	browsertest.Screenshot(t, d.ctx, "ui-long-names")
+}
+
+// podSeenBeingDeleted: a Pod no kubelet runs is removed a millisecond after its deletion
+// began (kubectl -w: Terminating, then gone), and the stream brings both in one frame; the
+// canvas draws it being deleted for a quarter of a second, then removed, the stream's order.
+func podSeenBeingDeleted(t *testing.T, d uiDriver, base string, kube kubernetes.Interface) {
+	ctx := context.Background()
+	const ns = "pods"
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	owner := createConfigMap(t, kube, ns, "owner") // a Pod with an owner is drawn in a tree, not folded into a kind's count
+	pod, err := kube.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "web-1", OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "ConfigMap", Name: owner.Name, UID: owner.UID}}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "nginx"}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid := string(pod.UID)
+	d.run(t, "show namespace pods", chromedp.Navigate(base+"/?ns="+ns), uiReady,
+		chromedp.Poll[chromedp.Void](`window.gcscope.store.nodes.has(`+jsQuoted(uid)+`)`, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.Evaluate[chromedp.Void](`window.gcscope.trace([`+jsQuoted(uid)+`])`))
+	if err := kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	d.run(t, "the Pod drawn removed", chromedp.Poll[chromedp.Void](`window.gcscope.traceLog().drawn.some((c) => c.state === "removed")`, chromedp.WithPollingTimeout(30*time.Second)))
+	var log traceLog
+	d.eval(t, `window.gcscope.traceLog()`, &log)
+	var states []string
+	var deleting, removed float64
+	for _, c := range log.Drawn {
+		states = append(states, c.State)
+		switch c.State {
+		case "deleting":
+			deleting = c.T
+		case "removed":
+			removed = c.T
+		}
+	}
+	if !slices.Equal(states, []string{"normal", "deleting", "removed"}) || removed-deleting < deletionSeenMs-50 {
+		t.Errorf("the Pod was drawn %v (deleting at %.0f ms, removed at %.0f ms); want normal, deleting for about %d ms, removed (the stream: %+v)", states, deleting, removed, deletionSeenMs, log.Engine)
+	}
+	assertDrawnInTime(t, log)
+}
+
+// titlesStayInTheirBoxes: at "fit", each namespace box wide enough on screen for a few
+// letters has its title (most vanished), cut short if need be; and a title pinned to the
+// left edge of a box partly off screen ends inside that box (it ran into the next one).
+func titlesStayInTheirBoxes(t *testing.T, d uiDriver, base string) {
+	type drawnTitle struct {
+		NS, Text                    string
+		X, Right, BoxRight          float64
+		BoxLeft, BoxTop, BoxW, BoxH float64
+	}
+	// titles are the boxes on screen, with what their title drew (if anything).
+	titles := func() (out []drawnTitle) {
+		d.run(t, "a frame", chromedp.Evaluate[chromedp.Void](`new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r)))`, chromedp.EvalAwaitPromise))
+		d.eval(t, `(() => { const r = window.gcscope.renderer, out = [];
+			for (const g of r.layout.groups.values()) {
+				const sx = g.x * r.cam.k + r.cam.x, sw = g.w * r.cam.k, sy = g.y * r.cam.k + r.cam.y, sh = g.h * r.cam.k;
+				if (sx + sw < 0 || sx > r.w || sy + sh < 0 || sy > r.h) continue;
+				const t = window.gcscope.nsDrawn(g.ns);
+				out.push({ ns: g.ns, text: t?.text || "", x: t?.x ?? 0, right: t?.right ?? 0, boxRight: t?.boxRight ?? 0, boxLeft: sx, boxTop: sy, boxW: Math.min(sx + sw, r.w) - Math.max(sx, 0), boxH: Math.min(sy + sh, r.h) - Math.max(sy, 0) });
+			}
+			return out; })()`, &out)
+		return out
+	}
+	inTheirBoxes := func(when string, ts []drawnTitle) {
+		t.Helper()
+		for _, x := range ts {
+			if x.Text != "" && x.Right > x.BoxRight+1 {
+				t.Errorf("%s: namespace %q's title %q ends at %.0f px, past its box's right edge at %.0f px", when, x.NS, x.Text, x.Right, x.BoxRight)
+			}
+		}
+	}
+	d.run(t, "the whole demo, fitted", chromedp.EmulateViewport(1600, 1000), chromedp.Navigate(base+"/"), uiReady,
+		chromedp.Evaluate[chromedp.Void](`window.gcscope.recordDrawn()`), click("#zoom-fit"),
+		chromedp.Poll[chromedp.Void](`!window.gcscope.renderer.anim`, chromedp.WithPollingTimeout(10*time.Second)))
+	fitted := titles()
+	untitled := 0
+	for _, x := range fitted {
+		if x.Text == "" && x.BoxW >= 70 && x.BoxTop >= 0 {
+			untitled++
+			t.Errorf("at fit, namespace %q's box is %.0f × %.0f px on screen and has no title", x.NS, x.BoxW, x.BoxH)
+		}
+	}
+	inTheirBoxes("at fit", fitted)
+	t.Logf("at fit: %d boxes on screen, %d of them 70 px or wider untitled", len(fitted), untitled)
+	browsertest.Screenshot(t, d.ctx, "ui-titles-fit")
+
+	// Zoomed in on the first box's right half, its left half off screen.
+	d.run(t, "a box half off screen", chromedp.Evaluate[chromedp.Void](`(() => { const r = window.gcscope.renderer;
+		const g = [...r.layout.groups.values()].sort((a, b) => a.y - b.y || a.x - b.x)[0], k = 0.8;
+		r.moveTo({ k, x: -(g.x + g.w / 2) * k, y: 80 - g.y * k }, false); })()`))
+	half := titles()
+	if !slices.ContainsFunc(half, func(x drawnTitle) bool { return x.BoxLeft < 0 && x.Text != "" }) {
+		t.Fatalf("no titled box partly off screen to the left: %+v", half)
+	}
+	inTheirBoxes("a box half off screen", half)
+	browsertest.Screenshot(t, d.ctx, "ui-titles-half-off")
+}
+
+// centredAsItArrives: a scenario selects its main object as soon as the page has it, before
+// the layout has placed it (the layout of a namespace waits while a cascade in it settles);
+// the view goes to it once it is placed (it stayed put until the card's Show was pressed).
+func centredAsItArrives(t *testing.T, d uiDriver, base string, kube kubernetes.Interface) {
+	ctx := context.Background()
+	d.run(t, "the whole demo, fitted", chromedp.Navigate(base+"/"), uiReady, click("#zoom-fit"),
+		chromedp.Poll[chromedp.Void](`!window.gcscope.renderer.anim`, chromedp.WithPollingTimeout(10*time.Second)),
+		// Select it in the events' own turn, as the scenario card may: the layout runs at the next frame.
+		chromedp.Evaluate[chromedp.Void](`(() => { const g = window.gcscope, live = g.live, apply = live.applyEvents.bind(live);
+			live.applyEvents = (events) => { apply(events);
+				const e = events.find((e) => e.type === "nodeAdded" && e.node.name === "late-comer");
+				if (e) { window.lateComer = { uid: e.node.uid, placed: !!g.renderer.layout.box(e.node.uid) }; g.select(e.node.uid); } }; })()`))
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "arrivals"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	createConfigMap(t, kube, "arrivals", "late-comer")
+	d.run(t, "it arrives", chromedp.Poll[chromedp.Void](`!!window.lateComer`, chromedp.WithPollingTimeout(30*time.Second)))
+	var early struct {
+		UID    string
+		Placed bool
+	}
+	d.eval(t, `window.lateComer`, &early)
+	if early.Placed {
+		t.Fatal("the object was laid out already when it was selected: the test did not select it early")
+	}
+	d.run(t, "the view goes to it", chromedp.Poll[chromedp.Void](`(() => { const r = window.gcscope.renderer, b = r.layout.box(`+jsQuoted(early.UID)+`);
+		return !!b && !r.anim && Math.abs((b.x + b.w / 2) * r.cam.k + r.cam.x - r.w / 2) < 40 && Math.abs((b.y + b.h / 2) * r.cam.k + r.cam.y - r.h / 2) < 40; })()`,
+		chromedp.WithPollingTimeout(15*time.Second)))
+	browsertest.Screenshot(t, d.ctx, "ui-centred-on-arrival")
 }

@@ -132,6 +132,10 @@ func TestUIScenarioPlayer(t *testing.T) {
 	}
 	dep := string(r.Focus)
 	poll("the player selects the Deployment", `window.gcscope.view.sel === `+jsQuoted(dep))
+	// …and brings it to the middle of the graph, without the card's Show (it was selected
+	// in the frame the page first had it, not laid out yet, and the view stayed put).
+	poll("the Deployment in the middle of the graph", `(() => { const r = window.gcscope.renderer, b = r.layout.box(`+jsQuoted(dep)+`);
+		return !!b && !r.anim && Math.abs((b.x + b.w / 2) * r.cam.k + r.cam.x - r.w / 2) < 40 && Math.abs((b.y + b.h / 2) * r.cam.k + r.cam.y - r.h / 2) < 40; })()`)
 
 	// Held: the Pod drawn held by its finalizer, the Deployment drawn waiting on blocking
 	// dependents, and the card offering to release the hold.

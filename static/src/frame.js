@@ -59,6 +59,9 @@ export function startFrames(page, p) {
     if (!fittedOnce && layout.items.size) {
       fittedOnce = true;
       if (!(view.sel && revealAndCenter(page, view.sel, 1))) renderer.open(layout.workloadBounds());
+    } else if (page.centerDue && layout.items.has(page.centerDue)) {
+      revealAndCenter(page, page.centerDue);
+      page.centerDue = null;
     } else renderer.anchor(anchorUID, before);
     renderer.dirty = true;
     page.updateEmpty();

@@ -37,7 +37,7 @@ export const CYCLE_BULGE = 56;
 const CYCLE_ROOM = Math.ceil(CYCLE_BULGE * 0.75) + 8; // a cubic with both controls out by b reaches 3/4 b
 export const GROUP_TITLE = 44;
 const GROUP_ROW = 10 * (NODE_W + GAP_X); // roots wrap into shelves this wide
-const GROUP_GAP = 80;
+export const GROUP_GAP = 80; // between boxes (titles.js puts a low box's title in it)
 /** A kind's loners are summarized from this many on; fewer are drawn one by one. */
 export const LONER_MIN = 4;
 /** Height of the caption above an expanded set of loners (a click on it collapses them). */

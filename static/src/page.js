@@ -32,6 +32,7 @@ import { $ } from "./dom.js";
  * @property {{snapshotMs: number|null, firstFrameMs: number|null, applied: number, drawn: number, layoutMs: number}} perf
  * @property {boolean} firstSnapshotPending the first snapshot is in, not yet drawn
  * @property {boolean} layoutDue
+ * @property {string|null} centerDue an object selected to be centred before it was laid out: centred once it is
  * @property {import("./travelui.js").TravelUI|null} travelUI history and time travel, with --history
  * @property {{engine: () => void}|null} tracer a test's trace of objects' states (testhooks.js)
  * @property {(uid: string|null, center?: boolean, keepTab?: boolean) => void} select
@@ -69,6 +70,7 @@ export function newPage() {
     perf: { snapshotMs: null, firstFrameMs: null, applied: 0, drawn: 0, layoutMs: 0 },
     firstSnapshotPending: false,
     layoutDue: false,
+    centerDue: null,
     travelUI: null,
     tracer: null,
     select: unset, setFocus: unset, viewChanged: unset, writeURL: unset, relayout: unset, updateEmpty: unset,

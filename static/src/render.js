@@ -12,6 +12,9 @@ import { progress, cascadeCaption, countText } from "./cascades.js";
 import { drawTitles, namespaceDeletion } from "./titles.js";
 import { clamp, truncate, truncateMiddle } from "./textfit.js";
 
+/** An object's deletion is drawn at least this long, its removal after (itemState). */
+export const DELETION_SEEN_MS = 250;
+
 /** @typedef {import("./layout.js").Item} Item */
 /** @typedef {import("./layout.js").Block} Block */
 /** @typedef {import("./layout.js").Group} Group */
@@ -70,7 +73,8 @@ export class Renderer {
     /**
      * Each namespace box's title and caption as last drawn, kept as drawnState is, and every
      * change of them (a box no longer drawn: text "", with whether the layout still has it).
-     * @type {Map<string, {text: string, caption: string, at: number}>|null}
+     * x, right: where its text begins and ends on screen (CSS px); boxRight: where its box does.
+     * @type {Map<string, {text: string, caption: string, at: number, x: number, right: number, boxRight: number}>|null}
      */
     this.drawnTitles = null;
     /** @type {{ns: string, text: string, caption: string, inLayout: boolean, t: number}[]} */
@@ -406,10 +410,19 @@ export class Renderer {
     c.blockCounts = new Map();
   }
 
-  /** The state to draw: the store's now (an item's copy is as old as its layout). @param {Item} it */
+  /**
+   * The state to draw: the store's now (an item's copy is as old as its layout); but an
+   * object removed less than DELETION_SEEN_MS after the page saw its deletion begin is
+   * drawn being deleted until then: a Pod no kubelet runs is removed a millisecond after
+   * its deletion began, in the same frame, and would go from normal to removed unseen.
+   * @param {Item} it
+   */
   itemState(it) {
     const cur = this.store.current(it.uid);
-    return !cur || cur.ghost ? "removed" : stateOf(this.store, cur.node);
+    if (cur && !cur.ghost) return stateOf(this.store, cur.node);
+    const g = this.store.ghosts.get(it.uid);
+    if (g?.deletingSince !== undefined && performance.now() < g.deletingSince + DELETION_SEEN_MS) return stateOf(this.store, g.node);
+    return "removed";
   }
 
   /** @param {Item} it @param {string} state @param {number} now */

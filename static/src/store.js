@@ -40,7 +40,8 @@ export class Store {
     /** dependents of each uid (owners that are not nodes included), from the nodes' owners.
      * @type {Map<string, Set<string>>} */ this.dependents = new Map();
     /** removed nodes still drawn while they fade (removed: by a nodeRemoved event, not
-     * missing from a snapshot). @type {Map<string, {node: NodeState, at: number, removed?: boolean}>} */
+     * missing from a snapshot). deletingSince: when the page saw its deletion begin, if it did.
+     * @type {Map<string, {node: NodeState, at: number, removed?: boolean, deletingSince?: number}>} */
     this.ghosts = new Map();
     /** @type {Map<string, number>} */ this.born = new Map();
     /** @type {Map<string, Queue>} */ this.queues = new Map();
@@ -50,8 +51,10 @@ export class Store {
     this.sync = { resources: [] };
     /** The sync state changed (the discovery banner looks again). */
     this.syncChanged = false;
-    /** uids of the objects being deleted (the stuck count reads them, not every node). @type {Set<string>} */
-    this.deleting = new Set();
+    /** the objects being deleted (the stuck count reads them, not every node): when the page
+     * saw each deletion begin (performance.now(); -Infinity: before the page looked).
+     * @type {Map<string, number>} */
+    this.deleting = new Map();
     this.mode = "";
     this.seq = 0;
     /** The moment the store holds (epoch ms) when it is not the live state (time travel), else null. @type {number|null} */
@@ -85,7 +88,7 @@ export class Store {
     for (const n of this.nodes.values()) {
       this.link(n);
       this.index(n, true);
-      if (n.beingDeleted) this.deleting.add(n.uid);
+      if (n.beingDeleted) this.deleting.set(n.uid, -Infinity);
     }
     if (frame.queues) this.resetQueues(frame.queues);
     if (frame.sync) {
@@ -153,8 +156,8 @@ export class Store {
     this.nodes.set(n.uid, n);
     this.link(n);
     this.index(n, true);
-    if (n.beingDeleted) this.deleting.add(n.uid);
-    else this.deleting.delete(n.uid);
+    if (!n.beingDeleted) this.deleting.delete(n.uid);
+    else if (!this.deleting.has(n.uid)) this.deleting.set(n.uid, now);
     this.touched.add(n.uid);
     if (!old || old.virtual !== n.virtual || !sameOwners(old, n) || old.namespace !== n.namespace) {
       this.markNamespace(n.namespace);
@@ -170,10 +173,11 @@ export class Store {
     if (!n) return; // a removal of an object the client never had (docs/stream.md: ignore)
     this.unlink(n);
     this.index(n, false);
+    const deletingSince = this.deleting.get(uid);
     this.deleting.delete(uid);
     this.nodes.delete(uid);
     this.born.delete(uid);
-    this.ghosts.set(uid, { node: n, at: now, removed: true });
+    this.ghosts.set(uid, { node: n, at: now, removed: true, deletingSince });
     this.touched.add(uid);
   }
 

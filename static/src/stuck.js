@@ -98,7 +98,7 @@ export class StuckView {
     if (!this.badge) return;
     const ms = this.thresholdMs;
     let n = 0;
-    for (const uid of store.deleting) {
+    for (const uid of store.deleting.keys()) {
       const t = Date.parse(store.nodes.get(uid)?.deletionTimestamp || "");
       if (Number.isFinite(t) && now - t >= ms) n++;
     }

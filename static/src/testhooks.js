@@ -36,6 +36,13 @@ function trace(page, uids) {
       for (const u of uids) {
         const n = page.store.nodes.get(u);
         const st = n ? stateOf(page.store, n) : "removed";
+        // Its deletion began in the frame it was removed in: the stream said both.
+        const g = page.store.ghosts.get(u);
+        if (!n && g?.deletingSince !== undefined && lastEngine[u] === "normal") {
+          const was = stateOf(page.store, g.node);
+          t.engineLog.push({ uid: u, state: was, t: g.deletingSince });
+          lastEngine[u] = was;
+        }
         if (lastEngine[u] !== st) t.engineLog.push({ uid: u, state: st, t: now });
         lastEngine[u] = st;
       }

@@ -3,7 +3,7 @@
 // screen; a namespace being deleted with its progress and what holds it; and, once a test
 // asks (Renderer.recordDrawn), a log of what each title said, frame by frame.
 
-import { GROUP_TITLE, LONER_CAPTION, TITLE_FONT } from "./layout.js";
+import { GROUP_GAP, GROUP_TITLE, LONER_CAPTION, TITLE_FONT } from "./layout.js";
 import { progress, cascadeCaption, namespaceStatus } from "./cascades.js";
 import { clamp, truncate } from "./textfit.js";
 
@@ -33,9 +33,10 @@ export function drawTitles(r, visible) {
     if (size >= 10) {
       ctx.font = `600 ${size}px system-ui, sans-serif`;
       ctx.fillStyle = C["--fg"];
-      // Pinned to the top of the screen while the box is, but never below its own bottom.
+      // Pinned to the top and left of the screen while the box is, never out of the part of
+      // the box on screen (a long title ran into the next box's).
       const top = clamp(0, sy, sy + sh - band);
-      const y = top + band / 2, x = Math.max(sx, 0) + 8 * cam.k, room = sw - 16 * cam.k;
+      const y = top + band / 2, x = Math.max(sx, 0) + 8 * cam.k, room = sx + sw - 8 * cam.k - x;
       // Short of room, a namespace being deleted gives up its count before its progress.
       const base = del && ctx.measureText(text + status).width > room ? g.title : text;
       const shown = truncate(ctx, base, room);
@@ -49,26 +50,39 @@ export function drawTitles(r, visible) {
         drawnText += st;
         caption = drawNamespaceProgress(r, del, sx, top, sw, sy + sh, band);
       }
-      recordTitle(r, g.ns, drawnText, caption, titled);
+      recordTitle(r, g.ns, drawnText, caption, titled, x, x + ctx.measureText(drawnText).width, sx + sw);
       continue;
     }
-    size = 11;
+    // Far out, on a plate as high as the box allows (16 px, down to 13 in a box of one
+    // row of objects), what fits of the box on screen: all of it, the title and its count
+    // (a namespace being deleted keeps at least "Terminating"), else the title cut short;
+    // not at all below "ab…".
+    // A box too low for a plate (one row of objects, far out) has its title over it, in
+    // the gap the layout leaves between rows of boxes.
+    let py = Math.max(sy, 0) + 2, plateH = Math.min(16, sy + sh - py - 1);
+    const over = plateH < 13;
+    if (over) {
+      plateH = Math.min(14, GROUP_GAP * cam.k - 1);
+      py = sy - plateH - 1;
+      if (plateH < 10 || sy < 0) continue;
+    }
+    size = plateH - (over ? 2 : 5);
     ctx.font = `600 ${size}px system-ui, sans-serif`;
-    // Far out, a namespace being deleted keeps at least "Terminating" on its plate.
     const full = del ? text + status : text;
     const short = del ? `${g.title}  ·  ${del.end === null ? "Terminating" : "deleted"}` : text;
-    const plate = ctx.measureText(full).width + 10 <= sw ? full : short;
+    const px = Math.max(sx, 0) + 3, room = sx + sw - px - 9;
+    const plate = [full, short].find((t) => ctx.measureText(t).width <= room) ?? truncate(ctx, g.title, room);
+    if (plate.length < 3) continue;
     const tw = ctx.measureText(plate).width;
-    if (tw + 10 > sw || sh < 20) continue;
-    const px = Math.max(sx, 0) + 3, py = Math.max(sy, 0) + 3;
-    if (py + 16 > sy + sh) continue;
-    ctx.fillStyle = C["--group-bg"];
-    ctx.globalAlpha = 0.9;
-    ctx.fillRect(px, py, tw + 6, 16);
-    ctx.globalAlpha = 1;
+    if (!over) {
+      ctx.fillStyle = C["--group-bg"];
+      ctx.globalAlpha = 0.9;
+      ctx.fillRect(px, py, tw + 6, plateH);
+      ctx.globalAlpha = 1;
+    }
     ctx.fillStyle = del ? C["--st-deleting"] : C["--fg"];
-    ctx.fillText(plate, px + 3, py + 8);
-    recordTitle(r, g.ns, plate, "", titled);
+    ctx.fillText(plate, px + 3, py + plateH / 2);
+    recordTitle(r, g.ns, plate, "", titled, px + 3, px + 3 + tw, sx + sw);
   }
   if (r.drawnTitles) {
     for (const ns of r.drawnTitles.keys()) {
@@ -129,8 +143,9 @@ function drawNamespaceProgress(r, del, sx, top, sw, bottom, band) {
 /**
  * Keeps what a namespace box's title said (once a test asks: recordDrawn), and logs each change.
  * @param {Renderer} r @param {string} ns @param {string} text @param {string} caption @param {Set<string>} titled
+ * @param {number} x @param {number} right @param {number} boxRight where the title's text begins and ends on screen, and its box
  */
-function recordTitle(r, ns, text, caption, titled) {
+function recordTitle(r, ns, text, caption, titled, x, right, boxRight) {
   if (!r.drawnTitles) return;
   titled.add(ns);
   const last = r.drawnTitles.get(ns);
@@ -138,5 +153,5 @@ function recordTitle(r, ns, text, caption, titled) {
     r.titleLog.push({ ns, text, caption, inLayout: true, t: r.drawClock });
     if (r.titleLog.length > 100_000) r.titleLog.splice(0, 50_000);
   }
-  r.drawnTitles.set(ns, { text, caption, at: r.drawClock });
+  r.drawnTitles.set(ns, { text, caption, at: r.drawClock, x, right, boxRight });
 }

@@ -46,15 +46,20 @@ export function wireView(page, parts) {
    * front, unless the history view asked (keepTab: the user goes on down its list).
    */
   page.select = (uid, center = false, keepTab = false) => {
+    page.centerDue = null;
     if (uid && !keepTab && parts.tabs.shown() !== "object") parts.tabs.show("object");
     view.sel = uid;
     renderer.selected = uid;
     renderer.dirty = true;
     parts.objectPanel.show(uid);
     if (uid && center && !revealAndCenter(page, uid)) {
-      // Not drawn under the current filters: widen the view to show it.
       const n = page.store.nodes.get(uid);
-      if (n && !keep(page, n)) {
+      if (n && keep(page, n)) {
+        // Not laid out yet (a scenario's object, selected as soon as the page has it, in a
+        // namespace whose layout waits for a cascade to settle): centred once it is.
+        page.centerDue = uid;
+      } else if (n) {
+        // Not drawn under the current filters: widen the view to show it.
         view.ns = [];
         view.kind = [];
         if (view.focus && page.focusSet && !page.focusSet.has(uid)) view.focus = null;
