@@ -1654,6 +1654,38 @@ var Renderer = class {
     this.dirty = false;
     return true;
   }
+  /**
+   * The whole layout (the graph after filters and focus) drawn as the page draws it, at
+   * scale k (1: a box 180 px wide, its name in 13 px type), on a canvas of its own.
+   * @param {number} k
+   */
+  drawWhole(k) {
+    const b = this.layout.bounds, pad = 24;
+    const canvas = document.createElement("canvas");
+    canvas.width = Math.ceil((b.w + 2 * pad) * k);
+    canvas.height = Math.ceil((b.h + 2 * pad) * k);
+    const ctx = canvas.getContext("2d");
+    if (!ctx) throw new Error(`no canvas of ${canvas.width} × ${canvas.height} px`);
+    const { cam, w, h: h2, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles } = this;
+    const screen = this.ctx;
+    try {
+      Object.assign(this, {
+        ctx,
+        cam: { k, x: (pad - b.x) * k, y: (pad - b.y) * k },
+        w: canvas.width,
+        h: canvas.height,
+        dpr: 1,
+        drawnState: null,
+        drawnEdges: null,
+        drawnCaptions: null,
+        drawnTitles: null
+      });
+      this.draw(performance.now());
+    } finally {
+      Object.assign(this, { ctx: screen, cam, w, h: h2, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles, dirty: true });
+    }
+    return canvas;
+  }
   /** @param {number} now */
   draw(now) {
     if (this.drawnState) this.drawClock = performance.now();
@@ -4983,6 +5015,14 @@ function path(x0, y0, x1, y1, color, w, dash) {
 function viewPNG(canvas) {
   return new Promise((resolve, reject) => canvas.toBlob((b) => b ? resolve(b) : reject(new Error("the canvas could not be encoded")), "image/png"));
 }
+var WHOLE_MAX_PIXELS = 4e7;
+var LEGIBLE_K = 0.55;
+async function wholePNG(r) {
+  const b = r.layout.bounds;
+  const k = Math.min(1, Math.sqrt(WHOLE_MAX_PIXELS / Math.max(1, (b.w + 48) * (b.h + 48))));
+  const canvas = r.drawWhole(k);
+  return { blob: await viewPNG(canvas), k, legible: k >= LEGIBLE_K, width: canvas.width, height: canvas.height };
+}
 function graphDOT(nodes) {
   const q = (s) => JSON.stringify(s);
   const lines = ["strict digraph full {"];
@@ -5014,12 +5054,19 @@ function wireExportMenu(page2) {
     const stamp = (/* @__PURE__ */ new Date()).toISOString().replace(/[:.]/g, "-").slice(0, 19);
     const nodes = [...layout2.items.values()].flatMap((it) => store.nodes.get(it.uid) || []);
     if (what === "svg") download(new Blob([viewSVG(renderer2)], { type: "image/svg+xml" }), `gcscope-${stamp}.svg`);
-    else if (what === "png") download(
-      /** @type {Blob} */
-      await viewPNG(page2.canvas),
-      `gcscope-${stamp}.png`
-    );
-    else if (what === "dot") download(new Blob([graphDOT(nodes)], { type: "text/vnd.graphviz" }), `gcscope-${stamp}.dot`);
+    else if (what === "png") download(await viewPNG(page2.canvas), `gcscope-${stamp}.png`);
+    else if (what === "whole-png") {
+      try {
+        const png = await wholePNG(renderer2);
+        download(png.blob, `gcscope-${stamp}-whole.png`);
+        if (!png.legible) {
+          page2.toast(`The whole graph is too large for a legible PNG: saved at ${Math.round(png.k * 100)}% (${png.width} × ${png.height} px), where boxes have no labels. Narrow it with the namespace and kind filters, or export it as SVG.`);
+        }
+      } catch (e) {
+        page2.toast(`Whole graph as PNG: ${/** @type {any} */
+        e.message || e}`);
+      }
+    } else if (what === "dot") download(new Blob([graphDOT(nodes)], { type: "text/vnd.graphviz" }), `gcscope-${stamp}.dot`);
     else if (what === "history") page2.travelUI?.exportHistory();
     else if (what === "json") download(new Blob([JSON.stringify({ seq: store.seq, filter: { namespace: view2.ns, kind: view2.kind, focus: view2.focus }, nodes }, null, 1)], { type: "application/json" }), `gcscope-${stamp}.json`);
   });

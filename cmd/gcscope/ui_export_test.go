@@ -30,7 +30,8 @@ import (
 // TestUIXExport exports the view from every item of the Export menu, clicked as a user
 // would, lets the browser save each file, and reads the files back: the SVG is XML with
 // an <svg> root naming exactly the objects the canvas drew on screen, the PNG decodes to
-// an image of the canvas's size with something drawn on it, the DOT is a digraph whose
+// an image of the canvas's size with something drawn on it, the whole graph's PNG to one
+// of all of demo-web at full scale, the DOT is a digraph whose
 // vertices are the objects in view and whose edges are their ownerReferences (as the API
 // has them), and the JSON lists the same objects.
 func TestUIXExport(t *testing.T) {
@@ -69,8 +70,8 @@ func TestUIXExport(t *testing.T) {
 
 	var items []string
 	d.eval(t, `[...document.querySelectorAll("#export-menu [data-export]")].map((b) => b.dataset.export)`, &items)
-	if !slices.Equal(items, []string{"svg", "png", "dot", "json", "history"}) {
-		t.Errorf("the Export menu offers %v; the test reads svg, png, dot, json and history (recorded by default)", items)
+	if !slices.Equal(items, []string{"svg", "png", "whole-png", "dot", "json", "history"}) {
+		t.Errorf("the Export menu offers %v; the test reads svg, png, whole-png, dot, json and history (recorded by default)", items)
 	}
 	for _, item := range items {
 		d.run(t, "export "+item, click("#export-button"),
@@ -80,6 +81,10 @@ func TestUIXExport(t *testing.T) {
 		if item == "history" {
 			if !strings.HasPrefix(name, "gcscope-history-") || !strings.HasSuffix(name, ".jsonl.gz") {
 				t.Errorf("history: the file is named %q; want gcscope-history-<from>-<to>.jsonl.gz", name)
+			}
+		} else if item == "whole-png" {
+			if !strings.HasPrefix(name, "gcscope-") || !strings.HasSuffix(name, "-whole.png") {
+				t.Errorf("whole-png: the file is named %q; want gcscope-<time>-whole.png", name)
 			}
 		} else if !strings.HasPrefix(name, "gcscope-") || !strings.HasSuffix(name, "."+item) {
 			t.Errorf("%s: the file is named %q; want gcscope-<time>.%s", item, name, item)
@@ -92,6 +97,14 @@ func TestUIXExport(t *testing.T) {
 			var size struct{ W, H int }
 			d.eval(t, `(() => { const c = document.getElementById("graph"); return { w: c.width, h: c.height }; })()`, &size)
 			checkPNG(t, data, size.W, size.H)
+		case "whole-png":
+			// All of demo-web (only part of it is on screen), at full scale: a box 180 px wide.
+			var whole struct{ W, H int }
+			d.eval(t, `(() => { const b = window.gcscope.renderer.layout.bounds; return { w: Math.ceil(b.w + 48), h: Math.ceil(b.h + 48) }; })()`, &whole)
+			checkPNG(t, data, whole.W, whole.H)
+			if dir, err := browsertest.ArtifactsDir(); err == nil { // to look at, beside the screenshots
+				os.WriteFile(filepath.Join(dir, "ui-export-whole.png"), data, 0o644)
+			}
 		case "dot":
 			checkDOT(t, data, want)
 		case "history":

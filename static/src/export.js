@@ -69,9 +69,27 @@ function path(x0, y0, x1, y1, color, w, dash) {
   return `<path d="M${x0} ${y0}C${x0} ${my} ${x1} ${my} ${x1} ${y1}" fill="none" stroke="${color}" stroke-width="${w}"${dash ? ' stroke-dasharray="6 4"' : ""}/>`;
 }
 
-/** The canvas as it is now. @param {HTMLCanvasElement} canvas */
+/** The canvas as it is now. @param {HTMLCanvasElement} canvas @returns {Promise<Blob>} */
 export function viewPNG(canvas) {
   return new Promise((resolve, reject) => canvas.toBlob((b) => (b ? resolve(b) : reject(new Error("the canvas could not be encoded"))), "image/png"));
+}
+
+/** The largest whole-graph PNG, in pixels (about 160 MB while it is drawn). */
+const WHOLE_MAX_PIXELS = 40e6;
+/** Below this scale the boxes' labels are not drawn (render.js draws them from 22 px high). */
+const LEGIBLE_K = 0.55;
+
+/**
+ * The whole graph in view (after filters and focus) as a PNG, at full scale (a box 180 px
+ * wide) when it fits in WHOLE_MAX_PIXELS, else as large as it does; legible: false when that
+ * is too small for the boxes' labels.
+ * @param {Renderer} r @returns {Promise<{blob: Blob, k: number, legible: boolean, width: number, height: number}>}
+ */
+export async function wholePNG(r) {
+  const b = r.layout.bounds;
+  const k = Math.min(1, Math.sqrt(WHOLE_MAX_PIXELS / Math.max(1, (b.w + 48) * (b.h + 48))));
+  const canvas = r.drawWhole(k);
+  return { blob: await viewPNG(canvas), k, legible: k >= LEGIBLE_K, width: canvas.width, height: canvas.height };
 }
 
 /**

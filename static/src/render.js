@@ -268,6 +268,30 @@ export class Renderer {
     return true;
   }
 
+  /**
+   * The whole layout (the graph after filters and focus) drawn as the page draws it, at
+   * scale k (1: a box 180 px wide, its name in 13 px type), on a canvas of its own.
+   * @param {number} k
+   */
+  drawWhole(k) {
+    const b = this.layout.bounds, pad = 24;
+    const canvas = document.createElement("canvas");
+    canvas.width = Math.ceil((b.w + 2 * pad) * k);
+    canvas.height = Math.ceil((b.h + 2 * pad) * k);
+    const ctx = canvas.getContext("2d");
+    if (!ctx) throw new Error(`no canvas of ${canvas.width} × ${canvas.height} px`);
+    const { cam, w, h, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles } = this;
+    const screen = this.ctx;
+    try {
+      Object.assign(this, { ctx, cam: { k, x: (pad - b.x) * k, y: (pad - b.y) * k }, w: canvas.width, h: canvas.height, dpr: 1,
+        drawnState: null, drawnEdges: null, drawnCaptions: null, drawnTitles: null });
+      this.draw(performance.now());
+    } finally {
+      Object.assign(this, { ctx: screen, cam, w, h, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles, dirty: true });
+    }
+    return canvas;
+  }
+
   /** @param {number} now */
   draw(now) {
     if (this.drawnState) this.drawClock = performance.now();
