@@ -3352,6 +3352,83 @@ function mostCommon(values) {
   return best;
 }
 
+// src/glance.js
+var Glance = class {
+  /**
+   * @param {HTMLElement} el
+   * @param {import("./cascades.js").Cascades} cascades the live state's
+   * @param {import("./store.js").Store} store the live state
+   * @param {GlanceHooks} hooks
+   */
+  constructor(el, cascades, store, hooks) {
+    this.el = el;
+    this.cascades = cascades;
+    this.store = store;
+    this.hooks = hooks;
+    this.key = "";
+  }
+  /** Draws it again when what it says changed. */
+  render() {
+    const now = this.cascades.now();
+    const running = [...this.cascades.active.values()].filter((c) => !c.nested).sort((a, b) => a.start - b.start);
+    const stuck = this.hooks.stuck();
+    const retried = [];
+    for (const it of this.store.queues.get("attemptToDelete")?.items.values() || []) {
+      if (it.backoffUntil == null) continue;
+      retried.push({ uid: it.object.uid, what: describe(it.object), when: it.backoffUntil > Date.now() ? "retried in a moment" : "retry due" });
+    }
+    const key = JSON.stringify([running.map((c) => [c.owner, countText(c), c.waitingOn]), stuck, retried.map((r) => r.uid)]);
+    if (key === this.key) return this.refreshTimes(running, now);
+    this.key = key;
+    const parts = [h("h2", null, "What needs attention")];
+    if (running.length) {
+      parts.push(
+        h("h3", null, `${running.length === 1 ? "A deletion" : `${fmt(running.length)} deletions`} under way`),
+        h("ul.glance-list", { id: "glance-running" }, ...running.slice(0, 5).map((c) => h(
+          "li",
+          null,
+          h(
+            "button.link",
+            { type: "button", "data-owner": c.owner, onclick: () => this.hooks.select(c.owner), title: "Select it in the graph" },
+            h("span.tag", null, c.policy === "Namespace" ? "namespace" : c.policy),
+            " ",
+            h("b", null, `${c.ref.kind} ${c.ref.name}`)
+          ),
+          h("div.muted", null, `${countText(c)} · `, h("span.glance-caption", { "data-owner": c.owner }, cascadeCaption(c, now)))
+        )))
+      );
+      if (running.length > 5) parts.push(h("p.muted", null, `and ${fmt(running.length - 5)} more, in the strip over the graph`));
+    }
+    if (stuck.count) {
+      parts.push(h("p", null, h(
+        "button.link",
+        { type: "button", id: "glance-stuck", onclick: () => this.hooks.showStuck() },
+        `${fmt(stuck.count)} ${stuck.count === 1 ? "object" : "objects"} deleted more than ${stuck.threshold} ago and still there →`
+      )));
+    }
+    if (retried.length) {
+      parts.push(h(
+        "p.muted",
+        { id: "glance-retried" },
+        `The collector retries ${retried.length === 1 ? "" : `${fmt(retried.length)} objects, `}`,
+        h("button.link", { type: "button", onclick: () => this.hooks.select(retried[0].uid) }, retried[0].what),
+        retried.length > 1 ? " and others" : "",
+        " (see the queues below)."
+      ));
+    }
+    if (!running.length && !stuck.count && !retried.length) parts.push(h("p.muted", { id: "glance-calm" }, "Nothing: no deletion is under way or stuck, and the collector retries nothing."));
+    this.el.replaceChildren(...parts);
+  }
+  /** The captions' times move on without redrawing the rest. @param {import("./cascades.js").Cascade[]} running @param {number} now */
+  refreshTimes(running, now) {
+    for (const c of running) {
+      const el = this.el.querySelector(`.glance-caption[data-owner="${c.owner}"]`);
+      const text = cascadeCaption(c, now);
+      if (el && el.textContent !== text) el.textContent = text;
+    }
+  }
+};
+
 // src/health.js
 var MIN_EVERY_MS = 500;
 var MAX_EVERY_MS = 3e3;
@@ -3902,6 +3979,7 @@ var StuckView = class {
     this.badge = badge;
     this.hooks = hooks;
     this.threshold = DEFAULT_THRESHOLD;
+    this.counted = 0;
     this.shown = false;
     this.report = null;
     this.error = "";
@@ -3973,6 +4051,7 @@ var StuckView = class {
       const t = Date.parse(store.nodes.get(uid)?.deletionTimestamp || "");
       if (Number.isFinite(t) && now - t >= ms) n++;
     }
+    this.counted = n;
     const text = n ? fmt(n) : "";
     if (this.badge.textContent !== text) this.badge.textContent = text;
     this.badge.hidden = !n;
@@ -4339,7 +4418,7 @@ function toggleLoners(page2, b) {
 function startFrames(page2, p) {
   const { live: live2, liveCascades: liveCascades2, layout: layout2, renderer: renderer2, view: view2, perf } = page2;
   let lastLiveCascades = 0;
-  let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0, lastStuckCount = -Infinity;
+  let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0, lastStuckCount = -Infinity, lastGlance = -Infinity;
   let fittedOnce = false;
   page2.relayout = (now, dirty = page2.store.dirtyNamespaces) => {
     const store = page2.store;
@@ -4429,6 +4508,10 @@ function startFrames(page2, p) {
     if (now - lastStuckCount > 1e3) {
       lastStuckCount = now;
       p.stuckView.count(live2, Date.now());
+    }
+    if (!view2.sel && now - lastGlance > 500) {
+      lastGlance = now;
+      p.glance.render();
     }
     if (store.queuesChanged && now - lastQueues > 250) {
       store.queuesChanged = false;
@@ -6624,6 +6707,11 @@ search.input.addEventListener("keydown", (ev) => shortcuts.handle(ev, "search"))
 shortcuts.renderHelp($("help-keys"));
 $("help-button").addEventListener("click", () => helpDialog.showModal());
 var api = testHooks(page, { stuckView, tabs, shortcuts });
+var glance = new Glance($("glance"), liveCascades, live, {
+  select: show,
+  showStuck: () => tabs.show("stuck"),
+  stuck: () => ({ count: stuckView.counted, threshold: stuckView.threshold })
+});
 startFrames(page, {
   cascadeStrip,
   objectPanel,
@@ -6631,6 +6719,7 @@ startFrames(page, {
   discoveryBanner,
   stuckView,
   queuesPanel,
+  glance,
   drew(now) {
     if (page.travelUI?.travel.playing && api.playFrames.length < 1e5) api.playFrames.push(now);
   },

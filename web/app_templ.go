@@ -223,7 +223,7 @@ func App(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "</nav><section class=\"panel object\" id=\"object-panel\" aria-live=\"polite\"><div class=\"placeholder\" id=\"object-placeholder\"><h2>Select an object</h2><p>Click a box in the graph, or search ( / ). Owners are drawn above their dependents; a namespace is a box.</p><p class=\"muted\">Double-click focuses on an object's owners and dependents. Large sets of siblings show as a count until you zoom in or click them.</p></div><div id=\"object-body\" hidden></div></section><section class=\"panel stuck\" id=\"stuck-panel\" aria-label=\"Stuck deletions\" hidden></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "</nav><section class=\"panel object\" id=\"object-panel\" aria-live=\"polite\"><div class=\"placeholder\" id=\"object-placeholder\"><section class=\"glance\" id=\"glance\" aria-live=\"polite\"></section><h2>Select an object</h2><p>Click a box in the graph, or search ( / ). Owners are drawn above their dependents; a namespace is a box.</p><p class=\"muted\">Double-click focuses on an object's owners and dependents. Large sets of siblings show as a count until you zoom in or click them.</p></div><div id=\"object-body\" hidden></div></section><section class=\"panel stuck\" id=\"stuck-panel\" aria-label=\"Stuck deletions\" hidden></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -265,7 +265,7 @@ func App(p Page) templ.Component {
 			var templ_7745c5c3_Var8 string
 			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 192, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 193, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
 			if templ_7745c5c3_Err != nil {

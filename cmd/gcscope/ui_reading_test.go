@@ -29,6 +29,7 @@ func TestUIReadsAsANewUserExpects(t *testing.T) {
 	d := uiDriver{ctx: page.Ctx, failShot: "ui-reading-failed"}
 	d.run(t, "load the page", chromedp.Navigate(base+"/"), uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
 
+	t.Run("the first screen leads to what needs attention", func(t *testing.T) { firstScreenLeads(t, d, base, kube) })
 	t.Run("a cycle is drawn as one", func(t *testing.T) { cycleDrawnAsOne(t, d, base, kube) })
 	t.Run("long names keep their tails", func(t *testing.T) { namesKeepTheirTails(t, d, base, kube) })
 	t.Run("a Pod removed at once is seen being deleted", func(t *testing.T) { podSeenBeingDeleted(t, d, base, kube) })
@@ -289,4 +290,38 @@ func centredAsItArrives(t *testing.T, d uiDriver, base string, kube kubernetes.I
 		return !!b && !r.anim && Math.abs((b.x + b.w / 2) * r.cam.k + r.cam.x - r.w / 2) < 40 && Math.abs((b.y + b.h / 2) * r.cam.k + r.cam.y - r.h / 2) < 40; })()`,
 		chromedp.WithPollingTimeout(15*time.Second)))
 	browsertest.Screenshot(t, d.ctx, "ui-centred-on-arrival")
+}
+
+// firstScreenLeads: opened with nothing selected, the side panel begins with what needs
+// attention: the demo's foreground deletion that a finalizer holds (its owner one click
+// away), and the object the collector retries, before the work queues (a new user's eye
+// went to a demo retry in the queue panel).
+func firstScreenLeads(t *testing.T, d uiDriver, base string, kube kubernetes.Interface) {
+	dep, err := kube.AppsV1().Deployments("demo-stuck").Get(context.Background(), "stuck", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	running := `document.querySelector('#glance-running button[data-owner="` + string(dep.UID) + `"]')`
+	for _, theme := range []string{"light", "dark"} {
+		for _, size := range readingSizes {
+			d.run(t, fmt.Sprintf("the first screen at %d px, %s", size.w, theme), chromedp.EmulateViewport(size.w, size.h),
+				chromedp.Navigate(fmt.Sprintf("%s/?theme=%s", base, theme)), uiReady,
+				chromedp.Poll[chromedp.Void](`!!`+running+` && !!document.getElementById("glance-retried")`, chromedp.WithPollingTimeout(30*time.Second)))
+			var first struct {
+				Heading, Entry string
+				Above          bool // the glance is above the work queues, and on screen
+			}
+			d.eval(t, `(() => { const g = document.getElementById("glance"), q = document.getElementById("queues-panel"), e = `+running+`;
+				const gb = g.getBoundingClientRect(), qb = q.getBoundingClientRect();
+				return { heading: g.querySelector("h2").textContent, entry: e.closest("li").textContent,
+					above: gb.top < qb.top && gb.top >= 0 && e.getBoundingClientRect().bottom <= window.innerHeight }; })()`, &first)
+			if first.Heading != "What needs attention" || !strings.Contains(first.Entry, "Foreground") || !strings.Contains(first.Entry, "Deployment stuck") ||
+				!strings.Contains(first.Entry, "held by finalizer") || !first.Above {
+				t.Errorf("%s at %d px: the side panel begins %+v; want \"What needs attention\" listing the Foreground deletion of Deployment stuck held by a finalizer, on screen above the queues", theme, size.w, first)
+			}
+			browsertest.Screenshot(t, d.ctx, fmt.Sprintf("ui-first-screen-%d-%s", size.w, theme))
+		}
+	}
+	d.run(t, "follow the deletion", chromedp.EmulateViewport(1600, 1000), click(`#glance-running button[data-owner="`+string(dep.UID)+`"]`),
+		chromedp.Poll[chromedp.Void](`window.gcscope.view.sel === `+jsQuoted(string(dep.UID)), chromedp.WithPollingTimeout(10*time.Second)))
 }

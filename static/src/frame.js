@@ -18,6 +18,7 @@ import { keep, revealAndCenter } from "./view.js";
  * @property {import("./banner.js").DiscoveryBanner} discoveryBanner
  * @property {import("./stuck.js").StuckView} stuckView
  * @property {import("./queues.js").QueuesPanel} queuesPanel
+ * @property {import("./glance.js").Glance} glance what needs attention, while nothing is selected
  * @property {(now: number) => void} drew a frame was drawn (tests count them while playing)
  * @property {() => void} firstDrawn the first snapshot is drawn
  */
@@ -29,7 +30,7 @@ import { keep, revealAndCenter } from "./view.js";
 export function startFrames(page, p) {
   const { live, liveCascades, layout, renderer, view, perf } = page;
   let lastLiveCascades = 0;
-  let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0, lastStuckCount = -Infinity;
+  let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0, lastStuckCount = -Infinity, lastGlance = -Infinity;
   let fittedOnce = false;
 
   /** Lays out again the dirty namespaces given (all of them by default: the user acted). */
@@ -139,6 +140,10 @@ export function startFrames(page, p) {
     if (now - lastStuckCount > 1000) {
       lastStuckCount = now;
       p.stuckView.count(live, Date.now());
+    }
+    if (!view.sel && now - lastGlance > 500) {
+      lastGlance = now;
+      p.glance.render();
     }
     if (store.queuesChanged && now - lastQueues > 250) {
       store.queuesChanged = false;

@@ -10,6 +10,7 @@ import { ObjectPanel } from "./panel.js";
 import { QueuesPanel } from "./queues.js";
 import { DeleteDialog } from "./dialog.js";
 import { CascadeStrip, progress, progressText } from "./cascades.js";
+import { Glance } from "./glance.js";
 import { CollectorHealth } from "./health.js";
 import { $, describe } from "./dom.js";
 import { post } from "./api.js";
@@ -159,8 +160,14 @@ $("help-button").addEventListener("click", () => helpDialog.showModal());
 // --- hooks for tests, the frame loop, time travel ---
 
 const api = testHooks(page, { stuckView, tabs, shortcuts });
+// What needs attention: the side panel's first words while nothing is selected.
+const glance = new Glance($("glance"), liveCascades, live, {
+  select: show,
+  showStuck: () => tabs.show("stuck"),
+  stuck: () => ({ count: stuckView.counted, threshold: stuckView.threshold }),
+});
 startFrames(page, {
-  cascadeStrip, objectPanel, health, discoveryBanner, stuckView, queuesPanel,
+  cascadeStrip, objectPanel, health, discoveryBanner, stuckView, queuesPanel, glance,
   drew(now) {
     if (page.travelUI?.travel.playing && api.playFrames.length < 100_000) api.playFrames.push(now);
   },

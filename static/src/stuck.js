@@ -37,6 +37,8 @@ export class StuckView {
     this.badge = badge;
     this.hooks = hooks;
     this.threshold = DEFAULT_THRESHOLD;
+    /** the badge's count: objects of the store being deleted for longer than the threshold */
+    this.counted = 0;
     this.shown = false;
     /** @type {any} */ this.report = null;
     this.error = "";
@@ -102,6 +104,7 @@ export class StuckView {
       const t = Date.parse(store.nodes.get(uid)?.deletionTimestamp || "");
       if (Number.isFinite(t) && now - t >= ms) n++;
     }
+    this.counted = n;
     const text = n ? fmt(n) : "";
     if (this.badge.textContent !== text) this.badge.textContent = text;
     this.badge.hidden = !n;
