@@ -1354,14 +1354,15 @@ function drawTitles(r, visible) {
       recordTitle(r, g.ns, drawnText, caption, titled, x, x + ctx.measureText(drawnText).width, sx + sw);
       continue;
     }
-    let py = Math.max(sy, 0) + 2, plateH = Math.min(16, sy + sh - py - 1);
-    const over = plateH < 13;
+    let py = Math.max(sy, 0) + 1, plateH = Math.min(16, sy + sh - py - 1);
+    const gap = Math.min(14, GROUP_GAP * cam.k - 1), over = plateH < 13 && gap >= 10 && sy >= 0;
     if (over) {
-      plateH = Math.min(14, GROUP_GAP * cam.k - 1);
+      plateH = gap;
       py = sy - plateH - 1;
-      if (plateH < 10 || sy < 0) continue;
-    }
-    size2 = plateH - (over ? 2 : 5);
+      size2 = plateH - 2;
+    } else if (plateH >= 13) size2 = plateH - 5;
+    else if (plateH >= 11) size2 = plateH - 3;
+    else continue;
     ctx.font = `600 ${size2}px system-ui, sans-serif`;
     const full = del ? text + status : text;
     const short = del ? `${g.title}  ·  ${del.end === null ? "Terminating" : "deleted"}` : text;
@@ -6435,6 +6436,7 @@ function trace(page2, uids) {
   const { renderer: renderer2, layout: layout2 } = page2;
   renderer2.recordDrawn();
   const lastEngine = {};
+  const lastT = {};
   const lastDrawn = {};
   const lastPlaced = {};
   const t = {
@@ -6466,7 +6468,11 @@ function trace(page2, uids) {
           t.engineLog.push({ uid: u, state: was, t: g.deletingSince });
           lastEngine[u] = was;
         }
-        if (lastEngine[u] !== st) t.engineLog.push({ uid: u, state: st, t: now });
+        const began = n ? page2.store.deleting.get(u) : void 0;
+        if (lastEngine[u] !== st) {
+          t.engineLog.push({ uid: u, state: st, t: began !== void 0 && began > (lastT[u] ?? -Infinity) ? began : now });
+          lastT[u] = now;
+        }
         lastEngine[u] = st;
       }
     }

@@ -19,6 +19,24 @@ import (
 // readingSizes are the widths a new user tried the page at (issue 24), each in both themes.
 var readingSizes = []struct{ w, h int64 }{{1600, 1000}, {1280, 720}, {800, 900}}
 
+// atEachSize shows path at each of readingSizes in each theme, does what brings up the
+// view (after the page is ready), and takes the screenshots name-<width>-<theme>.
+func atEachSize(t *testing.T, d uiDriver, base, path, name string, view ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	sep := "?"
+	if strings.Contains(path, "?") {
+		sep = "&"
+	}
+	for _, theme := range []string{"light", "dark"} {
+		for _, size := range readingSizes {
+			d.run(t, fmt.Sprintf("%s at %d px, %s", name, size.w, theme), append([]chromedp.Action[chromedp.Void]{chromedp.EmulateViewport(size.w, size.h),
+				chromedp.Navigate(base + path + sep + "theme=" + theme), uiReady}, view...)...)
+			browsertest.Screenshot(t, d.ctx, fmt.Sprintf("%s-%d-%s", name, size.w, theme))
+		}
+	}
+	d.run(t, "back to 1600 px", chromedp.EmulateViewport(1600, 1000))
+}
+
 // TestUIReadsAsANewUserExpects checks, on one gcscope, what the graph drew where a new
 // user misread it.
 func TestUIReadsAsANewUserExpects(t *testing.T) {
@@ -29,6 +47,7 @@ func TestUIReadsAsANewUserExpects(t *testing.T) {
 	d := uiDriver{ctx: page.Ctx, failShot: "ui-reading-failed"}
 	d.run(t, "load the page", chromedp.Navigate(base+"/"), uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
 
+	t.Run("a foreground prediction in steps", func(t *testing.T) { predictionInSteps(t, d, base, kube) })
 	t.Run("the first screen leads to what needs attention", func(t *testing.T) { firstScreenLeads(t, d, base, kube) })
 	t.Run("a cycle is drawn as one", func(t *testing.T) { cycleDrawnAsOne(t, d, base, kube) })
 	t.Run("long names keep their tails", func(t *testing.T) { namesKeepTheirTails(t, d, base, kube) })
@@ -157,7 +176,10 @@ func namesKeepTheirTails(t *testing.T, d uiDriver, base string, kube kubernetes.
 			t.Errorf("the box of …-%s reads %q; want it cut in the middle, its tail kept", tails[i], l)
 		}
 	}
-	browsertest.Screenshot(t, d.ctx, "ui-long-names")
+	// The legend open beside them: the states' colours, the edges (a cycle's among them).
+	atEachSize(t, d, base, "/?ns="+ns, "ui-long-names", chromedp.Evaluate[chromedp.Void](`window.gcscope.recordDrawn()`),
+		chromedp.Poll[chromedp.Void](labels+`.every((l) => l !== "")`, chromedp.WithPollingTimeout(30*time.Second)),
+		click("#legend summary"), chromedp.WaitVisible(chromedp.CSS("#legend-body .edge.cycle")))
 }
 
 // podSeenBeingDeleted: a Pod no kubelet runs is removed a millisecond after its deletion
@@ -184,7 +206,8 @@ func podSeenBeingDeleted(t *testing.T, d uiDriver, base string, kube kubernetes.
 	if err := kube.CoreV1().Pods(ns).Delete(ctx, pod.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	d.run(t, "the Pod drawn removed", chromedp.Poll[chromedp.Void](`window.gcscope.traceLog().drawn.some((c) => c.state === "removed")`, chromedp.WithPollingTimeout(30*time.Second)))
+	d.run(t, "the Pod drawn removed", chromedp.Poll[chromedp.Void](`window.gcscope.traceLog().drawn.some((c) => c.state === "removed")`, chromedp.WithPollingTimeout(30*time.Second)),
+		browsertest.Frames(3)) // the frames a late state may be drawn in (drawDeadline)
 	var log traceLog
 	d.eval(t, `window.gcscope.traceLog()`, &log)
 	var states []string
@@ -204,9 +227,10 @@ func podSeenBeingDeleted(t *testing.T, d uiDriver, base string, kube kubernetes.
 	assertDrawnInTime(t, log)
 }
 
-// titlesStayInTheirBoxes: at "fit", each namespace box wide enough on screen for a few
-// letters has its title (most vanished), cut short if need be; and a title pinned to the
-// left edge of a box partly off screen ends inside that box (it ran into the next one).
+// titlesStayInTheirBoxes: at "fit", each namespace box on screen wide enough for a few
+// letters and high enough for 8 px type has its title (most vanished), cut short if need
+// be; and a title pinned to the left edge of a box partly off screen ends inside that box
+// (it ran into the next one).
 func titlesStayInTheirBoxes(t *testing.T, d uiDriver, base string) {
 	type drawnTitle struct {
 		NS, Text                    string
@@ -240,7 +264,7 @@ func titlesStayInTheirBoxes(t *testing.T, d uiDriver, base string) {
 	fitted := titles()
 	untitled := 0
 	for _, x := range fitted {
-		if x.Text == "" && x.BoxW >= 70 && x.BoxTop >= 0 {
+		if x.Text == "" && x.BoxW >= 70 && x.BoxH >= 13 && x.BoxTop >= 0 {
 			untitled++
 			t.Errorf("at fit, namespace %q's box is %.0f × %.0f px on screen and has no title", x.NS, x.BoxW, x.BoxH)
 		}
@@ -324,4 +348,41 @@ func firstScreenLeads(t *testing.T, d uiDriver, base string, kube kubernetes.Int
 	}
 	d.run(t, "follow the deletion", chromedp.EmulateViewport(1600, 1000), click(`#glance-running button[data-owner="`+string(dep.UID)+`"]`),
 		chromedp.Poll[chromedp.Void](`window.gcscope.view.sel === `+jsQuoted(string(dep.UID)), chromedp.WithPollingTimeout(10*time.Second)))
+}
+
+// predictionInSteps: the delete dialog's foreground prediction of the demo's Deployment api
+// lists its deletions in the order they happen (the Pods, then the ReplicaSet, then the
+// Deployment), and says why the demo's ClusterRole that names api as its owner stays: its
+// reference is invalid, not "api still holds it".
+func predictionInSteps(t *testing.T, d uiDriver, base string, kube kubernetes.Interface) {
+	api, err := kube.AppsV1().Deployments("demo-web").Get(context.Background(), "api", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	openDialog := []chromedp.Action[chromedp.Void]{chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)),
+		click("#delete-button"), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
+		click(`#delete-form input[name="policy"][value="Foreground"]`),
+		chromedp.Poll[chromedp.Void](`(document.querySelector("#delete-summary")?.textContent || "").startsWith("Foreground")`,
+			chromedp.WithPollingTimeout(30*time.Second))}
+	path := "/?ns=demo-web&sel=" + string(api.UID)
+	d.run(t, "load api, open the dialog", append([]chromedp.Action[chromedp.Void]{chromedp.Navigate(base + path), uiReady}, openDialog...)...)
+
+	var steps [][2]string
+	d.eval(t, `[...document.querySelectorAll("#delete-preview details.deleted[data-step]")].map((e) => [e.dataset.step, e.querySelector("summary").textContent + " | " + e.textContent])`, &steps)
+	if len(steps) != 3 || steps[0][0] != "1" || !strings.Contains(steps[0][1], "Pod demo-web/api-") || strings.Contains(steps[0][1], "ReplicaSet demo-web/") ||
+		steps[1][0] != "2" || !strings.Contains(steps[1][1], "ReplicaSet demo-web/api-") || strings.Contains(steps[1][1], "Pod demo-web/") ||
+		steps[2][0] != "3" || !strings.Contains(steps[2][1], "Deployment demo-web/api") || !strings.HasPrefix(steps[2][1], "3. last") {
+		t.Errorf("the dialog's steps (want the Pods, then the ReplicaSet, then api, last): %q", steps)
+	}
+	var order, kept string
+	d.eval(t, `document.querySelector("#delete-order")?.textContent ?? ""`, &order)
+	d.eval(t, `document.querySelector("#delete-preview details.kept")?.textContent ?? ""`, &kept)
+	if !strings.Contains(order, "Deployment api last (step 3)") {
+		t.Errorf("the dialog's order: %q", order)
+	}
+	if !strings.Contains(kept, "demo-invalid-owner") || !strings.Contains(kept, "is invalid") || strings.Contains(kept, "still holds it") {
+		t.Errorf("the kept section (want demo-invalid-owner, kept for its invalid reference): %q", kept)
+	}
+	atEachSize(t, d, base, path, "ui-predict-foreground", openDialog...)
+	d.run(t, "close the dialog", chromedp.KeyEvent("\x1b"))
 }

@@ -24,6 +24,8 @@ function trace(page, uids) {
   renderer.recordDrawn();
   /** @type {Record<string, string>} */
   const lastEngine = {};
+  /** @type {Record<string, number>} when each uid's state last changed in the log */
+  const lastT = {};
   /** @type {Record<string, {state: string, x: number, y: number}>} */
   const lastDrawn = {};
   /** @type {Record<string, {x: number, y: number}>} */
@@ -43,7 +45,12 @@ function trace(page, uids) {
           t.engineLog.push({ uid: u, state: was, t: g.deletingSince });
           lastEngine[u] = was;
         }
-        if (lastEngine[u] !== st) t.engineLog.push({ uid: u, state: st, t: now });
+        // A deletion begins when the store applied it (the renderer's clock for it), not later in the frame.
+        const began = n ? page.store.deleting.get(u) : undefined;
+        if (lastEngine[u] !== st) {
+          t.engineLog.push({ uid: u, state: st, t: began !== undefined && began > (lastT[u] ?? -Infinity) ? began : now });
+          lastT[u] = now;
+        }
         lastEngine[u] = st;
       }
     },

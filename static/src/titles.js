@@ -53,20 +53,20 @@ export function drawTitles(r, visible) {
       recordTitle(r, g.ns, drawnText, caption, titled, x, x + ctx.measureText(drawnText).width, sx + sw);
       continue;
     }
-    // Far out, on a plate as high as the box allows (16 px, down to 13 in a box of one
-    // row of objects), what fits of the box on screen: all of it, the title and its count
-    // (a namespace being deleted keeps at least "Terminating"), else the title cut short;
-    // not at all below "ab…".
-    // A box too low for a plate (one row of objects, far out) has its title over it, in
-    // the gap the layout leaves between rows of boxes.
-    let py = Math.max(sy, 0) + 2, plateH = Math.min(16, sy + sh - py - 1);
-    const over = plateH < 13;
+    // Far out, on a plate as high as the box allows (16 px; a box of one row of objects is
+    // lower: its title goes over it, in the gap the layout leaves between rows of boxes,
+    // or, farther out, on a tighter plate; never in type under 8 px), what fits of the box
+    // on screen: all of it, the title and its count (a namespace being deleted keeps at
+    // least "Terminating"), else the title cut short; not at all below "ab…".
+    let py = Math.max(sy, 0) + 1, plateH = Math.min(16, sy + sh - py - 1);
+    const gap = Math.min(14, GROUP_GAP * cam.k - 1), over = plateH < 13 && gap >= 10 && sy >= 0;
     if (over) {
-      plateH = Math.min(14, GROUP_GAP * cam.k - 1);
+      plateH = gap;
       py = sy - plateH - 1;
-      if (plateH < 10 || sy < 0) continue;
-    }
-    size = plateH - (over ? 2 : 5);
+      size = plateH - 2;
+    } else if (plateH >= 13) size = plateH - 5;
+    else if (plateH >= 11) size = plateH - 3;
+    else continue;
     ctx.font = `600 ${size}px system-ui, sans-serif`;
     const full = del ? text + status : text;
     const short = del ? `${g.title}  ·  ${del.end === null ? "Terminating" : "deleted"}` : text;
