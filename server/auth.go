@@ -68,7 +68,7 @@ func (s *Server) requestToken(r *http.Request) (string, error) {
 	case err != nil:
 		return "", err
 	}
-	return s.sessions.Token(id), nil
+	return s.sessions.Token(r.Context(), id), nil
 }
 
 // authenticate lets authenticated requests through (all of them without an Authenticator).

@@ -97,6 +97,9 @@ func crossSiteLogin(r *http.Request, allowedOrigins []string) string {
 
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int, msg string) {
 	p := web.LoginPage{Page: web.Page{Title: "sign in", Version: s.opts.Version, Asset: assetURL}, Error: msg}
+	if s.opts.SSO != nil {
+		p.SSO = s.opts.SSO.cfg.Name
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; form-action 'self'; frame-ancestors 'none'")
 	w.WriteHeader(status)

@@ -39,11 +39,15 @@ func (s *Server) routes() http.Handler {
 		writeError(w, http.StatusMethodNotAllowed, codeMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s", r.Method, quoteClip(r.URL.Path)))
 	})
 
-	r.Get("/healthz", s.handleHealthz)      // the process is alive (no auth: for probes)
-	r.Get("/readyz", s.handleReadyz)        // the engine has synced and gcscope serves (no auth)
-	r.Get("/login", s.handleLoginForm)      // the login form (with auth)
-	r.Post("/login", s.handleLogin)         // form field token: trade it for a session cookie (with auth)
-	r.Post("/logout", s.handleLogout)       // end the browser's session
+	r.Get("/healthz", s.handleHealthz) // the process is alive (no auth: for probes)
+	r.Get("/readyz", s.handleReadyz)   // the engine has synced and gcscope serves (no auth)
+	r.Get("/login", s.handleLoginForm) // the login form (with auth)
+	r.Post("/login", s.handleLogin)    // form field token: trade it for a session cookie (with auth)
+	r.Post("/logout", s.handleLogout)  // end the browser's session
+	if s.opts.SSO != nil && s.opts.Auth != nil {
+		r.Get("/login/sso", s.handleSSOStart)             // to the identity provider (sso.go)
+		r.Get("/login/sso/callback", s.handleSSOCallback) // its answer: the code for an ID token, then a session
+	}
 	r.Handle("/static/*", s.handleStatic()) // the UI's embedded assets (no secrets: no auth)
 
 	r.Group(func(r chi.Router) {

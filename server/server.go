@@ -63,6 +63,9 @@ type Options struct {
 	Scenarios ScenarioPlayer
 	// Auth authenticates requests; nil means none (loopback only, enforced by the caller).
 	Auth Authenticator
+	// SSO, with Auth, signs users in through an OpenID provider (sso.go): its ID token is
+	// their credential, reviewed by Auth as a pasted token is.
+	SSO *SSO
 	// Listen is the address gcscope listens on: its host is a Host the server answers to.
 	Listen string
 	// AllowedHosts are further Host names the server answers to (path.Match patterns,

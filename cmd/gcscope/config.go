@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server"
 )
 
 // version is gcscope's version, set at link time by the Makefile.
@@ -54,6 +56,8 @@ type config struct {
 	readOnly       bool
 	authTokenFile  string
 	auth           string
+	oidc           server.SSOConfig // single sign-on, with --auth=kubernetes
+	oidcSecretFile string
 	allowedOrigins []string
 	allowedHosts   []string
 	auditLog       string
@@ -110,6 +114,13 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.readOnly, "read-only", false, "refuse every write from the UI and API (the engine keeps collecting)")
 	fs.StringVar(&c.authTokenFile, "auth-token-file", "", "require a bearer token from this file (one per line: token [name])")
 	fs.StringVar(&c.auth, "auth", "", `"kubernetes": require a bearer token the cluster accepts (TokenReview) and delete as its user (impersonation)`)
+	fs.StringVar(&c.oidc.IssuerURL, "oidc-issuer-url", "", "with --auth=kubernetes: sign users in through this OpenID provider (single sign-on); its ID token is their credential, so the apiserver must trust the same issuer and client ID")
+	fs.StringVar(&c.oidc.ClientID, "oidc-client-id", "", "the client ID gcscope has at --oidc-issuer-url (the audience the apiserver expects)")
+	fs.StringVar(&c.oidcSecretFile, "oidc-client-secret-file", "", "a file holding the client secret of --oidc-client-id (none: a public client, PKCE only)")
+	oidcScopes := fs.String("oidc-scopes", "email,offline_access", "comma-separated scopes besides openid (offline_access: a refresh token, so a session outlives its first ID token)")
+	fs.StringVar(&c.oidc.NameClaim, "oidc-name-claim", "email", "the ID token claim the page shows as the user (the cluster's username is what the apiserver makes of the token)")
+	fs.StringVar(&c.oidc.CAFile, "oidc-ca-file", "", "the PEM bundle that signs --oidc-issuer-url's certificate (default: the system's)")
+	fs.StringVar(&c.oidc.Name, "oidc-display-name", "", `what the sign-in button says: "Sign in with NAME" (default: the issuer's host)`)
 	origins := fs.String("allowed-origins", "", "comma-separated extra origins allowed for the websocket and writes: https://gcscope.example.com, or a host pattern (*.example.com) matched over https")
 	hosts := fs.String("allowed-hosts", "", "comma-separated extra Host names to answer to (e.g. gcscope.example.com, *.example.com); besides localhost, loopback addresses and the --listen address, every other Host is refused (DNS rebinding)")
 	fs.StringVar(&c.tlsCert, "tls-cert-file", "", "serve https with this certificate (PEM; with --tls-private-key-file)")
@@ -211,6 +222,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	default:
 		return nil, usageError{fmt.Errorf("--auth %q: the only value is kubernetes (or use --auth-token-file)", c.auth)}
 	}
+	if err := c.parseOIDC(*oidcScopes); err != nil {
+		return nil, usageError{err}
+	}
 	c.allowedOrigins = commaList(*origins)
 	c.allowedHosts = commaList(*hosts)
 	if (c.tlsCert == "") != (c.tlsKey == "") {
@@ -281,5 +295,34 @@ func (c *config) parseHistory(set map[string]bool, maxSize string) error {
 	if c.historyMaxAge < 0 {
 		return fmt.Errorf("--history-max-age %v: want a positive duration, or 0 for no age limit", c.historyMaxAge)
 	}
+	return nil
+}
+
+// parseOIDC checks the single sign-on flags: an issuer needs a client ID and
+// --auth=kubernetes (the ID token is reviewed by the cluster as any token is).
+func (c *config) parseOIDC(scopes string) error {
+	if c.oidc.IssuerURL == "" {
+		if c.oidc.ClientID != "" || c.oidcSecretFile != "" || c.oidc.CAFile != "" {
+			return errors.New("--oidc-client-id, --oidc-client-secret-file and --oidc-ca-file go with --oidc-issuer-url")
+		}
+		return nil
+	}
+	if c.auth != "kubernetes" {
+		return errors.New("--oidc-issuer-url needs --auth=kubernetes: the cluster reviews the ID token, as the apiserver configured with the same issuer does")
+	}
+	if c.oidc.ClientID == "" {
+		return errors.New("--oidc-issuer-url needs --oidc-client-id")
+	}
+	if !strings.HasPrefix(c.oidc.IssuerURL, "https://") {
+		return fmt.Errorf("--oidc-issuer-url %q: an OpenID issuer is an https URL", c.oidc.IssuerURL)
+	}
+	if c.oidcSecretFile != "" {
+		b, err := os.ReadFile(c.oidcSecretFile)
+		if err != nil {
+			return fmt.Errorf("--oidc-client-secret-file: %w", err)
+		}
+		c.oidc.ClientSecret = strings.TrimSpace(string(b))
+	}
+	c.oidc.Scopes = commaList(scopes)
 	return nil
 }

@@ -178,6 +178,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		auth, authz = tokens, access
 	}
+	var sso *server.SSO
+	if cfg.oidc.IssuerURL != "" {
+		if sso, err = server.NewSSO(ctx, cfg.oidc); err != nil {
+			return fmt.Errorf("--oidc-issuer-url: %w", err)
+		}
+	}
 	ready := &readiness{waiting: "garbage collector syncing its monitors"}
 	readyz := func() error {
 		if err := ready.check(); err != nil {
@@ -207,7 +213,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	engine.Registry().MustRegister(deletion.NewStuckCollector(engine, deletion.DefaultStuckAfter))
 	handler := server.New(server.Options{
 		Logger: log, Engine: engine, Kube: restConfig, Ready: readyz, Version: version, Deletions: deletions,
-		ReadOnly: cfg.readOnly, Auth: auth, Authorizer: authz, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
+		ReadOnly: cfg.readOnly, Auth: auth, SSO: sso, Authorizer: authz, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
 		Listen: cfg.listen, AllowedHosts: cfg.allowedHosts,
 		MaxStreams: cfg.maxStreams, MaxStreamsPerUser: cfg.maxUserStreams, Scenarios: scenarios,
 		History: recording,

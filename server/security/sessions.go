@@ -1,6 +1,7 @@
 package security
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"sync"
@@ -27,8 +28,15 @@ const (
 const sessionIDBytes = 32
 
 type loginSession struct {
-	token   string
+	token   string // the token, or (with source) what identifies the user for maxSessionsPerToken
+	source  TokenSource
 	expires time.Time
+}
+
+// TokenSource gives a session's current token, renewing it before it expires (single
+// sign-on: an ID token refreshed with the provider); an error ends the session.
+type TokenSource interface {
+	Token(ctx context.Context) (string, error)
 }
 
 // Sessions maps session ids to the tokens they stand for.
@@ -45,6 +53,17 @@ func NewSessions() *Sessions {
 
 // Start records token under a new id, and returns the id.
 func (ss *Sessions) Start(token string) string {
+	return ss.start(loginSession{token: token})
+}
+
+// StartFrom records a session whose token src gives (renewed as it goes), for the user
+// key names, under a new id, and returns the id.
+func (ss *Sessions) StartFrom(src TokenSource, key string) string {
+	return ss.start(loginSession{token: key, source: src})
+}
+
+func (ss *Sessions) start(session loginSession) string {
+	token := session.token
 	b := make([]byte, sessionIDBytes)
 	rand.Read(b)
 	id := base64.RawURLEncoding.EncodeToString(b)
@@ -78,23 +97,33 @@ func (ss *Sessions) Start(token string) string {
 			delete(ss.ids, oldest)
 		}
 	}
-	ss.ids[id] = loginSession{token: token, expires: now.Add(sessionLifetime)}
+	session.expires = now.Add(sessionLifetime)
+	ss.ids[id] = session
 	return id
 }
 
-// Token is the token session id stands for ("" when unknown or expired).
-func (ss *Sessions) Token(id string) string {
+// Token is the token session id stands for ("" when unknown or expired, or when its
+// source cannot renew it: the session then ends).
+func (ss *Sessions) Token(ctx context.Context, id string) string {
 	ss.mu.Lock()
-	defer ss.mu.Unlock()
 	s, ok := ss.ids[id]
-	if !ok {
-		return ""
-	}
-	if !s.expires.After(ss.now()) {
+	if ok && !s.expires.After(ss.now()) {
 		delete(ss.ids, id)
+		ok = false
+	}
+	ss.mu.Unlock()
+	switch {
+	case !ok:
+		return ""
+	case s.source == nil:
+		return s.token
+	}
+	t, err := s.source.Token(ctx) // not under the lock: it may ask the provider
+	if err != nil {
+		ss.End(id)
 		return ""
 	}
-	return s.token
+	return t
 }
 
 // End forgets session id.
