@@ -20,7 +20,7 @@ const serviceCIDR = "10.0.0.0/16"
 
 // apiserverOptions parses kube-apiserver's own flags, as its command line would, for a
 // server on the given loopback listener backed by the given etcd.
-func apiserverOptions(p *pki, etcdURL string, ln net.Listener) (*options.ServerRunOptions, error) {
+func apiserverOptions(p *pki, etcdURL string, ln net.Listener, oidc OIDC) (*options.ServerRunOptions, error) {
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, set := range s.Flags().FlagSets {
@@ -43,6 +43,13 @@ func apiserverOptions(p *pki, etcdURL string, ln net.Listener) (*options.ServerR
 		// queues to warm up.
 		"--endpoint-reconciler-type=none",
 		"--enable-priority-and-fairness=false",
+	}
+	if oidc.IssuerURL != "" {
+		args = append(args, "--oidc-issuer-url="+oidc.IssuerURL, "--oidc-client-id="+oidc.ClientID,
+			"--oidc-username-claim=sub", "--oidc-username-prefix="+oidc.UsernamePrefix)
+		if oidc.CAFile != "" {
+			args = append(args, "--oidc-ca-file="+oidc.CAFile)
+		}
 	}
 	if err := fs.Parse(args); err != nil {
 		return nil, fmt.Errorf("kube-apiserver flags: %w", err)

@@ -39,6 +39,15 @@ type Options struct {
 	Debug bool
 	// Logger receives gcscope's lines about the control plane (not the components' logs).
 	Logger *slog.Logger
+	// OIDC, when its issuer is set, makes the apiserver accept that provider's ID tokens.
+	OIDC OIDC
+}
+
+// OIDC is an OpenID provider the apiserver trusts (its --oidc-* flags): an ID token of
+// the issuer for the client ID is a user's credential, named after its sub claim with
+// UsernamePrefix before it.
+type OIDC struct {
+	IssuerURL, ClientID, CAFile, UsernamePrefix string
 }
 
 // Cluster is a running embedded control plane.
@@ -115,7 +124,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("listen for kube-apiserver: %w", err)
 	}
-	s, err := apiserverOptions(p, etcdURL, ln)
+	s, err := apiserverOptions(p, etcdURL, ln, opts.OIDC)
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -18,6 +18,9 @@ func startControlPlane(ctx context.Context, cfg *config, log *slog.Logger) (cont
 		UpstreamCollector: cfg.embeddedCollector == "upstream",
 		Debug:             cfg.logLevel <= slog.LevelDebug,
 		Logger:            log,
+		// With single sign-on, the playground's apiserver trusts the same provider, so its
+		// users are "oidc:" and their sub claim to RBAC.
+		OIDC: cluster.OIDC{IssuerURL: cfg.oidc.IssuerURL, ClientID: cfg.oidc.ClientID, CAFile: cfg.oidc.CAFile, UsernamePrefix: "oidc:"},
 	})
 	if err != nil {
 		return nil, err

@@ -133,8 +133,14 @@ func jsArray(s []string) string {
 // It returns gcscope's base URL and the kubeconfig of its cluster.
 func startEmbedded(t *testing.T, args ...string) (base, kubeconfig string) {
 	t.Helper()
+	return startEmbeddedAt(t, freeAddr(t), args...)
+}
+
+// startEmbeddedAt is startEmbedded listening on addr (a test that must name gcscope's URL
+// before it starts: a redirect URI at an identity provider).
+func startEmbeddedAt(t *testing.T, addr string, args ...string) (base, kubeconfig string) {
+	t.Helper()
 	dir := t.TempDir()
-	addr := freeAddr(t)
 	kubeconfig = filepath.Join(dir, "kubeconfig")
 	p := startProcess(t, dir, nil, binary, append([]string{"--listen", addr, "--data-dir", filepath.Join(dir, "data"),
 		"--write-kubeconfig", kubeconfig, "--log-level", "warn"}, args...)...)

@@ -9,6 +9,9 @@ package browsertest
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"os"
@@ -45,6 +48,12 @@ type Options struct {
 	Width, Height int
 	// Scale is the device scale factor; 0 leaves Chromium's (1).
 	Scale float64
+	// TrustCertificate is a server certificate (DER) the browser accepts as if a CA it
+	// trusts had signed it: a test's own TLS server (an identity provider), by its SPKI hash.
+	TrustCertificate []byte
+	// OneProcess keeps every site in the tab's one renderer: a test that follows a page
+	// across sites (to an identity provider and back) keeps its hold on the tab.
+	OneProcess bool
 }
 
 // Find returns the browser binary: $GCSCOPE_CHROMIUM, else chromium or
@@ -113,6 +122,17 @@ func Start(t testing.TB, o Options) *Page {
 	)
 	if o.Scale > 0 {
 		opts = append(opts, chromedp.Flag("force-device-scale-factor", fmt.Sprint(o.Scale)))
+	}
+	if o.OneProcess {
+		opts = append(opts, chromedp.Flag("disable-site-isolation-trials", true), chromedp.Flag("disable-features", "IsolateOrigins,site-per-process"))
+	}
+	if o.TrustCertificate != nil {
+		cert, err := x509.ParseCertificate(o.TrustCertificate)
+		if err != nil {
+			t.Fatalf("browsertest: TrustCertificate: %v", err)
+		}
+		spki := sha256.Sum256(cert.RawSubjectPublicKeyInfo)
+		opts = append(opts, chromedp.Flag("ignore-certificate-errors-spki-list", base64.StdEncoding.EncodeToString(spki[:])))
 	}
 	var output strings.Builder
 	var outputMu sync.Mutex
