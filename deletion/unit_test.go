@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -200,5 +201,64 @@ func TestNamespaceNarration(t *testing.T) {
 		if next, words := r.narrate(); !strings.HasPrefix(next, tc.want) || words == nil {
 			t.Errorf("%s: next = %q (words %v), want %q", tc.name, next, words, tc.want)
 		}
+	}
+}
+
+// TestDeletingObjectsAndTheOldest: gcscope_deleting_objects counts every object being
+// deleted by cause, however young, and gcscope_deleting_oldest_seconds is the age of each
+// cause's oldest; every cause has both series, 0 when nothing is being deleted for it.
+func TestDeletingObjectsAndTheOldest(t *testing.T) {
+	now := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	at := func(o gc.NodeState, ago time.Duration) gc.NodeState {
+		ts := now.Add(-ago)
+		o.DeletionTimestamp = &ts
+		return o
+	}
+	g := &fakeGraph{objects: []gc.NodeState{
+		at(deleting("ConfigMap", "a", "held", 0, "acme.example.com/hold"), 3*time.Hour),
+		at(deleting("ConfigMap", "a", "held-young", 0, "acme.example.com/hold"), 10*time.Second),
+		at(deleting("ConfigMap", "b", "other-hold", 0, "other.example.com/x"), 90*time.Minute),
+		at(deleting("Pod", "a", "pod", 0), 20*time.Second),
+		{ObjectRef: gc.ObjectRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "a", Name: "no-timestamp"}, BeingDeleted: true},
+	}}
+	c := NewStuckCollector(g, 5*time.Minute)
+	c.now = func() time.Time { return now }
+
+	want := `
+# HELP gcscope_deleting_objects Objects being deleted (deletionTimestamp set, still there), however recently, by the cause that holds them (as gcscope_stuck_objects).
+# TYPE gcscope_deleting_objects gauge
+gcscope_deleting_objects{cause="discovery"} 0
+gcscope_deleting_objects{cause="finalizer"} 3
+gcscope_deleting_objects{cause="foreground"} 0
+gcscope_deleting_objects{cause="namespace"} 0
+gcscope_deleting_objects{cause="orphan"} 0
+gcscope_deleting_objects{cause="termination"} 1
+gcscope_deleting_objects{cause="unknown"} 0
+# HELP gcscope_deleting_oldest_seconds Seconds since the deletion of the oldest object still being deleted began (its deletionTimestamp), by the cause that holds it; 0 when none is.
+# TYPE gcscope_deleting_oldest_seconds gauge
+gcscope_deleting_oldest_seconds{cause="discovery"} 0
+gcscope_deleting_oldest_seconds{cause="finalizer"} 10800
+gcscope_deleting_oldest_seconds{cause="foreground"} 0
+gcscope_deleting_oldest_seconds{cause="namespace"} 0
+gcscope_deleting_oldest_seconds{cause="orphan"} 0
+gcscope_deleting_oldest_seconds{cause="termination"} 20
+gcscope_deleting_oldest_seconds{cause="unknown"} 0
+`
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "gcscope_deleting_objects", "gcscope_deleting_oldest_seconds"); err != nil {
+		t.Error(err)
+	}
+	// The stuck gauge beside them still counts only the deletions past the threshold.
+	got := map[string]int{}
+	for _, s := range c.counts() {
+		got[s.cause+"/"+s.finalizer] = s.n
+	}
+	if got["finalizer/acme.example.com/hold"] != 1 || got["finalizer/other.example.com/x"] != 1 || got["termination/"] != 0 {
+		t.Errorf("stuck counts %v: want one per finalizer past 5m and no Pod", got)
+	}
+
+	// Nothing being deleted: every series is there, at 0.
+	g.objects = nil
+	if n := testutil.CollectAndCount(c, "gcscope_deleting_oldest_seconds"); n != len(causes) {
+		t.Errorf("%d series of gcscope_deleting_oldest_seconds with nothing deleted, want %d (one per cause)", n, len(causes))
 	}
 }

@@ -4,6 +4,10 @@
 //	gcscope.yaml         the chart's defaults: engine in shadow mode, UI and API read-only
 //	gcscope-writes.yaml  writes.enabled=true: deletes from the UI made as the signed-in user
 //	gcscope-active.yaml  gc.mode=active: the engine collects with its own ServiceAccount
+//	gcscope-monitoring.yaml  the monitoring add-ons alone (ServiceMonitor, PrometheusRule,
+//	                     Grafana dashboard), to apply beside gcscope.yaml
+//
+// and testdata/monitoring-*.yaml, other settings of the monitoring add-ons, for the tests.
 //
 // `make manifests` (or `make generate`, which runs go generate ./...) renders them again;
 // CI fails when they differ from what is committed. The test beside them applies them to an

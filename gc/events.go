@@ -228,6 +228,9 @@ const (
 	ShadowWithdrawn ShadowOutcome = "withdrawn" // the engine decided otherwise since
 )
 
+// shadowOutcomes are every ShadowOutcome, open ones first.
+var shadowOutcomes = []ShadowOutcome{ShadowPending, ShadowOverdue, ShadowConfirmed, ShadowDiverged, ShadowWithdrawn}
+
 // ShadowDecision is one write the engine would have made, and what became of it.
 type ShadowDecision struct {
 	ID uint64 `json:"id"`

@@ -204,6 +204,10 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 	gc.attemptToDelete = newWorkQueue(AttemptToDelete, gc.feed, gc.metrics.queues, describeNode)
 	gc.attemptToOrphan = newWorkQueue(AttemptToOrphan, gc.feed, gc.metrics.queues, describeNode)
 	graphChanges := newWorkQueue(GraphChanges, gc.feed, gc.metrics.queues, (*event).describe)
+	gc.metrics.registerRetrying(
+		retryingQueue{AttemptToDelete, gc.attemptToDelete.retrying},
+		retryingQueue{AttemptToOrphan, gc.attemptToOrphan.retrying},
+	)
 
 	if clients.Events != nil && opts.Mode == ModeActive {
 		gc.events = record.NewBroadcaster()
@@ -225,6 +229,7 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 	gc.builder.monitors = newMonitors(opts.Logger, clients.Metadata, graphChanges.Add)
 	gc.builder.monitors.onChange = gc.publishSync
 	gc.builder.monitors.slowAfter = opts.SyncTimeout
+	gc.metrics.registerSync(gc.SyncState)
 	return gc, nil
 }
 

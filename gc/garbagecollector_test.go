@@ -162,6 +162,10 @@ func TestAttemptToDeleteUnservedOwnerKindRequeuesWithoutDelete(t *testing.T) {
 	if got := h.actions("delete", "patch"); len(got) != 0 {
 		t.Errorf("writes = %s, want none for a reference to an unserved kind", describeActions(got))
 	}
+	// The metrics count the virtual owner as retried (gcscope_gc_retrying_items).
+	if n, _ := h.gc.attemptToDelete.retrying(); n != 1 {
+		t.Errorf("attemptToDelete retries %d items, want the virtual owner", n)
+	}
 	if h.gc.builder.graphChanges.Len() != 0 {
 		t.Error("a virtual delete was enqueued for an owner of an unserved kind")
 	}

@@ -1,6 +1,8 @@
 package gc
 
 import (
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/client-go/util/workqueue"
 )
@@ -73,8 +75,59 @@ func newMetrics(g *graph) *metrics {
 	return m
 }
 
+// retryingQueue is a worker queue and how to ask it what it retries.
+type retryingQueue struct {
+	name     QueueName
+	retrying func() (items int, longest time.Duration)
+}
+
+// registerRetrying adds, for each worker queue, how many items it retries with backoff and
+// for how long the one retried longest has been: an item whose work keeps failing (an
+// owner's version the apiserver does not serve, a refused patch, a missing permission)
+// is retried for ever, and nothing else says so.
+func (m *metrics) registerRetrying(queues ...retryingQueue) {
+	for _, q := range queues {
+		labels := prometheus.Labels{"queue": string(q.name)}
+		m.registry.MustRegister(
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "gcscope_gc_retrying_items",
+				Help:        "Items of a worker queue requeued with backoff and not done with since: the collector retries them (their work fails, or waits for something).",
+				ConstLabels: labels,
+			}, func() float64 { n, _ := q.retrying(); return float64(n) }),
+			prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+				Name:        "gcscope_gc_retrying_oldest_seconds",
+				Help:        "Seconds since the item of a worker queue retried the longest was first requeued with backoff; 0 when none is retried.",
+				ConstLabels: labels,
+			}, func() float64 { _, d := q.retrying(); return d.Seconds() }),
+		)
+	}
+}
+
+// registerSync adds what the engine monitors and what it cannot, from its sync state.
+func (m *metrics) registerSync(state func() SyncState) {
+	m.registry.MustRegister(
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gcscope_gc_monitored_resources",
+			Help: "Resources the engine monitors (a metadata informer each); 0 while discovery finds none.",
+		}, func() float64 { return float64(len(state().Resources)) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gcscope_gc_monitors_failing",
+			Help: "Monitored resources whose list or watch keeps failing (a broken conversion webhook, a missing permission): their objects are missing from the graph.",
+		}, func() float64 { return float64(len(state().Failing)) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "gcscope_gc_discovery_failing_group_versions",
+			Help: "API group versions discovery cannot read now (an APIService whose backend is gone, say): their resources are not monitored, and no namespace can finish deleting while one fails.",
+		}, func() float64 { return float64(len(state().DiscoveryFailures)) }),
+	)
+}
+
 // registerShadow adds the shadow self-check's metrics; open counts its open decisions.
+// Every outcome has a series from the start, so that the first decision to reach one is
+// an increase (an alert on diverged decisions sees it).
 func (m *metrics) registerShadow(open func() (pending, overdue int)) {
+	for _, o := range shadowOutcomes {
+		m.shadowDecisions.WithLabelValues(string(o))
+	}
 	m.registry.MustRegister(m.shadowDecisions, m.shadowLag,
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "gcscope_shadow_decisions_open",

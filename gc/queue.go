@@ -30,6 +30,11 @@ type workQueue[T comparable] struct {
 	// depth metric counts); inFlight counts the items taken and not yet done.
 	waiting  map[T]struct{}
 	inFlight int
+	// retryingSince: when each item requeued with backoff was first requeued since it was
+	// last forgotten, i.e. since when the collector has been retrying it (its work keeps
+	// failing, or waits for something). Forget ends it.
+	retryingSince map[T]time.Time
+	now           func() time.Time
 }
 
 func newWorkQueue[T comparable](name QueueName, feed *Feed, m workqueue.MetricsProvider, describe func(T) (ObjectRef, string)) *workQueue[T] {
@@ -42,6 +47,9 @@ func newWorkQueue[T comparable](name QueueName, feed *Feed, m workqueue.MetricsP
 		feed:     feed,
 		describe: describe,
 		waiting:  map[T]struct{}{},
+
+		retryingSince: map[T]time.Time{},
+		now:           time.Now,
 	}
 	q.ready = sync.NewCond(&q.mu)
 	return q
@@ -79,6 +87,9 @@ func (q *workQueue[T]) AddRateLimited(item T) {
 		return
 	}
 	delay := q.limiter.When(item)
+	if _, ok := q.retryingSince[item]; !ok {
+		q.retryingSince[item] = q.now()
+	}
 	q.retries.Inc()
 	q.emit(QueueAddedAfter, item, delay, false)
 	time.AfterFunc(delay, func() { q.Add(item) })
@@ -89,7 +100,20 @@ func (q *workQueue[T]) Forget(item T) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.limiter.Forget(item)
+	delete(q.retryingSince, item)
 	q.emit(QueueForgotten, item, 0, false)
+}
+
+// retrying reports how many items the queue is retrying (requeued with backoff and not
+// forgotten since) and for how long the one retried longest has been (0: none).
+func (q *workQueue[T]) retrying() (items int, longest time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := q.now()
+	for _, since := range q.retryingSince {
+		longest = max(longest, now.Sub(since))
+	}
+	return len(q.retryingSince), longest
 }
 
 // Get blocks until an item is available or the queue shuts down.

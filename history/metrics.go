@@ -2,6 +2,14 @@ package history
 
 import "github.com/prometheus/client_golang/prometheus"
 
+// Why the recording misses events (the reason label of the missed and gaps counters).
+const (
+	gapBehind = "behind" // it fell behind the engine's feed
+	gapPaused = "paused" // its writes failed and it paused
+)
+
+var gapReasons = []string{gapBehind, gapPaused}
+
 // metrics are the recording's Prometheus metrics, on a registry of its own that the
 // server exposes beside the engine's.
 type metrics struct {
@@ -62,6 +70,12 @@ func newMetrics() *metrics {
 			Help:    "Time to write one block of events (with its checkpoint, if any).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2.5, 12),
 		}),
+	}
+	// Every reason has its series from the start, so that the first gap is an increase
+	// from 0 to an alert or a graph (a series born at 1 shows none).
+	for _, reason := range gapReasons {
+		m.missed.WithLabelValues(reason)
+		m.gaps.WithLabelValues(reason)
 	}
 	m.registry.MustRegister(m.recorded, m.missed, m.gaps, m.paused, m.writeErrors, m.bytes, m.checkpoints, m.pruned, m.lag, m.write)
 	return m

@@ -115,7 +115,7 @@ type Recorder struct {
 	seeded bool
 	// gap, when set, is the stretch not recorded, to write with the next seed.
 	gap *Gap
-	// missed is why events are being missed ("behind" or "paused"), for the metrics.
+	// missed is why events are being missed (gapBehind or gapPaused), for the metrics.
 	missed string
 
 	nextRetry, nextMaintenance time.Time
@@ -262,7 +262,7 @@ func (r *Recorder) resync(ctx, dbctx context.Context) (uint64, error) {
 		// More than the feed's ring behind: what was missed is a gap.
 		r.flush(dbctx)
 		if r.rep != nil {
-			r.startGap("behind", "the recorder fell behind the engine's feed (events left its ring before they were written)")
+			r.startGap(gapBehind, "the recorder fell behind the engine's feed (events left its ring before they were written)")
 			// Not at once: under a sustained flood, a fresh snapshot per ring's worth of
 			// events would cost the engine more than the recording is worth.
 			r.nextRetry = r.now().Add(reseedAfterBehind)
@@ -582,7 +582,7 @@ func (r *Recorder) startGap(missed, reason string) {
 func (r *Recorder) pause(err error) {
 	r.s.metrics.writeErrors.Inc()
 	msg := r.describe(err)
-	r.startGap("paused", "recording paused: "+msg)
+	r.startGap(gapPaused, "recording paused: "+msg)
 	r.nextRetry = r.now().Add(r.o.RetryInterval)
 	if st := r.s.status.Load(); st.State != StatePaused || st.Message != msg {
 		r.s.log.Error("history: recording paused; the engine is not affected", "reason", msg, "retryIn", r.o.RetryInterval)

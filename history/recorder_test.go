@@ -673,3 +673,14 @@ func TestASessionRunsUntilGcscopeStops(t *testing.T) {
 		}
 	})
 }
+
+// TestGapCountersStartAtZero: each reason of the missed and gaps counters has its series
+// before any gap, so that the first gap is seen as an increase.
+func TestGapCountersStartAtZero(t *testing.T) {
+	m := newMetrics()
+	for _, name := range []string{"gcscope_history_events_missed_total", "gcscope_history_gaps_total"} {
+		if n, err := testutil.GatherAndCount(m.registry, name); err != nil || n != len(gapReasons) {
+			t.Errorf("%s: %d series (%v) before any gap, want one per reason %v", name, n, err, gapReasons)
+		}
+	}
+}

@@ -66,3 +66,28 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- define "gcscope.historyClaimName" -}}
 {{- default (printf "%s-history" (include "gcscope.fullname" .)) .Values.history.persistence.existingClaim }}
 {{- end }}
+
+{{/* monitoring.serviceMonitor.token, checked: whose token a scrape bears. */}}
+{{- define "gcscope.metricsToken" -}}
+{{- $token := .Values.monitoring.serviceMonitor.token | toString }}
+{{- if not (has $token (list "chart" "prometheus")) }}
+{{- fail (printf "monitoring.serviceMonitor.token %q: want chart or prometheus" $token) }}
+{{- end }}
+{{- $token }}
+{{- end }}
+
+{{/* The ServiceAccount whose token scrapes /metrics (monitoring.serviceMonitor.token=chart). */}}
+{{- define "gcscope.metricsServiceAccountName" -}}
+{{- printf "%s-metrics" (include "gcscope.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* A duration of one unit (90s, 30m, 2h, 1d) in seconds, for a PromQL comparison. */}}
+{{- define "gcscope.seconds" -}}
+{{- $d := toString . }}
+{{- if not (regexMatch "^[0-9]+[smhd]$" $d) }}
+{{- fail (printf "%q: want a whole number and one unit, s, m, h or d (30m)" $d) }}
+{{- end }}
+{{- $n := regexFind "^[0-9]+" $d | atoi }}
+{{- $unit := get (dict "s" 1 "m" 60 "h" 3600 "d" 86400) (regexFind "[smhd]$" $d) }}
+{{- mul $n $unit }}
+{{- end }}
