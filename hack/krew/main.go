@@ -35,7 +35,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("krew", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var r release
-	fs.StringVar(&r.Version, "version", "", "the plugin's version: a semantic version with a leading v (`git describe --tags` of a tag)")
+	fs.StringVar(&r.Version, "version", "", "the plugin's version: a semantic version with a leading v, as git describe --tags says on a tag")
 	fs.StringVar(&r.URL, "url", "", "the URL the archives are downloaded from (the release's download URL)")
 	fs.StringVar(&r.Builds, "builds", "dist/build", "where the binaries are: DIR/GOOS_GOARCH/kubectl-gcscope")
 	out := fs.String("out", "dist", "where the archives, SHA256SUMS and gcscope.yaml are written")

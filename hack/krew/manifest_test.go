@@ -187,3 +187,34 @@ func TestParsePlatform(t *testing.T) {
 		}
 	}
 }
+
+// TestDocsNameWhatMakeDistWrites: the install commands of docs/kubectl.md and the release
+// steps of docs/install.md name the files make dist writes and the platforms it builds.
+func TestDocsNameWhatMakeDistWrites(t *testing.T) {
+	for doc, wants := range map[string][]string{
+		"../../docs/kubectl.md": {
+			"kubectl krew install --manifest=" + manifestFile,
+			"--manifest=dist/" + manifestFile,
+			"--archive=dist/" + archiveName("v0.2.0", platform{"linux", "amd64"}),
+			sumsFile,
+		},
+		"../../docs/install.md": {
+			"make dist",
+			"dist/" + manifestFile,
+			"dist/" + sumsFile,
+			"dist/kubectl-gcscope_v0.2.0_OS_ARCH.tar.gz",
+			"linux/amd64 linux/arm64 darwin/amd64 darwin/arm64", // DIST_PLATFORMS
+		},
+	} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.Join(strings.Fields(string(b)), " ") // lines joined as a reader does
+		for _, w := range wants {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s does not say %q", doc, w)
+			}
+		}
+	}
+}
