@@ -88,8 +88,9 @@ func TestKrewInstallsTheArchives(t *testing.T) {
 			if err != nil {
 				t.Fatalf("krew linked no kubectl-gcscope: %v", err)
 			}
-			if want := filepath.Join(root, "store", "gcscope", version); filepath.Dir(installed) != want {
-				t.Errorf("%s links to %s, want a file in %s", link, installed, want)
+			store, err := filepath.EvalSymlinks(filepath.Join(root, "store", "gcscope", version))
+			if err != nil || filepath.Dir(installed) != store {
+				t.Errorf("%s links to %s, want a file in krew's store for gcscope %s (%v)", link, installed, version, err)
 			}
 			checkInstalledFiles(t, filepath.Dir(installed), repoHasLicense)
 			checkBinary(t, installed, p, version)
