@@ -18,7 +18,7 @@ TEST_LDFLAGS ?= -s -w
 # more than they compute (at one per core, two cores were 1.2 busy over a whole run).
 TEST_P ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2); echo $$(( n * 3 / 2 )))
 
-.PHONY: run build plugin test browser fuzz generate manifests bench difftest chaostest lint clean
+.PHONY: run build plugin dist dist-archives test browser fuzz generate manifests bench difftest chaostest lint clean
 
 run: build ## build and start gcscope on its embedded control plane (ARGS="..." adds flags)
 	./$(BIN) $(ARGS)
@@ -28,6 +28,36 @@ build: ## build bin/gcscope
 
 plugin: ## build bin/kubectl-gcscope, the kubectl plugin (no embedded control plane); put it on PATH for `kubectl gcscope`
 	$(GO) build -ldflags '-X main.version=$(VERSION)' -o bin/kubectl-gcscope ./cmd/kubectl-gcscope
+
+# A release of the plugin, for krew and for downloading: kubectl-gcscope for each of
+# DIST_PLATFORMS, statically linked (CGO off) with -trimpath, packed with the LICENSE into
+# $(DIST)/kubectl-gcscope_VERSION_GOOS_GOARCH.tar.gz; then $(DIST)/SHA256SUMS and the krew
+# manifest $(DIST)/gcscope.yaml, naming each archive's sha256 and its URL under RELEASE_URL
+# (hack/krew writes them). VERSION must be a semantic version: cut a release from a tag
+# (git tag v0.2.0). docs/install.md says how a release is cut.
+DIST           ?= dist
+DIST_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
+REPO_URL       ?= https://github.com/gcscope/gcscope
+RELEASE_URL    ?= $(REPO_URL)/releases/download/$(VERSION)
+# Every file in the archives is dated the commit's time: a commit's archives are reproducible.
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+KREW_ARGS = -version '$(VERSION)' -url '$(RELEASE_URL)'
+
+dist: dist-archives ## cross-build kubectl-gcscope for DIST_PLATFORMS into dist/ (a .tar.gz each, SHA256SUMS, the krew manifest gcscope.yaml), then install each archive with krew to check it
+	GCSCOPE_DIST='$(abspath $(DIST))' $(GO) test -count=1 -run '^TestKrewInstallsTheArchives$$' ./hack/krew/
+
+dist-archives: ## make dist without krew's check: the binaries, the archives, SHA256SUMS and gcscope.yaml
+	$(GO) run ./hack/krew -check $(KREW_ARGS) $(DIST_PLATFORMS)
+	rm -rf '$(DIST)/build' '$(DIST)'/kubectl-gcscope_*.tar.gz '$(DIST)/SHA256SUMS' '$(DIST)/gcscope.yaml'
+	@for p in $(DIST_PLATFORMS); do \
+		os=$${p%/*}; arch=$${p#*/}; \
+		echo "build kubectl-gcscope $(VERSION) for $$os/$$arch"; \
+		mkdir -p '$(DIST)/build/'$${os}_$${arch} || exit 1; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags '-s -w -X main.version=$(VERSION)' \
+			-o '$(DIST)/build/'$${os}_$${arch}/kubectl-gcscope ./cmd/kubectl-gcscope || exit 1; \
+	done
+	$(GO) run ./hack/krew $(KREW_ARGS) -builds '$(DIST)/build' -out '$(DIST)' -mtime '$(SOURCE_DATE_EPOCH)' \
+		$(addprefix -file ,$(wildcard LICENSE)) $(DIST_PLATFORMS)
 
 test: browser ## run every test (the control-plane tests boot a real etcd and kube-apiserver), then the fuzzers briefly
 	GCSCOPE_LDFLAGS='$(LDFLAGS)' $(GO) test -timeout $(TEST_TIMEOUT) -count=1 -p $(TEST_P) -ldflags '$(TEST_LDFLAGS)' ./...
@@ -100,4 +130,4 @@ lint: ## go vet and a gofmt check
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 
 clean:
-	rm -rf bin
+	rm -rf bin $(DIST)
