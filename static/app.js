@@ -1826,16 +1826,23 @@ var Renderer = class {
   /**
    * The state to draw: the store's now (an item's copy is as old as its layout); but an
    * object removed less than DELETION_SEEN_MS after the page saw its deletion begin is
-   * drawn being deleted until then: a Pod no kubelet runs is removed a millisecond after
-   * its deletion began, in the same frame, and would go from normal to removed unseen.
+   * drawn being deleted until then (or until an owner of it is removed): a Pod no kubelet
+   * runs is removed a millisecond after its deletion began, in the same frame, and would
+   * go from normal to removed unseen.
    * @param {Item} it
    */
   itemState(it) {
     const cur = this.store.current(it.uid);
     if (cur && !cur.ghost) return stateOf(this.store, cur.node);
     const g = this.store.ghosts.get(it.uid);
-    if (g?.deletingSince !== void 0 && performance.now() < g.deletingSince + DELETION_SEEN_MS) return stateOf(this.store, g.node);
-    return "removed";
+    const since2 = g?.deletingSince;
+    if (since2 === void 0 || performance.now() >= since2 + DELETION_SEEN_MS) return "removed";
+    const ownerGone = (g?.node.owners || []).some((o) => (this.store.ghosts.get(o.uid)?.at ?? -Infinity) >= since2);
+    return ownerGone ? "removed" : stateOf(
+      this.store,
+      /** @type {any} */
+      g.node
+    );
   }
   /** @param {Item} it @param {string} state @param {number} now */
   record(it, state, now) {
@@ -3375,8 +3382,7 @@ var Glance = class {
     const stuck = this.hooks.stuck();
     const retried = [];
     for (const it of this.store.queues.get("attemptToDelete")?.items.values() || []) {
-      if (it.backoffUntil == null) continue;
-      retried.push({ uid: it.object.uid, what: describe(it.object), when: it.backoffUntil > Date.now() ? "retried in a moment" : "retry due" });
+      if (it.backoffUntil != null) retried.push({ uid: it.object.uid, what: describe(it.object) });
     }
     const key = JSON.stringify([running.map((c) => [c.owner, countText(c), c.waitingOn]), stuck, retried.map((r) => r.uid)]);
     if (key === this.key) return this.refreshTimes(running, now);

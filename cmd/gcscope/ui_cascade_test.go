@@ -287,18 +287,21 @@ func byUID(cs []stateChange) map[string][]stateChange {
 // arrival (or drawnInFrames frames, when frames ran late), and every state drawn was the
 // stream's at that moment or just before (no state drawn late, out of order or invented).
 //
-// An object removed less than deletionSeenMs after its deletion began is to be drawn being
-// deleted until then (static/src/render.js, DELETION_SEEN_MS), and removed after: a Pod no
-// kubelet runs is removed a millisecond after its deletion began, in the same frame.
+// An object removed less than deletionSeenMs after its deletion began may be drawn being
+// deleted until then (static/src/render.js, DELETION_SEEN_MS; sooner when an owner of it
+// is removed), and removed after: a Pod no kubelet runs is removed a millisecond after its
+// deletion began, in the same frame. (TestUIReadsAsANewUserExpects checks that it is.)
 func assertDrawnInTime(t *testing.T, log traceLog) {
 	t.Helper()
 	engine, drawn := byUID(log.Engine), byUID(log.Drawn)
-	for _, changes := range engine {
+	// heldUntil: for each uid, how long the state before its removal may still be drawn.
+	heldUntil := map[string]float64{}
+	for uid, changes := range engine {
 		since := -1.0 // when the deletion began
 		for i, c := range changes {
 			switch {
 			case c.State == "removed" && since >= 0 && i > 0:
-				changes[i].T = max(c.T, since+deletionSeenMs)
+				heldUntil[uid] = since + deletionSeenMs
 			case c.State == "normal" || c.State == "virtual":
 				since = -1
 			case since < 0 && i > 0: // being deleted, from now (not traced from before it began)
@@ -318,8 +321,12 @@ func assertDrawnInTime(t *testing.T, log traceLog) {
 			if end-c.T < drawnInTime {
 				continue // over before it had to be drawn
 			}
+			due := c.T
+			if c.State == "removed" {
+				due = max(due, heldUntil[uid])
+			}
 			if !slices.ContainsFunc(drawn[uid], func(d stateChange) bool {
-				return d.State == c.State && d.T >= c.T && d.T <= log.drawDeadline(c.T)
+				return d.State == c.State && d.T >= c.T && d.T <= log.drawDeadline(due)
 			}) {
 				t.Errorf("%s: the stream said %q at %.0f ms; the canvas drew it not within %d ms (nor %d frames): drawn %+v", uid, c.State, c.T, drawnInTime, drawnInFrames, drawn[uid])
 			}
@@ -335,6 +342,9 @@ func assertDrawnInTime(t *testing.T, log traceLog) {
 				}
 				if i+1 < len(engine[uid]) {
 					end = engine[uid][i+1].T
+					if engine[uid][i+1].State == "removed" {
+						end = max(end, heldUntil[uid])
+					}
 				}
 				if c.State == d.State && d.T >= start && (end == 1e18 || d.T <= log.drawDeadline(end)) {
 					ok = true

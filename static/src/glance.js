@@ -32,11 +32,10 @@ export class Glance {
     const now = this.cascades.now();
     const running = [...this.cascades.active.values()].filter((c) => !c.nested).sort((a, b) => a.start - b.start);
     const stuck = this.hooks.stuck();
-    /** @type {{uid: string, what: string, when: string}[]} */
+    /** @type {{uid: string, what: string}[]} */
     const retried = [];
     for (const it of this.store.queues.get("attemptToDelete")?.items.values() || []) {
-      if (it.backoffUntil == null) continue;
-      retried.push({ uid: it.object.uid, what: describe(it.object), when: it.backoffUntil > Date.now() ? "retried in a moment" : "retry due" });
+      if (it.backoffUntil != null) retried.push({ uid: it.object.uid, what: describe(it.object) });
     }
     const key = JSON.stringify([running.map((c) => [c.owner, countText(c), c.waitingOn]), stuck, retried.map((r) => r.uid)]);
     if (key === this.key) return this.refreshTimes(running, now);

@@ -437,16 +437,21 @@ export class Renderer {
   /**
    * The state to draw: the store's now (an item's copy is as old as its layout); but an
    * object removed less than DELETION_SEEN_MS after the page saw its deletion begin is
-   * drawn being deleted until then: a Pod no kubelet runs is removed a millisecond after
-   * its deletion began, in the same frame, and would go from normal to removed unseen.
+   * drawn being deleted until then (or until an owner of it is removed): a Pod no kubelet
+   * runs is removed a millisecond after its deletion began, in the same frame, and would
+   * go from normal to removed unseen.
    * @param {Item} it
    */
   itemState(it) {
     const cur = this.store.current(it.uid);
     if (cur && !cur.ghost) return stateOf(this.store, cur.node);
     const g = this.store.ghosts.get(it.uid);
-    if (g?.deletingSince !== undefined && performance.now() < g.deletingSince + DELETION_SEEN_MS) return stateOf(this.store, g.node);
-    return "removed";
+    const since = g?.deletingSince;
+    if (since === undefined || performance.now() >= since + DELETION_SEEN_MS) return "removed";
+    // Not past an owner removed since (a foreground cascade's next step): the order of
+    // removals stays the stream's.
+    const ownerGone = (g?.node.owners || []).some((o) => (this.store.ghosts.get(o.uid)?.at ?? -Infinity) >= since);
+    return ownerGone ? "removed" : stateOf(this.store, /** @type {any} */ (g).node);
   }
 
   /** @param {Item} it @param {string} state @param {number} now */
