@@ -370,6 +370,11 @@ func (p *process) waitReady(t *testing.T, addr string) {
 	if err != nil {
 		t.Fatalf("gcscope not ready after 2 minutes:\n%s\n%s", p.stdout(), p.stderrText())
 	}
+	// /readyz answers before gcscope prints what it serves (its last line), and its output
+	// comes through a pipe: a test reading what it printed waits for that line.
+	if err := testkit.Poll(context.Background(), 10*time.Second, func() bool { return strings.Contains(p.stdout(), " serving on ") }); err != nil {
+		t.Fatalf("ready, but gcscope did not say what it serves:\n%s", p.stdout())
+	}
 }
 
 // stop sends sig and checks the process exits 0 within 5 s with its ports closed.

@@ -67,6 +67,8 @@ func TestTLSServesHTTPSWithSecureCookies(t *testing.T) {
 	if err != nil {
 		t.Fatalf("not ready over https after 2 minutes:\n%s\n%s", p.stdout(), p.stderrText())
 	}
+	// /readyz answers before gcscope prints what it serves, and its output comes through a pipe.
+	testkit.Poll(context.Background(), 10*time.Second, func() bool { return strings.Contains(p.stdout(), " serving on ") })
 	if !strings.Contains(p.stdout(), "serving on https://") {
 		t.Errorf("stdout does not say https:\n%s", p.stdout())
 	}
