@@ -112,11 +112,13 @@ func (o *SSO) ctx(ctx context.Context) context.Context {
 // redirectURL is where the provider sends the browser back: this gcscope, as the browser
 // reached it.
 func redirectURL(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host + "/login/sso/callback"
+	return ownOrigin(r) + "/login/sso/callback"
+}
+
+// ssoFlowCookieFor is the flow cookie holding value (or, with a negative age, its removal).
+func ssoFlowCookieFor(r *http.Request, value string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: ssoFlowCookie, Value: value, Path: "/login/sso", MaxAge: maxAge, HttpOnly: true,
+		Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode}
 }
 
 func randomString() string {
@@ -129,8 +131,7 @@ func randomString() string {
 func (s *Server) handleSSOStart(w http.ResponseWriter, r *http.Request) {
 	o := s.opts.SSO
 	state, nonce, verifier := randomString(), randomString(), oauth2.GenerateVerifier()
-	http.SetCookie(w, &http.Cookie{Name: ssoFlowCookie, Value: state + "." + nonce + "." + verifier, Path: "/login/sso",
-		MaxAge: int(ssoFlowLifetime.Seconds()), HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, ssoFlowCookieFor(r, state+"."+nonce+"."+verifier, int(ssoFlowLifetime.Seconds())))
 	cfg := o.oauth
 	cfg.RedirectURL = redirectURL(r)
 	http.Redirect(w, r, cfg.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), http.StatusSeeOther)
@@ -147,7 +148,7 @@ func (s *Server) handleSSOCallback(w http.ResponseWriter, r *http.Request) {
 		s.audit.write(entry)
 		s.renderLogin(w, r, status, "Single sign-on failed: "+msg)
 	}
-	http.SetCookie(w, &http.Cookie{Name: ssoFlowCookie, Path: "/login/sso", MaxAge: -1, HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, ssoFlowCookieFor(r, "", -1)) // one try per flow
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
 		fail(http.StatusUnauthorized, "the provider answered "+quoteClip(e)+" "+quoteClip(q.Get("error_description")))
