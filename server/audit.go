@@ -20,6 +20,7 @@ type auditEntry struct {
 	Remote  string       `json:"remote"`
 	Host    string       `json:"host,omitempty"`
 	Path    string       `json:"path,omitempty"`
+	Cluster string       `json:"cluster,omitempty"` // the cluster the request was to, when named
 	Action  string       `json:"action"`
 	Object  gc.ObjectRef `json:"object,omitzero"`
 	Policy  string       `json:"policy,omitempty"`
@@ -73,7 +74,7 @@ func (a *auditLog) write(e auditEntry) {
 func entryFor(r *http.Request, action string) auditEntry {
 	u := userFrom(r)
 	return auditEntry{Time: time.Now(), User: u.Name, Groups: u.Groups, Remote: r.RemoteAddr,
-		Host: r.Host, Path: r.URL.Path, Action: action, Impersonated: u.Impersonate, trail: trailOf(r)}
+		Host: r.Host, Path: r.URL.Path, Cluster: clusterFrom(r).name, Action: action, Impersonated: u.Impersonate, trail: trailOf(r)}
 }
 
 // refuse answers a request with e, and records the refusal in the audit log.

@@ -178,12 +178,13 @@ func (v *visibility) refs(refs []gc.ObjectRef) ([]gc.ObjectRef, int) {
 	return kept, len(refs) - len(kept)
 }
 
-// visibilityFor is what the request's user may read; nil when every user reads everything.
-func (s *Server) visibilityFor(r *http.Request) *visibility {
-	if s.opts.Authorizer == nil {
+// visibilityFor is what the request's user may read of c; nil when every user reads
+// everything.
+func (s *Server) visibilityFor(r *http.Request, c *served) *visibility {
+	if c.Authorizer == nil {
 		return nil
 	}
-	return newVisibility(r.Context(), userFrom(r), s.opts.Authorizer, s.restMapper())
+	return newVisibility(r.Context(), userFrom(r), c.Authorizer, c.restMapper())
 }
 
 // err is the first error asking the authorizer gave (nil: every question was answered).

@@ -195,12 +195,12 @@ type sessionResponse struct {
 
 func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 	resp := sessionResponse{User: userFrom(r), CSRFToken: s.csrfToken(w, r), ReadOnly: s.opts.ReadOnly, Version: s.opts.Version}
-	if s.opts.Engine != nil {
-		resp.Mode = string(s.opts.Engine.Mode())
-		if d := s.opts.Engine.ActionDelay(); d > 0 {
+	if c := clusterFrom(r); c.Engine != nil {
+		resp.Mode = string(c.Engine.Mode())
+		if d := c.Engine.ActionDelay(); d > 0 {
 			resp.ActionDelay = d.String()
 		}
-		if e, ok := s.slowMotion(); ok {
+		if e, ok := c.slowMotion(); ok {
 			resp.SlowMotion = e.SlowMotion()
 		}
 	}

@@ -56,9 +56,10 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusNotFound, &apiError{Code: codeNotFound, Message: "the object is only named as an owner; it has not been observed, so there is nothing to delete"})
 		return
 	}
-	predict := s.opts.Engine.PredictDelete
-	if s.opts.Deletions != nil && deletion.IsNamespace(node.ObjectRef) {
-		predict = s.opts.Deletions.PredictNamespace // its content goes with it, by the namespace controller
+	c := clusterFrom(r)
+	predict := c.Engine.PredictDelete
+	if c.Deletions != nil && deletion.IsNamespace(node.ObjectRef) {
+		predict = c.Deletions.PredictNamespace // its content goes with it, by the namespace controller
 	}
 	prediction, ok := predict(node.UID, policy)
 	if !ok {
@@ -67,10 +68,10 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	prediction, hidden := visibilityFrom(r).prediction(prediction)
 	resp := deleteResponse{DryRun: req.DryRun, Prediction: prediction, Hidden: hidden, Result: "predicted"}
-	if req.DryRun && user.Impersonate && !s.opts.ReadOnly && s.opts.Kube != nil {
+	if req.DryRun && user.Impersonate && !s.opts.ReadOnly && c.Kube != nil {
 		// The prediction is the collector's; whether the user may delete at all is the
 		// cluster's RBAC (and admission) to say: ask it, as the user, without deleting.
-		err := s.deleter().delete(r.Context(), user, node.ObjectRef, policy, metav1.DryRunAll)
+		err := c.deleter().delete(r.Context(), user, node.ObjectRef, policy, metav1.DryRunAll)
 		var status apierrors.APIStatus
 		if errors.As(err, &status) {
 			resp.Refusal = status.Status().Message
@@ -80,11 +81,11 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if !req.DryRun {
-		if s.opts.Kube == nil {
+		if c.Kube == nil {
 			fail(http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: "no cluster connection for writes"})
 			return
 		}
-		if err := s.deleter().delete(r.Context(), user, node.ObjectRef, policy); err != nil {
+		if err := c.deleter().delete(r.Context(), user, node.ObjectRef, policy); err != nil {
 			var status apierrors.APIStatus
 			if errors.As(err, &status) {
 				st := status.Status()
@@ -108,8 +109,8 @@ type deleter struct {
 	mapper meta.RESTMapper
 }
 
-func (s *Server) deleter() *deleter {
-	return &deleter{config: s.opts.Kube, mapper: s.restMapper()}
+func (c *served) deleter() *deleter {
+	return &deleter{config: c.Kube, mapper: c.restMapper()}
 }
 
 // delete deletes ref with policy as user; with dryRun (metav1.DryRunAll) the apiserver

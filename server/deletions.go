@@ -43,7 +43,7 @@ func (s *Server) handleStuck(w http.ResponseWriter, r *http.Request) {
 		}
 		olderThan = d
 	}
-	report := s.opts.Deletions.Stuck(r.Context(), olderThan, visibilityFrom(r).fn())
+	report := clusterFrom(r).Deletions.Stuck(r.Context(), olderThan, visibilityFrom(r).fn())
 	writeJSON(w, http.StatusOK, report)
 }
 
@@ -71,13 +71,13 @@ type stuckCount struct {
 }
 
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
-	st := s.opts.Engine.SyncState()
+	st := clusterFrom(r).Engine.SyncState()
 	resp := healthResponse{Discovery: st.Discovery, DiscoveryFailures: st.DiscoveryFailures, FailingResources: st.Failing}
 	resp.Healthy = st.Discovery == "" && len(st.DiscoveryFailures) == 0 && len(st.Failing) == 0
-	if s.opts.Deletions != nil {
+	if clusterFrom(r).Deletions != nil {
 		vis := visibilityFrom(r)
-		resp.APIServices = s.opts.Deletions.APIServices(r.Context(), st.DiscoveryFailures, vis.fn())
-		resp.Stuck = &stuckCount{OlderThan: deletion.DefaultStuckAfter.String(), Total: s.opts.Deletions.CountStuck(deletion.DefaultStuckAfter, vis.fn())}
+		resp.APIServices = clusterFrom(r).Deletions.APIServices(r.Context(), st.DiscoveryFailures, vis.fn())
+		resp.Stuck = &stuckCount{OlderThan: deletion.DefaultStuckAfter.String(), Total: clusterFrom(r).Deletions.CountStuck(deletion.DefaultStuckAfter, vis.fn())}
 	}
 	writeJSON(w, http.StatusOK, resp)
 }

@@ -240,7 +240,7 @@ func (s *Server) handleDOT(w http.ResponseWriter, r *http.Request) {
 	for _, u := range q["uid"] {
 		uids = append(uids, types.UID(u))
 	}
-	snap := s.opts.Engine.Snapshot()
+	snap := clusterFrom(r).Engine.Snapshot()
 	nodes := visibilityFrom(r).nodes(snap.Nodes)
 	w.Header().Set("Content-Type", "text/vnd.graphviz")
 	if err := writeDOT(w, nodes, uids); err != nil {

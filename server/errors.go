@@ -24,13 +24,14 @@ const (
 	codeMethodNotAllowed errorCode = "method_not_allowed" // the route has no such method
 	codeUnavailable      errorCode = "unavailable"        // no engine, history or cluster, or permissions cannot be checked
 	codeAPIServer        errorCode = "apiserver"          // the apiserver refused: its status and message passed through
+	codeClusterNotReady  errorCode = "cluster_not_ready"  // the cluster's engine is starting, or failed to (see GET /api/v1/clusters)
 )
 
 // errorCodes is every code the server emits.
 var errorCodes = []errorCode{
 	codeBadRequest, codeNotFound, codeUnauthorized, codeForbidden, codeReadOnly, codeCSRF,
 	codeHostNotAllowed, codeConflict, codeNoActionDelay, codeTooManyRequests,
-	codeMethodNotAllowed, codeUnavailable, codeAPIServer,
+	codeMethodNotAllowed, codeUnavailable, codeAPIServer, codeClusterNotReady,
 }
 
 // apiError is the one shape of every error the API answers with.

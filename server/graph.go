@@ -88,7 +88,7 @@ func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, perr)
 		return
 	}
-	snap := s.opts.Engine.Snapshot()
+	snap := clusterFrom(r).Engine.Snapshot()
 	if len(f.uids) == 0 && (f.namespaces != nil || f.kinds != nil) {
 		// The namespace and kind filter first: a user's permissions are then asked for
 		// those namespaces and kinds only, not for every one in the cluster.

@@ -61,17 +61,17 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Visible = visibilityFrom(r).fn()
-	page, err := s.opts.History.Query(r.Context(), q)
+	page, err := clusterFrom(r).History.Query(r.Context(), q)
 	if err != nil {
 		s.historyError(w, err)
 		return
 	}
-	gaps, err := s.opts.History.Gaps(r.Context(), q.From, q.To, maxHistoryGaps)
+	gaps, err := clusterFrom(r).History.Gaps(r.Context(), q.From, q.To, maxHistoryGaps)
 	if err != nil {
 		s.historyError(w, err)
 		return
 	}
-	resp := historyResponse{Events: page.Events, Gaps: gaps, Recording: s.opts.History.Status()}
+	resp := historyResponse{Events: page.Events, Gaps: gaps, Recording: clusterFrom(r).History.Status()}
 	if page.Next != 0 {
 		resp.NextCursor = strconv.FormatInt(page.Next, 10)
 	}
@@ -209,7 +209,7 @@ func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("at %s: %v", quoteClip(at), terr))
 			return
 		}
-		st, err = s.opts.History.StateAt(r.Context(), t)
+		st, err = clusterFrom(r).History.StateAt(r.Context(), t)
 	case session != "" && seq != "":
 		n, serr := strconv.ParseInt(session, 10, 64)
 		sq, qerr := strconv.ParseUint(seq, 10, 64)
@@ -217,7 +217,7 @@ func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
 			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("session %s and seq %s: want a session number and a sequence number", quoteClip(session), quoteClip(seq)))
 			return
 		}
-		st, err = s.opts.History.StateAtSeq(r.Context(), n, sq)
+		st, err = clusterFrom(r).History.StateAtSeq(r.Context(), n, sq)
 	default:
 		writeError(w, http.StatusBadRequest, codeBadRequest, "give at=TIME, or session=N and seq=S")
 		return

@@ -32,7 +32,7 @@ func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, "historyExport", http.StatusForbidden, &apiError{Code: codeForbidden, Message: "export the history from gcscope's own page: " + why})
 		return
 	}
-	from, to, ok := s.defaultRange(w, from, to, s.opts.History.Status(), now)
+	from, to, ok := s.defaultRange(w, from, to, clusterFrom(r).History.Status(), now)
 	if !ok {
 		return
 	}
@@ -63,7 +63,7 @@ func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
 	window := func(from, to time.Time) {
 		out.name = "gcscope-history-" + fileTime(from) + "-" + fileTime(to) + ".jsonl.gz"
 	}
-	_, err := s.opts.History.Export(ctx, out, history.ExportOptions{From: from, To: to, Version: s.opts.Version, Visible: visible, Window: window})
+	_, err := clusterFrom(r).History.Export(ctx, out, history.ExportOptions{From: from, To: to, Version: s.opts.Version, Visible: visible, Window: window})
 	switch {
 	case err == nil:
 	case !out.started:

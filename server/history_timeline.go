@@ -39,12 +39,12 @@ func (s *Server) handleHistoryTimeline(w http.ResponseWriter, r *http.Request) {
 		}
 		buckets = n
 	}
-	status := s.opts.History.Status()
+	status := clusterFrom(r).History.Status()
 	from, to, ok := s.defaultRange(w, from, to, status, now)
 	if !ok {
 		return
 	}
-	tl, err := s.opts.History.Timeline(r.Context(), history.TimelineQuery{From: from, To: to, Buckets: buckets, Visible: visibilityFrom(r).fn()})
+	tl, err := clusterFrom(r).History.Timeline(r.Context(), history.TimelineQuery{From: from, To: to, Buckets: buckets, Visible: visibilityFrom(r).fn()})
 	if err != nil {
 		s.historyError(w, err)
 		return
@@ -111,10 +111,10 @@ func (s *Server) handleHistoryCascades(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q.Visible = visibilityFrom(r).fn()
-	cs, err := s.opts.History.Cascades(r.Context(), q)
+	cs, err := clusterFrom(r).History.Cascades(r.Context(), q)
 	if err != nil {
 		s.historyError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, cascadesResponse{Cascades: cs, Recording: s.opts.History.Status()})
+	writeJSON(w, http.StatusOK, cascadesResponse{Cascades: cs, Recording: clusterFrom(r).History.Status()})
 }

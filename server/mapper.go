@@ -24,14 +24,14 @@ type restMapper struct {
 	resetAt time.Time
 }
 
-// get returns the mapper, reset when it is older than mapperResetPeriod.
-func (s *Server) restMapper() meta.RESTMapper {
-	m := &s.mapper
+// restMapper returns the cluster's mapper, reset when it is older than mapperResetPeriod.
+func (c *served) restMapper() meta.RESTMapper {
+	m := &c.mapper
 	m.once.Do(func() {
-		if s.opts.Kube == nil {
+		if c.Kube == nil {
 			return
 		}
-		dc := discovery.NewDiscoveryClientForConfigOrDie(s.opts.Kube)
+		dc := discovery.NewDiscoveryClientForConfigOrDie(c.Kube)
 		m.mapper = restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc))
 		m.resetAt = time.Now()
 	})

@@ -34,7 +34,7 @@ func (s *Server) objectCtx(next http.Handler) http.Handler {
 			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("uid %s is not validly escaped", quoteClip(raw)))
 			return
 		}
-		n, ok := s.opts.Engine.Node(types.UID(uid))
+		n, ok := clusterFrom(r).Engine.Node(types.UID(uid))
 		vis := visibilityFrom(r)
 		if ok && !vis.visible(n.ObjectRef) {
 			if permissionsFailed(w, vis) {
@@ -70,14 +70,14 @@ func (s *Server) handleObject(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
-	ex, ok := s.opts.Engine.ExplainFor(nodeFrom(r).UID, visibilityFrom(r).fn())
+	ex, ok := clusterFrom(r).Engine.ExplainFor(nodeFrom(r).UID, visibilityFrom(r).fn())
 	if !ok {
 		writeError(w, http.StatusNotFound, codeNotFound, "the object left the graph")
 		return
 	}
 	resp := explainResponse{Explanation: ex}
-	if s.opts.Deletions != nil {
-		resp.Deletion = s.opts.Deletions.Explain(r.Context(), ex, visibilityFrom(r).fn())
+	if clusterFrom(r).Deletions != nil {
+		resp.Deletion = clusterFrom(r).Deletions.Explain(r.Context(), ex, visibilityFrom(r).fn())
 		resp.Deletion.Amend(&resp.Explanation)
 	}
 	if resp.Words == nil {

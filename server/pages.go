@@ -1,7 +1,10 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/gcscope/gcscope/static"
@@ -12,27 +15,88 @@ import (
 // stale one.
 func assetURL(name string) string { return "/static/" + name + "?v=" + static.Version }
 
-// handleIndex renders the UI's page.
+// handleIndex renders the UI's page, of the cluster it shows (pageCluster).
 func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
+	c, ok := s.pageCluster(w, r)
+	if !ok {
+		return
+	}
 	p := web.Page{Title: "ownership graph", Version: s.opts.Version, ReadOnly: s.opts.ReadOnly,
 		CSRFToken: s.csrfToken(w, r), Asset: assetURL}
-	if s.opts.Engine != nil {
-		p.Mode = string(s.opts.Engine.Mode())
+	if c.Engine != nil {
+		p.Mode = string(c.Engine.Mode())
 	}
-	if e, ok := s.slowMotion(); ok {
-		p.ActionDelay, p.SlowMotion = s.opts.Engine.ActionDelay().String(), e.SlowMotion()
+	if e, ok := c.slowMotion(); ok {
+		p.ActionDelay, p.SlowMotion = c.Engine.ActionDelay().String(), e.SlowMotion()
 	}
-	p.Scenarios = s.opts.Scenarios != nil
+	p.Scenarios = c.Scenarios != nil
 	if s.opts.Auth != nil {
 		p.User = userFrom(r).Name
 	}
-	p.History = s.opts.History != nil
+	p.History = c.History != nil
 	p.Replay = s.opts.Replay
+	if s.multi() {
+		p.Title = c.name + " · ownership graph"
+		p.Cluster, p.ClusterState, p.ClusterReason = c.name, string(ClusterReady), ""
+		if c.Engine == nil {
+			p.ClusterState, p.ClusterReason = string(c.status.State), c.status.Reason
+		}
+		for _, st := range s.fleet.src.List() {
+			p.Clusters = append(p.Clusters, web.ClusterOption{Name: st.Name, Server: st.Server, State: string(st.State)})
+		}
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'")
 	if err := web.App(p).Render(r.Context(), w); err != nil {
 		s.log.Warn("rendering the page", "err", err)
 	}
+}
+
+// clusterCookie remembers the cluster this browser looked at last.
+const clusterCookie = "gcscope_cluster"
+
+// pageCluster is the cluster the page shows: the one ?cluster= names; without it, the
+// one this browser looked at last, else the default, and the page is sent to its URL
+// (with several clusters the URL always names one). Opening it starts its engine.
+func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, bool) {
+	if !s.multi() {
+		return s.single, true
+	}
+	q := r.URL.Query()
+	name := q.Get("cluster")
+	if name == "" {
+		name = s.defaultCluster()
+		if v, err := requestCookie(r, clusterCookie); err == nil {
+			if last, err := url.QueryUnescape(v); err == nil && s.known(last) {
+				name = last
+			}
+		}
+		q.Set("cluster", name)
+		http.Redirect(w, r, "/?"+q.Encode(), http.StatusSeeOther)
+		return nil, false
+	}
+	c, ok := s.cluster(name)
+	if !ok {
+		var names []string
+		for _, st := range s.fleet.src.List() {
+			names = append(names, strconv.Quote(st.Name))
+		}
+		plain(w, http.StatusNotFound, fmt.Sprintf("gcscope serves no cluster named %s; it serves %s", quoteClip(name), strings.Join(names, ", ")))
+		return nil, false
+	}
+	http.SetCookie(w, &http.Cookie{Name: clusterCookie, Value: url.QueryEscape(name), Path: "/", MaxAge: 365 * 24 * 60 * 60,
+		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
+	return c, true
+}
+
+// known reports whether name is a cluster the server serves.
+func (s *Server) known(name string) bool {
+	for _, st := range s.clusterList() {
+		if st.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // handleStatic serves the embedded assets; versioned URLs are cached for a long time.

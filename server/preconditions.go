@@ -1,8 +1,8 @@
 package server
 
-// Preconditions of route groups (routes.go): a handler under requireEngine may use
-// s.opts.Engine, one under requireHistory s.opts.History, one under requireDeletions
-// s.opts.Deletions; one under visibleReads reads what its user may list from
+// Preconditions of route groups (routes.go): a handler under requireEngine may use its
+// cluster's Engine (clusterFrom), one under requireHistory its History, one under
+// requireDeletions its Deletions; one under visibleReads reads what its user may list from
 // visibilityFrom(r) and never answers with what a failed permission check left out.
 
 import (
@@ -14,10 +14,13 @@ import (
 // requireEngine answers 503 when the server runs without an engine.
 func (s *Server) requireEngine(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		c := clusterFrom(r)
 		switch {
-		case s.opts.Engine == nil && s.opts.Replay:
+		case c.Engine == nil && s.opts.Replay:
 			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "this is a replay of a recording: there is no live engine")
-		case s.opts.Engine == nil:
+		case c.pending():
+			notReady(w, c)
+		case c.Engine == nil:
 			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the garbage-collector engine is not running")
 		default:
 			next.ServeHTTP(w, r)
@@ -28,7 +31,11 @@ func (s *Server) requireEngine(next http.Handler) http.Handler {
 // requireHistory answers 503 when gcscope runs without a recording.
 func (s *Server) requireHistory(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.opts.History == nil {
+		switch c := clusterFrom(r); {
+		case c.pending():
+			notReady(w, c)
+			return
+		case c.History == nil:
 			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the engine's history is not recorded: gcscope was started with --history=false")
 			return
 		}
@@ -39,7 +46,7 @@ func (s *Server) requireHistory(next http.Handler) http.Handler {
 // requireDeletions answers 503 when the server cannot explain deletions (no cluster).
 func (s *Server) requireDeletions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if s.opts.Deletions == nil {
+		if clusterFrom(r).Deletions == nil {
 			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "gcscope has no cluster connection to explain deletions with")
 			return
 		}
@@ -50,7 +57,7 @@ func (s *Server) requireDeletions(next http.Handler) http.Handler {
 // withVisibility puts what the request's user may list in its context (visibilityFrom).
 func (s *Server) withVisibility(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), visibilityKey, s.visibilityFor(r))))
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), visibilityKey, s.visibilityFor(r, clusterFrom(r)))))
 	})
 }
 

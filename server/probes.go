@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	authorizationv1 "k8s.io/api/authorization/v1"
 )
 
@@ -44,11 +47,19 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	gatherers := prometheus.Gatherers{s.metrics.registry}
-	if s.opts.Engine != nil {
-		gatherers = append(gatherers, s.opts.Engine.Registry())
-	}
-	if s.opts.History != nil {
-		gatherers = append(gatherers, s.opts.History.Registry())
+	for _, c := range s.opened() {
+		var gs prometheus.Gatherers
+		if c.Engine != nil {
+			gs = append(gs, c.Engine.Registry())
+		}
+		if c.History != nil {
+			gs = append(gs, c.History.Registry())
+		}
+		if s.multi() {
+			gatherers = append(gatherers, labelled{gs, c.name}) // each engine's series, told apart
+		} else {
+			gatherers = append(gatherers, gs...)
+		}
 	}
 	promhttp.HandlerFor(gatherers, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}).ServeHTTP(w, r)
 }
@@ -57,4 +68,22 @@ func plain(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(status)
 	fmt.Fprint(w, body)
+}
+
+// labelled gathers g's metrics with a cluster label added to each.
+type labelled struct {
+	g       prometheus.Gatherer
+	cluster string
+}
+
+func (l labelled) Gather() ([]*dto.MetricFamily, error) {
+	mfs, err := l.g.Gather()
+	name := "cluster"
+	for _, mf := range mfs {
+		for _, m := range mf.Metric {
+			m.Label = append(m.Label, &dto.LabelPair{Name: &name, Value: &l.cluster})
+			slices.SortFunc(m.Label, func(a, b *dto.LabelPair) int { return strings.Compare(a.GetName(), b.GetName()) })
+		}
+	}
+	return mfs, err
 }

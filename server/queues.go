@@ -9,7 +9,7 @@ import (
 )
 
 func (s *Server) handleQueues(w http.ResponseWriter, r *http.Request) {
-	snap := s.opts.Engine.Snapshot()
+	snap := clusterFrom(r).Engine.Snapshot()
 	queues := visibilityFrom(r).queues(snap.Queues)
 	writeJSON(w, http.StatusOK, queuesResponse{Seq: snap.Seq, Mode: snap.Mode, Queues: queues, Sync: snap.Sync})
 }

@@ -21,16 +21,7 @@ func (s *Server) routes() http.Handler {
 	r.Use(s.checkHost) // DNS rebinding: only hosts gcscope answers to, on every route
 	// The API answers in JSON even for a route it does not have (the scenario player's, say,
 	// on a cluster that is not the embedded one).
-	r.NotFound(func(w http.ResponseWriter, r *http.Request) {
-		if t := trailOf(r); t != nil {
-			t.noRoute.Store(true)
-		}
-		if !strings.HasPrefix(r.URL.Path, "/api/") {
-			http.NotFound(w, r)
-			return
-		}
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no such route: %s (see docs/api.md; the scenario player's exist only on the embedded cluster)", quoteClip(r.URL.Path)))
-	})
+	r.NotFound(noRoute)
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		if !strings.HasPrefix(r.URL.Path, "/api/") {
 			http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
@@ -52,58 +43,83 @@ func (s *Server) routes() http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate, s.auditRefusedWrites)
-		r.Get("/", s.handleIndex)                        // the UI
-		r.With(noQuery).Get("/metrics", s.handleMetrics) // Prometheus: the engine's and the server's metrics
-		r.With(s.requireEngine, s.visibleReads).
-			Get("/debug/controllers/garbagecollector/graph", s.handleDOT) // upstream's DOT debug graph (?uid=)
-		r.With(s.requireEngine).Get("/api/v1/stream", s.handleStream) // websocket: snapshot, then deltas (the hub asks what the user may see)
-		r.With(s.requireHistory, s.visibleReads).
-			Get("/api/v1/history/export", s.handleHistoryExport) // a window of the recording as a file (no 30 s bound: it streams)
-
+		r.Get("/", s.handleIndex)                        // the UI (?cluster=)
+		r.With(noQuery).Get("/metrics", s.handleMetrics) // Prometheus: the engines' and the server's metrics
+		r.With(s.inCluster, s.requireEngine, s.visibleReads).
+			Get("/debug/controllers/garbagecollector/graph", s.handleDOT) // upstream's DOT debug graph (?uid=), of the default cluster
 		r.Route("/api/v1", func(r chi.Router) {
-			r.Use(middleware.Timeout(30 * time.Second))
-			// The large reads are gzipped for clients that ask (an explanation of 2,000
-			// blockers, refreshed every second, is 350 KB of JSON). Not /session: it carries
-			// the CSRF token, and compressed secrets invite BREACH.
-			zip := middleware.Compress(5, "application/json")
-			r.With(noQuery).Get("/session", s.handleSession) // who you are, the mode, and the CSRF token for writes
-			r.With(noQuery, middleware.RequestSize(maxBodyBytes), s.guardWrite).
-				Post("/slow-motion", s.handleSlowMotion) // switch the engine's action delay on or off
-
-			// The engine's state, narrowed to what the user may list.
-			r.Group(func(r chi.Router) {
-				r.Use(s.requireEngine, zip, s.visibleReads)
-				r.Get("/graph", s.handleGraph)                          // nodes and edges, filtered, paged
-				r.With(s.requireDeletions).Get("/stuck", s.handleStuck) // objects stuck in deletion (?olderThan=), by cause
-			})
-			r.With(noQuery).Group(func(r chi.Router) {
-				r.Use(s.requireEngine, zip, s.visibleReads)
-				r.Get("/queues", s.handleQueues) // the three work queues
-				r.Get("/shadow", s.handleShadow) // shadow mode: the cluster's collector against the engine's decisions
-				r.Get("/health", s.handleHealth) // API groups discovery cannot read, APIServices at fault, stuck count
-			})
-
-			// The recording, narrowed to what the user may list.
-			r.Group(func(r chi.Router) {
-				r.Use(s.requireHistory, zip, s.visibleReads)
-				r.Get("/history", s.handleHistory)                  // the recorded feed: events by time, object, verb, result, queue; paged
-				r.Get("/history/state", s.handleHistoryState)       // the graph and queues as they were at a recorded moment
-				r.Get("/history/timeline", s.handleHistoryTimeline) // events, deletes and errors per time bucket; cascades, gaps
-				r.Get("/history/cascades", s.handleHistoryCascades) // cascades, newest first (?uid=: those an object was in)
-			})
-
-			if s.opts.Scenarios != nil {
-				r.Route("/scenarios", s.scenarioRoutes) // the scenario player: on the embedded cluster only
-			}
-			// One object; it serves a write, so objectCtx checks permissions itself.
-			r.Route("/objects/{uid}", func(r chi.Router) {
-				r.Use(noQuery, s.requireEngine, s.withVisibility, s.objectCtx)
-				r.With(zip).Get("/", s.handleObject)         // one object as the engine sees it
-				r.With(zip).Get("/explain", s.handleExplain) // why it still exists, what it waits for
-				r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite).
-					Post("/delete", s.handleDelete) // predict, and unless dryRun perform, a delete
+			r.With(noQuery).Get("/clusters", s.handleClusters) // the clusters and where each is (clusters.go)
+			// Every cluster's routes: the default cluster's under /api/v1, any one's under
+			// /api/v1/clusters/{cluster}.
+			r.With(s.inCluster).Group(s.clusterRoutes)
+			r.Route("/clusters/{cluster}", func(r chi.Router) {
+				r.Use(s.inCluster)
+				s.clusterRoutes(r)
 			})
 		})
 	})
 	return r
+}
+
+// noRoute answers a path the server has no route for.
+func noRoute(w http.ResponseWriter, r *http.Request) {
+	if t := trailOf(r); t != nil {
+		t.noRoute.Store(true)
+	}
+	if !strings.HasPrefix(r.URL.Path, "/api/") {
+		http.NotFound(w, r)
+		return
+	}
+	writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no such route: %s (see docs/api.md; the scenario player's exist only on the embedded cluster)", quoteClip(r.URL.Path)))
+}
+
+// clusterRoutes are the routes of one cluster (clusterFrom).
+func (s *Server) clusterRoutes(r chi.Router) {
+	r.With(s.requireEngine).Get("/stream", s.handleStream) // websocket: snapshot, then deltas (the hub asks what the user may see)
+	r.With(s.requireHistory, s.visibleReads).
+		Get("/history/export", s.handleHistoryExport) // a window of the recording as a file (no 30 s bound: it streams)
+
+	r.Group(func(r chi.Router) {
+		r.Use(middleware.Timeout(30 * time.Second))
+		// The large reads are gzipped for clients that ask (an explanation of 2,000
+		// blockers, refreshed every second, is 350 KB of JSON). Not /session: it carries
+		// the CSRF token, and compressed secrets invite BREACH.
+		zip := middleware.Compress(5, "application/json")
+		r.With(noQuery).Get("/session", s.handleSession) // who you are, the mode, and the CSRF token for writes
+		r.With(noQuery, middleware.RequestSize(maxBodyBytes), s.guardWrite).
+			Post("/slow-motion", s.handleSlowMotion) // switch the engine's action delay on or off
+
+		// The engine's state, narrowed to what the user may list.
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireEngine, zip, s.visibleReads)
+			r.Get("/graph", s.handleGraph)                          // nodes and edges, filtered, paged
+			r.With(s.requireDeletions).Get("/stuck", s.handleStuck) // objects stuck in deletion (?olderThan=), by cause
+		})
+		r.With(noQuery).Group(func(r chi.Router) {
+			r.Use(s.requireEngine, zip, s.visibleReads)
+			r.Get("/queues", s.handleQueues) // the three work queues
+			r.Get("/shadow", s.handleShadow) // shadow mode: the cluster's collector against the engine's decisions
+			r.Get("/health", s.handleHealth) // API groups discovery cannot read, APIServices at fault, stuck count
+		})
+
+		// The recording, narrowed to what the user may list.
+		r.Group(func(r chi.Router) {
+			r.Use(s.requireHistory, zip, s.visibleReads)
+			r.Get("/history", s.handleHistory)                  // the recorded feed: events by time, object, verb, result, queue; paged
+			r.Get("/history/state", s.handleHistoryState)       // the graph and queues as they were at a recorded moment
+			r.Get("/history/timeline", s.handleHistoryTimeline) // events, deletes and errors per time bucket; cascades, gaps
+			r.Get("/history/cascades", s.handleHistoryCascades) // cascades, newest first (?uid=: those an object was in)
+		})
+
+		// The scenario player: on the embedded cluster only.
+		r.Route("/scenarios", s.scenarioRoutes)
+		// One object; it serves a write, so objectCtx checks permissions itself.
+		r.Route("/objects/{uid}", func(r chi.Router) {
+			r.Use(noQuery, s.requireEngine, s.withVisibility, s.objectCtx)
+			r.With(zip).Get("/", s.handleObject)         // one object as the engine sees it
+			r.With(zip).Get("/explain", s.handleExplain) // why it still exists, what it waits for
+			r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite).
+				Post("/delete", s.handleDelete) // predict, and unless dryRun perform, a delete
+		})
+	})
 }

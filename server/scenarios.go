@@ -30,6 +30,15 @@ type ScenarioPlayer interface {
 
 // scenarioRoutes mounts the player under /api/v1/scenarios.
 func (s *Server) scenarioRoutes(r chi.Router) {
+	r.Use(func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if clusterFrom(r).Scenarios == nil {
+				noRoute(w, r) // a cluster without the player has none of its routes
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	})
 	r.Use(noQuery)
 	write := r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite)
 	r.Get("/", s.handleScenarios)                              // the scenarios and the runs this process remembers
@@ -46,13 +55,13 @@ type scenariosResponse struct {
 }
 
 func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
-	p := s.opts.Scenarios
+	p := clusterFrom(r).Scenarios
 	writeJSON(w, http.StatusOK, scenariosResponse{Scenarios: p.Scenarios(), Runs: p.Runs()})
 }
 
 func (s *Server) handleScenarioRun(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "run")
-	run, ok := s.opts.Scenarios.Status(id)
+	run, ok := clusterFrom(r).Scenarios.Status(id)
 	if !ok {
 		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no run %s: cleaned up, or played by an earlier gcscope", quoteClip(id)))
 		return
@@ -101,7 +110,7 @@ func (s *Server) scenarioWrite(w http.ResponseWriter, r *http.Request, action st
 
 func (s *Server) handlePlay(w http.ResponseWriter, r *http.Request) {
 	s.scenarioWrite(w, r, "scenarioPlay", func(e *auditEntry) (int, any, error) {
-		run, err := s.opts.Scenarios.Play(r.Context(), e.Scenario)
+		run, err := clusterFrom(r).Scenarios.Play(r.Context(), e.Scenario)
 		e.Run = run.ID
 		return http.StatusAccepted, run, err
 	})
@@ -109,14 +118,14 @@ func (s *Server) handlePlay(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) handleScenarioRelease(w http.ResponseWriter, r *http.Request) {
 	s.scenarioWrite(w, r, "scenarioRelease", func(e *auditEntry) (int, any, error) {
-		run, err := s.opts.Scenarios.Release(r.Context(), e.Run)
+		run, err := clusterFrom(r).Scenarios.Release(r.Context(), e.Run)
 		return http.StatusOK, run, err
 	})
 }
 
 func (s *Server) handleScenarioCleanup(w http.ResponseWriter, r *http.Request) {
 	s.scenarioWrite(w, r, "scenarioCleanup", func(e *auditEntry) (int, any, error) {
-		out, err := s.opts.Scenarios.Cleanup(r.Context(), e.Run)
+		out, err := clusterFrom(r).Scenarios.Cleanup(r.Context(), e.Run)
 		return http.StatusOK, out, err
 	})
 }

@@ -102,6 +102,13 @@ type Options struct {
 	// Replay: the server shows an imported recording (gcscope replay), with no engine;
 	// the engine's routes say so, and the page is told.
 	Replay bool
+
+	// Clusters, when set, are the clusters the server serves, each with its own engine
+	// (clusters.go); Engine, Kube, Authorizer, Scenarios, Deletions and History are then
+	// each cluster's and are not given here. Nil: one cluster, named ClusterName.
+	Clusters Clusters
+	// ClusterName names the one cluster without Clusters (its kubeconfig context, say).
+	ClusterName string
 }
 
 // Server serves gcscope's HTTP surface.
@@ -117,11 +124,12 @@ type Server struct {
 	// sessions are the browsers signed in through /login.
 	sessions *security.Sessions
 	metrics  *serverMetrics
-	hub      *hub
 	// exports holds a token per history export in progress (maxExports).
 	exports chan struct{}
 
-	mapper restMapper
+	// The clusters served: one (single), or several (fleet, with Options.Clusters).
+	single *served
+	fleet  *fleet
 }
 
 // New builds the server. Run its hub with Run.
@@ -136,21 +144,14 @@ func New(o Options) *Server {
 	s.csrfKey = newCSRFKey()
 	s.sessions = security.NewSessions()
 	s.metrics = newServerMetrics()
-	if o.Engine != nil {
-		s.hub = newHub(hubOptions{
-			Snapshot: o.Engine.Snapshot, Feed: o.Engine.Feed(), Logger: o.Logger,
-			Batch: o.StreamBatch, Buffer: o.ClientBuffer, OriginPatterns: o.AllowedOrigins,
-			MaxClients: o.MaxStreams, MaxClientsPerUser: o.MaxStreamsPerUser,
-			User:       func(r *http.Request) string { return userFrom(r).Name },
-			Visibility: s.visibilityFor,
-			Refuse: func(w http.ResponseWriter, r *http.Request, status int, e *apiError) {
-				s.refuse(w, r, "stream", status, e)
-			},
-			Registerer:          s.metrics.registry,
-			Compression:         o.StreamCompression,
-			Credentials:         s.credentialsOf,
-			CredentialsInterval: o.StreamCredentialsInterval,
-		})
+	if o.Clusters != nil {
+		s.fleet = &fleet{src: o.Clusters, by: map[string]*served{}}
+	} else {
+		s.single = &served{name: o.ClusterName, Cluster: Cluster{Engine: o.Engine, Kube: o.Kube, Authorizer: o.Authorizer,
+			Scenarios: o.Scenarios, Deletions: o.Deletions, History: o.History}}
+		if o.Engine != nil {
+			s.single.hub = s.newHub(s.single, s.metrics.registry)
+		}
 	}
 	s.handler = s.routes()
 	return s
@@ -159,11 +160,33 @@ func New(o Options) *Server {
 // ServeHTTP implements http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
-// Run runs the stream hub until ctx ends.
+// newHub makes the stream hub of c's engine.
+func (s *Server) newHub(c *served, reg prometheus.Registerer) *hub {
+	o := s.opts
+	return newHub(hubOptions{
+		Snapshot: c.Engine.Snapshot, Feed: c.Engine.Feed(), Logger: o.Logger,
+		Batch: o.StreamBatch, Buffer: o.ClientBuffer, OriginPatterns: o.AllowedOrigins,
+		MaxClients: o.MaxStreams, MaxClientsPerUser: o.MaxStreamsPerUser,
+		User:       func(r *http.Request) string { return userFrom(r).Name },
+		Visibility: func(r *http.Request) *visibility { return s.visibilityFor(r, c) },
+		Refuse: func(w http.ResponseWriter, r *http.Request, status int, e *apiError) {
+			s.refuse(w, r, "stream", status, e)
+		},
+		Registerer:          reg,
+		Compression:         o.StreamCompression,
+		Credentials:         s.credentialsOf,
+		CredentialsInterval: o.StreamCredentialsInterval,
+	})
+}
+
+// Run runs the stream hubs until ctx ends.
 func (s *Server) Run(ctx context.Context) {
-	if s.hub == nil {
+	switch {
+	case s.fleet != nil:
+		s.fleet.runAll(ctx)
+	case s.single.hub != nil:
+		s.single.hub.run(ctx)
+	default:
 		<-ctx.Done()
-		return
 	}
-	s.hub.run(ctx)
 }

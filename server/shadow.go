@@ -16,7 +16,7 @@ type shadowEngine interface {
 // (cluster-wide figures, as /metrics has them), and the open and diverged decisions on
 // objects the reader may see.
 func (s *Server) handleShadow(w http.ResponseWriter, r *http.Request) {
-	e, ok := s.opts.Engine.(shadowEngine)
+	e, ok := clusterFrom(r).Engine.(shadowEngine)
 	if !ok {
 		writeJSON(w, http.StatusOK, gc.ShadowReport{})
 		return

@@ -26,11 +26,11 @@ type slowMotionResponse struct {
 }
 
 // slowMotion reports the engine's slow-motion switch; ok is false when it has none.
-func (s *Server) slowMotion() (e slowMotionEngine, ok bool) {
-	if s.opts.Engine == nil || s.opts.Engine.ActionDelay() <= 0 {
+func (c *served) slowMotion() (e slowMotionEngine, ok bool) {
+	if c.Engine == nil || c.Engine.ActionDelay() <= 0 {
 		return nil, false
 	}
-	e, ok = s.opts.Engine.(slowMotionEngine)
+	e, ok = c.Engine.(slowMotionEngine)
 	return e, ok
 }
 
@@ -50,11 +50,12 @@ func (s *Server) handleSlowMotion(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: "gcscope runs read-only (--read-only): the engine's settings cannot be changed"})
 		return
 	}
-	if s.opts.Authorizer != nil {
+	c := clusterFrom(r)
+	if c.Authorizer != nil {
 		// One engine serves every user: with per-user permissions, switching it is
 		// granted by the cluster's RBAC, as /metrics is.
 		u := userFrom(r)
-		allowed, err := s.opts.Authorizer.Allowed(r.Context(), u, nil, &authorizationv1.NonResourceAttributes{Verb: "post", Path: slowMotionPath})
+		allowed, err := c.Authorizer.Allowed(r.Context(), u, nil, &authorizationv1.NonResourceAttributes{Verb: "post", Path: slowMotionPath})
 		switch {
 		case err != nil:
 			fail(http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: uncheckedMessage(err)})
@@ -66,12 +67,12 @@ func (s *Server) handleSlowMotion(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	e, ok := s.slowMotion()
+	e, ok := c.slowMotion()
 	if !ok {
 		fail(http.StatusConflict, &apiError{Code: codeNoActionDelay, Message: "the engine has no action delay to switch; start gcscope with --gc-action-delay (for example 2s)"})
 		return
 	}
-	resp := slowMotionResponse{Enabled: e.SetSlowMotion(on), ActionDelay: s.opts.Engine.ActionDelay().String()}
+	resp := slowMotionResponse{Enabled: e.SetSlowMotion(on), ActionDelay: c.Engine.ActionDelay().String()}
 	entry.Result, entry.Status = "ok", http.StatusOK
 	s.audit.write(entry)
 	writeJSON(w, http.StatusOK, resp)

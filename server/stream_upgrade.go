@@ -154,5 +154,5 @@ var (
 )
 
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
-	s.hub.ServeHTTP(w, r)
+	clusterFrom(r).hub.ServeHTTP(w, r)
 }

@@ -2238,11 +2238,16 @@ async function decode(r) {
   if (!r.ok) throw new APIError(r.status, body?.error || String(r.status), body?.message || text || r.statusText);
   return body;
 }
+function apiPath(path2) {
+  const c = document.body.dataset.cluster;
+  if (!c || !path2.startsWith("/api/v1/") || /^\/api\/v1\/clusters(\/|\?|$)/.test(path2)) return path2;
+  return `/api/v1/clusters/${encodeURIComponent(c)}/${path2.slice("/api/v1/".length)}`;
+}
 async function get(path2) {
-  return decode(await fetch(path2, { headers: { Accept: "application/json" }, credentials: "same-origin" }));
+  return decode(await fetch(apiPath(path2), { headers: { Accept: "application/json" }, credentials: "same-origin" }));
 }
 async function post(path2, body) {
-  const send = () => fetch(path2, {
+  const send = () => fetch(apiPath(path2), {
     method: "POST",
     credentials: "same-origin",
     headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": document.body.dataset.csrfToken || "" },
@@ -2430,7 +2435,7 @@ function namespaceView(ns, link) {
     h("b", { class: deleting ? "terminating" : "" }, ns.phase || (deleting ? "Terminating" : "Active")),
     deleting ? ` since ${since(ns.deletionTimestamp)}` : ""
   ));
-  const fins = (label, list, id) => list?.length ? h("p", { id }, `${label}: `, ...list.map((f) => h(f === "kubernetes" ? "code" : "code.hold", { title: f === "kubernetes" ? "the namespace controller's: removed once the content is gone" : "" }, f))) : null;
+  const fins = (label2, list, id) => list?.length ? h("p", { id }, `${label2}: `, ...list.map((f) => h(f === "kubernetes" ? "code" : "code.hold", { title: f === "kubernetes" ? "the namespace controller's: removed once the content is gone" : "" }, f))) : null;
   rows.push(fins("spec.finalizers", ns.finalizers, "ns-finalizers"), fins("metadata.finalizers", ns.metadataFinalizers, "ns-meta-finalizers"));
   if (ns.conditions?.length) {
     rows.push(h("ul.conditions", { id: "ns-conditions" }, ...ns.conditions.map((cd) => h(
@@ -4233,6 +4238,7 @@ function shortcutTable(p) {
       if (s) p.toggleExpanded(s);
     } },
     { label: "t", keys: ["t"], help: "light or dark", run: () => p.toggleTheme() },
+    { label: "c", keys: ["c"], clusters: true, help: "switch cluster", run: () => p.pickCluster() },
     { label: "s", keys: ["s"], help: "the stuck view: deletions that take too long, and why", run: () => p.toggleStuck() },
     { label: "h", keys: ["h"], history: true, help: "the history view: what the collector did", run: () => p.travelUI()?.toggleHistoryTab() },
     {
@@ -4277,9 +4283,9 @@ function shortcutTable(p) {
   ];
 }
 var Shortcuts = class {
-  /** @param {Shortcut[]} table @param {boolean} hasHistory */
-  constructor(table, hasHistory) {
-    this.rows = table.filter((s) => hasHistory || !s.history);
+  /** @param {Shortcut[]} table @param {boolean} hasHistory @param {boolean} [hasClusters] */
+  constructor(table, hasHistory, hasClusters = false) {
+    this.rows = table.filter((s) => (hasHistory || !s.history) && (hasClusters || !s.clusters));
   }
   /**
    * Runs the first row that takes ev's key where it was pressed; whether one did.
@@ -4317,6 +4323,7 @@ function wireView(page2, parts) {
   const { view: view2, renderer: renderer2, layout: layout2 } = page2;
   page2.writeURL = () => {
     const p = new URLSearchParams();
+    if (document.body.dataset.cluster) p.set("cluster", document.body.dataset.cluster);
     for (const n of view2.ns) p.append("ns", n);
     for (const k of view2.kind) p.append("kind", k);
     if (view2.q) p.set("q", view2.q);
@@ -4563,7 +4570,7 @@ var Stream = class {
     this.closed = false;
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
     const since2 = this.hadSnapshot ? `?since=${this.h.seq()}` : "";
-    const ws = new WebSocket(`${proto}//${location.host}/api/v1/stream${since2}`);
+    const ws = new WebSocket(`${proto}//${location.host}${apiPath("/api/v1/stream")}${since2}`);
     this.ws = ws;
     this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
     ws.onopen = () => {
@@ -4584,7 +4591,7 @@ var Stream = class {
       if (this.closed) return;
       if (ev.code === 4401) return this.signedOut(ev.reason);
       if (document.getElementById("sign-out") && this.attempt >= 1) {
-        fetch("/api/v1/session", { credentials: "same-origin" }).then((r) => {
+        fetch(apiPath("/api/v1/session"), { credentials: "same-origin" }).then((r) => {
           if (r.status === 401 && !this.closed) this.signedOut("");
         }, () => {
         });
@@ -4710,6 +4717,88 @@ function wireStream(page2, parts) {
   });
   conn.addEventListener("click", () => livePast() ? page2.travelUI?.backToLive() : stream2.retry());
   return { stream: stream2, showConn: showConn2 };
+}
+
+// src/clusters.js
+var POLL_MS3 = 2e3;
+var ClusterPicker = class {
+  constructor() {
+    this.select = /** @type {HTMLSelectElement|null} */
+    document.getElementById("cluster-picker");
+    this.cluster = document.body.dataset.cluster || "";
+    this.banner = document.getElementById("cluster-banner");
+    if (this.banner) document.body.classList.add("cluster-waiting");
+    this.clusters = [];
+    this.select?.addEventListener("change", () => this.go(
+      /** @type {HTMLSelectElement} */
+      this.select.value
+    ));
+  }
+  /** Whether the page has a picker (several clusters). */
+  get present() {
+    return this.select !== null;
+  }
+  /** Whether the page's cluster has no engine yet: the page waits, and opens no stream. */
+  get waiting() {
+    return this.banner !== null;
+  }
+  /** Goes to name's page. @param {string} name */
+  go(name) {
+    if (name === this.cluster) return;
+    const p = new URLSearchParams({ cluster: name });
+    const theme2 = new URLSearchParams(location.search).get("theme");
+    if (theme2) p.set("theme", theme2);
+    location.assign(`/?${p}`);
+  }
+  /** Opens the picker (the c key). */
+  open() {
+    const s = this.select;
+    if (!s) return;
+    s.focus();
+    try {
+      s.showPicker();
+    } catch {
+    }
+  }
+  /** Follows the clusters' states: the picker's words, and the waiting page's banner. */
+  follow() {
+    if (!this.present) return;
+    const poll = async () => {
+      try {
+        const r = (
+          /** @type {{clusters: ClusterStatus[]}} */
+          await get("/api/v1/clusters")
+        );
+        this.update(r.clusters);
+      } catch {
+      }
+      setTimeout(poll, POLL_MS3);
+    };
+    poll();
+  }
+  /** @param {ClusterStatus[]} clusters */
+  update(clusters2) {
+    this.clusters = clusters2;
+    for (const c of clusters2) {
+      const o = [...this.select?.options || []].find((o2) => o2.value === c.name);
+      if (!o) continue;
+      o.textContent = label(c);
+      o.dataset.state = c.state;
+      o.title = [c.server, c.reason].filter(Boolean).join(" — ");
+    }
+    const mine = clusters2.find((c) => c.name === this.cluster);
+    if (this.banner && mine && mine.state !== document.body.dataset.clusterState) location.reload();
+  }
+};
+function label(c) {
+  switch (c.state) {
+    case "ready":
+      return c.name;
+    case "idle":
+      return `${c.name} (not started)`;
+    default:
+      return `${c.name} (${c.state})`;
+  }
 }
 
 // src/search.js
@@ -4973,9 +5062,9 @@ ${progressText(nsDel, page2.cascades.now())}` + (nsDel.baseline ? "" : "\n(the p
   function tooltipText(it) {
     const n = it.node, live2 = page2.store.nodes.get(it.uid);
     const st = live2 ? stateOf(page2.store, live2) : "removed";
-    const label = STATES.find((s) => s.id === st)?.label || st;
+    const label2 = STATES.find((s) => s.id === st)?.label || st;
     return `${n.kind} ${n.name}${n.namespace ? "\nnamespace " + n.namespace : ""}
-${label}${n.finalizers?.length ? "\nfinalizers: " + n.finalizers.join(", ") : ""}`;
+${label2}${n.finalizers?.length ? "\nfinalizers: " + n.finalizers.join(", ") : ""}`;
   }
   new ResizeObserver(() => rd.resize()).observe(page2.canvas);
   $("zoom-in").addEventListener("click", () => rd.zoomAt(rd.w / 2, rd.h / 2, 1.4));
@@ -5014,7 +5103,8 @@ function wireNotices(page2) {
     el.hidden = false;
     const { view: view2, store } = page2;
     const focused = view2.focus ? store.current(view2.focus) : null;
-    el.textContent = page2.perf.snapshotMs === null ? "Waiting for the engine's first snapshot…" : view2.focus && (!focused || focused.ghost) ? `${focused ? describe(focused.node) : "The object you focused on"} was deleted, and with it what it owned. Esc shows everything.` : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
+    const waiting = document.body.classList.contains("cluster-waiting");
+    el.textContent = waiting ? `The engine of ${document.body.dataset.cluster} is not running yet: the banner above says why.` : page2.perf.snapshotMs === null ? "Waiting for the engine's first snapshot…" : view2.focus && (!focused || focused.ghost) ? `${focused ? describe(focused.node) : "The object you focused on"} was deleted, and with it what it owned. Esc shows everything.` : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
   };
   let toastTimer;
   page2.toast = (text) => {
@@ -5120,10 +5210,10 @@ function graphDOT(nodes) {
   const known = new Set(sorted.map((n) => n.uid));
   for (const n of sorted) {
     const [group, version] = n.apiVersion.includes("/") ? n.apiVersion.split("/") : ["", n.apiVersion];
-    const label = `uid=${n.uid}
+    const label2 = `uid=${n.uid}
 namespace=${n.namespace || ""}
 ${n.kind}.${version}/${n.name}`;
-    lines.push(`  ${q(n.uid)} [label=${q(label)} group=${q(group)} version=${q(version)} kind=${q(n.kind)} namespace=${q(n.namespace || "")} name=${q(n.name)} uid=${q(n.uid)} missing="false" beingDeleted=${q(String(!!n.beingDeleted))} deletingDependents=${q(String(!!n.deletingDependents))} virtual=${q(String(!!n.virtual))}];`);
+    lines.push(`  ${q(n.uid)} [label=${q(label2)} group=${q(group)} version=${q(version)} kind=${q(n.kind)} namespace=${q(n.namespace || "")} name=${q(n.name)} uid=${q(n.uid)} missing="false" beingDeleted=${q(String(!!n.beingDeleted))} deletingDependents=${q(String(!!n.deletingDependents))} virtual=${q(String(!!n.virtual))}];`);
   }
   for (const n of sorted) for (const o of n.owners || []) if (known.has(o.uid)) lines.push(`  ${q(n.uid)} -> ${q(o.uid)};`);
   lines.push("}");
@@ -5739,9 +5829,9 @@ var Timeline = class {
       ctx.moveTo(x, top);
       ctx.lineTo(x, axisTop);
       ctx.stroke();
-      const label = tickLabel(t, step);
-      const tw = ctx.measureText(label).width;
-      if (x + 3 + tw < w) ctx.fillText(label, x + 3, axisTop + 1);
+      const label2 = tickLabel(t, step);
+      const tw = ctx.measureText(label2).width;
+      if (x + 3 + tw < w) ctx.fillText(label2, x + 3, axisTop + 1);
     }
     if (Number.isFinite(this.cursor)) {
       const x = Math.max(1, Math.min(w - 1, this.x(this.cursor)));
@@ -5928,7 +6018,7 @@ var HistoryView = class {
     h("select", { id: "history-verb", "aria-label": "Decision", onchange: () => {
       this.verb = this.verbSel.value;
       this.load();
-    } }, ...VERBS.map(([v, label]) => h("option", { value: v }, label)));
+    } }, ...VERBS.map(([v, label2]) => h("option", { value: v }, label2)));
     this.resultSel = /** @type {HTMLSelectElement} */
     h("select", { id: "history-result", "aria-label": "Result", onchange: () => {
       this.result = this.resultSel.value;
@@ -6270,7 +6360,7 @@ var TravelUI = class {
   exportHistory() {
     const tl = this.timeline;
     const a = document.createElement("a");
-    a.href = `/api/v1/history/export?from=${encodeURIComponent(isoTime(tl.from))}&to=${encodeURIComponent(isoTime(tl.to))}`;
+    a.href = `${apiPath("/api/v1/history/export")}?from=${encodeURIComponent(isoTime(tl.from))}&to=${encodeURIComponent(isoTime(tl.to))}`;
     a.download = "";
     document.body.append(a);
     a.click();
@@ -6664,6 +6754,7 @@ wirePointer(page);
 wireSidePanel();
 var exportMenu = wireExportMenu(page);
 var { stream, showConn } = wireStream(page, { objectPanel });
+var clusters = new ClusterPicker();
 var slow = (
   /** @type {HTMLInputElement|null} */
   document.getElementById("slow-motion")
@@ -6712,8 +6803,9 @@ var shortcuts = new Shortcuts(shortcutTable({
   toggleTheme: theme.toggleTheme,
   toggleStuck: () => tabs.toggle("stuck"),
   help: () => helpDialog.showModal(),
+  pickCluster: () => clusters.open(),
   travelUI: () => page.travelUI
-}), page.hasHistory);
+}), page.hasHistory, clusters.present);
 shortcuts.listen();
 search.input.addEventListener("keydown", (ev) => shortcuts.handle(ev, "search"));
 shortcuts.renderHelp($("help-keys"));
@@ -6746,8 +6838,9 @@ renderer.selected = view.sel;
 updateFocusChip();
 page.legend();
 page.updateEmpty();
+clusters.follow();
 if (replay) page.travelUI?.startReplay(parseTime(page.atURL), view.sel);
-else {
+else if (!clusters.waiting) {
   stream.open();
   const at = parseTime(page.atURL);
   if (page.travelUI && Number.isFinite(at)) page.travelUI.travel.seek(at).then(() => {

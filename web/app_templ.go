@@ -8,6 +8,8 @@ package web
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
+import "net/url"
+
 // App is the UI: the ownership graph, the object and queue panels, and the delete
 // dialog. The script fills it from the live stream; the markup is the skeleton and
 // everything that needs no data (labels, help, the legend's frame).
@@ -44,234 +46,406 @@ func App(p Page) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<header class=\"bar\"><a class=\"brand\" href=\"/\" title=\"gcscope: the garbage collector, live\">gc<b>scope</b></a><div class=\"search\"><input id=\"search\" type=\"search\" placeholder=\"Search name, kind, namespace or uid  ( / )\" autocomplete=\"off\" spellcheck=\"false\" aria-label=\"Search objects\"><ul id=\"search-results\" class=\"results\" role=\"listbox\" hidden></ul></div><label class=\"filter\"><span class=\"filter-word\">namespace</span> <select id=\"filter-ns\" aria-label=\"Namespace filter\"><option value=\"*\">all</option></select></label> <label class=\"filter\"><span class=\"filter-word\">kind</span> <select id=\"filter-kind\" aria-label=\"Kind filter\"><option value=\"*\">all</option></select></label> <span id=\"focus-chip\" class=\"chip\" hidden>focus: <b id=\"focus-name\"></b> <button type=\"button\" id=\"focus-clear\" title=\"Show everything (Esc)\">×</button></span> <span class=\"spacer\"></span> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<header class=\"bar\"><a class=\"brand\" href=\"/\" title=\"gcscope: the garbage collector, live\">gc<b>scope</b></a> ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if len(p.Clusters) > 1 {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<label class=\"filter cluster-pick\" title=\"The cluster this page shows: each has its own engine (c)\"><span class=\"filter-word\">cluster</span> <select id=\"cluster-picker\" aria-label=\"Cluster\">")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				for _, c := range p.Clusters {
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<option value=\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var3 string
+					templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs(c.Name)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 17, Col: 29}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "\" title=\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var4 string
+					templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(c.Server)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 17, Col: 48}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "\" data-state=\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var5 string
+					templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(c.State)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 17, Col: 71}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					if c.Name == p.Cluster {
+						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, " selected")
+						if templ_7745c5c3_Err != nil {
+							return templ_7745c5c3_Err
+						}
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, ">")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var6 string
+					templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs(clusterLabel(c))
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 17, Col: 125}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "</option>")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "</select></label>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<div class=\"search\"><input id=\"search\" type=\"search\" placeholder=\"Search name, kind, namespace or uid  ( / )\" autocomplete=\"off\" spellcheck=\"false\" aria-label=\"Search objects\"><ul id=\"search-results\" class=\"results\" role=\"listbox\" hidden></ul></div><label class=\"filter\"><span class=\"filter-word\">namespace</span> <select id=\"filter-ns\" aria-label=\"Namespace filter\"><option value=\"*\">all</option></select></label> <label class=\"filter\"><span class=\"filter-word\">kind</span> <select id=\"filter-kind\" aria-label=\"Kind filter\"><option value=\"*\">all</option></select></label> <span id=\"focus-chip\" class=\"chip\" hidden>focus: <b id=\"focus-name\"></b> <button type=\"button\" id=\"focus-clear\" title=\"Show everything (Esc)\">×</button></span> <span class=\"spacer\"></span> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.ActionDelay != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<label class=\"toggle\" title=\"")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var3 string
-				templ_7745c5c3_Var3, templ_7745c5c3_Err = templ.JoinStringErrs("The engine waits " + p.ActionDelay + " before each write, so a cascade can be followed")
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 19, Col: 122}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var3))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "\"><input type=\"checkbox\" id=\"slow-motion\"")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				if p.SlowMotion {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, " checked")
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-				}
-				if p.ReadOnly {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, " disabled")
-					if templ_7745c5c3_Err != nil {
-						return templ_7745c5c3_Err
-					}
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "> <span class=\"toggle-word\">slow motion (")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var4 string
-				templ_7745c5c3_Var4, templ_7745c5c3_Err = templ.JoinStringErrs(p.ActionDelay)
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 27, Col: 62}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var4))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 7, ")</span></label> ")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			}
-			if p.Mode != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<span class=\"badge\" title=\"engine mode\">")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var5 string
-				templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(p.Mode)
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 31, Col: 52}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 9, "</span> ")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			}
-			if p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<span class=\"badge warn\" title=\"gcscope was started with --read-only: deletes are refused\">read-only</span> ")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			}
-			if p.Scenarios && !p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "<div class=\"menu\"><button type=\"button\" id=\"play-button\" class=\"compact\" aria-haspopup=\"true\" aria-controls=\"play-menu\" title=\"Play a scenario: create a garbage-collection case on the embedded cluster and watch the collector act\">Scenarios ▾</button><div class=\"menu-items play-menu\" id=\"play-menu\" hidden></div></div>")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<div class=\"menu\"><button type=\"button\" id=\"export-button\" aria-haspopup=\"true\">Export ▾</button><div class=\"menu-items\" id=\"export-menu\" hidden><button type=\"button\" data-export=\"svg\">View as SVG</button> <button type=\"button\" data-export=\"png\">View as PNG</button> <button type=\"button\" data-export=\"whole-png\" title=\"The whole graph the filters keep, at a scale where every box reads\">Whole graph as PNG</button> <button type=\"button\" data-export=\"dot\">Graph as DOT</button> <button type=\"button\" data-export=\"json\">Graph as JSON</button> ")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "<button type=\"button\" data-export=\"history\" id=\"export-history\" title=\"The recorded events of the window the timeline shows, as compressed JSON lines\">Export history…</button>")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, "</div></div><button type=\"button\" id=\"theme-toggle\" title=\"Light or dark (t)\">◐</button> <button type=\"button\" id=\"help-button\" title=\"Keyboard shortcuts (?)\">?</button> <span class=\"conn\" id=\"conn\" data-state=\"connecting\" title=\"stream\">connecting…</span> ")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			if p.User != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "<form class=\"signout\" method=\"post\" action=\"/logout\" title=\"")
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				var templ_7745c5c3_Var6 string
-				templ_7745c5c3_Var6, templ_7745c5c3_Err = templ.JoinStringErrs("Signed in as " + p.User)
-				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 59, Col: 89}
-				}
-				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var6))
-				if templ_7745c5c3_Err != nil {
-					return templ_7745c5c3_Err
-				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "\"><span class=\"muted\" id=\"signed-in-as\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<label class=\"toggle\" title=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var7 string
-				templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs(p.User)
+				templ_7745c5c3_Var7, templ_7745c5c3_Err = templ.JoinStringErrs("The engine waits " + p.ActionDelay + " before each write, so a cascade can be followed")
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 60, Col: 51}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 31, Col: 122}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var7))
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, "</span> <button type=\"submit\" class=\"compact\" id=\"sign-out\">Sign out</button></form>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "\"><input type=\"checkbox\" id=\"slow-motion\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				if p.SlowMotion {
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 14, " checked")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+				}
+				if p.ReadOnly {
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, " disabled")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 16, "> <span class=\"toggle-word\">slow motion (")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var8 string
+				templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(p.ActionDelay)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 39, Col: 62}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 17, ")</span></label> ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "</header><div class=\"banner discovery-banner\" id=\"discovery-banner\" role=\"alert\" aria-label=\"API discovery failing\" hidden></div>")
+			if p.Mode != "" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 18, "<span class=\"badge\" title=\"engine mode\">")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var9 string
+				templ_7745c5c3_Var9, templ_7745c5c3_Err = templ.JoinStringErrs(p.Mode)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 43, Col: 52}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var9))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "</span> ")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			if p.ReadOnly {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<span class=\"badge warn\" title=\"gcscope was started with --read-only: deletes are refused\">read-only</span> ")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			if p.Scenarios && !p.ReadOnly {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<div class=\"menu\"><button type=\"button\" id=\"play-button\" class=\"compact\" aria-haspopup=\"true\" aria-controls=\"play-menu\" title=\"Play a scenario: create a garbage-collection case on the embedded cluster and watch the collector act\">Scenarios ▾</button><div class=\"menu-items play-menu\" id=\"play-menu\" hidden></div></div>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "<div class=\"menu\"><button type=\"button\" id=\"export-button\" aria-haspopup=\"true\">Export ▾</button><div class=\"menu-items\" id=\"export-menu\" hidden><button type=\"button\" data-export=\"svg\">View as SVG</button> <button type=\"button\" data-export=\"png\">View as PNG</button> <button type=\"button\" data-export=\"whole-png\" title=\"The whole graph the filters keep, at a scale where every box reads\">Whole graph as PNG</button> <button type=\"button\" data-export=\"dot\">Graph as DOT</button> <button type=\"button\" data-export=\"json\">Graph as JSON</button> ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if p.History {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<button type=\"button\" data-export=\"history\" id=\"export-history\" title=\"The recorded events of the window the timeline shows, as compressed JSON lines\">Export history…</button>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "</div></div><button type=\"button\" id=\"theme-toggle\" title=\"Light or dark (t)\">◐</button> <button type=\"button\" id=\"help-button\" title=\"Keyboard shortcuts (?)\">?</button> <span class=\"conn\" id=\"conn\" data-state=\"connecting\" title=\"stream\">connecting…</span> ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if p.User != "" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<form class=\"signout\" method=\"post\" action=\"/logout\" title=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var10 string
+				templ_7745c5c3_Var10, templ_7745c5c3_Err = templ.JoinStringErrs("Signed in as " + p.User)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 71, Col: 89}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var10))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "\"><span class=\"muted\" id=\"signed-in-as\">")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var11 string
+				templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(p.User)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 72, Col: 51}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "</span> <button type=\"submit\" class=\"compact\" id=\"sign-out\">Sign out</button></form>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "</header>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			if p.Cluster != "" && p.ClusterState != "ready" && p.ClusterState != "syncing" {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<div class=\"banner cluster-banner\" id=\"cluster-banner\" role=\"status\" data-state=\"")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var12 string
+				templ_7745c5c3_Var12, templ_7745c5c3_Err = templ.JoinStringErrs(p.ClusterState)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 78, Col: 99}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var12))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "\"><b>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				var templ_7745c5c3_Var13 string
+				templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(p.Cluster)
+				if templ_7745c5c3_Err != nil {
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 79, Col: 18}
+				}
+				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "</b> ")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+				if p.ClusterState == "failed" {
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "failed to start: <span id=\"cluster-reason\">")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var14 string
+					templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(p.ClusterReason)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 81, Col: 65}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "</span> <a href=\"")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var15 templ.SafeURL
+					templ_7745c5c3_Var15, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL("/?cluster=" + url.QueryEscape(p.Cluster)))
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 81, Col: 141}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var15))
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "\" id=\"cluster-retry\">Try again</a>")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+				} else {
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "is <span id=\"cluster-reason\">")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var16 string
+					templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(p.ClusterState)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 83, Col: 50}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "</span>… the page follows it as soon as its engine starts.")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+				}
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "</div>")
+				if templ_7745c5c3_Err != nil {
+					return templ_7745c5c3_Err
+				}
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, " <div class=\"banner discovery-banner\" id=\"discovery-banner\" role=\"alert\" aria-label=\"API discovery failing\" hidden></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.Mode == "shadow" && !p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<div class=\"banner\" id=\"shadow-banner\" role=\"note\"><b>Shadow mode:</b> the engine only records what it would do, and the cluster's own collector does the collecting. Deletes you make here are real: the cluster's own collector cascades them. Start with <code>--read-only</code> to refuse them.</div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<div class=\"banner\" id=\"shadow-banner\" role=\"note\"><b>Shadow mode:</b> the engine only records what it would do, and the cluster's own collector does the collecting. Deletes you make here are real: the cluster's own collector cascades them. Start with <code>--read-only</code> to refuse them.</div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, " ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, " ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.Mode == "shadow" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<div class=\"health\" id=\"collector-health\" role=\"status\" aria-label=\"The cluster's collector against gcscope's decisions\" hidden></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<div class=\"health\" id=\"collector-health\" role=\"status\" aria-label=\"The cluster's collector against gcscope's decisions\" hidden></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, " <div class=\"app\"><div class=\"main-col\"><section class=\"graph\" id=\"graph-pane\"><canvas id=\"graph\" tabindex=\"0\" aria-label=\"Ownership graph: owners above their dependents\"></canvas><div id=\"tooltip\" class=\"tooltip\" hidden></div><div class=\"zoom\"><button type=\"button\" id=\"zoom-in\" title=\"Zoom in (+)\">+</button> <button type=\"button\" id=\"zoom-out\" title=\"Zoom out (-)\">−</button> <button type=\"button\" id=\"zoom-fit\" title=\"Fit everything (0)\">⤢</button> <button type=\"button\" id=\"side-show\" class=\"side-show\" title=\"Show the side panel: the object, stuck deletions, the history and the work queues\">‹</button></div><div id=\"empty\" class=\"empty\" hidden></div><details class=\"legend\" id=\"legend\"><summary>Legend</summary><div id=\"legend-body\"></div></details><div id=\"cascades\" class=\"cascades\" role=\"status\" aria-label=\"Cascades in progress and recently finished\" hidden></div><div id=\"toast\" class=\"toast\" role=\"status\" hidden></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, " <div class=\"app\"><div class=\"main-col\"><section class=\"graph\" id=\"graph-pane\"><canvas id=\"graph\" tabindex=\"0\" aria-label=\"Ownership graph: owners above their dependents\"></canvas><div id=\"tooltip\" class=\"tooltip\" hidden></div><div class=\"zoom\"><button type=\"button\" id=\"zoom-in\" title=\"Zoom in (+)\">+</button> <button type=\"button\" id=\"zoom-out\" title=\"Zoom out (-)\">−</button> <button type=\"button\" id=\"zoom-fit\" title=\"Fit everything (0)\">⤢</button> <button type=\"button\" id=\"side-show\" class=\"side-show\" title=\"Show the side panel: the object, stuck deletions, the history and the work queues\">‹</button></div><div id=\"empty\" class=\"empty\" hidden></div><details class=\"legend\" id=\"legend\"><summary>Legend</summary><div id=\"legend-body\"></div></details><div id=\"cascades\" class=\"cascades\" role=\"status\" aria-label=\"Cascades in progress and recently finished\" hidden></div><div id=\"toast\" class=\"toast\" role=\"status\" hidden></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 23, "<div id=\"travel-banner\" class=\"travel-banner\" role=\"status\" aria-live=\"polite\" hidden><span class=\"travel-tag\" id=\"travel-tag\">Time travel — not live</span> <b class=\"travel-time\" id=\"travel-time\"></b> <span class=\"travel-note\" id=\"travel-note\"></span> <button type=\"button\" id=\"back-to-live\" class=\"primary\" title=\"Return to the live state (Esc)\">Back to live</button></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "<div id=\"travel-banner\" class=\"travel-banner\" role=\"status\" aria-live=\"polite\" hidden><span class=\"travel-tag\" id=\"travel-tag\">Time travel — not live</span> <b class=\"travel-time\" id=\"travel-time\"></b> <span class=\"travel-note\" id=\"travel-note\"></span> <button type=\"button\" id=\"back-to-live\" class=\"primary\" title=\"Return to the live state (Esc)\">Back to live</button></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "</section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "</section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 25, "<section class=\"timeline\" id=\"timeline\" aria-label=\"Timeline of the recorded history\"><div class=\"tl-bar\"><div class=\"tl-range\" role=\"group\" aria-label=\"Range of the timeline\"><button type=\"button\" data-range=\"15m\">15 m</button> <button type=\"button\" data-range=\"1h\" aria-pressed=\"true\">1 h</button> <button type=\"button\" data-range=\"24h\">24 h</button> <button type=\"button\" data-range=\"all\">all</button></div><span class=\"tl-title\" id=\"tl-title\">loading the recording…</span> <span class=\"spacer\"></span> <span class=\"tl-legend\"><i class=\"fg\"></i>Foreground <i class=\"bg\"></i>Background <i class=\"or\"></i>Orphan <i class=\"gap\"></i>not recorded</span><div class=\"tl-play\" role=\"group\" aria-label=\"Play\"><button type=\"button\" id=\"tl-back\" title=\"Step back: undo the last change (←)\">◀ step</button> <button type=\"button\" id=\"tl-play\" title=\"Play from the moment shown, or the selected cascade (space)\">▶ Play</button> <button type=\"button\" id=\"tl-step\" title=\"Step: the next change (→)\">step ▶</button> <select id=\"tl-speed\" aria-label=\"Speed\" title=\"Speed ([ and ])\"><option value=\"0.25\">0.25×</option> <option value=\"0.5\">0.5×</option> <option value=\"1\" selected>1×</option> <option value=\"2\">2×</option> <option value=\"4\">4×</option> <option value=\"8\">8×</option></select></div><button type=\"button\" id=\"tl-live\" class=\"tl-live\" title=\"Back to live (Esc)\">● Live</button></div><div class=\"tl-canvas\"><canvas id=\"timeline-canvas\" aria-label=\"Activity over time: drag to travel to a moment; click a cascade to select it\"></canvas><div id=\"tl-tooltip\" class=\"tooltip\" hidden></div></div></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<section class=\"timeline\" id=\"timeline\" aria-label=\"Timeline of the recorded history\"><div class=\"tl-bar\"><div class=\"tl-range\" role=\"group\" aria-label=\"Range of the timeline\"><button type=\"button\" data-range=\"15m\">15 m</button> <button type=\"button\" data-range=\"1h\" aria-pressed=\"true\">1 h</button> <button type=\"button\" data-range=\"24h\">24 h</button> <button type=\"button\" data-range=\"all\">all</button></div><span class=\"tl-title\" id=\"tl-title\">loading the recording…</span> <span class=\"spacer\"></span> <span class=\"tl-legend\"><i class=\"fg\"></i>Foreground <i class=\"bg\"></i>Background <i class=\"or\"></i>Orphan <i class=\"gap\"></i>not recorded</span><div class=\"tl-play\" role=\"group\" aria-label=\"Play\"><button type=\"button\" id=\"tl-back\" title=\"Step back: undo the last change (←)\">◀ step</button> <button type=\"button\" id=\"tl-play\" title=\"Play from the moment shown, or the selected cascade (space)\">▶ Play</button> <button type=\"button\" id=\"tl-step\" title=\"Step: the next change (→)\">step ▶</button> <select id=\"tl-speed\" aria-label=\"Speed\" title=\"Speed ([ and ])\"><option value=\"0.25\">0.25×</option> <option value=\"0.5\">0.5×</option> <option value=\"1\" selected>1×</option> <option value=\"2\">2×</option> <option value=\"4\">4×</option> <option value=\"8\">8×</option></select></div><button type=\"button\" id=\"tl-live\" class=\"tl-live\" title=\"Back to live (Esc)\">● Live</button></div><div class=\"tl-canvas\"><canvas id=\"timeline-canvas\" aria-label=\"Activity over time: drag to travel to a moment; click a cascade to select it\"></canvas><div id=\"tl-tooltip\" class=\"tooltip\" hidden></div></div></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 26, "</div><aside class=\"side\"><nav class=\"tabs\" role=\"tablist\"><button type=\"button\" id=\"side-hide\" class=\"side-hide\" title=\"Hide the side panel (the graph takes the whole width)\">›</button> <button type=\"button\" role=\"tab\" id=\"tab-object\" aria-selected=\"true\" aria-controls=\"object-panel\">Object</button> <button type=\"button\" role=\"tab\" id=\"tab-stuck\" aria-selected=\"false\" aria-controls=\"stuck-panel\" title=\"Deletions that take too long, and why (s)\">Stuck <span class=\"count-badge\" id=\"stuck-count\" hidden></span></button> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "</div><aside class=\"side\"><nav class=\"tabs\" role=\"tablist\"><button type=\"button\" id=\"side-hide\" class=\"side-hide\" title=\"Hide the side panel (the graph takes the whole width)\">›</button> <button type=\"button\" role=\"tab\" id=\"tab-object\" aria-selected=\"true\" aria-controls=\"object-panel\">Object</button> <button type=\"button\" role=\"tab\" id=\"tab-stuck\" aria-selected=\"false\" aria-controls=\"stuck-panel\" title=\"Deletions that take too long, and why (s)\">Stuck <span class=\"count-badge\" id=\"stuck-count\" hidden></span></button> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 27, "<button type=\"button\" role=\"tab\" id=\"tab-history\" aria-selected=\"false\" aria-controls=\"history-panel\" title=\"What the collector did (h)\">History</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "<button type=\"button\" role=\"tab\" id=\"tab-history\" aria-selected=\"false\" aria-controls=\"history-panel\" title=\"What the collector did (h)\">History</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 28, "</nav><section class=\"panel object\" id=\"object-panel\" aria-live=\"polite\"><div class=\"placeholder\" id=\"object-placeholder\"><section class=\"glance\" id=\"glance\" aria-live=\"polite\"></section><h2>Select an object</h2><p>Click a box in the graph, or search ( / ). Owners are drawn above their dependents; a namespace is a box.</p><p class=\"muted\">Double-click focuses on an object's owners and dependents. Large sets of siblings show as a count until you zoom in or click them.</p></div><div id=\"object-body\" hidden></div></section><section class=\"panel stuck\" id=\"stuck-panel\" aria-label=\"Stuck deletions\" hidden></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "</nav><section class=\"panel object\" id=\"object-panel\" aria-live=\"polite\"><div class=\"placeholder\" id=\"object-placeholder\"><section class=\"glance\" id=\"glance\" aria-live=\"polite\"></section><h2>Select an object</h2><p>Click a box in the graph, or search ( / ). Owners are drawn above their dependents; a namespace is a box.</p><p class=\"muted\">Double-click focuses on an object's owners and dependents. Large sets of siblings show as a count until you zoom in or click them.</p></div><div id=\"object-body\" hidden></div></section><section class=\"panel stuck\" id=\"stuck-panel\" aria-label=\"Stuck deletions\" hidden></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<section class=\"panel history\" id=\"history-panel\" aria-live=\"polite\" hidden></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "<section class=\"panel history\" id=\"history-panel\" aria-live=\"polite\" hidden></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<section class=\"panel queues\" id=\"queues-panel\"><h2>Work queues <span class=\"muted\" id=\"sync-state\"></span></h2><div id=\"queues\"></div><h3>Latest worker actions</h3><ol class=\"actions\" id=\"actions\"></ol></section></aside></div><dialog id=\"delete-dialog\" aria-labelledby=\"delete-title\"><form method=\"dialog\" id=\"delete-form\"><h2 id=\"delete-title\">Delete</h2><fieldset class=\"policies\"><legend>Propagation policy</legend> <label><input type=\"radio\" name=\"policy\" value=\"Background\" checked> <b>Background</b> <span>deletes the object now; the collector then deletes its dependents.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Foreground\"> <b>Foreground</b> <span>keeps the object until the collector has deleted the dependents that block it, then deletes it.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Orphan\"> <b>Orphan</b> <span>deletes only the object; its dependents stay, without this owner reference.</span></label></fieldset><div id=\"delete-preview\" class=\"preview\" aria-live=\"polite\">computing the effect…</div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "<section class=\"panel queues\" id=\"queues-panel\"><h2>Work queues <span class=\"muted\" id=\"sync-state\"></span></h2><div id=\"queues\"></div><h3>Latest worker actions</h3><ol class=\"actions\" id=\"actions\"></ol></section></aside></div><dialog id=\"delete-dialog\" aria-labelledby=\"delete-title\"><form method=\"dialog\" id=\"delete-form\"><h2 id=\"delete-title\">Delete</h2><fieldset class=\"policies\"><legend>Propagation policy</legend> <label><input type=\"radio\" name=\"policy\" value=\"Background\" checked> <b>Background</b> <span>deletes the object now; the collector then deletes its dependents.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Foreground\"> <b>Foreground</b> <span>keeps the object until the collector has deleted the dependents that block it, then deletes it.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Orphan\"> <b>Orphan</b> <span>deletes only the object; its dependents stay, without this owner reference.</span></label></fieldset><div id=\"delete-preview\" class=\"preview\" aria-live=\"polite\">computing the effect…</div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if !p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<label id=\"delete-typed\" class=\"typed\" hidden>Type <code id=\"delete-typed-name\"></code> to confirm <input id=\"delete-confirm-input\" autocomplete=\"off\" spellcheck=\"false\"></label>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<label id=\"delete-typed\" class=\"typed\" hidden>Type <code id=\"delete-typed-name\"></code> to confirm <input id=\"delete-confirm-input\" autocomplete=\"off\" spellcheck=\"false\"></label>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<p id=\"delete-error\" class=\"error\" role=\"alert\" hidden></p><menu>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "<p id=\"delete-error\" class=\"error\" role=\"alert\" hidden></p><menu>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 33, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Close</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Close</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 34, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Cancel</button> <button type=\"submit\" id=\"delete-confirm\" class=\"danger\" disabled>Delete</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Cancel</button> <button type=\"submit\" id=\"delete-confirm\" class=\"danger\" disabled>Delete</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><!-- filled by the page from its table of shortcuts (static/src/shortcuts.js) --><dl class=\"keys\" id=\"help-keys\"></dl><p class=\"muted\">gcscope ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><!-- filled by the page from its table of shortcuts (static/src/shortcuts.js) --><dl class=\"keys\" id=\"help-keys\"></dl><p class=\"muted\">gcscope ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var8 string
-			templ_7745c5c3_Var8, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version)
+			var templ_7745c5c3_Var17 string
+			templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 193, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 215, Col: 39}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var8))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, " · API: <a href=\"/api/v1/graph\">graph</a> · <a href=\"/api/v1/queues\">queues</a> · <a href=\"/debug/controllers/garbagecollector/graph\">DOT</a> · <a href=\"/metrics\">metrics</a></p><form method=\"dialog\"><button>Close</button></form></dialog>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, " · API: <a href=\"/api/v1/graph\">graph</a> · <a href=\"/api/v1/queues\">queues</a> · <a href=\"/debug/controllers/garbagecollector/graph\">DOT</a> · <a href=\"/metrics\">metrics</a></p><form method=\"dialog\"><button>Close</button></form></dialog>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -29,7 +29,10 @@ const defaultActionDelay = time.Second
 type config struct {
 	listen          string
 	kubeconfig      string
-	kubeContext     string
+	kubeContext     string   // the one context (or none: the current one)
+	contexts        []string // --context, in order; several: one engine each (fleet)
+	allContexts     bool     // every context of the kubeconfig
+	startContexts   string   // several contexts: "opened" (each when first opened) or "all"
 	inCluster       bool
 	dataDir         string
 	writeKubeconfig string
@@ -79,7 +82,28 @@ func (c *config) tls() bool { return c.tlsCert != "" }
 
 // embedded reports whether gcscope boots its own control plane.
 func (c *config) embedded() bool {
-	return c.kubeconfig == "" && c.kubeContext == "" && !c.inCluster
+	return c.kubeconfig == "" && len(c.contexts) == 0 && !c.allContexts && !c.inCluster
+}
+
+// several reports whether gcscope serves several contexts, each with its own engine.
+func (c *config) several() bool { return len(c.contexts) > 1 || c.allContexts }
+
+// listFlag is a flag that may be given more than once.
+type listFlag struct{ values *[]string }
+
+func (l listFlag) String() string {
+	if l.values == nil {
+		return ""
+	}
+	return strings.Join(*l.values, ",")
+}
+
+func (l listFlag) Set(v string) error {
+	if v == "" {
+		return errors.New("empty")
+	}
+	*l.values = append(*l.values, v)
+	return nil
 }
 
 // usageError is a mistake on the command line (exit code 2).
@@ -97,7 +121,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	}
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address to serve the UI and API on (not loopback: requires --auth-token-file or --auth=kubernetes)")
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "use the cluster of this kubeconfig instead of the embedded one")
-	fs.StringVar(&c.kubeContext, "context", "", "kubeconfig context to use (implies an existing cluster; default: the current context)")
+	fs.Var(listFlag{&c.contexts}, "context", "kubeconfig context to use (implies an existing cluster; default: the current context); given more than once, gcscope serves each context's cluster with its own engine and the page picks one")
+	fs.BoolVar(&c.allContexts, "all-contexts", false, "serve every context of the kubeconfig, each with its own engine (the current context is the default one)")
+	fs.StringVar(&c.startContexts, "start-contexts", "opened", "with several contexts: when each engine starts: opened (the default context's at start-up, each other's when the page or the API first opens it) or all (every one at start-up)")
 	fs.BoolVar(&c.inCluster, "in-cluster", false, "use the service account of the pod gcscope runs in")
 	fs.StringVar(&c.dataDir, "data-dir", "", "keep gcscope's state here across restarts: the history, and the embedded cluster's etcd data, credentials and logs (default: a temporary dir removed on exit)")
 	fs.StringVar(&c.writeKubeconfig, "write-kubeconfig", "", "embedded cluster: also write an admin kubeconfig to this path")
@@ -205,8 +231,11 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			c.ignored = append(c.ignored, schema.ParseGroupResource(r))
 		}
 	}
-	if c.inCluster && (c.kubeconfig != "" || c.kubeContext != "") {
-		return nil, usageError{errors.New("--in-cluster cannot be combined with --kubeconfig or --context")}
+	if c.inCluster && (c.kubeconfig != "" || len(c.contexts) > 0 || c.allContexts) {
+		return nil, usageError{errors.New("--in-cluster cannot be combined with --kubeconfig, --context or --all-contexts")}
+	}
+	if err := c.checkContexts(set); err != nil {
+		return nil, usageError{err}
 	}
 	if !c.embedded() {
 		if set["write-kubeconfig"] {
@@ -324,5 +353,39 @@ func (c *config) parseOIDC(scopes string) error {
 		c.oidc.ClientSecret = strings.TrimSpace(string(b))
 	}
 	c.oidc.Scopes = commaList(scopes)
+	return nil
+}
+
+// checkContexts checks --context, --all-contexts and --start-contexts.
+func (c *config) checkContexts(set map[string]bool) error {
+	if c.allContexts && len(c.contexts) > 0 {
+		return errors.New("--all-contexts serves every context: drop --context, or name the contexts with --context each")
+	}
+	seen := map[string]bool{}
+	for _, name := range c.contexts {
+		if seen[name] {
+			return fmt.Errorf("--context %q is given twice", name)
+		}
+		seen[name] = true
+	}
+	if len(c.contexts) == 1 {
+		c.kubeContext = c.contexts[0]
+	}
+	switch c.startContexts {
+	case "opened", "all":
+	default:
+		return fmt.Errorf("--start-contexts %q: want opened or all", c.startContexts)
+	}
+	if !c.several() {
+		if set["start-contexts"] {
+			return errors.New("--start-contexts applies to several contexts (--context more than once, or --all-contexts)")
+		}
+		return nil
+	}
+	if c.auth == "kubernetes" {
+		// Each cluster would have to review the user's token itself and impersonate whom
+		// it says; until that is built, one context per gcscope.
+		return errors.New("--auth=kubernetes serves one cluster: each cluster decides who a user is, so run one gcscope per context (or use --auth-token-file)")
+	}
 	return nil
 }

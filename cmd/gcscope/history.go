@@ -18,13 +18,15 @@ const historyStopTimeout = 5 * time.Second
 
 // startHistory opens the recording and records the engine's feed into it until stop is
 // called. The directory is --history-dir, else <dataDir>/history (the embedded cluster's
-// data dir, or --data-dir), else a temporary one removed by stop.
-func startHistory(cfg *config, dataDir string, engine *gc.GarbageCollector, log *slog.Logger, stdout io.Writer) (_ *history.Store, stop func(), err error) {
+// data dir, or --data-dir), else a temporary one removed by stop; with several contexts,
+// each context's is sub in that directory.
+func startHistory(cfg *config, dataDir, sub string, engine *gc.GarbageCollector, log *slog.Logger, stdout io.Writer) (_ *history.Store, stop func(), err error) {
 	dir, cleanup := cfg.historyDir, func() {}
 	switch {
 	case dir != "":
+		dir = filepath.Join(dir, sub)
 	case dataDir != "":
-		dir = filepath.Join(dataDir, "history")
+		dir = filepath.Join(dataDir, "history", sub)
 	default:
 		if dir, err = os.MkdirTemp("", "gcscope-history-"); err != nil {
 			return nil, nil, err

@@ -144,6 +144,12 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"--max-streams-per-user=0"}, []string{"--max-streams-per-user must be at least 1"}},
 		{[]string{"--kubeconfig=/x", "--write-kubeconfig=/tmp/x"}, []string{"--write-kubeconfig applies to the embedded cluster only"}},
 		{[]string{"--in-cluster", "--context=c"}, []string{"--in-cluster cannot be combined"}},
+		{[]string{"--context=a", "--context=a"}, []string{`--context "a" is given twice`}},
+		{[]string{"--all-contexts", "--context=a"}, []string{"--all-contexts serves every context"}},
+		{[]string{"--context=a", "--context=b", "--auth=kubernetes"}, []string{"--auth=kubernetes serves one cluster"}},
+		{[]string{"--context=a", "--start-contexts=all"}, []string{"--start-contexts applies to several contexts"}},
+		{[]string{"--all-contexts", "--start-contexts=some"}, []string{`--start-contexts "some": want opened or all`}},
+		{[]string{"--all-contexts", "--in-cluster"}, []string{"--in-cluster cannot be combined"}},
 		{[]string{"--no-such-flag"}, []string{"no-such-flag"}},
 		{[]string{"--gc-mode=eager"}, []string{`--gc-mode "eager": want active or shadow`}},
 		{[]string{"--workers=0"}, []string{"--workers 0: want at least 1"}},
@@ -188,6 +194,7 @@ func TestBadKubeconfig(t *testing.T) {
 	assertOneLineError(t, runBinary(t, "--listen", freeAddr(t), "--kubeconfig", path), 1, "cannot use "+path)
 	missing := filepath.Join(t.TempDir(), "absent")
 	assertOneLineError(t, runBinary(t, "--listen", freeAddr(t), "--kubeconfig", missing), 1, "cannot use "+missing, "no such file")
+	assertOneLineError(t, runBinary(t, "--listen", freeAddr(t), "--kubeconfig", path, "--all-contexts"), 1, "cannot read "+path)
 }
 
 func TestUnreachableCluster(t *testing.T) {
@@ -207,6 +214,9 @@ current-context: c
 	assertOneLineError(t, r, 1, "cannot reach the cluster at https://"+dead, "connection refused")
 	r = runBinary(t, "--listen", freeAddr(t), "--kubeconfig", path, "--context", "nope")
 	assertOneLineError(t, r, 1, "cannot use "+path, `"nope"`)
+	// Several contexts: a name the kubeconfig lacks is a mistake said at once.
+	r = runBinary(t, "--listen", freeAddr(t), "--kubeconfig", path, "--context", "c", "--context", "nope")
+	assertOneLineError(t, r, 1, `--context "nope": `+path+` has no such context (it has "c")`)
 }
 
 // TestCopiedBinaryEmbeddedClusterPersistsAcrossRestart is the user's first run: the binary

@@ -23,7 +23,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/gcscope/gcscope/cluster/demo"
-	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/scenario"
 	"github.com/gcscope/gcscope/server"
@@ -97,10 +96,38 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		audit = f
 	}
 
+	common := server.Options{
+		Logger: log, Version: version, ReadOnly: cfg.readOnly, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
+		Listen: cfg.listen, AllowedHosts: cfg.allowedHosts, MaxStreams: cfg.maxStreams, MaxStreamsPerUser: cfg.maxUserStreams,
+	}
+	if tokens != nil {
+		common.Auth = tokens
+	}
+	if cfg.several() {
+		fl, err := startFleet(cfg, getenv, log, stdout)
+		if err != nil {
+			return err
+		}
+		defer fl.Stop()
+		opts := common
+		opts.Clusters, opts.Ready = fl, fl.Ready
+		handler := server.New(opts)
+		hubCtx, stopHubs := context.WithCancel(context.Background())
+		defer stopHubs()
+		go handler.Run(hubCtx)
+		return serve(ctx, ln, scheme, handler, log, stdout, func() error {
+			for _, line := range accessSummary(cfg, "") {
+				fmt.Fprintln(stdout, line)
+			}
+			return nil
+		}, nil)
+	}
+
 	start := time.Now()
 	var restConfig *rest.Config
 	var failed <-chan error
-	dataDir := cfg.dataDir // gcscope's state: the recording, and the embedded cluster's
+	dataDir := cfg.dataDir  // gcscope's state: the recording, and the embedded cluster's
+	name := cfg.kubeContext // the cluster's name in the page and the API
 	if cfg.embedded() {
 		cp, err := startControlPlane(ctx, cfg, log)
 		if err != nil {
@@ -108,6 +135,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		defer cp.Stop()
 		restConfig, failed, dataDir = cp.RESTConfig(), cp.Failed(), cp.DataDir()
+		name = "embedded"
 		kubeconfig := cp.KubeconfigPath()
 		if cfg.writeKubeconfig != "" {
 			if err := cp.WriteKubeconfig(cfg.writeKubeconfig); err != nil {
@@ -130,22 +158,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("cannot reach the cluster at %s: %v; check that it is running and that the kubeconfig and context are the right ones", restConfig.Host, err)
 		}
 		fmt.Fprintf(stdout, "connected to Kubernetes %s at %s\n", v, restConfig.Host)
+		if cfg.inCluster {
+			name = "in-cluster"
+		} else if name == "" {
+			name = currentContext(cfg, getenv)
+		}
 	}
 
-	restConfig.QPS, restConfig.Burst = float32(cfg.qps), cfg.burst
-	engine, err := gc.NewForConfig(restConfig, gc.Options{
-		Workers:          cfg.workers,
-		Mode:             cfg.gcMode,
-		ActionDelay:      cfg.actionDelay,
-		SlowMotionOff:    cfg.slowMotionOff,
-		ShadowOverdue:    cfg.shadowOverdue,
-		DiscoveryPeriod:  cfg.discoveryPeriod,
-		IgnoredResources: cfg.ignored,
-		Logger:           log.With("component", "gc"),
-	})
+	parts, err := buildCluster(cfg, restConfig, dataDir, "", log, stdout)
 	if err != nil {
-		return fmt.Errorf("garbage collector: %w", err)
+		return err
 	}
+	engine := parts.engine
+	restConfig = rest.CopyConfig(restConfig)
+	restConfig.QPS, restConfig.Burst = float32(cfg.qps), cfg.burst
 	engineCtx, stopEngine := context.WithCancel(context.Background())
 	engineDone := make(chan error, 1)
 	go func() { engineDone <- engine.Run(engineCtx) }()
@@ -157,35 +183,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			log.Warn("garbage collector still stopping; not waiting longer")
 		}
 	}()
-	var recording server.History // the engine's feed, recorded (unless --history=false)
-	if cfg.history {
-		store, stopHistory, err := startHistory(cfg, dataDir, engine, log, stdout)
-		if err != nil {
-			return fmt.Errorf("--history: %w", err)
-		}
-		defer stopHistory() // before the engine stops: the last events are written
-		recording = store
-	}
-	var auth server.Authenticator
-	var authz server.Authorizer // with --auth=kubernetes: each user reads what it may list
-	switch {
-	case tokens != nil:
-		auth = tokens
-	case cfg.auth == "kubernetes":
+	defer parts.stop() // before the engine stops: the last events are written
+	opts := common
+	opts.Engine, opts.Kube, opts.Deletions, opts.History, opts.ClusterName = engine, restConfig, parts.deletions, parts.history, name
+	if cfg.auth == "kubernetes" {
+		// Each user reads what it may list.
 		tokens, access, err := server.ClusterReviewers(restConfig)
 		if err != nil {
 			return err
 		}
-		auth, authz = tokens, access
+		opts.Auth, opts.Authorizer = tokens, access
 	}
-	var sso *server.SSO
 	if cfg.oidc.IssuerURL != "" {
-		if sso, err = server.NewSSO(ctx, cfg.oidc); err != nil {
+		if opts.SSO, err = server.NewSSO(ctx, cfg.oidc); err != nil {
 			return fmt.Errorf("--oidc-issuer-url: %w", err)
 		}
 	}
 	ready := &readiness{waiting: "garbage collector syncing its monitors"}
-	readyz := func() error {
+	opts.Ready = func() error {
 		if err := ready.check(); err != nil {
 			return err
 		}
@@ -197,28 +212,55 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	// The scenario player creates and deletes objects with the admin credentials at will:
 	// only on the embedded cluster, with the engine active (nothing else collects there),
 	// and not where each user must act as itself (--auth=kubernetes).
-	var scenarios server.ScenarioPlayer
 	if cfg.embedded() && cfg.gcMode == gc.ModeActive && cfg.auth != "kubernetes" {
 		player, err := scenario.NewPlayer(restConfig, scenario.Options{Engine: engine, Pause: scenarioPause, Logger: log.With("component", "scenario")})
 		if err != nil {
 			return fmt.Errorf("scenario player: %w", err)
 		}
 		defer player.Close()
-		scenarios = player
+		opts.Scenarios = player
 	}
-	deletions, err := deletion.New(engine, restConfig)
-	if err != nil {
-		return fmt.Errorf("deletion explainer: %w", err)
-	}
-	engine.Registry().MustRegister(deletion.NewStuckCollector(engine, deletion.DefaultStuckAfter))
-	handler := server.New(server.Options{
-		Logger: log, Engine: engine, Kube: restConfig, Ready: readyz, Version: version, Deletions: deletions,
-		ReadOnly: cfg.readOnly, Auth: auth, SSO: sso, Authorizer: authz, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
-		Listen: cfg.listen, AllowedHosts: cfg.allowedHosts,
-		MaxStreams: cfg.maxStreams, MaxStreamsPerUser: cfg.maxUserStreams, Scenarios: scenarios,
-		History: recording,
-	})
+	handler := server.New(opts)
 	go handler.Run(engineCtx)
+
+	return serve(ctx, ln, scheme, handler, log, stdout, func() error {
+		select {
+		case <-engine.Started():
+			st := engine.SyncState()
+			fmt.Fprintf(stdout, "garbage collector (%s, %d workers) monitoring %d resources\n", cfg.gcMode, cfg.workers, len(st.Resources))
+		case err := <-engineDone:
+			return fmt.Errorf("garbage collector: %w", err)
+		case <-ctx.Done():
+			return errStopped
+		}
+		if cfg.demo {
+			ready.set("creating demo workloads")
+			dstart := time.Now()
+			if err := demo.Apply(ctx, restConfig, demo.Options{Logger: log, Observed: func(uid types.UID) bool { _, ok := engine.Node(uid); return ok }}); err != nil {
+				if ctx.Err() != nil {
+					return errStopped
+				}
+				log.Warn("demo workloads incomplete; gcscope runs on without them", "err", err)
+			} else {
+				engine.RefreshDiscovery() // the demo's CRD: monitor its Widgets now, not in 30 s
+				fmt.Fprintf(stdout, "demo workloads in namespaces %s (%s)\n", strings.Join(demo.Namespaces, ", "), time.Since(dstart).Round(100*time.Millisecond))
+			}
+		}
+		ready.set("")
+		for _, line := range accessSummary(cfg, restConfig.Host) {
+			fmt.Fprintln(stdout, line)
+		}
+		return nil
+	}, failed)
+}
+
+// errStopped: gcscope was asked to stop while it started.
+var errStopped = errors.New("stopped")
+
+// serve serves handler on ln until ctx ends, the cluster fails or the server does. Once
+// it serves, started does what comes before gcscope says it serves (its summary lines).
+func serve(ctx context.Context, ln net.Listener, scheme string, handler *server.Server, log *slog.Logger, stdout io.Writer,
+	started func() error, failed <-chan error) error {
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -227,36 +269,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer cancel()
 		srv.Shutdown(sctx)
 	}()
-
-	select {
-	case <-engine.Started():
-		st := engine.SyncState()
-		fmt.Fprintf(stdout, "garbage collector (%s, %d workers) monitoring %d resources\n", cfg.gcMode, cfg.workers, len(st.Resources))
-	case err := <-engineDone:
-		return fmt.Errorf("garbage collector: %w", err)
-	case <-ctx.Done():
-		return nil
-	}
-
-	if cfg.demo {
-		ready.set("creating demo workloads")
-		dstart := time.Now()
-		if err := demo.Apply(ctx, restConfig, demo.Options{Logger: log, Observed: func(uid types.UID) bool { _, ok := engine.Node(uid); return ok }}); err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			log.Warn("demo workloads incomplete; gcscope runs on without them", "err", err)
-		} else {
-			engine.RefreshDiscovery() // the demo's CRD: monitor its Widgets now, not in 30 s
-			fmt.Fprintf(stdout, "demo workloads in namespaces %s (%s)\n", strings.Join(demo.Namespaces, ", "), time.Since(dstart).Round(100*time.Millisecond))
+	if err := started(); err != nil {
+		if errors.Is(err, errStopped) {
+			return nil
 		}
-	}
-	ready.set("")
-	for _, line := range accessSummary(cfg, restConfig.Host) {
-		fmt.Fprintln(stdout, line)
+		return err
 	}
 	fmt.Fprintf(stdout, "gcscope %s serving on %s://%s\n", version, scheme, ln.Addr())
-
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down")
@@ -268,6 +287,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 }
 
+// currentContext is the kubeconfig's current context, for the cluster's name.
+func currentContext(cfg *config, getenv func(string) string) string {
+	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loadingRules(cfg, getenv), &clientcmd.ConfigOverrides{}).RawConfig()
+	if err != nil || raw.CurrentContext == "" {
+		return "default"
+	}
+	return raw.CurrentContext
+}
+
 // externalConfig loads the client configuration of an existing cluster.
 func externalConfig(cfg *config, getenv func(string) string) (*rest.Config, error) {
 	if cfg.inCluster {
@@ -277,22 +305,32 @@ func externalConfig(cfg *config, getenv func(string) string) (*rest.Config, erro
 		}
 		return rc, nil
 	}
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: cfg.kubeContext}
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(loadingRules(cfg, getenv), overrides).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cannot use %s: %v; check the file and --context, or omit both to use the embedded cluster", kubeconfigName(cfg), oneLine(err))
+	}
+	return rc, nil
+}
+
+// loadingRules find the kubeconfig as kubectl does: --kubeconfig, else $KUBECONFIG, else
+// ~/.kube/config.
+func loadingRules(cfg *config, getenv func(string) string) *clientcmd.ClientConfigLoadingRules {
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.Precedence = []string{clientcmd.RecommendedHomeFile}
 	if env := getenv(clientcmd.RecommendedConfigPathEnvVar); env != "" {
 		rules.Precedence = filepath.SplitList(env)
 	}
 	rules.ExplicitPath = cfg.kubeconfig
-	overrides := &clientcmd.ConfigOverrides{CurrentContext: cfg.kubeContext}
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides).ClientConfig()
-	if err != nil {
-		where := cfg.kubeconfig
-		if where == "" {
-			where = "the default kubeconfig"
-		}
-		return nil, fmt.Errorf("cannot use %s: %v; check the file and --context, or omit both to use the embedded cluster", where, oneLine(err))
+	return rules
+}
+
+// kubeconfigName names the kubeconfig in messages.
+func kubeconfigName(cfg *config) string {
+	if cfg.kubeconfig != "" {
+		return cfg.kubeconfig
 	}
-	return rc, nil
+	return "the default kubeconfig"
 }
 
 // serverVersion asks the apiserver for its version, with a short timeout.

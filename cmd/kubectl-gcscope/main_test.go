@@ -251,6 +251,9 @@ func TestErrors(t *testing.T) {
 		{"tree", "deploy/web", "--frobnicate"},
 		{"frobnicate"},
 		{"ui", "extra"},
+		{"tree", "deploy/web", "--context", "plugin", "--context", "offline"}, // several: ui only
+		{"ui", "--all-contexts", "--context", "plugin"},
+		{"ui", "--context", "plugin", "--context", "nosuch"},
 	}
 	var b strings.Builder
 	for _, args := range cases {

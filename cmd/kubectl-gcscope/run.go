@@ -31,7 +31,8 @@ type usageError struct{ error }
 // surroundings.
 type options struct {
 	kubeconfig  string
-	context     string
+	context     string   // the one context (contexts[0]), "" for the current one
+	contexts    []string // --context as given: more than one for ui only
 	namespace   string
 	as          string
 	syncTimeout time.Duration
@@ -58,8 +59,8 @@ var commands = []command{
 		"what deleting the object would remove, keep and orphan, before you do it (nothing is deleted)", predictCommand},
 	{"stuck", "[-n NAMESPACE | -A] [--older-than=DURATION] [-o text|json]",
 		"the objects whose deletion started longer ago than --older-than and have not gone, by cause: another controller's finalizer (and who added it), a foreground deletion's blockers, a namespace's content, failing API discovery", stuckCommand},
-	{"ui", "[--port N] [--read-only] [--open=false]",
-		"the gcscope dashboard for this context on 127.0.0.1, engine in shadow mode; opens a browser when it can", uiCommand},
+	{"ui", "[--port N] [--read-only] [--open=false] [--context C ...|--all-contexts]",
+		"the gcscope dashboard for this context (or several, one engine each) on 127.0.0.1, engine in shadow mode; opens a browser when it can", uiCommand},
 	{"version", "", "print the plugin's version", versionCommand},
 }
 
@@ -109,6 +110,12 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return usageError{err}
 	}
+	switch {
+	case len(o.contexts) == 1:
+		o.context = o.contexts[0]
+	case len(o.contexts) > 1 && c.name != "ui":
+		return usageError{fmt.Errorf("--context is given %d times: only ui serves several contexts", len(o.contexts))}
+	}
 	if o.syncTimeout <= 0 {
 		return usageError{fmt.Errorf("--sync-timeout %v: want a positive duration", o.syncTimeout)}
 	}
@@ -136,7 +143,7 @@ func newFlagSet(c *command, o *options) *pflag.FlagSet {
 	fs.SetOutput(io.Discard) // errors are reported by run, in one line
 	fs.Usage = func() {}
 	fs.StringVar(&o.kubeconfig, "kubeconfig", "", "path to the kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)")
-	fs.StringVar(&o.context, "context", "", "the kubeconfig context to use (default: the current context)")
+	fs.StringArrayVar(&o.contexts, "context", nil, "the kubeconfig context to use (default: the current context); ui takes it more than once")
 	fs.StringVarP(&o.namespace, "namespace", "n", "", "the namespace of the object (default: the context's namespace, else default)")
 	fs.StringVar(&o.as, "as", "", "username to impersonate for the requests")
 	fs.DurationVar(&o.syncTimeout, "sync-timeout", 2*time.Minute, "how long to wait for the engine to list the cluster before answering with what it has")

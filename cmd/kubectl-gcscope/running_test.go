@@ -134,6 +134,69 @@ func TestUIServesDashboard(t *testing.T) {
 	}
 }
 
+// TestUIServesSeveralContexts starts the dashboard over two contexts: the default one's
+// engine starts at once and becomes ready; the other (offline), opened through its route,
+// fails with why and holds nothing; the page goes to the default cluster's URL.
+func TestUIServesSeveralContexts(t *testing.T) {
+	e := env(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out, errs syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"ui", "--open=false", "--context", "plugin", "--context", "offline"}, e.getenv, &out, &errs)
+	}()
+	waitOutput(t, &out, "http://127.0.0.1:", 1)
+	url := regexp.MustCompile(`http://127\.0\.0\.1:\d+/`).FindString(out.String())
+	if !strings.Contains(out.String(), "contexts plugin, offline (plugin is the default") {
+		t.Errorf("the dashboard does not say which contexts it serves:\n%s", out.String())
+	}
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path string) (int, string, http.Header) {
+		resp, err := noRedirect.Get(url + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body), resp.Header
+	}
+	if testkit.Poll(context.Background(), 30*time.Second, func() bool { code, _, _ := get("readyz"); return code == http.StatusOK }) != nil {
+		t.Fatal("/readyz: the default context's engine did not become ready")
+	}
+	if code, body, _ := get("api/v1/clusters/offline/graph"); code != http.StatusServiceUnavailable || !strings.Contains(body, "cluster_not_ready") {
+		t.Errorf("offline's graph: %d %s; want 503 cluster_not_ready", code, body)
+	}
+	var body string
+	if testkit.Poll(context.Background(), 30*time.Second, func() bool {
+		_, body, _ = get("api/v1/clusters")
+		return strings.Contains(body, `"name":"offline","server":"https://127.0.0.1:1","state":"failed"`)
+	}) != nil {
+		t.Fatalf("offline did not fail: %s", body)
+	}
+	if !strings.Contains(body, "cannot reach https://127.0.0.1:1") || !strings.Contains(body, `{"name":"plugin"`) {
+		t.Errorf("the clusters: %s; want offline failed with why, and plugin", body)
+	}
+	if code, body, _ := get("api/v1/clusters/plugin/queues"); code != http.StatusOK {
+		t.Errorf("plugin's queues with offline failed: %d %s", code, body)
+	}
+	if code, _, h := get(""); code != http.StatusSeeOther || h.Get("Location") != "/?cluster=plugin" {
+		t.Errorf("/: %d to %q; want 303 to the default cluster's page", code, h.Get("Location"))
+	}
+	if code, page, _ := get("?cluster=plugin"); code != http.StatusOK || !strings.Contains(page, `id="cluster-picker"`) {
+		t.Errorf("plugin's page: %d, with no cluster picker", code)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Errorf("exit %d, stderr %q", code, errs.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dashboard did not stop within 10 s of its context's end")
+	}
+}
+
 // TestProgressCadence: on a pipe, progress starts only once a sync is slow (2 s) and
 // then prints a line every 5 s at most, closed by a summary; on a terminal one line is
 // rewritten in place and cleared at the end.

@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -28,6 +29,8 @@ func uiCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) erro
 	port := fs.Int("port", 0, "port on 127.0.0.1 to serve the dashboard on (0: a free one)")
 	readOnly := fs.Bool("read-only", false, "refuse every delete from the page (otherwise a delete in the page is a real delete, made with your credentials)")
 	open := fs.Bool("open", true, "open the dashboard in a browser when one can be opened")
+	allContexts := fs.Bool("all-contexts", false, "serve every context of the kubeconfig, one engine each; the page picks one")
+	startContexts := fs.String("start-contexts", "opened", "with several contexts: start each engine when the page first opens it (opened) or all at once (all)")
 	return func(ctx context.Context, o *options, args []string) error {
 		if len(args) > 0 {
 			return usageError{fmt.Errorf("ui takes no argument, got %q", args[0])}
@@ -35,33 +38,44 @@ func uiCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) erro
 		if *port < 0 || *port > 65535 {
 			return usageError{fmt.Errorf("--port %d: want 0 to 65535", *port)}
 		}
-		k, err := connect(o)
-		if err != nil {
-			return err
+		if *allContexts && len(o.contexts) > 0 {
+			return usageError{errors.New("--all-contexts serves every context: drop --context, or name the contexts with --context each")}
 		}
-		if err := k.reach(); err != nil {
-			return err
+		if *startContexts != "opened" && *startContexts != "all" {
+			return usageError{fmt.Errorf("--start-contexts %q: want opened or all", *startContexts)}
 		}
-		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
-		if err != nil {
-			return fmt.Errorf("listen on 127.0.0.1:%d: %v; pick another --port", *port, err)
-		}
-		defer ln.Close()
-		s, err := startSession(k, o)
-		if err != nil {
-			return err
-		}
-		defer s.stop()
-
-		log := o.logger()
-		deletions, err := deletion.New(s.engine, k.short)
-		if err != nil {
-			return err
-		}
-		handler := server.New(server.Options{
-			Logger: log, Engine: s.engine, Kube: k.config, Version: "kubectl-gcscope " + version, Deletions: deletions,
-			ReadOnly: *readOnly, Audit: o.stderr, Listen: ln.Addr().String(),
-			Ready: func() error {
+		several := *allContexts || len(o.contexts) > 1
+		var opts server.Options
+		var engineDone <-chan struct{} // one context: its engine stopped
+		var runErr func() error
+		var what string
+		if several {
+			fl, names, err := startFleet(o, *allContexts, *startContexts == "all")
+			if err != nil {
+				return err
+			}
+			defer fl.Stop()
+			opts.Clusters, opts.Ready = fl, fl.Ready
+			what = fmt.Sprintf("gcscope dashboard for contexts %s (%s is the default; each engine starts when the page first opens it)", strings.Join(names, ", "), names[0])
+		} else {
+			k, err := connect(o)
+			if err != nil {
+				return err
+			}
+			if err := k.reach(); err != nil {
+				return err
+			}
+			s, err := startSession(k, o)
+			if err != nil {
+				return err
+			}
+			defer s.stop()
+			deletions, err := deletion.New(s.engine, k.short)
+			if err != nil {
+				return err
+			}
+			opts.Engine, opts.Kube, opts.Deletions, opts.ClusterName = s.engine, k.config, deletions, k.context
+			opts.Ready = func() error {
 				select {
 				case <-s.engine.Started():
 				default:
@@ -71,8 +85,18 @@ func uiCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) erro
 					return errors.New(d)
 				}
 				return nil
-			},
-		})
+			}
+			engineDone, runErr = s.done, func() error { return s.runErr }
+			what = fmt.Sprintf("gcscope dashboard for context %q at %s", k.context, k.config.Host)
+		}
+		ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(*port)))
+		if err != nil {
+			return fmt.Errorf("listen on 127.0.0.1:%d: %v; pick another --port", *port, err)
+		}
+		defer ln.Close()
+
+		opts.Logger, opts.Version, opts.ReadOnly, opts.Audit, opts.Listen = o.logger(), "kubectl-gcscope "+version, *readOnly, o.stderr, ln.Addr().String()
+		handler := server.New(opts)
 		serveCtx, stopServe := context.WithCancel(context.Background())
 		defer stopServe()
 		go handler.Run(serveCtx)
@@ -90,7 +114,7 @@ func uiCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) erro
 		if *readOnly {
 			writes = "read-only"
 		}
-		fmt.Fprintf(o.stdout, "gcscope dashboard for context %q at %s\n", k.context, k.config.Host)
+		fmt.Fprintln(o.stdout, what)
 		fmt.Fprintf(o.stdout, "engine in %s mode (it writes nothing; %s); Ctrl-C stops it\n", gc.ModeShadow, writes)
 		fmt.Fprintf(o.stdout, "%s\n", url)
 		if *open {
@@ -103,8 +127,8 @@ func uiCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) erro
 			return nil
 		case err := <-served:
 			return fmt.Errorf("http server: %w", err)
-		case <-s.done:
-			return fmt.Errorf("garbage collector stopped: %v", s.runErr)
+		case <-engineDone:
+			return fmt.Errorf("garbage collector stopped: %v", runErr())
 		}
 	}
 }

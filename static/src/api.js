@@ -25,9 +25,20 @@ async function decode(r) {
   return body;
 }
 
+/**
+ * The path of an API route for the cluster the page shows: with several clusters,
+ * /api/v1/X is /api/v1/clusters/NAME/X (the list of clusters itself excepted).
+ * @param {string} path
+ */
+export function apiPath(path) {
+  const c = document.body.dataset.cluster;
+  if (!c || !path.startsWith("/api/v1/") || /^\/api\/v1\/clusters(\/|\?|$)/.test(path)) return path;
+  return `/api/v1/clusters/${encodeURIComponent(c)}/${path.slice("/api/v1/".length)}`;
+}
+
 /** @param {string} path */
 export async function get(path) {
-  return decode(await fetch(path, { headers: { Accept: "application/json" }, credentials: "same-origin" }));
+  return decode(await fetch(apiPath(path), { headers: { Accept: "application/json" }, credentials: "same-origin" }));
 }
 
 /**
@@ -36,7 +47,7 @@ export async function get(path) {
  * @param {string} path @param {any} body
  */
 export async function post(path, body) {
-  const send = () => fetch(path, {
+  const send = () => fetch(apiPath(path), {
     method: "POST",
     credentials: "same-origin",
     headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": document.body.dataset.csrfToken || "" },

@@ -23,6 +23,7 @@ import { Shortcuts, shortcutTable } from "./shortcuts.js";
 import { wireView } from "./view.js";
 import { startFrames } from "./frame.js";
 import { wireStream } from "./conn.js";
+import { ClusterPicker } from "./clusters.js";
 import { Search } from "./search.js";
 import { wireFilters } from "./filters.js";
 import { wirePointer } from "./pointer.js";
@@ -101,6 +102,7 @@ wirePointer(page);
 wireSidePanel();
 const exportMenu = wireExportMenu(page);
 const { stream, showConn } = wireStream(page, { objectPanel });
+const clusters = new ClusterPicker();
 
 // --- slow motion ---
 
@@ -150,8 +152,9 @@ const shortcuts = new Shortcuts(shortcutTable({
   toggleTheme: theme.toggleTheme,
   toggleStuck: () => tabs.toggle("stuck"),
   help: () => helpDialog.showModal(),
+  pickCluster: () => clusters.open(),
   travelUI: () => page.travelUI,
-}), page.hasHistory);
+}), page.hasHistory, clusters.present);
 shortcuts.listen();
 search.input.addEventListener("keydown", (ev) => shortcuts.handle(ev, "search"));
 shortcuts.renderHelp($("help-keys"));
@@ -185,8 +188,9 @@ renderer.selected = view.sel;
 updateFocusChip();
 page.legend();
 page.updateEmpty();
+clusters.follow();
 if (replay) page.travelUI?.startReplay(parseTime(page.atURL), view.sel);
-else {
+else if (!clusters.waiting) { // a cluster whose engine is starting has no stream yet (clusters.js)
   stream.open();
   // ?at=: opened at a recorded moment (the live state loads underneath all the same).
   const at = parseTime(page.atURL);

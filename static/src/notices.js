@@ -15,7 +15,9 @@ export function wireNotices(page) {
     el.hidden = false;
     const { view, store } = page;
     const focused = view.focus ? store.current(view.focus) : null;
-    el.textContent = page.perf.snapshotMs === null ? "Waiting for the engine's first snapshot…"
+    const waiting = document.body.classList.contains("cluster-waiting"); // clusters.js
+    el.textContent = waiting ? `The engine of ${document.body.dataset.cluster} is not running yet: the banner above says why.`
+      : page.perf.snapshotMs === null ? "Waiting for the engine's first snapshot…"
       : view.focus && (!focused || focused.ghost) ? `${focused ? describe(focused.node) : "The object you focused on"} was deleted, and with it what it owned. Esc shows everything.`
       : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
   };

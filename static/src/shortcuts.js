@@ -15,6 +15,7 @@ import { h } from "./dom.js";
  * @property {"page"|"search"} [where] where it works: on the page (the default; not while
  *   typing in a field or in a dialog), or in the search box
  * @property {boolean} [history] only with a recording (--history, or a replay)
+ * @property {boolean} [clusters] only where gcscope serves several clusters (the picker)
  */
 
 /**
@@ -33,6 +34,7 @@ import { h } from "./dom.js";
  * @property {() => void} toggleTheme
  * @property {() => void} toggleStuck
  * @property {() => void} help opens this help
+ * @property {() => void} pickCluster opens the cluster picker
  * @property {() => import("./travelui.js").TravelUI|null} travelUI
  */
 
@@ -52,6 +54,7 @@ export function shortcutTable(p) {
     { label: "+ / −", keys: ["+", "=", "-"], help: "zoom", run: (ev) => p.zoom(ev.key === "-" ? 1 / 1.4 : 1.4) },
     { label: "e", keys: ["e"], help: "expand or collapse the selected object's dependents", run() { const s = p.selected(); if (s) p.toggleExpanded(s); } },
     { label: "t", keys: ["t"], help: "light or dark", run: () => p.toggleTheme() },
+    { label: "c", keys: ["c"], clusters: true, help: "switch cluster", run: () => p.pickCluster() },
     { label: "s", keys: ["s"], help: "the stuck view: deletions that take too long, and why", run: () => p.toggleStuck() },
     { label: "h", keys: ["h"], history: true, help: "the history view: what the collector did", run: () => p.travelUI()?.toggleHistoryTab() },
     { label: "Space", keys: [" "], history: true, help: "time travel: play or pause",
@@ -81,9 +84,9 @@ export function shortcutTable(p) {
 
 /** The shortcuts the page binds: the table's rows that apply to it. */
 export class Shortcuts {
-  /** @param {Shortcut[]} table @param {boolean} hasHistory */
-  constructor(table, hasHistory) {
-    /** @type {Shortcut[]} */ this.rows = table.filter((s) => hasHistory || !s.history);
+  /** @param {Shortcut[]} table @param {boolean} hasHistory @param {boolean} [hasClusters] */
+  constructor(table, hasHistory, hasClusters = false) {
+    /** @type {Shortcut[]} */ this.rows = table.filter((s) => (hasHistory || !s.history) && (hasClusters || !s.clusters));
   }
 
   /**

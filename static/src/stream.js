@@ -5,6 +5,7 @@
 // page is stale: the body gets the class "offline" (the stylesheet dims the graph) and a
 // note says since when, until the stream is live again.
 
+import { apiPath } from "./api.js";
 import { clock } from "./dom.js";
 
 /** A drop shorter than this (a slow client handed a fresh snapshot) is not called offline. */
@@ -34,7 +35,7 @@ export class Stream {
     this.closed = false;
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
     const since = this.hadSnapshot ? `?since=${this.h.seq()}` : "";
-    const ws = new WebSocket(`${proto}//${location.host}/api/v1/stream${since}`);
+    const ws = new WebSocket(`${proto}//${location.host}${apiPath("/api/v1/stream")}${since}`);
     this.ws = ws;
     this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
     ws.onopen = () => {
@@ -57,7 +58,7 @@ export class Stream {
       // been refused for it (a browser cannot read the upgrade's 401): ask.
       if (ev.code === 4401) return this.signedOut(ev.reason);
       if (document.getElementById("sign-out") && this.attempt >= 1) {
-        fetch("/api/v1/session", { credentials: "same-origin" }).then((r) => {
+        fetch(apiPath("/api/v1/session"), { credentials: "same-origin" }).then((r) => {
           if (r.status === 401 && !this.closed) this.signedOut("");
         }, () => {});
       }

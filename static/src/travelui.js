@@ -10,7 +10,7 @@ import { Timeline, RANGES } from "./timeline.js";
 import { HistoryView } from "./historyview.js";
 import { historyPage, parseTime, isoTime, cascadeOf, timeline as fetchTimeline } from "./history.js";
 import { $, clock } from "./dom.js";
-import { get } from "./api.js";
+import { get, apiPath } from "./api.js";
 
 /** @typedef {import("./store.js").Store} Store */
 /** @typedef {import("./cascades.js").Cascades} Cascades */
@@ -234,7 +234,7 @@ export class TravelUI {
   exportHistory() {
     const tl = this.timeline;
     const a = document.createElement("a");
-    a.href = `/api/v1/history/export?from=${encodeURIComponent(isoTime(tl.from))}&to=${encodeURIComponent(isoTime(tl.to))}`;
+    a.href = `${apiPath("/api/v1/history/export")}?from=${encodeURIComponent(isoTime(tl.from))}&to=${encodeURIComponent(isoTime(tl.to))}`;
     a.download = "";
     document.body.append(a);
     a.click();

@@ -19,6 +19,8 @@ export function wireView(page, parts) {
 
   page.writeURL = () => {
     const p = new URLSearchParams();
+    // With several clusters the URL names the one the page shows.
+    if (document.body.dataset.cluster) p.set("cluster", document.body.dataset.cluster);
     for (const n of view.ns) p.append("ns", n);
     for (const k of view.kind) p.append("kind", k);
     if (view.q) p.set("q", view.q);

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gcscope/gcscope/deletion"
+	"github.com/gcscope/gcscope/fleet"
+	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server"
+)
+
+// clusterParts are one cluster's engine (not yet run) and what gcscope builds around it.
+type clusterParts struct {
+	engine    *gc.GarbageCollector
+	deletions *deletion.Explainer
+	history   server.History // nil with --history=false
+	stop      func()         // the recording's last writes
+}
+
+// buildCluster makes a cluster's engine, its deletion explainer and, with --history, its
+// recording (in historyDir, or a directory named for the context under it when context
+// is given).
+func buildCluster(cfg *config, restConfig *rest.Config, dataDir, context string, log *slog.Logger, stdout io.Writer) (*clusterParts, error) {
+	restConfig = rest.CopyConfig(restConfig)
+	restConfig.QPS, restConfig.Burst = float32(cfg.qps), cfg.burst
+	engine, err := gc.NewForConfig(restConfig, gc.Options{
+		Workers:          cfg.workers,
+		Mode:             cfg.gcMode,
+		ActionDelay:      cfg.actionDelay,
+		SlowMotionOff:    cfg.slowMotionOff,
+		ShadowOverdue:    cfg.shadowOverdue,
+		DiscoveryPeriod:  cfg.discoveryPeriod,
+		IgnoredResources: cfg.ignored,
+		Logger:           log.With("component", "gc"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("garbage collector: %w", err)
+	}
+	deletions, err := deletion.New(engine, restConfig)
+	if err != nil {
+		return nil, fmt.Errorf("deletion explainer: %w", err)
+	}
+	engine.Registry().MustRegister(deletion.NewStuckCollector(engine, deletion.DefaultStuckAfter))
+	p := &clusterParts{engine: engine, deletions: deletions, stop: func() {}}
+	if cfg.history {
+		store, stop, err := startHistory(cfg, dataDir, pathSegment(context), engine, log, stdout)
+		if err != nil {
+			return nil, fmt.Errorf("--history: %w", err)
+		}
+		p.history, p.stop = store, stop
+	}
+	return p, nil
+}
+
+// pathSegment is a context's name as one directory name ("" stays "").
+func pathSegment(name string) string {
+	if name == "" {
+		return ""
+	}
+	s := url.PathEscape(name)
+	if s == "." || s == ".." {
+		s = "context-" + s
+	}
+	return s
+}
+
+// startFleet starts the clusters of cfg's contexts, each with its own engine, the default
+// one now and the others when first opened (or all now, --start-contexts=all).
+func startFleet(cfg *config, getenv func(string) string, log *slog.Logger, stdout io.Writer) (*fleet.Fleet, error) {
+	rules := loadingRules(cfg, getenv)
+	raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %v", kubeconfigName(cfg), oneLine(err))
+	}
+	names := cfg.contexts
+	if cfg.allContexts {
+		names = nil
+		for name := range raw.Contexts {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		if i := slices.Index(names, raw.CurrentContext); i > 0 {
+			names = append([]string{raw.CurrentContext}, slices.Delete(names, i, i+1)...) // the current context is the default
+		}
+		if len(names) == 0 {
+			return nil, fmt.Errorf("--all-contexts: %s has no context", kubeconfigName(cfg))
+		}
+	}
+	var members []fleet.Member
+	for _, name := range names {
+		if _, ok := raw.Contexts[name]; !ok {
+			return nil, fmt.Errorf("--context %q: %s has no such context (it has %s)", name, kubeconfigName(cfg), strings.Join(contextNames(raw.Contexts), ", "))
+		}
+		rc, err := clientcmd.NewNonInteractiveClientConfig(raw, name, &clientcmd.ConfigOverrides{}, rules).ClientConfig()
+		members = append(members, fleet.Member{Name: name, Config: rc, Err: err})
+	}
+	fl, err := fleet.New(fleet.Options{
+		Members: members,
+		Logger:  log.With("component", "fleet"),
+		Build: func(_ context.Context, name string, rc *rest.Config) (*fleet.Built, error) {
+			clog := log.With("context", name)
+			p, err := buildCluster(cfg, rc, cfg.dataDir, name, clog, stdout)
+			if err != nil {
+				return nil, err
+			}
+			return &fleet.Built{
+				Cluster: server.Cluster{Engine: p.engine, Kube: rc, Deletions: p.deletions, History: p.history},
+				Engine:  p.engine,
+				Stop:    p.stop,
+			}, nil
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	fl.Start(cfg.startContexts == "all")
+	when := "each engine starts when the page or the API first opens its context"
+	if cfg.startContexts == "all" {
+		when = "every engine starting now"
+	}
+	fmt.Fprintf(stdout, "serving %d contexts of %s: %s (the default), %s; %s\n", len(names), kubeconfigName(cfg), names[0], strings.Join(names[1:], ", "), when)
+	return fl, nil
+}
+
+func contextNames[V any](m map[string]V) []string {
+	var out []string
+	for name := range m {
+		out = append(out, fmt.Sprintf("%q", name))
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,252 @@
+// Package fleet runs the clusters of several kubeconfig contexts in one gcscope: each its
+// own engine, started when the page or the API first opens it (or all at once), each with
+// its own state, so that a context that cannot be reached says why and holds no other.
+// It is the server's Clusters (server/clusters.go).
+package fleet
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+
+	"github.com/gcscope/gcscope/server"
+)
+
+// Member is one context of the fleet.
+type Member struct {
+	Name string
+	// Config is how to reach its cluster; nil when the kubeconfig cannot give one, and
+	// Err says why (the member is then failed from the start).
+	Config *rest.Config
+	Err    error
+}
+
+// Engine is what the fleet runs of a cluster's engine (*gc.GarbageCollector).
+type Engine interface {
+	Run(ctx context.Context) error
+	Started() <-chan struct{}
+}
+
+// Built is a cluster built by Options.Build: what the server serves of it, its engine
+// (not yet run), and what undoes the rest once the engine has stopped.
+type Built struct {
+	Cluster server.Cluster
+	Engine  Engine
+	Stop    func()
+}
+
+// Options configure a Fleet.
+type Options struct {
+	// Members are the contexts; the first is the default one.
+	Members []Member
+	// Build makes a cluster's engine and what goes around it, once its apiserver answered.
+	Build func(ctx context.Context, name string, config *rest.Config) (*Built, error)
+	// RetryAfter is how long a failed member waits before being opened starts it again;
+	// 0: 5 s.
+	RetryAfter time.Duration
+	// ConnectTimeout bounds the first question to a member's apiserver; 0: 10 s.
+	ConnectTimeout time.Duration
+	Logger         *slog.Logger
+}
+
+// Fleet is the members and where each is.
+type Fleet struct {
+	o       Options
+	ctx     context.Context // the engines' lifetime
+	cancel  context.CancelFunc
+	members []*member
+	wg      sync.WaitGroup
+}
+
+// member is one context's cluster: its state, and its engine once built.
+type member struct {
+	Member
+	mu      sync.Mutex
+	state   server.ClusterState
+	reason  string
+	since   time.Time
+	cluster *server.Cluster // while syncing or ready
+}
+
+// New makes the fleet; no member starts before Start or Open.
+func New(o Options) (*Fleet, error) {
+	if len(o.Members) == 0 {
+		return nil, errors.New("fleet: no member")
+	}
+	if o.RetryAfter <= 0 {
+		o.RetryAfter = 5 * time.Second
+	}
+	if o.ConnectTimeout <= 0 {
+		o.ConnectTimeout = 10 * time.Second
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	f := &Fleet{o: o}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	seen := map[string]bool{}
+	for _, m := range o.Members {
+		if seen[m.Name] {
+			return nil, fmt.Errorf("fleet: context %q given twice", m.Name)
+		}
+		seen[m.Name] = true
+		mm := &member{Member: m, state: server.ClusterIdle, since: time.Now()}
+		if m.Config == nil {
+			mm.state, mm.reason = server.ClusterFailed, oneLine(m.Err)
+		}
+		f.members = append(f.members, mm)
+	}
+	return f, nil
+}
+
+// Start starts the default member, or every member with all.
+func (f *Fleet) Start(all bool) {
+	for i, m := range f.members {
+		if i == 0 || all {
+			f.open(m)
+		}
+	}
+}
+
+// Stop stops every engine and waits for them, then undoes what was built around them.
+func (f *Fleet) Stop() {
+	f.cancel()
+	f.wg.Wait()
+}
+
+// List implements server.Clusters.
+func (f *Fleet) List() []server.ClusterStatus {
+	out := make([]server.ClusterStatus, len(f.members))
+	for i, m := range f.members {
+		out[i] = m.status(i == 0)
+	}
+	return out
+}
+
+// Open implements server.Clusters.
+func (f *Fleet) Open(name string) (*server.Cluster, server.ClusterStatus, bool) {
+	for i, m := range f.members {
+		if m.Name == name {
+			c := f.open(m)
+			return c, m.status(i == 0), true
+		}
+	}
+	return nil, server.ClusterStatus{}, false
+}
+
+// Ready reports nil once the default member's engine has synced.
+func (f *Fleet) Ready() error {
+	st := f.members[0].status(true)
+	if st.State == server.ClusterReady {
+		return nil
+	}
+	if st.Reason != "" {
+		return fmt.Errorf("cluster %q %s: %s", st.Name, st.State, st.Reason)
+	}
+	return fmt.Errorf("cluster %q %s", st.Name, st.State)
+}
+
+func (m *member) status(def bool) server.ClusterStatus {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	st := server.ClusterStatus{Name: m.Name, State: m.state, Reason: m.reason, Since: m.since, Default: def}
+	if m.Config != nil {
+		st.Server = m.Config.Host
+	}
+	return st
+}
+
+// set moves m to state; m.mu held.
+func (m *member) set(state server.ClusterState, reason string) {
+	m.state, m.reason, m.since = state, reason, time.Now()
+}
+
+// open starts m when it is idle, or failed long enough ago; it returns its cluster.
+func (f *Fleet) open(m *member) *server.Cluster {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.Config == nil || f.ctx.Err() != nil {
+		return m.cluster
+	}
+	if m.state == server.ClusterIdle || (m.state == server.ClusterFailed && time.Since(m.since) >= f.o.RetryAfter) {
+		m.set(server.ClusterConnecting, "asking "+m.Config.Host+" for its version")
+		f.wg.Add(1)
+		go func() {
+			defer f.wg.Done()
+			f.run(m)
+		}()
+	}
+	return m.cluster
+}
+
+// run connects to m's cluster, builds and runs its engine until the fleet stops or the
+// engine fails, and records each step in m's state.
+func (f *Fleet) run(m *member) {
+	log := f.o.Logger.With("context", m.Name)
+	fail := func(err error) {
+		log.Warn("cluster failed", "err", err)
+		m.mu.Lock()
+		m.cluster = nil
+		m.set(server.ClusterFailed, oneLine(err))
+		m.mu.Unlock()
+	}
+	if err := f.ping(m.Config); err != nil {
+		fail(fmt.Errorf("cannot reach %s: %v", m.Config.Host, err))
+		return
+	}
+	b, err := f.o.Build(f.ctx, m.Name, m.Config)
+	if err != nil {
+		fail(err)
+		return
+	}
+	defer b.Stop()
+	m.mu.Lock()
+	m.cluster = &b.Cluster
+	m.set(server.ClusterSyncing, "the garbage collector lists every resource it monitors")
+	m.mu.Unlock()
+	log.Info("cluster syncing", "server", m.Config.Host)
+
+	done := make(chan error, 1)
+	go func() { done <- b.Engine.Run(f.ctx) }()
+	select {
+	case <-b.Engine.Started():
+		m.mu.Lock()
+		m.set(server.ClusterReady, "")
+		m.mu.Unlock()
+		log.Info("cluster ready")
+	case err := <-done:
+		if f.ctx.Err() == nil {
+			fail(fmt.Errorf("garbage collector: %v", err))
+		}
+		return
+	}
+	if err := <-done; f.ctx.Err() == nil {
+		fail(fmt.Errorf("garbage collector stopped: %v", err))
+	}
+}
+
+// ping asks the apiserver for its version: reachable, and the credentials work.
+func (f *Fleet) ping(rc *rest.Config) error {
+	rc = rest.CopyConfig(rc)
+	rc.Timeout = f.o.ConnectTimeout
+	dc, err := discovery.NewDiscoveryClientForConfig(rc)
+	if err != nil {
+		return err
+	}
+	_, err = dc.ServerVersion()
+	return err
+}
+
+func oneLine(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(err.Error()), " ")
+}

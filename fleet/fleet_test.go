@@ -1,0 +1,180 @@
+package fleet
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server"
+)
+
+// apiserver answers /version as an apiserver does, or 500 while failing is set.
+func apiserver(t *testing.T, failing *atomic.Bool) *rest.Config {
+	t.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if failing != nil && failing.Load() {
+			http.Error(w, "etcd is down", http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"major":"1","minor":"37","gitVersion":"v1.37.1"}`))
+	}))
+	t.Cleanup(ts.Close)
+	return &rest.Config{Host: ts.URL}
+}
+
+// engine is a stand-in engine: started when the test says, stopped with err when the
+// test says or when its context ends.
+type engine struct {
+	started chan struct{}
+	stop    chan error
+}
+
+func newEngine() *engine { return &engine{started: make(chan struct{}), stop: make(chan error, 1)} }
+
+func (e *engine) Started() <-chan struct{} { return e.started }
+
+func (e *engine) Run(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-e.stop:
+		return err
+	}
+}
+
+// builder builds each cluster with the engine engines gives its name.
+type builder struct {
+	engines map[string]chan *engine
+	stopped atomic.Int32 // Built.Stop calls
+}
+
+func (b *builder) build(_ context.Context, name string, _ *rest.Config) (*Built, error) {
+	e := <-b.engines[name]
+	return &Built{Cluster: server.Cluster{}, Engine: e, Stop: func() { b.stopped.Add(1) }}, nil
+}
+
+func state(f *Fleet, name string) server.ClusterStatus {
+	for _, st := range f.List() {
+		if st.Name == name {
+			return st
+		}
+	}
+	return server.ClusterStatus{}
+}
+
+// A member goes idle → connecting → syncing (with a cluster to serve) → ready, started when
+// first opened; a member whose apiserver cannot be reached fails with why, and holds
+// neither the default member nor another.
+func TestMembersStartWhenOpenedAndFailAlone(t *testing.T) {
+	b := &builder{engines: map[string]chan *engine{"east": make(chan *engine, 1), "west": make(chan *engine, 1)}}
+	f, err := New(Options{Build: b.build, Members: []Member{
+		{Name: "east", Config: apiserver(t, nil)},
+		{Name: "gone", Config: &rest.Config{Host: "http://127.0.0.1:1"}},
+		{Name: "west", Config: apiserver(t, nil)},
+		{Name: "broken", Err: errors.New("exec plugin: aws not found")},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Stop)
+	if st := f.List(); st[0].Name != "east" || !st[0].Default || st[1].Default || st[0].State != server.ClusterIdle {
+		t.Fatalf("before Start: %+v; want east first, the default, idle", st)
+	}
+	if st := state(f, "broken"); st.State != server.ClusterFailed || !strings.Contains(st.Reason, "aws not found") {
+		t.Errorf("a member the kubeconfig cannot configure: %+v; want failed with why", st)
+	}
+	f.Start(false)
+	if st := state(f, "east"); st.State != server.ClusterConnecting {
+		t.Errorf("east just started: %s, want connecting", st.State)
+	}
+	if st := state(f, "west"); st.State != server.ClusterIdle {
+		t.Errorf("west before it is opened: %s, want idle", st.State)
+	}
+	east := newEngine()
+	b.engines["east"] <- east
+	testkit.Eventually(t, "east syncing", func() bool { return state(f, "east").State == server.ClusterSyncing })
+	if c, _, _ := f.Open("east"); c == nil {
+		t.Error("a syncing member has no cluster to serve")
+	}
+	if err := f.Ready(); err == nil || !strings.Contains(err.Error(), "syncing") {
+		t.Errorf("Ready while the default member syncs: %v", err)
+	}
+	close(east.started)
+	testkit.Eventually(t, "east ready", func() bool { return state(f, "east").State == server.ClusterReady })
+	if err := f.Ready(); err != nil {
+		t.Errorf("Ready with the default member ready: %v", err)
+	}
+
+	// Opening gone starts it; it fails with why; west, opened after, is not held by it.
+	if c, st, known := f.Open("gone"); c != nil || !known || st.State != server.ClusterConnecting {
+		t.Errorf("gone opened: %v %+v %v; want no cluster yet, connecting", c, st, known)
+	}
+	testkit.Eventually(t, "gone failed", func() bool { return state(f, "gone").State == server.ClusterFailed })
+	if st := state(f, "gone"); !strings.Contains(st.Reason, "cannot reach http://127.0.0.1:1") {
+		t.Errorf("gone failed for %q; want that it cannot reach its apiserver", st.Reason)
+	}
+	f.Open("west")
+	west := newEngine()
+	close(west.started)
+	b.engines["west"] <- west
+	testkit.Eventually(t, "west ready", func() bool { return state(f, "west").State == server.ClusterReady })
+	if _, _, known := f.Open("nowhere"); known {
+		t.Error("a name the fleet does not have is known")
+	}
+}
+
+// A member that failed is started again when opened once RetryAfter has passed, not
+// before; an engine that stops on its own fails its member, and what was built around it
+// is undone.
+func TestAFailedMemberIsRetried(t *testing.T) {
+	var failing atomic.Bool
+	failing.Store(true)
+	b := &builder{engines: map[string]chan *engine{"east": make(chan *engine, 2)}}
+	f, err := New(Options{Build: b.build, RetryAfter: 200 * time.Millisecond, Members: []Member{{Name: "east", Config: apiserver(t, &failing)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Stop)
+	f.Start(false)
+	testkit.Eventually(t, "east failed", func() bool { return state(f, "east").State == server.ClusterFailed })
+	if st := state(f, "east"); !strings.Contains(st.Reason, "etcd is down") {
+		t.Errorf("reason %q; want the apiserver's answer", st.Reason)
+	}
+	failing.Store(false)
+	if _, st, _ := f.Open("east"); st.State != server.ClusterFailed {
+		t.Errorf("opened again at once: %s; want still failed until RetryAfter", st.State)
+	}
+	e := newEngine()
+	close(e.started)
+	b.engines["east"] <- e
+	testkit.Eventually(t, "east retried and ready", func() bool {
+		_, st, _ := f.Open("east")
+		return st.State == server.ClusterReady
+	})
+
+	e.stop <- errors.New("informers gone")
+	testkit.Eventually(t, "east failed when its engine stopped", func() bool { return state(f, "east").State == server.ClusterFailed })
+	if st := state(f, "east"); !strings.Contains(st.Reason, "garbage collector stopped: informers gone") {
+		t.Errorf("reason %q", st.Reason)
+	}
+	if c, _, _ := f.Open("east"); c != nil {
+		t.Error("a failed member still has a cluster to serve")
+	}
+	testkit.Eventually(t, "what was built undone", func() bool { return b.stopped.Load() == 1 })
+}
+
+// Two members of one name are a mistake.
+func TestNamesAreUnique(t *testing.T) {
+	if _, err := New(Options{Members: []Member{{Name: "a"}, {Name: "a"}}}); err == nil {
+		t.Error("two members named a were accepted")
+	}
+}

@@ -1,0 +1,145 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/gcscope/gcscope/server/wire"
+)
+
+// clusterSet is a Clusters of fixed statuses; a cluster is open once open has it.
+type clusterSet struct {
+	mu     sync.Mutex
+	status []ClusterStatus
+	open   map[string]*Cluster
+	opened []string // names Open was asked for
+}
+
+func (c *clusterSet) List() []ClusterStatus {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]ClusterStatus(nil), c.status...)
+}
+
+func (c *clusterSet) Open(name string) (*Cluster, ClusterStatus, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.opened = append(c.opened, name)
+	for _, st := range c.status {
+		if st.Name == name {
+			return c.open[name], st, true
+		}
+	}
+	return nil, ClusterStatus{}, false
+}
+
+func (c *clusterSet) set(name string, cl *Cluster, state ClusterState) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.open[name] = cl
+	for i := range c.status {
+		if c.status[i].Name == name {
+			c.status[i].State = state
+		}
+	}
+}
+
+// TestSeveralClustersScopeEveryRoute serves east (the shared engine) and west (connecting,
+// then open): the default routes are east's, the scoped ones each cluster's; a cluster
+// without an engine answers 503 with Retry-After and the page waits for it; the page's
+// cluster is in its URL and remembered; writes are audited with their cluster; /metrics
+// tells the engines' series apart.
+func TestSeveralClustersScopeEveryRoute(t *testing.T) {
+	e := env(t)
+	set := &clusterSet{status: []ClusterStatus{
+		{Name: "east", State: ClusterReady, Default: true},
+		{Name: "west", State: ClusterConnecting, Reason: "asking https://west for its version"},
+	}, open: map[string]*Cluster{"east": {Engine: e.engine, Kube: e.config}}}
+	audit := &lockedBuffer{}
+	s := New(Options{Clusters: set, Audit: audit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	ctx, cancel := context.WithCancel(context.Background())
+	go s.Run(ctx)
+	ts := httptest.NewServer(s)
+	t.Cleanup(func() { cancel(); ts.Close() })
+	c := newClient(t, ts)
+	c.http.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
+	var list clustersResponse
+	if code := c.getJSON("/api/v1/clusters", &list); code != 200 || len(list.Clusters) != 2 || list.Clusters[1].State != ClusterConnecting {
+		t.Fatalf("GET /api/v1/clusters: %d %+v", code, list)
+	}
+	ns := e.namespace(t)
+	cm := e.configMap(t, ns, "in-east", nil)
+	for _, path := range []string{"/api/v1/objects/" + string(cm.UID), "/api/v1/clusters/east/objects/" + string(cm.UID)} {
+		if code, body := c.do(http.MethodGet, path, nil, nil); code != 200 {
+			t.Errorf("%s: %d %s", path, code, body)
+		}
+	}
+	code, body := c.do(http.MethodGet, "/api/v1/clusters/west/objects/"+string(cm.UID), nil, nil)
+	if code != http.StatusServiceUnavailable || !strings.Contains(string(body), `"cluster_not_ready"`) || !strings.Contains(string(body), "asking https://west") {
+		t.Errorf("west before its engine: %d %s; want 503 cluster_not_ready with its reason", code, body)
+	}
+	if code, _ := c.do(http.MethodGet, "/api/v1/clusters/south/queues", nil, nil); code != http.StatusNotFound {
+		t.Errorf("a cluster not served: %d, want 404", code)
+	}
+
+	// The page: its cluster in the URL, remembered; a cluster without an engine waits.
+	code, _ = c.do(http.MethodGet, "/", nil, nil)
+	if code != http.StatusSeeOther {
+		t.Fatalf("/: %d, want 303 to the default cluster's page", code)
+	}
+	code, body = c.do(http.MethodGet, "/?cluster=west", nil, nil)
+	if code != 200 || !strings.Contains(string(body), `id="cluster-banner"`) || !strings.Contains(string(body), `data-cluster-state="connecting"`) ||
+		!strings.Contains(string(body), `<option value="west"`) {
+		t.Errorf("west's page before its engine: %d, without the banner, its state or the picker", code)
+	}
+	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/", nil)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); loc != "/?cluster=west" {
+		t.Errorf("/ after looking at west: to %q, want /?cluster=west (remembered)", loc)
+	}
+	if code, _ := c.do(http.MethodGet, "/?cluster=south", nil, nil); code != http.StatusNotFound {
+		t.Errorf("the page of a cluster not served: %d, want 404", code)
+	}
+
+	// West opens (the same engine behind it here): its routes answer.
+	set.set("west", &Cluster{Engine: e.engine, Kube: e.config}, ClusterReady)
+	if code, body := c.do(http.MethodGet, "/api/v1/clusters/west/queues", nil, nil); code != 200 {
+		t.Errorf("west's queues once open: %d %s", code, body)
+	}
+	code, body = c.do(http.MethodGet, "/?cluster=west", nil, nil)
+	if code != 200 || strings.Contains(string(body), `id="cluster-banner"`) || !strings.Contains(string(body), `data-cluster="west"`) {
+		t.Errorf("west's page once open: %d, or still waiting", code)
+	}
+
+	// A write names its cluster in the audit log.
+	var sess sessionResponse
+	c.getJSON("/api/v1/clusters/west/session", &sess)
+	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}, csrfHeader: {sess.CSRFToken}}
+	if code, body := c.do(http.MethodPost, "/api/v1/clusters/west/objects/"+string(cm.UID)+"/delete", wire.DeleteRequest{PropagationPolicy: "Background", DryRun: true}, h); code != 200 {
+		t.Errorf("dry run on west: %d %s", code, body)
+	}
+	var line struct{ Cluster, Action string }
+	json.Unmarshal([]byte(audit.String()), &line)
+	if line.Cluster != "west" || line.Action != "delete" {
+		t.Errorf("audit line %q: want the delete, naming west", audit.String())
+	}
+
+	_, metrics := c.do(http.MethodGet, "/metrics", nil, nil)
+	for _, want := range []string{`cluster="east"`, `cluster="west"`} {
+		if !strings.Contains(string(metrics), want) {
+			t.Errorf("/metrics has no series with %s", want)
+		}
+	}
+}
