@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -79,18 +78,8 @@ func TestUISingleSignOn(t *testing.T) {
 	d.run(t, "the provider's form", chromedp.SendKeys(chromedp.CSS(`input[name="username"]`), "test-user@"+host),
 		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "verysecure"))
 	d.run(t, "submit it", chromedp.Submit(chromedp.CSS(`input[name="password"]`)))
-	// The tab goes from the provider's site back to gcscope's: until that navigation has
-	// committed, the browser answers that the page is not attached.
-	var at string
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		c, cancel := context.WithTimeout(page.Ctx, 5*time.Second)
-		defer cancel()
-		href, err := chromedp.Run(c, chromedp.Evaluate[string](`location.href`))
-		at = fmt.Sprint(href, err)
-		return err == nil && strings.HasPrefix(href, base+"/") && !strings.Contains(href, "/login"), nil
-	}); err != nil {
-		t.Fatalf("the browser did not come back to gcscope's page after the provider: last at %s", at)
-	}
+	// The tab goes from the provider's site back to gcscope's, through the callback's page.
+	waitLocation(t, page.Ctx, base+"/")
 	d.run(t, "back to gcscope",
 		uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)),
 		chromedp.Poll[chromedp.Void](`window.gcscope.store.nodes.has(`+jsQuoted(string(mine.UID))+`)`, chromedp.WithPollingTimeout(30*time.Second)))
@@ -127,9 +116,13 @@ func TestUISingleSignOn(t *testing.T) {
 			return r.status; })()`, &status)
 		return status
 	}
-	if status := del(string(mine.UID)); status >= 300 {
-		t.Errorf("the user's delete of team/mine answered %d", status)
-	}
+	// team's from the dialog, as a user deletes.
+	d.run(t, "select team/mine", chromedp.Evaluate[chromedp.Void](`window.gcscope.select(`+jsQuoted(string(mine.UID))+`)`))
+	d.run(t, "delete it from the dialog", click("#delete-button"),
+		chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
+		click(`#delete-form input[value="Background"]`),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#delete-summary")?.textContent.startsWith("Background")`, chromedp.WithPollingTimeout(30*time.Second)),
+		click("#delete-confirm"), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		_, err := kube.CoreV1().ConfigMaps("team").Get(ctx, "mine", metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
