@@ -279,10 +279,12 @@ func checkPrometheusRule(t *testing.T, v monitoringVariant, m *manifest, svc *co
 		if r.Expr == "" || r.Labels["severity"] == "" || r.Annotations["summary"] == "" || r.Annotations["description"] == "" {
 			t.Errorf("alert %q: want an expression, a severity, a summary and a description: %+v", r.Alert, r)
 		}
+		// The stuck and the recording alerts open the page at their tab (?tab=).
+		tab := map[string]string{"GcscopeDeletionStuck": "?tab=stuck", "GcscopeHistoryRecordingPaused": "?tab=history"}[r.Alert]
 		switch {
 		case v.externalURL != "":
-			if r.Annotations["runbook_url"] != v.externalURL {
-				t.Errorf("alert %s: runbook_url %q, want the page at %s", r.Alert, r.Annotations["runbook_url"], v.externalURL)
+			if r.Annotations["runbook_url"] != v.externalURL+tab {
+				t.Errorf("alert %s: runbook_url %q, want the page at %s", r.Alert, r.Annotations["runbook_url"], v.externalURL+tab)
 			}
 		case !strings.Contains(r.Annotations["runbook"], "kubectl -n "+svc.Namespace):
 			t.Errorf("alert %s: without an external URL, want a runbook saying how to reach gcscope, not %q", r.Alert, r.Annotations["runbook"])

@@ -211,6 +211,7 @@ func TestUIStuckNamespace(t *testing.T) {
 		t.Errorf("the finalizer's group: %q", s)
 	}
 	poll("the badge counts both", `Number(document.querySelector("#stuck-count").textContent) >= 2`, 5*time.Second)
+	poll("the URL names the tab", `new URLSearchParams(location.search).get("tab") === "stuck"`, 5*time.Second)
 	browsertest.Screenshot(t, page.Ctx, "ui-stuck-view")
 	d.run(t, "select from the stuck view", click(`#stuck-groups .stuck-group li[data-uid="`+heldUID+`"] a`))
 	poll("the ConfigMap selected, its panel shown", `window.gcscope.view.sel === "`+heldUID+`" && !document.querySelector("#object-panel").hidden`, 10*time.Second)
@@ -222,7 +223,9 @@ func TestUIStuckNamespace(t *testing.T) {
 		t.Fatal(err)
 	}
 	d2 := uiDriver{ctx: reopened, failShot: "ui-stuck-failed"}
-	d2.run(t, "open a second page mid-deletion", chromedp.Navigate(base+"/?ns="+ns+"&sel="+heldUID), uiReady)
+	// Opened at ?tab=stuck, as an alert's runbook link opens it: on the Stuck tab.
+	d2.run(t, "open a second page mid-deletion", chromedp.Navigate(base+"/?ns="+ns+"&sel="+heldUID+"&tab=stuck"), uiReady,
+		chromedp.WaitVisible(chromedp.CSS("#stuck-panel")))
 	d2.eval(t, `(window.gcscope.recordDrawn(), true)`, &ok)
 	d2.run(t, "its box says what is left", chromedp.Poll[chromedp.Void](drawnTitle+`.text.includes("Terminating") && `+drawnTitle+`.text.includes("1 left")`,
 		chromedp.WithPollingTimeout(20*time.Second)))
