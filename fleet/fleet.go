@@ -115,10 +115,24 @@ func (f *Fleet) Start(all bool) {
 	}
 }
 
-// Stop stops every engine and waits for them, then undoes what was built around them.
+// stopTimeout bounds how long Stop waits for the engines (an engine stopping mid-list
+// can take a while; gcscope is going away).
+const stopTimeout = 2 * time.Second
+
+// Stop stops every engine and waits for them, and what was built around them, at most
+// stopTimeout.
 func (f *Fleet) Stop() {
 	f.cancel()
-	f.wg.Wait()
+	done := make(chan struct{})
+	go func() {
+		f.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(stopTimeout):
+		f.o.Logger.Warn("garbage collectors still stopping; not waiting longer")
+	}
 }
 
 // List implements server.Clusters.

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -143,3 +144,33 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 		}
 	}
 }
+
+// With one cluster, GET /api/v1/clusters lists it, named, in the state Ready says, and
+// the page has no picker.
+func TestOneClusterIsListed(t *testing.T) {
+	e := env(t)
+	var waiting error = errSyncing
+	ts, _ := e.serve(t, Options{ClusterName: "kind-kind", Ready: func() error { return waiting }})
+	c := newClient(t, ts)
+	var list clustersResponse
+	if code := c.getJSON("/api/v1/clusters", &list); code != 200 || len(list.Clusters) != 1 {
+		t.Fatalf("GET /api/v1/clusters: %d %+v", code, list)
+	}
+	if st := list.Clusters[0]; st.Name != "kind-kind" || !st.Default || st.State != ClusterSyncing || st.Reason != errSyncing.Error() || st.Server != e.config.Host {
+		t.Errorf("the one cluster while it syncs: %+v", st)
+	}
+	waiting = nil
+	var ready clustersResponse
+	c.getJSON("/api/v1/clusters", &ready)
+	if st := ready.Clusters[0]; st.State != ClusterReady || st.Reason != "" {
+		t.Errorf("the one cluster once ready: %+v", st)
+	}
+	if code, _ := c.do(http.MethodGet, "/api/v1/clusters/kind-kind/queues", nil, nil); code != 200 {
+		t.Errorf("its scoped route: %d", code)
+	}
+	if _, page := c.do(http.MethodGet, "/", nil, nil); strings.Contains(string(page), "cluster-picker") {
+		t.Error("the page of one cluster has a cluster picker")
+	}
+}
+
+var errSyncing = errors.New("garbage collector syncing its monitors")
