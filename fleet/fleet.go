@@ -145,12 +145,16 @@ func (f *Fleet) List() []server.ClusterStatus {
 }
 
 // Open implements server.Clusters.
-func (f *Fleet) Open(name string) (*server.Cluster, server.ClusterStatus, bool) {
+func (f *Fleet) Open(name string, start bool) (*server.Cluster, server.ClusterStatus, bool) {
 	for i, m := range f.members {
-		if m.Name == name {
-			c := f.open(m)
-			return c, m.status(i == 0), true
+		if m.Name != name {
+			continue
 		}
+		c := m.current()
+		if start {
+			c = f.open(m)
+		}
+		return c, m.status(i == 0), true
 	}
 	return nil, server.ClusterStatus{}, false
 }
@@ -175,6 +179,13 @@ func (m *member) status(def bool) server.ClusterStatus {
 		st.Server = m.Config.Host
 	}
 	return st
+}
+
+// current is m's cluster, nil while it has no engine.
+func (m *member) current() *server.Cluster {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.cluster
 }
 
 // set moves m to state; m.mu held.

@@ -102,7 +102,7 @@ func TestMembersStartWhenOpenedAndFailAlone(t *testing.T) {
 	east := newEngine()
 	b.engines["east"] <- east
 	testkit.Eventually(t, "east syncing", func() bool { return state(f, "east").State == server.ClusterSyncing })
-	if c, _, _ := f.Open("east"); c == nil {
+	if c, _, _ := f.Open("east", true); c == nil {
 		t.Error("a syncing member has no cluster to serve")
 	}
 	if err := f.Ready(); err == nil || !strings.Contains(err.Error(), "syncing") {
@@ -114,20 +114,24 @@ func TestMembersStartWhenOpenedAndFailAlone(t *testing.T) {
 		t.Errorf("Ready with the default member ready: %v", err)
 	}
 
+	// Asked for without start (another site's request), gone stays idle.
+	if c, st, _ := f.Open("gone", false); c != nil || st.State != server.ClusterIdle {
+		t.Errorf("gone asked for without start: %v %+v; want idle, not started", c, st)
+	}
 	// Opening gone starts it; it fails with why; west, opened after, is not held by it.
-	if c, st, known := f.Open("gone"); c != nil || !known || st.State != server.ClusterConnecting {
+	if c, st, known := f.Open("gone", true); c != nil || !known || st.State != server.ClusterConnecting {
 		t.Errorf("gone opened: %v %+v %v; want no cluster yet, connecting", c, st, known)
 	}
 	testkit.Eventually(t, "gone failed", func() bool { return state(f, "gone").State == server.ClusterFailed })
 	if st := state(f, "gone"); !strings.Contains(st.Reason, "cannot reach http://127.0.0.1:1") {
 		t.Errorf("gone failed for %q; want that it cannot reach its apiserver", st.Reason)
 	}
-	f.Open("west")
+	f.Open("west", true)
 	west := newEngine()
 	close(west.started)
 	b.engines["west"] <- west
 	testkit.Eventually(t, "west ready", func() bool { return state(f, "west").State == server.ClusterReady })
-	if _, _, known := f.Open("nowhere"); known {
+	if _, _, known := f.Open("nowhere", true); known {
 		t.Error("a name the fleet does not have is known")
 	}
 }
@@ -150,14 +154,14 @@ func TestAFailedMemberIsRetried(t *testing.T) {
 		t.Errorf("reason %q; want the apiserver's answer", st.Reason)
 	}
 	failing.Store(false)
-	if _, st, _ := f.Open("east"); st.State != server.ClusterFailed {
+	if _, st, _ := f.Open("east", true); st.State != server.ClusterFailed {
 		t.Errorf("opened again at once: %s; want still failed until RetryAfter", st.State)
 	}
 	e := newEngine()
 	close(e.started)
 	b.engines["east"] <- e
 	testkit.Eventually(t, "east retried and ready", func() bool {
-		_, st, _ := f.Open("east")
+		_, st, _ := f.Open("east", true)
 		return st.State == server.ClusterReady
 	})
 
@@ -166,7 +170,7 @@ func TestAFailedMemberIsRetried(t *testing.T) {
 	if st := state(f, "east"); !strings.Contains(st.Reason, "garbage collector stopped: informers gone") {
 		t.Errorf("reason %q", st.Reason)
 	}
-	if c, _, _ := f.Open("east"); c != nil {
+	if c, _, _ := f.Open("east", true); c != nil {
 		t.Error("a failed member still has a cluster to serve")
 	}
 	testkit.Eventually(t, "what was built undone", func() bool { return b.stopped.Load() == 1 })

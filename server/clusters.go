@@ -56,9 +56,10 @@ type ClusterStatus struct {
 type Clusters interface {
 	// List is every cluster, the default one first.
 	List() []ClusterStatus
-	// Open returns name's cluster, starting its engine when it is idle or failed; the
-	// cluster is nil until it has an engine. known is false for no such cluster.
-	Open(name string) (c *Cluster, st ClusterStatus, known bool)
+	// Open returns name's cluster, with start starting its engine when it is idle or
+	// failed; the cluster is nil until it has an engine. known is false for no such
+	// cluster.
+	Open(name string, start bool) (c *Cluster, st ClusterStatus, known bool)
 }
 
 // served is a cluster the server serves: its Cluster, and its stream hub and REST mapper,
@@ -93,7 +94,10 @@ func (c *served) pending() bool {
 // notReady answers 503 for a cluster without an engine yet, with when to ask again.
 func notReady(w http.ResponseWriter, c *served) {
 	msg := fmt.Sprintf("cluster %q is %s", c.name, c.status.State)
-	if c.status.Reason != "" {
+	switch {
+	case c.status.State == ClusterIdle:
+		msg += ": its engine starts when gcscope's page (or a client that is not a browser) opens it, not on another site's request"
+	case c.status.Reason != "":
 		msg += ": " + c.status.Reason
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(2))
@@ -127,12 +131,25 @@ func (s *Server) defaultCluster() string {
 	return ""
 }
 
-// cluster resolves name to what is served of it; false for no such cluster.
-func (s *Server) cluster(name string) (*served, bool) {
+// mayStart reports whether r may start a cluster's engine: not a request another site
+// made the browser send (a link, an image, a form), which would start collectors at will
+// on every context of the kubeconfig; the user's own navigation (none), gcscope's page
+// (same-origin), and clients that are not browsers (no header) may.
+func mayStart(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "", "none", "same-origin":
+		return true
+	}
+	return false
+}
+
+// cluster resolves name to what is served of it, starting its engine when start says;
+// false for no such cluster.
+func (s *Server) cluster(name string, start bool) (*served, bool) {
 	if !s.multi() {
 		return s.single, name == s.single.name
 	}
-	c, st, known := s.fleet.src.Open(name)
+	c, st, known := s.fleet.src.Open(name, start)
 	if !known {
 		return nil, false
 	}
@@ -217,7 +234,7 @@ func (s *Server) inCluster(next http.Handler) http.Handler {
 		if name == "" {
 			name = s.defaultCluster()
 		}
-		c, ok := s.cluster(name)
+		c, ok := s.cluster(name, mayStart(r))
 		if !ok {
 			writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no cluster named %s: GET /api/v1/clusters lists them", quoteClip(name)))
 			return

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -20,7 +21,7 @@ type clusterSet struct {
 	mu     sync.Mutex
 	status []ClusterStatus
 	open   map[string]*Cluster
-	opened []string // names Open was asked for
+	started []string // names Open was asked to start
 }
 
 func (c *clusterSet) List() []ClusterStatus {
@@ -29,10 +30,12 @@ func (c *clusterSet) List() []ClusterStatus {
 	return append([]ClusterStatus(nil), c.status...)
 }
 
-func (c *clusterSet) Open(name string) (*Cluster, ClusterStatus, bool) {
+func (c *clusterSet) Open(name string, start bool) (*Cluster, ClusterStatus, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.opened = append(c.opened, name)
+	if start {
+		c.started = append(c.started, name)
+	}
 	for _, st := range c.status {
 		if st.Name == name {
 			return c.open[name], st, true
@@ -90,6 +93,22 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 	if code, _ := c.do(http.MethodGet, "/api/v1/clusters/south/queues", nil, nil); code != http.StatusNotFound {
 		t.Errorf("a cluster not served: %d, want 404", code)
 	}
+	// Another site's request does not start an engine; gcscope's page and the user's own
+	// navigation do.
+	set.mu.Lock()
+	set.started = nil
+	set.mu.Unlock()
+	for _, site := range []string{"cross-site", "same-site"} {
+		c.do(http.MethodGet, "/api/v1/clusters/west/graph", nil, http.Header{"Sec-Fetch-Site": {site}})
+		c.do(http.MethodGet, "/?cluster=west", nil, http.Header{"Sec-Fetch-Site": {site}})
+	}
+	c.do(http.MethodGet, "/api/v1/clusters/west/graph", nil, http.Header{"Sec-Fetch-Site": {"same-origin"}})
+	c.do(http.MethodGet, "/?cluster=west", nil, http.Header{"Sec-Fetch-Site": {"none"}})
+	set.mu.Lock()
+	if want := []string{"west", "west"}; !slices.Equal(set.started, want) {
+		t.Errorf("engines started by %v; want by gcscope's page and the user's navigation only", set.started)
+	}
+	set.mu.Unlock()
 
 	// The page: its cluster in the URL, remembered; a cluster without an engine waits.
 	code, _ = c.do(http.MethodGet, "/", nil, nil)

@@ -75,7 +75,7 @@ func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, b
 		http.Redirect(w, r, "/?"+q.Encode(), http.StatusSeeOther)
 		return nil, false
 	}
-	c, ok := s.cluster(name)
+	c, ok := s.cluster(name, mayStart(r))
 	if !ok {
 		var names []string
 		for _, st := range s.fleet.src.List() {

@@ -323,129 +323,147 @@ func App(p Page) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-				} else {
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "is <span id=\"cluster-reason\">")
+				} else if p.ClusterState == "idle" {
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 35, "is not started: another site's link does not start an engine. <a href=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					var templ_7745c5c3_Var16 string
-					templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinStringErrs(p.ClusterState)
+					var templ_7745c5c3_Var16 templ.SafeURL
+					templ_7745c5c3_Var16, templ_7745c5c3_Err = templ.JoinURLErrs(templ.SafeURL("/?cluster=" + url.QueryEscape(p.Cluster)))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 83, Col: 50}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 83, Col: 133}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var16))
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "</span>… the page follows it as soon as its engine starts.")
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 36, "\" id=\"cluster-retry\">Start it</a>")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+				} else {
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "is <span id=\"cluster-reason\">")
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					var templ_7745c5c3_Var17 string
+					templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(p.ClusterState)
+					if templ_7745c5c3_Err != nil {
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 85, Col: 50}
+					}
+					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
+					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, "</span>… the page follows it as soon as its engine starts.")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 37, "</div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "</div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 38, " <div class=\"banner discovery-banner\" id=\"discovery-banner\" role=\"alert\" aria-label=\"API discovery failing\" hidden></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, " <div class=\"banner discovery-banner\" id=\"discovery-banner\" role=\"alert\" aria-label=\"API discovery failing\" hidden></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.Mode == "shadow" && !p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 39, "<div class=\"banner\" id=\"shadow-banner\" role=\"note\"><b>Shadow mode:</b> the engine only records what it would do, and the cluster's own collector does the collecting. Deletes you make here are real: the cluster's own collector cascades them. Start with <code>--read-only</code> to refuse them.</div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<div class=\"banner\" id=\"shadow-banner\" role=\"note\"><b>Shadow mode:</b> the engine only records what it would do, and the cluster's own collector does the collecting. Deletes you make here are real: the cluster's own collector cascades them. Start with <code>--read-only</code> to refuse them.</div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 40, " ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, " ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.Mode == "shadow" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 41, "<div class=\"health\" id=\"collector-health\" role=\"status\" aria-label=\"The cluster's collector against gcscope's decisions\" hidden></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "<div class=\"health\" id=\"collector-health\" role=\"status\" aria-label=\"The cluster's collector against gcscope's decisions\" hidden></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, " <div class=\"app\"><div class=\"main-col\"><section class=\"graph\" id=\"graph-pane\"><canvas id=\"graph\" tabindex=\"0\" aria-label=\"Ownership graph: owners above their dependents\"></canvas><div id=\"tooltip\" class=\"tooltip\" hidden></div><div class=\"zoom\"><button type=\"button\" id=\"zoom-in\" title=\"Zoom in (+)\">+</button> <button type=\"button\" id=\"zoom-out\" title=\"Zoom out (-)\">−</button> <button type=\"button\" id=\"zoom-fit\" title=\"Fit everything (0)\">⤢</button> <button type=\"button\" id=\"side-show\" class=\"side-show\" title=\"Show the side panel: the object, stuck deletions, the history and the work queues\">‹</button></div><div id=\"empty\" class=\"empty\" hidden></div><details class=\"legend\" id=\"legend\"><summary>Legend</summary><div id=\"legend-body\"></div></details><div id=\"cascades\" class=\"cascades\" role=\"status\" aria-label=\"Cascades in progress and recently finished\" hidden></div><div id=\"toast\" class=\"toast\" role=\"status\" hidden></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, " <div class=\"app\"><div class=\"main-col\"><section class=\"graph\" id=\"graph-pane\"><canvas id=\"graph\" tabindex=\"0\" aria-label=\"Ownership graph: owners above their dependents\"></canvas><div id=\"tooltip\" class=\"tooltip\" hidden></div><div class=\"zoom\"><button type=\"button\" id=\"zoom-in\" title=\"Zoom in (+)\">+</button> <button type=\"button\" id=\"zoom-out\" title=\"Zoom out (-)\">−</button> <button type=\"button\" id=\"zoom-fit\" title=\"Fit everything (0)\">⤢</button> <button type=\"button\" id=\"side-show\" class=\"side-show\" title=\"Show the side panel: the object, stuck deletions, the history and the work queues\">‹</button></div><div id=\"empty\" class=\"empty\" hidden></div><details class=\"legend\" id=\"legend\"><summary>Legend</summary><div id=\"legend-body\"></div></details><div id=\"cascades\" class=\"cascades\" role=\"status\" aria-label=\"Cascades in progress and recently finished\" hidden></div><div id=\"toast\" class=\"toast\" role=\"status\" hidden></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 43, "<div id=\"travel-banner\" class=\"travel-banner\" role=\"status\" aria-live=\"polite\" hidden><span class=\"travel-tag\" id=\"travel-tag\">Time travel — not live</span> <b class=\"travel-time\" id=\"travel-time\"></b> <span class=\"travel-note\" id=\"travel-note\"></span> <button type=\"button\" id=\"back-to-live\" class=\"primary\" title=\"Return to the live state (Esc)\">Back to live</button></div>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<div id=\"travel-banner\" class=\"travel-banner\" role=\"status\" aria-live=\"polite\" hidden><span class=\"travel-tag\" id=\"travel-tag\">Time travel — not live</span> <b class=\"travel-time\" id=\"travel-time\"></b> <span class=\"travel-note\" id=\"travel-note\"></span> <button type=\"button\" id=\"back-to-live\" class=\"primary\" title=\"Return to the live state (Esc)\">Back to live</button></div>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "</section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "</section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 45, "<section class=\"timeline\" id=\"timeline\" aria-label=\"Timeline of the recorded history\"><div class=\"tl-bar\"><div class=\"tl-range\" role=\"group\" aria-label=\"Range of the timeline\"><button type=\"button\" data-range=\"15m\">15 m</button> <button type=\"button\" data-range=\"1h\" aria-pressed=\"true\">1 h</button> <button type=\"button\" data-range=\"24h\">24 h</button> <button type=\"button\" data-range=\"all\">all</button></div><span class=\"tl-title\" id=\"tl-title\">loading the recording…</span> <span class=\"spacer\"></span> <span class=\"tl-legend\"><i class=\"fg\"></i>Foreground <i class=\"bg\"></i>Background <i class=\"or\"></i>Orphan <i class=\"gap\"></i>not recorded</span><div class=\"tl-play\" role=\"group\" aria-label=\"Play\"><button type=\"button\" id=\"tl-back\" title=\"Step back: undo the last change (←)\">◀ step</button> <button type=\"button\" id=\"tl-play\" title=\"Play from the moment shown, or the selected cascade (space)\">▶ Play</button> <button type=\"button\" id=\"tl-step\" title=\"Step: the next change (→)\">step ▶</button> <select id=\"tl-speed\" aria-label=\"Speed\" title=\"Speed ([ and ])\"><option value=\"0.25\">0.25×</option> <option value=\"0.5\">0.5×</option> <option value=\"1\" selected>1×</option> <option value=\"2\">2×</option> <option value=\"4\">4×</option> <option value=\"8\">8×</option></select></div><button type=\"button\" id=\"tl-live\" class=\"tl-live\" title=\"Back to live (Esc)\">● Live</button></div><div class=\"tl-canvas\"><canvas id=\"timeline-canvas\" aria-label=\"Activity over time: drag to travel to a moment; click a cascade to select it\"></canvas><div id=\"tl-tooltip\" class=\"tooltip\" hidden></div></div></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "<section class=\"timeline\" id=\"timeline\" aria-label=\"Timeline of the recorded history\"><div class=\"tl-bar\"><div class=\"tl-range\" role=\"group\" aria-label=\"Range of the timeline\"><button type=\"button\" data-range=\"15m\">15 m</button> <button type=\"button\" data-range=\"1h\" aria-pressed=\"true\">1 h</button> <button type=\"button\" data-range=\"24h\">24 h</button> <button type=\"button\" data-range=\"all\">all</button></div><span class=\"tl-title\" id=\"tl-title\">loading the recording…</span> <span class=\"spacer\"></span> <span class=\"tl-legend\"><i class=\"fg\"></i>Foreground <i class=\"bg\"></i>Background <i class=\"or\"></i>Orphan <i class=\"gap\"></i>not recorded</span><div class=\"tl-play\" role=\"group\" aria-label=\"Play\"><button type=\"button\" id=\"tl-back\" title=\"Step back: undo the last change (←)\">◀ step</button> <button type=\"button\" id=\"tl-play\" title=\"Play from the moment shown, or the selected cascade (space)\">▶ Play</button> <button type=\"button\" id=\"tl-step\" title=\"Step: the next change (→)\">step ▶</button> <select id=\"tl-speed\" aria-label=\"Speed\" title=\"Speed ([ and ])\"><option value=\"0.25\">0.25×</option> <option value=\"0.5\">0.5×</option> <option value=\"1\" selected>1×</option> <option value=\"2\">2×</option> <option value=\"4\">4×</option> <option value=\"8\">8×</option></select></div><button type=\"button\" id=\"tl-live\" class=\"tl-live\" title=\"Back to live (Esc)\">● Live</button></div><div class=\"tl-canvas\"><canvas id=\"timeline-canvas\" aria-label=\"Activity over time: drag to travel to a moment; click a cascade to select it\"></canvas><div id=\"tl-tooltip\" class=\"tooltip\" hidden></div></div></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 46, "</div><aside class=\"side\"><nav class=\"tabs\" role=\"tablist\"><button type=\"button\" id=\"side-hide\" class=\"side-hide\" title=\"Hide the side panel (the graph takes the whole width)\">›</button> <button type=\"button\" role=\"tab\" id=\"tab-object\" aria-selected=\"true\" aria-controls=\"object-panel\">Object</button> <button type=\"button\" role=\"tab\" id=\"tab-stuck\" aria-selected=\"false\" aria-controls=\"stuck-panel\" title=\"Deletions that take too long, and why (s)\">Stuck <span class=\"count-badge\" id=\"stuck-count\" hidden></span></button> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "</div><aside class=\"side\"><nav class=\"tabs\" role=\"tablist\"><button type=\"button\" id=\"side-hide\" class=\"side-hide\" title=\"Hide the side panel (the graph takes the whole width)\">›</button> <button type=\"button\" role=\"tab\" id=\"tab-object\" aria-selected=\"true\" aria-controls=\"object-panel\">Object</button> <button type=\"button\" role=\"tab\" id=\"tab-stuck\" aria-selected=\"false\" aria-controls=\"stuck-panel\" title=\"Deletions that take too long, and why (s)\">Stuck <span class=\"count-badge\" id=\"stuck-count\" hidden></span></button> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 47, "<button type=\"button\" role=\"tab\" id=\"tab-history\" aria-selected=\"false\" aria-controls=\"history-panel\" title=\"What the collector did (h)\">History</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "<button type=\"button\" role=\"tab\" id=\"tab-history\" aria-selected=\"false\" aria-controls=\"history-panel\" title=\"What the collector did (h)\">History</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 48, "</nav><section class=\"panel object\" id=\"object-panel\" aria-live=\"polite\"><div class=\"placeholder\" id=\"object-placeholder\"><section class=\"glance\" id=\"glance\" aria-live=\"polite\"></section><h2>Select an object</h2><p>Click a box in the graph, or search ( / ). Owners are drawn above their dependents; a namespace is a box.</p><p class=\"muted\">Double-click focuses on an object's owners and dependents. Large sets of siblings show as a count until you zoom in or click them.</p></div><div id=\"object-body\" hidden></div></section><section class=\"panel stuck\" id=\"stuck-panel\" aria-label=\"Stuck deletions\" hidden></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "</nav><section class=\"panel object\" id=\"object-panel\" aria-live=\"polite\"><div class=\"placeholder\" id=\"object-placeholder\"><section class=\"glance\" id=\"glance\" aria-live=\"polite\"></section><h2>Select an object</h2><p>Click a box in the graph, or search ( / ). Owners are drawn above their dependents; a namespace is a box.</p><p class=\"muted\">Double-click focuses on an object's owners and dependents. Large sets of siblings show as a count until you zoom in or click them.</p></div><div id=\"object-body\" hidden></div></section><section class=\"panel stuck\" id=\"stuck-panel\" aria-label=\"Stuck deletions\" hidden></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.History {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 49, "<section class=\"panel history\" id=\"history-panel\" aria-live=\"polite\" hidden></section>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<section class=\"panel history\" id=\"history-panel\" aria-live=\"polite\" hidden></section>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "<section class=\"panel queues\" id=\"queues-panel\"><h2>Work queues <span class=\"muted\" id=\"sync-state\"></span></h2><div id=\"queues\"></div><h3>Latest worker actions</h3><ol class=\"actions\" id=\"actions\"></ol></section></aside></div><dialog id=\"delete-dialog\" aria-labelledby=\"delete-title\"><form method=\"dialog\" id=\"delete-form\"><h2 id=\"delete-title\">Delete</h2><fieldset class=\"policies\"><legend>Propagation policy</legend> <label><input type=\"radio\" name=\"policy\" value=\"Background\" checked> <b>Background</b> <span>deletes the object now; the collector then deletes its dependents.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Foreground\"> <b>Foreground</b> <span>keeps the object until the collector has deleted the dependents that block it, then deletes it.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Orphan\"> <b>Orphan</b> <span>deletes only the object; its dependents stay, without this owner reference.</span></label></fieldset><div id=\"delete-preview\" class=\"preview\" aria-live=\"polite\">computing the effect…</div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "<section class=\"panel queues\" id=\"queues-panel\"><h2>Work queues <span class=\"muted\" id=\"sync-state\"></span></h2><div id=\"queues\"></div><h3>Latest worker actions</h3><ol class=\"actions\" id=\"actions\"></ol></section></aside></div><dialog id=\"delete-dialog\" aria-labelledby=\"delete-title\"><form method=\"dialog\" id=\"delete-form\"><h2 id=\"delete-title\">Delete</h2><fieldset class=\"policies\"><legend>Propagation policy</legend> <label><input type=\"radio\" name=\"policy\" value=\"Background\" checked> <b>Background</b> <span>deletes the object now; the collector then deletes its dependents.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Foreground\"> <b>Foreground</b> <span>keeps the object until the collector has deleted the dependents that block it, then deletes it.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Orphan\"> <b>Orphan</b> <span>deletes only the object; its dependents stay, without this owner reference.</span></label></fieldset><div id=\"delete-preview\" class=\"preview\" aria-live=\"polite\">computing the effect…</div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if !p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<label id=\"delete-typed\" class=\"typed\" hidden>Type <code id=\"delete-typed-name\"></code> to confirm <input id=\"delete-confirm-input\" autocomplete=\"off\" spellcheck=\"false\"></label>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "<label id=\"delete-typed\" class=\"typed\" hidden>Type <code id=\"delete-typed-name\"></code> to confirm <input id=\"delete-confirm-input\" autocomplete=\"off\" spellcheck=\"false\"></label>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "<p id=\"delete-error\" class=\"error\" role=\"alert\" hidden></p><menu>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<p id=\"delete-error\" class=\"error\" role=\"alert\" hidden></p><menu>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			if p.ReadOnly {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 53, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Close</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Close</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Cancel</button> <button type=\"submit\" id=\"delete-confirm\" class=\"danger\" disabled>Delete</button>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, "<button type=\"button\" id=\"delete-cancel\" value=\"cancel\">Cancel</button> <button type=\"submit\" id=\"delete-confirm\" class=\"danger\" disabled>Delete</button>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 55, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><!-- filled by the page from its table of shortcuts (static/src/shortcuts.js) --><dl class=\"keys\" id=\"help-keys\"></dl><p class=\"muted\">gcscope ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><!-- filled by the page from its table of shortcuts (static/src/shortcuts.js) --><dl class=\"keys\" id=\"help-keys\"></dl><p class=\"muted\">gcscope ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			var templ_7745c5c3_Var17 string
-			templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version)
+			var templ_7745c5c3_Var18 string
+			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 215, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 217, Col: 39}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var17))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 56, " · API: <a href=\"/api/v1/graph\">graph</a> · <a href=\"/api/v1/queues\">queues</a> · <a href=\"/debug/controllers/garbagecollector/graph\">DOT</a> · <a href=\"/metrics\">metrics</a></p><form method=\"dialog\"><button>Close</button></form></dialog>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, " · API: <a href=\"/api/v1/graph\">graph</a> · <a href=\"/api/v1/queues\">queues</a> · <a href=\"/debug/controllers/garbagecollector/graph\">DOT</a> · <a href=\"/metrics\">metrics</a></p><form method=\"dialog\"><button>Close</button></form></dialog>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
