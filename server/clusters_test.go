@@ -18,9 +18,9 @@ import (
 
 // clusterSet is a Clusters of fixed statuses; a cluster is open once open has it.
 type clusterSet struct {
-	mu     sync.Mutex
-	status []ClusterStatus
-	open   map[string]*Cluster
+	mu      sync.Mutex
+	status  []ClusterStatus
+	open    map[string]*Cluster
 	started []string // names Open was asked to start
 }
 

@@ -97,9 +97,10 @@ func (s *Server) clusterRoutes(r chi.Router) {
 		})
 		r.With(noQuery).Group(func(r chi.Router) {
 			r.Use(s.requireEngine, zip, s.visibleReads)
-			r.Get("/queues", s.handleQueues) // the three work queues
-			r.Get("/shadow", s.handleShadow) // shadow mode: the cluster's collector against the engine's decisions
-			r.Get("/health", s.handleHealth) // API groups discovery cannot read, APIServices at fault, stuck count
+			r.Get("/queues", s.handleQueues)   // the three work queues
+			r.Get("/summary", s.handleSummary) // the graph counted per namespace and kind
+			r.Get("/shadow", s.handleShadow)   // shadow mode: the cluster's collector against the engine's decisions
+			r.Get("/health", s.handleHealth)   // API groups discovery cannot read, APIServices at fault, stuck count
 		})
 
 		// The recording, narrowed to what the user may list.

@@ -204,6 +204,27 @@ func TestPerUserReadsOnEverySurface(t *testing.T) {
 			t.Errorf("%s sees %v, want exactly %v", user, got, want)
 		}
 	}
+	// The summary counts what each user may list, and nothing else.
+	for user, ns := range ownNS {
+		code, body := get(user, "/api/v1/summary")
+		var sum summaryResponse
+		if code != 200 || json.Unmarshal([]byte(body), &sum) != nil {
+			t.Fatalf("summary as %s: %d %s", user, code, body)
+		}
+		if len(sum.Namespaces) != 1 || sum.Namespaces[0].Name != ns || sum.Namespaces[0].Objects != sum.Objects {
+			t.Errorf("%s's summary counts namespaces %+v; want %s's alone", user, sum.Namespaces, ns)
+		}
+		kinds := map[string]int{}
+		for _, k := range sum.Kinds {
+			kinds[k.Kind] += k.Objects
+		}
+		if user == "carol" && kinds["Secret"] > 0 {
+			t.Errorf("carol's summary counts %d Secrets she may not list", kinds["Secret"])
+		}
+		if want := len(mine[user]); kinds["ConfigMap"]+kinds["Secret"] < want {
+			t.Errorf("%s's summary counts %v, want at least the %d objects it sees", user, kinds, want)
+		}
+	}
 	if names := graphNames("nobody"); len(names) != 0 {
 		t.Errorf("a user with no RBAC sees %d objects: %v", len(names), names[:min(5, len(names))])
 	}

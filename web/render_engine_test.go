@@ -598,3 +598,14 @@ func (c *cascader) next() []gc.Event {
 		return []gc.Event{{Type: gc.QueueChange, Queue: &gc.QueueEvent{Queue: gc.GraphChanges, Op: op, Object: c.owner, Change: "update"}}}
 	}
 }
+
+// Summary counts the graph under the engine's lock, as the real engine does.
+func (e *synthEngine) Summary() gc.Summary {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var s gc.Summarizer
+	for _, n := range e.nodes {
+		s.Add(n)
+	}
+	return s.Summary(e.feed.LastSeq())
+}
