@@ -50,6 +50,9 @@ type node struct {
 	deletingDependents bool
 	// virtual: not observed through an informer yet, only named by dependents.
 	virtual bool
+	// countedAs and counted: how the node is counted in the graph's summary (summary.go).
+	countedAs uint8
+	counted   *SummaryGroup
 
 	// What the last observation said, kept so Explain and the feed can tell why an
 	// object stays.
@@ -107,10 +110,12 @@ type graph struct {
 	mu        sync.RWMutex
 	uidToNode map[types.UID]*node
 	virtuals  int // number of virtual nodes, kept for the metric
+	// counts are the nodes counted per namespace and kind, kept as they change (Summary).
+	counts summaryCounts
 }
 
 func newGraph() *graph {
-	return &graph{uidToNode: map[types.UID]*node{}}
+	return &graph{uidToNode: map[types.UID]*node{}, counts: summaryCounts{groups: map[summaryKey]*SummaryGroup{}}}
 }
 
 // The methods below require g.mu held for writing (the graph builder) or reading.

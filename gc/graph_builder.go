@@ -403,6 +403,7 @@ func (gb *GraphBuilder) reportInvalidNamespaceOwnerRef(n *node, ownerUID types.U
 }
 
 func (gb *GraphBuilder) publishNode(t EventType, n *node) {
+	gb.graph.counts.track(t, n) // every change of a node is published: the counts follow them here
 	gb.feed.publish(Event{Type: t, Node: stateOf(n)})
 }
 

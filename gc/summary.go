@@ -72,17 +72,99 @@ func (s *Summarizer) Summary(seq uint64) Summary {
 	return out
 }
 
-// Summary counts the graph, consistent with the feed's sequence number as Snapshot is,
-// without copying a node.
+// Summary is the graph counted, consistent with the feed's sequence number as Snapshot
+// is: the counts kept as the graph changes, copied (their cost follows the namespaces and
+// kinds, not the objects).
 func (gc *GarbageCollector) Summary() Summary {
 	gc.graph.mu.RLock()
 	defer gc.graph.mu.RUnlock()
 	gc.feed.mu.Lock()
 	seq := gc.feed.seq
 	gc.feed.mu.Unlock()
-	var s Summarizer
-	for _, n := range gc.graph.uidToNode {
-		s.add(refOf(n.identity), n.beingDeleted, n.deletingDependents, n.virtual)
-	}
+	s := Summarizer{groups: gc.graph.counts.groups}
 	return s.Summary(seq)
+}
+
+// summaryCounts are the graph's nodes counted per namespace and kind, kept by the graph
+// builder as it publishes each change of a node (publishNode), under the graph's lock.
+// Each node remembers the group and the marks it is counted with, so a change moves it.
+type summaryCounts struct {
+	groups map[summaryKey]*SummaryGroup
+}
+
+// The marks a node is counted with (node.countedAs).
+const (
+	countedBeingDeleted uint8 = 1 << iota
+	countedDeletingDependents
+	countedVirtual
+)
+
+// track moves n's count after a change of type t.
+func (c *summaryCounts) track(t EventType, n *node) {
+	if g := n.counted; t != NodeRemoved && g != nil && g.Namespace == n.identity.Namespace && g.APIVersion == n.identity.APIVersion && g.Kind == n.identity.Kind {
+		// The usual update: the same group, the marks moved (no map lookup).
+		g.Objects--
+		g.unmark(n.countedAs)
+		c.add(g, n)
+		return
+	}
+	c.uncount(n)
+	if t != NodeRemoved {
+		c.count(n)
+	}
+}
+
+func (c *summaryCounts) count(n *node) {
+	k := summaryKey{n.identity.Namespace, n.identity.APIVersion, n.identity.Kind}
+	g := c.groups[k]
+	if g == nil {
+		g = &SummaryGroup{Namespace: k.namespace, APIVersion: k.apiVersion, Kind: k.kind}
+		c.groups[k] = g
+	}
+	c.add(g, n)
+}
+
+// add counts n in g.
+func (c *summaryCounts) add(g *SummaryGroup, n *node) {
+	var marks uint8
+	g.Objects++
+	if n.beingDeleted {
+		g.BeingDeleted++
+		marks |= countedBeingDeleted
+	}
+	if n.deletingDependents {
+		g.DeletingDependents++
+		marks |= countedDeletingDependents
+	}
+	if n.virtual {
+		g.Virtual++
+		marks |= countedVirtual
+	}
+	n.counted, n.countedAs = g, marks
+}
+
+func (c *summaryCounts) uncount(n *node) {
+	g := n.counted
+	if g == nil {
+		return
+	}
+	g.Objects--
+	g.unmark(n.countedAs)
+	if g.Objects == 0 { // no node points at it any more
+		delete(c.groups, summaryKey{g.Namespace, g.APIVersion, g.Kind})
+	}
+	n.counted, n.countedAs = nil, 0
+}
+
+// unmark takes back the marks a node was counted with.
+func (g *SummaryGroup) unmark(marks uint8) {
+	if marks&countedBeingDeleted != 0 {
+		g.BeingDeleted--
+	}
+	if marks&countedDeletingDependents != 0 {
+		g.DeletingDependents--
+	}
+	if marks&countedVirtual != 0 {
+		g.Virtual--
+	}
 }

@@ -1,6 +1,7 @@
 package gc
 
 import (
+	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -8,42 +9,66 @@ import (
 
 // The summary counts what the snapshot lists: per namespace and kind, the objects, those
 // being deleted, those waiting for dependents (foreground) and owners only named; at the
-// snapshot's seq.
+// snapshot's seq. The counts are kept as the graph changes, so they are checked after
+// every step: adds, a deletion starting, a virtual owner observed, a virtual owner's
+// identity replaced, removals.
 func TestSummaryCountsTheGraph(t *testing.T) {
+	h := newEngineHarness(t, Options{})
+	check := func(step string, want []SummaryGroup) {
+		t.Helper()
+		snap, sum := h.gc.Snapshot(), h.gc.Summary()
+		if sum.Seq != snap.Seq {
+			t.Errorf("%s: summary at seq %d, snapshot at %d", step, sum.Seq, snap.Seq)
+		}
+		var counted Summarizer
+		for i := range snap.Nodes {
+			counted.Add(&snap.Nodes[i])
+		}
+		if got := counted.Summary(snap.Seq).Groups; !slices.Equal(sum.Groups, got) {
+			t.Errorf("%s: the counts kept %+v, the snapshot counted %+v", step, sum.Groups, got)
+		}
+		if want != nil && !slices.Equal(sum.Groups, want) {
+			t.Errorf("%s: %+v, want %+v", step, sum.Groups, want)
+		}
+	}
 	dep := deployment("a", "web", "uid-dep", deleting(), finalized(metav1.FinalizerDeleteDependents))
 	rs := replicaSet("a", "web-1", "uid-rs", owned(ownerRefTo(dep, blocking)))
-	h := newEngineHarness(t, Options{})
-	h.observe(evAdd(rs), evAdd(dep),
-		evAdd(pod("a", "web-1-x", "uid-p1", owned(ownerRefTo(rs)))),
-		evAdd(pod("a", "web-1-y", "uid-p2", owned(ownerRefTo(rs)), deleting())),
-		evAdd(pod("b", "solo", "uid-p3")),
-		evAdd(configMap("b", "cm", "uid-cm", owned(ownerRefTo(configMap("b", "gone", "uid-gone")))))) // owner never seen: virtual
-
-	snap := h.gc.Snapshot()
-	sum := h.gc.Summary()
-	if sum.Seq != snap.Seq {
-		t.Errorf("summary at seq %d, snapshot at %d", sum.Seq, snap.Seq)
-	}
-	var counted Summarizer
-	for i := range snap.Nodes {
-		counted.Add(&snap.Nodes[i])
-	}
-	want := []SummaryGroup{
+	p1 := pod("a", "web-1-x", "uid-p1", owned(ownerRefTo(rs)))
+	p2 := pod("a", "web-1-y", "uid-p2", owned(ownerRefTo(rs)))
+	gone := configMap("b", "gone", "uid-gone")
+	cm := configMap("b", "cm", "uid-cm", owned(ownerRefTo(gone)))
+	h.observe(evAdd(rs), evAdd(dep), evAdd(p1), evAdd(p2), evAdd(pod("b", "solo", "uid-p3")), evAdd(cm))
+	check("added", []SummaryGroup{
 		{Namespace: "a", APIVersion: "apps/v1", Kind: "Deployment", Objects: 1, BeingDeleted: 1, DeletingDependents: 1},
 		{Namespace: "a", APIVersion: "apps/v1", Kind: "ReplicaSet", Objects: 1},
-		{Namespace: "a", APIVersion: "v1", Kind: "Pod", Objects: 2, BeingDeleted: 1},
-		{Namespace: "b", APIVersion: "v1", Kind: "ConfigMap", Objects: 2, Virtual: 1},
+		{Namespace: "a", APIVersion: "v1", Kind: "Pod", Objects: 2},
+		{Namespace: "b", APIVersion: "v1", Kind: "ConfigMap", Objects: 2, Virtual: 1}, // gone: only named
 		{Namespace: "b", APIVersion: "v1", Kind: "Pod", Objects: 1},
+	})
+	h.observe(evUpdate(p2, changed(p2, deleting())))
+	check("a Pod's deletion started", nil)
+	h.observe(evAdd(gone))
+	check("the virtual owner observed", nil)
+	h.observe(evDelete(p1), evDelete(changed(p2, deleting())), evDelete(dep))
+	check("removed", nil)
+	// A virtual owner named by two identities: the one it has is proven absent, so it
+	// takes the other (a replacement node).
+	lost := deployment("c", "lost", "uid-lost")
+	byDeployment := configMap("c", "one", "uid-one", owned(ownerRefTo(lost)))
+	byReplicaSet := configMap("c", "two", "uid-two", owned(metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: "lost", UID: "uid-lost"}))
+	h.observe(evAdd(byDeployment), evAdd(byReplicaSet))
+	check("a virtual owner named twice", nil)
+	h.gc.graph.mu.RLock()
+	first := h.gc.graph.uidToNode["uid-lost"].identity
+	h.gc.graph.mu.RUnlock()
+	h.observe(evVirtualDelete(first))
+	h.gc.graph.mu.RLock()
+	then := h.gc.graph.uidToNode["uid-lost"].identity
+	h.gc.graph.mu.RUnlock()
+	if then == first {
+		t.Fatalf("the virtual owner kept the identity %v proven absent", first)
 	}
-	for name, got := range map[string]Summary{"Summary": sum, "the snapshot counted": counted.Summary(snap.Seq)} {
-		if len(got.Groups) != len(want) {
-			t.Errorf("%s: %+v, want %+v", name, got.Groups, want)
-			continue
-		}
-		for i := range want {
-			if got.Groups[i] != want[i] {
-				t.Errorf("%s group %d: %+v, want %+v", name, i, got.Groups[i], want[i])
-			}
-		}
-	}
+	check("its identity replaced", nil)
+	h.observe(evDelete(byDeployment), evDelete(byReplicaSet))
+	check("its dependents removed", nil)
 }
