@@ -156,6 +156,9 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 		t.Errorf("audit line %q: want the delete, naming west", audit.String())
 	}
 
+	if code, dot := c.do(http.MethodGet, "/api/v1/clusters/west/debug/controllers/garbagecollector/graph", nil, nil); code != 200 || !strings.Contains(string(dot), "digraph") {
+		t.Errorf("west's DOT graph: %d", code)
+	}
 	_, metrics := c.do(http.MethodGet, "/metrics", nil, nil)
 	for _, want := range []string{`cluster="east"`, `cluster="west"`} {
 		if !strings.Contains(string(metrics), want) {

@@ -55,6 +55,8 @@ func (s *Server) routes() http.Handler {
 			r.Route("/clusters/{cluster}", func(r chi.Router) {
 				r.Use(s.inCluster)
 				s.clusterRoutes(r)
+				r.With(s.requireEngine, s.visibleReads).
+					Get("/debug/controllers/garbagecollector/graph", s.handleDOT) // the DOT debug graph of this cluster
 			})
 		})
 	})
