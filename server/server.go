@@ -164,7 +164,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 func (s *Server) newHub(c *served, reg prometheus.Registerer) *hub {
 	o := s.opts
 	return newHub(hubOptions{
-		Snapshot: c.Engine.Snapshot, Feed: c.Engine.Feed(), Logger: o.Logger,
+		Snapshot: c.Engine.Snapshot, Summary: summaryOf(c.Engine), Feed: c.Engine.Feed(), Logger: o.Logger,
 		Batch: o.StreamBatch, Buffer: o.ClientBuffer, OriginPatterns: o.AllowedOrigins,
 		MaxClients: o.MaxStreams, MaxClientsPerUser: o.MaxStreamsPerUser,
 		User:       func(r *http.Request) string { return userFrom(r).Name },

@@ -45,6 +45,9 @@ type streamClient struct {
 	sent     uint64 // seq of the last frame sent
 	lastSent time.Time
 	pending  [][]byte // encoded events of the next deltas frame
+	// The last summary frame (summary subscriptions): when, and what it said.
+	summaryAt   time.Time
+	summarySent []byte
 }
 
 // offer hands b to the writer without waiting; a full queue is emptied and the client
@@ -185,6 +188,9 @@ func (c *streamClient) writeLoop(ctx context.Context, since *uint64) error {
 			if err := c.deliver(ctx, b); err != nil {
 				return err
 			}
+			if err := c.sendSummary(ctx, false); err != nil {
+				return err
+			}
 		case <-c.wake:
 		case <-idle.C:
 			if err := c.recheckCredentials(ctx); err != nil {
@@ -198,6 +204,9 @@ func (c *streamClient) writeLoop(ctx context.Context, since *uint64) error {
 				}
 			}
 			if err := c.flush(ctx, false); err != nil {
+				return err
+			}
+			if err := c.sendSummary(ctx, false); err != nil {
 				return err
 			}
 		}
@@ -257,6 +266,9 @@ func (c *streamClient) start(ctx context.Context, since *uint64) error {
 		return c.sendSnapshot(ctx, reasonStale)
 	}
 	c.seq, c.sent = *since, *since
+	if err := c.sendSummary(ctx, true); err != nil {
+		return err
+	}
 	if !c.view.all {
 		// Which objects the client holds is not known exactly: take it from the graph
 		// now, and filter the events up to now conservatively.

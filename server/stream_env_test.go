@@ -165,6 +165,14 @@ func newStreamEnv(t testing.TB, ringSize int, o hubOptions) *streamEnv {
 	t.Helper()
 	e := &streamEnv{eng: newFakeEngine(ringSize), reg: prometheus.NewRegistry()}
 	o.Snapshot, o.Feed, o.Registerer = e.eng.Snapshot, e.eng, e.reg
+	o.Summary = func() gc.Summary { // the snapshot counted, as for an engine without kept counts
+		s := e.eng.Snapshot()
+		var z gc.Summarizer
+		for i := range s.Nodes {
+			z.Add(&s.Nodes[i])
+		}
+		return z.Summary(s.Seq)
+	}
 	if o.Batch == 0 {
 		o.Batch = 5 * time.Millisecond
 	}

@@ -89,6 +89,9 @@ type snapshotFrame struct {
 // sendSnapshot sends a fresh snapshot through the client's view and restarts the
 // client's sequence from it.
 func (c *streamClient) sendSnapshot(ctx context.Context, reason string) error {
+	if err := c.sendSummary(ctx, true); err != nil {
+		return err
+	}
 	c.resync.Store(nil) // a resync asked for until now is answered by this snapshot
 	s := c.h.snapshot(c.seq)
 	f := snapshotFrame{Type: "snapshot", Reason: reason, Seq: s.Seq, Mode: s.Mode, Nodes: c.view.reset(s.Nodes), Sync: s.Sync}
@@ -239,4 +242,38 @@ func (m *message) Close() error {
 		}
 	}
 	return m.w.Close()
+}
+
+// summaryEvery is how often, at most, a summary subscription is sent the counts again
+// while they change.
+const summaryEvery = time.Second
+
+// summaryFrame is the graph counted, as GET /api/v1/summary answers it.
+type summaryFrame struct {
+	Type string `json:"type"`
+	summaryResponse
+}
+
+// sendSummary sends a summary subscription the graph counted, for what its user may see:
+// always with force (before each snapshot), else when summaryEvery has passed and the
+// counts changed since the last one.
+func (c *streamClient) sendSummary(ctx context.Context, force bool) error {
+	if !c.view.sub.Summary || c.h.o.Summary == nil || (!force && time.Since(c.summaryAt) < summaryEvery) {
+		return nil
+	}
+	c.summaryAt = time.Now()
+	counts := summarize(c.h.o.Summary(), c.view.vis)
+	seq := counts.Seq
+	counts.Seq = 0 // the counts alone say whether anything changed
+	same, _ := json.Marshal(counts)
+	if !force && bytes.Equal(same, c.summarySent) {
+		return nil
+	}
+	c.summarySent = same
+	counts.Seq = seq
+	data, err := json.Marshal(summaryFrame{Type: "summary", summaryResponse: counts})
+	if err != nil {
+		return err
+	}
+	return c.write(ctx, "summary", data)
 }

@@ -20,6 +20,7 @@ import (
 // hubOptions configure the stream hub.
 type hubOptions struct {
 	Snapshot func() gc.Snapshot // the engine's consistent snapshot
+	Summary  func() gc.Summary  // the engine's graph counted (summary subscriptions)
 	Feed     EventSource        // the engine's feed
 	Logger   *slog.Logger
 	// Batch: deltas are flushed at most this often; default 50 ms.

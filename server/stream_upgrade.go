@@ -115,6 +115,13 @@ func parseStreamQuery(r *http.Request) (subscription, *uint64, *apiError) {
 		}
 		sub.Queues = b
 	}
+	if q.Has("summary") {
+		b, err := strconv.ParseBool(q.Get("summary"))
+		if err != nil {
+			return subscription{}, nil, bad(fmt.Sprintf("summary %q: want true or false", q.Get("summary")))
+		}
+		sub.Summary = b
+	}
 	if err := sub.Validate(); err != nil {
 		return subscription{}, nil, bad(err.Error())
 	}
@@ -149,7 +156,7 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // GET /api/v1/stream's query parameters: those that take one value, and the repeatable ones.
 var (
-	streamSingle = []string{"queues", "since"}
+	streamSingle = []string{"queues", "since", "summary"}
 	streamMulti  = []string{"namespace", "kind", "uid"}
 )
 

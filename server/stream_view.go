@@ -16,6 +16,9 @@ import (
 type view struct {
 	sub subscription
 	all bool // no namespace, kind, uid or permission filter
+	// none: a summary subscription that names nothing: the client is sent no object
+	// (summary frames say what there is).
+	none bool
 	objectFilter
 	// vis is what the client's user may see (nil: everything): objects it may not see
 	// never leave the server.
@@ -39,9 +42,14 @@ type view struct {
 }
 
 func newView(sub subscription, vis *visibility) *view {
+	names := len(sub.Namespaces) > 0 || len(sub.Kinds) > 0 || len(sub.UIDs) > 0
 	return &view{sub: sub, objectFilter: newObjectFilter(sub.Namespaces, sub.Kinds), vis: vis,
-		all: len(sub.Namespaces) == 0 && len(sub.Kinds) == 0 && len(sub.UIDs) == 0 && vis == nil}
+		all: !names && vis == nil && !sub.Summary, none: !names && sub.Summary}
 }
+
+// pass: the object is in the subscription's namespaces and kinds (none in a summary
+// subscription that names nothing).
+func (v *view) pass(r *gc.ObjectRef) bool { return !v.none && v.objectFilter.pass(r) }
 
 // reset starts the view over from a snapshot's nodes; it returns the nodes the client
 // receives (nodes itself when all; never modified).

@@ -41,19 +41,26 @@ type kindCount struct {
 // handleSummary answers the graph counted (gc.Summary), narrowed to what the user may
 // list before it is added up.
 func (s *Server) handleSummary(w http.ResponseWriter, r *http.Request) {
-	e := clusterFrom(r).Engine
-	var sum gc.Summary
+	writeJSON(w, http.StatusOK, summarize(summaryOf(clusterFrom(r).Engine)(), visibilityFrom(r)))
+}
+
+// summaryOf is how e's graph is counted: its own kept counts, else its snapshot counted.
+func summaryOf(e Engine) func() gc.Summary {
 	if se, ok := e.(summaryEngine); ok {
-		sum = se.Summary()
-	} else {
+		return se.Summary
+	}
+	return func() gc.Summary {
 		snap := e.Snapshot()
 		var z gc.Summarizer
 		for i := range snap.Nodes {
 			z.Add(&snap.Nodes[i])
 		}
-		sum = z.Summary(snap.Seq)
+		return z.Summary(snap.Seq)
 	}
-	vis := visibilityFrom(r)
+}
+
+// summarize adds up the groups vis may see (nil: all) per namespace and per kind.
+func summarize(sum gc.Summary, vis *visibility) summaryResponse {
 	resp := summaryResponse{Seq: sum.Seq, Namespaces: []namespaceCount{}, Kinds: []kindCount{}}
 	kinds := map[[2]string]int{}
 	for _, g := range sum.Groups { // sorted by namespace
@@ -77,5 +84,5 @@ func (s *Server) handleSummary(w http.ResponseWriter, r *http.Request) {
 	slices.SortFunc(resp.Kinds, func(a, b kindCount) int {
 		return cmp.Or(cmp.Compare(a.APIVersion, b.APIVersion), cmp.Compare(a.Kind, b.Kind))
 	})
-	writeJSON(w, http.StatusOK, resp)
+	return resp
 }

@@ -31,6 +31,10 @@ type Subscription struct {
 	UIDs []types.UID
 	// Queues: queue transitions and worker actions are sent (for the selected objects).
 	Queues bool
+	// Summary: the client is sent the graph counted (summary frames), and objects only
+	// for the namespaces, kinds and uids it names (none: no object at all), instead of
+	// everything when it names none (docs/stream.md, "Summary first").
+	Summary bool
 }
 
 // Validate checks the lists are few and well-formed.
@@ -93,6 +97,7 @@ func ParseClientFrame(data []byte) (ClientRequest, error) {
 		Kinds      []string    `json:"kinds"`
 		UIDs       []types.UID `json:"uids"`
 		Queues     *bool       `json:"queues"`
+		Summary    *bool       `json:"summary"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -104,12 +109,12 @@ func ParseClientFrame(data []byte) (ClientRequest, error) {
 	}
 	switch f.Type {
 	case "ping":
-		if f.Namespaces != nil || f.Kinds != nil || f.UIDs != nil || f.Queues != nil {
+		if f.Namespaces != nil || f.Kinds != nil || f.UIDs != nil || f.Queues != nil || f.Summary != nil {
 			return ClientRequest{}, errors.New("bad frame: ping takes no fields")
 		}
 		return ClientRequest{Ping: true}, nil
 	case "subscribe":
-		sub := Subscription{Namespaces: f.Namespaces, Kinds: f.Kinds, UIDs: f.UIDs, Queues: f.Queues == nil || *f.Queues}
+		sub := Subscription{Namespaces: f.Namespaces, Kinds: f.Kinds, UIDs: f.UIDs, Queues: f.Queues == nil || *f.Queues, Summary: f.Summary != nil && *f.Summary}
 		if err := sub.Validate(); err != nil {
 			return ClientRequest{}, fmt.Errorf("bad frame: %v", err)
 		}
