@@ -49,7 +49,11 @@ func startHistory(cfg *config, dataDir, sub string, engine *gc.GarbageCollector,
 	if cfg.historyMaxAge > 0 {
 		age = "for " + cfg.historyMaxAge.String()
 	}
-	fmt.Fprintf(stdout, "recording the engine's history in %s (%s; at most %s, %s)\n", dir, kept, resourceText(cfg.historyMaxSize), age)
+	what := "the engine's history"
+	if sub != "" {
+		what = "the history of context " + sub + "'s engine"
+	}
+	fmt.Fprintf(stdout, "recording %s in %s (%s; at most %s, %s)\n", what, dir, kept, resourceText(cfg.historyMaxSize), age)
 	return store, func() {
 		cancel()
 		select {

@@ -78,6 +78,9 @@ func TestUISeveralClusters(t *testing.T) {
 		_, body := request(t, base+path+"?limit=100000")
 		return strings.Contains(body, uid)
 	}
+	// Said on gcscope's stdout, which the test reads through a pipe: in a moment.
+	want := "recording the history of context west's engine in " + filepath.Join(dir, "data", "history", "west")
+	testkit.EventuallyWithin(t, 10*time.Second, "gcscope says where west's history is recorded", func() bool { return strings.Contains(p.stdout(), want) })
 	testkit.EventuallyWithin(t, 30*time.Second, "west's graph has its ConfigMap", func() bool { return graphHas("/api/v1/clusters/west/graph", string(onlyWest.UID)) })
 	if graphHas("/api/v1/clusters/west/graph", string(onlyEast.UID)) {
 		t.Error("west's graph has east's ConfigMap")
