@@ -21,18 +21,26 @@ type Snapshot struct {
 // graph events are published under the graph lock it holds.
 func (gc *GarbageCollector) Snapshot() Snapshot {
 	gc.graph.mu.RLock()
-	gc.feed.mu.Lock()
-	s := Snapshot{Seq: gc.feed.seq, Mode: gc.opts.Mode, Sync: gc.feed.sync}
-	for _, q := range []QueueName{GraphChanges, AttemptToDelete, AttemptToOrphan} {
-		s.Queues = append(s.Queues, gc.feed.queues[q].state())
-	}
-	gc.feed.mu.Unlock()
+	s := gc.SnapshotWithoutNodes()
 	s.Nodes = make([]NodeState, 0, len(gc.graph.uidToNode))
 	for _, n := range gc.graph.uidToNode {
 		s.Nodes = append(s.Nodes, *stateOf(n))
 	}
 	gc.graph.mu.RUnlock()
 	slices.SortFunc(s.Nodes, func(a, b NodeState) int { return cmp.Compare(a.UID, b.UID) })
+	return s
+}
+
+// SnapshotWithoutNodes is Snapshot for a reader that holds no object (a summary-first
+// stream naming nothing): the queues and the sync state at the feed's sequence number,
+// without a copy of the graph.
+func (gc *GarbageCollector) SnapshotWithoutNodes() Snapshot {
+	gc.feed.mu.Lock()
+	defer gc.feed.mu.Unlock()
+	s := Snapshot{Seq: gc.feed.seq, Mode: gc.opts.Mode, Sync: gc.feed.sync, Nodes: []NodeState{}}
+	for _, q := range []QueueName{GraphChanges, AttemptToDelete, AttemptToOrphan} {
+		s.Queues = append(s.Queues, gc.feed.queues[q].state())
+	}
 	return s
 }
 

@@ -163,7 +163,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.S
 // newHub makes the stream hub of c's engine.
 func (s *Server) newHub(c *served, reg prometheus.Registerer) *hub {
 	o := s.opts
+	var bare func() gc.Snapshot
+	if e, ok := c.Engine.(interface{ SnapshotWithoutNodes() gc.Snapshot }); ok {
+		bare = e.SnapshotWithoutNodes
+	}
 	return newHub(hubOptions{
+		Bare:     bare,
 		Snapshot: c.Engine.Snapshot, Summary: summaryOf(c.Engine), Feed: c.Engine.Feed(), Logger: o.Logger,
 		Batch: o.StreamBatch, Buffer: o.ClientBuffer, OriginPatterns: o.AllowedOrigins,
 		MaxClients: o.MaxStreams, MaxClientsPerUser: o.MaxStreamsPerUser,

@@ -93,7 +93,13 @@ func (c *streamClient) sendSnapshot(ctx context.Context, reason string) error {
 		return err
 	}
 	c.resync.Store(nil) // a resync asked for until now is answered by this snapshot
-	s := c.h.snapshot(c.seq)
+	var s *gc.Snapshot
+	if c.view.none && c.h.o.Bare != nil {
+		bare := c.h.o.Bare() // the engine's seq now: past c.seq, and the batches that follow continue it
+		s = &bare
+	} else {
+		s = c.h.snapshot(c.seq)
+	}
 	f := snapshotFrame{Type: "snapshot", Reason: reason, Seq: s.Seq, Mode: s.Mode, Nodes: c.view.reset(s.Nodes), Sync: s.Sync}
 	if f.Nodes == nil {
 		f.Nodes = []gc.NodeState{}

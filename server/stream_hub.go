@@ -21,6 +21,9 @@ import (
 type hubOptions struct {
 	Snapshot func() gc.Snapshot // the engine's consistent snapshot
 	Summary  func() gc.Summary  // the engine's graph counted (summary subscriptions)
+	// Bare is Snapshot without the nodes, for a client that holds none (a summary
+	// subscription naming nothing); nil: Snapshot is used.
+	Bare func() gc.Snapshot
 	Feed     EventSource        // the engine's feed
 	Logger   *slog.Logger
 	// Batch: deltas are flushed at most this often; default 50 ms.

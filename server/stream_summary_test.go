@@ -3,7 +3,10 @@ package server
 import (
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 	"testing"
+
+	"github.com/gcscope/gcscope/gc"
 )
 
 // summaryCounts reads a summary frame's objects per namespace.
@@ -25,7 +28,16 @@ func summaryCounts(t *testing.T, f streamFrame) map[string]int {
 // summary, never sent. Naming a namespace brings its objects (a summary, then a snapshot
 // of them) and then deltas of that namespace alone.
 func TestStreamSummaryFirst(t *testing.T) {
-	e := newStreamEnv(t, 1024, hubOptions{}).start(t)
+	var bare atomic.Int32 // snapshots taken without the nodes
+	var eng *fakeEngine
+	e := newStreamEnv(t, 1024, hubOptions{Bare: func() gc.Snapshot {
+		bare.Add(1)
+		s := eng.Snapshot()
+		s.Nodes = []gc.NodeState{}
+		return s
+	}})
+	eng = e.eng
+	e.start(t)
 	e.eng.publish(addNode(mkNode("a-pod", "a", "Pod"))...)
 	e.eng.publish(addNode(mkNode("b-pod", "b", "Pod"))...)
 
@@ -40,6 +52,9 @@ func TestStreamSummaryFirst(t *testing.T) {
 	snap := c.next()
 	if snap.Type != "snapshot" || len(snap.Nodes) != 0 {
 		t.Fatalf("second frame %s, want a snapshot without nodes", snap.raw)
+	}
+	if bare.Load() != 1 {
+		t.Errorf("the snapshot of a client that holds nothing was taken with the nodes (%d without)", bare.Load())
 	}
 	m := newStreamModel()
 	m.apply(snap)
