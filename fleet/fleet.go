@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
@@ -49,7 +50,8 @@ type Options struct {
 	// Build makes a cluster's engine and what goes around it, once its apiserver answered.
 	Build func(ctx context.Context, name string, config *rest.Config) (*Built, error)
 	// RetryAfter is how long a failed member waits before being opened starts it again;
-	// 0: 5 s.
+	// 0: 5 s. A member that failed is also started again by itself, after RetryAfter, then
+	// twice as long each time it fails again, up to a minute.
 	RetryAfter time.Duration
 	// ConnectTimeout bounds the first question to a member's apiserver; 0: 10 s.
 	ConnectTimeout time.Duration
@@ -73,7 +75,12 @@ type member struct {
 	reason  string
 	since   time.Time
 	cluster *server.Cluster // while syncing or ready
+	// failures in a row, for the delay of the next retry by itself
+	failures int
 }
+
+// maxRetryDelay bounds the delay between a failed member's retries by itself.
+const maxRetryDelay = time.Minute
 
 // New makes the fleet; no member starts before Start or Open.
 func New(o Options) (*Fleet, error) {
@@ -220,10 +227,19 @@ func (f *Fleet) run(m *member) {
 		m.mu.Lock()
 		m.cluster = nil
 		m.set(server.ClusterFailed, oneLine(err))
+		m.failures++
+		delay := min(f.o.RetryAfter<<min(m.failures-1, 10), max(maxRetryDelay, f.o.RetryAfter))
 		m.mu.Unlock()
+		// Retried by itself, so that a cluster back up is seen without anyone asking (the
+		// default one's state is gcscope's readiness).
+		time.AfterFunc(delay, func() { f.open(m) })
 	}
 	if err := f.ping(m.Config); err != nil {
-		fail(fmt.Errorf("cannot reach %s: %v", m.Config.Host, err))
+		if apierrors.IsUnauthorized(err) || apierrors.IsForbidden(err) {
+			fail(fmt.Errorf("%s refused the context's credentials: %v", m.Config.Host, err))
+		} else {
+			fail(fmt.Errorf("cannot reach %s: %v", m.Config.Host, err))
+		}
 		return
 	}
 	b, err := f.o.Build(f.ctx, m.Name, m.Config)
@@ -244,6 +260,7 @@ func (f *Fleet) run(m *member) {
 	case <-b.Engine.Started():
 		m.mu.Lock()
 		m.set(server.ClusterReady, "")
+		m.failures = 0
 		m.mu.Unlock()
 		log.Info("cluster ready")
 	case err := <-done:

@@ -317,6 +317,17 @@ func (gc *GarbageCollector) setResources(r map[schema.GroupVersionResource]resou
 // Run discovers the resources, starts the monitors and the graph builder, waits (bounded)
 // for the monitors to sync, then runs the workers and the periodic discovery sync until
 // ctx ends. It returns an error only if the engine could not start.
+// Close releases an engine that will not be run (what was built around it failed): its
+// work queues' goroutines end. Run does the same when it returns.
+func (gc *GarbageCollector) Close() {
+	if gc.events != nil {
+		gc.events.Shutdown()
+	}
+	gc.builder.graphChanges.ShutDown()
+	gc.attemptToDelete.ShutDown()
+	gc.attemptToOrphan.ShutDown()
+}
+
 func (gc *GarbageCollector) Run(ctx context.Context) error {
 	resources, err := deletableResources(gc.discovery, gc.ignored)
 	if len(resources) == 0 {

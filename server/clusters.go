@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
 	"strconv"
 	"sync"
@@ -100,7 +101,9 @@ func notReady(w http.ResponseWriter, c *served) {
 	case c.status.Reason != "":
 		msg += ": " + c.status.Reason
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(2))
+	if c.status.State != ClusterIdle { // asked again, an idle cluster stays idle
+		w.Header().Set("Retry-After", strconv.Itoa(2))
+	}
 	writeError(w, http.StatusServiceUnavailable, codeClusterNotReady, msg)
 }
 
@@ -132,15 +135,12 @@ func (s *Server) defaultCluster() string {
 }
 
 // mayStart reports whether r may start a cluster's engine: not a request another site
-// made the browser send (a link, an image, a form), which would start collectors at will
-// on every context of the kubeconfig; the user's own navigation (none), gcscope's page
-// (same-origin), and clients that are not browsers (no header) may.
-func mayStart(r *http.Request) bool {
-	switch r.Header.Get("Sec-Fetch-Site") {
-	case "", "none", "same-origin":
-		return true
-	}
-	return false
+// made the browser send (a link, an image, a form, a websocket; by its Origin or its
+// Sec-Fetch-Site), which would start collectors at will on every context of the
+// kubeconfig; the user's own navigation, gcscope's page and clients that are not
+// browsers may.
+func (s *Server) mayStart(r *http.Request) bool {
+	return crossSite(r, s.opts.AllowedOrigins) == ""
 }
 
 // cluster resolves name to what is served of it, starting its engine when start says;
@@ -226,15 +226,27 @@ func (s *Server) opened() []*served {
 	return out
 }
 
-// inCluster puts the request's cluster in its context: the one named in the route, or
-// the default one.
+// inCluster puts the default cluster in the request's context.
 func (s *Server) inCluster(next http.Handler) http.Handler {
+	return s.servingCluster(next, func(*http.Request) (string, bool) { return s.defaultCluster(), true })
+}
+
+// inNamedCluster puts the cluster the route names in the request's context. The name is
+// the path segment unescaped (escapedRouting keeps "a%2Fb" one segment).
+func (s *Server) inNamedCluster(next http.Handler) http.Handler {
+	return s.servingCluster(next, func(r *http.Request) (string, bool) {
+		name, err := url.PathUnescape(chi.URLParam(r, "cluster"))
+		return name, err == nil && name != ""
+	})
+}
+
+func (s *Server) servingCluster(next http.Handler, named func(*http.Request) (string, bool)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		name := chi.URLParam(r, "cluster")
-		if name == "" {
-			name = s.defaultCluster()
+		name, ok := named(r)
+		var c *served
+		if ok {
+			c, ok = s.cluster(name, s.mayStart(r))
 		}
-		c, ok := s.cluster(name, mayStart(r))
 		if !ok {
 			writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no cluster named %s: GET /api/v1/clusters lists them", quoteClip(name)))
 			return

@@ -65,7 +65,12 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 	set := &clusterSet{status: []ClusterStatus{
 		{Name: "east", State: ClusterReady, Default: true},
 		{Name: "west", State: ClusterConnecting, Reason: "asking https://west for its version"},
+		{Name: "admin@kubernetes", State: ClusterReady}, {Name: "a/b", State: ClusterReady},
+		{Name: "a%2Fb", State: ClusterReady}, {Name: "arn:aws:eks:x", State: ClusterReady},
 	}, open: map[string]*Cluster{"east": {Engine: e.engine, Kube: e.config}}}
+	for _, name := range []string{"admin@kubernetes", "a/b", "a%2Fb", "arn:aws:eks:x"} {
+		set.open[name] = &Cluster{Engine: e.engine, Kube: e.config}
+	}
 	audit := &lockedBuffer{}
 	s := New(Options{Clusters: set, Audit: audit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -76,7 +81,7 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 	c.http.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 	var list clustersResponse
-	if code := c.getJSON("/api/v1/clusters", &list); code != 200 || len(list.Clusters) != 2 || list.Clusters[1].State != ClusterConnecting {
+	if code := c.getJSON("/api/v1/clusters", &list); code != 200 || len(list.Clusters) != 6 || list.Clusters[1].State != ClusterConnecting {
 		t.Fatalf("GET /api/v1/clusters: %d %+v", code, list)
 	}
 	ns := e.namespace(t)
@@ -102,13 +107,44 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 		c.do(http.MethodGet, "/api/v1/clusters/west/graph", nil, http.Header{"Sec-Fetch-Site": {site}})
 		c.do(http.MethodGet, "/?cluster=west", nil, http.Header{"Sec-Fetch-Site": {site}})
 	}
+	c.do(http.MethodGet, "/api/v1/clusters/west/graph", nil, http.Header{"Origin": {"https://evil.example"}}) // no Sec-Fetch-Site: an older browser
+	crossNav := httptest.NewRequest(http.MethodGet, ts.URL+"/?cluster=west", nil)
+	crossNav.Host, crossNav.Header["Sec-Fetch-Site"] = "127.0.0.1:8080", []string{"cross-site"}
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, crossNav)
+	if ck := rec.Result().Cookies(); len(ck) != 0 && slices.ContainsFunc(ck, func(k *http.Cookie) bool { return k.Name == clusterCookie }) {
+		t.Error("another site's link chose the cluster the user lands on next (set gcscope_cluster)")
+	}
 	c.do(http.MethodGet, "/api/v1/clusters/west/graph", nil, http.Header{"Sec-Fetch-Site": {"same-origin"}})
 	c.do(http.MethodGet, "/?cluster=west", nil, http.Header{"Sec-Fetch-Site": {"none"}})
 	set.mu.Lock()
 	if want := []string{"west", "west"}; !slices.Equal(set.started, want) {
 		t.Errorf("engines started by %v; want by gcscope's page and the user's navigation only", set.started)
 	}
+	set.started = nil
 	set.mu.Unlock()
+
+	// Names as kubeconfigs have them: the path segment is the name escaped, one segment
+	// even with a slash; "a/b" and "a%2Fb" are two clusters; an empty name is none.
+	for path, name := range map[string]string{
+		"/api/v1/clusters/admin%40kubernetes/queues": "admin@kubernetes",
+		"/api/v1/clusters/a%2Fb/queues":              "a/b",
+		"/api/v1/clusters/a%252Fb/queues":            "a%2Fb",
+		"/api/v1/clusters/arn:aws:eks:x/queues":      "arn:aws:eks:x",
+	} {
+		set.mu.Lock()
+		set.started = nil
+		set.mu.Unlock()
+		code, body := c.do(http.MethodGet, path, nil, nil)
+		set.mu.Lock()
+		if code != http.StatusOK || !slices.Equal(set.started, []string{name}) {
+			t.Errorf("%s: %d %s, opened %v; want cluster %q", path, code, body, set.started, name)
+		}
+		set.mu.Unlock()
+	}
+	if code, _ := c.do(http.MethodGet, "/api/v1/clusters//queues", nil, nil); code != http.StatusNotFound {
+		t.Errorf("an empty cluster name: %d, want 404", code)
+	}
 
 	// The page: its cluster in the URL, remembered; a cluster without an engine waits.
 	code, _ = c.do(http.MethodGet, "/", nil, nil)

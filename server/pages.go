@@ -75,7 +75,7 @@ func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, b
 		http.Redirect(w, r, "/?"+q.Encode(), http.StatusSeeOther)
 		return nil, false
 	}
-	c, ok := s.cluster(name, mayStart(r))
+	c, ok := s.cluster(name, s.mayStart(r))
 	if !ok {
 		var names []string
 		for _, st := range s.fleet.src.List() {
@@ -83,6 +83,9 @@ func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, b
 		}
 		plain(w, http.StatusNotFound, fmt.Sprintf("gcscope serves no cluster named %s; it serves %s", quoteClip(name), strings.Join(names, ", ")))
 		return nil, false
+	}
+	if !s.mayStart(r) {
+		return c, true // another site's link does not choose where the user lands next
 	}
 	http.SetCookie(w, &http.Cookie{Name: clusterCookie, Value: url.QueryEscape(name), Path: "/", MaxAge: 365 * 24 * 60 * 60,
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})

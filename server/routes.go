@@ -13,6 +13,7 @@ import (
 // routes is gcscope's whole URL surface.
 func (s *Server) routes() http.Handler {
 	r := chi.NewRouter()
+	r.Use(escapedRouting)
 	r.Use(middleware.RequestID)
 	r.Use(s.logRequests)
 	r.Use(middleware.Recoverer)
@@ -53,7 +54,7 @@ func (s *Server) routes() http.Handler {
 			// /api/v1/clusters/{cluster}.
 			r.With(s.inCluster).Group(s.clusterRoutes)
 			r.Route("/clusters/{cluster}", func(r chi.Router) {
-				r.Use(s.inCluster)
+				r.Use(s.inNamedCluster)
 				s.clusterRoutes(r)
 				r.With(s.requireEngine, s.visibleReads).
 					Get("/debug/controllers/garbagecollector/graph", s.handleDOT) // the DOT debug graph of this cluster
@@ -124,5 +125,16 @@ func (s *Server) clusterRoutes(r chi.Router) {
 			r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite).
 				Post("/delete", s.handleDelete) // predict, and unless dryRun perform, a delete
 		})
+	})
+}
+
+// escapedRouting routes on the escaped path, always: a path parameter is then the segment
+// as sent ("a%2Fb" one segment, not two), unescaped by its handler. (Go keeps RawPath
+// only when the escaping differs from its own, and chi routes on RawPath when there is
+// one: otherwise a cluster named "a%2Fb" and one named "a/b" could not be told apart.)
+func escapedRouting(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.URL.RawPath = r.URL.EscapedPath()
+		next.ServeHTTP(w, r)
 	})
 }

@@ -23,9 +23,9 @@ type hubOptions struct {
 	Summary  func() gc.Summary  // the engine's graph counted (summary subscriptions)
 	// Bare is Snapshot without the nodes, for a client that holds none (a summary
 	// subscription naming nothing); nil: Snapshot is used.
-	Bare func() gc.Snapshot
-	Feed     EventSource        // the engine's feed
-	Logger   *slog.Logger
+	Bare   func() gc.Snapshot
+	Feed   EventSource // the engine's feed
+	Logger *slog.Logger
 	// Batch: deltas are flushed at most this often; default 50 ms.
 	Batch time.Duration
 	// Buffer is how many frames a client may have pending before it is resynced; default 256.

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -47,6 +49,7 @@ func buildCluster(cfg *config, restConfig *rest.Config, dataDir, context string,
 	}
 	deletions, err := deletion.New(engine, restConfig)
 	if err != nil {
+		engine.Close()
 		return nil, fmt.Errorf("deletion explainer: %w", err)
 	}
 	engine.Registry().MustRegister(deletion.NewStuckCollector(engine, deletion.DefaultStuckAfter))
@@ -54,6 +57,7 @@ func buildCluster(cfg *config, restConfig *rest.Config, dataDir, context string,
 	if cfg.history {
 		store, stop, err := startHistory(cfg, dataDir, pathSegment(context), engine, log, stdout)
 		if err != nil {
+			engine.Close()
 			return nil, fmt.Errorf("--history: %w", err)
 		}
 		p.history, p.stop = store, stop
@@ -61,7 +65,8 @@ func buildCluster(cfg *config, restConfig *rest.Config, dataDir, context string,
 	return p, nil
 }
 
-// pathSegment is a context's name as one directory name ("" stays "").
+// pathSegment is a context's name as one directory name ("" stays ""): escaped, and a
+// long one cut and told apart by a digest of the whole (a file name has 255 bytes).
 func pathSegment(name string) string {
 	if name == "" {
 		return ""
@@ -69,6 +74,10 @@ func pathSegment(name string) string {
 	s := url.PathEscape(name)
 	if s == "." || s == ".." {
 		s = "context-" + s
+	}
+	if len(s) > 100 {
+		sum := sha256.Sum256([]byte(name))
+		s = s[:80] + "-" + hex.EncodeToString(sum[:8])
 	}
 	return s
 }
@@ -97,6 +106,11 @@ func startFleet(cfg *config, getenv func(string) string, log *slog.Logger, stdou
 	}
 	var members []fleet.Member
 	for _, name := range names {
+		if name == "." || name == ".." {
+			// A browser resolves /api/v1/clusters/../graph to /api/v1/graph: the default
+			// cluster's, under this one's name.
+			return nil, fmt.Errorf("context %q cannot be served next to others: a URL cannot name it; rename it in %s", name, kubeconfigName(cfg))
+		}
 		if _, ok := raw.Contexts[name]; !ok {
 			return nil, fmt.Errorf("--context %q: %s has no such context (it has %s)", name, kubeconfigName(cfg), strings.Join(contextNames(raw.Contexts), ", "))
 		}

@@ -49,6 +49,9 @@ func startFleet(o *options, all, startAll bool) (*fleet.Fleet, []string, error) 
 	}
 	var members []fleet.Member
 	for _, name := range names {
+		if name == "." || name == ".." {
+			return nil, nil, fmt.Errorf("context %q cannot be served next to others: a URL cannot name it; rename it", name)
+		}
 		if _, ok := raw.Contexts[name]; !ok {
 			return nil, nil, fmt.Errorf("--context %q: the kubeconfig has no such context", name)
 		}
