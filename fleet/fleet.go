@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +19,7 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
+	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server"
 )
 
@@ -55,7 +58,10 @@ type Options struct {
 	RetryAfter time.Duration
 	// ConnectTimeout bounds the first question to a member's apiserver; 0: 10 s.
 	ConnectTimeout time.Duration
-	Logger         *slog.Logger
+	// CheckEvery is how often a ready member's apiserver is asked again whether it
+	// answers (its engine goes on, and recovers by itself; its state says why not); 0: 15 s.
+	CheckEvery time.Duration
+	Logger     *slog.Logger
 }
 
 // Fleet is the members and where each is.
@@ -75,6 +81,9 @@ type member struct {
 	reason  string
 	since   time.Time
 	cluster *server.Cluster // while syncing or ready
+	engine  Engine          // while syncing or ready
+	// unreachable: why a ready member's apiserver did not answer when last asked ("": it did)
+	unreachable string
 	// failures in a row, for the delay of the next retry by itself
 	failures int
 }
@@ -92,6 +101,9 @@ func New(o Options) (*Fleet, error) {
 	}
 	if o.ConnectTimeout <= 0 {
 		o.ConnectTimeout = 10 * time.Second
+	}
+	if o.CheckEvery <= 0 {
+		o.CheckEvery = 15 * time.Second
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -185,7 +197,31 @@ func (m *member) status(def bool) server.ClusterStatus {
 	if m.Config != nil {
 		st.Server = m.Config.Host
 	}
+	if m.state == server.ClusterReady {
+		st.Reason = m.unreachable
+		if st.Reason == "" {
+			st.Reason = trouble(m.engine)
+		}
+	}
 	return st
+}
+
+// trouble says what keeps a ready engine from seeing the cluster whole: discovery that
+// finds nothing, or resources it cannot list or watch (no permission, an API down).
+func trouble(e Engine) string {
+	se, ok := e.(interface{ SyncState() gc.SyncState })
+	if !ok {
+		return ""
+	}
+	st := se.SyncState()
+	if st.Discovery != "" {
+		return st.Discovery
+	}
+	if len(st.Failing) == 0 {
+		return ""
+	}
+	first := slices.Min(slices.Collect(maps.Keys(st.Failing)))
+	return fmt.Sprintf("%d of %d monitored resources cannot be listed or watched (%s: %s)", len(st.Failing), len(st.Resources), first, oneLine(errors.New(st.Failing[first])))
 }
 
 // current is m's cluster, nil while it has no engine.
@@ -225,7 +261,7 @@ func (f *Fleet) run(m *member) {
 	fail := func(err error) {
 		log.Warn("cluster failed", "err", err)
 		m.mu.Lock()
-		m.cluster = nil
+		m.cluster, m.engine, m.unreachable = nil, nil, ""
 		m.set(server.ClusterFailed, oneLine(err))
 		m.failures++
 		delay := min(f.o.RetryAfter<<min(m.failures-1, 10), max(maxRetryDelay, f.o.RetryAfter))
@@ -249,7 +285,7 @@ func (f *Fleet) run(m *member) {
 	}
 	defer b.Stop()
 	m.mu.Lock()
-	m.cluster = &b.Cluster
+	m.cluster, m.engine = &b.Cluster, b.Engine
 	m.set(server.ClusterSyncing, "the garbage collector lists every resource it monitors")
 	m.mu.Unlock()
 	log.Info("cluster syncing", "server", m.Config.Host)
@@ -269,8 +305,24 @@ func (f *Fleet) run(m *member) {
 		}
 		return
 	}
-	if err := <-done; f.ctx.Err() == nil {
-		fail(fmt.Errorf("garbage collector stopped: %v", err))
+	check := time.NewTicker(f.o.CheckEvery)
+	defer check.Stop()
+	for {
+		select {
+		case err := <-done:
+			if f.ctx.Err() == nil {
+				fail(fmt.Errorf("garbage collector stopped: %v", err))
+			}
+			return
+		case <-check.C:
+			why := ""
+			if err := f.ping(m.Config); err != nil {
+				why = fmt.Sprintf("%s does not answer: %s (the engine goes on, and catches up when it does)", m.Config.Host, oneLine(err))
+			}
+			m.mu.Lock()
+			m.unreachable = why
+			m.mu.Unlock()
+		}
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"k8s.io/client-go/rest"
 
+	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/server"
 )
@@ -179,4 +180,42 @@ func TestNamesAreUnique(t *testing.T) {
 	if _, err := New(Options{Members: []Member{{Name: "a"}, {Name: "a"}}}); err == nil {
 		t.Error("two members named a were accepted")
 	}
+}
+
+// troubled is an engine that cannot list some of what it monitors.
+type troubled struct {
+	*engine
+	failing map[string]string
+}
+
+func (e troubled) SyncState() gc.SyncState {
+	return gc.SyncState{Resources: []string{"v1/pods", "v1/secrets", "v1/configmaps"}, Failing: e.failing}
+}
+
+// A ready member whose apiserver stops answering stays ready (its engine goes on) and
+// says so; one whose engine cannot list what it monitors says that.
+func TestAReadyMemberSaysWhatItCannotSee(t *testing.T) {
+	var failing atomic.Bool
+	e := troubled{engine: newEngine(), failing: map[string]string{"v1/secrets": "secrets is forbidden: User \"x\" cannot list"}}
+	close(e.started)
+	f, err := New(Options{CheckEvery: 50 * time.Millisecond, Members: []Member{{Name: "east", Config: apiserver(t, &failing)}},
+		Build: func(context.Context, string, *rest.Config) (*Built, error) {
+			return &Built{Engine: e, Stop: func() {}}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Stop)
+	f.Start(false)
+	testkit.Eventually(t, "east ready", func() bool { return state(f, "east").State == server.ClusterReady })
+	if st := state(f, "east"); !strings.Contains(st.Reason, "1 of 3 monitored resources cannot be listed or watched (v1/secrets: secrets is forbidden") {
+		t.Errorf("a ready engine that cannot list secrets: reason %q", st.Reason)
+	}
+	failing.Store(true)
+	testkit.Eventually(t, "east says its apiserver does not answer", func() bool {
+		st := state(f, "east")
+		return st.State == server.ClusterReady && strings.Contains(st.Reason, "does not answer")
+	})
+	failing.Store(false)
+	testkit.Eventually(t, "east answers again", func() bool { return !strings.Contains(state(f, "east").Reason, "does not answer") })
 }

@@ -280,3 +280,24 @@ func (s *Server) clusterList() []ClusterStatus {
 	}
 	return []ClusterStatus{st}
 }
+
+// clusterStateDesc: a cluster's state, for alerts on a cluster that failed or cannot see
+// (the engines' own series exist only for clusters that run).
+var clusterStateDesc = prometheus.NewDesc("gcscope_cluster_state",
+	"Where each cluster's engine is (several clusters): 1 for its state (idle, connecting, syncing, ready, failed); unhealthy 1 when a ready one cannot see all it monitors or its apiserver does not answer.",
+	[]string{"cluster", "state", "unhealthy"}, nil)
+
+// clusterStates exports Clusters' states as gcscope_cluster_state.
+type clusterStates struct{ src Clusters }
+
+func (c clusterStates) Describe(ch chan<- *prometheus.Desc) { ch <- clusterStateDesc }
+
+func (c clusterStates) Collect(ch chan<- prometheus.Metric) {
+	for _, st := range c.src.List() {
+		unhealthy := "0"
+		if st.State == ClusterReady && st.Reason != "" {
+			unhealthy = "1"
+		}
+		ch <- prometheus.MustNewConstMetric(clusterStateDesc, prometheus.GaugeValue, 1, st.Name, string(st.State), unhealthy)
+	}
+}

@@ -50,7 +50,7 @@ func (c *clusterSet) set(name string, cl *Cluster, state ClusterState) {
 	c.open[name] = cl
 	for i := range c.status {
 		if c.status[i].Name == name {
-			c.status[i].State = state
+			c.status[i].State, c.status[i].Reason = state, ""
 		}
 	}
 }
@@ -196,7 +196,7 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 		t.Errorf("west's DOT graph: %d", code)
 	}
 	_, metrics := c.do(http.MethodGet, "/metrics", nil, nil)
-	for _, want := range []string{`cluster="east"`, `cluster="west"`} {
+	for _, want := range []string{`cluster="east"`, `cluster="west"`, `gcscope_cluster_state{cluster="west",state="ready",unhealthy="0"} 1`, `gcscope_cluster_state{cluster="east",state="ready",unhealthy="0"} 1`} {
 		if !strings.Contains(string(metrics), want) {
 			t.Errorf("/metrics has no series with %s", want)
 		}

@@ -42,7 +42,7 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 			p.ClusterState, p.ClusterReason = string(c.status.State), c.status.Reason
 		}
 		for _, st := range s.fleet.src.List() {
-			p.Clusters = append(p.Clusters, web.ClusterOption{Name: st.Name, Server: st.Server, State: string(st.State)})
+			p.Clusters = append(p.Clusters, web.ClusterOption{Name: st.Name, Server: st.Server, State: string(st.State), Reason: st.Reason})
 		}
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -146,6 +146,7 @@ func New(o Options) *Server {
 	s.metrics = newServerMetrics()
 	if o.Clusters != nil {
 		s.fleet = &fleet{src: o.Clusters, by: map[string]*served{}}
+		s.metrics.registry.MustRegister(clusterStates{o.Clusters})
 	} else {
 		s.single = &served{name: o.ClusterName, Cluster: Cluster{Engine: o.Engine, Kube: o.Kube, Authorizer: o.Authorizer,
 			Scenarios: o.Scenarios, Deletions: o.Deletions, History: o.History}}

@@ -4800,7 +4800,7 @@ var ClusterPicker = class {
 function label(c) {
   switch (c.state) {
     case "ready":
-      return c.name;
+      return c.reason ? `${c.name} (unhealthy)` : c.name;
     case "idle":
       return `${c.name} (not started)`;
     default:

@@ -93,7 +93,7 @@ export class ClusterPicker {
 export function label(c) {
   switch (c.state) {
     case "ready":
-      return c.name;
+      return c.reason ? `${c.name} (unhealthy)` : c.name;
     case "idle":
       return `${c.name} (not started)`;
     default:
