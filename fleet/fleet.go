@@ -30,6 +30,9 @@ type Member struct {
 	// Err says why (the member is then failed from the start).
 	Config *rest.Config
 	Err    error
+	// Reload reads the kubeconfig again, for a member without Config opened again (its
+	// client certificate's file, say, is there now); nil: never.
+	Reload func() (*rest.Config, error)
 }
 
 // Engine is what the fleet runs of a cluster's engine (*gc.GarbageCollector).
@@ -240,6 +243,14 @@ func (m *member) set(state server.ClusterState, reason string) {
 func (f *Fleet) open(m *member) *server.Cluster {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.Config == nil && m.Reload != nil && time.Since(m.since) >= f.o.RetryAfter && f.ctx.Err() == nil {
+		rc, err := m.Reload()
+		if err != nil {
+			m.set(server.ClusterFailed, oneLine(err))
+		} else {
+			m.Config = rc
+		}
+	}
 	if m.Config == nil || f.ctx.Err() != nil {
 		return m.cluster
 	}

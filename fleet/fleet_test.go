@@ -219,3 +219,35 @@ func TestAReadyMemberSaysWhatItCannotSee(t *testing.T) {
 	failing.Store(false)
 	testkit.Eventually(t, "east answers again", func() bool { return !strings.Contains(state(f, "east").Reason, "does not answer") })
 }
+
+// A member the kubeconfig could not configure is configured again when opened after
+// RetryAfter (its file fixed since), then starts.
+func TestAMemberIsConfiguredAgain(t *testing.T) {
+	var fixed atomic.Bool
+	cfg := apiserver(t, nil)
+	b := &builder{engines: map[string]chan *engine{"east": make(chan *engine, 1)}}
+	f, err := New(Options{Build: b.build, RetryAfter: 100 * time.Millisecond, Members: []Member{{Name: "east",
+		Err: errors.New("client-certificate /home/me/east.crt: no such file"),
+		Reload: func() (*rest.Config, error) {
+			if !fixed.Load() {
+				return nil, errors.New("client-certificate /home/me/east.crt: still no such file")
+			}
+			return cfg, nil
+		}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Stop)
+	e := newEngine()
+	close(e.started)
+	b.engines["east"] <- e
+	testkit.Eventually(t, "opened again, still failing", func() bool {
+		_, st, _ := f.Open("east", true)
+		return strings.Contains(st.Reason, "still no such file")
+	})
+	fixed.Store(true)
+	testkit.Eventually(t, "opened again, configured and ready", func() bool {
+		_, st, _ := f.Open("east", true)
+		return st.State == server.ClusterReady
+	})
+}

@@ -114,8 +114,15 @@ func startFleet(cfg *config, getenv func(string) string, log *slog.Logger, stdou
 		if _, ok := raw.Contexts[name]; !ok {
 			return nil, fmt.Errorf("--context %q: %s has no such context (it has %s)", name, kubeconfigName(cfg), strings.Join(contextNames(raw.Contexts), ", "))
 		}
-		rc, err := clientcmd.NewNonInteractiveClientConfig(raw, name, &clientcmd.ConfigOverrides{}, rules).ClientConfig()
-		members = append(members, fleet.Member{Name: name, Config: rc, Err: err})
+		load := func() (*rest.Config, error) {
+			raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
+			if err != nil {
+				return nil, err
+			}
+			return clientcmd.NewNonInteractiveClientConfig(raw, name, &clientcmd.ConfigOverrides{}, rules).ClientConfig()
+		}
+		rc, err := load()
+		members = append(members, fleet.Member{Name: name, Config: rc, Err: err, Reload: load})
 	}
 	fl, err := fleet.New(fleet.Options{
 		Members: members,
