@@ -165,6 +165,9 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 	if loc := resp.Header.Get("Location"); loc != "/?cluster=west" {
 		t.Errorf("/ after looking at west: to %q, want /?cluster=west (remembered)", loc)
 	}
+	if code, _ := c.do(http.MethodGet, "/?cluster=west&cluster=east", nil, nil); code != http.StatusBadRequest {
+		t.Errorf("the page of two clusters: %d, want 400", code)
+	}
 	if code, _ := c.do(http.MethodGet, "/?cluster=south", nil, nil); code != http.StatusNotFound {
 		t.Errorf("the page of a cluster not served: %d, want 404", code)
 	}

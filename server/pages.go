@@ -63,6 +63,10 @@ func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, b
 		return s.single, true
 	}
 	q := r.URL.Query()
+	if len(q["cluster"]) > 1 {
+		plain(w, http.StatusBadRequest, "?cluster= names one cluster: give it once")
+		return nil, false
+	}
 	name := q.Get("cluster")
 	if name == "" {
 		name = s.defaultCluster()
