@@ -28,7 +28,7 @@ import (
 )
 
 // The churn benchmark: a busy cluster. The paced workload (churn_workload_test.go) writes
-// into the embedded apiserver four times, each in a namespace of its own:
+// into the embedded apiserver six times, each in a namespace of its own:
 //
 //  1. with no collector: the baseline, for the CPU the apiserver, etcd and the writers
 //     spend on the workload itself (all in this process);
@@ -38,17 +38,20 @@ import (
 //     process of their own): the stream's lag from the graph to every client, and the
 //     server's CPU for it;
 //  4. with the upstream collector: its CPU per event;
-//  5. with no collector again.
+//  5. with no collector again;
+//  6. with a bare informer on the namespace: the floor of the lag from a write's answer
+//     to a watcher.
 //
-// A collector's CPU per event is its run's process CPU per write less the baseline's (the
-// mean of runs 1 and 5, around the collectors'); a run lasts until the cascades of its
-// writes are over. Both collectors run as the
+// A collector's CPU per event is its run's process CPU per write less the baseline's: the
+// mean of runs 1 and 5, between which runs 2 and 4 sit alike; each alone gives the range
+// printed beside it. A run lasts until the cascades of its writes are over. Both collectors run as the
 // controller-manager runs upstream's: 20 workers, discovery every 30 s, and here an
 // unbounded client, so both keep up with the cascades and all their work is counted.
 //
 // GCSCOPE_CHURN_RATE (writes a second, default 1000) and GCSCOPE_CHURN_SECONDS (default
 // 60) size the workload; GCSCOPE_CHURN_STREAM_BATCH (a duration, default the server's 50
-// ms) sets the stream's batching.
+// ms) sets the stream's batching, and GCSCOPE_CHURN_STREAM_QUERY the clients' query
+// (default none, as the page: everything, queues included; queues=false leaves them out).
 
 const (
 	churnClients    = 50
@@ -96,6 +99,7 @@ func BenchmarkChurn(b *testing.B) {
 		if _, err := sd.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			b.Fatal(err)
 		}
+		waitIdle(ctx)
 		counter.reset(ns)
 		start, cpu0, rt0 := time.Now(), processCPU(), readRuntime()
 		p := churnPhase{run: w.run(ctx, sd.client, ns)}
@@ -150,7 +154,11 @@ func BenchmarkChurn(b *testing.B) {
 	ts := httptest.NewServer(srv) // 127.0.0.1
 	clientsCtx, stopClients := context.WithTimeout(ctx, 30*time.Minute)
 	defer stopClients()
-	clients, err := startStreamClients(clientsCtx, "ws://"+ts.Listener.Addr().String()+"/api/v1/stream", churnClients, b.TempDir())
+	url := "ws://" + ts.Listener.Addr().String() + "/api/v1/stream"
+	if q := os.Getenv("GCSCOPE_CHURN_STREAM_QUERY"); q != "" {
+		url += "?" + q
+	}
+	clients, err := startStreamClients(clientsCtx, url, churnClients, b.TempDir())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -181,28 +189,42 @@ func BenchmarkChurn(b *testing.B) {
 	up := phase("churn-upstream", true)
 	stopUp()
 
-	// 5. No collector again: the baseline is the mean of the runs around the collectors',
-	// and their difference says how much the machine moved meanwhile.
+	// 5. No collector again: the baseline is the mean of the runs around the collectors'
+	// (which sit alike between them), and their difference says how much the machine
+	// moved meanwhile.
 	none2 := phase("churn-none-2", false)
+
+	// 6. A bare informer on the namespace: the lag's floor.
+	watch, err := recordWatch(ctx, cfg, "churn-watch")
+	if err != nil {
+		b.Fatal(err)
+	}
+	watched := phase("churn-watch", false)
+	watch.close()
+	floor := watch.lags(watched.run.writes)
 
 	// The figures.
 	baseline := (none1.cpuPerWrite() + none2.cpuPerWrite()) / 2
 	perEvent := func(p churnPhase) time.Duration { return p.cpuPerWrite() - baseline }
 	ratio := float64(perEvent(ours)) / float64(perEvent(up))
+	ratioWith := func(base churnPhase) float64 {
+		return float64(ours.cpuPerWrite()-base.cpuPerWrite()) / float64(up.cpuPerWrite()-base.cpuPerWrite())
+	}
 	// The stream's CPU: the server's, over the stream-off run's, per client and second.
 	streamCPU := (streamed.cpuPerWrite() - ours.cpuPerWrite()) * time.Duration(len(streamed.run.writes))
 	perClientSecond := streamCPU.Seconds() * 1000 / churnClients / streamed.wall.Seconds()
 	clientsPerClientSecond := cr.CPU.Seconds() * 1000 / churnClients / streamed.wall.Seconds()
 
 	out := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
-	fmt.Fprintf(out, "\nchurn: %d writes/s asked for %v; %d clients on the stream (batch %v)\n", w.rate, w.duration, churnClients, cmpOr(batch, 50*time.Millisecond))
+	fmt.Fprintf(out, "\nchurn: %d writes/s asked for %v; %d clients on the stream (batch %v, query %q)\n", w.rate, w.duration, churnClients,
+		cmpOr(batch, 50*time.Millisecond), os.Getenv("GCSCOPE_CHURN_STREAM_QUERY"))
 	fmt.Fprintln(out, "run\twrites\twrites/s\tcascades over after\tprocess CPU\tCPU per write\tcollector's CPU per write\tcollector's requests per write")
 	for _, r := range []struct {
 		name string
 		p    churnPhase
-	}{{"no collector, before", none1}, {"gcscope", ours}, {"gcscope + stream", streamed}, {"upstream", up}, {"no collector, after", none2}} {
+	}{{"no collector, before", none1}, {"gcscope", ours}, {"gcscope + stream", streamed}, {"upstream", up}, {"no collector, after", none2}, {"bare informer", watched}} {
 		collectorCPU := "—"
-		if !strings.HasPrefix(r.name, "no collector") {
+		if r.name != "bare informer" && !strings.HasPrefix(r.name, "no collector") {
 			collectorCPU = micros(perEvent(r.p))
 		}
 		fmt.Fprintf(out, "%s\t%d\t%.0f\t%v\t%v\t%s\t%s\t%.2f %s\n", r.name, len(r.p.run.writes), r.p.run.rate(),
@@ -210,6 +232,9 @@ func BenchmarkChurn(b *testing.B) {
 			collectorCPU, r.p.requestsPerWrite(), verbs(r.p.requests))
 	}
 	out.Flush()
+	fmt.Printf("collector's CPU per write, gcscope/upstream: %.2f (%.2f against the baseline before alone, %.2f against the one after)\n",
+		ratio, ratioWith(none1), ratioWith(none2))
+	fmt.Printf("watch lag (write answered → a bare informer's handler; the floor): %v\n", floor)
 	fmt.Printf("engine lag (write answered → in gcscope's graph), stream off: %v\n", lags)
 	fmt.Printf("engine lag with the stream's %d clients: %v\n", churnClients, streamLags)
 	fmt.Printf("stream lag (in the graph → received by every client): p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d graph events (%d not received by every client as deltas; %d resyncs, %d frames, %.1f MiB inflated)\n",
@@ -219,6 +244,7 @@ func BenchmarkChurn(b *testing.B) {
 		perClientSecond, micros(streamCPU/time.Duration(max(1, len(streamed.run.writes)*churnClients))), clientsPerClientSecond)
 
 	b.ReportMetric(quantileMs(lags.all, 0.99), "engine-lag-p99-ms")
+	b.ReportMetric(quantileMs(lags.all, 0.99)/quantileMs(floor.all, 0.99), "engine-lag-p99/watch-lag-p99")
 	b.ReportMetric(cr.P99Ms, "stream-lag-p99-ms")
 	b.ReportMetric(ratio, "cpu-per-event-gcscope/upstream")
 	b.ReportMetric(perClientSecond, "stream-cpu-ms-per-client-s")

@@ -9,7 +9,13 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/metadata"
+	"k8s.io/client-go/metadata/metadatainformer"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 
 	"github.com/gcscope/gcscope/gc"
 )
@@ -159,4 +165,50 @@ func quantileMs(sorted []time.Duration, q float64) float64 {
 		return 0
 	}
 	return float64(sorted[int(q*float64(len(sorted)-1))]) / float64(time.Millisecond)
+}
+
+// recordWatch records, as recordFeed does, what a bare metadata informer on ns's
+// ConfigMaps and Secrets sees and when its handler gets it: the least lag any collector
+// can have, the floor the engine's lag is compared with.
+func recordWatch(ctx context.Context, cfg *rest.Config, ns string) (*feedRecorder, error) {
+	client, err := metadata.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ctx, stop := context.WithCancel(ctx)
+	r := &feedRecorder{ns: ns, byUID: map[types.UID][]nodeSeen{}, queued: map[types.UID][]time.Time{}, stop: stop, done: make(chan struct{})}
+	seen := func(obj any, removed bool) {
+		if tomb, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = tomb.Obj
+		}
+		m, ok := obj.(*metav1.PartialObjectMetadata)
+		if !ok {
+			return
+		}
+		at := time.Now()
+		r.mu.Lock()
+		r.byUID[m.UID] = append(r.byUID[m.UID], nodeSeen{at: at, removed: removed, observed: true,
+			beingDeleted: m.DeletionTimestamp != nil, owners: ownersKey(refUIDs(m.OwnerReferences))})
+		r.mu.Unlock()
+	}
+	var synced []cache.InformerSynced
+	for _, resource := range []string{"configmaps", "secrets"} {
+		inf := metadatainformer.NewFilteredMetadataInformer(client, corev1.SchemeGroupVersion.WithResource(resource), ns, 0, cache.Indexers{}, nil).Informer()
+		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { seen(obj, false) },
+			UpdateFunc: func(_, obj any) { seen(obj, false) },
+			DeleteFunc: func(obj any) { seen(obj, true) },
+		}); err != nil {
+			stop()
+			return nil, err
+		}
+		go inf.RunWithContext(ctx)
+		synced = append(synced, inf.HasSynced)
+	}
+	close(r.done) // the informers end with ctx
+	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
+		stop()
+		return nil, fmt.Errorf("the watch of %s did not sync", ns)
+	}
+	return r, nil
 }

@@ -1,11 +1,14 @@
 package difftest
 
 import (
+	"context"
 	"os"
 	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // What a run's lags were waiting on, read around each run of the churn benchmark: the Go
@@ -107,4 +110,17 @@ func machineJiffies() (busy, total float64) {
 		}
 	}
 	return busy, total
+}
+
+// waitIdle waits until the process spends under a tenth of a core over half a second (the
+// apiserver's start-up, a collector's start or the last run's tail are over), for at most
+// a minute: each run starts from a quiet process.
+func waitIdle(ctx context.Context) {
+	last := time.Duration(-1) // the first check only reads
+	testkit.PollEvery(ctx, 500*time.Millisecond, time.Minute, func() bool {
+		now := processCPU()
+		quiet := last >= 0 && now-last < 50*time.Millisecond
+		last = now
+		return quiet
+	})
 }
