@@ -44,9 +44,10 @@ import (
 //
 // A collector's CPU per event is its run's process CPU per write less the baseline's: the
 // mean of runs 1 and 5, between which runs 2 and 4 sit alike; each alone gives the range
-// printed beside it. A run lasts until the cascades of its writes are over. Both collectors run as the
-// controller-manager runs upstream's: 20 workers, discovery every 30 s, and here an
-// unbounded client, so both keep up with the cascades and all their work is counted.
+// printed beside it. A run lasts until the cascades of its writes are over. Both
+// collectors run as the controller-manager runs upstream's: 20 workers, discovery every
+// 30 s; and here on an unbounded client, so that no token bucket holds either back and
+// all their work is counted.
 //
 // GCSCOPE_CHURN_RATE (writes a second, default 1000) and GCSCOPE_CHURN_SECONDS (default
 // 60) size the workload; GCSCOPE_CHURN_STREAM_BATCH (a duration, default the server's 50
