@@ -3,6 +3,7 @@ package difftest
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net/http"
@@ -167,7 +168,18 @@ func BenchmarkChurn(b *testing.B) {
 	streamed := phase("churn-stream", true)
 	recStream.close()
 	streamLags := recStream.lags(streamed.run.writes)
-	cr, err := clients.finish(engine.Feed().LastSeq())
+	// A last write gives every client a frame to end on, whatever it has received already
+	// (a stream sends nothing while the feed is quiet).
+	from := engine.Feed().LastSeq()
+	end, err := sd.client.CoreV1().ConfigMaps("churn-stream").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "churn-end"}}, metav1.CreateOptions{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	endSeq, err := seqOf(ctx, engine.Feed(), from, end.UID)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cr, err := clients.finish(endSeq)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -363,4 +375,29 @@ func typeTally(r clientsResult) string {
 		parts[i] = fmt.Sprintf("%s %d events, %.1f MiB (%.0f%%)", t, r.TypeEvents[t], float64(r.TypeBytes[t])/(1<<20), 100*float64(r.TypeBytes[t])/float64(max(1, total)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// seqOf waits, for at most a minute, for the feed event after from that adds uid's node,
+// and returns its seq.
+func seqOf(ctx context.Context, feed *gc.Feed, from uint64, uid types.UID) (uint64, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	var seq uint64
+	found := errors.New("found")
+	err := feed.Follow(ctx, from, gc.Follower{
+		Events: func(_ context.Context, events []gc.Event) error {
+			for _, e := range events {
+				if e.Node != nil && e.Node.UID == uid && e.Node.Observed {
+					seq = e.Seq
+					return found
+				}
+			}
+			return nil
+		},
+		Resync: func(context.Context) (uint64, error) { return 0, errors.New("the feed no longer holds the events") },
+	})
+	if errors.Is(err, found) {
+		return seq, nil
+	}
+	return 0, fmt.Errorf("the engine's feed did not show %s: %v", uid, err)
 }

@@ -131,20 +131,18 @@ func TestChurnStreamClients(t *testing.T) {
 		t.Fatalf("%s: want a positive number", churnClientsCount)
 	}
 	var (
-		table   lagTable
-		last    atomic.Uint64 // the seq to read up to; 0 until the benchmark says
-		lastSet = make(chan struct{})
-		mu      sync.Mutex
-		res     clientsResult
-		wg      sync.WaitGroup
-		ready   sync.WaitGroup
+		table lagTable
+		last  atomic.Uint64 // the seq to read up to; 0 until the benchmark says
+		mu    sync.Mutex
+		res   clientsResult
+		wg    sync.WaitGroup
+		ready sync.WaitGroup
 	)
 	go func() {
 		// The benchmark writes the last seq, then closes stdin.
 		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
 		v, _ := strconv.ParseUint(string(bytes.TrimSpace([]byte(line))), 10, 64)
 		last.Store(max(v, 1))
-		close(lastSet)
 	}()
 	ready.Add(n)
 	res.TypeBytes, res.TypeEvents = map[string]int64{}, map[string]int{}
@@ -154,7 +152,7 @@ func TestChurnStreamClients(t *testing.T) {
 			if i == 0 {
 				c.typeBytes, c.typeEvents = res.TypeBytes, res.TypeEvents // only this client writes them
 			}
-			err := c.read(url, &last, lastSet)
+			err := c.read(url, &last)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -198,7 +196,7 @@ type churnClient struct {
 }
 
 // read reads frames until it has the last seq (once known), or fails.
-func (c *churnClient) read(url string, last *atomic.Uint64, lastSet <-chan struct{}) error {
+func (c *churnClient) read(url string, last *atomic.Uint64) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{CompressionMode: websocket.CompressionNoContextTakeover})
 	cancel()
