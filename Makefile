@@ -117,9 +117,9 @@ browser: ## install Debian's chromium for the browser tests, unless a browser is
 # loopback and slower links) load the page once per case: they run with -benchtime 1x,
 # the other benchmarks with go test's defaults.
 RENDER_BENCH := ^BenchmarkUI(Render|Snapshot)$$
-# The side-by-side benchmarks with the upstream collector (internal/difftest: cascades, and
-# a 150k-Pod cluster) run once each (-benchtime 1x): one run takes minutes.
-SIDE_BENCH := ^Benchmark(Cascades|Scale)$$
+# The side-by-side benchmarks with the upstream collector (internal/difftest: cascades, a
+# 150k-Pod cluster, and a busy cluster's churn) run once each (-benchtime 1x): one run takes minutes.
+SIDE_BENCH := ^Benchmark(Cascades|Scale|Churn)$$
 bench: browser ## run the benchmarks, the side-by-side ones with the upstream collector, then the UI render benchmark in headless Chromium
 	$(GO) test -run '^$$' -bench . -skip '$(RENDER_BENCH)|$(SIDE_BENCH)' -benchmem ./...
 	$(GO) test -run '^$$' -bench '$(SIDE_BENCH)' -benchtime 1x -timeout 90m ./internal/difftest/

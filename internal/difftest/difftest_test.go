@@ -88,6 +88,11 @@ func newSide(name string, k *testkit.Env) *side {
 // runUpstream starts kube-controller-manager's collector as the controller-manager
 // does: a deferred mapper over a cached discovery client, reset every period; Run and Sync.
 func runUpstream(ctx context.Context, cfg *rest.Config) (*upstream.GarbageCollector, error) {
+	return runUpstreamEvery(ctx, cfg, syncPeriod)
+}
+
+// runUpstreamEvery is runUpstream with period for the mapper's reset and Sync.
+func runUpstreamEvery(ctx context.Context, cfg *rest.Config, period time.Duration) (*upstream.GarbageCollector, error) {
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -105,9 +110,9 @@ func runUpstream(ctx context.Context, cfg *rest.Config) (*upstream.GarbageCollec
 	if err != nil {
 		return nil, err
 	}
-	go wait.UntilWithContext(ctx, func(context.Context) { mapper.Reset() }, syncPeriod)
-	go collector.Run(ctx, workers, syncPeriod)
-	go collector.Sync(ctx, client.Discovery(), syncPeriod)
+	go wait.UntilWithContext(ctx, func(context.Context) { mapper.Reset() }, period)
+	go collector.Run(ctx, workers, period)
+	go collector.Sync(ctx, client.Discovery(), period)
 	shared.Start(ctx.Done())
 	metaInformers.Start(ctx.Done())
 	close(started)
