@@ -95,6 +95,9 @@ func (c *served) pending() bool {
 // notReady answers 503 for a cluster without an engine yet, with when to ask again.
 func notReady(w http.ResponseWriter, c *served) {
 	msg := fmt.Sprintf("cluster %q is %s", c.name, c.status.State)
+	if c.status.State == ClusterFailed {
+		msg = fmt.Sprintf("cluster %q failed to start", c.name)
+	}
 	switch {
 	case c.status.State == ClusterIdle:
 		msg += ": its engine starts when gcscope's page (or a client that is not a browser) opens it, not on another site's request"
