@@ -14,6 +14,7 @@ import (
 type auditTrail struct {
 	written atomic.Bool
 	noRoute atomic.Bool // the path is not one gcscope serves: not a write (the 404 handler says so)
+	cluster atomic.Pointer[string] // the cluster the route named, once resolved (clusters.go)
 }
 
 type auditTrailKey struct{}
@@ -44,6 +45,9 @@ func (s *Server) auditRefusedWrites(next http.Handler) http.Handler {
 		var e apiError
 		_ = json.Unmarshal(body.b, &e) // the API's refusals are JSON; the message stays empty otherwise
 		entry := entryFor(r, writeAction(r))
+		if c := trail.cluster.Load(); c != nil {
+			entry.Cluster = *c // resolved under this middleware, in a context it does not see
+		}
 		entry.Result, entry.Status, entry.Error = "denied", ww.Status(), e.Message
 		if ww.Status() >= http.StatusInternalServerError {
 			entry.Result = "error"

@@ -250,6 +250,9 @@ func (s *Server) servingCluster(next http.Handler, named func(*http.Request) (st
 		if ok {
 			c, ok = s.cluster(name, s.mayStart(r))
 		}
+		if t := trailOf(r); t != nil && ok {
+			t.cluster.Store(&name)
+		}
 		if !ok {
 			writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no cluster named %s: GET /api/v1/clusters lists them", quoteClip(name)))
 			return

@@ -67,6 +67,7 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 		{Name: "west", State: ClusterConnecting, Reason: "asking https://west for its version"},
 		{Name: "admin@kubernetes", State: ClusterReady}, {Name: "a/b", State: ClusterReady},
 		{Name: "a%2Fb", State: ClusterReady}, {Name: "arn:aws:eks:x", State: ClusterReady},
+		{Name: "down", State: ClusterFailed, Reason: "cannot reach https://down"},
 	}, open: map[string]*Cluster{"east": {Engine: e.engine, Kube: e.config}}}
 	for _, name := range []string{"admin@kubernetes", "a/b", "a%2Fb", "arn:aws:eks:x"} {
 		set.open[name] = &Cluster{Engine: e.engine, Kube: e.config}
@@ -81,7 +82,7 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 	c.http.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 	var list clustersResponse
-	if code := c.getJSON("/api/v1/clusters", &list); code != 200 || len(list.Clusters) != 6 || list.Clusters[1].State != ClusterConnecting {
+	if code := c.getJSON("/api/v1/clusters", &list); code != 200 || len(list.Clusters) != 7 || list.Clusters[1].State != ClusterConnecting {
 		t.Fatalf("GET /api/v1/clusters: %d %+v", code, list)
 	}
 	ns := e.namespace(t)
@@ -193,6 +194,17 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 	json.Unmarshal([]byte(audit.String()), &line)
 	if line.Cluster != "west" || line.Action != "delete" {
 		t.Errorf("audit line %q: want the delete, naming west", audit.String())
+	}
+	// A write refused before any handler audits it (its cluster failed) names its cluster too.
+	before := len(audit.String())
+	c.do(http.MethodPost, "/api/v1/clusters/down/objects/"+string(cm.UID)+"/delete", wire.DeleteRequest{PropagationPolicy: "Background", DryRun: true}, h)
+	var refused struct {
+		Cluster, Result string
+		Status          int
+	}
+	json.Unmarshal([]byte(audit.String()[before:]), &refused)
+	if refused.Cluster != "down" || refused.Status != http.StatusServiceUnavailable {
+		t.Errorf("the refused write's audit line %q: want 503, naming down", audit.String()[before:])
 	}
 
 	if code, dot := c.do(http.MethodGet, "/api/v1/clusters/west/debug/controllers/garbagecollector/graph", nil, nil); code != 200 || !strings.Contains(string(dot), "digraph") {
