@@ -13,7 +13,7 @@ import (
 // from the request's context to the entry, and auditLog.write marks it.
 type auditTrail struct {
 	written atomic.Bool
-	noRoute atomic.Bool // the path is not one gcscope serves: not a write (the 404 handler says so)
+	noRoute atomic.Bool            // the path is not one gcscope serves: not a write (the 404 handler says so)
 	cluster atomic.Pointer[string] // the cluster the route named, once resolved (clusters.go)
 }
 
