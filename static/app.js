@@ -4329,7 +4329,6 @@ function wireView(page2, parts) {
     if (view2.q) p.set("q", view2.q);
     if (view2.focus) p.set("focus", view2.focus);
     if (view2.sel) p.set("sel", view2.sel);
-    if (parts.tabs.shown() !== "object") p.set("tab", parts.tabs.shown());
     const travel = page2.travelUI?.travel;
     if (travel?.active && !travel.playing && Number.isFinite(travel.at)) p.set("at", isoTime(travel.at));
     const t = document.documentElement.dataset.theme;
@@ -4382,8 +4381,6 @@ function wireView(page2, parts) {
     }
   }
   $("focus-clear").addEventListener("click", () => page2.setFocus(null));
-  let reading = false;
-  parts.tabs.onShow(() => reading || page2.writeURL());
   return {
     updateFocusChip: updateFocusChip2,
     /** Reads the view from the URL. */
@@ -4398,9 +4395,7 @@ function wireView(page2, parts) {
       const theme2 = p.get("theme");
       if (theme2 === "dark" || theme2 === "light") parts.setTheme(theme2, false);
       const tab = p.get("tab");
-      reading = true;
       if (tab && parts.tabs.has(tab)) parts.tabs.show(tab);
-      reading = false;
     }
   };
 }

@@ -26,8 +26,6 @@ export function wireView(page, parts) {
     if (view.q) p.set("q", view.q);
     if (view.focus) p.set("focus", view.focus);
     if (view.sel) p.set("sel", view.sel);
-    // The side panel's tab, but the object panel (an alert's runbook links ?tab=stuck).
-    if (parts.tabs.shown() !== "object") p.set("tab", parts.tabs.shown());
     // Time travel, paused at a moment: that moment is part of the view.
     const travel = page.travelUI?.travel;
     if (travel?.active && !travel.playing && Number.isFinite(travel.at)) p.set("at", isoTime(travel.at));
@@ -92,8 +90,6 @@ export function wireView(page, parts) {
     }
   }
   $("focus-clear").addEventListener("click", () => page.setFocus(null));
-  let reading = false; // the URL is being read: not rewritten from half a view
-  parts.tabs.onShow(() => reading || page.writeURL());
 
   return {
     updateFocusChip,
@@ -109,10 +105,10 @@ export function wireView(page, parts) {
       page.atURL = p.get("at") || "";
       const theme = p.get("theme");
       if (theme === "dark" || theme === "light") parts.setTheme(theme, false);
+      // ?tab= opens the page on a tab of the side panel (an alert's runbook links
+      // ?tab=stuck); read once, not written back as tabs change.
       const tab = p.get("tab");
-      reading = true;
       if (tab && parts.tabs.has(tab)) parts.tabs.show(tab);
-      reading = false;
     },
   };
 }
