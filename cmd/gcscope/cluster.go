@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
-	"slices"
 	"strings"
 
 	"k8s.io/client-go/rest"
@@ -90,30 +89,12 @@ func startFleet(cfg *config, getenv func(string) string, log *slog.Logger, stdou
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %v", kubeconfigName(cfg), oneLine(err))
 	}
-	names := cfg.contexts
-	if cfg.allContexts {
-		names = nil
-		for name := range raw.Contexts {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		if i := slices.Index(names, raw.CurrentContext); i > 0 {
-			names = append([]string{raw.CurrentContext}, slices.Delete(names, i, i+1)...) // the current context is the default
-		}
-		if len(names) == 0 {
-			return nil, fmt.Errorf("--all-contexts: %s has no context", kubeconfigName(cfg))
-		}
+	names, err := fleet.Contexts(raw, cfg.contexts, kubeconfigName(cfg))
+	if err != nil {
+		return nil, err
 	}
 	var members []fleet.Member
 	for _, name := range names {
-		if name == "." || name == ".." {
-			// A browser resolves /api/v1/clusters/../graph to /api/v1/graph: the default
-			// cluster's, under this one's name.
-			return nil, fmt.Errorf("context %q cannot be served next to others: a URL cannot name it; rename it in %s", name, kubeconfigName(cfg))
-		}
-		if _, ok := raw.Contexts[name]; !ok {
-			return nil, fmt.Errorf("--context %q: %s has no such context (it has %s)", name, kubeconfigName(cfg), strings.Join(contextNames(raw.Contexts), ", "))
-		}
 		load := func() (*rest.Config, error) {
 			raw, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).RawConfig()
 			if err != nil {
@@ -150,13 +131,4 @@ func startFleet(cfg *config, getenv func(string) string, log *slog.Logger, stdou
 	}
 	fmt.Fprintf(stdout, "serving %d contexts of %s: %s (the default), %s; %s\n", len(names), kubeconfigName(cfg), names[0], strings.Join(names[1:], ", "), when)
 	return fl, nil
-}
-
-func contextNames[V any](m map[string]V) []string {
-	var out []string
-	for name := range m {
-		out = append(out, fmt.Sprintf("%q", name))
-	}
-	slices.Sort(out)
-	return out
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -33,28 +32,16 @@ func startFleet(o *options, all, startAll bool) (*fleet.Fleet, []string, error) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("kubeconfig: %s", oneLine(err))
 	}
-	names := o.contexts
+	given := o.contexts
 	if all {
-		names = nil
-		for name := range raw.Contexts {
-			names = append(names, name)
-		}
-		slices.Sort(names)
-		if i := slices.Index(names, raw.CurrentContext); i > 0 {
-			names = append([]string{raw.CurrentContext}, slices.Delete(names, i, i+1)...)
-		}
-		if len(names) == 0 {
-			return nil, nil, fmt.Errorf("--all-contexts: the kubeconfig has no context")
-		}
+		given = nil
+	}
+	names, err := fleet.Contexts(raw, given, "the kubeconfig")
+	if err != nil {
+		return nil, nil, err
 	}
 	var members []fleet.Member
 	for _, name := range names {
-		if name == "." || name == ".." {
-			return nil, nil, fmt.Errorf("context %q cannot be served next to others: a URL cannot name it; rename it", name)
-		}
-		if _, ok := raw.Contexts[name]; !ok {
-			return nil, nil, fmt.Errorf("--context %q: the kubeconfig has no such context", name)
-		}
 		overrides := &clientcmd.ConfigOverrides{}
 		overrides.AuthInfo.Impersonate = o.as
 		rc, err := clientcmd.NewNonInteractiveClientConfig(raw, name, overrides, rules).ClientConfig()
