@@ -116,7 +116,7 @@ browser: ## install Debian's chromium for the browser tests, unless a browser is
 # The UI benchmarks in headless Chromium (web/: the render benchmark, and the snapshot over
 # loopback and slower links) load the page once per case: they run with -benchtime 1x,
 # the other benchmarks with go test's defaults.
-RENDER_BENCH := ^BenchmarkUI(Render|Snapshot)$$
+RENDER_BENCH := ^BenchmarkUI(Render|Snapshot|FirstFrame)$$
 # The side-by-side benchmarks with the upstream collector (internal/difftest: cascades, a
 # 150k-Pod cluster, and a busy cluster's churn) run once each (-benchtime 1x): one run takes minutes.
 SIDE_BENCH := ^Benchmark(Cascades|Scale|Churn)$$

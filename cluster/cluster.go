@@ -66,7 +66,9 @@ type Cluster struct {
 	stopOnce sync.Once
 }
 
-// startTimeout bounds how long Start waits for kube-apiserver to become ready.
+// startTimeout bounds how long Start waits for kube-apiserver to become ready, unless
+// Start's ctx has a deadline: a kept data dir with many objects makes the apiserver ready
+// only once its watch caches hold them.
 const startTimeout = 90 * time.Second
 
 // Start boots etcd and kube-apiserver, waits until the apiserver is ready, writes an admin
@@ -187,7 +189,11 @@ func (c *Cluster) waitReady(ctx context.Context, logFile string) error {
 	if err != nil {
 		return err
 	}
-	deadline := time.After(startTimeout)
+	wait := startTimeout
+	if d, ok := ctx.Deadline(); ok {
+		wait = time.Until(d)
+	}
+	deadline := time.After(wait)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for {
@@ -203,7 +209,7 @@ func (c *Cluster) waitReady(ctx context.Context, logFile string) error {
 		case err := <-c.failed:
 			return err
 		case <-deadline:
-			return fmt.Errorf("kube-apiserver was not ready after %s (log: %s)", startTimeout, logFile)
+			return fmt.Errorf("kube-apiserver was not ready after %s (log: %s)", wait.Round(time.Second), logFile)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-tick.C:

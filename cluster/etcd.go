@@ -27,7 +27,8 @@ func startEtcd(ctx context.Context, dataDir, logFile string, debug bool) (*embed
 	// One member on loopback, nothing to replicate to: fsync on every write only slows the
 	// demo; crash consistency of a scratch cluster is not worth it.
 	cfg.UnsafeNoFsync = true
-	cfg.QuotaBackendBytes = 2 << 30
+	// etcd's largest recommended database: a million-object scale run holds about 2.5 GiB.
+	cfg.QuotaBackendBytes = 8 << 30
 
 	ports, err := freePorts(2)
 	if err != nil {

@@ -50,9 +50,11 @@ type node struct {
 	deletingDependents bool
 	// virtual: not observed through an informer yet, only named by dependents.
 	virtual bool
-	// countedAs and counted: how the node is counted in the graph's summary (summary.go).
+	// countedAs, countedAt and counted: how the node is counted in the graph's summary,
+	// and where among its group's members (summary.go).
 	countedAs uint8
-	counted   *SummaryGroup
+	countedAt int32
+	counted   *countGroup
 
 	// What the last observation said, kept so Explain and the feed can tell why an
 	// object stays.
@@ -115,7 +117,7 @@ type graph struct {
 }
 
 func newGraph() *graph {
-	return &graph{uidToNode: map[types.UID]*node{}, counts: summaryCounts{groups: map[summaryKey]*SummaryGroup{}}}
+	return &graph{uidToNode: map[types.UID]*node{}, counts: summaryCounts{groups: map[summaryKey]*countGroup{}}}
 }
 
 // The methods below require g.mu held for writing (the graph builder) or reading.

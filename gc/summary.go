@@ -66,10 +66,14 @@ func (s *Summarizer) Summary(seq uint64) Summary {
 	for _, g := range s.groups {
 		out.Groups = append(out.Groups, *g)
 	}
-	slices.SortFunc(out.Groups, func(a, b SummaryGroup) int {
+	sortGroups(out.Groups)
+	return out
+}
+
+func sortGroups(gs []SummaryGroup) {
+	slices.SortFunc(gs, func(a, b SummaryGroup) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.APIVersion, b.APIVersion), cmp.Compare(a.Kind, b.Kind))
 	})
-	return out
 }
 
 // Summary is the graph counted, consistent with the feed's sequence number as Snapshot
@@ -81,15 +85,29 @@ func (gc *GarbageCollector) Summary() Summary {
 	gc.feed.mu.Lock()
 	seq := gc.feed.seq
 	gc.feed.mu.Unlock()
-	s := Summarizer{groups: gc.graph.counts.groups}
-	return s.Summary(seq)
+	out := Summary{Seq: seq, Groups: make([]SummaryGroup, 0, len(gc.graph.counts.groups))}
+	for _, g := range gc.graph.counts.groups {
+		out.Groups = append(out.Groups, g.SummaryGroup)
+	}
+	sortGroups(out.Groups)
+	return out
 }
 
 // summaryCounts are the graph's nodes counted per namespace and kind, kept by the graph
 // builder as it publishes each change of a node (publishNode), under the graph's lock.
 // Each node remembers the group and the marks it is counted with, so a change moves it.
+// A group knows its members too: the index a snapshot of some namespaces reads
+// (SnapshotOf), so that it costs what those namespaces hold.
 type summaryCounts struct {
-	groups map[summaryKey]*SummaryGroup
+	groups map[summaryKey]*countGroup
+}
+
+// countGroup is one kept group and the nodes counted in it, each at its node's
+// countedAt. A node whose identity changes is replaced by a clone, which is published
+// next: track puts it in its slot.
+type countGroup struct {
+	SummaryGroup
+	members []*node
 }
 
 // The marks a node is counted with (node.countedAs).
@@ -106,6 +124,7 @@ func (c *summaryCounts) track(t EventType, n *node) {
 		g.Objects--
 		g.unmark(n.countedAs)
 		c.add(g, n)
+		g.members[n.countedAt] = n // a clone takes its original's slot
 		return
 	}
 	c.uncount(n)
@@ -118,14 +137,16 @@ func (c *summaryCounts) count(n *node) {
 	k := summaryKey{n.identity.Namespace, n.identity.APIVersion, n.identity.Kind}
 	g := c.groups[k]
 	if g == nil {
-		g = &SummaryGroup{Namespace: k.namespace, APIVersion: k.apiVersion, Kind: k.kind}
+		g = &countGroup{SummaryGroup: SummaryGroup{Namespace: k.namespace, APIVersion: k.apiVersion, Kind: k.kind}}
 		c.groups[k] = g
 	}
+	n.countedAt = int32(len(g.members))
+	g.members = append(g.members, n)
 	c.add(g, n)
 }
 
-// add counts n in g.
-func (c *summaryCounts) add(g *SummaryGroup, n *node) {
+// add counts n in g (a member already).
+func (c *summaryCounts) add(g *countGroup, n *node) {
 	var marks uint8
 	g.Objects++
 	if n.beingDeleted {
@@ -150,6 +171,10 @@ func (c *summaryCounts) uncount(n *node) {
 	}
 	g.Objects--
 	g.unmark(n.countedAs)
+	last := g.members[len(g.members)-1]
+	g.members[n.countedAt], last.countedAt = last, n.countedAt
+	g.members[len(g.members)-1] = nil
+	g.members = g.members[:len(g.members)-1]
 	if g.Objects == 0 { // no node points at it any more
 		delete(c.groups, summaryKey{g.Namespace, g.APIVersion, g.Kind})
 	}

@@ -1,10 +1,12 @@
 package gc
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // The summary counts what the snapshot lists: per namespace and kind, the objects, those
@@ -30,6 +32,14 @@ func TestSummaryCountsTheGraph(t *testing.T) {
 		if want != nil && !slices.Equal(sum.Groups, want) {
 			t.Errorf("%s: %+v, want %+v", step, sum.Groups, want)
 		}
+		// The groups' members are the index SnapshotOf reads: each namespace's nodes.
+		for _, ns := range []string{"a", "b", "c", "d", ""} {
+			of := h.gc.SnapshotOf([]string{ns}, nil)
+			in := slices.DeleteFunc(slices.Clone(snap.Nodes), func(n NodeState) bool { return n.Namespace != ns })
+			if of.Seq != snap.Seq || !reflect.DeepEqual(of.Nodes, in) {
+				t.Errorf("%s: SnapshotOf(%q) at %d has %v, the snapshot at %d %v", step, ns, of.Seq, stateUIDs(of.Nodes), snap.Seq, stateUIDs(in))
+			}
+		}
 	}
 	dep := deployment("a", "web", "uid-dep", deleting(), finalized(metav1.FinalizerDeleteDependents))
 	rs := replicaSet("a", "web-1", "uid-rs", owned(ownerRefTo(dep, blocking)))
@@ -38,6 +48,10 @@ func TestSummaryCountsTheGraph(t *testing.T) {
 	gone := configMap("b", "gone", "uid-gone")
 	cm := configMap("b", "cm", "uid-cm", owned(ownerRefTo(gone)))
 	h.observe(evAdd(rs), evAdd(dep), evAdd(p1), evAdd(p2), evAdd(pod("b", "solo", "uid-p3")), evAdd(cm))
+	// A uid's component: its owners and dependents, transitively, whatever the namespace.
+	if got := stateUIDs(h.gc.SnapshotOf(nil, []types.UID{"uid-p1"}).Nodes); !slices.Equal(got, []types.UID{"uid-dep", "uid-p1", "uid-p2", "uid-rs"}) {
+		t.Errorf("SnapshotOf(uid-p1) = %v, want its Deployment, ReplicaSet and both Pods", got)
+	}
 	check("added", []SummaryGroup{
 		{Namespace: "a", APIVersion: "apps/v1", Kind: "Deployment", Objects: 1, BeingDeleted: 1, DeletingDependents: 1},
 		{Namespace: "a", APIVersion: "apps/v1", Kind: "ReplicaSet", Objects: 1},
@@ -71,4 +85,22 @@ func TestSummaryCountsTheGraph(t *testing.T) {
 	check("its identity replaced", nil)
 	h.observe(evDelete(byDeployment), evDelete(byReplicaSet))
 	check("its dependents removed", nil)
+	// The same with two names of one kind: the replacement stays in its group.
+	misnamed := deployment("d", "right", "uid-misnamed")
+	byWrong := configMap("d", "one", "uid-d1", owned(metav1.OwnerReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "wrong", UID: "uid-misnamed"}))
+	byRight := configMap("d", "two", "uid-d2", owned(ownerRefTo(misnamed)))
+	h.observe(evAdd(byWrong), evAdd(byRight))
+	h.gc.graph.mu.RLock()
+	first = h.gc.graph.uidToNode["uid-misnamed"].identity
+	h.gc.graph.mu.RUnlock()
+	h.observe(evVirtualDelete(first))
+	check("a virtual owner renamed in its group", nil)
+}
+
+func stateUIDs(nodes []NodeState) []types.UID {
+	out := make([]types.UID, len(nodes))
+	for i := range nodes {
+		out[i] = nodes[i].UID
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/static"
 )
 
 // The large reads are gzipped for a client that asks, and say the same thing; /session,
@@ -86,4 +87,16 @@ func TestAPIResponsesGzippedWhenAsked(t *testing.T) {
 	if _, enc := get("/api/v1/session", "gzip"); enc != "" {
 		t.Errorf("GET /api/v1/session (the CSRF token) compressed: %q", enc)
 	}
+	// The page's script: the same bytes, a fraction of them on the wire.
+	script := "/static/app.js?v=" + static.Version
+	plain, _ := get(script, "")
+	zipped, enc := get(script, "gzip")
+	zr, err := gzip.NewReader(bytes.NewReader(zipped))
+	if enc != "gzip" || err != nil {
+		t.Fatalf("GET %s with Accept-Encoding gzip: Content-Encoding %q (%v)", script, enc, err)
+	}
+	if unzipped, err := io.ReadAll(zr); err != nil || !bytes.Equal(unzipped, plain) {
+		t.Errorf("GET %s: the gzipped script is not the script (%v)", script, err)
+	}
+	t.Logf("GET %s: %d bytes, %d gzipped", script, len(plain), len(zipped))
 }

@@ -75,5 +75,9 @@ func newObjectFilter(namespaces, kinds []string) objectFilter {
 }
 
 func (f objectFilter) pass(r *gc.ObjectRef) bool {
-	return (f.namespaces == nil || f.namespaces[r.Namespace]) && (f.kinds == nil || f.kinds[strings.ToLower(r.Kind)])
+	return (f.namespaces == nil || f.namespaces[r.Namespace]) && f.passKind(r)
+}
+
+func (f objectFilter) passKind(r *gc.ObjectRef) bool {
+	return f.kinds == nil || f.kinds[strings.ToLower(r.Kind)]
 }

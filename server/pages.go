@@ -22,7 +22,7 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := web.Page{Title: "ownership graph", Version: s.opts.Version, ReadOnly: s.opts.ReadOnly,
-		CSRFToken: s.csrfToken(w, r), Asset: assetURL}
+		CSRFToken: s.csrfToken(w, r), Asset: assetURL, FullGraph: s.opts.PageFullGraph}
 	if c.Engine != nil {
 		p.Mode = string(c.Engine.Mode())
 	}

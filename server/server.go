@@ -79,9 +79,13 @@ type Options struct {
 	// MaxStreams bounds the websocket stream clients in all (0: 256), and
 	// MaxStreamsPerUser those of one user (0: 32).
 	MaxStreams, MaxStreamsPerUser int
+	// PageFullGraph is the most objects the page holds whole; past it, the page is summary
+	// first (docs/stream.md). 0: the page's default, 20,000.
+	PageFullGraph int
 	// Audit receives one JSON line per write; nil means the logger.
 	Audit io.Writer
-	// StreamBatch is how often the stream flushes deltas to clients; 0: 50 ms.
+	// StreamBatch is how often, at most, the stream flushes deltas to clients while one
+	// lags (every 20 ms while all keep up, or StreamBatch when shorter); 0: 50 ms.
 	StreamBatch time.Duration
 	// ClientBuffer is how many frames a stream client may have pending before it is
 	// considered behind and resynced with a snapshot; 0: 256.
@@ -168,8 +172,15 @@ func (s *Server) newHub(c *served, reg prometheus.Registerer) *hub {
 	if e, ok := c.Engine.(interface{ SnapshotWithoutNodes() gc.Snapshot }); ok {
 		bare = e.SnapshotWithoutNodes
 	}
+	var subset func([]string, []types.UID) gc.Snapshot
+	if e, ok := c.Engine.(interface {
+		SnapshotOf([]string, []types.UID) gc.Snapshot
+	}); ok {
+		subset = e.SnapshotOf
+	}
 	return newHub(hubOptions{
 		Bare:     bare,
+		Subset:   subset,
 		Snapshot: c.Engine.Snapshot, Summary: summaryOf(c.Engine), Feed: c.Engine.Feed(), Logger: o.Logger,
 		Batch: o.StreamBatch, Buffer: o.ClientBuffer, OriginPatterns: o.AllowedOrigins,
 		MaxClients: o.MaxStreams, MaxClientsPerUser: o.MaxStreamsPerUser,

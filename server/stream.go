@@ -20,6 +20,7 @@ import (
 
 const (
 	defaultStreamBatch  = 50 * time.Millisecond
+	defaultQuickBatch   = 20 * time.Millisecond
 	defaultClientBuffer = 256
 	defaultWriteTimeout = 10 * time.Second
 	defaultPingInterval = 20 * time.Second

@@ -26,6 +26,7 @@ type streamClient struct {
 	credentialsAt time.Time
 	conn          *websocket.Conn
 	netConn       net.Conn // under conn
+	deflate       bool     // frames of deflateAtLeast bytes go deflated, as binary messages (?encoding=deflate)
 
 	// Between the hub and the writer.
 	batches chan *batch   // bounded; the hub never waits on it
@@ -45,6 +46,9 @@ type streamClient struct {
 	sent     uint64 // seq of the last frame sent
 	lastSent time.Time
 	pending  [][]byte // encoded events of the next deltas frame
+	// kept, keptRaw: add's scratch, the events of a batch the view keeps and their encodings.
+	kept    []gc.Event
+	keptRaw [][]byte
 	// The last summary frame (summary subscriptions): when, and what it said.
 	summaryAt   time.Time
 	summarySent []byte
@@ -272,7 +276,7 @@ func (c *streamClient) start(ctx context.Context, since *uint64) error {
 	if !c.view.all {
 		// Which objects the client holds is not known exactly: take it from the graph
 		// now, and filter the events up to now conservatively.
-		s := c.h.snapshot(c.h.o.Feed.LastSeq())
+		s := c.viewSnapshot(c.h.o.Feed.LastSeq())
 		c.view.seedResume(s.Nodes, s.Seq)
 	}
 	if err := c.catchUp(ctx, feed.LastSeq()); err != nil {
@@ -314,23 +318,30 @@ func (c *streamClient) catchUp(ctx context.Context, target uint64) error {
 // add filters events (consecutive, following c.seq) into the pending frame; raw, when
 // given, are their encodings.
 func (c *streamClient) add(events []gc.Event, raw [][]byte) {
+	kept, enc := c.kept[:0], c.keptRaw[:0]
 	for i, e := range events {
 		if e.Seq <= c.seq {
 			continue
 		}
 		out, keep, rewritten := c.view.filter(e)
 		if keep {
+			kept = append(kept, out)
 			if raw != nil && !rewritten {
-				c.pending = append(c.pending, raw[i])
+				enc = append(enc, raw[i])
 			} else {
-				c.pending = append(c.pending, encodeEvent(out))
+				enc = append(enc, encodeEvent(out))
 			}
 		}
 		c.seq = e.Seq
 	}
+	c.pending = appendFolded(c.pending, kept, enc)
+	clear(kept)
+	clear(enc)
+	c.kept, c.keptRaw = kept[:0], enc[:0]
 }
 
-// deliver sends b, and the batches queued behind it, as one deltas frame.
+// deliver sends b and the batches queued behind it: as their own shared frames, or as one
+// deltas frame of the client's.
 func (c *streamClient) deliver(ctx context.Context, b *batch) error {
 	batches := []*batch{b}
 	n := len(b.events)
@@ -342,6 +353,22 @@ func (c *streamClient) deliver(ctx context.Context, b *batch) error {
 		default:
 			more = false
 		}
+	}
+	// A client that sees everything and is where the batches begin is sent each batch's
+	// own frame, encoded once for every such client; one that asked for the stream's
+	// deflate takes them one by one even when several waited (each deflated once for all),
+	// where another joins them into one frame of its own (fewer frames, nothing deflated).
+	for len(batches) > 0 && (len(batches) == 1 || c.deflate) && c.view.all && len(c.pending) == 0 && c.sent == c.seq && batches[0].from == c.seq+1 {
+		b := batches[0]
+		frame := b.frame(c.view.sub.Queues)
+		if frame == nil {
+			break // nothing of it for this client: its seq goes on in the next frame
+		}
+		if err := c.writeFrame(ctx, "deltas", frame, func() []byte { return b.deflatedFrame(c.view.sub.Queues) }); err != nil {
+			return err
+		}
+		c.seq, c.sent = b.to, b.to
+		batches = batches[1:]
 	}
 	for _, b := range batches {
 		if b.to <= c.seq {
@@ -359,7 +386,12 @@ func (c *streamClient) deliver(ctx context.Context, b *batch) error {
 				continue
 			}
 		}
-		c.add(b.events, b.encoded())
+		if c.view.all && b.from == c.seq+1 {
+			// Filtered and folded once for every client that sees everything.
+			c.pending = append(c.pending, b.everything(c.view.sub.Queues)...)
+		} else {
+			c.add(b.events, b.encoded())
+		}
 		c.seq = b.to
 		if c.view.needsSnapshot() {
 			return c.sendSnapshot(ctx, reasonComponent)

@@ -142,3 +142,129 @@ func (c *writeCountingConn) Write(p []byte) (int, error) {
 	c.n.Add(int64(n))
 	return n, err
 }
+
+// TestStreamOwnDeflate: a client that asks for the stream's own deflate (?encoding=deflate,
+// as the page does) is not offered permessage-deflate even when it offers it; its frames
+// of deflateAtLeast bytes or more arrive as binary messages, each a raw deflate stream that
+// inflates on its own to the very JSON a text client receives, the snapshot (written in
+// pieces) among them, and smaller ones as text. With compression off it gets text alone.
+func TestStreamOwnDeflate(t *testing.T) {
+	const nodes = 6000 // a snapshot of about 640 KB: written in pieces
+	for _, mode := range []StreamCompression{StreamCompressionDefault, StreamCompressionOff} {
+		t.Run(fmt.Sprintf("mode=%d", mode), func(t *testing.T) {
+			e := newStreamEnv(t, 1<<14, hubOptions{Compression: mode}).start(t)
+			for i := range nodes {
+				e.eng.publish(addNode(mkNode(fmt.Sprintf("uid-%05d", i), "ns-"+strconv.Itoa(i%10), "Pod"))...)
+			}
+			offers := &websocket.DialOptions{CompressionMode: websocket.CompressionNoContextTakeover}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			conn, resp, err := websocket.Dial(ctx, e.url("encoding=deflate"), offers)
+			if err != nil {
+				t.Fatalf("dial: %v", err)
+			}
+			t.Cleanup(func() { conn.CloseNow() })
+			conn.SetReadLimit(-1)
+			if ext := resp.Header.Get("Sec-WebSocket-Extensions"); ext != "" {
+				t.Errorf("Sec-WebSocket-Extensions %q with encoding=deflate; want none (never deflated twice)", ext)
+			}
+			own := &testWS{t: t, conn: conn}
+			plain := e.dial(t, "")
+			want := mode != StreamCompressionOff
+
+			snap, plainSnap := own.next(), plain.next()
+			if snap.Type != "snapshot" || len(snap.Nodes) != nodes || !bytes.Equal(snap.raw, plainSnap.raw) {
+				t.Fatalf("snapshot: %s with %d nodes, the same JSON as a text client's %v", snap.Type, len(snap.Nodes), bytes.Equal(snap.raw, plainSnap.raw))
+			}
+			if (snap.deflated != nil) != want || (want && len(snap.deflated) > len(snap.raw)/3) {
+				t.Errorf("snapshot of %d bytes: a binary message of %d deflated bytes; want deflated %v (to less than a third)", len(snap.raw), len(snap.deflated), want)
+			}
+
+			// A batch large enough to be deflated, then, once it arrived, one small event.
+			var many []gc.Event
+			for i := range 20 {
+				many = append(many, addNode(mkNode(fmt.Sprintf("late-%02d", i), "ns-late", "ConfigMap"))...)
+			}
+			for _, step := range []struct {
+				name     string
+				events   []gc.Event
+				deflated bool
+			}{
+				{"20 nodes added", many, want},
+				{"one removed", []gc.Event{{Type: gc.NodeRemoved, Node: mkNode("uid-00000", "ns-0", "Pod")}}, false},
+			} {
+				e.eng.publish(step.events...)
+				got, text := nextDeltas(t, own, plain)
+				if !bytes.Equal(got.raw, text.raw) {
+					t.Errorf("%s: the deflating client's frame inflates to\n%.300s\na text client's is\n%.300s", step.name, got.raw, text.raw)
+				}
+				if (got.deflated != nil) != step.deflated {
+					t.Errorf("%s: a frame of %d bytes arrived deflated %v; want %v", step.name, len(got.raw), got.deflated != nil, step.deflated)
+				}
+			}
+		})
+	}
+}
+
+// nextDeltas reads the next frame of each of two clients: deltas frames of the same events.
+func nextDeltas(t *testing.T, a, b *testWS) (streamFrame, streamFrame) {
+	t.Helper()
+	fa, fb := a.next(), b.next()
+	if fa.Type != "deltas" || fb.Type != "deltas" || fa.From != fb.From || fa.Seq != fb.Seq {
+		t.Fatalf("frames %s (%d..%d) and %s (%d..%d); want the same deltas", fa.Type, fa.From, fa.Seq, fb.Type, fb.From, fb.Seq)
+	}
+	return fa, fb
+}
+
+// TestALaggingDeflatingClientTakesEachBatchsFrame: a client on the stream's own deflate
+// that fell behind (it did not read while batches came) is sent, once it reads, the
+// frames every client that kept up was sent, batch by batch and byte for byte (each
+// deflated once for them all), where it used to join the batches that waited into a
+// frame of its own and deflate it for itself alone.
+func TestALaggingDeflatingClientTakesEachBatchsFrame(t *testing.T) {
+	e := newStreamEnv(t, 1<<16, hubOptions{})
+	e.srv.Listener = smallBuffers{e.srv.Listener}
+	e.start(t)
+	healthy := e.dial(t, "encoding=deflate")
+	lagging := e.dialWith(t, "encoding=deflate", smallReadBufferDialer())
+	healthy.next()
+	lagging.next()
+
+	// Batches one at a time (each once the healthy client has it), each deflating to a few
+	// KB, while the lagging client reads nothing: its writer blocks on the full socket.
+	type sent struct {
+		from, seq uint64
+		deflated  string
+	}
+	var frames []sent
+	const batches = 24
+	for i := range batches {
+		var evs []gc.Event
+		for j := range 60 {
+			evs = append(evs, addNode(mkNode(fmt.Sprintf("b%02d-%02d-%x", i, j, i*7919+j*104729), fmt.Sprintf("ns-%d-%d", i, j%7), "ConfigMap"))...)
+		}
+		seq := e.eng.publish(evs...)
+		f := healthy.next()
+		if f.Type != "deltas" || f.Seq != seq || f.deflated == nil {
+			t.Fatalf("batch %d: the healthy client got %s to %d (deflated %v); want its deflated deltas to %d", i, f.Type, f.Seq, f.deflated != nil, seq)
+		}
+		frames = append(frames, sent{f.From, f.Seq, string(f.deflated)})
+	}
+	var got []sent
+	for len(got) == 0 || got[len(got)-1].seq < frames[len(frames)-1].seq {
+		f := lagging.next()
+		if f.Type != "deltas" {
+			t.Fatalf("the lagging client got a %s frame (reason %q) after %d deltas", f.Type, f.Reason, len(got))
+		}
+		got = append(got, sent{f.From, f.Seq, string(f.deflated)})
+	}
+	if len(got) != len(frames) {
+		t.Errorf("the lagging client got %d frames for %d batches", len(got), len(frames))
+	}
+	for i := range min(len(got), len(frames)) {
+		if got[i].from != frames[i].from || got[i].seq != frames[i].seq || got[i].deflated != frames[i].deflated {
+			t.Errorf("frame %d: the lagging client got %d..%d (%d bytes), the healthy one %d..%d (%d bytes), same bytes %v",
+				i, got[i].from, got[i].seq, len(got[i].deflated), frames[i].from, frames[i].seq, len(frames[i].deflated), got[i].deflated == frames[i].deflated)
+		}
+	}
+}

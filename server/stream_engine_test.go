@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -148,23 +149,51 @@ func TestStreamFollowsTheRealEngineUnderChurn(t *testing.T) {
 		return true
 	})
 	want := map[types.UID]gc.NodeState{}
-	wantNS := map[types.UID]gc.NodeState{}
 	for _, n := range snap.Nodes {
 		want[n.UID] = n
-		if n.Namespace == ns {
-			wantNS[n.UID] = n
-		}
 	}
 	for name, nodes := range held {
 		if !sameJSON(nodes, want) {
 			t.Errorf("client %s: %d nodes at seq %d, the engine %d (state differs)", name, len(nodes), snap.Seq, len(want))
 		}
 	}
-	testkit.Eventually(t, "the namespaced client matches the engine's namespace", func() bool {
+	// The real engine's graphChanges items (added, taken, forgotten, done) come and go
+	// within frames: most of them arrive counted.
+	all.mu.Lock()
+	passed, transitions := 0, 0
+	for _, ev := range all.events {
+		if ev.Queue != nil && ev.Queue.Queue == gc.GraphChanges {
+			if ev.Queue.Op == QueuePassed {
+				passed++
+			} else {
+				transitions++
+			}
+		}
+	}
+	all.mu.Unlock()
+	if passed == 0 {
+		t.Errorf("no graphChanges item arrived counted (%d transitions sent one by one)", transitions)
+	}
+
+	// The namespaced client is sent only its namespace's events, so its seq says little;
+	// it must come to hold what the engine holds there once the collector is done (the
+	// dependents of the churn's deleted owners may still be going when the others met the
+	// snapshot above: each poll compares with the engine's state of the moment).
+	var differs string
+	if err := testkit.Poll(ctx, 2*time.Minute, func() bool {
+		wantNS := map[types.UID]gc.NodeState{}
+		for _, n := range e.engine.Snapshot().Nodes {
+			if n.Namespace == ns {
+				wantNS[n.UID] = n
+			}
+		}
 		mine.mu.Lock()
 		defer mine.mu.Unlock()
-		return sameJSON(mine.nodes, wantNS)
-	})
+		differs = nodesDiffer(mine.nodes, wantNS)
+		return differs == ""
+	}); err != nil {
+		t.Fatalf("the namespaced client does not hold what the engine holds in %s: %s", ns, differs)
+	}
 
 	// A foreground cascade, seen live.
 	owner := e.configMap(t, ns, "cascade-owner", nil)
@@ -204,6 +233,30 @@ func TestStreamFollowsTheRealEngineUnderChurn(t *testing.T) {
 			t.Errorf("the stream did not show %q (after the child's removal for the owner's): %v", want, seen)
 		}
 	}
+}
+
+// nodesDiffer says how a client's nodes differ from the engine's ("" when they do not),
+// compared as the wire does.
+func nodesDiffer(got, want map[types.UID]gc.NodeState) string {
+	var out []string
+	for uid, w := range want {
+		g, ok := got[uid]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("missing %s/%s (%s)", w.Kind, w.Name, uid))
+		case !sameJSON(map[types.UID]gc.NodeState{uid: g}, map[types.UID]gc.NodeState{uid: w}):
+			gj, _ := json.Marshal(g)
+			wj, _ := json.Marshal(w)
+			out = append(out, fmt.Sprintf("%s/%s holds %s, the engine %s", w.Kind, w.Name, gj, wj))
+		}
+	}
+	for uid, g := range got {
+		if _, ok := want[uid]; !ok {
+			out = append(out, fmt.Sprintf("extra %s/%s (%s)", g.Kind, g.Name, uid))
+		}
+	}
+	slices.Sort(out)
+	return strings.Join(out, "; ")
 }
 
 // sameJSON compares as the wire does (times to the second, no monotonic clock).

@@ -6,9 +6,12 @@ package server
 // sequence rules.
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http/httptest"
 	"slices"
 	"strings"
@@ -238,6 +241,9 @@ type streamFrame struct {
 	Sync   *gc.SyncState   `json:"sync"`
 	Events []gc.Event      `json:"events"`
 	raw    []byte
+	// deflated is the binary message raw was inflated from (?encoding=deflate), nil
+	// for a text message.
+	deflated []byte
 }
 
 // testWS is a websocket client of the stream.
@@ -277,14 +283,19 @@ func (c *testWS) read() (streamFrame, error) {
 	if err != nil {
 		return streamFrame{}, err
 	}
-	if typ != websocket.MessageText {
-		return streamFrame{}, fmt.Errorf("frame of type %v", typ)
+	var wire []byte
+	if typ == websocket.MessageBinary {
+		// The stream's own deflate: one raw deflate stream, ended.
+		wire = data
+		if data, err = io.ReadAll(flate.NewReader(bytes.NewReader(wire))); err != nil {
+			return streamFrame{}, fmt.Errorf("inflating a binary frame of %d bytes: %w", len(wire), err)
+		}
 	}
 	var f streamFrame
 	if err := json.Unmarshal(data, &f); err != nil {
 		return streamFrame{}, fmt.Errorf("decoding %s: %w", data, err)
 	}
-	f.raw = data
+	f.raw, f.deflated = data, wire
 	return f, nil
 }
 

@@ -49,23 +49,7 @@ func (c *streamClient) flush(ctx context.Context, force bool) error {
 	if len(c.pending) == 0 && !force && (c.seq == c.sent || time.Since(c.lastSent) < idleSeqInterval) {
 		return nil
 	}
-	size := 64
-	for _, p := range c.pending {
-		size += len(p) + 1
-	}
-	buf := make([]byte, 0, size)
-	buf = append(buf, `{"type":"deltas","from":`...)
-	buf = strconv.AppendUint(buf, c.sent+1, 10)
-	buf = append(buf, `,"seq":`...)
-	buf = strconv.AppendUint(buf, c.seq, 10)
-	buf = append(buf, `,"events":[`...)
-	for i, p := range c.pending {
-		if i > 0 {
-			buf = append(buf, ',')
-		}
-		buf = append(buf, p...)
-	}
-	buf = append(buf, "]}"...)
+	buf := deltasFrame(c.sent+1, c.seq, c.pending)
 	clear(c.pending)
 	c.pending = c.pending[:0]
 	if err := c.write(ctx, "deltas", buf); err != nil {
@@ -73,6 +57,27 @@ func (c *streamClient) flush(ctx context.Context, force bool) error {
 	}
 	c.sent = c.seq
 	return nil
+}
+
+// deltasFrame is the deltas frame covering from … seq with the encoded events.
+func deltasFrame(from, seq uint64, events [][]byte) []byte {
+	size := 64
+	for _, p := range events {
+		size += len(p) + 1
+	}
+	buf := make([]byte, 0, size)
+	buf = append(buf, `{"type":"deltas","from":`...)
+	buf = strconv.AppendUint(buf, from, 10)
+	buf = append(buf, `,"seq":`...)
+	buf = strconv.AppendUint(buf, seq, 10)
+	buf = append(buf, `,"events":[`...)
+	for i, p := range events {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = append(buf, p...)
+	}
+	return append(buf, "]}"...)
 }
 
 // snapshotFrame is the "snapshot" frame.
@@ -93,13 +98,7 @@ func (c *streamClient) sendSnapshot(ctx context.Context, reason string) error {
 		return err
 	}
 	c.resync.Store(nil) // a resync asked for until now is answered by this snapshot
-	var s *gc.Snapshot
-	if c.view.none && c.h.o.Bare != nil {
-		bare := c.h.o.Bare() // the engine's seq now: past c.seq, and the batches that follow continue it
-		s = &bare
-	} else {
-		s = c.h.snapshot(c.seq)
-	}
+	s := c.viewSnapshot(c.seq)
 	f := snapshotFrame{Type: "snapshot", Reason: reason, Seq: s.Seq, Mode: s.Mode, Nodes: c.view.reset(s.Nodes), Sync: s.Sync}
 	if f.Nodes == nil {
 		f.Nodes = []gc.NodeState{}
@@ -122,6 +121,22 @@ func (c *streamClient) sendSnapshot(ctx context.Context, reason string) error {
 	c.sent = s.Seq
 	c.wrote("snapshot")
 	return nil
+}
+
+// viewSnapshot is a snapshot at atLeast or later with at least the nodes the client's
+// view selects: without nodes for a summary subscription that names nothing, from the
+// engine's index for one that names some (Bare and Subset take the engine's seq now:
+// past atLeast, and the batches that follow continue it), else the hub's.
+func (c *streamClient) viewSnapshot(atLeast uint64) *gc.Snapshot {
+	switch {
+	case c.view.none && c.h.o.Bare != nil:
+		s := c.h.o.Bare()
+		return &s
+	case c.view.sub.Summary && c.h.o.Subset != nil:
+		s := c.h.o.Subset(c.view.sub.Namespaces, c.view.sub.UIDs)
+		return &s
+	}
+	return c.h.snapshot(atLeast)
 }
 
 // snapshotPieceNodes is how many nodes writeSnapshot encodes at once (about 300 KB).
@@ -171,16 +186,26 @@ func writeSnapshot(w io.Writer, f snapshotFrame) error {
 }
 
 func (c *streamClient) write(ctx context.Context, typ string, data []byte) error {
+	return c.writeFrame(ctx, typ, data, func() []byte { return deflated(data) })
+}
+
+// writeFrame sends frame: as deflate makes it (once for every client that is sent a
+// shared frame) to a client on the stream's own deflate, else as text, a large one in
+// pieces (permessage-deflate then compresses each while the next is handed over).
+func (c *streamClient) writeFrame(ctx context.Context, typ string, frame []byte, deflate func() []byte) error {
 	wctx, cancel := context.WithTimeout(ctx, c.h.o.WriteTimeout)
 	defer cancel()
 	var err error
-	if len(data) <= streamPiece {
-		err = c.conn.Write(wctx, websocket.MessageText, data)
-	} else {
+	switch {
+	case c.deflate && len(frame) >= deflateAtLeast:
+		err = c.conn.Write(wctx, websocket.MessageBinary, deflate())
+	case len(frame) > streamPiece:
 		m := c.newMessage(wctx)
-		if _, err = m.Write(data); err == nil {
+		if _, err = m.Write(frame); err == nil {
 			err = m.Close()
 		}
+	default:
+		err = c.conn.Write(wctx, websocket.MessageText, frame)
 	}
 	if err != nil {
 		return err
@@ -201,14 +226,15 @@ func (c *streamClient) wrote(typ string) {
 // encoded and compressed, rather than the whole message encoded, then compressed, before
 // its first byte leaves. The client receives one message either way.
 type message struct {
-	ctx  context.Context // bounds the whole message
-	conn *websocket.Conn
-	buf  []byte
-	w    io.WriteCloser // once the message is large
+	ctx     context.Context // bounds the whole message
+	conn    *websocket.Conn
+	deflate bool // the stream's own deflate (stream_deflate.go): a binary message
+	buf     []byte
+	w       io.WriteCloser // once the message is large
 }
 
 func (c *streamClient) newMessage(ctx context.Context) *message {
-	return &message{ctx: ctx, conn: c.conn}
+	return &message{ctx: ctx, conn: c.conn, deflate: c.deflate}
 }
 
 // Write adds p to the message; it fails only once the connection has.
@@ -218,11 +244,18 @@ func (m *message) Write(p []byte) (int, error) {
 		return len(p), nil
 	}
 	if m.w == nil {
-		w, err := m.conn.Writer(m.ctx, websocket.MessageText)
+		typ := websocket.MessageText
+		if m.deflate {
+			typ = websocket.MessageBinary
+		}
+		w, err := m.conn.Writer(m.ctx, typ)
 		if err != nil {
 			return 0, err
 		}
 		m.w = w
+		if m.deflate {
+			m.w = newDeflateWriter(w)
+		}
 	}
 	for len(m.buf)+len(p) >= streamPiece {
 		n := streamPiece - len(m.buf)
@@ -239,6 +272,9 @@ func (m *message) Write(p []byte) (int, error) {
 
 // Close sends what is left of the message and ends it.
 func (m *message) Close() error {
+	if m.w == nil && m.deflate && len(m.buf) >= deflateAtLeast {
+		return m.conn.Write(m.ctx, websocket.MessageBinary, deflated(m.buf))
+	}
 	if m.w == nil {
 		return m.conn.Write(m.ctx, websocket.MessageText, m.buf)
 	}

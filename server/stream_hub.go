@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
 )
@@ -23,11 +24,19 @@ type hubOptions struct {
 	Summary  func() gc.Summary  // the engine's graph counted (summary subscriptions)
 	// Bare is Snapshot without the nodes, for a client that holds none (a summary
 	// subscription naming nothing); nil: Snapshot is used.
-	Bare   func() gc.Snapshot
+	Bare func() gc.Snapshot
+	// Subset is Snapshot narrowed to some namespaces and the components of some uids (a
+	// summary subscription that names them), read from the engine's index; nil: Snapshot
+	// is used and filtered.
+	Subset func(namespaces []string, uids []types.UID) gc.Snapshot
 	Feed   EventSource // the engine's feed
 	Logger *slog.Logger
-	// Batch: deltas are flushed at most this often; default 50 ms.
+	// Batch: deltas are flushed at most this often while a client lags (has not taken
+	// the previous batch when the next is handed out); default 50 ms.
 	Batch time.Duration
+	// QuickBatch: how long events gather while every client keeps up; default 20 ms
+	// (Batch, when shorter).
+	QuickBatch time.Duration
 	// Buffer is how many frames a client may have pending before it is resynced; default 256.
 	Buffer int
 	// OriginPatterns are extra allowed origins (see originAllowed); the request's own
@@ -87,6 +96,10 @@ func newHub(o hubOptions) *hub {
 	if o.Batch <= 0 {
 		o.Batch = defaultStreamBatch
 	}
+	if o.QuickBatch <= 0 {
+		o.QuickBatch = defaultQuickBatch
+	}
+	o.QuickBatch = min(o.QuickBatch, o.Batch)
 	if o.Buffer <= 0 {
 		o.Buffer = defaultClientBuffer
 	}
@@ -124,12 +137,24 @@ func newHub(o hubOptions) *hub {
 
 // batch is a run of consecutive feed events, (from-1, to], shared by every client; it is
 // never modified once handed out. Each event is encoded once, by the first writer that
-// needs it.
+// needs it; so is the whole deltas frame of the clients that receive every event (see
+// frame).
 type batch struct {
 	from, to uint64
 	events   []gc.Event
 	once     sync.Once
 	raw      [][]byte
+	// shared are, for a view of everything without and with the queues' events, what it
+	// receives of the batch and the deltas frame of (from-1, to] holding it.
+	shared [2]sharedFrame
+}
+
+type sharedFrame struct {
+	once     sync.Once
+	events   [][]byte // encoded, graphChanges items that passed folded (appendFolded)
+	frame    []byte   // nil when the view selects no event of the batch
+	zonce    sync.Once
+	deflated []byte // frame deflated, for the clients that asked for the stream's own deflate
 }
 
 func (b *batch) encoded() [][]byte {
@@ -140,6 +165,46 @@ func (b *batch) encoded() [][]byte {
 		}
 	})
 	return b.raw
+}
+
+// everything is what a client whose view is everything (view.all: no filter, no per-user
+// visibility, which every such client shares) receives of the batch, with or without the
+// queues' events, encoded and folded; and frame is the deltas frame covering exactly the
+// batch with them (nil when the view selects none of the batch's events). Both are built
+// once, by the first writer that needs them; every such client is sent the same bytes.
+func (b *batch) everything(queues bool) [][]byte { return b.sharedFor(queues).events }
+
+func (b *batch) frame(queues bool) []byte { return b.sharedFor(queues).frame }
+
+// deflatedFrame is frame deflated (stream_deflate.go), once for every client that asked.
+func (b *batch) deflatedFrame(queues bool) []byte {
+	f := b.sharedFor(queues)
+	f.zonce.Do(func() { f.deflated = deflated(f.frame) })
+	return f.deflated
+}
+
+func (b *batch) sharedFor(queues bool) *sharedFrame {
+	f := &b.shared[0]
+	if queues {
+		f = &b.shared[1]
+	}
+	f.once.Do(func() {
+		raw := b.encoded()
+		v := newView(subscription{Queues: queues}, nil) // a view of everything keeps no state
+		var kept []gc.Event
+		var enc [][]byte
+		for i, e := range b.events {
+			if _, keep, _ := v.filter(e); keep {
+				kept = append(kept, e)
+				enc = append(enc, raw[i])
+			}
+		}
+		if len(kept) > 0 {
+			f.events = appendFolded(nil, kept, enc)
+			f.frame = deltasFrame(b.from, b.to, f.events)
+		}
+	})
+	return f
 }
 
 // run reads the feed and fans it out until ctx ends; then it closes every client. It
@@ -154,10 +219,13 @@ func (h *hub) run(ctx context.Context) {
 		Events: func(ctx context.Context, events []gc.Event) error {
 			b := &batch{from: events[0].Seq, to: events[len(events)-1].Seq, events: events}
 			h.flushed.Store(b.to)
-			h.fanOut(b)
+			lagging := h.fanOut(b)
 			if len(events) < hubReadMax {
-				// Caught up: let events gather for a Batch before the next flush.
-				t := time.NewTimer(h.o.Batch)
+				// Caught up: let events gather before the next flush, for a QuickBatch while
+				// every client keeps up, for a Batch once one does not (its frames then carry
+				// more events each, fewer of them). The first event after a quiet moment
+				// (no event for the hold) is flushed at once: Follow hands it over as it comes.
+				t := time.NewTimer(h.holdAfter(lagging))
 				defer t.Stop()
 				select {
 				case <-ctx.Done():
@@ -180,12 +248,27 @@ func (h *hub) run(ctx context.Context) {
 	}
 }
 
-func (h *hub) fanOut(b *batch) {
+// holdAfter is how long the hub lets events gather after a flush: QuickBatch while every
+// client keeps up, Batch once one lags.
+func (h *hub) holdAfter(lagging bool) time.Duration {
+	if lagging {
+		return h.o.Batch
+	}
+	return h.o.QuickBatch
+}
+
+// fanOut offers b to every client; it reports whether a client had not yet taken the
+// batch before it (its writer is still busy with earlier ones).
+func (h *hub) fanOut(b *batch) (lagging bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for c := range h.clients {
+		if len(c.batches) > 0 {
+			lagging = true
+		}
 		c.offer(b)
 	}
+	return lagging
 }
 
 func (h *hub) resyncAll() {

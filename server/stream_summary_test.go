@@ -2,9 +2,12 @@ package server
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"sync/atomic"
 	"testing"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
 )
@@ -28,12 +31,18 @@ func summaryCounts(t *testing.T, f streamFrame) map[string]int {
 // summary, never sent. Naming a namespace brings its objects (a summary, then a snapshot
 // of them) and then deltas of that namespace alone.
 func TestStreamSummaryFirst(t *testing.T) {
-	var bare atomic.Int32 // snapshots taken without the nodes
+	var bare, subsets atomic.Int32 // snapshots taken without the nodes, and of some namespaces
 	var eng *fakeEngine
 	e := newStreamEnv(t, 1024, hubOptions{Bare: func() gc.Snapshot {
 		bare.Add(1)
 		s := eng.Snapshot()
 		s.Nodes = []gc.NodeState{}
+		return s
+	}, Subset: func(namespaces []string, uids []types.UID) gc.Snapshot {
+		subsets.Add(1)
+		s := eng.Snapshot()
+		keep := closure(s.Nodes, uids)
+		s.Nodes = slices.DeleteFunc(s.Nodes, func(n gc.NodeState) bool { return !keep[n.UID] && !slices.Contains(namespaces, n.Namespace) })
 		return s
 	}})
 	eng = e.eng
@@ -106,5 +115,60 @@ func TestStreamSummaryFirst(t *testing.T) {
 	}
 	if !slices.Equal(sent, []string{"a-pod3"}) {
 		t.Fatalf("namespace a's deltas named %v, want a-pod3 alone", sent)
+	}
+	if subsets.Load() != 1 {
+		t.Errorf("the snapshot of namespace a was taken %d times from the engine's index, want once", subsets.Load())
+	}
+
+	// The names add up: namespace a, and the component of an object the page follows in
+	// namespace b (its owner and its dependents), not the rest of b.
+	e.eng.publish(addNode(mkNode("b-rs", "b", "ReplicaSet"))...)
+	last = e.eng.publish(addNode(mkNode("b-pod3", "b", "Pod", "b-rs"))...)
+	c.untilSeq(m, last)
+	c.send(map[string]any{"type": "subscribe", "summary": true, "namespaces": []string{"a"}, "uids": []string{"b-pod3"}})
+	for snap.Seq < last || snap.Reason != reasonSubscribe || len(snap.Nodes) < 5 {
+		if f := c.next(); f.Type == "snapshot" {
+			snap = f
+		}
+	}
+	if got := nodeUIDs(snap.Nodes); !slices.Equal(got, []string{"a-pod", "a-pod2", "a-pod3", "b-pod3", "b-rs"}) {
+		t.Fatalf("namespace a and b-pod3's component: %v", got)
+	}
+	m.apply(snap)
+	e.eng.publish(addNode(mkNode("b-pod4", "b", "Pod", "b-rs"))...)
+	e.eng.publish(addNode(mkNode("b-pod5", "b", "Pod"))...)
+	last = e.eng.publish(addNode(mkNode("a-pod4", "a", "Pod"))...)
+	sent = nil
+	for _, ev := range c.untilSeq(m, last) {
+		if ev.Node != nil {
+			sent = append(sent, string(ev.Node.UID))
+		}
+	}
+	if !slices.Equal(sent, []string{"b-pod4", "a-pod4"}) {
+		t.Fatalf("deltas of namespace a and b-pod3's component named %v, want b-pod4 (joins the component) and a-pod4", sent)
+	}
+
+	// A resume of a summary subscription of namespace a: a summary, then deltas of a
+	// alone, what the client holds taken from the engine's index, not the whole graph.
+	before := subsets.Load()
+	r := e.dial(t, fmt.Sprintf("summary=true&namespace=a&since=%d", last))
+	if f := r.next(); f.Type != "summary" {
+		t.Fatalf("a resumed summary subscription's first frame: %s", f.raw)
+	}
+	if subsets.Load() != before+1 {
+		t.Errorf("the resume took what the client holds %d times from the engine's index, want once", subsets.Load()-before)
+	}
+	rm := newStreamModel()
+	rm.seq, rm.started = last, true
+	e.eng.publish(addNode(mkNode("b-pod6", "b", "Pod"))...)
+	last = e.eng.publish(addNode(mkNode("a-pod5", "a", "Pod"))...)
+	sent = nil
+	for _, ev := range r.untilSeq(rm, last) {
+		if ev.Node != nil {
+			sent = append(sent, string(ev.Node.UID))
+		}
+	}
+	if !slices.Equal(sent, []string{"a-pod5"}) {
+		t.Fatalf("the resumed subscription's deltas named %v, want a-pod5 alone", sent)
 	}
 }

@@ -377,7 +377,7 @@ func TestStreamCrossOrigin(t *testing.T) {
 
 func TestStreamInvalidQueryIs400(t *testing.T) {
 	e := newStreamEnv(t, 1024, hubOptions{}).start(t)
-	for _, q := range []string{"since=abc", "since=-1", "queues=maybe", "namespace=Not_A_Namespace", "uid=a%20b", "nope=1"} {
+	for _, q := range []string{"since=abc", "since=-1", "queues=maybe", "namespace=Not_A_Namespace", "uid=a%20b", "nope=1", "encoding=gzip"} {
 		_, resp, err := websocket.Dial(context.Background(), e.url(q), nil)
 		if err == nil || resp == nil || resp.StatusCode != http.StatusBadRequest {
 			t.Errorf("?%s: err %v, response %v; want 400", q, err, resp)

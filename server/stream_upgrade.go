@@ -21,10 +21,11 @@ import (
 )
 
 // ServeHTTP serves GET /api/v1/stream: query parameters namespace, kind, uid (each
-// repeatable), queues and since are checked before the upgrade (400 when invalid);
+// repeatable), queues, summary, since and encoding are checked before the upgrade (400
+// when invalid);
 // websocket.Accept refuses a cross-origin request (403) unless OriginPatterns allow it.
 func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	sub, since, perr := parseStreamQuery(r)
+	sub, since, ownDeflate, perr := parseStreamQuery(r)
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, perr)
 		return
@@ -40,9 +41,13 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		vis = h.o.Visibility(r)
 	}
 	rec := &hijackRecorder{ResponseWriter: w}
+	mode := h.o.Compression.mode()
+	if ownDeflate {
+		mode = websocket.CompressionDisabled // never deflated twice
+	}
 	conn, err := websocket.Accept(rec, r, &websocket.AcceptOptions{
 		InsecureSkipVerify: true, // Origin checked above
-		CompressionMode:    h.o.Compression.mode(),
+		CompressionMode:    mode,
 	})
 	if err != nil {
 		// Accept has answered (426 for a plain GET).
@@ -57,6 +62,7 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h:       h,
 		conn:    conn,
 		netConn: rec.conn,
+		deflate: ownDeflate && h.o.Compression.mode() != websocket.CompressionDisabled,
 		batches: make(chan *batch, h.o.Buffer),
 		wake:    make(chan struct{}, 1),
 		view:    newView(sub, vis),
@@ -95,11 +101,12 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	wg.Wait()
 }
 
-// parseStreamQuery reads the initial subscription and since from the query.
-func parseStreamQuery(r *http.Request) (subscription, *uint64, *apiError) {
+// parseStreamQuery reads the initial subscription, since, and whether the client takes
+// the stream's own deflate (encoding=deflate: stream_deflate.go) from the query.
+func parseStreamQuery(r *http.Request) (subscription, *uint64, bool, *apiError) {
 	q, perr := strictQuery(r, streamSingle, streamMulti)
 	if perr != nil {
-		return subscription{}, nil, perr
+		return subscription{}, nil, false, perr
 	}
 	bad := func(msg string) *apiError {
 		return &apiError{Code: codeBadRequest, Message: msg, Allowed: slices.Concat(streamSingle, streamMulti)}
@@ -111,29 +118,34 @@ func parseStreamQuery(r *http.Request) (subscription, *uint64, *apiError) {
 	if q.Has("queues") {
 		b, err := strconv.ParseBool(q.Get("queues"))
 		if err != nil {
-			return subscription{}, nil, bad(fmt.Sprintf("queues %q: want true or false", q.Get("queues")))
+			return subscription{}, nil, false, bad(fmt.Sprintf("queues %q: want true or false", q.Get("queues")))
 		}
 		sub.Queues = b
 	}
 	if q.Has("summary") {
 		b, err := strconv.ParseBool(q.Get("summary"))
 		if err != nil {
-			return subscription{}, nil, bad(fmt.Sprintf("summary %q: want true or false", q.Get("summary")))
+			return subscription{}, nil, false, bad(fmt.Sprintf("summary %q: want true or false", q.Get("summary")))
 		}
 		sub.Summary = b
 	}
 	if err := sub.Validate(); err != nil {
-		return subscription{}, nil, bad(err.Error())
+		return subscription{}, nil, false, bad(err.Error())
 	}
 	var since *uint64
 	if q.Has("since") {
 		n, err := strconv.ParseUint(q.Get("since"), 10, 64)
 		if err != nil {
-			return subscription{}, nil, bad(fmt.Sprintf("since %q: want a sequence number (an unsigned integer)", q.Get("since")))
+			return subscription{}, nil, false, bad(fmt.Sprintf("since %q: want a sequence number (an unsigned integer)", q.Get("since")))
 		}
 		since = &n
 	}
-	return sub, since, nil
+	switch e := q.Get("encoding"); e {
+	case "", "deflate":
+		return sub, since, e == "deflate", nil
+	default:
+		return subscription{}, nil, false, bad(fmt.Sprintf("encoding %q: want deflate (or none: JSON text frames, deflated by the websocket when it offers permessage-deflate)", e))
+	}
 }
 
 // subscription narrows what a client receives (parsed by package wire).
@@ -156,7 +168,7 @@ func (w *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 
 // GET /api/v1/stream's query parameters: those that take one value, and the repeatable ones.
 var (
-	streamSingle = []string{"queues", "since", "summary"}
+	streamSingle = []string{"queues", "since", "summary", "encoding"}
 	streamMulti  = []string{"namespace", "kind", "uid"}
 )
 

@@ -16,8 +16,8 @@ import (
 type view struct {
 	sub subscription
 	all bool // no namespace, kind, uid or permission filter
-	// none: a summary subscription that names nothing: the client is sent no object
-	// (summary frames say what there is).
+	// none: a summary subscription that names no namespace and no uid: the client is
+	// sent no object (summary frames say what there is).
 	none bool
 	objectFilter
 	// vis is what the client's user may see (nil: everything): objects it may not see
@@ -44,12 +44,22 @@ type view struct {
 func newView(sub subscription, vis *visibility) *view {
 	names := len(sub.Namespaces) > 0 || len(sub.Kinds) > 0 || len(sub.UIDs) > 0
 	return &view{sub: sub, objectFilter: newObjectFilter(sub.Namespaces, sub.Kinds), vis: vis,
-		all: !names && vis == nil && !sub.Summary, none: !names && sub.Summary}
+		all: !names && vis == nil && !sub.Summary, none: sub.Summary && len(sub.Namespaces) == 0 && len(sub.UIDs) == 0}
 }
 
-// pass: the object is in the subscription's namespaces and kinds (none in a summary
-// subscription that names nothing).
-func (v *view) pass(r *gc.ObjectRef) bool { return !v.none && v.objectFilter.pass(r) }
+// selects: the subscription names the object. The names narrow one another (an object in
+// the namespaces, of the kinds, in the uids' component), except in a summary
+// subscription, where they add up, as a page asks for detail: the objects of the
+// namespaces in view and the components of the objects it follows, of the kinds given.
+func (v *view) selects(r *gc.ObjectRef) bool {
+	switch {
+	case v.none:
+		return false
+	case v.sub.Summary:
+		return v.passKind(r) && (v.namespaces[r.Namespace] || v.closure[r.UID])
+	}
+	return v.objectFilter.pass(r) && (v.closure == nil || v.closure[r.UID])
+}
 
 // reset starts the view over from a snapshot's nodes; it returns the nodes the client
 // receives (nodes itself when all; never modified).
@@ -86,7 +96,7 @@ func (v *view) seedResume(nodes []gc.NodeState, at uint64) {
 }
 
 func (v *view) passNode(n *gc.NodeState) bool {
-	return v.pass(&n.ObjectRef) && (v.closure == nil || v.closure[n.UID]) && v.vis.visible(n.ObjectRef)
+	return v.selects(&n.ObjectRef) && v.vis.visible(n.ObjectRef)
 }
 
 // needsSnapshot ends a batch: it reports whether the closure took in objects the client
@@ -201,7 +211,7 @@ func (v *view) filterNodeRemoved(e gc.Event) (out gc.Event, keep, rewritten bool
 		return e, false, false
 	}
 	uid := e.Node.UID
-	if v.visible[uid] || (e.Seq <= v.unsure && v.pass(&e.Node.ObjectRef)) {
+	if v.visible[uid] || (e.Seq <= v.unsure && v.selects(&e.Node.ObjectRef)) {
 		delete(v.visible, uid)
 		v.gone[uid] = true
 		return e, true, false
@@ -275,7 +285,7 @@ func (v *view) filterShadow(e gc.Event) (out gc.Event, keep, rewritten bool) {
 
 // passObject: an object named by a queue transition or an action is in the view.
 func (v *view) passObject(r *gc.ObjectRef) bool {
-	return v.pass(r) && (v.closure == nil || v.closure[r.UID]) && v.vis.visible(*r)
+	return v.selects(r) && v.vis.visible(*r)
 }
 
 // queues narrows the queues' items and recent actions to the view; the counters stay

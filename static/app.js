@@ -29,20 +29,34 @@ var Store = class {
     this.unknownTypes = /* @__PURE__ */ new Set();
     this.resetQueues([]);
   }
-  /** @param {any} frame a snapshot frame */
-  applySnapshot(frame) {
+  /**
+   * @param {any} frame a snapshot frame
+   * @param {boolean} [fade] objects missing from it fade out as removals do; false when the
+   *   page asked for other objects (summary first: detail.js), those it no longer holds are not gone
+   */
+  applySnapshot(frame, fade = true) {
     const now = performance.now();
     const incoming = /* @__PURE__ */ new Map();
     for (const n of frame.nodes || []) incoming.set(n.uid, n);
-    for (const [uid, n] of this.nodes) if (!incoming.has(uid)) this.ghosts.set(uid, { node: n, at: now });
+    if (fade) {
+      for (const [uid, n] of this.nodes) if (!incoming.has(uid)) this.ghosts.set(uid, { node: n, at: now });
+    } else {
+      for (const [uid, n] of this.nodes) {
+        const m = incoming.get(uid);
+        if (!m || m.namespace !== n.namespace || !sameOwners(m, n) || m.virtual !== n.virtual) this.markNamespace(n.namespace);
+        if (m) this.touched.add(uid);
+      }
+      for (const [uid, n] of incoming) if (!this.nodes.has(uid)) this.markNamespace(n.namespace);
+    }
+    const seen = this.deleting;
     this.nodes = incoming;
     this.dependents.clear();
     this.byNamespace.clear();
-    this.deleting.clear();
+    this.deleting = /* @__PURE__ */ new Map();
     for (const n of this.nodes.values()) {
       this.link(n);
       this.index(n, true);
-      if (n.beingDeleted) this.deleting.set(n.uid, -Infinity);
+      if (n.beingDeleted) this.deleting.set(n.uid, fade ? -Infinity : seen.get(n.uid) ?? -Infinity);
     }
     if (frame.queues) this.resetQueues(frame.queues);
     if (frame.sync) {
@@ -51,7 +65,7 @@ var Store = class {
     }
     if (frame.mode) this.mode = frame.mode;
     this.seq = frame.seq;
-    this.dirtyNamespaces.add("*");
+    if (fade) this.dirtyNamespaces.add("*");
     this.queuesChanged = true;
   }
   /** Every type of events.gen.js's EVENT_TYPES has its case (static/store_events_test.go).
@@ -112,7 +126,10 @@ var Store = class {
     if (!old || old.virtual !== n.virtual || !sameOwners(old, n) || old.namespace !== n.namespace) {
       this.markNamespace(n.namespace);
       if (old && old.namespace !== n.namespace) this.markNamespace(old.namespace);
-      for (const o of n.owners || []) this.markNamespace(this.nodes.get(o.uid)?.namespace);
+      for (const o of n.owners || []) {
+        const owner = this.nodes.get(o.uid);
+        if (owner) this.markNamespace(owner.namespace);
+      }
     }
   }
   /** @param {string} uid @param {number} now */
@@ -181,7 +198,7 @@ var Store = class {
   }
   /** @param {string|undefined} ns */
   markNamespace(ns) {
-    if (ns !== void 0) this.dirtyNamespaces.add(ns || "");
+    this.dirtyNamespaces.add(ns || "");
   }
   /** The object as last heard of: live, or fading out after its removal. @param {string} uid */
   current(uid) {
@@ -257,6 +274,11 @@ var Store = class {
   applyQueueEvent(e, now) {
     const q = this.queues.get(e.queue);
     if (!q) return;
+    if (e.op === "passed") {
+      q.adds += e.passed || 0;
+      this.takeCounts(q, e.counts);
+      return;
+    }
     let it = q.items.get(e.object.uid);
     if (!it) {
       it = { object: e.object, queued: false, inFlight: false, queuedItems: 0, inFlightItems: 0, backoffUntil: null, retries: 0, since: now };
@@ -300,13 +322,21 @@ var Store = class {
     }
     it.queued = it.queuedItems > 0;
     it.inFlight = it.inFlightItems > 0;
-    if (e.counts) {
-      q.depth = e.counts.depth;
-      q.inFlight = e.counts.inFlight;
-    }
+    this.takeCounts(q, e.counts);
     if (!it.queued && !it.inFlight && it.backoffUntil == null && !it.retries) q.items.delete(e.object.uid);
-    this.queuesChanged = true;
     this.touched.add(e.object.uid);
+  }
+  /**
+   * A queue event's counts are the whole queue's just after it, also when this client is
+   * sent only some objects' transitions: they set the queue's.
+   * @param {any} q @param {{depth: number, inFlight: number}|undefined} counts
+   */
+  takeCounts(q, counts) {
+    if (counts) {
+      q.depth = counts.depth;
+      q.inFlight = counts.inFlight;
+    }
+    this.queuesChanged = true;
   }
   /** @param {Action} a */
   addAction(a) {
@@ -360,14 +390,17 @@ function sameOwners(a, b) {
 }
 
 // src/dom.js
+var handlers = /* @__PURE__ */ new WeakMap();
 function h(tag, attrs, ...children) {
   const [name, ...classes] = tag.split(".");
   const el = document.createElement(name);
   if (classes.length) el.className = classes.join(" ");
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === void 0 || v === null || v === false) continue;
-    if (k.startsWith("on") && typeof v === "function") el.addEventListener(k.slice(2), v);
-    else if (k === "dataset") Object.assign(el.dataset, v);
+    if (k.startsWith("on") && typeof v === "function") {
+      el.addEventListener(k.slice(2), v);
+      handlers.set(el, { ...handlers.get(el), [k.slice(2)]: v });
+    } else if (k === "dataset") Object.assign(el.dataset, v);
     else if (k === "style") {
       for (const decl of String(v).split(";")) {
         const i = decl.indexOf(":");
@@ -377,6 +410,40 @@ function h(tag, attrs, ...children) {
   }
   for (const c of children) if (c !== null && c !== void 0 && c !== false) el.append(c);
   return el;
+}
+function patchChildren(parent, children) {
+  let i = 0;
+  for (const c of children) {
+    const n = typeof c === "string" ? document.createTextNode(c) : c;
+    const cur = parent.childNodes[i++];
+    if (!cur) parent.appendChild(n);
+    else if (cur === n) continue;
+    else if (!n.isConnected && cur.nodeType === Node.TEXT_NODE && n.nodeType === Node.TEXT_NODE) {
+      if (cur.nodeValue !== n.nodeValue) cur.nodeValue = n.nodeValue;
+    } else if (!n.isConnected && cur instanceof Element && n instanceof Element && sameKind(cur, n)) morph(cur, n);
+    else parent.replaceChild(n, cur);
+  }
+  while (parent.childNodes.length > i) parent.lastChild?.remove();
+}
+function sameKind(a, b) {
+  return a.tagName === b.tagName && a.id === b.id && a.getAttribute("data-uid") === b.getAttribute("data-uid") && a.getAttribute("data-owner") === b.getAttribute("data-owner");
+}
+function morph(el, fresh) {
+  for (const { name } of [...el.attributes]) if (!fresh.hasAttribute(name)) el.removeAttribute(name);
+  for (const { name, value } of fresh.attributes) {
+    if (el.getAttribute(name) === value) continue;
+    if (name === "style") el.style.cssText = /** @type {HTMLElement} */
+    fresh.style.cssText;
+    else el.setAttribute(name, value);
+  }
+  const had = handlers.get(el) || {}, has = handlers.get(fresh) || {};
+  for (const type of /* @__PURE__ */ new Set([...Object.keys(had), ...Object.keys(has)])) {
+    if (had[type] === has[type]) continue;
+    if (had[type]) el.removeEventListener(type, had[type]);
+    if (has[type]) el.addEventListener(type, has[type]);
+  }
+  handlers.set(el, has);
+  patchChildren(el, [...fresh.childNodes]);
 }
 function $(id) {
   return (
@@ -511,6 +578,18 @@ var Cascades = class {
     this.active.clear();
     this.finished = [];
     this.changed = true;
+  }
+  /**
+   * Forgets the cascades whose owner the store no longer holds (summary first: the page
+   * stopped asking for it, which says nothing of its deletion).
+   */
+  forgetUnheld() {
+    for (const uid of this.active.keys()) {
+      if (!this.store.nodes.has(uid)) {
+        this.active.delete(uid);
+        this.changed = true;
+      }
+    }
   }
   /**
    * Looks at the objects that changed (or all of them, after a snapshot) for cascades that
@@ -836,7 +915,7 @@ var CascadeStrip = class {
     const now = cascades.now();
     const list = [...[...cascades.active.values()].sort((a, b) => b.start - a.start), ...cascades.finished].filter((c) => !c.nested).slice(0, 4);
     this.el.hidden = list.length === 0;
-    this.el.replaceChildren(...list.map((c) => {
+    patchChildren(this.el, list.map((c) => {
       const running = c.end === null;
       const bar = h("span.meter", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
       const { gone, of } = tally(c);
@@ -979,6 +1058,9 @@ var Layout = class {
     this.groups = /* @__PURE__ */ new Map();
     this.items = /* @__PURE__ */ new Map();
     this.bounds = { x: 0, y: 0, w: 0, h: 0 };
+    this.byName = false;
+    this.version = 0;
+    this.boxesKey = "";
   }
   /**
    * Lays out again the namespaces in dirty ("*": all) with the members the filter keeps.
@@ -987,9 +1069,13 @@ var Layout = class {
    * @param {Set<string>} dirty
    * @param {Set<string>} [expanded] loner sets drawn open (keys from lonerKey)
    * @param {(ns: string) => string} [status] what a namespace's title says besides (LayoutOptions)
+   * @param {Counted|null} [counted] summary first: the namespaces counted (their boxes), with
+   *   keepNamespace, whether the filter keeps one
+   * @param {(ns: string) => boolean} [keepNamespace]
    */
-  update(store, keep2, dirty, expanded = /* @__PURE__ */ new Set(), status = () => "") {
+  update(store, keep2, dirty, expanded = /* @__PURE__ */ new Set(), status = () => "", counted3 = null, keepNamespace = () => true) {
     const all = dirty.has("*");
+    this.byName = !!counted3;
     const members = /* @__PURE__ */ new Map();
     const add = (n, ghost) => {
       const ns = n.namespace || "";
@@ -1008,18 +1094,21 @@ var Layout = class {
       );
     }
     for (const g of store.ghosts.values()) if (!store.nodes.has(g.node.uid)) add(g.node, true);
-    const redo = all ? /* @__PURE__ */ new Set([...this.groups.keys(), ...members.keys()]) : new Set(dirty);
+    const redo = all ? /* @__PURE__ */ new Set([...this.groups.keys(), ...members.keys(), ...counted3?.counts.keys() || []]) : new Set(dirty);
     for (const ns of redo) {
       const old = this.groups.get(ns);
       if (old) {
         for (const it of old.items) if (this.items.get(it.uid) === it) this.items.delete(it.uid);
       }
       const m = members.get(ns);
+      const count = counted3?.counts.get(ns);
       if (!m || m.length === 0) {
-        this.groups.delete(ns);
+        if (count && keepNamespace(ns)) this.groups.set(ns, summaryGroup(ns, count, status));
+        else this.groups.delete(ns);
         continue;
       }
       const g = layoutGroup(ns, m, { loner: (n) => isLoner(store, n), expanded, status });
+      if (count && !counted3?.holds(ns)) g.total = count.objects;
       this.groups.set(ns, g);
       for (const it of g.items) this.items.set(it.uid, it);
     }
@@ -1027,10 +1116,8 @@ var Layout = class {
   }
   /** Places the namespace boxes in shelves: those with ownership first, by name; cluster-scoped last. */
   pack() {
-    const rank = (ns) => ns === "" ? 2 : (
-      /** @type {Group} */
-      this.groups.get(ns).owned ? 0 : 1
-    );
+    const rank = (ns) => ns === "" ? 2 : this.byName || /** @type {Group} */
+    this.groups.get(ns).owned ? 0 : 1;
     const names = [...this.groups.keys()].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
     let area = 0, widest = 0;
     for (const g of this.groups.values()) {
@@ -1038,7 +1125,7 @@ var Layout = class {
       widest = Math.max(widest, g.w);
     }
     const row = Math.max(widest, MIN_WORLD_ROW, 2 ** Math.ceil(Math.log2(Math.sqrt(area * 1.8) || 1)));
-    let x = 0, y = 0, shelf = 0, maxW = 0;
+    let x = 0, y = 0, shelf = 0, maxW = 0, key = 0;
     for (const ns of names) {
       const g = (
         /** @type {Group} */
@@ -1054,8 +1141,14 @@ var Layout = class {
       x += g.w + GROUP_GAP;
       shelf = Math.max(shelf, g.h);
       maxW = Math.max(maxW, x - GROUP_GAP);
+      key = Math.imul(key, 31) + Math.round(g.x * 7 + g.y * 13 + g.w * 17 + g.h * 19) + (g.summary ? 1 : 0) | 0;
     }
     this.bounds = { x: 0, y: 0, w: maxW, h: y + shelf };
+    const boxesKey = `${names.length}/${key}`;
+    if (boxesKey !== this.boxesKey) {
+      this.boxesKey = boxesKey;
+      this.version++;
+    }
   }
   /** Where the workloads are: the boxes of the namespaces with ownership (all boxes if none). */
   workloadBounds() {
@@ -1252,6 +1345,31 @@ function layoutGroup(ns, members, opts) {
   g.h = GROUP_TITLE + y + shelf + GROUP_PAD;
   return g;
 }
+function summaryGroup(ns, count, status) {
+  const n = Math.ceil(2 ** (Math.ceil(Math.log2(Math.max(1, count.objects)) * 4) / 4));
+  const cols = Math.max(2, Math.ceil(Math.sqrt(n))), rows = Math.ceil(n / cols);
+  const title = ns || "cluster-scoped";
+  const w = Math.max(cols * (NODE_W + GAP_X) - GAP_X, titleWidth(title + status(ns), count.objects));
+  return {
+    ns,
+    title,
+    x: 0,
+    y: 0,
+    w: w + 2 * GROUP_PAD,
+    h: GROUP_TITLE + rows * (NODE_H + LEAF_GAP_Y) - LEAF_GAP_Y + GROUP_PAD,
+    items: [],
+    blocks: [],
+    owned: 0,
+    cycles: /* @__PURE__ */ new Set(),
+    summary: count,
+    total: count.objects
+  };
+}
+function groupCount(g) {
+  const n = g.summary ? 0 : g.items.length;
+  if (g.total === void 0 || g.total === n) return String(n);
+  return n ? `${n} of ${g.total}` : String(g.total);
+}
 var measureCtx;
 function titleWidth(title, count) {
   const text = `${title}  ·  ${count}`;
@@ -1329,7 +1447,7 @@ function drawTitles(r, visible) {
   const titled = /* @__PURE__ */ new Set();
   for (const g of visible) {
     const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k, sh = g.h * cam.k;
-    const text = `${g.title}  ·  ${g.items.length}`;
+    const text = `${g.title}  ·  ${groupCount(g)}`;
     const del = namespaceDeletion(r, g);
     const status = del ? namespaceStatus(del) : "";
     const band = GROUP_TITLE * cam.k;
@@ -1434,6 +1552,42 @@ function recordTitle(r, ns, text, caption, titled, x, right, boxRight) {
   }
   r.drawnTitles.set(ns, { text, caption, at: r.drawClock, x, right, boxRight });
 }
+function drawCounts(r, visible) {
+  const { ctx, cam, colors: C } = r;
+  ctx.setTransform(r.dpr, 0, 0, r.dpr, 0, 0);
+  ctx.textBaseline = "middle";
+  ctx.textAlign = "center";
+  r.drawnCounts?.clear();
+  for (const g of visible) {
+    if (!g.summary) continue;
+    const x0 = g.x * cam.k + cam.x, y0 = (g.y + GROUP_TITLE) * cam.k + cam.y;
+    const sx = Math.max(0, x0), sw = Math.min(r.w, x0 + g.w * cam.k) - sx;
+    const top = Math.max(0, y0), sh = Math.min(r.h, (g.y + g.h) * cam.k + cam.y) - top;
+    if (sw < 120 || sh < 60) continue;
+    const size = Math.min(16, Math.max(11, sh / 8));
+    const cx = sx + sw / 2, room = sw - 16;
+    const c = g.summary;
+    const lines = [[`${c.objects.toLocaleString("en-US")} object${c.objects === 1 ? "" : "s"}`, C["--fg"]]];
+    if (c.beingDeleted) lines.push([`${c.beingDeleted.toLocaleString("en-US")} being deleted`, C["--st-deleting"]]);
+    const note = r.countsNote(g.ns);
+    if (note) lines.push([note, C["--muted"]]);
+    const shown = lines.slice(0, Math.max(1, Math.floor(sh / (size * 1.6))));
+    let y = top + sh / 2 - (shown.length - 1) * size * 1.5 / 2;
+    for (const [text, color] of shown) {
+      ctx.font = `${color === C["--fg"] ? "600 " : ""}${size}px system-ui, sans-serif`;
+      ctx.fillStyle = color;
+      const t = truncate(ctx, text, room);
+      ctx.fillText(t, cx, y);
+      if (r.drawnCounts) {
+        const half = ctx.measureText(t).width / 2;
+        r.drawnCounts.set(`${g.ns}
+${text}`, { ns: g.ns, text: t, left: cx - half, right: cx + half, y });
+      }
+      y += size * 1.5;
+    }
+  }
+  ctx.textAlign = "start";
+}
 
 // src/render.js
 var DELETION_SEEN_MS = 250;
@@ -1469,17 +1623,36 @@ var Renderer = class {
     this.drawnEdges = null;
     this.drawnCaptions = null;
     this.drawnTitles = null;
+    this.drawnCounts = null;
+    this.countsNote = () => "";
     this.titleLog = [];
     this.previewVersion = 0;
     this.expanded = /* @__PURE__ */ new Set();
     this.colors = {};
     this.cascades = null;
     this.dirty = true;
+    this.boxes = null;
     this.anim = null;
     this.drawn = 0;
     this.drawClock = 0;
+    this.contextLosses = 0;
+    canvas.addEventListener("contextlost", () => this.contextLosses++);
+    canvas.addEventListener("contextrestored", () => this.redrawAll());
     this.readColors();
     this.resize();
+  }
+  /** A bitmap to cache a drawing in, drawn again should the browser take its memory back. @param {number} w @param {number} h */
+  bitmap(w, h2) {
+    const c = new OffscreenCanvas(w, h2);
+    c.addEventListener("contextlost", () => this.contextLosses++);
+    c.addEventListener("contextrestored", () => this.redrawAll());
+    return c;
+  }
+  /** Drops every cached drawing and draws the next frame from scratch. */
+  redrawAll() {
+    for (const g of this.layout.groups.values()) g.cache = null;
+    this.boxes = null;
+    this.dirty = true;
   }
   readColors() {
     const cs = getComputedStyle(document.documentElement);
@@ -1604,6 +1777,12 @@ var Renderer = class {
     }
     return best;
   }
+  /** The namespace box in the middle of the screen, if any. @returns {string|null} */
+  centerGroup() {
+    const c = this.toWorld(this.w / 2, this.h / 2);
+    for (const g of this.layout.groups.values()) if (c.x >= g.x && c.y >= g.y && c.x <= g.x + g.w && c.y <= g.y + g.h) return g.ns;
+    return null;
+  }
   // --- hit testing ---
   /** A set of loners is one count box until expanded; a set of leaf siblings while too small to read. @param {Block} b */
   collapsed(b) {
@@ -1667,7 +1846,7 @@ var Renderer = class {
     canvas.height = Math.ceil((b.h + 2 * pad) * k);
     const ctx = canvas.getContext("2d");
     if (!ctx) throw new Error(`no canvas of ${canvas.width} × ${canvas.height} px`);
-    const { cam, w, h: h2, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles } = this;
+    const { cam, w, h: h2, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles, drawnCounts } = this;
     const screen = this.ctx;
     try {
       Object.assign(this, {
@@ -1679,17 +1858,18 @@ var Renderer = class {
         drawnState: null,
         drawnEdges: null,
         drawnCaptions: null,
-        drawnTitles: null
+        drawnTitles: null,
+        drawnCounts: null
       });
       this.draw(performance.now());
     } finally {
-      Object.assign(this, { ctx: screen, cam, w, h: h2, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles, dirty: true });
+      Object.assign(this, { ctx: screen, cam, w, h: h2, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles, drawnCounts, dirty: true });
     }
     return canvas;
   }
   /** @param {number} now */
   draw(now) {
-    if (this.drawnState) this.drawClock = performance.now();
+    this.drawClock = performance.now();
     const { ctx, cam, colors: C } = this;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.fillStyle = C["--bg"];
@@ -1700,23 +1880,31 @@ var Renderer = class {
     const labels = NODE_H * cam.k >= 22;
     ctx.setTransform(this.dpr * cam.k, 0, 0, this.dpr * cam.k, this.dpr * cam.x, this.dpr * cam.y);
     const visible = [];
+    const terminating = [];
+    const bm = cellMode ? this.boxesBitmap() : null;
+    const boxes = new Path2D(), shaded = new Path2D();
     for (const g of this.layout.groups.values()) {
       if (g.x > vx1 || g.y > vy1 || g.x + g.w < vx0 || g.y + g.h < vy0) continue;
       visible.push(g);
-      ctx.fillStyle = C["--group-bg"];
-      ctx.fillRect(g.x, g.y, g.w, g.h);
+      if (!bm) addBox(boxes, shaded, g);
       const del = namespaceDeletion(this, g);
-      ctx.strokeStyle = del && del.end === null ? C["--st-deleting"] : C["--group-border"];
-      ctx.lineWidth = (del && del.end === null ? 2.5 : 1) * px;
-      ctx.strokeRect(g.x, g.y, g.w, g.h);
+      if (del && del.end === null) terminating.push(g);
     }
+    if (bm) {
+      const b = this.layout.bounds;
+      ctx.drawImage(bm.canvas, b.x - bm.pad, b.y - bm.pad, b.w + 2 * bm.pad, b.h + 2 * bm.pad);
+    } else drawBoxes(ctx, C, boxes, shaded, px);
+    ctx.strokeStyle = C["--st-deleting"];
+    ctx.lineWidth = 2.5 * px;
+    for (const g of terminating) ctx.strokeRect(g.x, g.y, g.w, g.h);
     if (cellMode) {
       let drawn = 0;
       const budgetEnd = performance.now() + BITMAP_BUDGET_MS;
       for (const g of visible) {
-        const bm = this.groupBitmap(g, now, budgetEnd);
-        ctx.drawImage(bm.canvas, g.x, g.y, g.w, g.h);
-        drawn += bm.count;
+        if (g.summary) continue;
+        const bm2 = this.groupBitmap(g, now, budgetEnd);
+        ctx.drawImage(bm2.canvas, g.x, g.y, g.w, g.h);
+        drawn += bm2.count;
       }
       const ringed = this.ringed();
       if (ringed.length) {
@@ -1751,6 +1939,7 @@ var Renderer = class {
       return !(x > vx1 || y > vy1 || x + w < vx0 || y + h2 < vy0);
     }
     drawTitles(this, visible);
+    drawCounts(this, visible);
     for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
   }
   /** Objects drawn with a ring: the selection, search matches, the delete preview. */
@@ -1778,7 +1967,7 @@ var Renderer = class {
     if (c && c.canvas && performance.now() > budgetEnd && (!c.stale || now - c.stale < STALE_MS)) return c;
     const scale = Math.min(kb * this.dpr, BITMAP_MAX / g.w, BITMAP_MAX / g.h);
     const w = Math.max(1, Math.ceil(g.w * scale)), h2 = Math.max(1, Math.ceil(g.h * scale));
-    const canvas = c?.canvas && c.canvas.width === w && c.canvas.height === h2 ? c.canvas : new OffscreenCanvas(w, h2);
+    const canvas = c?.canvas && c.canvas.width === w && c.canvas.height === h2 ? c.canvas : this.bitmap(w, h2);
     const bctx = (
       /** @type {OffscreenCanvasRenderingContext2D} */
       canvas.getContext("2d")
@@ -1810,6 +1999,36 @@ var Renderer = class {
     );
     return c;
   }
+  /**
+   * Every namespace's box drawn once into a bitmap of the whole layout, a little sharper
+   * than the current zoom, redrawn when a box moves or the zoom leaves its range; null
+   * when such a bitmap would be too large (nearer, few boxes are on screen).
+   * @returns {{canvas: OffscreenCanvas, pad: number, scale: number}|null}
+   */
+  boxesBitmap() {
+    const b = this.layout.bounds, need = this.cam.k * this.dpr;
+    const key = `${this.layout.version}/${this.dpr}/${this.colors["--bg"]}`;
+    const had = this.boxes;
+    if (had?.key === key && had.scale >= need && had.scale <= 2.9 * need) return had;
+    const kb = 2 ** (Math.ceil(Math.log2(this.cam.k) * 2) / 2 + 0.5);
+    const pad = 4 / kb;
+    const scale = kb * this.dpr;
+    const w = Math.ceil((b.w + 2 * pad) * scale), h2 = Math.ceil((b.h + 2 * pad) * scale);
+    if (w > BITMAP_MAX || h2 > BITMAP_MAX || this.layout.groups.size < 2) return null;
+    const canvas = this.boxes?.canvas.width === w && this.boxes.canvas.height === h2 ? this.boxes.canvas : this.bitmap(w, h2);
+    const bctx = (
+      /** @type {OffscreenCanvasRenderingContext2D} */
+      canvas.getContext("2d")
+    );
+    bctx.setTransform(1, 0, 0, 1, 0, 0);
+    bctx.clearRect(0, 0, w, h2);
+    bctx.setTransform(scale, 0, 0, scale, (pad - b.x) * scale, (pad - b.y) * scale);
+    const boxes = new Path2D(), shaded = new Path2D();
+    for (const g of this.layout.groups.values()) addBox(boxes, shaded, g);
+    drawBoxes(bctx, this.colors, boxes, shaded, 1 / kb);
+    this.boxes = { canvas, key, pad, scale };
+    return this.boxes;
+  }
   /** What every namespace cache depends on besides its own members. */
   cacheKey() {
     return `${this.expanded.size}/${this.previewVersion}/${this.colors["--bg"]}/${NODE_W * this.cam.k < COLLAPSE_PX}`;
@@ -1836,7 +2055,7 @@ var Renderer = class {
     if (cur && !cur.ghost) return stateOf(this.store, cur.node);
     const g = this.store.ghosts.get(it.uid);
     const since2 = g?.deletingSince;
-    if (since2 === void 0 || performance.now() >= since2 + DELETION_SEEN_MS) return "removed";
+    if (since2 === void 0 || this.drawClock >= since2 + DELETION_SEEN_MS) return "removed";
     const ownerGone = (g?.node.owners || []).some((o) => (this.store.ghosts.get(o.uid)?.at ?? -Infinity) >= since2);
     return ownerGone ? "removed" : stateOf(
       this.store,
@@ -1854,8 +2073,8 @@ var Renderer = class {
     this.drawnEdges ??= /* @__PURE__ */ new Map();
     this.drawnCaptions ??= /* @__PURE__ */ new Map();
     this.drawnTitles ??= /* @__PURE__ */ new Map();
-    for (const g of this.layout.groups.values()) g.cache = null;
-    this.dirty = true;
+    this.drawnCounts ??= /* @__PURE__ */ new Map();
+    this.redrawAll();
   }
   /** The fill of a far-out cell: its state, or its kind's colour when normal. @param {Item} it @param {number} now */
   itemColor(it, now) {
@@ -2155,6 +2374,150 @@ function arrowhead(p, x, y, fx, fy, s) {
   p.lineTo(x - ux * s + uy * s * 0.55, y - uy * s - ux * s * 0.55);
   p.closePath();
 }
+function addBox(boxes, shaded, g) {
+  boxes.rect(g.x, g.y, g.w, g.h);
+  if (g.summary) shaded.rect(g.x + GROUP_PAD / 2, g.y + GROUP_TITLE, g.w - GROUP_PAD, g.h - GROUP_TITLE - GROUP_PAD / 2);
+}
+function drawBoxes(ctx, C, boxes, shaded, px) {
+  ctx.fillStyle = C["--group-bg"];
+  ctx.fill(boxes);
+  ctx.strokeStyle = C["--group-border"];
+  ctx.lineWidth = px;
+  ctx.stroke(boxes);
+  ctx.fillStyle = C["--node-bg"];
+  ctx.globalAlpha = 0.45;
+  ctx.fill(shaded);
+  ctx.globalAlpha = 1;
+}
+
+// src/detail.js
+var FULL_LIMIT = 2e4;
+var DETAIL_BUDGET = 2e4;
+var DETAIL_K = 0.15;
+var SETTLE_MS = 150;
+var Detail = class {
+  /** @param {Page} page @param {() => number} [fullLimit] */
+  constructor(page2, fullLimit = () => Number(document.body.dataset.fullLimit) || FULL_LIMIT) {
+    this.page = page2;
+    this.fullLimit = fullLimit;
+    this.mode = "";
+    this.counts = /* @__PURE__ */ new Map();
+    this.objects = 0;
+    this.kinds = [];
+    this.asked = { namespaces: [], uids: [], kinds: [] };
+    this.answered = null;
+    this.send = () => {
+    };
+    this.timer = void 0;
+    this.detailMs = null;
+  }
+  /** The stream's query (a reconnection asks again for what it held). */
+  query() {
+    const q = new URLSearchParams();
+    if (this.mode === "full") return q;
+    q.set("summary", "true");
+    for (const ns of this.asked.namespaces) q.append("namespace", ns);
+    for (const u of this.asked.uids) q.append("uid", u);
+    for (const k of this.asked.kinds) q.append("kind", k);
+    return q;
+  }
+  /**
+   * A summary frame: the counts; the first one decides the mode. Returns the namespaces
+   * whose counts changed (their boxes are laid out again).
+   * @param {{objects: number, namespaces: NamespaceCount[], kinds: {kind: string}[]}} f
+   */
+  onSummary(f) {
+    const changed = /* @__PURE__ */ new Set();
+    const next = new Map(f.namespaces.map((n) => [n.name, n]));
+    for (const [ns, c] of next) {
+      const o = this.counts.get(ns);
+      if (!o || o.objects !== c.objects || o.beingDeleted !== c.beingDeleted) changed.add(ns);
+    }
+    for (const ns of this.counts.keys()) if (!next.has(ns)) changed.add(ns);
+    this.counts = next;
+    this.objects = f.objects;
+    this.kinds = [...new Set(f.kinds.map((k) => k.kind))].sort();
+    if (!this.mode) {
+      this.mode = f.objects <= this.fullLimit() ? "full" : "summary";
+      if (this.mode === "full") this.send({ type: "subscribe", queues: true });
+      else this.want();
+    }
+    return changed;
+  }
+  /** Whether the page holds a namespace's objects (asked for and answered), so its box is laid out from them. @param {string} ns */
+  holds(ns) {
+    return this.mode !== "summary" || !!this.answered?.namespaces.includes(ns);
+  }
+  /** Whether a namespace's objects are asked for and not yet here. @param {string} ns */
+  loading(ns) {
+    return this.mode === "summary" && this.asked.namespaces.includes(ns) && !this.holds(ns);
+  }
+  /**
+   * A snapshot under the subscription last asked for arrived. Returns the namespaces the
+   * page now holds or no longer holds (their boxes are laid out again).
+   * @returns {string[]}
+   */
+  onSnapshot() {
+    if (this.mode !== "summary") return [];
+    const before = new Set(this.answered?.namespaces || []), after = new Set(this.asked.namespaces);
+    this.answered = { ...this.asked };
+    if (this.detailMs === null && (this.asked.namespaces.length || this.asked.uids.length)) this.detailMs = performance.now();
+    return [...before, ...after].filter((ns) => before.has(ns) !== after.has(ns));
+  }
+  /** The page holds what it shows: what it would ask for now is what it asked for, and answered. */
+  settled() {
+    return this.mode !== "summary" || this.timer === void 0 && same(this.wanted(), this.asked) && !!this.answered && same(this.answered, this.asked);
+  }
+  /** The view moved or the selection changed: ask again once it rests. */
+  viewMoved() {
+    if (this.mode !== "summary") return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => this.want(), SETTLE_MS);
+  }
+  /** What the page should hold now. @returns {Wanted} */
+  wanted() {
+    const { view: view2, renderer: renderer2, layout: layout2 } = this.page;
+    const uids = [...new Set([view2.sel, view2.focus].filter((u) => !!u))].map(String);
+    const kinds = [...view2.kind];
+    const near = [];
+    const filtered = view2.ns.length ? new Set(view2.ns) : null;
+    if (renderer2.cam.k >= DETAIL_K || filtered) {
+      const c = renderer2.toWorld(renderer2.w / 2, renderer2.h / 2);
+      const v0 = renderer2.toWorld(0, 0), v1 = renderer2.toWorld(renderer2.w, renderer2.h);
+      for (const g of layout2.groups.values()) {
+        if (filtered && !filtered.has(g.ns)) continue;
+        const inView = !(g.x > v1.x || g.y > v1.y || g.x + g.w < v0.x || g.y + g.h < v0.y);
+        if (!inView && !filtered) continue;
+        const dx = Math.max(g.x - c.x, 0, c.x - g.x - g.w), dy = Math.max(g.y - c.y, 0, c.y - g.y - g.h);
+        near.push({ ns: g.ns, d: dx + dy });
+      }
+    }
+    near.sort((a, b) => a.d - b.d || (a.ns < b.ns ? -1 : 1));
+    const namespaces = [];
+    let budget = DETAIL_BUDGET;
+    for (const { ns } of near) {
+      const n = this.counts.get(ns)?.objects ?? 0;
+      if (n > budget && namespaces.length) break;
+      namespaces.push(ns);
+      budget -= n;
+    }
+    return { namespaces: namespaces.sort(), uids: uids.sort(), kinds };
+  }
+  /** Asks the stream for what the page should hold, when that changed. */
+  want() {
+    clearTimeout(this.timer);
+    this.timer = void 0;
+    if (this.mode !== "summary") return;
+    const w = this.wanted();
+    if (same(w, this.asked)) return;
+    this.asked = w;
+    this.page.renderer.dirty = true;
+    this.send({ type: "subscribe", summary: true, queues: true, namespaces: w.namespaces, uids: w.uids, kinds: w.kinds });
+  }
+};
+function same(a, b) {
+  return a.namespaces.join("\n") === b.namespaces.join("\n") && a.uids.join("\n") === b.uids.join("\n") && a.kinds.join("\n") === b.kinds.join("\n");
+}
 
 // src/page.js
 function newPage() {
@@ -2172,7 +2535,7 @@ function newPage() {
   const unset = () => {
     throw new Error("page step not wired");
   };
-  return {
+  const page2 = {
     replay: replay2,
     readOnly: body.dataset.readOnly === "true" || replay2,
     hasHistory: body.dataset.history === "true" || replay2,
@@ -2202,8 +2565,15 @@ function newPage() {
     fillFilterOptions: unset,
     refreshFilters: unset,
     legend: unset,
-    toast: unset
+    toast: unset,
+    detail: (
+      /** @type {any} */
+      null
+    )
   };
+  const detail = page2.detail = new Detail(page2);
+  renderer2.countsNote = (ns) => detail.loading(ns) ? "loading its objects…" : renderer2.cam.k < DETAIL_K ? "zoom in to load its objects" : "";
+  return page2;
 }
 
 // src/actionresult.js
@@ -2785,7 +3155,7 @@ var ObjectPanel = class {
     const canDelete = n && !n.virtual && travelAt === null;
     const readOnly = this.actions.readOnly;
     this.depsList.set(deps);
-    this.body.replaceChildren(...present(
+    patchChildren(this.body, present(
       h(
         "div.obj-head",
         null,
@@ -2848,11 +3218,14 @@ var ObjectPanel = class {
     return holds.map((hold, i) => {
       const origin = origins.find((o) => o.finalizer === hold.finalizer);
       const fin = h("code.hold", null, hold.finalizer);
-      const copy = h("button.copy", { type: "button", title: "Copy the command (gcscope never runs it)" }, "Copy");
-      copy.addEventListener("click", () => {
-        if (!navigator.clipboard) copy.textContent = "Select and copy it";
-        else navigator.clipboard.writeText(hold.release || "").then(() => copy.textContent = "Copied", () => copy.textContent = "Select and copy it");
-      });
+      const copy = h("button.copy", { type: "button", title: "Copy the command (gcscope never runs it)", onclick: (ev) => {
+        const b = (
+          /** @type {HTMLElement} */
+          ev.currentTarget
+        );
+        if (!navigator.clipboard) b.textContent = "Select and copy it";
+        else navigator.clipboard.writeText(hold.release || "").then(() => b.textContent = "Copied", () => b.textContent = "Select and copy it");
+      } }, "Copy");
       return h(
         "div.hold",
         { id: `hold-${i}`, "data-finalizer": hold.finalizer },
@@ -3006,7 +3379,7 @@ var QueuesPanel = class {
       r.backoff.textContent = String(backoff);
       r.adds.textContent = `${q.adds} adds · ${q.retries} retries`;
       const items = [...q.items.values()].sort((a, b) => Number(b.inFlight) - Number(a.inFlight) || a.since - b.since).slice(0, 8);
-      r.items.replaceChildren(...items.map((it) => {
+      patchChildren(r.items, [...items.map((it) => {
         const times = (n) => n > 1 ? ` ×${n}` : "";
         const st = it.inFlight ? `in flight${times(it.inFlightItems)}${it.queued ? `, ${it.queuedItems} queued` : ""}` : it.queued ? `queued${times(it.queuedItems)}` : it.backoffUntil != null ? it.backoffUntil > now ? `retry in ${((it.backoffUntil - now) / 1e3).toFixed(1)} s` : "retry due" : "";
         return h(
@@ -3022,7 +3395,7 @@ var QueuesPanel = class {
           ),
           h("span.muted", null, ` ${st}${it.change ? " · " + it.change : ""}${it.retries ? ` · ${it.retries} retries` : ""}`)
         );
-      }), q.items.size > 8 ? h("li.muted", null, `and ${q.items.size - 8} more`) : "");
+      }), q.items.size > 8 ? h("li.muted", null, `and ${q.items.size - 8} more`) : ""]);
       if (sparks) drawSpark(r.spark, q.history, q.maxHistory);
     }
     const sync = store.sync;
@@ -3037,7 +3410,7 @@ var QueuesPanel = class {
     const key = acts.length ? `${acts.length}:${acts[0].time}:${acts[0].object.uid}:${acts[0].verb}` : "";
     if (key === this.lastActionsKey) return;
     this.lastActionsKey = key;
-    this.actionsEl.replaceChildren(...acts.map((a) => {
+    patchChildren(this.actionsEl, acts.map((a) => {
       const result = actionResult(a);
       return h(
         "li",
@@ -3098,7 +3471,7 @@ function stepTitle(step, last) {
 var DeleteDialog = class {
   /**
    * @param {import("./store.js").Store} store
-   * @param {{preview: (m: Map<string, PreviewKind>) => void, done: (uid: string, policy: string) => void, select: (uid: string) => void}} hooks
+   * @param {{preview: (m: Map<string, PreviewKind>) => void, done: (uid: string, policy: string, target: import("./store.js").NodeState|undefined) => void, select: (uid: string) => void}} hooks
    */
   constructor(store, hooks) {
     this.store = store;
@@ -3331,6 +3704,7 @@ var DeleteDialog = class {
     const uid = this.uid;
     if (!uid || !this.prediction || this.readOnly) return;
     const policy = this.policy;
+    const target = this.store.nodes.get(uid);
     const btn = (
       /** @type {HTMLButtonElement} */
       $("delete-confirm")
@@ -3341,7 +3715,7 @@ var DeleteDialog = class {
     try {
       await deleteObject(uid, policy, false);
       this.close();
-      this.hooks.done(uid, policy);
+      this.hooks.done(uid, policy, target);
     } catch (e) {
       this.showError(e);
       this.updateConfirm();
@@ -3429,7 +3803,7 @@ var Glance = class {
       ));
     }
     if (!running.length && !stuck.count && !retried.length) parts.push(h("p.muted", { id: "glance-calm" }, "Nothing: no deletion is under way or stuck, and the collector retries nothing."));
-    this.el.replaceChildren(...parts);
+    patchChildren(this.el, parts);
   }
   /** The captions' times move on without redrawing the rest. @param {import("./cascades.js").Cascade[]} running @param {number} now */
   refreshTimes(running, now) {
@@ -3520,7 +3894,11 @@ var CollectorHealth = class {
         );
       })));
     }
-    this.el.replaceChildren(...children.filter(Boolean));
+    patchChildren(
+      this.el,
+      /** @type {Node[]} */
+      children.filter(Boolean)
+    );
   }
 };
 
@@ -4087,7 +4465,7 @@ var StuckView = class {
     );
     this.summary.textContent = r.total ? `${counted2(r.total)} deleted more than ${r.olderThan} ago and still there, in ${groups.length === 1 ? "1 group" : `${groups.length} groups`}${r.hidden ? ` (and ${fmt(r.hidden)} you may not see)` : ""}. As of ${since(r.at)}.` : `Nothing deleted more than ${r.olderThan} ago is still there${r.hidden ? ` that you may see (${fmt(r.hidden)} you may not)` : ""}. As of ${since(r.at)}.`;
     const failures = r.discoveryFailures && Object.keys(r.discoveryFailures).length ? h("div.stuck-discovery", null, h("b", null, "API discovery fails: "), "no namespace can finish deleting while it does.", failureList(r.discoveryFailures)) : null;
-    this.body.replaceChildren(...failures ? [failures] : [], ...groups.map((g) => this.group(g)));
+    patchChildren(this.body, [...failures ? [failures] : [], ...groups.map((g) => this.group(g))]);
   }
   /** @param {any} g a group of the report */
   group(g) {
@@ -4361,6 +4739,8 @@ function wireView(page2, parts) {
         page2.viewChanged();
         page2.relayout(performance.now());
         renderer2.centerOn(uid);
+      } else if (page2.detail.mode === "summary") {
+        page2.centerDue = uid;
       }
     }
     page2.writeURL();
@@ -4436,10 +4816,14 @@ function startFrames(page2, p) {
   let lastLiveCascades = 0;
   let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0, lastStuckCount = -Infinity, lastGlance = -Infinity;
   let fittedOnce = false;
+  let lastShown = "";
   page2.relayout = (now, dirty = page2.store.dirtyNamespaces) => {
     const store = page2.store;
     const anchorUID = renderer2.centerItem();
     const before = anchorUID ? layout2.box(anchorUID) : null;
+    const anchorNS = anchorUID ? null : renderer2.centerGroup();
+    const nsBefore = anchorNS !== null ? layout2.groups.get(anchorNS) : null;
+    const nsAt = nsBefore ? { x: nsBefore.x, y: nsBefore.y } : null;
     if (view2.focus) {
       const focusSet = store.closure([view2.focus]);
       for (const [u, g] of store.ghosts) if (g.node.owners?.some((o) => focusSet.has(o.uid)) || focusSet.has(u)) focusSet.add(u);
@@ -4448,23 +4832,31 @@ function startFrames(page2, p) {
       dirty.add("*");
     } else page2.focusSet = null;
     const t0 = performance.now();
+    const counted3 = store === live2 && page2.detail.mode === "summary" ? page2.detail : null;
     layout2.update(store, (n) => keep(page2, n), dirty, renderer2.expanded, (ns) => {
       const c = page2.cascades.ofNamespace(ns);
       return c ? namespaceStatus(c, true) : "";
-    });
+    }, counted3, (ns) => !view2.ns.length || view2.ns.includes(ns));
     layoutCost = performance.now() - t0;
     perf.layoutMs = layoutCost;
     if (dirty === store.dirtyNamespaces) dirty.clear();
     else for (const ns of dirty) store.dirtyNamespaces.delete(ns);
     lastLayout = now;
     page2.layoutDue = store.dirtyNamespaces.size > 0;
-    if (!fittedOnce && layout2.items.size) {
+    if (!fittedOnce && (layout2.items.size || counted3 && layout2.groups.size)) {
       fittedOnce = true;
-      if (!(view2.sel && revealAndCenter(page2, view2.sel, 1))) renderer2.open(layout2.workloadBounds());
+      if (!(view2.sel && revealAndCenter(page2, view2.sel, 1))) {
+        renderer2.open(layout2.workloadBounds());
+        if (view2.sel && counted3) page2.centerDue = view2.sel;
+      }
     } else if (page2.centerDue && layout2.items.has(page2.centerDue)) {
       revealAndCenter(page2, page2.centerDue);
       page2.centerDue = null;
-    } else renderer2.anchor(anchorUID, before);
+    } else if (anchorUID) renderer2.anchor(anchorUID, before);
+    else if (anchorNS !== null && nsAt) {
+      const g = layout2.groups.get(anchorNS);
+      if (g && (g.x !== nsAt.x || g.y !== nsAt.y)) renderer2.pan((nsAt.x - g.x) * renderer2.cam.k, (nsAt.y - g.y) * renderer2.cam.k);
+    }
     renderer2.dirty = true;
     page2.updateEmpty();
   };
@@ -4499,11 +4891,11 @@ function startFrames(page2, p) {
       const ready = settledDirty(now);
       if (ready.size) page2.relayout(now, ready);
     }
-    if ((cascades.changed || cascades.active.size) && now - lastStrip > 250) {
+    if ((cascades.changed || cascades.active.size) && now - lastStrip > (cascades.changed ? 100 : 250)) {
       cascades.changed = false;
       lastStrip = now;
       p.cascadeStrip.render();
-      if (view2.sel && cascades.of(view2.sel)) p.objectPanel.renderSoon();
+      if (view2.sel && cascades.of(view2.sel)) p.objectPanel.render();
     }
     if (store.touched.size) {
       renderer2.dirty = true;
@@ -4538,6 +4930,11 @@ function startFrames(page2, p) {
       lastFilters = now;
       page2.fillFilterOptions();
     }
+    const shown = `${renderer2.cam.x}/${renderer2.cam.y}/${renderer2.cam.k}/${view2.sel}/${view2.focus}/${view2.ns}/${view2.kind}/${layout2.bounds.w}/${layout2.bounds.h}`;
+    if (shown !== lastShown) {
+      lastShown = shown;
+      page2.detail.viewMoved();
+    }
     const drew = renderer2.frame(now);
     if (drew) p.drew(now);
     perf.drawn = layout2.items.size;
@@ -4567,12 +4964,19 @@ var Stream = class {
     this.liveAt = 0;
     this.lostAt = 0;
     this.retryText = "";
+    this.handled = Promise.resolve();
+    this.inflating = 0;
   }
   open() {
     this.closed = false;
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const since2 = this.hadSnapshot ? `?since=${this.h.seq()}` : "";
-    const ws = new WebSocket(`${proto}//${location.host}${apiPath("/api/v1/stream")}${since2}`);
+    const q = this.h.query?.() || new URLSearchParams();
+    if (this.hadSnapshot) q.set("since", String(this.h.seq()));
+    if (typeof DecompressionStream === "function") q.set("encoding", "deflate");
+    const qs = q.toString();
+    const ws = new WebSocket(`${proto}//${location.host}${apiPath("/api/v1/stream")}${qs ? "?" + qs : ""}`);
+    ws.binaryType = "arraybuffer";
+    let broken = false;
     this.ws = ws;
     this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
     ws.onopen = () => {
@@ -4583,9 +4987,22 @@ var Stream = class {
     };
     ws.onmessage = (ev) => {
       this.liveAt = Date.now();
-      const f = JSON.parse(ev.data);
-      if (f.type === "snapshot") this.hadSnapshot = true;
-      this.h.onFrame(f);
+      const data = ev.data;
+      if (typeof data === "string" && !this.inflating) return this.frame(data);
+      this.inflating++;
+      this.handled = this.handled.then(async () => {
+        if (broken) return;
+        let text;
+        try {
+          text = typeof data === "string" ? data : await inflate(data);
+        } catch (err) {
+          console.error("gcscope: a stream frame could not be inflated:", err);
+          broken = true;
+          if (this.ws === ws) ws.close(4e3, "a frame could not be inflated");
+          return;
+        }
+        this.frame(text);
+      }).catch(reportError).finally(() => this.inflating--);
     };
     ws.onclose = (ev) => {
       if (this.ws !== ws) return;
@@ -4604,8 +5021,16 @@ var Stream = class {
       this.h.onState(this.attempt > 6 ? "offline" : "reconnecting", `disconnected${why}; retrying in ${Math.round(delay / 1e3)} s`);
       this.retryText = `retrying at ${clock(Date.now() + delay).slice(0, 8)}`;
       this.offline();
-      this.timer = setTimeout(() => this.open(), delay);
+      this.timer = setTimeout(() => this.handled.then(() => {
+        if (!this.closed && !this.ws) this.open();
+      }), delay);
     };
+  }
+  /** Handles one frame's text. @param {string} text */
+  frame(text) {
+    const f = JSON.parse(text);
+    if (f.type === "snapshot") this.hadSnapshot = true;
+    this.h.onFrame(f);
   }
   /** The stream is down: after OFFLINE_AFTER_MS, the page says the graph is stale. */
   offline() {
@@ -4662,6 +5087,10 @@ var Stream = class {
     link.textContent = "Sign in again";
     el.replaceChildren(`Signed out: ${why || "your sign-in is no longer accepted (signed out, gcscope restarted, or the token was revoked or expired)"}. The graph is dimmed and no longer follows the cluster. `, link);
   }
+  /** Sends a frame (a subscribe) if the stream is open; a reconnection opens with query() instead. @param {object} frame */
+  send(frame) {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+  }
   /** Reconnects now (the user asked). */
   retry() {
     clearTimeout(this.timer);
@@ -4674,6 +5103,9 @@ var Stream = class {
     this.ws?.close(1e3, "bye");
   }
 };
+async function inflate(buf) {
+  return new Response(new Blob([buf]).stream().pipeThrough(new DecompressionStream("deflate-raw"))).text();
+}
 
 // src/conn.js
 function wireStream(page2, parts) {
@@ -4689,20 +5121,32 @@ function wireStream(page2, parts) {
     conn.textContent = past ? "○ live underneath" : connState === "live" ? "● live" : connState === "connecting" ? "connecting…" : connState === "offline" ? "offline — click to retry" : "reconnecting…";
     conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
   }
+  const { detail } = page2;
   const stream2 = new Stream({
     // It resumes from the live seq, whatever the page shows.
     seq: () => live2.seq,
-    onState(state, detail) {
+    query: () => detail.query(),
+    onState(state, words) {
       connState = state;
-      connDetail = detail;
+      connDetail = words;
       showConn2();
     },
     onFrame(f) {
-      if (f.type === "snapshot") {
-        live2.applySnapshot(f);
+      if (f.type === "summary") {
+        for (const ns of detail.onSummary(f)) live2.markNamespace(ns);
+        if (detail.mode === "summary" && perf.snapshotMs === null) {
+          perf.snapshotMs = performance.now();
+          page2.firstSnapshotPending = true;
+        }
+        if (page2.store === live2) page2.fillFilterOptions();
+      } else if (f.type === "snapshot") {
+        const asked = detail.mode === "summary" && f.reason === "subscribe";
+        live2.applySnapshot(f, !asked);
+        for (const ns of detail.onSnapshot()) live2.markNamespace(ns);
         if (f.reason === "permissions") liveCascades2.reset();
+        if (asked) liveCascades2.forgetUnheld();
         liveCascades2.observe([...live2.nodes.keys()], performance.now());
-        if (perf.snapshotMs === null) {
+        if (perf.snapshotMs === null && detail.mode === "full" && f.reason === "subscribe") {
           perf.snapshotMs = performance.now();
           page2.firstSnapshotPending = true;
         }
@@ -4717,6 +5161,7 @@ function wireStream(page2, parts) {
       }
     }
   });
+  detail.send = (frame) => stream2.send(frame);
   conn.addEventListener("click", () => livePast() ? page2.travelUI?.backToLive() : stream2.retry());
   return { stream: stream2, showConn: showConn2 };
 }
@@ -4804,6 +5249,7 @@ function label(c) {
 }
 
 // src/search.js
+var SERVER_RESULTS = 200;
 function searchScore(n, q) {
   const name = n.name.toLowerCase();
   if (name === q || n.uid === q) return 0;
@@ -4820,6 +5266,8 @@ var Search = class {
     $("search");
     this.results = $("search-results");
     this.resultUIDs = [];
+    this.timer = void 0;
+    this.asked = "";
     page2.runSearch = () => this.run();
     const input = this.input;
     input.addEventListener("input", () => this.run());
@@ -4835,6 +5283,14 @@ var Search = class {
     view2.q = input.value.trim();
     renderer2.matches = /* @__PURE__ */ new Set();
     this.resultUIDs = [];
+    clearTimeout(this.timer);
+    if (q && store === page2.live && page2.detail.mode === "summary") {
+      results.replaceChildren(h("li.muted", null, "searching the cluster…"));
+      results.hidden = document.activeElement !== input;
+      this.timer = setTimeout(() => this.runOnServer(q), 200);
+      page2.writeURL();
+      return;
+    }
     if (q) {
       const found = [];
       for (const n of store.nodes.values()) {
@@ -4878,6 +5334,48 @@ var Search = class {
     ));
     results.hidden = !q || document.activeElement !== input;
     page2.writeURL();
+  }
+  /**
+   * Summary first: the server's search of the whole graph (GET /api/v1/graph?q=, what the
+   * user may see), its results listed and, where the page holds them, highlighted.
+   * @param {string} q lower case
+   */
+  async runOnServer(q) {
+    const { page: page2, input, results } = this;
+    const asked = this.asked = q;
+    let found;
+    try {
+      found = await get(`/api/v1/graph?q=${encodeURIComponent(q)}&limit=${SERVER_RESULTS}`);
+    } catch (e) {
+      if (this.asked === asked) results.replaceChildren(h("li.muted", null, `the search failed: ${/** @type {any} */
+      e.message || e}`));
+      return;
+    }
+    if (this.asked !== asked || input.value.trim().toLowerCase() !== q) return;
+    const nodes = found.nodes || [];
+    nodes.sort((a, b) => searchScore(a, q) - searchScore(b, q) || (sortKey(a) < sortKey(b) ? -1 : 1));
+    this.resultUIDs = nodes.slice(0, 50).map((n) => n.uid);
+    page2.renderer.matches = new Set(nodes.map((n) => n.uid));
+    page2.renderer.dirty = true;
+    results.replaceChildren(
+      ...nodes.slice(0, 50).map((n, i) => h(
+        "li",
+        {
+          role: "option",
+          "data-uid": n.uid,
+          class: i === 0 ? "active" : "",
+          onmousedown: (ev) => {
+            ev.preventDefault();
+            this.choose(n.uid);
+          }
+        },
+        h("b", null, n.name),
+        h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""}`)
+      )),
+      found.nextCursor ? h("li.muted", null, `more than ${SERVER_RESULTS}: type more of the name`) : ""
+    );
+    if (!nodes.length) results.replaceChildren(h("li.muted", null, "no object in the cluster matches"));
+    results.hidden = document.activeElement !== input;
   }
   /**
    * The recorded removals of objects whose name contains name, in any case, as the live
@@ -4954,6 +5452,10 @@ function wireFilters(page2) {
     for (const n of page2.store.nodes.values()) {
       nss.add(n.namespace || "");
       kinds.add(n.kind);
+    }
+    if (page2.store === page2.live && page2.detail.mode === "summary") {
+      for (const ns of page2.detail.counts.keys()) nss.add(ns);
+      for (const k of page2.detail.kinds) kinds.add(k);
     }
     const nsList = [...nss].sort(), kindList = [...kinds].sort();
     const key = nsList.join(",") + "|" + kindList.join(",");
@@ -5043,6 +5545,7 @@ ${progressText(nsDel, page2.cascades.now())}` + (nsDel.baseline ? "" : "\n(the p
       const b = hit.block;
       rd.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
     } else if (hit?.item) page2.select(hit.item.uid);
+    else if (hit?.group?.summary) rd.fit(hit.group);
     else if (hit?.group?.ns && page2.cascades.ofNamespace(hit.group.ns)?.end === null) {
       page2.select(
         /** @type {any} */
@@ -5098,7 +5601,7 @@ function renderLegend(renderer2) {
 function wireNotices(page2) {
   page2.updateEmpty = () => {
     const el = $("empty");
-    if (page2.layout.items.size) {
+    if (page2.layout.items.size || page2.layout.groups.size) {
       el.hidden = true;
       return;
     }
@@ -6041,15 +6544,15 @@ var HistoryView = class {
    * @param {number} from @param {number} to @param {string} title @param {boolean} shown
    */
   setWindow(from, to, title, shown) {
-    const same = from === this.from && to === this.to && title === this.title;
+    const same2 = from === this.from && to === this.to && title === this.title;
     this.from = from;
     this.to = to;
     this.title = title;
     if (!shown) {
-      this.stale ||= !same;
+      this.stale ||= !same2;
       return;
     }
-    if (same && !this.stale && this.loading) return;
+    if (same2 && !this.stale && this.loading) return;
     this.stale = false;
     this.load();
   }
@@ -6622,6 +7125,13 @@ function testHooks(page2, parts) {
       const c = page2.cascades.ofNamespace(ns);
       return c ? { gone: c.gone, total: c.total, baseline: c.baseline, end: c.end, waitingOn: c.waitingOn } : null;
     },
+    /** Summary first (detail.js): {mode, asked, answered, detailMs, objects, settled}. */
+    detail: () => {
+      const d = page2.detail;
+      return { mode: d.mode, asked: d.asked, answered: d.answered, detailMs: d.detailMs, objects: d.objects, settled: d.settled() };
+    },
+    /** The namespace boxes laid out now: {ns: {summary: objects counted or null, items, x, y, w, h}}. */
+    groups: () => Object.fromEntries([...layout2.groups.values()].map((g) => [g.ns, { summary: g.summary ? g.summary.objects : null, items: g.items.length, x: g.x, y: g.y, w: g.w, h: g.h }])),
     stuckView: stuckView2,
     tabs: tabs2,
     cascades: page2.liveCascades,
@@ -6740,8 +7250,7 @@ var dialog = new DeleteDialog(live, {
     page.legend();
   },
   select: show,
-  done(uid, policy) {
-    const n = page.store.nodes.get(uid);
+  done(uid, policy, n) {
     page.toast(`Deletion of ${n ? describe(n) : uid} accepted (${policy}). Follow the cascade in the graph and the queues.`);
     objectPanel.refreshExplain(300);
   }

@@ -138,14 +138,10 @@ func renderOnce(b *testing.B, c renderCase, iteration int) renderResult {
 		source = newMutator(eng, g)
 	}
 
-	srv := server.New(server.Options{Engine: eng, Version: "bench", Ready: func() error { return nil }})
-	hubCtx, stopHub := context.WithCancel(context.Background())
-	hubDone := make(chan struct{})
-	go func() { defer close(hubDone); srv.Run(hubCtx) }()
+	srv, stopHub := runServer(eng, server.StreamCompressionDefault)
 	ts := httptest.NewServer(srv) // 127.0.0.1
 	defer func() {
 		stopHub()
-		<-hubDone
 		ts.Close()
 	}()
 

@@ -5,7 +5,9 @@ package web_test
 // implements server.Engine, so the real server serves it, and needs no apiserver.
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -33,6 +35,13 @@ type synthEngine struct {
 	adds     map[gc.QueueName]uint64
 	registry *prometheus.Registry
 	sync     gc.SyncState
+	// The engine's indexes, as the real one keeps them: each namespace's nodes and each
+	// owner's dependents (SnapshotOf), and each namespace's counts, redone when it changed
+	// (Summary).
+	byNS    map[string]map[types.UID]*gc.NodeState
+	deps    map[types.UID]map[types.UID]bool
+	counted map[string][]gc.SummaryGroup
+	recount map[string]bool
 }
 
 // synthQueues are the engine's queues, in the order a snapshot lists them.
@@ -45,6 +54,10 @@ func newSynthEngine() *synthEngine {
 		queues:   map[gc.QueueName]map[types.UID]*gc.QueueItem{},
 		adds:     map[gc.QueueName]uint64{},
 		registry: prometheus.NewRegistry(),
+		byNS:     map[string]map[types.UID]*gc.NodeState{},
+		deps:     map[types.UID]map[types.UID]bool{},
+		counted:  map[string][]gc.SummaryGroup{},
+		recount:  map[string]bool{},
 		sync: gc.SyncState{Resources: []string{
 			"apps/v1/controllerrevisions", "apps/v1/deployments", "apps/v1/replicasets", "apps/v1/statefulsets",
 			"batch/v1/cronjobs", "batch/v1/jobs", "discovery.k8s.io/v1/endpointslices",
@@ -67,8 +80,11 @@ func (e *synthEngine) publish(events ...gc.Event) {
 		switch ev.Type {
 		case gc.NodeAdded, gc.NodeUpdated:
 			n := *ev.Node
+			e.unindex(n.UID)
 			e.nodes[n.UID] = &n
+			e.index(&n)
 		case gc.NodeRemoved:
+			e.unindex(ev.Node.UID)
 			delete(e.nodes, ev.Node.UID)
 		case gc.QueueChange:
 			q := ev.Queue
@@ -97,12 +113,25 @@ func (e *synthEngine) publish(events ...gc.Event) {
 func (e *synthEngine) Snapshot() gc.Snapshot {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	s := gc.Snapshot{Seq: e.feed.LastSeq(), Mode: gc.ModeActive, Sync: e.sync,
-		Nodes: make([]gc.NodeState, 0, len(e.nodes))}
+	s := e.bare()
+	s.Nodes = make([]gc.NodeState, 0, len(e.nodes))
 	for _, n := range e.nodes {
 		s.Nodes = append(s.Nodes, *n)
 	}
 	slices.SortFunc(s.Nodes, func(a, b gc.NodeState) int { return strings.Compare(string(a.UID), string(b.UID)) })
+	return s
+}
+
+// SnapshotWithoutNodes is Snapshot for a client that holds no object.
+func (e *synthEngine) SnapshotWithoutNodes() gc.Snapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.bare()
+}
+
+// bare is the snapshot without its nodes. Requires e.mu.
+func (e *synthEngine) bare() gc.Snapshot {
+	s := gc.Snapshot{Seq: e.feed.LastSeq(), Mode: gc.ModeActive, Sync: e.sync, Nodes: []gc.NodeState{}}
 	for _, name := range synthQueues {
 		q := gc.QueueState{Name: name, Adds: e.adds[name]}
 		for _, it := range e.queues[name] {
@@ -599,13 +628,91 @@ func (c *cascader) next() []gc.Event {
 	}
 }
 
-// Summary counts the graph under the engine's lock, as the real engine does.
+// index and unindex keep the namespaces' nodes and the owners' dependents. Require e.mu.
+func (e *synthEngine) index(n *gc.NodeState) {
+	m := e.byNS[n.Namespace]
+	if m == nil {
+		m = map[types.UID]*gc.NodeState{}
+		e.byNS[n.Namespace] = m
+	}
+	m[n.UID] = n
+	e.recount[n.Namespace] = true
+	for _, o := range n.Owners {
+		if e.deps[o.UID] == nil {
+			e.deps[o.UID] = map[types.UID]bool{}
+		}
+		e.deps[o.UID][n.UID] = true
+	}
+}
+
+func (e *synthEngine) unindex(uid types.UID) {
+	n := e.nodes[uid]
+	if n == nil {
+		return
+	}
+	delete(e.byNS[n.Namespace], uid)
+	e.recount[n.Namespace] = true
+	for _, o := range n.Owners {
+		delete(e.deps[o.UID], uid)
+	}
+}
+
+// Summary counts the graph under the engine's lock, as the real engine does: the
+// namespaces that changed are counted again.
 func (e *synthEngine) Summary() gc.Summary {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var s gc.Summarizer
-	for _, n := range e.nodes {
-		s.Add(n)
+	for ns := range e.recount {
+		var s gc.Summarizer
+		for _, n := range e.byNS[ns] {
+			s.Add(n)
+		}
+		e.counted[ns] = s.Summary(0).Groups
 	}
-	return s.Summary(e.feed.LastSeq())
+	clear(e.recount)
+	out := gc.Summary{Seq: e.feed.LastSeq()}
+	for _, gs := range e.counted {
+		out.Groups = append(out.Groups, gs...)
+	}
+	slices.SortFunc(out.Groups, func(a, b gc.SummaryGroup) int {
+		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.APIVersion, b.APIVersion), cmp.Compare(a.Kind, b.Kind))
+	})
+	return out
+}
+
+// SnapshotOf is the engine's snapshot of some namespaces and the components of some uids.
+func (e *synthEngine) SnapshotOf(namespaces []string, uids []types.UID) gc.Snapshot {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	s := e.bare()
+	picked := map[types.UID]*gc.NodeState{}
+	for _, ns := range namespaces {
+		maps.Copy(picked, e.byNS[ns])
+	}
+	queue := slices.Clone(uids)
+	seen := map[types.UID]bool{}
+	for len(queue) > 0 {
+		u := queue[len(queue)-1]
+		queue = queue[:len(queue)-1]
+		if seen[u] {
+			continue
+		}
+		seen[u] = true
+		n := e.nodes[u]
+		if n == nil {
+			continue
+		}
+		picked[u] = n
+		for _, o := range n.Owners {
+			queue = append(queue, o.UID)
+		}
+		for d := range e.deps[u] {
+			queue = append(queue, d)
+		}
+	}
+	for _, n := range picked {
+		s.Nodes = append(s.Nodes, *n)
+	}
+	slices.SortFunc(s.Nodes, func(a, b gc.NodeState) int { return strings.Compare(string(a.UID), string(b.UID)) })
+	return s
 }

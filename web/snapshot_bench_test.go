@@ -206,17 +206,13 @@ func reportSnapshot(b *testing.B, l link, results [][]loadResult) {
 func loadSnapshot(b *testing.B, eng *synthEngine, l link, v variant) loadResult {
 	name := l.name + ", " + v.name
 	c := v.compression
-	srv := server.New(server.Options{Engine: eng, Version: "bench", Ready: func() error { return nil }, StreamCompression: c})
-	hubCtx, stopHub := context.WithCancel(context.Background())
-	hubDone := make(chan struct{})
-	go func() { defer close(hubDone); srv.Run(hubCtx) }()
+	srv, stopHub := runServer(eng, c)
 	wire := &wireCounter{}
 	ts := httptest.NewUnstartedServer(wire.handler(srv))
 	wire.wrap(ts)
 	ts.Start() // 127.0.0.1
 	defer func() {
 		stopHub()
-		<-hubDone
 		ts.Close()
 	}()
 

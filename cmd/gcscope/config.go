@@ -69,6 +69,7 @@ type config struct {
 	insecureHTTP   bool
 	maxStreams     int
 	maxUserStreams int
+	pageFullGraph  int
 
 	// The recording of the engine's feed (--history).
 	history        bool
@@ -154,6 +155,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.insecureHTTP, "insecure-allow-http", false, "allow plain http on a non-loopback --listen address (tokens and cookies then cross the network in clear; only behind a TLS-terminating proxy)")
 	fs.IntVar(&c.maxStreams, "max-streams", 256, "websocket streams open at once, in all")
 	fs.IntVar(&c.maxUserStreams, "max-streams-per-user", 32, "websocket streams one user may hold open at once")
+	fs.IntVar(&c.pageFullGraph, "ui-full-graph", 20000, "the most objects the page holds whole; past it, it shows each namespace as a box with its counts and loads the objects of those in view (summary first)")
 	fs.StringVar(&c.auditLog, "audit-log", "-", "where to append the audit log of writes, one JSON line each (- is stderr)")
 	fs.BoolVar(&c.history, "history", true, "record every decision of the engine (graph changes, queues, actions and their results) in an embedded database, searchable at /api/v1/history and rebuildable at any moment (--history=false: do not)")
 	fs.StringVar(&c.historyDir, "history-dir", "", "the recording's directory, kept across restarts (default: <data-dir>/history; without --data-dir, removed on exit)")
@@ -258,6 +260,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	c.allowedHosts = commaList(*hosts)
 	if (c.tlsCert == "") != (c.tlsKey == "") {
 		return nil, usageError{errors.New("--tls-cert-file and --tls-private-key-file go together: give both or neither")}
+	}
+	if c.pageFullGraph < 1 {
+		return nil, usageError{errors.New("--ui-full-graph must be at least 1")}
 	}
 	if c.maxStreams < 1 || c.maxUserStreams < 1 {
 		return nil, usageError{errors.New("--max-streams and --max-streams-per-user must be at least 1")}

@@ -127,7 +127,10 @@ func TestHistorySurvivesRestart(t *testing.T) {
 	addr = freeAddr(t)
 	p = startProcess(t, root, env, binary, args(addr)...)
 	p.waitReady(t, addr)
-	after := deletes(addr)
+	// Ready is the engine's; the recorder starts once the engine has synced, and says so
+	// once its first checkpoint is written (a loaded machine: after /readyz answers).
+	var after historyPage
+	testkit.Poll(ctx, time.Minute, func() bool { after = deletes(addr); return after.Recording.State != "stopped" })
 	if len(after.Events) != 1 || after.Events[0].Pos != before.Events[0].Pos || after.Events[0].Seq != before.Events[0].Seq || after.Events[0].Session != 1 {
 		t.Fatalf("after a restart the history answers %+v, want the same delete as before: %+v", after.Events, before.Events)
 	}

@@ -99,6 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	common := server.Options{
 		Logger: log, Version: version, ReadOnly: cfg.readOnly, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
 		Listen: cfg.listen, AllowedHosts: cfg.allowedHosts, MaxStreams: cfg.maxStreams, MaxStreamsPerUser: cfg.maxUserStreams,
+		PageFullGraph: cfg.pageFullGraph,
 	}
 	if tokens != nil {
 		common.Auth = tokens

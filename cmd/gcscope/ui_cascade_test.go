@@ -34,14 +34,28 @@ const (
 // the owner waits and goes last; Background: the owner goes first; Orphan: the dependents
 // stay). gcscope runs in slow motion (150 ms before each write), as a user watching a
 // cascade would set it: without it a state can last less than a frame.
+//
+// It runs twice: with the page holding every object (a small cluster), and summary first
+// (--ui-full-graph=1: the page holds the objects of the namespaces in view and the
+// selected object's component, asked for over the stream; docs/stream.md).
 func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 	browsertest.Require(t)
-	base, kubeconfig := startEmbedded(t, "--demo", "--gc-action-delay", "150ms")
+	t.Run("whole", func(t *testing.T) { testCascadesDrawnFrameByFrame(t) })
+	t.Run("summary-first", func(t *testing.T) { testCascadesDrawnFrameByFrame(t, "--ui-full-graph=1") })
+}
+
+func testCascadesDrawnFrameByFrame(t *testing.T, args ...string) {
+	base, kubeconfig := startEmbedded(t, append([]string{"--demo", "--gc-action-delay", "150ms"}, args...)...)
 	kube := clientFor(t, kubeconfig)
+	summaryFirst := len(args) > 0
+	shot := "ui-cascade-"
+	if summaryFirst {
+		shot = "ui-cascade-summary-first-"
+	}
 
 	page := browsertest.Start(t, browsertest.Options{Width: 1600, Height: 1000})
 	ctx := page.Ctx
-	d := uiDriver{ctx: page.Ctx, failShot: "ui-cascade-failed"}
+	d := uiDriver{ctx: page.Ctx, failShot: shot + "failed"}
 
 	for _, tc := range []struct {
 		deployment string
@@ -62,6 +76,13 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 			dep, dependents := deploymentTree(t, kube, tc.deployment)
 			uids := append([]string{dep}, dependents...)
 			d.run(t, "open the Deployment", chromedp.Navigate(base+"/?sel="+dep), uiReady)
+			if summaryFirst {
+				// The page holds what it asked for (the Deployment's component at least) and
+				// what it shows: the deletion starts on a settled view.
+				d.run(t, "the Deployment's component arrives", chromedp.Poll[chromedp.Void](`(() => { const d = window.gcscope.detail();
+					return d.mode === "summary" && d.settled && d.answered.uids.includes("`+dep+`") && `+jsArray(uids)+`.every(u => window.gcscope.live.nodes.has(u)); })()`,
+					chromedp.WithPollingTimeout(30*time.Second)))
+			}
 			var ok bool
 			d.eval(t, `(window.gcscope.trace(`+jsArray(uids)+`), true)`, &ok)
 			// Every render of the panel is checked against the state the page holds then: an
@@ -78,7 +99,10 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 					chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
 					click(`#delete-form input[value="`+string(tc.policy)+`"]`),
 					chromedp.Poll[chromedp.Void](`document.querySelector("#delete-summary")?.textContent.startsWith("`+string(tc.policy)+`")`, chromedp.WithPollingTimeout(30*time.Second)),
-					click("#delete-confirm"), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
+					click("#delete-confirm"), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")),
+					// Named, not by uid, though a Background deletion can remove it before the answer.
+					chromedp.Poll[chromedp.Void](`document.querySelector("#toast").textContent.startsWith("Deletion of Deployment demo-web/`+tc.deployment+` accepted")`,
+						chromedp.WithPollingTimeout(10*time.Second)))
 			} else {
 				policy := tc.policy
 				if err := kube.AppsV1().Deployments("demo-web").Delete(context.Background(), tc.deployment, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
@@ -92,7 +116,7 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 					chromedp.WithPollingTimeout(10*time.Second), chromedp.WithPollingInterval(20*time.Millisecond)))
 			}
 			d.run(t, "mid-cascade", chromedp.Sleep(400*time.Millisecond))
-			browsertest.Screenshot(t, ctx, "ui-cascade-"+name+"-during")
+			browsertest.Screenshot(t, ctx, shot+name+"-during")
 
 			waitCascadeDone(t, kube, tc.deployment, tc.policy, dep, dependents)
 			// The page follows: the owner gone, and (but for Orphan) its dependents too.
@@ -102,7 +126,7 @@ func TestUICascadesDrawnFrameByFrame(t *testing.T) {
 			}
 			d.run(t, "the graph shows the end", chromedp.Poll[chromedp.Void](`(() => { const d = new Set(window.gcscope.drawnUIDs());
 				return `+gone+`.every(u => !d.has(u) && !window.gcscope.store.ghosts.has(u)); })()`, chromedp.WithPollingTimeout(30*time.Second)))
-			browsertest.Screenshot(t, ctx, "ui-cascade-"+name+"-after")
+			browsertest.Screenshot(t, ctx, shot+name+"-after")
 			var contradictions []string
 			d.eval(t, `window.panelContradictions`, &contradictions)
 			if len(contradictions) > 0 {

@@ -141,7 +141,7 @@ func TestUIXResume(t *testing.T) {
 		t.Errorf("after the cut the page asked for %v; want its tries while cut, then the one that resumed", tried)
 	}
 	for _, u := range tried {
-		if u != "/api/v1/stream?since="+strconv.FormatUint(since, 10) {
+		if u != "/api/v1/stream?since="+strconv.FormatUint(since, 10)+"&encoding=deflate" {
 			t.Errorf("after the cut the page asked for %s; want since=%d, the last seq it had (all its tries: %v)", u, since, tried)
 			break
 		}
@@ -179,11 +179,14 @@ func TestUIXResume(t *testing.T) {
 	proxy.restore()
 	d.run(t, "retry from the dot", click("#conn"), chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
 	tried = proxy.streams()[asked:]
-	if len(tried) == 0 || slices.ContainsFunc(tried, func(u string) bool { return u != "/api/v1/stream?since="+strconv.FormatUint(since, 10) }) {
+	if len(tried) == 0 || slices.ContainsFunc(tried, func(u string) bool {
+		return u != "/api/v1/stream?since="+strconv.FormatUint(since, 10)+"&encoding=deflate"
+	}) {
 		t.Errorf("after the second cut the page asked for %v; want since=%d each time", tried, since)
 	}
-	if first := streams.after(t, began); first.Type != "snapshot" || first.Reason != "stale" {
-		t.Errorf("the stream resumed after the buffer moved on began with %+v; want a snapshot, reason stale", first)
+	// The page asks for the stream's own deflate: a snapshot this large comes deflated.
+	if first := streams.after(t, began); first.Type != "snapshot" || first.Reason != "stale" || !first.Deflated {
+		t.Errorf("the stream resumed after the buffer moved on began with %+v; want a snapshot, reason stale, deflated", first)
 	}
 	converged()
 	if !has(string(late.UID)) || has(string(keepA.UID)) {

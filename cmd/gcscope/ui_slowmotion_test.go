@@ -117,20 +117,7 @@ func TestUIXSlowMotion(t *testing.T) {
 	d.run(t, "select the top", chromedp.Navigate(base+"/?sel="+a[0]), uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
 	poll("the chain in the page", held(a), 30*time.Second)
 	d.eval(t, `(window.gcscope.trace(`+jsArray(a)+`), true)`, new(bool))
-	d.run(t, "delete in the foreground", click("#delete-button"), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
-		click(`#delete-form input[value="Foreground"]`),
-		chromedp.Poll[chromedp.Void](`document.querySelector("#delete-summary")?.textContent.startsWith("Foreground")`, chromedp.WithPollingTimeout(30*time.Second)),
-		click("#delete-confirm"), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")),
-		chromedp.Sleep(delay+delay/2))
-	browsertest.Screenshot(t, page.Ctx, "ui-slow-cascade")
-	gone("a")
-	poll("the top drawn removed", `window.gcscope.traceLog().drawn.some((c) => c.uid === `+jsQuoted(a[0])+` && c.state === "removed")`, 10*time.Second)
-	var slow traceLog
-	d.eval(t, `window.gcscope.traceLog()`, &slow)
-	// Each step waits the delay: a write of the engine that follows what the engine saw
-	// of the step before. The stream's frames (every 50 ms) and the page's work take some
-	// of it off the gap between the arrivals of two steps, never as much as 150 ms. Each
-	// step is drawn, and before the next one arrives: slow motion shows every state.
+	// The cascade's steps, in order, each as the canvas draws it.
 	steps := []struct {
 		what   string
 		uid    string
@@ -142,6 +129,22 @@ func TestUIXSlowMotion(t *testing.T) {
 		{"the middle one removed", a[1], []string{"removed"}},
 		{"the top removed", a[0], []string{"removed"}},
 	}
+	d.run(t, "delete in the foreground", click("#delete-button"), chromedp.WaitVisible(chromedp.CSS("#delete-dialog")),
+		click(`#delete-form input[value="Foreground"]`),
+		chromedp.Poll[chromedp.Void](`document.querySelector("#delete-summary")?.textContent.startsWith("Foreground")`, chromedp.WithPollingTimeout(30*time.Second)),
+		click("#delete-confirm"), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
+	// A screenshot of each step once it is drawn: the cascade as a user watches it.
+	for i, s := range steps {
+		poll(s.what+" drawn", `window.gcscope.traceLog().drawn.some((c) => c.uid === `+jsQuoted(s.uid)+` && `+jsArray(s.states)+`.includes(c.state))`, 30*time.Second)
+		browsertest.Screenshot(t, page.Ctx, fmt.Sprintf("ui-slow-step-%d", i+1))
+	}
+	gone("a")
+	var slow traceLog
+	d.eval(t, `window.gcscope.traceLog()`, &slow)
+	// Each step waits the delay: a write of the engine that follows what the engine saw
+	// of the step before. The stream's frames (every 50 ms) and the page's work take some
+	// of it off the gap between the arrivals of two steps, never as much as 150 ms. Each
+	// step is drawn, and before the next one arrives: slow motion shows every state.
 	var at, drawn []float64
 	for i, s := range steps {
 		ms, ok := firstDrawnOf(slow.Engine, s.uid, s.states...)

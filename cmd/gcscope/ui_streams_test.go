@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,11 +28,12 @@ import (
 
 // streamStart is the first frame of a stream's websocket, as the browser received it.
 type streamStart struct {
-	URL    string `json:"-"`
-	Type   string `json:"type"`
-	Reason string `json:"reason"`
-	From   uint64 `json:"from"`
-	Seq    uint64 `json:"seq"`
+	URL      string `json:"-"`
+	Deflated bool   `json:"-"` // a binary message: the stream's own deflate (docs/stream.md)
+	Type     string `json:"type"`
+	Reason   string `json:"reason"`
+	From     uint64 `json:"from"`
+	Seq      uint64 `json:"seq"`
 }
 
 // streamWatch records, through the browser's own network events, the first frame of
@@ -67,7 +70,12 @@ func watchStreams(t *testing.T, ctx context.Context) *streamWatch {
 			}
 			seen[ev.RequestID] = true
 			var f streamStart
-			json.Unmarshal(ev.Response.PayloadData, &f)
+			data := ev.Response.PayloadData
+			if ev.Response.Opcode == 2 {
+				f.Deflated = true
+				data, _ = io.ReadAll(flate.NewReader(bytes.NewReader(data)))
+			}
+			json.Unmarshal(data, &f)
 			w.mu.Lock()
 			f.URL = w.urls[ev.RequestID]
 			w.firsts = append(w.firsts, f)
@@ -94,7 +102,7 @@ func (w *streamWatch) after(t *testing.T, n int) streamStart {
 	w.mu.Lock()
 	f := w.firsts[len(w.firsts)-1]
 	w.mu.Unlock()
-	t.Logf("stream %s began with %s (reason %q, from %d, seq %d)", f.URL, f.Type, f.Reason, f.From, f.Seq)
+	t.Logf("stream %s began with %s (reason %q, from %d, seq %d, deflated %v)", f.URL, f.Type, f.Reason, f.From, f.Seq, f.Deflated)
 	return f
 }
 

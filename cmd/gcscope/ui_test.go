@@ -160,9 +160,12 @@ func (d uiDriver) run(t *testing.T, what string, actions ...chromedp.Action[chro
 	t.Helper()
 	c, cancel := context.WithTimeout(d.ctx, 90*time.Second)
 	defer cancel()
-	if err := chromedp.Do(c, actions...); err != nil {
-		browsertest.Screenshot(t, d.ctx, d.failShot)
-		t.Fatalf("%s: %v", what, err)
+	for i, a := range actions {
+		if err := chromedp.Do(c, a); err != nil {
+			browsertest.Screenshot(t, d.ctx, d.failShot)
+			// Which step: a wait that never ends says only "context deadline exceeded".
+			t.Fatalf("%s: step %d of %d: %v", what, i+1, len(actions), err)
+		}
 	}
 }
 

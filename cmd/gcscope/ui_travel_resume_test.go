@@ -96,7 +96,7 @@ func TestUITravelResumesLiveStream(t *testing.T) {
 	d.run(t, "retry from the dot", click("#conn"), chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)))
 	resumed := streams.after(t, seen)
 	tried := proxy.streams()[asked:]
-	want := "/api/v1/stream?since=" + strconv.FormatUint(liveSeq, 10)
+	want := "/api/v1/stream?since=" + strconv.FormatUint(liveSeq, 10) + "&encoding=deflate"
 	if len(tried) == 0 || tried[len(tried)-1] != want {
 		t.Errorf("while travelling at seq %d, the page resumed its stream with %v; want %s, the live state's seq", travelSeq, tried, want)
 	}

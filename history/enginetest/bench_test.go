@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -115,7 +114,7 @@ func BenchmarkCascadeRecording(b *testing.B) {
 			testkit.EventuallyEvery(b, time.Millisecond, "the recorder records", func() bool { return store.Status().State == history.StateRecording })
 		}
 		from := engine.Feed().LastSeq()
-		cpu0 := cpuTime()
+		cpu0 := testkit.ProcessCPU()
 		start := time.Now()
 		if err := client.CoreV1().ConfigMaps(ns.Name).Delete(ctx, owner.Name, metav1.DeleteOptions{}); err != nil {
 			b.Fatal(err)
@@ -137,7 +136,7 @@ func BenchmarkCascadeRecording(b *testing.B) {
 			missed = 1 - float64(st.Events)/float64(end-from)
 			store.Close()
 		}
-		cpu = cpuTime() - cpu0
+		cpu = testkit.ProcessCPU() - cpu0
 		return took, cpu, recorded, missed
 	}
 
@@ -190,11 +189,4 @@ func BenchmarkCascadeRecording(b *testing.B) {
 	b.ReportMetric(missed*100, "%-missed")
 	b.Logf("2,000-dependent background cascade: off %v, on %v; wall time on/off %.3f (pairs %.3f; total %.3f), process CPU on/off %.3f (pairs %.3f); the recording took %d events of the cascade, %.2f%% missed",
 		offs, ons, median, ratios, total, medianOf(cpuRatios), cpuRatios, recorded, missed*100)
-}
-
-// cpuTime is the CPU time this process has used (user and system).
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

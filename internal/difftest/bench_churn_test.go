@@ -53,7 +53,11 @@ import (
 // GCSCOPE_CHURN_RATE (writes a second, default 1000) and GCSCOPE_CHURN_SECONDS (default
 // 60) size the workload; GCSCOPE_CHURN_STREAM_BATCH (a duration, default the server's 50
 // ms) sets the stream's batching, and GCSCOPE_CHURN_STREAM_QUERY the clients' query
-// (default none, as the page: everything, queues included; queues=false leaves them out).
+// (default encoding=deflate, as the page: everything, queues included, the stream's own
+// deflate; queues=false&encoding=deflate leaves the queues out, and a query without
+// encoding=deflate has permessage-deflate instead).
+// GCSCOPE_CHURN_RUNS=stream runs only runs 2 and 3 (the engine without and with the
+// stream), for the stream's figures alone in a fraction of the time.
 
 const (
 	churnClients    = 50
@@ -91,6 +95,14 @@ func BenchmarkChurn(b *testing.B) {
 			b.Fatalf("GCSCOPE_CHURN_STREAM_BATCH=%q: want a positive duration", v)
 		}
 	}
+	streamOnly := false
+	switch v := os.Getenv("GCSCOPE_CHURN_RUNS"); v {
+	case "", "all":
+	case "stream":
+		streamOnly = true
+	default:
+		b.Fatalf("GCSCOPE_CHURN_RUNS=%q: want all or stream", v)
+	}
 	ctx := context.Background()
 	sd := newSide("churn", testkit.NewCluster(b, testkit.Options{}))
 	counter := &requestCounter{}
@@ -101,9 +113,9 @@ func BenchmarkChurn(b *testing.B) {
 		if _, err := sd.client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			b.Fatal(err)
 		}
-		waitIdle(ctx)
+		waitIdle(ctx, time.Minute)
 		counter.reset(ns)
-		start, cpu0, rt0 := time.Now(), processCPU(), readRuntime()
+		start, cpu0, rt0 := time.Now(), testkit.ProcessCPU(), readRuntime()
 		p := churnPhase{run: w.run(ctx, sd.client, ns)}
 		if p.run.failed*100 > len(p.run.writes) {
 			b.Fatalf("%s: %d of %d writes failed", ns, p.run.failed, len(p.run.writes)+p.run.failed)
@@ -113,7 +125,7 @@ func BenchmarkChurn(b *testing.B) {
 				b.Fatalf("%s: %v", ns, err)
 			}
 		}
-		p.cpu, p.wall, p.requests = processCPU()-cpu0, time.Since(start), counter.counts()
+		p.cpu, p.wall, p.requests = testkit.ProcessCPU()-cpu0, time.Since(start), counter.counts()
 		p.rt = rt0.until(readRuntime(), p.wall, runtime.NumCPU())
 		b.Logf("%s: %d writes in %v (%.0f/s, %d groups, %d failed), %v to the cascades' end; CPU %v (%.2f cores; the machine's %d cores: %.2f busy); "+
 			"Go scheduler latency p99 %v, GC %.0f%% of the CPU, GC pauses p99 %v, max %v", ns,
@@ -124,9 +136,12 @@ func BenchmarkChurn(b *testing.B) {
 	}
 
 	// 1. No collector; then its leftovers go, so that no collector starts with work.
-	none1 := phase("churn-none-1", false)
-	if err := clearNamespace(ctx, sd.client, "churn-none-1"); err != nil {
-		b.Fatal(err)
+	var none1 churnPhase
+	if !streamOnly {
+		none1 = phase("churn-none-1", false)
+		if err := clearNamespace(ctx, sd.client, "churn-none-1"); err != nil {
+			b.Fatal(err)
+		}
 	}
 
 	// 2. gcscope's engine, the stream off.
@@ -156,10 +171,7 @@ func BenchmarkChurn(b *testing.B) {
 	ts := httptest.NewServer(srv) // 127.0.0.1
 	clientsCtx, stopClients := context.WithTimeout(ctx, 30*time.Minute)
 	defer stopClients()
-	url := "ws://" + ts.Listener.Addr().String() + "/api/v1/stream"
-	if q := os.Getenv("GCSCOPE_CHURN_STREAM_QUERY"); q != "" {
-		url += "?" + q
-	}
+	url := "ws://" + ts.Listener.Addr().String() + "/api/v1/stream?" + churnStreamQuery()
 	clients, err := startStreamClients(clientsCtx, url, churnClients, b.TempDir())
 	if err != nil {
 		b.Fatal(err)
@@ -190,6 +202,10 @@ func BenchmarkChurn(b *testing.B) {
 	<-engineDone
 	if len(cr.Failures) > 0 {
 		b.Fatalf("%d stream clients failed: %s", len(cr.Failures), strings.Join(cr.Failures, "; "))
+	}
+	if streamOnly {
+		reportStream(b, w, batch, ours, streamed, lags, streamLags, cr)
+		return
 	}
 
 	// 4. The upstream collector (last: its goroutines outlive their context).
@@ -223,14 +239,10 @@ func BenchmarkChurn(b *testing.B) {
 	ratioWith := func(base churnPhase) float64 {
 		return float64(ours.cpuPerWrite()-base.cpuPerWrite()) / float64(up.cpuPerWrite()-base.cpuPerWrite())
 	}
-	// The stream's CPU: the server's, over the stream-off run's, per client and second.
-	streamCPU := (streamed.cpuPerWrite() - ours.cpuPerWrite()) * time.Duration(len(streamed.run.writes))
-	perClientSecond := streamCPU.Seconds() * 1000 / churnClients / streamed.wall.Seconds()
-	clientsPerClientSecond := cr.CPU.Seconds() * 1000 / churnClients / streamed.wall.Seconds()
 
 	out := tabwriter.NewWriter(os.Stdout, 2, 8, 2, ' ', 0)
 	fmt.Fprintf(out, "\nchurn: %d writes/s asked for %v; %d clients on the stream (batch %v, query %q)\n", w.rate, w.duration, churnClients,
-		cmpOr(batch, 50*time.Millisecond), os.Getenv("GCSCOPE_CHURN_STREAM_QUERY"))
+		cmpOr(batch, 50*time.Millisecond), churnStreamQuery())
 	fmt.Fprintln(out, "run\twrites\twrites/s\tcascades over after\tprocess CPU\tCPU per write\tcollector's CPU per write\tcollector's requests per write")
 	for _, r := range []struct {
 		name string
@@ -249,19 +261,47 @@ func BenchmarkChurn(b *testing.B) {
 		ratio, ratioWith(none1), ratioWith(none2))
 	fmt.Printf("watch lag (write answered → a bare informer's handler; the floor): %v\n", floor)
 	fmt.Printf("engine lag (write answered → in gcscope's graph), stream off: %v\n", lags)
-	fmt.Printf("engine lag with the stream's %d clients: %v\n", churnClients, streamLags)
-	fmt.Printf("stream lag (in the graph → received by every client): p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d graph events (%d not received by every client as deltas; %d resyncs, %d frames, %.1f MiB inflated)\n",
-		cr.P50Ms, cr.P99Ms, cr.MaxMs, cr.Events, cr.Partial, cr.Resyncs, cr.Frames, float64(cr.Bytes)/(1<<20))
-	fmt.Printf("one client's deltas by event type: %s\n", typeTally(cr))
-	fmt.Printf("stream CPU: server %.2f ms per client per second (%s per write per client); the clients' own process %.2f ms per client per second\n",
-		perClientSecond, micros(streamCPU/time.Duration(max(1, len(streamed.run.writes)*churnClients))), clientsPerClientSecond)
+	printStream(streamed, ours, streamLags, cr)
 
 	b.ReportMetric(quantileMs(lags.all, 0.99), "engine-lag-p99-ms")
 	b.ReportMetric(quantileMs(lags.all, 0.99)/quantileMs(floor.all, 0.99), "engine-lag-p99/watch-lag-p99")
 	b.ReportMetric(cr.P99Ms, "stream-lag-p99-ms")
 	b.ReportMetric(ratio, "cpu-per-event-gcscope/upstream")
-	b.ReportMetric(perClientSecond, "stream-cpu-ms-per-client-s")
+	b.ReportMetric(streamCPUPerClientSecond(ours, streamed), "stream-cpu-ms-per-client-s")
 	b.ReportMetric(ours.run.rate(), "events/s")
+}
+
+// streamCPUPerClientSecond is the server's CPU for the stream, over the stream-off run's,
+// in ms per client and second of the stream's run.
+func streamCPUPerClientSecond(ours, streamed churnPhase) float64 {
+	streamCPU := (streamed.cpuPerWrite() - ours.cpuPerWrite()) * time.Duration(len(streamed.run.writes))
+	return streamCPU.Seconds() * 1000 / churnClients / streamed.wall.Seconds()
+}
+
+// printStream prints the stream's figures.
+func printStream(streamed, ours churnPhase, streamLags churnLags, cr clientsResult) {
+	streamCPU := (streamed.cpuPerWrite() - ours.cpuPerWrite()) * time.Duration(len(streamed.run.writes))
+	fmt.Printf("engine lag with the stream's %d clients: %v\n", churnClients, streamLags)
+	fmt.Printf("stream lag (in the graph → received by every client): p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d graph events (%d not received by every client as deltas; %d resyncs, %d frames, %.1f MiB inflated)\n",
+		cr.P50Ms, cr.P99Ms, cr.MaxMs, cr.Events, cr.Partial, cr.Resyncs, cr.Frames, float64(cr.Bytes)/(1<<20))
+	fmt.Printf("the same events' earliest receipt by a client: p50 %.1f ms, p99 %.1f ms\n", cr.FirstP50Ms, cr.FirstP99Ms)
+	fmt.Printf("one client's deltas by event type: %s\n", typeTally(cr))
+	fmt.Printf("stream CPU: server %.2f ms per client per second (%s per write per client); the clients' own process %.2f ms per client per second\n",
+		streamCPUPerClientSecond(ours, streamed), micros(streamCPU/time.Duration(max(1, len(streamed.run.writes)*churnClients))),
+		cr.CPU.Seconds()*1000/churnClients/streamed.wall.Seconds())
+}
+
+// reportStream reports the runs with and without the stream alone (GCSCOPE_CHURN_RUNS=stream).
+func reportStream(b *testing.B, w churnWorkload, batch time.Duration, ours, streamed churnPhase, lags, streamLags churnLags, cr clientsResult) {
+	fmt.Printf("\nchurn (stream runs only): %d writes/s asked for %v; %d clients on the stream (batch %v, query %q)\n", w.rate, w.duration, churnClients,
+		cmpOr(batch, 50*time.Millisecond), churnStreamQuery())
+	fmt.Printf("writes/s: gcscope %.0f, gcscope + stream %.0f; CPU per write %s, %s\n", ours.run.rate(), streamed.run.rate(), micros(ours.cpuPerWrite()), micros(streamed.cpuPerWrite()))
+	fmt.Printf("engine lag (write answered → in gcscope's graph), stream off: %v\n", lags)
+	printStream(streamed, ours, streamLags, cr)
+	b.ReportMetric(quantileMs(lags.all, 0.99), "engine-lag-p99-ms")
+	b.ReportMetric(cr.P99Ms, "stream-lag-p99-ms")
+	b.ReportMetric(streamCPUPerClientSecond(ours, streamed), "stream-cpu-ms-per-client-s")
+	b.ReportMetric(streamed.run.rate(), "stream-run-events/s")
 }
 
 func cmpOr(d, def time.Duration) time.Duration {
@@ -400,4 +440,9 @@ func seqOf(ctx context.Context, feed *gc.Feed, from uint64, uid types.UID) (uint
 		return seq, nil
 	}
 	return 0, fmt.Errorf("the engine's feed did not show %s: %v", uid, err)
+}
+
+// churnStreamQuery is the stream clients' query: GCSCOPE_CHURN_STREAM_QUERY, or the page's.
+func churnStreamQuery() string {
+	return cmp.Or(os.Getenv("GCSCOPE_CHURN_STREAM_QUERY"), "encoding=deflate")
 }

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"text/tabwriter"
 	"time"
@@ -123,16 +122,6 @@ type benchResult struct {
 	objects  int
 }
 
-// processCPU is the CPU time this process has used: the embedded apiserver and etcd run in
-// it, so a cascade's CPU per object shows what the collector's work costs the machine.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // cpuPerObject and cores: what the cascade cost, per object, and how busy the cores were.
 func (r benchResult) cpuPerObject() time.Duration { return r.cpu / time.Duration(r.objects) }
 func (r benchResult) cores() float64              { return r.cpu.Seconds() / r.wall.Seconds() }
@@ -223,7 +212,7 @@ func runCascade(ctx context.Context, sd *side, counter *requestCounter, ns strin
 	}
 	time.Sleep(3 * time.Second) // the informers deliver the creations: upstream's collector cannot be asked whether they have
 	counter.reset(ns)
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), testkit.ProcessCPU()
 	policy := shape.policy
 	for _, o := range owners {
 		if err := sd.client.CoreV1().ConfigMaps(ns).Delete(ctx, o.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
@@ -243,7 +232,7 @@ func runCascade(ctx context.Context, sd *side, counter *requestCounter, ns strin
 	if err != nil {
 		return benchResult{}, fmt.Errorf("%s: not over after 10 minutes", shape.name)
 	}
-	return benchResult{wall: time.Since(start), cpu: processCPU() - cpu0, requests: counter.counts(), objects: shape.dependents()}, nil
+	return benchResult{wall: time.Since(start), cpu: testkit.ProcessCPU() - cpu0, requests: counter.counts(), objects: shape.dependents()}, nil
 }
 
 // rawLimit deletes n objects directly: one DELETE each, 20 workers, unbounded client.
@@ -263,7 +252,7 @@ func rawLimit(ctx context.Context, sd *side, ns string, n int, watched bool) (be
 			return benchResult{}, err
 		}
 	}
-	start, cpu0 := time.Now(), processCPU()
+	start, cpu0 := time.Now(), testkit.ProcessCPU()
 	err := parallel(n, 20, func(i int) error {
 		err := sd.client.CoreV1().ConfigMaps(ns).Delete(ctx, fmt.Sprintf("owner-%05d", i), metav1.DeleteOptions{})
 		if apierrors.IsNotFound(err) {
@@ -281,7 +270,7 @@ func rawLimit(ctx context.Context, sd *side, ns string, n int, watched bool) (be
 			return benchResult{}, fmt.Errorf("the watch saw not all %d deletions in a minute", n)
 		}
 	}
-	return benchResult{wall: time.Since(start), cpu: processCPU() - cpu0, objects: n}, nil
+	return benchResult{wall: time.Since(start), cpu: testkit.ProcessCPU() - cpu0, objects: n}, nil
 }
 
 // watchDeletions starts a metadata informer on ns's ConfigMaps, as a collector's (protobuf,

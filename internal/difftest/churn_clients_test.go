@@ -3,6 +3,7 @@ package difftest
 import (
 	"bufio"
 	"bytes"
+	"compress/flate"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,8 +25,9 @@ import (
 // The churn benchmark's stream clients run in a process of their own (this test binary
 // again, running TestChurnStreamClients), so that the benchmark's process CPU is the
 // server's alone and the clients' reading is measured apart. Each client opens the stream
-// as the page does (no filters, queues on, offering permessage-deflate) and reads every
-// frame; for each graph event (node and edge events) the process keeps the latest
+// as the page does (no filters, queues on, the stream's own deflate, offering
+// permessage-deflate too) and reads every frame, inflating those that came deflated (each
+// distinct one once for all the clients: sharedFrames); for each graph event (node and edge events) the process keeps the latest
 // receipt across clients, from the event's feed stamp, and how many clients got it as a
 // delta.
 
@@ -41,14 +43,19 @@ type clientsResult struct {
 	Events  int `json:"events"`  // graph events every client received as a delta
 	Partial int `json:"partial"` // graph events some client did not (it was resynced)
 	// Of the latest receipt across clients, per graph event:
-	P50Ms    float64       `json:"p50Ms"`
-	P99Ms    float64       `json:"p99Ms"`
-	MaxMs    float64       `json:"maxMs"`
-	Resyncs  int           `json:"resyncs"`  // snapshots after the first, all clients
-	Frames   int           `json:"frames"`   // all clients
-	Bytes    int64         `json:"bytes"`    // inflated, all clients
-	Failures []string      `json:"failures"` // clients that ended with an error
-	CPU      time.Duration `json:"-"`        // the process's, measured by the parent
+	P50Ms float64 `json:"p50Ms"`
+	P99Ms float64 `json:"p99Ms"`
+	MaxMs float64 `json:"maxMs"`
+	// Of the earliest receipt across clients, per graph event: late too when what holds
+	// the event is before the server writes it to the clients (or every client's reading
+	// is held), not the writes one after the other.
+	FirstP50Ms float64       `json:"firstP50Ms"`
+	FirstP99Ms float64       `json:"firstP99Ms"`
+	Resyncs    int           `json:"resyncs"`  // snapshots after the first, all clients
+	Frames     int           `json:"frames"`   // all clients
+	Bytes      int64         `json:"bytes"`    // inflated, all clients
+	Failures   []string      `json:"failures"` // clients that ended with an error
+	CPU        time.Duration `json:"-"`        // the process's, measured by the parent
 	// One client's deltas by event type: bytes (inflated) and events.
 	TypeBytes  map[string]int64 `json:"typeBytes"`
 	TypeEvents map[string]int   `json:"typeEvents"`
@@ -130,6 +137,7 @@ func TestChurnStreamClients(t *testing.T) {
 	if err != nil || n <= 0 {
 		t.Fatalf("%s: want a positive number", churnClientsCount)
 	}
+	shared := &sharedFrames{clients: n}
 	var (
 		table lagTable
 		last  atomic.Uint64 // the seq to read up to; 0 until the benchmark says
@@ -148,7 +156,7 @@ func TestChurnStreamClients(t *testing.T) {
 	res.TypeBytes, res.TypeEvents = map[string]int64{}, map[string]int{}
 	for i := range n {
 		wg.Go(func() {
-			c := churnClient{table: &table, ready: ready.Done}
+			c := churnClient{table: &table, ready: ready.Done, shared: shared}
 			if i == 0 {
 				c.typeBytes, c.typeEvents = res.TypeBytes, res.TypeEvents // only this client writes them
 			}
@@ -169,10 +177,12 @@ func TestChurnStreamClients(t *testing.T) {
 	ready.Wait()
 	fmt.Println(churnClientsReady)
 	wg.Wait()
-	lags, partial := table.result(n)
+	lags, firsts, partial := table.result(n)
 	res.Events, res.Partial = len(lags), partial
 	slices.Sort(lags)
+	slices.Sort(firsts)
 	res.P50Ms, res.P99Ms = quantileMs(lags, 0.5), quantileMs(lags, 0.99)
+	res.FirstP50Ms, res.FirstP99Ms = quantileMs(firsts, 0.5), quantileMs(firsts, 0.99)
 	if len(lags) > 0 {
 		res.MaxMs = quantileMs(lags, 1)
 	}
@@ -193,6 +203,7 @@ type churnClient struct {
 	// typeBytes and typeEvents, when set, tally the deltas by event type.
 	typeBytes  map[string]int64
 	typeEvents map[string]int
+	shared     *sharedFrames
 }
 
 // read reads frames until it has the last seq (once known), or fails.
@@ -213,15 +224,25 @@ func (c *churnClient) read(url string, last *atomic.Uint64) error {
 		}
 		// A quiet stream still sends its seq once a second; a minute of nothing is a failure.
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		_, data, err := conn.Read(ctx)
+		kind, data, err := conn.Read(ctx)
 		at := time.Now()
 		cancel()
 		if err != nil {
 			return err
 		}
+		var f *decodedFrame
+		if kind == websocket.MessageBinary {
+			f = c.shared.decode(data)
+		} else {
+			f = decodeFrame(data)
+		}
+		if f.err != nil {
+			return f.err
+		}
+		data = f.data
 		c.frames++
 		c.bytes += int64(len(data))
-		typ, frameSeq := frameHead(data)
+		typ, frameSeq := f.typ, f.seq
 		switch typ {
 		case "snapshot":
 			if c.isReady {
@@ -231,7 +252,7 @@ func (c *churnClient) read(url string, last *atomic.Uint64) error {
 				c.ready()
 			}
 		case "deltas":
-			c.table.deltas(data, at)
+			c.table.deltas(f.events, at)
 			if c.typeBytes != nil {
 				c.tally(data)
 			}
@@ -316,6 +337,7 @@ const lagChunkSize = 4096
 
 type lagChunk struct {
 	latest [lagChunkSize]atomic.Int64
+	first  [lagChunkSize]atomic.Int64 // the earliest receipt, +1 (0: none yet)
 	count  [lagChunkSize]atomic.Int32
 }
 
@@ -333,19 +355,42 @@ func (t *lagTable) chunk(seq uint64) *lagChunk {
 	return c
 }
 
-// deltas records a deltas frame's graph events, received at at. Each event begins
-// {"seq":N,"time":"…","type":"…" (encoding/json writes gc.Event's fields in order).
-func (t *lagTable) deltas(data []byte, at time.Time) {
-	events := after(data, []byte(`"events":[`))
-	marker := []byte(`{"seq":`)
+// deltas records a deltas frame's graph events (stamps), received at at.
+func (t *lagTable) deltas(events []stampedEvent, at time.Time) {
 	var (
 		c  *lagChunk
 		ci uint64
 	)
+	for _, e := range events {
+		lag := int64(at.Sub(e.published))
+		if c == nil || e.seq/lagChunkSize != ci {
+			ci, c = e.seq/lagChunkSize, t.chunk(e.seq)
+		}
+		i := e.seq % lagChunkSize
+		for cur := c.latest[i].Load(); lag > cur && !c.latest[i].CompareAndSwap(cur, lag); cur = c.latest[i].Load() {
+		}
+		for cur := c.first[i].Load(); (cur == 0 || lag+1 < cur) && !c.first[i].CompareAndSwap(cur, lag+1); cur = c.first[i].Load() {
+		}
+		c.count[i].Add(1)
+	}
+}
+
+// stampedEvent is a graph event of a deltas frame: its seq and feed stamp.
+type stampedEvent struct {
+	seq       uint64
+	published time.Time
+}
+
+// stamps reads a deltas frame's graph events. Each event begins {"seq":N,"time":"…",
+// "type":"…" (encoding/json writes gc.Event's fields in order).
+func stamps(data []byte) []stampedEvent {
+	events := after(data, []byte(`"events":[`))
+	marker := []byte(`{"seq":`)
+	var out []stampedEvent
 	for {
 		v := after(events, marker)
 		if v == nil {
-			return
+			return out
 		}
 		seq, n := leadingUint(v)
 		v = v[n:]
@@ -362,15 +407,76 @@ func (t *lagTable) deltas(data []byte, at time.Time) {
 		if err != nil {
 			continue
 		}
-		lag := int64(at.Sub(published))
-		if c == nil || seq/lagChunkSize != ci {
-			ci, c = seq/lagChunkSize, t.chunk(seq)
-		}
-		i := seq % lagChunkSize
-		for cur := c.latest[i].Load(); lag > cur && !c.latest[i].CompareAndSwap(cur, lag); cur = c.latest[i].Load() {
-		}
-		c.count[i].Add(1)
+		out = append(out, stampedEvent{seq, published})
 	}
+}
+
+// decodedFrame is a frame as the clients read it.
+type decodedFrame struct {
+	once   sync.Once
+	data   []byte // the JSON
+	typ    string
+	seq    uint64
+	events []stampedEvent // of a deltas frame
+	err    error
+	takers int       // clients that took it (sharedFrames)
+	born   time.Time // when the first did
+}
+
+// decodeFrame reads a frame's JSON.
+func decodeFrame(data []byte) *decodedFrame {
+	f := &decodedFrame{data: data}
+	f.typ, f.seq = frameHead(data)
+	if f.typ == "deltas" {
+		f.events = stamps(data)
+	}
+	return f
+}
+
+// sharedFrames decodes each distinct binary frame (the stream's own deflate) once for all
+// the clients that receive the same bytes: the clients' process stands for 50 browsers on
+// 50 machines, and inflating and reading every frame 50 times on the benchmark's two
+// cores (about 0.45 of a core) would take them from the server it measures. Each client
+// still reads every message off its own connection, timed when it has it whole.
+type sharedFrames struct {
+	clients int
+	mu      sync.Mutex
+	m       map[string]*decodedFrame
+	added   int
+}
+
+func (s *sharedFrames) decode(wire []byte) *decodedFrame {
+	s.mu.Lock()
+	f := s.m[string(wire)]
+	if f == nil {
+		if s.m == nil {
+			s.m = map[string]*decodedFrame{}
+		}
+		f = &decodedFrame{born: time.Now()}
+		s.m[string(wire)] = f
+		if s.added++; s.added%1024 == 0 {
+			// A frame not every client gets (one that lagged joins batches) is let go.
+			for k, old := range s.m {
+				if time.Since(old.born) > 30*time.Second {
+					delete(s.m, k)
+				}
+			}
+		}
+	}
+	if f.takers++; f.takers == s.clients {
+		delete(s.m, string(wire))
+	}
+	s.mu.Unlock()
+	f.once.Do(func() {
+		data, err := io.ReadAll(flate.NewReader(bytes.NewReader(wire)))
+		if err != nil {
+			f.err = fmt.Errorf("inflating a binary frame of %d bytes: %w", len(wire), err)
+			return
+		}
+		d := decodeFrame(data)
+		f.data, f.typ, f.seq, f.events = d.data, d.typ, d.seq, d.events
+	})
+	return f
 }
 
 // cutQuoted reads the string value after prefix at the start of v.
@@ -386,9 +492,9 @@ func cutQuoted(v []byte, prefix string) ([]byte, bool) {
 	return v[:end], true
 }
 
-// result is the latest receipt of each graph event every one of n clients received, and
-// how many graph events some client did not receive.
-func (t *lagTable) result(n int) (lags []time.Duration, partial int) {
+// result is the latest and the earliest receipt of each graph event every one of n
+// clients received, and how many graph events some client did not receive.
+func (t *lagTable) result(n int) (lags, firsts []time.Duration, partial int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for _, c := range t.chunks {
@@ -399,8 +505,9 @@ func (t *lagTable) result(n int) (lags []time.Duration, partial int) {
 				partial++
 			default:
 				lags = append(lags, max(0, time.Duration(c.latest[i].Load())))
+				firsts = append(firsts, max(0, time.Duration(c.first[i].Load()-1)))
 			}
 		}
 	}
-	return lags, partial
+	return lags, firsts, partial
 }

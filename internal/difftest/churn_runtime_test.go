@@ -114,13 +114,13 @@ func machineJiffies() (busy, total float64) {
 
 // waitIdle waits until the process spends under a tenth of a core over half a second (the
 // apiserver's start-up, a collector's start or the last run's tail are over), for at most
-// a minute: each run starts from a quiet process.
-func waitIdle(ctx context.Context) {
+// limit: each run starts from a quiet process. It reports whether it was.
+func waitIdle(ctx context.Context, limit time.Duration) bool {
 	last := time.Duration(-1) // the first check only reads
-	testkit.PollEvery(ctx, 500*time.Millisecond, time.Minute, func() bool {
-		now := processCPU()
+	return testkit.PollEvery(ctx, 500*time.Millisecond, limit, func() bool {
+		now := testkit.ProcessCPU()
 		quiet := last >= 0 && now-last < 50*time.Millisecond
 		last = now
 		return quiet
-	})
+	}) == nil
 }

@@ -29,6 +29,9 @@ type Options struct {
 	Controllers bool
 	// UpstreamCollector also runs kube-controller-manager's own garbage collector.
 	UpstreamCollector bool
+	// DataDir keeps the control plane's data there, across runs (see cluster.Options); ""
+	// is a temporary directory.
+	DataDir string
 	// Logger receives gcscope's lines about the control plane. Nil means Logger(slog.LevelWarn).
 	Logger *slog.Logger
 	// Setup runs once the control plane is ready, before any test gets it: fixtures, an
@@ -60,18 +63,27 @@ func Logger(level slog.Level) *slog.Logger {
 	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
-// startTimeout bounds a control plane's start-up and its Setup.
-const startTimeout = 3 * time.Minute
+// startTimeout bounds a control plane's start-up and its Setup; keptStartTimeout, that of a
+// control plane on a kept data dir, whose apiserver is ready once its watch caches hold
+// what the dir holds (a million objects take minutes on two cores).
+const (
+	startTimeout     = 3 * time.Minute
+	keptStartTimeout = 30 * time.Minute
+)
 
 // Start boots a control plane with opts and runs opts.Setup on it. The caller stops it.
 func Start(opts Options) (*Env, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), startTimeout)
+	timeout := startTimeout
+	if opts.DataDir != "" {
+		timeout = keptStartTimeout
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	log := opts.Logger
 	if log == nil {
 		log = Logger(slog.LevelWarn)
 	}
-	c, err := cluster.Start(ctx, cluster.Options{Controllers: opts.Controllers, UpstreamCollector: opts.UpstreamCollector, Logger: log})
+	c, err := cluster.Start(ctx, cluster.Options{DataDir: opts.DataDir, Controllers: opts.Controllers, UpstreamCollector: opts.UpstreamCollector, Logger: log})
 	if err != nil {
 		return nil, fmt.Errorf("start embedded control plane: %w", err)
 	}

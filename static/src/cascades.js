@@ -9,7 +9,7 @@
 // namespace controller deletes, not the collector) and ends once the Namespace is gone.
 // Progress is counted from the store, so it is exactly what the graph draws.
 
-import { h, describe } from "./dom.js";
+import { h, describe, patchChildren } from "./dom.js";
 import { blockingDependents, holdingFinalizers, invalidReason } from "./states.js";
 
 /** @typedef {import("./store.js").Store} Store */
@@ -77,6 +77,19 @@ export class Cascades {
     this.active.clear();
     this.finished = [];
     this.changed = true;
+  }
+
+  /**
+   * Forgets the cascades whose owner the store no longer holds (summary first: the page
+   * stopped asking for it, which says nothing of its deletion).
+   */
+  forgetUnheld() {
+    for (const uid of this.active.keys()) {
+      if (!this.store.nodes.has(uid)) {
+        this.active.delete(uid);
+        this.changed = true;
+      }
+    }
   }
 
   /**
@@ -450,7 +463,7 @@ export class CascadeStrip {
     const now = cascades.now();
     const list = [...[...cascades.active.values()].sort((a, b) => b.start - a.start), ...cascades.finished].filter((c) => !c.nested).slice(0, 4);
     this.el.hidden = list.length === 0;
-    this.el.replaceChildren(...list.map((c) => {
+    patchChildren(this.el, list.map((c) => {
       const running = c.end === null;
       const bar = h("span.meter", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
       const { gone, of } = tally(c);

@@ -28,22 +28,38 @@ export function wireStream(page, parts) {
     conn.textContent = past ? "○ live underneath" : connState === "live" ? "● live" : connState === "connecting" ? "connecting…" : connState === "offline" ? "offline — click to retry" : "reconnecting…";
     conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
   }
+  const { detail } = page;
   const stream = new Stream({
     // It resumes from the live seq, whatever the page shows.
     seq: () => live.seq,
-    onState(state, detail) {
+    query: () => detail.query(),
+    onState(state, words) {
       connState = state;
-      connDetail = detail;
+      connDetail = words;
       showConn();
     },
     onFrame(f) {
-      if (f.type === "snapshot") {
-        live.applySnapshot(f);
+      if (f.type === "summary") {
+        for (const ns of detail.onSummary(f)) live.markNamespace(ns);
+        if (detail.mode === "summary" && perf.snapshotMs === null) {
+          // Summary first: the counts are the first frame's content.
+          perf.snapshotMs = performance.now();
+          page.firstSnapshotPending = true;
+        }
+        if (page.store === live) page.fillFilterOptions();
+      } else if (f.type === "snapshot") {
+        // Summary first: a snapshot of what the page asked for replaces what it held.
+        const asked = detail.mode === "summary" && f.reason === "subscribe";
+        live.applySnapshot(f, !asked);
+        for (const ns of detail.onSnapshot()) live.markNamespace(ns);
         // What the user may see changed: objects gone from view are not deleted.
         if (f.reason === "permissions") liveCascades.reset();
+        if (asked) liveCascades.forgetUnheld();
         // A reload mid-cascade: pick up the cascades under way.
         liveCascades.observe([...live.nodes.keys()], performance.now());
-        if (perf.snapshotMs === null) {
+        // A summary-first stream's first snapshot holds nothing: on a small cluster the
+        // first frame is the snapshot of everything the page then asks for.
+        if (perf.snapshotMs === null && detail.mode === "full" && f.reason === "subscribe") {
           perf.snapshotMs = performance.now();
           page.firstSnapshotPending = true;
         }
@@ -59,6 +75,7 @@ export function wireStream(page, parts) {
       }
     },
   });
+  detail.send = (frame) => stream.send(frame);
   conn.addEventListener("click", () => (livePast() ? page.travelUI?.backToLive() : stream.retry()));
   return { stream, showConn };
 }

@@ -41,7 +41,7 @@ function stepTitle(step, last) {
 export class DeleteDialog {
   /**
    * @param {import("./store.js").Store} store
-   * @param {{preview: (m: Map<string, PreviewKind>) => void, done: (uid: string, policy: string) => void, select: (uid: string) => void}} hooks
+   * @param {{preview: (m: Map<string, PreviewKind>) => void, done: (uid: string, policy: string, target: import("./store.js").NodeState|undefined) => void, select: (uid: string) => void}} hooks
    */
   constructor(store, hooks) {
     this.store = store;
@@ -263,6 +263,8 @@ export class DeleteDialog {
     const uid = this.uid;
     if (!uid || !this.prediction || this.readOnly) return;
     const policy = this.policy;
+    // Named as it was when asked: a Pod no kubelet runs is gone before the answer.
+    const target = this.store.nodes.get(uid);
     const btn = /** @type {HTMLButtonElement} */ ($("delete-confirm"));
     btn.disabled = true;
     btn.textContent = "Deleting…";
@@ -270,7 +272,7 @@ export class DeleteDialog {
     try {
       await deleteObject(uid, policy, false);
       this.close();
-      this.hooks.done(uid, policy);
+      this.hooks.done(uid, policy, target);
     } catch (e) {
       this.showError(e);
       this.updateConfirm();

@@ -24,6 +24,11 @@ export function wireFilters(page) {
       nss.add(n.namespace || "");
       kinds.add(n.kind);
     }
+    // Summary first: the options are the cluster's, counted, not only what the page holds.
+    if (page.store === page.live && page.detail.mode === "summary") {
+      for (const ns of page.detail.counts.keys()) nss.add(ns);
+      for (const k of page.detail.kinds) kinds.add(k);
+    }
     const nsList = [...nss].sort(), kindList = [...kinds].sort();
     const key = nsList.join(",") + "|" + kindList.join(",");
     if (key === filterKey) return;

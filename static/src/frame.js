@@ -32,12 +32,17 @@ export function startFrames(page, p) {
   let lastLiveCascades = 0;
   let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0, lastStuckCount = -Infinity, lastGlance = -Infinity;
   let fittedOnce = false;
+  let lastShown = "";
 
   /** Lays out again the dirty namespaces given (all of them by default: the user acted). */
   page.relayout = (now, dirty = page.store.dirtyNamespaces) => {
     const store = page.store;
     const anchorUID = renderer.centerItem();
     const before = anchorUID ? layout.box(anchorUID) : null;
+    // Nothing to anchor on but boxes (summary first): the box in the middle stays put.
+    const anchorNS = anchorUID ? null : renderer.centerGroup();
+    const nsBefore = anchorNS !== null ? layout.groups.get(anchorNS) : null;
+    const nsAt = nsBefore ? { x: nsBefore.x, y: nsBefore.y } : null;
     if (view.focus) {
       const focusSet = store.closure([view.focus]);
       for (const [u, g] of store.ghosts) if (g.node.owners?.some((o) => focusSet.has(o.uid)) || focusSet.has(u)) focusSet.add(u);
@@ -46,24 +51,32 @@ export function startFrames(page, p) {
       dirty.add("*");
     } else page.focusSet = null;
     const t0 = performance.now();
+    const counted = store === live && page.detail.mode === "summary" ? page.detail : null;
     layout.update(store, (n) => keep(page, n), dirty, renderer.expanded, (ns) => {
       // A namespace being deleted: its box is wide enough for its progress too.
       const c = page.cascades.ofNamespace(ns);
       return c ? namespaceStatus(c, true) : "";
-    });
+    }, counted, (ns) => !view.ns.length || view.ns.includes(ns));
     layoutCost = performance.now() - t0;
     perf.layoutMs = layoutCost;
     if (dirty === store.dirtyNamespaces) dirty.clear();
     else for (const ns of dirty) store.dirtyNamespaces.delete(ns);
     lastLayout = now;
     page.layoutDue = store.dirtyNamespaces.size > 0;
-    if (!fittedOnce && layout.items.size) {
+    if (!fittedOnce && (layout.items.size || (counted && layout.groups.size))) {
       fittedOnce = true;
-      if (!(view.sel && revealAndCenter(page, view.sel, 1))) renderer.open(layout.workloadBounds());
+      if (!(view.sel && revealAndCenter(page, view.sel, 1))) {
+        renderer.open(layout.workloadBounds());
+        if (view.sel && counted) page.centerDue = view.sel; // summary first: once its component is here
+      }
     } else if (page.centerDue && layout.items.has(page.centerDue)) {
       revealAndCenter(page, page.centerDue);
       page.centerDue = null;
-    } else renderer.anchor(anchorUID, before);
+    } else if (anchorUID) renderer.anchor(anchorUID, before);
+    else if (anchorNS !== null && nsAt) {
+      const g = layout.groups.get(anchorNS);
+      if (g && (g.x !== nsAt.x || g.y !== nsAt.y)) renderer.pan((nsAt.x - g.x) * renderer.cam.k, (nsAt.y - g.y) * renderer.cam.k);
+    }
     renderer.dirty = true;
     page.updateEmpty();
   };
@@ -113,12 +126,15 @@ export function startFrames(page, p) {
       const ready = settledDirty(now);
       if (ready.size) page.relayout(now, ready);
     }
-    if ((cascades.changed || cascades.active.size) && now - lastStrip > 250) {
+    // A cascade's step is said within a tenth of a second of the canvas drawing it (its
+    // owner's box counts it at once); its clock ticks four times a second.
+    if ((cascades.changed || cascades.active.size) && now - lastStrip > (cascades.changed ? 100 : 250)) {
       cascades.changed = false;
       lastStrip = now;
       p.cascadeStrip.render();
-      // The selected owner's progress line follows its cascade (the owner itself may not change).
-      if (view.sel && cascades.of(view.sel)) p.objectPanel.renderSoon();
+      // The selected owner's progress line follows its cascade (the owner itself may not
+      // change), in the same frame as the strip: both say the same count.
+      if (view.sel && cascades.of(view.sel)) p.objectPanel.render();
     }
     if (store.touched.size) {
       renderer.dirty = true;
@@ -153,6 +169,12 @@ export function startFrames(page, p) {
     if (now - lastFilters > 2000) {
       lastFilters = now;
       page.fillFilterOptions();
+    }
+    // Summary first: what the page holds follows what it shows (detail.js).
+    const shown = `${renderer.cam.x}/${renderer.cam.y}/${renderer.cam.k}/${view.sel}/${view.focus}/${view.ns}/${view.kind}/${layout.bounds.w}/${layout.bounds.h}`;
+    if (shown !== lastShown) {
+      lastShown = shown;
+      page.detail.viewMoved();
     }
     const drew = renderer.frame(now);
     if (drew) p.drew(now);

@@ -4,7 +4,7 @@
 // Stuck tab's threshold (one click from that tab), and objects the collector retries; or
 // that nothing does. The queues below say how the collector works; this says where to look.
 
-import { h, describe } from "./dom.js";
+import { h, describe, patchChildren } from "./dom.js";
 import { countText, cascadeCaption } from "./cascades.js";
 import { fmt } from "./panel.js";
 
@@ -61,7 +61,7 @@ export class Glance {
         retried.length > 1 ? " and others" : "", " (see the queues below)."));
     }
     if (!running.length && !stuck.count && !retried.length) parts.push(h("p.muted", { id: "glance-calm" }, "Nothing: no deletion is under way or stuck, and the collector retries nothing."));
-    this.el.replaceChildren(...parts);
+    patchChildren(this.el, parts);
   }
 
   /** The captions' times move on without redrawing the rest. @param {import("./cascades.js").Cascade[]} running @param {number} now */

@@ -4,7 +4,7 @@
 // Confirmed: the cluster did the same; pending: not yet; overdue: pending past the
 // threshold (the cluster's collector is behind or stuck); diverged: it did otherwise.
 
-import { h, describe, duration } from "./dom.js";
+import { h, describe, duration, patchChildren } from "./dom.js";
 import { get } from "./api.js";
 
 /** How often the strip asks, at most and at least (ms). */
@@ -85,6 +85,6 @@ export class CollectorHealth {
           d.outcome === "diverged" ? ` — the cluster ${d.observed}` : ` — waiting ${duration(d.lag)}`);
       })));
     }
-    this.el.replaceChildren(...children.filter(Boolean));
+    patchChildren(this.el, /** @type {Node[]} */ (children.filter(Boolean)));
   }
 }

@@ -18,8 +18,13 @@ import { cycleEdges } from "./cycles.js";
  *   loner (their kind), the objects of one kind that take part in no ownership, drawn as
  *   one count node until expanded (parent is then its key in the expanded set)
  * @typedef {{ns: string, title: string, x: number, y: number, w: number, h: number, items: Item[], blocks: Block[],
- *   owned: number, cycles: Set<string>}} Group  owned: how many of its objects take part in ownership; cycles: the
- *   owner references among them that lie on an ownership cycle (cycles.js)
+ *   owned: number, cycles: Set<string>, summary?: NamespaceCount, total?: number}} Group  owned: how many of its
+ *   objects take part in ownership; cycles: the owner references among them that lie on an ownership cycle
+ *   (cycles.js); summary: summary first (detail.js), a namespace the page holds no object of, drawn as a box with
+ *   its counts; total: the objects it has, when the page holds some of them only
+ * @typedef {import("./detail.js").NamespaceCount} NamespaceCount
+ * @typedef {{counts: Map<string, NamespaceCount>, holds: (ns: string) => boolean}} Counted  summary first: the
+ *   namespaces counted, and whether the page holds each one's objects
  * @typedef {{loner: (n: NodeState) => boolean, expanded: Set<string>, status: (ns: string) => string}} LayoutOptions
  *   status: what the box of namespace ns says after its title besides its count (a deletion's
  *   progress, at its widest), so that the box is made wide enough for it too
@@ -31,7 +36,7 @@ const GAP_X = 16;
 const GAP_Y = 60; // between a parent and its children
 const LEAF_GAP_Y = 12; // between rows of a leaf grid
 export const LEAF_COLS = 8;
-const GROUP_PAD = 24;
+export const GROUP_PAD = 24;
 /** How far an edge back up a cycle bulges out of its subtree (render.js), and the room a box with one keeps either side for it. */
 export const CYCLE_BULGE = 56;
 const CYCLE_ROOM = Math.ceil(CYCLE_BULGE * 0.75) + 8; // a cubic with both controls out by b reaches 3/4 b
@@ -62,6 +67,11 @@ export class Layout {
     /** @type {Map<string, Group>} */ this.groups = new Map();
     /** @type {Map<string, Item>} */ this.items = new Map();
     /** @type {{x: number, y: number, w: number, h: number}} */ this.bounds = { x: 0, y: 0, w: 0, h: 0 };
+    /** Summary first: boxes in name order alone (whether one has ownership is not known before its objects). */
+    this.byName = false;
+    /** Bumped when a box moves, changes size or is shaded or not (summary first): what is drawn of the boxes is kept until then. */
+    this.version = 0;
+    this.boxesKey = "";
   }
 
   /**
@@ -71,9 +81,13 @@ export class Layout {
    * @param {Set<string>} dirty
    * @param {Set<string>} [expanded] loner sets drawn open (keys from lonerKey)
    * @param {(ns: string) => string} [status] what a namespace's title says besides (LayoutOptions)
+   * @param {Counted|null} [counted] summary first: the namespaces counted (their boxes), with
+   *   keepNamespace, whether the filter keeps one
+   * @param {(ns: string) => boolean} [keepNamespace]
    */
-  update(store, keep, dirty, expanded = new Set(), status = () => "") {
+  update(store, keep, dirty, expanded = new Set(), status = () => "", counted = null, keepNamespace = () => true) {
     const all = dirty.has("*");
+    this.byName = !!counted;
     /** @type {Map<string, {node: NodeState, ghost: boolean}[]>} */
     const members = new Map();
     const add = (/** @type {NodeState} */ n, /** @type {boolean} */ ghost) => {
@@ -92,16 +106,20 @@ export class Layout {
     }
     for (const g of store.ghosts.values()) if (!store.nodes.has(g.node.uid)) add(g.node, true);
 
-    const redo = all ? new Set([...this.groups.keys(), ...members.keys()]) : new Set(dirty);
+    const redo = all ? new Set([...this.groups.keys(), ...members.keys(), ...(counted?.counts.keys() || [])]) : new Set(dirty);
     for (const ns of redo) {
       const old = this.groups.get(ns);
       if (old) for (const it of old.items) if (this.items.get(it.uid) === it) this.items.delete(it.uid);
       const m = members.get(ns);
+      const count = counted?.counts.get(ns);
       if (!m || m.length === 0) {
-        this.groups.delete(ns);
+        if (count && keepNamespace(ns)) this.groups.set(ns, summaryGroup(ns, count, status));
+        else this.groups.delete(ns);
         continue;
       }
       const g = layoutGroup(ns, m, { loner: (n) => isLoner(store, n), expanded, status });
+      // Some of a namespace's objects only (a selected object's component): its box says of how many.
+      if (count && !counted?.holds(ns)) g.total = count.objects;
       this.groups.set(ns, g);
       for (const it of g.items) this.items.set(it.uid, it);
     }
@@ -112,7 +130,7 @@ export class Layout {
   pack() {
     // Ownership is what people come to look at; cluster-scoped objects (mostly RBAC and
     // API machinery) go last.
-    const rank = (/** @type {string} */ ns) => (ns === "" ? 2 : /** @type {Group} */ (this.groups.get(ns)).owned ? 0 : 1);
+    const rank = (/** @type {string} */ ns) => (ns === "" ? 2 : this.byName || /** @type {Group} */ (this.groups.get(ns)).owned ? 0 : 1);
     const names = [...this.groups.keys()].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
     // Shelves about as wide as a screen's shape wants, from the total area, rounded up
     // to a power of two so that they change width only when the cluster doubles.
@@ -122,7 +140,7 @@ export class Layout {
       widest = Math.max(widest, g.w);
     }
     const row = Math.max(widest, MIN_WORLD_ROW, 2 ** Math.ceil(Math.log2(Math.sqrt(area * 1.8) || 1)));
-    let x = 0, y = 0, shelf = 0, maxW = 0;
+    let x = 0, y = 0, shelf = 0, maxW = 0, key = 0;
     for (const ns of names) {
       const g = /** @type {Group} */ (this.groups.get(ns));
       if (x > 0 && x + g.w > row) {
@@ -135,8 +153,14 @@ export class Layout {
       x += g.w + GROUP_GAP;
       shelf = Math.max(shelf, g.h);
       maxW = Math.max(maxW, x - GROUP_GAP);
+      key = (Math.imul(key, 31) + Math.round(g.x * 7 + g.y * 13 + g.w * 17 + g.h * 19) + (g.summary ? 1 : 0)) | 0;
     }
     this.bounds = { x: 0, y: 0, w: maxW, h: y + shelf };
+    const boxesKey = `${names.length}/${key}`;
+    if (boxesKey !== this.boxesKey) {
+      this.boxesKey = boxesKey;
+      this.version++;
+    }
   }
 
   /** Where the workloads are: the boxes of the namespaces with ownership (all boxes if none). */
@@ -329,6 +353,30 @@ function layoutGroup(ns, members, opts) {
   g.w = Math.max(w, 2 * NODE_W, titleWidth(g.title + opts.status(ns), g.items.length)) + 2 * GROUP_PAD;
   g.h = GROUP_TITLE + y + shelf + GROUP_PAD;
   return g;
+}
+
+/**
+ * A namespace the page holds no object of (summary first): a box about the size its
+ * objects would take, so that the cluster's shape shows, with its counts.
+ * @param {string} ns @param {NamespaceCount} count @param {(ns: string) => string} status
+ * @returns {Group}
+ */
+function summaryGroup(ns, count, status) {
+  // Its area follows its objects, in steps of about a fifth, so that a few objects more
+  // or less (the counts change every second on a busy cluster) move no box.
+  const n = Math.ceil(2 ** (Math.ceil(Math.log2(Math.max(1, count.objects)) * 4) / 4));
+  const cols = Math.max(2, Math.ceil(Math.sqrt(n))), rows = Math.ceil(n / cols);
+  const title = ns || "cluster-scoped";
+  const w = Math.max(cols * (NODE_W + GAP_X) - GAP_X, titleWidth(title + status(ns), count.objects));
+  return { ns, title, x: 0, y: 0, w: w + 2 * GROUP_PAD, h: GROUP_TITLE + rows * (NODE_H + LEAF_GAP_Y) - LEAF_GAP_Y + GROUP_PAD,
+    items: [], blocks: [], owned: 0, cycles: new Set(), summary: count, total: count.objects };
+}
+
+/** What a namespace's title says of its objects: how many; of how many, when the page holds some only. @param {Group} g */
+export function groupCount(g) {
+  const n = g.summary ? 0 : g.items.length;
+  if (g.total === undefined || g.total === n) return String(n);
+  return n ? `${n} of ${g.total}` : String(g.total);
 }
 
 /** @type {CanvasRenderingContext2D|null|undefined} */

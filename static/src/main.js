@@ -83,8 +83,7 @@ const dialog = new DeleteDialog(live, {
     page.legend();
   },
   select: show,
-  done(uid, policy) {
-    const n = page.store.nodes.get(uid);
+  done(uid, policy, n) {
     page.toast(`Deletion of ${n ? describe(n) : uid} accepted (${policy}). Follow the cascade in the graph and the queues.`);
     objectPanel.refreshExplain(300);
   },

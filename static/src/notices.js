@@ -8,7 +8,7 @@ import { $, describe } from "./dom.js";
 export function wireNotices(page) {
   page.updateEmpty = () => {
     const el = $("empty");
-    if (page.layout.items.size) {
+    if (page.layout.items.size || page.layout.groups.size) { // summary first: boxes with counts
       el.hidden = true;
       return;
     }

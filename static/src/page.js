@@ -8,6 +8,7 @@ import { Cascades } from "./cascades.js";
 import { Layout } from "./layout.js";
 import { Renderer } from "./render.js";
 import { $ } from "./dom.js";
+import { Detail, DETAIL_K } from "./detail.js";
 
 /**
  * What the user looks at; mirrored in the URL.
@@ -34,6 +35,7 @@ import { $ } from "./dom.js";
  * @property {boolean} layoutDue
  * @property {string|null} centerDue an object selected to be centred before it was laid out: centred once it is
  * @property {import("./travelui.js").TravelUI|null} travelUI history and time travel, with --history
+ * @property {import("./detail.js").Detail} detail summary first: what the page holds of a large cluster
  * @property {{engine: () => void}|null} tracer a test's trace of objects' states (testhooks.js)
  * @property {(uid: string|null, center?: boolean, keepTab?: boolean) => void} select
  * @property {(uid: string|null) => void} setFocus
@@ -59,7 +61,8 @@ export function newPage() {
   const renderer = new Renderer(canvas, live, layout);
   renderer.cascades = liveCascades;
   const unset = () => { throw new Error("page step not wired"); };
-  return {
+  /** @type {Page} */
+  const page = {
     replay,
     readOnly: body.dataset.readOnly === "true" || replay,
     hasHistory: body.dataset.history === "true" || replay,
@@ -75,5 +78,9 @@ export function newPage() {
     tracer: null,
     select: unset, setFocus: unset, viewChanged: unset, writeURL: unset, relayout: unset, updateEmpty: unset,
     runSearch: unset, fillFilterOptions: unset, refreshFilters: unset, legend: unset, toast: unset,
+    detail: /** @type {any} */ (null),
   };
+  const detail = (page.detail = new Detail(page));
+  renderer.countsNote = (ns) => detail.loading(ns) ? "loading its objects…" : renderer.cam.k < DETAIL_K ? "zoom in to load its objects" : "";
+  return page;
 }

@@ -11,7 +11,7 @@
 // dependents and blockers in virtualized lists.
 
 import { errorText } from "./actionresult.js";
-import { h, clock } from "./dom.js";
+import { h, clock, patchChildren } from "./dom.js";
 import { explain } from "./api.js";
 import { stateOf, STATES, holdingFinalizers, invalidReason, blockingDependents } from "./states.js";
 import { VirtualList } from "./vlist.js";
@@ -332,7 +332,8 @@ export class ObjectPanel {
     const canDelete = n && !n.virtual && travelAt === null;
     const readOnly = this.actions.readOnly;
     this.depsList.set(deps);
-    this.body.replaceChildren(...present(
+    // In place (patchChildren): a press on Delete survives a render between it and its release.
+    patchChildren(this.body, present(
       h("div.obj-head", null,
         h("div.kind", null, `${node.kind} · ${node.apiVersion || ""}`),
         h("h2", { id: "object-name" }, node.name),
@@ -378,12 +379,13 @@ export class ObjectPanel {
     return holds.map((hold, i) => {
       const origin = origins.find((o) => o.finalizer === hold.finalizer);
       const fin = h("code.hold", null, hold.finalizer);
-      const copy = h("button.copy", { type: "button", title: "Copy the command (gcscope never runs it)" }, "Copy");
-      copy.addEventListener("click", () => {
+      const copy = h("button.copy", { type: "button", title: "Copy the command (gcscope never runs it)", onclick: (/** @type {Event} */ ev) => {
+        // The button in the page, which a later render may have kept instead of this one.
+        const b = /** @type {HTMLElement} */ (ev.currentTarget);
         // No clipboard outside a secure context (plain http on another host): say so.
-        if (!navigator.clipboard) copy.textContent = "Select and copy it";
-        else navigator.clipboard.writeText(hold.release || "").then(() => (copy.textContent = "Copied"), () => (copy.textContent = "Select and copy it"));
-      });
+        if (!navigator.clipboard) b.textContent = "Select and copy it";
+        else navigator.clipboard.writeText(hold.release || "").then(() => (b.textContent = "Copied"), () => (b.textContent = "Select and copy it"));
+      } }, "Copy");
       return h("div.hold", { id: `hold-${i}`, "data-finalizer": hold.finalizer },
         h("p.held", { id: i === 0 ? "held-by" : undefined }, node.beingDeleted
           ? h("span", null, h("b", null, "Held by finalizer "), fin, ": it is deleted, but stays until the controller that owns the finalizer removes it.")
@@ -452,8 +454,8 @@ export class ObjectPanel {
 }
 
 /**
- * The children given, without the nulls of conditional ones (replaceChildren, unlike h(),
- * would write them as the text "null").
+ * The children given, without the nulls of conditional ones (patchChildren, unlike h(),
+ * takes nodes and strings only).
  * @param {(Node|string|null)[]} children
  */
 function present(...children) {

@@ -77,6 +77,7 @@ export function wirePointer(page) {
       const b = hit.block;
       rd.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
     } else if (hit?.item) page.select(hit.item.uid);
+    else if (hit?.group?.summary) rd.fit(hit.group); // summary first: near enough, its objects load
     else if (hit?.group?.ns && page.cascades.ofNamespace(hit.group.ns)?.end === null) {
       // A namespace being deleted: its box stands for its Namespace (which is drawn apart, cluster-scoped).
       page.select(/** @type {any} */ (page.cascades.ofNamespace(hit.group.ns)).owner);

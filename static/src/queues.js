@@ -4,7 +4,7 @@
 // worker actions with their results. A click on an item finds its object in the graph.
 
 import { actionResult, errorText, RETRIED_WHY } from "./actionresult.js";
-import { h, describe, duration, clock } from "./dom.js";
+import { h, describe, duration, clock, patchChildren } from "./dom.js";
 
 /** @typedef {import("./store.js").Store} Store */
 
@@ -59,7 +59,7 @@ export class QueuesPanel {
       r.backoff.textContent = String(backoff);
       r.adds.textContent = `${q.adds} adds · ${q.retries} retries`;
       const items = [...q.items.values()].sort((a, b) => Number(b.inFlight) - Number(a.inFlight) || a.since - b.since).slice(0, 8);
-      r.items.replaceChildren(...items.map((it) => {
+      patchChildren(r.items, [...items.map((it) => {
         const times = (/** @type {number} */ n) => (n > 1 ? ` ×${n}` : "");
         const st = it.inFlight ? `in flight${times(it.inFlightItems)}${it.queued ? `, ${it.queuedItems} queued` : ""}`
           : it.queued ? `queued${times(it.queuedItems)}`
@@ -67,7 +67,7 @@ export class QueuesPanel {
         return h("li", { "data-uid": it.object.uid, class: it.inFlight ? "flight" : it.backoffUntil != null ? "backoff" : "" },
           h("a", { href: `?sel=${encodeURIComponent(it.object.uid)}`, onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.select(it.object.uid); } },
             describe(it.object)), h("span.muted", null, ` ${st}${it.change ? " · " + it.change : ""}${it.retries ? ` · ${it.retries} retries` : ""}`));
-      }), q.items.size > 8 ? h("li.muted", null, `and ${q.items.size - 8} more`) : "");
+      }), q.items.size > 8 ? h("li.muted", null, `and ${q.items.size - 8} more`) : ""]);
       if (sparks) drawSpark(r.spark, q.history, q.maxHistory);
     }
     const sync = store.sync;
@@ -84,7 +84,7 @@ export class QueuesPanel {
     const key = acts.length ? `${acts.length}:${acts[0].time}:${acts[0].object.uid}:${acts[0].verb}` : "";
     if (key === this.lastActionsKey) return;
     this.lastActionsKey = key;
-    this.actionsEl.replaceChildren(...acts.map((a) => {
+    patchChildren(this.actionsEl, acts.map((a) => {
       const result = actionResult(a);
       return h("li", { class: result, "data-uid": a.object.uid },
         h("span.time", null, a.time ? clock(a.time) : "earlier"),

@@ -4,12 +4,12 @@
 // name, state and markers; edges when they can be told apart. Only what is on screen is
 // drawn, so a frame costs about what the user can see, not the size of the cluster.
 
-import { NODE_W, NODE_H, LONER_CAPTION, CYCLE_BULGE } from "./layout.js";
+import { NODE_W, NODE_H, LONER_CAPTION, CYCLE_BULGE, GROUP_PAD, GROUP_TITLE } from "./layout.js";
 import { cycleKey } from "./cycles.js";
 import { GHOST_MS, BORN_MS } from "./store.js";
 import { stateOf, hasInvalidOwner, kindHue, STATES, PREVIEW } from "./states.js";
 import { progress, cascadeCaption, countText } from "./cascades.js";
-import { drawTitles, namespaceDeletion } from "./titles.js";
+import { drawTitles, drawCounts, namespaceDeletion } from "./titles.js";
 import { clamp, truncate, truncateMiddle } from "./textfit.js";
 
 /** An object's deletion is drawn at least this long, its removal after (itemState). */
@@ -77,6 +77,11 @@ export class Renderer {
      * @type {Map<string, {text: string, caption: string, at: number, x: number, right: number, boxRight: number}>|null}
      */
     this.drawnTitles = null;
+    /** The count lines of the last frame, by namespace and line, with where each was drawn (CSS px), while recording.
+     * @type {Map<string, {ns: string, text: string, left: number, right: number, y: number}>|null} */
+    this.drawnCounts = null;
+    /** Summary first: what a counted box says under its counts ("loading…"). @type {(ns: string) => string} */
+    this.countsNote = () => "";
     /** @type {{ns: string, text: string, caption: string, inLayout: boolean, t: number}[]} */
     this.titleLog = [];
     this.previewVersion = 0; // bumped with each new preview: cached drawings depend on it
@@ -84,12 +89,34 @@ export class Renderer {
     /** @type {Record<string, string>} */ this.colors = {};
     /** owners whose cascade shows on their box. @type {import("./cascades.js").Cascades|null} */ this.cascades = null;
     this.dirty = true;
+    /** Every namespace's box, far out (boxesBitmap). @type {{canvas: OffscreenCanvas, key: string, pad: number, scale: number}|null} */
+    this.boxes = null;
     /** @type {{from: {x:number,y:number,k:number}, to: {x:number,y:number,k:number}, t0: number, ms: number}|null} */
     this.anim = null;
     this.drawn = 0; // items drawn in the last frame
-    this.drawClock = 0; // performance.now() at the start of the last draw, while drawnState is kept
+    this.drawClock = 0; // performance.now() at the start of the last draw: the frame's one clock
+    this.contextLosses = 0; // times the browser took the canvas's memory back (contextlost)
+    // A canvas whose context the browser lost (GPU reset, memory pressure) comes back
+    // blank: everything is drawn again, cached bitmaps included (theirs may be lost too).
+    canvas.addEventListener("contextlost", () => this.contextLosses++);
+    canvas.addEventListener("contextrestored", () => this.redrawAll());
     this.readColors();
     this.resize();
+  }
+
+  /** A bitmap to cache a drawing in, drawn again should the browser take its memory back. @param {number} w @param {number} h */
+  bitmap(w, h) {
+    const c = new OffscreenCanvas(w, h);
+    c.addEventListener("contextlost", () => this.contextLosses++);
+    c.addEventListener("contextrestored", () => this.redrawAll());
+    return c;
+  }
+
+  /** Drops every cached drawing and draws the next frame from scratch. */
+  redrawAll() {
+    for (const g of this.layout.groups.values()) /** @type {any} */ (g).cache = null;
+    this.boxes = null;
+    this.dirty = true;
   }
 
   readColors() {
@@ -211,6 +238,13 @@ export class Renderer {
     return best;
   }
 
+  /** The namespace box in the middle of the screen, if any. @returns {string|null} */
+  centerGroup() {
+    const c = this.toWorld(this.w / 2, this.h / 2);
+    for (const g of this.layout.groups.values()) if (c.x >= g.x && c.y >= g.y && c.x <= g.x + g.w && c.y <= g.y + g.h) return g.ns;
+    return null;
+  }
+
   // --- hit testing ---
 
   /** A set of loners is one count box until expanded; a set of leaf siblings while too small to read. @param {Block} b */
@@ -280,21 +314,21 @@ export class Renderer {
     canvas.height = Math.ceil((b.h + 2 * pad) * k);
     const ctx = canvas.getContext("2d");
     if (!ctx) throw new Error(`no canvas of ${canvas.width} × ${canvas.height} px`);
-    const { cam, w, h, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles } = this;
+    const { cam, w, h, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles, drawnCounts } = this;
     const screen = this.ctx;
     try {
       Object.assign(this, { ctx, cam: { k, x: (pad - b.x) * k, y: (pad - b.y) * k }, w: canvas.width, h: canvas.height, dpr: 1,
-        drawnState: null, drawnEdges: null, drawnCaptions: null, drawnTitles: null });
+        drawnState: null, drawnEdges: null, drawnCaptions: null, drawnTitles: null, drawnCounts: null });
       this.draw(performance.now());
     } finally {
-      Object.assign(this, { ctx: screen, cam, w, h, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles, dirty: true });
+      Object.assign(this, { ctx: screen, cam, w, h, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles, drawnCounts, dirty: true });
     }
     return canvas;
   }
 
   /** @param {number} now */
   draw(now) {
-    if (this.drawnState) this.drawClock = performance.now();
+    this.drawClock = performance.now();
     const { ctx, cam, colors: C } = this;
     ctx.setTransform(this.dpr, 0, 0, this.dpr, 0, 0);
     ctx.fillStyle = C["--bg"];
@@ -305,19 +339,29 @@ export class Renderer {
     const labels = NODE_H * cam.k >= 22;
     ctx.setTransform(this.dpr * cam.k, 0, 0, this.dpr * cam.k, this.dpr * cam.x, this.dpr * cam.y);
 
+    // The namespaces' boxes: far out, thousands of them are on screen, drawn from one
+    // bitmap of them all while it is sharp enough (boxesBitmap), else as three paths.
     /** @type {Group[]} */
     const visible = [];
+    /** @type {Group[]} */
+    const terminating = [];
+    const bm = cellMode ? this.boxesBitmap() : null;
+    const boxes = new Path2D(), shaded = new Path2D();
     for (const g of this.layout.groups.values()) {
       if (g.x > vx1 || g.y > vy1 || g.x + g.w < vx0 || g.y + g.h < vy0) continue;
       visible.push(g);
-      ctx.fillStyle = C["--group-bg"];
-      ctx.fillRect(g.x, g.y, g.w, g.h);
+      if (!bm) addBox(boxes, shaded, g);
       // A namespace being deleted (Terminating): its box is drawn as a deleted object's is.
       const del = namespaceDeletion(this, g);
-      ctx.strokeStyle = del && del.end === null ? C["--st-deleting"] : C["--group-border"];
-      ctx.lineWidth = (del && del.end === null ? 2.5 : 1) * px;
-      ctx.strokeRect(g.x, g.y, g.w, g.h);
+      if (del && del.end === null) terminating.push(g);
     }
+    if (bm) {
+      const b = this.layout.bounds;
+      ctx.drawImage(bm.canvas, b.x - bm.pad, b.y - bm.pad, b.w + 2 * bm.pad, b.h + 2 * bm.pad);
+    } else drawBoxes(ctx, C, boxes, shaded, px);
+    ctx.strokeStyle = C["--st-deleting"];
+    ctx.lineWidth = 2.5 * px;
+    for (const g of terminating) ctx.strokeRect(g.x, g.y, g.w, g.h);
 
     // Items on screen, by drawing class.
     if (cellMode) {
@@ -327,6 +371,7 @@ export class Renderer {
       let drawn = 0;
       const budgetEnd = performance.now() + BITMAP_BUDGET_MS;
       for (const g of visible) {
+        if (g.summary) continue;
         const bm = this.groupBitmap(g, now, budgetEnd);
         ctx.drawImage(bm.canvas, g.x, g.y, g.w, g.h);
         drawn += bm.count;
@@ -367,6 +412,7 @@ export class Renderer {
     }
 
     drawTitles(this, visible);
+    drawCounts(this, visible);
     for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
   }
 
@@ -394,7 +440,7 @@ export class Renderer {
     // Large namespaces are drawn a little coarser rather than into huge bitmaps.
     const scale = Math.min(kb * this.dpr, BITMAP_MAX / g.w, BITMAP_MAX / g.h);
     const w = Math.max(1, Math.ceil(g.w * scale)), h = Math.max(1, Math.ceil(g.h * scale));
-    const canvas = c?.canvas && c.canvas.width === w && c.canvas.height === h ? c.canvas : new OffscreenCanvas(w, h);
+    const canvas = c?.canvas && c.canvas.width === w && c.canvas.height === h ? c.canvas : this.bitmap(w, h);
     const bctx = /** @type {OffscreenCanvasRenderingContext2D} */ (canvas.getContext("2d"));
     bctx.setTransform(1, 0, 0, 1, 0, 0);
     bctx.clearRect(0, 0, w, h);
@@ -418,6 +464,35 @@ export class Renderer {
     }
     for (const b of g.blocks) if (this.collapsed(b)) this.drawBlock(b, 1 / kb, /** @type {any} */ (bctx));
     return c;
+  }
+
+  /**
+   * Every namespace's box drawn once into a bitmap of the whole layout, a little sharper
+   * than the current zoom, redrawn when a box moves or the zoom leaves its range; null
+   * when such a bitmap would be too large (nearer, few boxes are on screen).
+   * @returns {{canvas: OffscreenCanvas, pad: number, scale: number}|null}
+   */
+  boxesBitmap() {
+    const b = this.layout.bounds, need = this.cam.k * this.dpr;
+    const key = `${this.layout.version}/${this.dpr}/${this.colors["--bg"]}`;
+    // Kept while it is sharp enough and not much sharper than the screen (zooming redraws it every second step of √2).
+    const had = this.boxes;
+    if (had?.key === key && had.scale >= need && had.scale <= 2.9 * need) return had;
+    const kb = 2 ** (Math.ceil(Math.log2(this.cam.k) * 2) / 2 + 0.5);
+    const pad = 4 / kb; // room for the borders
+    const scale = kb * this.dpr;
+    const w = Math.ceil((b.w + 2 * pad) * scale), h = Math.ceil((b.h + 2 * pad) * scale);
+    if (w > BITMAP_MAX || h > BITMAP_MAX || this.layout.groups.size < 2) return null;
+    const canvas = this.boxes?.canvas.width === w && this.boxes.canvas.height === h ? this.boxes.canvas : this.bitmap(w, h);
+    const bctx = /** @type {OffscreenCanvasRenderingContext2D} */ (canvas.getContext("2d"));
+    bctx.setTransform(1, 0, 0, 1, 0, 0);
+    bctx.clearRect(0, 0, w, h);
+    bctx.setTransform(scale, 0, 0, scale, (pad - b.x) * scale, (pad - b.y) * scale);
+    const boxes = new Path2D(), shaded = new Path2D();
+    for (const g of this.layout.groups.values()) addBox(boxes, shaded, g);
+    drawBoxes(bctx, this.colors, boxes, shaded, 1 / kb);
+    this.boxes = { canvas, key, pad, scale };
+    return this.boxes;
   }
 
   /** What every namespace cache depends on besides its own members. */
@@ -447,7 +522,9 @@ export class Renderer {
     if (cur && !cur.ghost) return stateOf(this.store, cur.node);
     const g = this.store.ghosts.get(it.uid);
     const since = g?.deletingSince;
-    if (since === undefined || performance.now() >= since + DELETION_SEEN_MS) return "removed";
+    // The frame's clock, not the time now: a slow frame would draw it removed sooner than
+    // the frame says it was drawn.
+    if (since === undefined || this.drawClock >= since + DELETION_SEEN_MS) return "removed";
     // Not past an owner removed since (a foreground cascade's next step): the order of
     // removals stays the stream's.
     const ownerGone = (g?.node.owners || []).some((o) => (this.store.ghosts.get(o.uid)?.at ?? -Infinity) >= since);
@@ -467,8 +544,8 @@ export class Renderer {
     this.drawnEdges ??= new Map();
     this.drawnCaptions ??= new Map();
     this.drawnTitles ??= new Map();
-    for (const g of this.layout.groups.values()) /** @type {any} */ (g).cache = null;
-    this.dirty = true;
+    this.drawnCounts ??= new Map();
+    this.redrawAll();
   }
 
   /** The fill of a far-out cell: its state, or its kind's colour when normal. @param {Item} it @param {number} now */
@@ -794,4 +871,30 @@ function arrowhead(p, x, y, fx, fy, s) {
   p.lineTo(x - ux * s - uy * s * 0.55, y - uy * s + ux * s * 0.55);
   p.lineTo(x - ux * s + uy * s * 0.55, y - uy * s - ux * s * 0.55);
   p.closePath();
+}
+
+/**
+ * Adds a namespace's box to the boxes' path, and, summary first, its shading to the
+ * shaded path (a namespace the page holds no object of).
+ * @param {Path2D} boxes @param {Path2D} shaded @param {Group} g
+ */
+function addBox(boxes, shaded, g) {
+  boxes.rect(g.x, g.y, g.w, g.h);
+  if (g.summary) shaded.rect(g.x + GROUP_PAD / 2, g.y + GROUP_TITLE, g.w - GROUP_PAD, g.h - GROUP_TITLE - GROUP_PAD / 2);
+}
+
+/**
+ * @param {CanvasRenderingContext2D|OffscreenCanvasRenderingContext2D} ctx @param {Record<string, string>} C
+ * @param {Path2D} boxes @param {Path2D} shaded @param {number} px one screen pixel in world units
+ */
+function drawBoxes(ctx, C, boxes, shaded, px) {
+  ctx.fillStyle = C["--group-bg"];
+  ctx.fill(boxes);
+  ctx.strokeStyle = C["--group-border"];
+  ctx.lineWidth = px;
+  ctx.stroke(boxes);
+  ctx.fillStyle = C["--node-bg"];
+  ctx.globalAlpha = 0.45;
+  ctx.fill(shaded);
+  ctx.globalAlpha = 1;
 }

@@ -6,6 +6,10 @@
 import { h, $, clock } from "./dom.js";
 import { sortKey } from "./layout.js";
 import { historyPage, parseTime } from "./history.js";
+import { get } from "./api.js";
+
+/** Summary first: the most results the server's search returns. */
+const SERVER_RESULTS = 200;
 
 /** @typedef {import("./page.js").Page} Page */
 
@@ -30,6 +34,8 @@ export class Search {
     this.input = /** @type {HTMLInputElement} */ ($("search"));
     this.results = $("search-results");
     /** @type {string[]} */ this.resultUIDs = [];
+    /** @type {ReturnType<typeof setTimeout>|undefined} */ this.timer = undefined;
+    /** the server search last asked for (summary first) */ this.asked = "";
     page.runSearch = () => this.run();
     const input = this.input;
     input.addEventListener("input", () => this.run());
@@ -44,6 +50,15 @@ export class Search {
     view.q = input.value.trim();
     renderer.matches = new Set();
     this.resultUIDs = [];
+    clearTimeout(this.timer);
+    if (q && store === page.live && page.detail.mode === "summary") {
+      // Summary first: the page holds part of the graph; the server searches all of it.
+      results.replaceChildren(h("li.muted", null, "searching the cluster…"));
+      results.hidden = document.activeElement !== input;
+      this.timer = setTimeout(() => this.runOnServer(q), 200);
+      page.writeURL();
+      return;
+    }
     if (q) {
       /** @type {{uid: string, score: number, key: string}[]} */
       const found = [];
@@ -69,6 +84,36 @@ export class Search {
     h("b", null, "Search the recording"), h("span.muted", null, ` for “${input.value.trim()}”: deleted objects too`)));
     results.hidden = !q || document.activeElement !== input;
     page.writeURL();
+  }
+
+  /**
+   * Summary first: the server's search of the whole graph (GET /api/v1/graph?q=, what the
+   * user may see), its results listed and, where the page holds them, highlighted.
+   * @param {string} q lower case
+   */
+  async runOnServer(q) {
+    const { page, input, results } = this;
+    const asked = (this.asked = q);
+    let found;
+    try {
+      found = await get(`/api/v1/graph?q=${encodeURIComponent(q)}&limit=${SERVER_RESULTS}`);
+    } catch (e) {
+      if (this.asked === asked) results.replaceChildren(h("li.muted", null, `the search failed: ${/** @type {any} */ (e).message || e}`));
+      return;
+    }
+    if (this.asked !== asked || input.value.trim().toLowerCase() !== q) return; // a newer search runs
+    /** @type {any[]} */
+    const nodes = found.nodes || [];
+    nodes.sort((a, b) => searchScore(a, q) - searchScore(b, q) || (sortKey(a) < sortKey(b) ? -1 : 1));
+    this.resultUIDs = nodes.slice(0, 50).map((n) => n.uid);
+    page.renderer.matches = new Set(nodes.map((n) => n.uid));
+    page.renderer.dirty = true;
+    results.replaceChildren(...nodes.slice(0, 50).map((n, i) => h("li", { role: "option", "data-uid": n.uid, class: i === 0 ? "active" : "",
+      onmousedown: (/** @type {Event} */ ev) => { ev.preventDefault(); this.choose(n.uid); } },
+    h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""}`))),
+    found.nextCursor ? h("li.muted", null, `more than ${SERVER_RESULTS}: type more of the name`) : "");
+    if (!nodes.length) results.replaceChildren(h("li.muted", null, "no object in the cluster matches"));
+    results.hidden = document.activeElement !== input;
   }
 
   /**

@@ -74,21 +74,37 @@ export class Store {
     this.resetQueues([]);
   }
 
-  /** @param {any} frame a snapshot frame */
-  applySnapshot(frame) {
+  /**
+   * @param {any} frame a snapshot frame
+   * @param {boolean} [fade] objects missing from it fade out as removals do; false when the
+   *   page asked for other objects (summary first: detail.js), those it no longer holds are not gone
+   */
+  applySnapshot(frame, fade = true) {
     const now = performance.now();
     const incoming = new Map();
     for (const n of frame.nodes || []) incoming.set(n.uid, n);
     // Objects that vanished while we were away fade out like any removal.
-    for (const [uid, n] of this.nodes) if (!incoming.has(uid)) this.ghosts.set(uid, { node: n, at: now });
+    if (fade) {
+      for (const [uid, n] of this.nodes) if (!incoming.has(uid)) this.ghosts.set(uid, { node: n, at: now });
+    } else {
+      // Only the namespaces whose objects changed are laid out again (one in the middle of
+      // a cascade waits for it to settle, frame.js), and a deletion keeps when the page saw it begin.
+      for (const [uid, n] of this.nodes) {
+        const m = incoming.get(uid);
+        if (!m || m.namespace !== n.namespace || !sameOwners(m, n) || m.virtual !== n.virtual) this.markNamespace(n.namespace);
+        if (m) this.touched.add(uid);
+      }
+      for (const [uid, n] of incoming) if (!this.nodes.has(uid)) this.markNamespace(n.namespace);
+    }
+    const seen = this.deleting;
     this.nodes = incoming;
     this.dependents.clear();
     this.byNamespace.clear();
-    this.deleting.clear();
+    this.deleting = new Map();
     for (const n of this.nodes.values()) {
       this.link(n);
       this.index(n, true);
-      if (n.beingDeleted) this.deleting.set(n.uid, -Infinity);
+      if (n.beingDeleted) this.deleting.set(n.uid, fade ? -Infinity : seen.get(n.uid) ?? -Infinity);
     }
     if (frame.queues) this.resetQueues(frame.queues);
     if (frame.sync) {
@@ -97,7 +113,7 @@ export class Store {
     }
     if (frame.mode) this.mode = frame.mode;
     this.seq = frame.seq;
-    this.dirtyNamespaces.add("*");
+    if (fade) this.dirtyNamespaces.add("*");
     this.queuesChanged = true;
   }
 
@@ -163,7 +179,10 @@ export class Store {
       this.markNamespace(n.namespace);
       if (old && old.namespace !== n.namespace) this.markNamespace(old.namespace);
       // Its owners and dependents may sit in other namespaces (invalid references).
-      for (const o of n.owners || []) this.markNamespace(this.nodes.get(o.uid)?.namespace);
+      for (const o of n.owners || []) {
+        const owner = this.nodes.get(o.uid);
+        if (owner) this.markNamespace(owner.namespace);
+      }
     }
   }
 
@@ -234,7 +253,7 @@ export class Store {
 
   /** @param {string|undefined} ns */
   markNamespace(ns) {
-    if (ns !== undefined) this.dirtyNamespaces.add(ns || "");
+    this.dirtyNamespaces.add(ns || ""); // a cluster-scoped object has no namespace on the wire
   }
 
   /** The object as last heard of: live, or fading out after its removal. @param {string} uid */
@@ -300,6 +319,12 @@ export class Store {
   applyQueueEvent(e, now) {
     const q = this.queues.get(e.queue);
     if (!q) return;
+    if (e.op === "passed") {
+      // graphChanges items added, taken and done within one frame, counted (docs/stream.md).
+      q.adds += e.passed || 0;
+      this.takeCounts(q, e.counts);
+      return;
+    }
     let it = q.items.get(e.object.uid);
     if (!it) {
       it = { object: e.object, queued: false, inFlight: false, queuedItems: 0, inFlightItems: 0, backoffUntil: null, retries: 0, since: now };
@@ -345,15 +370,22 @@ export class Store {
     }
     it.queued = it.queuedItems > 0;
     it.inFlight = it.inFlightItems > 0;
-    // The event's counts are the whole queue's, also when this client is sent only some
-    // objects' transitions.
-    if (e.counts) {
-      q.depth = e.counts.depth;
-      q.inFlight = e.counts.inFlight;
-    }
+    this.takeCounts(q, e.counts);
     if (!it.queued && !it.inFlight && it.backoffUntil == null && !it.retries) q.items.delete(e.object.uid);
-    this.queuesChanged = true;
     this.touched.add(e.object.uid);
+  }
+
+  /**
+   * A queue event's counts are the whole queue's just after it, also when this client is
+   * sent only some objects' transitions: they set the queue's.
+   * @param {any} q @param {{depth: number, inFlight: number}|undefined} counts
+   */
+  takeCounts(q, counts) {
+    if (counts) {
+      q.depth = counts.depth;
+      q.inFlight = counts.inFlight;
+    }
+    this.queuesChanged = true;
   }
 
   /** @param {Action} a */

@@ -4,6 +4,11 @@
 // a growing, jittered delay. While it is down for more than a moment, the graph on the
 // page is stale: the body gets the class "offline" (the stylesheet dims the graph) and a
 // note says since when, until the stream is live again.
+//
+// It asks for the stream's own deflate (?encoding=deflate) where the browser can inflate
+// (DecompressionStream): a large frame then arrives as a binary message, deflated once on
+// the server for every page that receives it, and is inflated here before the frames
+// after it are handled, in order.
 
 import { apiPath } from "./api.js";
 import { clock } from "./dom.js";
@@ -13,7 +18,8 @@ const OFFLINE_AFTER_MS = 1000;
 
 /**
  * @typedef {"connecting"|"live"|"reconnecting"|"offline"} ConnState
- * @typedef {{onFrame: (f: any) => void, onState: (s: ConnState, detail: string) => void, seq: () => number}} Handlers
+ * @typedef {{onFrame: (f: any) => void, onState: (s: ConnState, detail: string) => void, seq: () => number,
+ *   query?: () => URLSearchParams}} Handlers  query: the subscription to open (and resume) with
  */
 
 export class Stream {
@@ -29,13 +35,21 @@ export class Stream {
     /** when the stream was last live (epoch ms), 0 before */ this.liveAt = 0;
     this.lostAt = 0;
     this.retryText = "";
+    /** the frames handled in order: resolved once the last one received is @type {Promise<void>} */
+    this.handled = Promise.resolve();
+    /** binary frames received and not yet handled */ this.inflating = 0;
   }
 
   open() {
     this.closed = false;
     const proto = location.protocol === "https:" ? "wss:" : "ws:";
-    const since = this.hadSnapshot ? `?since=${this.h.seq()}` : "";
-    const ws = new WebSocket(`${proto}//${location.host}${apiPath("/api/v1/stream")}${since}`);
+    const q = this.h.query?.() || new URLSearchParams();
+    if (this.hadSnapshot) q.set("since", String(this.h.seq()));
+    if (typeof DecompressionStream === "function") q.set("encoding", "deflate");
+    const qs = q.toString();
+    const ws = new WebSocket(`${proto}//${location.host}${apiPath("/api/v1/stream")}${qs ? "?" + qs : ""}`);
+    ws.binaryType = "arraybuffer";
+    let broken = false; // a frame of this connection could not be inflated: the ones after it are not handled
     this.ws = ws;
     this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
     ws.onopen = () => {
@@ -46,9 +60,24 @@ export class Stream {
     };
     ws.onmessage = (ev) => {
       this.liveAt = Date.now();
-      const f = JSON.parse(ev.data);
-      if (f.type === "snapshot") this.hadSnapshot = true;
-      this.h.onFrame(f);
+      const data = ev.data;
+      // A text frame with none waiting before it is handled at once.
+      if (typeof data === "string" && !this.inflating) return this.frame(data);
+      this.inflating++;
+      this.handled = this.handled.then(async () => {
+        if (broken) return;
+        let text;
+        try {
+          text = typeof data === "string" ? data : await inflate(data);
+        } catch (err) {
+          // Never seen: a broken frame. The stream is opened again from what was handled.
+          console.error("gcscope: a stream frame could not be inflated:", err);
+          broken = true;
+          if (this.ws === ws) ws.close(4000, "a frame could not be inflated");
+          return;
+        }
+        this.frame(text);
+      }).catch(reportError).finally(() => this.inflating--); // an error handling it is reported as the page's own
     };
     ws.onclose = (ev) => {
       if (this.ws !== ws) return;
@@ -68,8 +97,18 @@ export class Stream {
       this.h.onState(this.attempt > 6 ? "offline" : "reconnecting", `disconnected${why}; retrying in ${Math.round(delay / 1000)} s`);
       this.retryText = `retrying at ${clock(Date.now() + delay).slice(0, 8)}`;
       this.offline();
-      this.timer = setTimeout(() => this.open(), delay);
+      // Opened again from the last frame handled, once those still inflating are.
+      this.timer = setTimeout(() => this.handled.then(() => {
+        if (!this.closed && !this.ws) this.open();
+      }), delay);
     };
+  }
+
+  /** Handles one frame's text. @param {string} text */
+  frame(text) {
+    const f = JSON.parse(text);
+    if (f.type === "snapshot") this.hadSnapshot = true;
+    this.h.onFrame(f);
   }
 
   /** The stream is down: after OFFLINE_AFTER_MS, the page says the graph is stale. */
@@ -130,6 +169,11 @@ export class Stream {
       "The graph is dimmed and no longer follows the cluster. ", link);
   }
 
+  /** Sends a frame (a subscribe) if the stream is open; a reconnection opens with query() instead. @param {object} frame */
+  send(frame) {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+  }
+
   /** Reconnects now (the user asked). */
   retry() {
     clearTimeout(this.timer);
@@ -142,4 +186,9 @@ export class Stream {
     clearTimeout(this.timer);
     this.ws?.close(1000, "bye");
   }
+}
+
+/** A binary frame's text: one raw deflate stream (docs/stream.md). @param {ArrayBuffer} buf */
+async function inflate(buf) {
+  return new Response(new Blob([buf]).stream().pipeThrough(new DecompressionStream("deflate-raw"))).text();
 }

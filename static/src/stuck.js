@@ -8,7 +8,7 @@
 // counts from the page's own store (objects being deleted for longer than the threshold),
 // which costs nothing.
 
-import { h, describe } from "./dom.js";
+import { h, describe, patchChildren } from "./dom.js";
 import { get } from "./api.js";
 import { originView, failureList, age, since } from "./deletion.js";
 import { fmt } from "./panel.js";
@@ -130,7 +130,7 @@ export class StuckView {
       : `Nothing deleted more than ${r.olderThan} ago is still there${r.hidden ? ` that you may see (${fmt(r.hidden)} you may not)` : ""}. As of ${since(r.at)}.`;
     const failures = r.discoveryFailures && Object.keys(r.discoveryFailures).length
       ? h("div.stuck-discovery", null, h("b", null, "API discovery fails: "), "no namespace can finish deleting while it does.", failureList(r.discoveryFailures)) : null;
-    this.body.replaceChildren(...(failures ? [failures] : []), ...groups.map((g) => this.group(g)));
+    patchChildren(this.body, [...(failures ? [failures] : []), ...groups.map((g) => this.group(g))]);
   }
 
   /** @param {any} g a group of the report */

@@ -109,6 +109,13 @@ export function testHooks(page, parts) {
       const c = page.cascades.ofNamespace(ns);
       return c ? { gone: c.gone, total: c.total, baseline: c.baseline, end: c.end, waitingOn: c.waitingOn } : null;
     },
+    /** Summary first (detail.js): {mode, asked, answered, detailMs, objects, settled}. */
+    detail: () => {
+      const d = page.detail;
+      return { mode: d.mode, asked: d.asked, answered: d.answered, detailMs: d.detailMs, objects: d.objects, settled: d.settled() };
+    },
+    /** The namespace boxes laid out now: {ns: {summary: objects counted or null, items, x, y, w, h}}. */
+    groups: () => Object.fromEntries([...layout.groups.values()].map((g) => [g.ns, { summary: g.summary ? g.summary.objects : null, items: g.items.length, x: g.x, y: g.y, w: g.w, h: g.h }])),
     stuckView,
     tabs,
     cascades: page.liveCascades,

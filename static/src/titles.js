@@ -3,7 +3,7 @@
 // screen; a namespace being deleted with its progress and what holds it; and, once a test
 // asks (Renderer.recordDrawn), a log of what each title said, frame by frame.
 
-import { GROUP_GAP, GROUP_TITLE, LONER_CAPTION, TITLE_FONT } from "./layout.js";
+import { GROUP_GAP, GROUP_TITLE, LONER_CAPTION, TITLE_FONT, groupCount } from "./layout.js";
 import { progress, cascadeCaption, namespaceStatus } from "./cascades.js";
 import { clamp, truncate } from "./textfit.js";
 
@@ -24,7 +24,7 @@ export function drawTitles(r, visible) {
   const titled = new Set();
   for (const g of visible) {
     const sx = g.x * cam.k + cam.x, sy = g.y * cam.k + cam.y, sw = g.w * cam.k, sh = g.h * cam.k;
-    const text = `${g.title}  ·  ${g.items.length}`;
+    const text = `${g.title}  ·  ${groupCount(g)}`;
     const del = namespaceDeletion(r, g);
     // A namespace being deleted says so after its title: "Terminating · 3 of 5 gone".
     const status = del ? namespaceStatus(del) : "";
@@ -154,4 +154,49 @@ function recordTitle(r, ns, text, caption, titled, x, right, boxRight) {
     if (r.titleLog.length > 100_000) r.titleLog.splice(0, 50_000);
   }
   r.drawnTitles.set(ns, { text, caption, at: r.drawClock, x, right, boxRight });
+}
+
+/**
+ * Summary first: what each counted box on screen says inside, in screen type, when the box
+ * is large enough for it: its objects, those being deleted, and the renderer's note
+ * ("loading…", "zoom in…").
+ * @param {Renderer} r @param {Group[]} visible
+ */
+export function drawCounts(r, visible) {
+  const { ctx, cam, colors: C } = r;
+  ctx.setTransform(r.dpr, 0, 0, r.dpr, 0, 0);
+  ctx.textBaseline = "middle";
+  ctx.textAlign = "center";
+  r.drawnCounts?.clear();
+  for (const g of visible) {
+    if (!g.summary) continue;
+    // The part of the box on screen: a box wider than the view says its counts where they
+    // are seen, not at its centre off screen.
+    const x0 = g.x * cam.k + cam.x, y0 = (g.y + GROUP_TITLE) * cam.k + cam.y;
+    const sx = Math.max(0, x0), sw = Math.min(r.w, x0 + g.w * cam.k) - sx;
+    const top = Math.max(0, y0), sh = Math.min(r.h, (g.y + g.h) * cam.k + cam.y) - top;
+    if (sw < 120 || sh < 60) continue; // else its title takes the box (drawTitles)
+    const size = Math.min(16, Math.max(11, sh / 8));
+    const cx = sx + sw / 2, room = sw - 16;
+    const c = g.summary;
+    /** @type {[string, string][]} */
+    const lines = [[`${c.objects.toLocaleString("en-US")} object${c.objects === 1 ? "" : "s"}`, C["--fg"]]];
+    if (c.beingDeleted) lines.push([`${c.beingDeleted.toLocaleString("en-US")} being deleted`, C["--st-deleting"]]);
+    const note = r.countsNote(g.ns);
+    if (note) lines.push([note, C["--muted"]]);
+    const shown = lines.slice(0, Math.max(1, Math.floor(sh / (size * 1.6))));
+    let y = top + sh / 2 - ((shown.length - 1) * size * 1.5) / 2;
+    for (const [text, color] of shown) {
+      ctx.font = `${color === C["--fg"] ? "600 " : ""}${size}px system-ui, sans-serif`;
+      ctx.fillStyle = color;
+      const t = truncate(ctx, text, room);
+      ctx.fillText(t, cx, y);
+      if (r.drawnCounts) {
+        const half = ctx.measureText(t).width / 2;
+        r.drawnCounts.set(`${g.ns}\n${text}`, { ns: g.ns, text: t, left: cx - half, right: cx + half, y });
+      }
+      y += size * 1.5;
+    }
+  }
+  ctx.textAlign = "start";
 }

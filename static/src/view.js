@@ -68,6 +68,9 @@ export function wireView(page, parts) {
         page.viewChanged();
         page.relayout(performance.now());
         renderer.centerOn(uid);
+      } else if (page.detail.mode === "summary") {
+        // Summary first: the page asks for its component (detail.js), centred once here.
+        page.centerDue = uid;
       }
     }
     page.writeURL();
