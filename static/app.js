@@ -2916,6 +2916,7 @@ var ObjectPanel = class {
     this.lastRender = -Infinity;
     this.renderTimer = void 0;
     this.names = null;
+    this.namedBlockers = null;
     this.depsList = new VirtualList({ id: "dependents-list", className: "refs", render: (d) => this.depRow(d) });
     this.blockerList = new VirtualList({ id: "blockers-list", className: "refs", render: (r) => this.blockerRow(r) });
     this.blocking = /* @__PURE__ */ new Set();
@@ -2941,6 +2942,34 @@ var ObjectPanel = class {
     if (!this.uid) return;
     this.renderSoon();
     this.scheduleAsk();
+  }
+  /**
+   * Whether a change to these objects may change what the panel says: its object, one of its
+   * dependents, or a blocker it names (a blocking dependent that goes is the next step of a
+   * foreground deletion, not to be told a second late).
+   * @param {Set<string>} touched
+   */
+  concerns(touched) {
+    const uid = this.uid;
+    if (!uid) return false;
+    if (touched.has(uid)) return true;
+    const deps = this.store.dependents.get(uid);
+    const named = this.blockerUids();
+    for (const t of touched) if (deps?.has(t) || this.blocking.has(t) || named.has(t)) return true;
+    return false;
+  }
+  /** The uids of the blockers the explanation names, at any depth. @returns {Set<string>} */
+  blockerUids() {
+    const ex = this.explanation;
+    if (this.namedBlockers?.ex === ex) return this.namedBlockers.uids;
+    const uids = /* @__PURE__ */ new Set();
+    const visit = (bs) => bs?.forEach((b) => {
+      if (b.object?.uid) uids.add(b.object.uid);
+      visit(b.blockers);
+    });
+    visit(ex?.blockers);
+    this.namedBlockers = { ex, uids };
+    return uids;
   }
   /** Asks the engine again in delay ms (after the user acted on the object). @param {number} delay */
   refreshExplain(delay) {
@@ -4900,7 +4929,7 @@ function startFrames(page2, p) {
     if (store.touched.size) {
       renderer2.dirty = true;
       for (const uid of store.touched) renderer2.invalidate(uid);
-      if (view2.sel && store.touched.has(view2.sel)) p.objectPanel.changed();
+      if (view2.sel && p.objectPanel.concerns(store.touched)) p.objectPanel.changed();
       store.touched.clear();
     }
     if (p.health) {

@@ -139,7 +139,7 @@ export function startFrames(page, p) {
     if (store.touched.size) {
       renderer.dirty = true;
       for (const uid of store.touched) renderer.invalidate(uid);
-      if (view.sel && store.touched.has(view.sel)) p.objectPanel.changed();
+      if (view.sel && p.objectPanel.concerns(store.touched)) p.objectPanel.changed();
       store.touched.clear();
     }
     if (p.health) {

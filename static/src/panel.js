@@ -91,6 +91,8 @@ export class ObjectPanel {
     /** @type {ReturnType<typeof setTimeout>|undefined} */ this.renderTimer = undefined;
     /** names the explanation's words may link, built once per explanation. @type {Map<string, any>|null} */
     this.names = null;
+    /** the uids of the blockers an explanation names (blockerUids). @type {{ex: any, uids: Set<string>}|null} */
+    this.namedBlockers = null;
     /** @type {VirtualList<any>} */
     this.depsList = new VirtualList({ id: "dependents-list", className: "refs", render: (d) => this.depRow(d) });
     /** @type {VirtualList<{b?: any, hidden?: number, depth: number}>} */
@@ -120,6 +122,34 @@ export class ObjectPanel {
     if (!this.uid) return;
     this.renderSoon();
     this.scheduleAsk();
+  }
+
+  /**
+   * Whether a change to these objects may change what the panel says: its object, one of its
+   * dependents, or a blocker it names (a blocking dependent that goes is the next step of a
+   * foreground deletion, not to be told a second late).
+   * @param {Set<string>} touched
+   */
+  concerns(touched) {
+    const uid = this.uid;
+    if (!uid) return false;
+    if (touched.has(uid)) return true;
+    const deps = this.store.dependents.get(uid);
+    const named = this.blockerUids();
+    for (const t of touched) if (deps?.has(t) || this.blocking.has(t) || named.has(t)) return true;
+    return false;
+  }
+
+  /** The uids of the blockers the explanation names, at any depth. @returns {Set<string>} */
+  blockerUids() {
+    const ex = this.explanation;
+    if (this.namedBlockers?.ex === ex) return this.namedBlockers.uids;
+    /** @type {Set<string>} */
+    const uids = new Set();
+    const visit = (/** @type {any[]|undefined} */ bs) => bs?.forEach((b) => { if (b.object?.uid) uids.add(b.object.uid); visit(b.blockers); });
+    visit(ex?.blockers);
+    this.namedBlockers = { ex, uids };
+    return uids;
   }
 
   /** Asks the engine again in delay ms (after the user acted on the object). @param {number} delay */
