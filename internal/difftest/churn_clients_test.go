@@ -49,13 +49,15 @@ type clientsResult struct {
 	// Of the earliest receipt across clients, per graph event: late too when what holds
 	// the event is before the server writes it to the clients (or every client's reading
 	// is held), not the writes one after the other.
-	FirstP50Ms float64       `json:"firstP50Ms"`
-	FirstP99Ms float64       `json:"firstP99Ms"`
-	Resyncs    int           `json:"resyncs"`  // snapshots after the first, all clients
-	Frames     int           `json:"frames"`   // all clients
-	Bytes      int64         `json:"bytes"`    // inflated, all clients
-	Failures   []string      `json:"failures"` // clients that ended with an error
-	CPU        time.Duration `json:"-"`        // the process's, measured by the parent
+	// The p99 of the latest receipt in each sixth of the events, in the feed's order.
+	SixthsP99Ms []float64     `json:"sixthsP99Ms"`
+	FirstP50Ms  float64       `json:"firstP50Ms"`
+	FirstP99Ms  float64       `json:"firstP99Ms"`
+	Resyncs     int           `json:"resyncs"`  // snapshots after the first, all clients
+	Frames      int           `json:"frames"`   // all clients
+	Bytes       int64         `json:"bytes"`    // inflated, all clients
+	Failures    []string      `json:"failures"` // clients that ended with an error
+	CPU         time.Duration `json:"-"`        // the process's, measured by the parent
 	// One client's deltas by event type: bytes (inflated) and events.
 	TypeBytes  map[string]int64 `json:"typeBytes"`
 	TypeEvents map[string]int   `json:"typeEvents"`
@@ -179,6 +181,7 @@ func TestChurnStreamClients(t *testing.T) {
 	wg.Wait()
 	lags, firsts, partial := table.result(n)
 	res.Events, res.Partial = len(lags), partial
+	res.SixthsP99Ms = sixthsP99(lags)
 	slices.Sort(lags)
 	slices.Sort(firsts)
 	res.P50Ms, res.P99Ms = quantileMs(lags, 0.5), quantileMs(lags, 0.99)

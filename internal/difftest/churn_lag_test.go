@@ -100,17 +100,18 @@ type churnLags struct {
 	// The two parts: from the write's answer into graphChanges (the apiserver's watch and
 	// the engine's informer), and from there into the graph (the engine's queue).
 	informer, queue []time.Duration
-	unmatched       int // writes the graph never showed
-	maxDepth        int // of graphChanges during the run
-	lost            int // times the reader fell behind the feed
+	unmatched       int       // writes the graph never showed
+	maxDepth        int       // of graphChanges during the run
+	lost            int       // times the reader fell behind the feed
+	sixths          []float64 // the p99 in each sixth of the writes, in the order they were sent (ms)
 }
 
 func (l churnLags) String() string {
 	return fmt.Sprintf("p50 %.1f ms, p99 %.1f ms, max %.1f ms over %d writes (create p99 %.1f, ownerReferences patch %.1f, delete %.1f); "+
-		"p99 of its parts: to graphChanges %.1f ms, in graphChanges %.1f ms (deepest %d); %d never shown, reader resynced %d times",
+		"p99 of its parts: to graphChanges %.1f ms, in graphChanges %.1f ms (deepest %d); %d never shown, reader resynced %d times; p99 in each sixth of the run %.1f ms",
 		quantileMs(l.all, 0.5), quantileMs(l.all, 0.99), quantileMs(l.all, 1), len(l.all),
 		quantileMs(l.byOp[churnCreate], 0.99), quantileMs(l.byOp[churnPatch], 0.99), quantileMs(l.byOp[churnDelete], 0.99),
-		quantileMs(l.informer, 0.99), quantileMs(l.queue, 0.99), l.maxDepth, l.unmatched, l.lost)
+		quantileMs(l.informer, 0.99), quantileMs(l.queue, 0.99), l.maxDepth, l.unmatched, l.lost, l.sixths)
 }
 
 // shows says whether s is what w asked of the graph.
@@ -152,11 +153,24 @@ func (r *feedRecorder) lags(writes []churnWrite) (l churnLags) {
 			l.queue = append(l.queue, shown.Sub(q[k-1]))
 		}
 	}
+	l.sixths = sixthsP99(l.all)
 	for _, s := range append([][]time.Duration{l.all, l.informer, l.queue}, slices.Collect(maps.Values(l.byOp))...) {
 		slices.Sort(s)
 	}
 	l.maxDepth, l.lost = r.maxDepth, r.lost
 	return l
+}
+
+// sixthsP99 is the p99 of each sixth of lags, in their order (ms): a lag that grows through
+// a run is not the same bound as one that holds level.
+func sixthsP99(lags []time.Duration) []float64 {
+	var p []float64
+	for i := range 6 {
+		part := slices.Clone(lags[i*len(lags)/6 : (i+1)*len(lags)/6])
+		slices.Sort(part)
+		p = append(p, quantileMs(part, 0.99))
+	}
+	return p
 }
 
 // quantile of sorted durations, in milliseconds.
