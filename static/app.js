@@ -1474,6 +1474,7 @@ function drawTitles(r, visible) {
     }
     let py = Math.max(sy, 0) + 1, plateH = Math.min(16, sy + sh - py - 1);
     const gap = Math.min(14, GROUP_GAP * cam.k - 1), over = plateH < 13 && gap >= 10 && sy >= 0;
+    if (!over && plateH < 13) plateH = Math.min(13, plateH + Math.max(0, gap - 1));
     if (over) {
       plateH = gap;
       py = sy - plateH - 1;
