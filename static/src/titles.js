@@ -56,9 +56,9 @@ export function drawTitles(r, visible) {
     // Far out, on a plate as high as the box allows (16 px; a box of one row of objects is
     // lower: its title goes over it, in the gap the layout leaves between rows of boxes,
     // or, farther out, on a tighter plate reaching into the gap below; never in type under
-    // 8 px), what fits of the box
-    // on screen: all of it, the title and its count (a namespace being deleted keeps at
-    // least "Terminating"), else the title cut short; not at all below "ab…".
+    // 8 px), what fits of the box on screen: all of it, the title and its count (a namespace
+    // being deleted keeps at least "Terminating"), else the title cut short; not at all
+    // below "ab…".
     let py = Math.max(sy, 0) + 1, plateH = Math.min(16, sy + sh - py - 1);
     const gap = Math.min(14, GROUP_GAP * cam.k - 1), over = plateH < 13 && gap >= 10 && sy >= 0;
     // Too narrow a gap to go over, a low box (a namespace of a few objects, or none held)
