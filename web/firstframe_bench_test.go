@@ -114,7 +114,7 @@ func sizeName(n int) string {
 // with m, then the frame rates under its events.
 func loadFirstFrame(b *testing.B, eng *synthEngine, n int, l link, m *mutator) firstFrameResult {
 	name := fmt.Sprintf("%s over %s", sizeName(n), l.name)
-	srv, stopHub := runServer(eng, server.StreamCompressionOn)
+	srv, stopHub := runServer(eng, server.Options{StreamCompression: server.StreamCompressionOn})
 	ts := httptest.NewServer(srv) // 127.0.0.1
 	px := startLinkProxy(b, ts.Listener.Addr().String(), l)
 	defer func() {
@@ -149,13 +149,14 @@ func loadFirstFrame(b *testing.B, eng *synthEngine, n int, l link, m *mutator) f
 		Detail *float64 `json:"detail"`
 		Mode   string   `json:"mode"`
 		Held   int      `json:"held"`
-		Chars  int      `json:"chars"`
+		Size   int      `json:"size"`
+		Binary bool     `json:"binary"`
 		Open   float64  `json:"open"`
 		Parsed float64  `json:"parsed"`
 		Lost   int      `json:"lost"`
 	}
 	t, err := chromedp.Run(ctx, chromedp.Evaluate[timing](`({first: window.gcscope.perf.firstFrameMs, detail: window.gcscope.detail().detailMs,
-		mode: window.gcscope.detail().mode, held: window.gcscope.live.nodes.size, chars: window.__gcscopeBenchWS.chars,
+		mode: window.gcscope.detail().mode, held: window.gcscope.live.nodes.size, size: window.__gcscopeBenchWS.size, binary: window.__gcscopeBenchWS.binary,
 		open: window.__gcscopeBenchWS.open, parsed: window.gcscope.perf.snapshotMs, lost: window.gcscope.renderer.contextLosses})`))
 	if err != nil {
 		b.Fatalf("%s: reading the page's timings: %v", name, err)
@@ -173,8 +174,8 @@ func loadFirstFrame(b *testing.B, eng *synthEngine, n int, l link, m *mutator) f
 		b.Fatalf("%s: reading the heap: %v", name, err)
 	}
 	r.heapMB = heap.UsedSize / 1e6
-	b.Logf("%s (%s): stream open %.0f ms, first message %d chars, snapshot (or summary) applied %.0f ms, first frame %.0f ms, detail %.0f ms (%d objects held), heap %.1f MB, canvas contexts lost %d",
-		name, t.Mode, t.Open, t.Chars, t.Parsed, r.firstFrame, r.detail, t.Held, r.heapMB, t.Lost)
+	b.Logf("%s (%s): stream open %.0f ms, largest message %d %s, snapshot (or summary) applied %.0f ms, first frame %.0f ms, detail %.0f ms (%d objects held), heap %.1f MB, canvas contexts lost %d",
+		name, t.Mode, t.Open, t.Size, map[bool]string{false: "chars", true: "bytes deflated"}[t.Binary], t.Parsed, r.firstFrame, r.detail, t.Held, r.heapMB, t.Lost)
 	if m == nil {
 		return r
 	}
@@ -234,10 +235,11 @@ func loadFirstFrame(b *testing.B, eng *synthEngine, n int, l link, m *mutator) f
 	return r
 }
 
-// runServer makes gcscope's server over eng, streaming as c says, and runs its stream
+// runServer makes gcscope's server over eng with o's stream options, and runs its stream
 // hub until stop.
-func runServer(eng *synthEngine, c server.StreamCompression) (srv *server.Server, stop func()) {
-	srv = server.New(server.Options{Engine: eng, Version: "bench", Ready: func() error { return nil }, StreamCompression: c})
+func runServer(eng *synthEngine, o server.Options) (srv *server.Server, stop func()) {
+	o.Engine, o.Version, o.Ready = eng, "bench", func() error { return nil }
+	srv = server.New(o)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); srv.Run(ctx) }()

@@ -138,7 +138,7 @@ func renderOnce(b *testing.B, c renderCase, iteration int) renderResult {
 		source = newMutator(eng, g)
 	}
 
-	srv, stopHub := runServer(eng, server.StreamCompressionDefault)
+	srv, stopHub := runServer(eng, server.Options{})
 	ts := httptest.NewServer(srv) // 127.0.0.1
 	defer func() {
 		stopHub()
