@@ -32,8 +32,8 @@ import (
 // and on, alternately, each in a fresh browser and a fresh server, and measured:
 //
 //   - in the page, from navigation start: the stream open (the websocket's open event),
-//     the snapshot received (its message event, the largest, before the page parses it), the snapshot
-//     applied (perf.snapshotMs) and the first frame (perf.firstFrameMs);
+//     the snapshot received (the largest message's event, before the page parses it), the
+//     snapshot applied (perf.snapshotMs) and the first frame (perf.firstFrameMs);
 //   - at the server's listener: the bytes of the stream's connection each way until the
 //     first frame (down: the handshake's answer and the snapshot; up: the handshake),
 //     and the bytes of the page's other requests (HTML, script, style).
