@@ -3145,7 +3145,7 @@ var ObjectPanel = class {
     });
     const travelAt = this.actions.travelAt?.() ?? null;
     const ex = n && travelAt === null ? this.explanation : null;
-    const outdated = !!(ex && n && (!!ex.object.beingDeleted !== !!n.beingDeleted || !!ex.object.deletingDependents !== !!n.deletingDependents || (ex.object.finalizers || []).join() !== (n.finalizers || []).join() || (ex.object.owners || []).length !== (n.owners || []).length));
+    const outdated = !!(ex && n && (!!ex.object.beingDeleted !== !!n.beingDeleted || !!ex.object.deletingDependents !== !!n.deletingDependents || (ex.object.finalizers || []).join() !== (n.finalizers || []).join() || (ex.object.owners || []).length !== (n.owners || []).length || [...this.blockerUids()].some((u) => store.ghosts.get(u)?.removed)));
     const why = [];
     if (ex) {
       const nsr = ex.deletion?.namespace;
@@ -3177,7 +3177,7 @@ var ObjectPanel = class {
       why.push(h(
         "p.muted.asof",
         { id: "explained-at", "data-at": String(this.explainedAt) },
-        this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}` : outdated ? `As of ${clock(this.explainedAt)}: the object has changed since; asking the engine again…` : `As of ${clock(this.explainedAt)}.`
+        this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}` : outdated ? `As of ${clock(this.explainedAt)}: the object or what it waits for has changed since; asking the engine again…` : `As of ${clock(this.explainedAt)}.`
       ));
     } else if (travelAt !== null) {
       why.push(h("p.muted", { id: "travel-explain" }, document.body.dataset.replay === "true" ? `As recorded at ${clock(travelAt)}. A replay has no engine to explain it: its decisions are in the History tab.` : `As recorded at ${clock(travelAt)} (time travel). The engine explains only the live state: back to live (Esc) to ask it.`));

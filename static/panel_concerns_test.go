@@ -1,6 +1,7 @@
 package static
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -35,6 +36,8 @@ const concernsProbe = `(async () => {
   for (let i = 0; i < 100 && !panel.explanation; i++) await new Promise((r) => setTimeout(r, 10));
   if (!panel.explanation) return { error: "the explanation never came (asked " + asked + " times)" };
   panel.render();
+  const dimmed = () => document.getElementById("explain")?.hasAttribute("data-outdated") ?? null;
+  const dimmedBefore = dimmed();
   let seq = 1;
   const after = (ev) => { s.touched.clear(); s.applyEvents([{ seq: ++seq, ...ev }]); return panel.concerns(s.touched); };
   return {
@@ -42,12 +45,14 @@ const concernsProbe = `(async () => {
     grandBlocker: after({ type: "nodeUpdated", node: { ...cm, finalizers: ["example.com/x"] } }),
     nonBlockingDependentGone: after({ type: "nodeRemoved", node: pod("p2", false) }),
     blockingDependentGone: after({ type: "nodeRemoved", node: pod("p1", true) }),
+    dimmedBefore, dimmedAfter: (panel.render(), dimmed()),
     itself: after({ type: "nodeUpdated", node: { ...rs, finalizers: [] } }),
   };
 })()`
 
 // TestThePanelHearsOfItsBlockers: the panel's "Why is it here?" is asked again when the
-// selected object, one of its dependents or a blocker its explanation names changes. The
+// selected object, one of its dependents or a blocker its explanation names changes, and
+// shown as history meanwhile when a blocker it names is gone. The
 // store touches an owner when its dependents change, but not their own blockers: an owner
 // deleted in the foreground went on naming its grandchild, gone, for up to a second (the
 // slow-motion cascade's screenshots, step 3), until the panel's once-a-second poll.
@@ -56,6 +61,7 @@ func TestThePanelHearsOfItsBlockers(t *testing.T) {
 	type concerns struct {
 		Error                                                                            string
 		Unrelated, GrandBlocker, NonBlockingDependentGone, BlockingDependentGone, Itself bool
+		DimmedBefore, DimmedAfter                                                        *bool
 	}
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[concerns](concernsProbe, chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -75,5 +81,21 @@ func TestThePanelHearsOfItsBlockers(t *testing.T) {
 			t.Errorf("%s: concerns the panel = %v, want %v", what, g, w)
 		}
 	}
+	// Until the engine answers again, the explanation that names the gone blocker is shown
+	// as history (dimmed, "asking the engine again"), as when the object itself changed.
+	if got.DimmedBefore == nil || *got.DimmedBefore {
+		t.Errorf("the explanation as it came: outdated = %s, want false", shown(got.DimmedBefore))
+	}
+	if got.DimmedAfter == nil || !*got.DimmedAfter {
+		t.Errorf("the explanation after the blocker it names went: outdated = %s, want true", shown(got.DimmedAfter))
+	}
 	page.NoErrors(t)
+}
+
+// shown is what a page's answer said: a bool, or that there was nothing to ask (no explanation drawn).
+func shown(b *bool) string {
+	if b == nil {
+		return "none (no explanation drawn)"
+	}
+	return strconv.FormatBool(*b)
 }

@@ -318,10 +318,12 @@ export class ObjectPanel {
     // travel, neither is the live one.
     const travelAt = this.actions.travelAt?.() ?? null;
     const ex = n && travelAt === null ? this.explanation : null;
-    // The stream is ahead of the explanation (asked at most every second): when the object
-    // it explains has changed since, it is shown dimmed, as history, until the next answer.
+    // The stream is ahead of the explanation (asked at most twice a second): when the object
+    // it explains has changed since, or a blocker it names is gone, it is shown dimmed, as
+    // history, until the next answer.
     const outdated = !!(ex && n && (!!ex.object.beingDeleted !== !!n.beingDeleted || !!ex.object.deletingDependents !== !!n.deletingDependents ||
-      (ex.object.finalizers || []).join() !== (n.finalizers || []).join() || (ex.object.owners || []).length !== (n.owners || []).length));
+      (ex.object.finalizers || []).join() !== (n.finalizers || []).join() || (ex.object.owners || []).length !== (n.owners || []).length ||
+      [...this.blockerUids()].some((u) => store.ghosts.get(u)?.removed)));
     /** @type {(Node|string|null)[]} */
     const why = [];
     if (ex) {
@@ -351,7 +353,7 @@ export class ObjectPanel {
       }
       why.push(h("p.muted.asof", { id: "explained-at", "data-at": String(this.explainedAt) },
         this.explainError ? `As of ${clock(this.explainedAt)}; asking again failed: ${this.explainError}`
-          : outdated ? `As of ${clock(this.explainedAt)}: the object has changed since; asking the engine again…` : `As of ${clock(this.explainedAt)}.`));
+          : outdated ? `As of ${clock(this.explainedAt)}: the object or what it waits for has changed since; asking the engine again…` : `As of ${clock(this.explainedAt)}.`));
     } else if (travelAt !== null) {
       why.push(h("p.muted", { id: "travel-explain" }, document.body.dataset.replay === "true"
         ? `As recorded at ${clock(travelAt)}. A replay has no engine to explain it: its decisions are in the History tab.`
