@@ -117,7 +117,7 @@ type graph struct {
 }
 
 func newGraph() *graph {
-	return &graph{uidToNode: map[types.UID]*node{}, counts: summaryCounts{groups: map[summaryKey]*countGroup{}}}
+	return &graph{uidToNode: map[types.UID]*node{}, counts: summaryCounts{groups: map[summaryKey]*countGroup{}, deleting: map[types.UID]*node{}}}
 }
 
 // The methods below require g.mu held for writing (the graph builder) or reading.

@@ -3,6 +3,8 @@ package gc
 import (
 	"cmp"
 	"slices"
+
+	"k8s.io/apimachinery/pkg/types"
 )
 
 // Summary is the graph counted rather than copied: what a page needs to draw a cluster
@@ -100,6 +102,9 @@ func (gc *GarbageCollector) Summary() Summary {
 // (SnapshotOf), so that it costs what those namespaces hold.
 type summaryCounts struct {
 	groups map[summaryKey]*countGroup
+	// deleting are the nodes counted as being deleted, by uid: the stuck list and the
+	// health poll read them without walking the graph.
+	deleting map[types.UID]*node
 }
 
 // countGroup is one kept group and the nodes counted in it, each at its node's
@@ -122,7 +127,7 @@ func (c *summaryCounts) track(t EventType, n *node) {
 	if g := n.counted; t != NodeRemoved && g != nil && g.Namespace == n.identity.Namespace && g.APIVersion == n.identity.APIVersion && g.Kind == n.identity.Kind {
 		// The usual update: the same group, the marks moved (no map lookup).
 		g.Objects--
-		g.unmark(n.countedAs)
+		c.unmark(g, n)
 		c.add(g, n)
 		g.members[n.countedAt] = n // a clone takes its original's slot
 		return
@@ -152,6 +157,7 @@ func (c *summaryCounts) add(g *countGroup, n *node) {
 	if n.beingDeleted {
 		g.BeingDeleted++
 		marks |= countedBeingDeleted
+		c.deleting[n.identity.UID] = n
 	}
 	if n.deletingDependents {
 		g.DeletingDependents++
@@ -170,7 +176,7 @@ func (c *summaryCounts) uncount(n *node) {
 		return
 	}
 	g.Objects--
-	g.unmark(n.countedAs)
+	c.unmark(g, n)
 	last := g.members[len(g.members)-1]
 	g.members[n.countedAt], last.countedAt = last, n.countedAt
 	g.members[len(g.members)-1] = nil
@@ -179,6 +185,14 @@ func (c *summaryCounts) uncount(n *node) {
 		delete(c.groups, summaryKey{g.Namespace, g.APIVersion, g.Kind})
 	}
 	n.counted, n.countedAs = nil, 0
+}
+
+// unmark takes back the marks n was counted with in g.
+func (c *summaryCounts) unmark(g *countGroup, n *node) {
+	if n.countedAs&countedBeingDeleted != 0 {
+		delete(c.deleting, n.identity.UID)
+	}
+	g.unmark(n.countedAs)
 }
 
 // unmark takes back the marks a node was counted with.

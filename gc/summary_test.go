@@ -32,8 +32,19 @@ func TestSummaryCountsTheGraph(t *testing.T) {
 		if want != nil && !slices.Equal(sum.Groups, want) {
 			t.Errorf("%s: %+v, want %+v", step, sum.Groups, want)
 		}
+		// The kept indexes answer what a walk of the snapshot does: the objects being
+		// deleted (the stuck list's) and each namespace's observed objects.
+		observed := slices.DeleteFunc(slices.Clone(snap.Nodes), func(n NodeState) bool { return n.Virtual })
+		walked := slices.DeleteFunc(slices.Clone(observed), func(n NodeState) bool { return !n.BeingDeleted })
+		if got := h.gc.BeingDeleted(); !sameStates(got, walked) {
+			t.Errorf("%s: BeingDeleted() = %v, the snapshot has %v", step, stateUIDs(got), stateUIDs(walked))
+		}
 		// The groups' members are the index SnapshotOf reads: each namespace's nodes.
 		for _, ns := range []string{"a", "b", "c", "d", ""} {
+			inNS := slices.DeleteFunc(slices.Clone(observed), func(n NodeState) bool { return n.Namespace != ns })
+			if got := h.gc.InNamespace(ns); !sameStates(got, inNS) {
+				t.Errorf("%s: InNamespace(%q) = %v, the snapshot has %v", step, ns, stateUIDs(got), stateUIDs(inNS))
+			}
 			of := h.gc.SnapshotOf([]string{ns}, nil)
 			in := slices.DeleteFunc(slices.Clone(snap.Nodes), func(n NodeState) bool { return n.Namespace != ns })
 			if of.Seq != snap.Seq || !reflect.DeepEqual(of.Nodes, in) {
@@ -95,6 +106,11 @@ func TestSummaryCountsTheGraph(t *testing.T) {
 	h.gc.graph.mu.RUnlock()
 	h.observe(evVirtualDelete(first))
 	check("a virtual owner renamed in its group", nil)
+}
+
+// sameStates: the same nodes in the same order (nil and empty alike).
+func sameStates(a, b []NodeState) bool {
+	return len(a) == len(b) && (len(a) == 0 || reflect.DeepEqual(a, b))
 }
 
 func stateUIDs(nodes []NodeState) []types.UID {
