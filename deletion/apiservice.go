@@ -3,6 +3,7 @@ package deletion
 import (
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 
 	"github.com/gcscope/gcscope/gc"
@@ -39,12 +41,54 @@ type APIServiceReport struct {
 	Next    string `json:"next,omitempty"`
 	// Hidden: the reader may not see this APIService; only its group version is told.
 	Hidden bool `json:"hidden,omitempty"`
+
+	uid types.UID // the APIService's, for the reader's visibility
 }
 
 // APIServices reports the APIServices that are not Available, and those of the group
 // versions that fail discovery: their condition, the Service each points to, whether it
-// exists and how many ready endpoints it has.
+// exists and how many ready endpoints it has. The cluster is read once per
+// apiServicesTTL for every reader (the page polls health every few seconds); each reader
+// is told only of what they may list: an APIService they may not see by its group
+// version alone, a Service in a namespace they may not list not at all.
 func (x *Explainer) APIServices(ctx context.Context, failures map[string]gc.GroupFailure, visible Visible) []APIServiceReport {
+	failing := slices.Sorted(maps.Keys(failures))
+	all, ok := x.apiServices.get(ctx, strings.Join(failing, ","), func(ctx context.Context) []APIServiceReport {
+		return x.readAPIServices(ctx, failures)
+	})
+	if !ok {
+		return nil
+	}
+	out := make([]APIServiceReport, 0, len(all))
+	for _, r := range all {
+		switch {
+		case r.uid != "" && !visible.sees(gc.ObjectRef{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService", Name: r.Name, UID: r.uid}):
+			r = APIServiceReport{Name: r.Name, GroupVersion: r.GroupVersion, Available: r.Available, Hidden: true,
+				Problem: "it is not available", Next: "ask a cluster administrator: you may not read APIServices"}
+		case r.Service != "" && !seesService(visible, r.Service):
+			ns, _, _ := strings.Cut(r.Service, "/")
+			r.ServiceExists, r.ReadyEndpoints = false, 0
+			r.Problem = "it is not available: " + r.Message
+			r.Next = "ask a cluster administrator: you may not list the Services and EndpointSlices of namespace " + ns + ", where its Service " + r.Service + " is"
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// seesService: the reader may list Services and EndpointSlices in service's namespace.
+func seesService(visible Visible, service string) bool {
+	ns, name, _ := strings.Cut(service, "/")
+	return visible.sees(gc.ObjectRef{APIVersion: "v1", Kind: "Service", Namespace: ns, Name: name}) &&
+		visible.sees(gc.ObjectRef{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice", Namespace: ns, Name: name})
+}
+
+// apiServicesTTL is how long the APIServices read are reused.
+const apiServicesTTL = 5 * time.Second
+
+// readAPIServices reads the APIServices at fault and their Services (communicates with
+// the server: a LIST, and a GET and a LIST for each APIService at fault).
+func (x *Explainer) readAPIServices(ctx context.Context, failures map[string]gc.GroupFailure) []APIServiceReport {
 	list, err := x.dynamic.Resource(apiServicesResource).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		var out []APIServiceReport
@@ -67,15 +111,10 @@ func (x *Explainer) APIServices(ctx context.Context, failures map[string]gc.Grou
 		if cond.Status == apiregistrationv1.ConditionTrue && !failing {
 			continue
 		}
-		r := APIServiceReport{Name: a.Name, GroupVersion: gv, Available: string(cond.Status), Reason: cond.Reason, Message: cond.Message}
+		r := APIServiceReport{Name: a.Name, GroupVersion: gv, Available: string(cond.Status), Reason: cond.Reason, Message: cond.Message, uid: a.UID}
 		if !cond.LastTransitionTime.IsZero() {
 			t := cond.LastTransitionTime.Time
 			r.Since = &t
-		}
-		if !visible.sees(gc.ObjectRef{APIVersion: "apiregistration.k8s.io/v1", Kind: "APIService", Name: a.Name, UID: a.UID}) {
-			out = append(out, APIServiceReport{Name: a.Name, GroupVersion: gv, Available: r.Available, Hidden: true,
-				Problem: "it is not available", Next: "ask a cluster administrator: you may not read APIServices"})
-			continue
 		}
 		x.diagnose(ctx, &a, &r)
 		out = append(out, r)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -445,5 +446,94 @@ func appsv1Deployment(name string, labels map[string]string, replicas int32) app
 				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/none"}}},
 			},
 		},
+	}
+}
+
+// countingTransport counts the requests it passes on, by method and path.
+type countingTransport struct {
+	next http.RoundTripper
+	mu   sync.Mutex
+	n    map[string]int
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.mu.Lock()
+	c.n[r.Method+" "+r.URL.Path]++
+	c.mu.Unlock()
+	return c.next.RoundTrip(r)
+}
+
+func (c *countingTransport) count(match func(key string) bool) (n int, seen []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, v := range c.n {
+		if match(k) {
+			n += v
+			seen = append(seen, fmt.Sprintf("%s ×%d", k, v))
+		}
+	}
+	slices.Sort(seen)
+	return n, seen
+}
+
+// TestConcurrentStuckListsLookUpOnce: twenty stuck lists asked at once, each with groups
+// whose finalizers' origins and controllers are looked up, cost one GET of managedFields
+// per group's object and one LIST of each kind a controller may be, not twenty of each.
+func TestConcurrentStuckListsLookUpOnce(t *testing.T) {
+	e := setup(t)
+	ctx := context.Background()
+	const name = "stuck-at-once"
+	e.createNamespace(t, name)
+	var held []types.UID
+	for i := range 3 {
+		cm := e.configMap(t, name, fmt.Sprintf("held-%d", i))
+		e.addFinalizer(t, name, cm.Name, fmt.Sprintf("team%d.example.com/hold", i), fmt.Sprintf("team%d-controller", i))
+		if err := e.client.CoreV1().ConfigMaps(name).Delete(ctx, cm.Name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, cm.UID)
+	}
+	t.Cleanup(func() {
+		for i := range 3 {
+			e.removeFinalizers(t, name, fmt.Sprintf("held-%d", i))
+		}
+		e.client.CoreV1().Namespaces().Delete(ctx, name, metav1.DeleteOptions{})
+	})
+	testkit.Eventually(t, "the engine sees the three ConfigMaps being deleted", func() bool {
+		return !slices.ContainsFunc(held, func(u types.UID) bool { n, ok := e.engine.Node(u); return !ok || !n.BeingDeleted })
+	})
+
+	counter := &countingTransport{n: map[string]int{}}
+	cfg := rest.CopyConfig(e.config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
+	x, err := deletion.New(e.engine, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := make([]deletion.StuckReport, 20)
+	var wg sync.WaitGroup
+	for i := range reports {
+		wg.Go(func() { reports[i] = x.Stuck(ctx, 0, nil) })
+	}
+	wg.Wait()
+	for i, r := range reports {
+		origins := 0
+		for _, g := range r.Groups {
+			if g.Cause == deletion.CauseFinalizer && strings.HasPrefix(g.Finalizer, "team") && g.Origin != nil && g.Origin.Manager != "" && g.Origin.Controller.State != "" {
+				origins++
+			}
+		}
+		if origins != 3 {
+			t.Errorf("report %d: %d of the 3 finalizer groups say who added the finalizer and whether its controller runs: %+v", i, origins, r.Groups)
+		}
+	}
+	gets, seen := counter.count(func(k string) bool { return strings.HasPrefix(k, "GET /api/v1/namespaces/"+name+"/configmaps/") })
+	if gets != 3 {
+		t.Errorf("%d GETs of the held ConfigMaps for 20 stuck lists, want 3 (one per finalizer group): %v", gets, seen)
+	}
+	for _, kind := range []string{"/apis/apps/v1/deployments", "/apis/apps/v1/statefulsets", "/apis/apps/v1/daemonsets", "/apis/coordination.k8s.io/v1/leases"} {
+		if lists, seen := counter.count(func(k string) bool { return k == "GET "+kind }); lists != 1 {
+			t.Errorf("%d LISTs of %s for 20 stuck lists, want 1: %v", lists, kind, seen)
+		}
 	}
 }

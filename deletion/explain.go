@@ -3,7 +3,6 @@ package deletion
 import (
 	"context"
 	"slices"
-	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -39,7 +38,7 @@ func (x *Explainer) Explain(ctx context.Context, ex gc.Explanation, visible Visi
 	}
 	if ex.Object.BeingDeleted {
 		for _, h := range ex.Holds {
-			r.Origins = append(r.Origins, x.origins.get(ctx, x, ex.Object.ObjectRef, h.Finalizer, visible))
+			r.Origins = append(r.Origins, x.Origin(ctx, ex.Object.ObjectRef, h.Finalizer, visible))
 		}
 	}
 	failures := x.graph.SyncState().DiscoveryFailures
@@ -72,41 +71,13 @@ func (r *Report) Amend(ex *gc.Explanation) {
 }
 
 // originTTL is how long a finalizer's origin is reused: the page asks for an explanation
-// every second while a panel is open.
-const originTTL = 10 * time.Second
-
-// originCache keeps recent origins by object and finalizer.
-type originCache struct {
-	mu   sync.Mutex
-	seen map[originKey]cachedOrigin
-}
+// every second while a panel is open. maxOriginsKept bounds the origins remembered.
+const (
+	originTTL      = 10 * time.Second
+	maxOriginsKept = 1024
+)
 
 type originKey struct {
 	uid       string
 	finalizer string
-}
-
-type cachedOrigin struct {
-	o  FinalizerOrigin
-	at time.Time
-}
-
-func (c *originCache) get(ctx context.Context, x *Explainer, ref gc.ObjectRef, f string, visible Visible) FinalizerOrigin {
-	k := originKey{string(ref.UID), f}
-	c.mu.Lock()
-	if e, ok := c.seen[k]; ok && time.Since(e.at) < originTTL {
-		c.mu.Unlock()
-		e.o.Controller = filterEvidence(e.o.Controller, visible)
-		return e.o
-	}
-	c.mu.Unlock()
-	o := x.Origin(ctx, ref, f, nil)
-	c.mu.Lock()
-	if c.seen == nil || len(c.seen) > 1024 {
-		c.seen = map[originKey]cachedOrigin{}
-	}
-	c.seen[k] = cachedOrigin{o: o, at: time.Now()}
-	c.mu.Unlock()
-	o.Controller = filterEvidence(o.Controller, visible)
-	return o
 }

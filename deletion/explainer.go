@@ -29,8 +29,12 @@ type Explainer struct {
 	dynamic  dynamic.Interface
 	metadata metadata.Interface
 	mapper   meta.RESTMapper
-	alive    *livenessCache
-	origins  originCache
+	// controllers is the shared index of what may be a controller (controllers.go);
+	// origins, who added each finalizer lately (finalizer.go).
+	controllers *recent[struct{}, *controllerIndex]
+	origins     *recent[originKey, FinalizerOrigin]
+	// apiServices are the APIServices at fault lately, by the group versions failing.
+	apiServices *recent[string, []APIServiceReport]
 }
 
 // New builds an explainer over the engine's graph and the cluster of cfg (read with
@@ -50,10 +54,15 @@ func New(g Graph, cfg *rest.Config) (*Explainer, error) {
 	}
 	// A deferred mapper looks discovery up again when a kind is missing (a new CRD).
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(kube.Discovery()))
-	return &Explainer{graph: g, kube: kube, dynamic: dyn, metadata: md, mapper: mapper, alive: newLivenessCache()}, nil
+	return &Explainer{graph: g, kube: kube, dynamic: dyn, metadata: md, mapper: mapper,
+		controllers: newRecent[struct{}, *controllerIndex](controllersTTL, 1),
+		origins:     newRecent[originKey, FinalizerOrigin](originTTL, maxOriginsKept),
+		apiServices: newRecent[string, []APIServiceReport](apiServicesTTL, 4)}, nil
 }
 
-// Visible says whether the reader may see an object (nil: everything).
+// Visible says whether the reader may see an object (nil: everything). A ref with only an
+// APIVersion and a Kind asks whether the reader may see every object of that kind: list
+// it in all namespaces.
 type Visible func(gc.ObjectRef) bool
 
 func (v Visible) sees(ref gc.ObjectRef) bool { return v == nil || v(ref) }

@@ -31,9 +31,21 @@ type FinalizerOrigin struct {
 	Risk string `json:"risk"`
 }
 
-// Origin reads the object's managedFields (one GET, never cached in the informers) and
-// names the field manager that added finalizer f, then looks for its controller.
+// Origin names the field manager that added finalizer f to ref, from its managedFields
+// (one GET, never cached in the informers; shared by every reader for originTTL), then
+// says whether its controller looks alive to this reader.
 func (x *Explainer) Origin(ctx context.Context, ref gc.ObjectRef, f string, visible Visible) FinalizerOrigin {
+	o, ok := x.origins.get(ctx, originKey{string(ref.UID), f}, func(ctx context.Context) FinalizerOrigin { return x.origin(ctx, ref, f) })
+	if !ok {
+		return FinalizerOrigin{Finalizer: f, Object: ref, Risk: riskOf(f), Unknown: "the look-up was cancelled",
+			Controller: Liveness{State: Unknown, Says: "cannot tell: the look-up was cancelled"}}
+	}
+	o.Controller = x.controllerOf(ctx, o.Manager, f, visible)
+	return o
+}
+
+// origin reads who added finalizer f (communicates with the server).
+func (x *Explainer) origin(ctx context.Context, ref gc.ObjectRef, f string) FinalizerOrigin {
 	o := FinalizerOrigin{Finalizer: f, Object: ref, Risk: riskOf(f)}
 	entries, err := x.managedFields(ctx, ref)
 	if err != nil {
@@ -47,7 +59,6 @@ func (x *Explainer) Origin(ctx context.Context, ref gc.ObjectRef, f string, visi
 	} else {
 		o.Unknown = "no managedFields entry owns it: the apiserver records no field manager for the updates of an object that had no managed field (one created with nothing it tracks, a name only), or its entries were reset"
 	}
-	o.Controller = x.alive.lookup(ctx, x, o.Manager, f, visible)
 	return o
 }
 

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gcscope/gcscope/gc"
 )
@@ -36,24 +34,12 @@ const (
 	Unknown = "unknown"
 )
 
-// livenessTTL is how long a look-up is reused: an explanation refreshed every second must
-// not list the cluster's workloads every second.
-const livenessTTL = 10 * time.Second
-
-type livenessCache struct {
-	mu   sync.Mutex
-	seen map[string]cachedLiveness
-	now  func() time.Time
-}
-
-type cachedLiveness struct {
-	l  Liveness
-	at time.Time
-}
-
-func newLivenessCache() *livenessCache {
-	return &livenessCache{seen: map[string]cachedLiveness{}, now: time.Now}
-}
+// A verdict rests only on objects its reader may see. gcscope reads the cluster with its
+// own credentials; were the verdict built from all it read, a user of one namespace could
+// learn, finalizer name by finalizer name, what runs in the others ("alive" or "none").
+// So the evidence is narrowed to what the reader may list first, and the verdict drawn
+// from what is left: "none" only for a reader who may list every kind looked at in every
+// namespace, "unknown" for the others when nothing they may see matches.
 
 // genericWords name no controller in particular: a workload is not matched on them.
 var genericWords = []string{"controller", "manager", "operator", "webhook", "system", "kube", "k8s", "kubernetes", "io", "com", "org", "net", "dev", "example", "finalizer", "cleanup", "protection", "apps", "cluster"}
@@ -61,46 +47,31 @@ var genericWords = []string{"controller", "manager", "operator", "webhook", "sys
 // handTools are field managers that are people, not controllers.
 var handTools = []string{"kubectl", "kubectl-patch", "kubectl-edit", "kubectl-client-side-apply", "kubectl-replace", "kubectl-create", "kubectl-label", "kubectl-annotate", "helm"}
 
-// lookup finds what plausibly is the controller of finalizer f added by manager.
-func (c *livenessCache) lookup(ctx context.Context, x *Explainer, manager, f string, visible Visible) Liveness {
-	if builtIn(f) || manager == "kube-controller-manager" {
-		return x.kubeControllerManager(ctx, f)
-	}
-	tokens := tokensOf(manager, f)
-	if len(tokens) == 0 {
-		return Liveness{State: Unknown, Says: "cannot tell: neither the finalizer nor its field manager names a controller to look for"}
-	}
-	key := strings.Join(tokens, ",")
-	c.mu.Lock()
-	if e, ok := c.seen[key]; ok && c.now().Sub(e.at) < livenessTTL {
-		c.mu.Unlock()
-		return filterEvidence(e.l, visible)
-	}
-	c.mu.Unlock()
-	l := x.findController(ctx, tokens, manager, f)
-	c.mu.Lock()
-	c.seen[key] = cachedLiveness{l: l, at: c.now()}
-	c.mu.Unlock()
-	return filterEvidence(l, visible)
+// controllerKinds are the kinds the index holds; a reader who may list all of them
+// everywhere may be told that nothing is found.
+var controllerKinds = []gc.ObjectRef{
+	{APIVersion: "apps/v1", Kind: "Deployment"},
+	{APIVersion: "apps/v1", Kind: "StatefulSet"},
+	{APIVersion: "apps/v1", Kind: "DaemonSet"},
+	{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
 }
 
-// filterEvidence leaves out evidence the reader may not see; the verdict stays (it names
-// nothing hidden once the evidence is gone).
-func filterEvidence(l Liveness, visible Visible) Liveness {
-	if visible == nil {
-		return l
+// controllerOf says whether the controller of finalizer f, added by manager, looks alive to
+// a reader who sees what visible says.
+func (x *Explainer) controllerOf(ctx context.Context, manager, f string, visible Visible) Liveness {
+	kcm := builtIn(f) || manager == "kube-controller-manager"
+	tokens := tokensOf(manager, f)
+	if !kcm && len(tokens) == 0 {
+		return Liveness{State: Unknown, Says: "cannot tell: neither the finalizer nor its field manager names a controller to look for"}
 	}
-	var kept []Evidence
-	for _, e := range l.Evidence {
-		if visible(e.Object) {
-			kept = append(kept, e)
-		}
+	ix, ok := x.controllers.get(ctx, struct{}{}, x.listControllers)
+	if !ok {
+		return Liveness{State: Unknown, Says: "cannot tell: the look-up was cancelled"}
 	}
-	if len(kept) < len(l.Evidence) {
-		l.Says = strings.TrimSuffix(l.Says, ".") + fmt.Sprintf(" (%d of the objects it rests on you may not see)", len(l.Evidence)-len(kept))
+	if kcm {
+		return ix.kubeControllerManager(visible, time.Now())
 	}
-	l.Evidence = kept
-	return l
+	return ix.liveness(tokens, manager, f, visible, time.Now())
 }
 
 // builtIn reports whether f is a finalizer of a Kubernetes component.
@@ -135,68 +106,25 @@ func tokensOf(manager, f string) []string {
 	return out
 }
 
-// findController looks for Deployments, StatefulSets, DaemonSets and Leases whose names
-// contain one of tokens.
-func (x *Explainer) findController(ctx context.Context, tokens []string, manager, f string) Liveness {
-	matches := func(name string) bool {
-		name = strings.ToLower(name)
-		return slices.ContainsFunc(tokens, func(t string) bool { return strings.Contains(name, t) })
+// liveness matches tokens against the index, keeps what the reader may see, and draws
+// the verdict from that.
+func (ix *controllerIndex) liveness(tokens []string, manager, f string, visible Visible, now time.Time) Liveness {
+	runs := make([][]string, len(tokens))
+	for i, t := range tokens {
+		runs[i] = wordsOf(t)
 	}
 	var ev []Evidence
-	ready, failed := 0, 0
-	add := func(ref gc.ObjectRef, want, have int32) {
-		ev = append(ev, Evidence{Object: ref, Detail: fmt.Sprintf("%d of %d ready", have, want)})
-		if have > 0 {
+	ready := 0
+	for i := range ix.candidates {
+		c := &ix.candidates[i]
+		if !c.matches(runs) || !visible.sees(c.ref) {
+			continue
+		}
+		e, up := c.evidence(now)
+		ev = append(ev, e)
+		if up {
 			ready++
 		}
-	}
-	apps := x.kube.AppsV1()
-	if l, err := apps.Deployments("").List(ctx, metav1.ListOptions{}); err == nil {
-		for _, d := range l.Items {
-			if matches(d.Name) {
-				add(gc.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: d.Namespace, Name: d.Name, UID: d.UID}, ptrOr(d.Spec.Replicas, 1), d.Status.ReadyReplicas)
-			}
-		}
-	} else {
-		failed++
-	}
-	if l, err := apps.StatefulSets("").List(ctx, metav1.ListOptions{}); err == nil {
-		for _, s := range l.Items {
-			if matches(s.Name) {
-				add(gc.ObjectRef{APIVersion: "apps/v1", Kind: "StatefulSet", Namespace: s.Namespace, Name: s.Name, UID: s.UID}, ptrOr(s.Spec.Replicas, 1), s.Status.ReadyReplicas)
-			}
-		}
-	} else {
-		failed++
-	}
-	if l, err := apps.DaemonSets("").List(ctx, metav1.ListOptions{}); err == nil {
-		for _, d := range l.Items {
-			if matches(d.Name) {
-				add(gc.ObjectRef{APIVersion: "apps/v1", Kind: "DaemonSet", Namespace: d.Namespace, Name: d.Name, UID: d.UID}, d.Status.DesiredNumberScheduled, d.Status.NumberReady)
-			}
-		}
-	} else {
-		failed++
-	}
-	if l, err := x.kube.CoordinationV1().Leases("").List(ctx, metav1.ListOptions{}); err == nil {
-		for _, le := range l.Items {
-			holder := ""
-			if le.Spec.HolderIdentity != nil {
-				holder = *le.Spec.HolderIdentity
-			}
-			if !matches(le.Name) && !matches(holder) {
-				continue
-			}
-			ref := gc.ObjectRef{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Namespace: le.Namespace, Name: le.Name, UID: le.UID}
-			if fresh, detail := leaseFresh(le.Spec.RenewTime, le.Spec.LeaseDurationSeconds, time.Now()); fresh {
-				ready++
-				ev = append(ev, Evidence{Object: ref, Detail: detail})
-			} else {
-				ev = append(ev, Evidence{Object: ref, Detail: detail})
-			}
-		}
-	} else {
-		failed++
 	}
 	what := "for " + strings.Join(tokens, " or ")
 	switch {
@@ -204,8 +132,17 @@ func (x *Explainer) findController(ctx context.Context, tokens []string, manager
 		return Liveness{State: Alive, Says: "a controller that plausibly is it is running (matched by name " + what + "): it should remove the finalizer once its clean-up is done", Evidence: ev}
 	case len(ev) > 0:
 		return Liveness{State: Down, Says: "found what plausibly is its controller (by name " + what + "), but nothing of it is ready or renewing its Lease: it cannot remove the finalizer", Evidence: ev}
-	case failed == 4:
+	case !slices.ContainsFunc(controllerKinds, func(k gc.ObjectRef) bool { return !visible.sees(k) }):
+		// The reader may list every kind looked at, everywhere: what gcscope could not read
+		// is all that is left to say.
+	default:
+		return Liveness{State: Unknown, Says: "cannot tell: the objects that would tell (Deployments, StatefulSets, DaemonSets and Leases in every namespace) are not all visible to you, and none you may see is named " + what}
+	}
+	switch {
+	case ix.failed == len(controllerKinds):
 		return Liveness{State: Unknown, Says: "cannot tell: gcscope may not list Deployments, StatefulSets, DaemonSets or Leases"}
+	case ix.failed > 0 || ix.truncated > 0:
+		return Liveness{State: Unknown, Says: "cannot tell: nothing found named " + what + ", but gcscope could not read every Deployment, StatefulSet, DaemonSet and Lease"}
 	}
 	domain, _, _ := strings.Cut(f, "/")
 	if domain == f {
@@ -216,29 +153,28 @@ func (x *Explainer) findController(ctx context.Context, tokens []string, manager
 
 // kubeControllerManager says whether kube-controller-manager looks alive, by its leader
 // election Lease.
-func (x *Explainer) kubeControllerManager(ctx context.Context, f string) Liveness {
-	le, err := x.kube.CoordinationV1().Leases("kube-system").Get(ctx, "kube-controller-manager", metav1.GetOptions{})
-	if err != nil {
-		return Liveness{State: Unknown, Says: "a Kubernetes component removes it (kube-controller-manager for most); cannot tell whether it runs: it has no leader-election Lease kube-system/kube-controller-manager (it may run without leader election)"}
+func (ix *controllerIndex) kubeControllerManager(visible Visible, now time.Time) Liveness {
+	const component = "a Kubernetes component removes it (kube-controller-manager for most)"
+	c, ok := ix.find("Lease", "kube-system", "kube-controller-manager")
+	switch {
+	case ok && !visible.sees(c.ref), !ok && !visible.sees(gc.ObjectRef{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Namespace: "kube-system", Name: "kube-controller-manager"}):
+		return Liveness{State: Unknown, Says: component + "; cannot tell whether it runs: its leader-election Lease kube-system/kube-controller-manager is not visible to you"}
+	case !ok:
+		return Liveness{State: Unknown, Says: component + "; cannot tell whether it runs: it has no leader-election Lease kube-system/kube-controller-manager (it may run without leader election)"}
 	}
-	ref := gc.ObjectRef{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Namespace: le.Namespace, Name: le.Name, UID: le.UID}
-	fresh, detail := leaseFresh(le.Spec.RenewTime, le.Spec.LeaseDurationSeconds, time.Now())
+	e, fresh := c.evidence(now)
 	if fresh {
-		return Liveness{State: Alive, Says: "kube-controller-manager is running (its Lease is renewed)", Evidence: []Evidence{{Object: ref, Detail: detail}}}
+		return Liveness{State: Alive, Says: "kube-controller-manager is running (its Lease is renewed)", Evidence: []Evidence{e}}
 	}
-	return Liveness{State: Down, Says: "kube-controller-manager's Lease is not renewed: it may not be running", Evidence: []Evidence{{Object: ref, Detail: detail}}}
+	return Liveness{State: Down, Says: "kube-controller-manager's Lease is not renewed: it may not be running", Evidence: []Evidence{e}}
 }
 
 // leaseFresh reports whether a Lease was renewed within twice its duration.
-func leaseFresh(renew *metav1.MicroTime, seconds *int32, now time.Time) (bool, string) {
+func leaseFresh(renew *time.Time, d time.Duration, now time.Time) (bool, string) {
 	if renew == nil {
 		return false, "never renewed"
 	}
-	d := 15 * time.Second
-	if seconds != nil {
-		d = time.Duration(*seconds) * time.Second
-	}
-	ago := now.Sub(renew.Time).Round(time.Second)
+	ago := now.Sub(*renew).Round(time.Second)
 	return ago <= 2*d, fmt.Sprintf("renewed %s ago", ago)
 }
 
@@ -248,3 +184,5 @@ func ptrOr(p *int32, def int32) int32 {
 	}
 	return *p
 }
+
+func itoa(n int32) string { return strconv.Itoa(int(n)) }

@@ -215,7 +215,7 @@ func (x *Explainer) originsOf(ctx context.Context, holders []Holder, visible Vis
 				continue
 			}
 			seen[f] = true
-			out = append(out, x.origins.get(ctx, x, h.Object, f, visible))
+			out = append(out, x.Origin(ctx, h.Object, f, visible))
 		}
 	}
 	return out

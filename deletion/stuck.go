@@ -146,7 +146,7 @@ func (x *Explainer) Stuck(ctx context.Context, olderThan time.Duration, visible 
 		g := &r.Groups[i]
 		if g.Cause == CauseFinalizer && looked < maxOrigins*2 {
 			looked++
-			o := x.origins.get(ctx, x, g.Objects[0].Object, g.Finalizer, visible)
+			o := x.Origin(ctx, g.Objects[0].Object, g.Finalizer, visible)
 			g.Origin = &o
 			if o.Manager != "" {
 				g.Says = fmt.Sprintf("held by finalizer %s (added by %s): %s", g.Finalizer, o.Manager, o.Controller.Says)

@@ -1,9 +1,13 @@
 package deletion
 
 import (
+	"context"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -68,13 +72,13 @@ func TestTokensNameTheController(t *testing.T) {
 
 func TestLeaseFreshness(t *testing.T) {
 	now := time.Unix(1000, 0)
-	renewed := func(ago time.Duration) *metav1.MicroTime { m := metav1.NewMicroTime(now.Add(-ago)); return &m }
-	d := int32(15)
+	renewed := func(ago time.Duration) *time.Time { m := now.Add(-ago); return &m }
+	d := 15 * time.Second
 	for _, tc := range []struct {
-		renew *metav1.MicroTime
+		renew *time.Time
 		fresh bool
 	}{{renewed(10 * time.Second), true}, {renewed(30 * time.Second), true}, {renewed(31 * time.Second), false}, {nil, false}} {
-		if got, detail := leaseFresh(tc.renew, &d, now); got != tc.fresh {
+		if got, detail := leaseFresh(tc.renew, d, now); got != tc.fresh {
 			t.Errorf("lease renewed %v: fresh %v (%s), want %v", tc.renew, got, detail, tc.fresh)
 		}
 	}
@@ -260,5 +264,112 @@ gcscope_deleting_oldest_seconds{cause="unknown"} 0
 	g.objects = nil
 	if n := testutil.CollectAndCount(c, "gcscope_deleting_oldest_seconds"); n != len(causes) {
 		t.Errorf("%d series of gcscope_deleting_oldest_seconds with nothing deleted, want %d (one per cause)", n, len(causes))
+	}
+}
+
+// Any number of readers asking the same thing at once cost one look-up; an answer is
+// reused for its ttl, then looked up again; expired answers make room for new ones.
+func TestRecentLooksUpOncePerKey(t *testing.T) {
+	c := newRecent[string, int](10*time.Second, 4)
+	now := time.Unix(1000, 0)
+	c.now = func() time.Time { return now }
+	var looks atomic.Int32
+	release := make(chan struct{})
+	look := func(context.Context) int { looks.Add(1); <-release; return 7 }
+	var wg sync.WaitGroup
+	got := make([]int, 20)
+	for i := range got {
+		wg.Go(func() { got[i], _ = c.get(context.Background(), "k", look) })
+	}
+	// Wait for the first look-up to start, and for the others to wait on it.
+	for looks.Load() == 0 {
+		runtime.Gosched()
+	}
+	close(release)
+	wg.Wait()
+	if n := looks.Load(); n != 1 {
+		t.Errorf("20 concurrent readers made %d look-ups, want 1", n)
+	}
+	if slices.ContainsFunc(got, func(v int) bool { return v != 7 }) {
+		t.Errorf("answers %v, want 7 for every reader", got)
+	}
+	quick := func(context.Context) int { looks.Add(1); return 8 }
+	if v, _ := c.get(context.Background(), "k", quick); v != 7 || looks.Load() != 1 {
+		t.Errorf("within its ttl: %d after %d look-ups, want the remembered 7 after 1", v, looks.Load())
+	}
+	now = now.Add(10 * time.Second)
+	if v, _ := c.get(context.Background(), "k", quick); v != 8 || looks.Load() != 2 {
+		t.Errorf("past its ttl: %d after %d look-ups, want a new 8 after 2", v, looks.Load())
+	}
+	for i := range 10 {
+		c.get(context.Background(), fmt.Sprint(i), quick)
+	}
+	if n := c.size(); n > 4 {
+		t.Errorf("%d answers held, want at most 4", n)
+	}
+	// A reader that gives up does not cancel the look-up others wait on.
+	block := make(chan struct{})
+	started := make(chan struct{})
+	ctx, cancel := context.WithCancel(context.Background())
+	var lookErr error
+	go func() {
+		<-started
+		cancel()
+	}()
+	done := make(chan int)
+	go func() {
+		v, _ := c.get(ctx, "slow", func(lctx context.Context) int { close(started); <-block; lookErr = lctx.Err(); return 9 })
+		done <- v
+	}()
+	<-started
+	<-ctx.Done()
+	close(block)
+	if v := <-done; v != 9 || lookErr != nil {
+		t.Errorf("the starter's context ended: got %d, look-up context error %v; want 9, nil", v, lookErr)
+	}
+}
+
+// A verdict rests on what its reader may see: a user of one namespace cannot tell
+// "alive" from "none" for controllers elsewhere, and names match on whole words.
+func TestVerdictFromWhatTheReaderSees(t *testing.T) {
+	now := time.Unix(1000, 0)
+	renewed := now.Add(-time.Second)
+	ix := &controllerIndex{candidates: []candidate{
+		{ref: gc.ObjectRef{APIVersion: "coordination.k8s.io/v1", Kind: "Lease", Namespace: "kube-system", Name: "apiserver-wlxyz"},
+			names: namesOf("apiserver-wlxyz", "apiserver-wlxyz_1234", nil), lease: true, renewed: &renewed, duration: 15 * time.Second},
+		{ref: gc.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "team", Name: "acme-controller-manager"},
+			names: namesOf("acme-controller-manager", "", nil), want: 1, have: 0},
+		{ref: gc.ObjectRef{APIVersion: "apps/v1", Kind: "Deployment", Namespace: "tools", Name: "web"},
+			names: namesOf("web", "", map[string]string{"app.kubernetes.io/name": "beta-operator"}), want: 2, have: 2},
+	}}
+	everything := Visible(nil)
+	team := Visible(func(r gc.ObjectRef) bool { return r.Namespace == "team" })
+	for _, tc := range []struct {
+		finalizer string
+		visible   Visible
+		want      string
+	}{
+		{"apiserver.example.com/x", everything, Alive},
+		{"apiserver.example.com/x", team, Unknown}, // the Lease is in kube-system
+		{"apiserver-wl.example.com/x", everything, None},
+		{"apiserver-wl.example.com/x", team, Unknown},
+		{"apiserver-w0.example.com/x", team, Unknown}, // the same answer: nothing to tell prefixes apart
+		{"acme.example.com/x", team, Down},
+		{"acmex.example.com/x", everything, None}, // not a part of a word
+		{"beta.example.com/x", everything, Alive}, // by its app label
+	} {
+		l := ix.liveness(tokensOf("", tc.finalizer), "", tc.finalizer, tc.visible, now)
+		if l.State != tc.want {
+			t.Errorf("%s, seen by %s: %s (%s), want %s", tc.finalizer, map[bool]string{true: "an admin", false: "a user of team"}[tc.visible == nil], l.State, l.Says, tc.want)
+		}
+		for _, e := range l.Evidence {
+			if !tc.visible.sees(e.Object) {
+				t.Errorf("%s: evidence %v the reader may not see", tc.finalizer, e.Object)
+			}
+		}
+	}
+	ix.truncated = 1
+	if l := ix.liveness([]string{"nothing"}, "", "nothing.example.com/x", everything, now); l.State != Unknown {
+		t.Errorf("an index that could not hold every object: %s, want unknown rather than none", l.State)
 	}
 }

@@ -165,6 +165,26 @@ func (s *Server) guardWrite(next http.Handler) http.Handler {
 	})
 }
 
+// guardRead refuses reads that another site makes the browser send: gcscope's API has no
+// use for another site, and every read costs the apiserver (access reviews for each user;
+// managedFields, Services and listings for explanations and the stuck list), so a page
+// that makes its visitors' browsers poll gcscope must not turn them into load. Clients that
+// are not browsers send neither Origin nor Sec-Fetch-Site and pass.
+func (s *Server) guardRead(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The stream's handshake checks its own Origin (stream_upgrade.go), and audits a
+		// refusal as the stream's.
+		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !upgrade {
+			if why := crossSite(r, s.opts.AllowedOrigins); why != "" {
+				s.refuse(w, r, "read", http.StatusForbidden, &apiError{Code: codeForbidden, Message: "read gcscope's API from gcscope's own page: " + why})
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // writeAction names a write route for the audit log.
 func writeAction(r *http.Request) string {
 	switch {

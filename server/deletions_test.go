@@ -4,13 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
@@ -191,4 +198,145 @@ func TestStuckListIsPerUser(t *testing.T) {
 			t.Errorf("health as %s: %d %s", user, code, health)
 		}
 	}
+}
+
+// TestVerdictsRestOnWhatTheUserMayList: with per-user reads, whether a finalizer's
+// controller runs is told only from objects the user may list. A user of one namespace
+// who names finalizers after controllers elsewhere (a Deployment that is down, a renewed
+// Lease, nothing at all) reads the same "unknown" for each, in the stuck list and in
+// explanations, where an administrator reads down, alive and none.
+func TestVerdictsRestOnWhatTheUserMayList(t *testing.T) {
+	w := newRBACWorld(t)
+	e := w.e
+	ctx := context.Background()
+	if _, err := e.client.AppsV1().Deployments(w.nsB).Create(ctx, &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "zeta-controller"},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To(int32(1)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "zeta"}},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "zeta"}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "example.invalid/none"}}}}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.client.CoordinationV1().Leases(w.nsB).Create(ctx, &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: "omega-leader"},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To("omega-7d9f_1"), LeaseDurationSeconds: ptr.To(int32(3600)), RenewTime: ptr.To(metav1.NewMicroTime(time.Now()))}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	finalizers := map[string]string{"zeta.example.com/x": deletion.Down, "omega.example.com/x": deletion.Alive, "nothing-here.example.com/x": deletion.None}
+	var held []types.UID
+	for f := range finalizers {
+		name := "held-by-" + strings.Split(f, ".")[0]
+		cm, err := e.client.CoreV1().ConfigMaps(w.nsA).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Finalizers: []string{f}}, Data: map[string]string{"k": "v"}},
+			metav1.CreateOptions{FieldManager: "kubectl-create"}) // a person's tool: the finalizer alone names the controller
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			e.client.CoreV1().ConfigMaps(w.nsA).Patch(context.Background(), name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+		})
+		if err := e.client.CoreV1().ConfigMaps(w.nsA).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, cm.UID)
+	}
+	testkit.Eventually(t, "the engine sees the ConfigMaps held", func() bool {
+		return !slices.ContainsFunc(held, func(u types.UID) bool { n, _ := e.engine.Node(u); return !n.BeingDeleted })
+	})
+	x := e.deletions(t)
+	admin, _ := e.serve(t, Options{Deletions: x})
+	perUser, _ := e.serve(t, Options{Deletions: x, Auth: NewTokenReviewer(e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: NewAccessReviewer(e.client.AuthorizationV1().SubjectAccessReviews())})
+	verdicts := func(ts *httptest.Server, h http.Header) (stuck, explained map[string]deletion.Liveness) {
+		t.Helper()
+		c := newClient(t, ts)
+		stuck, explained = map[string]deletion.Liveness{}, map[string]deletion.Liveness{}
+		code, body := c.do(http.MethodGet, "/api/v1/stuck?olderThan=0s", nil, h)
+		var r deletion.StuckReport
+		if code != http.StatusOK || json.Unmarshal(body, &r) != nil {
+			t.Fatalf("stuck: %d %s", code, body)
+		}
+		for _, g := range r.Groups {
+			if _, ok := finalizers[g.Finalizer]; ok && g.Origin != nil {
+				stuck[g.Finalizer] = g.Origin.Controller
+			}
+		}
+		for _, u := range held {
+			code, body := c.do(http.MethodGet, "/api/v1/objects/"+string(u)+"/explain", nil, h)
+			var ex explainResponse
+			if code != http.StatusOK || json.Unmarshal(body, &ex) != nil || ex.Deletion == nil || len(ex.Deletion.Origins) != 1 {
+				t.Fatalf("explain %s: %d %s", u, code, body)
+			}
+			o := ex.Deletion.Origins[0]
+			explained[o.Finalizer] = o.Controller
+		}
+		return stuck, explained
+	}
+	stuck, explained := verdicts(admin, nil)
+	for f, want := range finalizers {
+		if stuck[f].State != want || explained[f].State != want {
+			t.Errorf("an administrator on %s: stuck list %q, explanation %q; want %q", f, stuck[f].State, explained[f].State, want)
+		}
+	}
+	stuck, explained = verdicts(perUser, http.Header{"Authorization": {"Bearer " + w.tokens["alice"]}})
+	says := ""
+	for f := range finalizers {
+		for where, l := range map[string]deletion.Liveness{"stuck list": stuck[f], "explanation": explained[f]} {
+			if l.State != deletion.Unknown || len(l.Evidence) != 0 || !strings.Contains(l.Says, "not all visible to you") {
+				t.Errorf("alice (namespace %s only), %s of %s: %+v; want unknown, with no evidence", w.nsA, where, f, l)
+			}
+			// The words differ only by the names alice gave: nothing tells the cases apart.
+			shape := strings.ReplaceAll(l.Says, strings.Split(f, ".")[0], "NAME")
+			if says != "" && shape != says {
+				t.Errorf("alice reads %q for %s and %q for another: the words tell the cases apart", shape, f, says)
+			}
+			says = shape
+		}
+	}
+}
+
+// TestOtherSitesCannotReadTheAPI: a read another site makes the browser send (by
+// Sec-Fetch-Site or Origin) is refused before it costs the apiserver anything, and
+// audited; gcscope's own page, the user's navigation and clients that are not browsers
+// read as before.
+func TestOtherSitesCannotReadTheAPI(t *testing.T) {
+	e := env(t)
+	counter := &requestCounter{next: http.DefaultTransport}
+	cfg := rest.CopyConfig(e.config)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { counter.next = rt; return counter })
+	x, err := deletion.New(e.engine, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, audit := e.serve(t, Options{Deletions: x})
+	c := newClient(t, ts)
+	for _, h := range []http.Header{
+		{"Sec-Fetch-Site": {"cross-site"}},
+		{"Sec-Fetch-Site": {"same-site"}},
+		{"Origin": {"https://evil.example"}},
+	} {
+		for _, path := range []string{"/api/v1/stuck?olderThan=0s", "/api/v1/health", "/api/v1/graph", "/metrics"} {
+			if code, body := c.do(http.MethodGet, path, nil, h); code != http.StatusForbidden || !strings.Contains(string(body), "own page") {
+				t.Errorf("GET %s with %v: %d %s, want 403", path, h, code, body)
+			}
+		}
+	}
+	if n := counter.n.Load(); n != 0 {
+		t.Errorf("refused reads made %d apiserver requests, want 0", n)
+	}
+	if got := strings.Count(audit.String(), `"action":"read"`); got != 12 {
+		t.Errorf("%d audit lines of refused reads, want 12:\n%s", got, audit)
+	}
+	for _, h := range []http.Header{nil, {"Sec-Fetch-Site": {"same-origin"}, "Origin": {ts.URL}}, {"Sec-Fetch-Site": {"none"}}} {
+		if code, body := c.do(http.MethodGet, "/api/v1/stuck?olderThan=0s", nil, h); code != http.StatusOK {
+			t.Errorf("GET /api/v1/stuck with %v: %d %s, want 200", h, code, body)
+		}
+	}
+}
+
+// requestCounter counts the requests it passes on.
+type requestCounter struct {
+	next http.RoundTripper
+	n    atomic.Int64
+}
+
+func (c *requestCounter) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
 }
