@@ -8,10 +8,14 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/gcscope/gcscope/server/wire"
 )
@@ -166,6 +170,29 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 	if loc := resp.Header.Get("Location"); loc != "/?cluster=west" {
 		t.Errorf("/ after looking at west: to %q, want /?cluster=west (remembered)", loc)
 	}
+	// A cookie gcscope did not sign (another application on this host planted it) does not
+	// choose the cluster: the page goes to the default, and the named cluster's engine is
+	// not asked to start.
+	set.mu.Lock()
+	set.started = nil
+	set.mu.Unlock()
+	for _, planted := range []string{"west", "west.forged", url.QueryEscape("admin@kubernetes") + "." + s.clusterMAC("west")} {
+		req, _ := http.NewRequest(http.MethodGet, ts.URL+"/", nil)
+		req.AddCookie(&http.Cookie{Name: clusterCookie, Value: planted})
+		resp, err := (&http.Client{CheckRedirect: c.http.CheckRedirect}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if loc := resp.Header.Get("Location"); loc != "/?cluster=east" {
+			t.Errorf("/ with a planted cluster cookie %q: to %q, want the default /?cluster=east", planted, loc)
+		}
+	}
+	set.mu.Lock()
+	if slices.ContainsFunc(set.started, func(n string) bool { return n != "east" }) {
+		t.Errorf("planted cluster cookies started %v", set.started)
+	}
+	set.mu.Unlock()
 	if code, _ := c.do(http.MethodGet, "/?cluster=west&cluster=east", nil, nil); code != http.StatusBadRequest {
 		t.Errorf("the page of two clusters: %d, want 400", code)
 	}
@@ -187,11 +214,12 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 	var sess sessionResponse
 	c.getJSON("/api/v1/clusters/west/session", &sess)
 	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}, csrfHeader: {sess.CSRFToken}}
+	start := len(audit.String()) // after the refused reads' lines
 	if code, body := c.do(http.MethodPost, "/api/v1/clusters/west/objects/"+string(cm.UID)+"/delete", wire.DeleteRequest{PropagationPolicy: "Background", DryRun: true}, h); code != 200 {
 		t.Errorf("dry run on west: %d %s", code, body)
 	}
 	var line struct{ Cluster, Action string }
-	json.Unmarshal([]byte(audit.String()), &line)
+	json.Unmarshal([]byte(audit.String()[start:]), &line)
 	if line.Cluster != "west" || line.Action != "delete" {
 		t.Errorf("audit line %q: want the delete, naming west", audit.String())
 	}
@@ -247,3 +275,51 @@ func TestOneClusterIsListed(t *testing.T) {
 }
 
 var errSyncing = errors.New("garbage collector syncing its monitors")
+
+// TestStreamCapsHoldAcrossClusters: the bounds of streams per user and in all count every
+// cluster's streams together; a user cannot hold the per-user bound once per cluster.
+func TestStreamCapsHoldAcrossClusters(t *testing.T) {
+	e := env(t)
+	for _, tc := range []struct {
+		all, perUser int
+		refusal      string
+	}{
+		{all: 10, perUser: 2, refusal: "too many streams for this user"},
+		{all: 2, perUser: 10, refusal: "the server holds its maximum of 2"},
+	} {
+		set := &clusterSet{status: []ClusterStatus{{Name: "east", State: ClusterReady, Default: true}, {Name: "west", State: ClusterReady}},
+			open: map[string]*Cluster{"east": {Engine: e.engine, Kube: e.config}, "west": {Engine: e.engine, Kube: e.config}}}
+		s := New(Options{Clusters: set, MaxStreams: tc.all, MaxStreamsPerUser: tc.perUser, Logger: slog.New(slog.DiscardHandler)})
+		ctx, cancel := context.WithCancel(context.Background())
+		go s.Run(ctx)
+		ts := httptest.NewServer(s)
+		dial := func(cluster string) (*websocket.Conn, error) {
+			readCtx, done := context.WithTimeout(ctx, 30*time.Second)
+			defer done()
+			conn, _, err := websocket.Dial(readCtx, "ws"+strings.TrimPrefix(ts.URL, "http")+"/api/v1/clusters/"+cluster+"/stream", nil)
+			if err != nil {
+				t.Fatalf("dialling %s: %v", cluster, err)
+			}
+			conn.SetReadLimit(-1)
+			_, _, err = conn.Read(readCtx)
+			return conn, err
+		}
+		for _, cluster := range []string{"east", "west"} {
+			conn, err := dial(cluster)
+			if err != nil {
+				t.Fatalf("bounds %d/%d: the stream of %s: %v, want its first frame", tc.all, tc.perUser, cluster, err)
+			}
+			defer conn.CloseNow()
+		}
+		for _, cluster := range []string{"east", "west"} {
+			conn, err := dial(cluster)
+			var ce websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != websocket.StatusTryAgainLater || !strings.Contains(ce.Reason, tc.refusal) {
+				t.Errorf("bounds %d/%d: a third stream, on %s: %v; want it closed with 1013 saying %q", tc.all, tc.perUser, cluster, err, tc.refusal)
+			}
+			conn.CloseNow()
+		}
+		ts.Close()
+		cancel()
+	}
+}

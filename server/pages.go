@@ -1,6 +1,9 @@
 package server
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -52,8 +55,35 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// clusterCookie remembers the cluster this browser looked at last.
+// clusterCookie remembers the cluster this browser looked at last, signed under the
+// process key: opening the page sends the browser to that cluster, which starts its engine,
+// and a cookie another application on this host planted must not choose it.
 const clusterCookie = "gcscope_cluster"
+
+// clusterCookieValue is the cookie naming cluster name: the name, a dot, its MAC.
+func (s *Server) clusterCookieValue(name string) string {
+	return url.QueryEscape(name) + "." + s.clusterMAC(name)
+}
+
+// clusterOfCookie is the cluster a cookie value names, if gcscope signed it.
+func (s *Server) clusterOfCookie(v string) (string, bool) {
+	i := strings.LastIndexByte(v, '.')
+	if i < 0 {
+		return "", false
+	}
+	name, err := url.QueryUnescape(v[:i])
+	if err != nil || !hmac.Equal([]byte(v[i+1:]), []byte(s.clusterMAC(name))) {
+		return "", false
+	}
+	return name, true
+}
+
+func (s *Server) clusterMAC(name string) string {
+	m := hmac.New(sha256.New, s.csrfKey)
+	m.Write([]byte("gcscope-cluster\x00"))
+	m.Write([]byte(name))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
 
 // pageCluster is the cluster the page shows: the one ?cluster= names; without it, the
 // one this browser looked at last, else the default, and the page is sent to its URL
@@ -71,7 +101,7 @@ func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, b
 	if name == "" {
 		name = s.defaultCluster()
 		if v, err := requestCookie(r, clusterCookie); err == nil {
-			if last, err := url.QueryUnescape(v); err == nil && s.known(last) {
+			if last, ok := s.clusterOfCookie(v); ok && s.known(last) {
 				name = last
 			}
 		}
@@ -91,7 +121,7 @@ func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, b
 	if !s.mayStart(r) {
 		return c, true // another site's link does not choose where the user lands next
 	}
-	http.SetCookie(w, &http.Cookie{Name: clusterCookie, Value: url.QueryEscape(name), Path: "/", MaxAge: 365 * 24 * 60 * 60,
+	http.SetCookie(w, &http.Cookie{Name: clusterCookie, Value: s.clusterCookieValue(name), Path: "/", MaxAge: 365 * 24 * 60 * 60,
 		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteLaxMode})
 	return c, true
 }

@@ -130,6 +130,8 @@ type Server struct {
 	metrics  *serverMetrics
 	// exports holds a token per history export in progress (maxExports).
 	exports chan struct{}
+	// streamSeats bound the streams of every cluster together.
+	streamSeats *streamSeats
 
 	// The clusters served: one (single), or several (fleet, with Options.Clusters).
 	single *served
@@ -148,6 +150,7 @@ func New(o Options) *Server {
 	s.csrfKey = newCSRFKey()
 	s.sessions = security.NewSessions()
 	s.metrics = newServerMetrics()
+	s.streamSeats = newStreamSeats(o.MaxStreams, o.MaxStreamsPerUser) // every cluster's streams together
 	if o.Clusters != nil {
 		s.fleet = &fleet{src: o.Clusters, by: map[string]*served{}}
 		s.metrics.registry.MustRegister(clusterStates{o.Clusters})
@@ -183,7 +186,7 @@ func (s *Server) newHub(c *served, reg prometheus.Registerer) *hub {
 		Subset:   subset,
 		Snapshot: c.Engine.Snapshot, Summary: summaryOf(c.Engine), Feed: c.Engine.Feed(), Logger: o.Logger,
 		Batch: o.StreamBatch, Buffer: o.ClientBuffer, OriginPatterns: o.AllowedOrigins,
-		MaxClients: o.MaxStreams, MaxClientsPerUser: o.MaxStreamsPerUser,
+		Seats:      s.streamSeats,
 		User:       func(r *http.Request) string { return userFrom(r).Name },
 		Visibility: func(r *http.Request) *visibility { return s.visibilityFor(r, c) },
 		Refuse: func(w http.ResponseWriter, r *http.Request, status int, e *apiError) {

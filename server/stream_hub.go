@@ -5,7 +5,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -43,8 +42,10 @@ type hubOptions struct {
 	// scheme and host are always allowed.
 	OriginPatterns []string
 	// MaxClients bounds the clients in all (default 256), MaxClientsPerUser those of one
-	// user (default 32); a client over either is closed with StatusTryAgainLater.
+	// user (default 32); a client over either is closed with StatusTryAgainLater. Seats,
+	// when set, are shared with other hubs and bound them all together instead.
 	MaxClients, MaxClientsPerUser int
+	Seats                         *streamSeats
 	// User names the user of a request, for the per-user bound; nil: one user.
 	User func(*http.Request) string
 	// Visibility is what the request's user may see; nil (or a nil answer): everything.
@@ -80,7 +81,6 @@ type hub struct {
 
 	mu      sync.Mutex
 	clients map[*streamClient]struct{}
-	perUser map[string]int
 
 	running atomic.Bool
 	flushed atomic.Uint64 // seq of the last event handed to the clients
@@ -112,11 +112,8 @@ func newHub(o hubOptions) *hub {
 	if o.PingInterval <= 0 {
 		o.PingInterval = defaultPingInterval
 	}
-	if o.MaxClients <= 0 {
-		o.MaxClients = defaultMaxClients
-	}
-	if o.MaxClientsPerUser <= 0 {
-		o.MaxClientsPerUser = defaultMaxClientsPerUser
+	if o.Seats == nil {
+		o.Seats = newStreamSeats(o.MaxClients, o.MaxClientsPerUser)
 	}
 	if o.User == nil {
 		o.User = func(*http.Request) string { return "" }
@@ -124,7 +121,7 @@ func newHub(o hubOptions) *hub {
 	if o.Refuse == nil {
 		o.Refuse = func(w http.ResponseWriter, _ *http.Request, status int, e *apiError) { writeJSON(w, status, e) }
 	}
-	h := &hub{o: o, log: o.Logger, metrics: newStreamMetrics(o.Registerer), clients: map[*streamClient]struct{}{}, perUser: map[string]int{}}
+	h := &hub{o: o, log: o.Logger, metrics: newStreamMetrics(o.Registerer), clients: map[*streamClient]struct{}{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	// The hub follows the feed from here, not from whenever run starts: a client admitted
 	// before then gets a snapshot at the feed's seq of the moment, and the events after it
@@ -281,18 +278,13 @@ func (h *hub) resyncAll() {
 
 // add admits c, or says why not: the server's or the user's bound of clients is reached.
 func (h *hub) add(c *streamClient) string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	switch {
-	case len(h.clients) >= h.o.MaxClients:
+	if why := h.o.Seats.take(c.user); why != "" {
 		h.metrics.refused.Inc()
-		return fmt.Sprintf("too many streams: the server holds its maximum of %d; try again later", h.o.MaxClients)
-	case h.perUser[c.user] >= h.o.MaxClientsPerUser:
-		h.metrics.refused.Inc()
-		return fmt.Sprintf("too many streams for this user (%d open); close another tab", h.perUser[c.user])
+		return why
 	}
+	h.mu.Lock()
 	h.clients[c] = struct{}{}
-	h.perUser[c.user]++
+	h.mu.Unlock()
 	h.metrics.clients.Inc()
 	return ""
 }
@@ -300,10 +292,8 @@ func (h *hub) add(c *streamClient) string {
 func (h *hub) remove(c *streamClient) {
 	h.mu.Lock()
 	delete(h.clients, c)
-	if h.perUser[c.user]--; h.perUser[c.user] <= 0 {
-		delete(h.perUser, c.user)
-	}
 	h.mu.Unlock()
+	h.o.Seats.give(c.user)
 	h.metrics.clients.Dec()
 }
 
