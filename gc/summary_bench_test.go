@@ -52,3 +52,61 @@ func BenchmarkSummary(b *testing.B) {
 	b.ReportMetric(float64(scan.Microseconds())/float64(b.N), "baseline:scan-us")
 	b.ReportMetric(float64(kept)/float64(scan), "x-baseline-time")
 }
+
+// BenchmarkDeletingReads: the stuck list's and the namespace report's reads (BeingDeleted,
+// InNamespace) from the indexes the graph builder keeps, against the named baseline
+// "baseline:walk", the same answers from a walk of every node under the same lock (what
+// they were). GCSCOPE_UI_OBJECTS sets the objects as for BenchmarkSummary; 20 Pods are
+// being deleted.
+func BenchmarkDeletingReads(b *testing.B) {
+	n := 100_000
+	if v := os.Getenv("GCSCOPE_UI_OBJECTS"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 10 {
+			b.Fatalf("GCSCOPE_UI_OBJECTS=%q: want a number ≥ 10", v)
+		}
+	}
+	evs := synthObjects(n/10, 8)
+	gb := newBenchBuilder()
+	var marked int
+	for _, ev := range evs {
+		if ev.obj.Kind == "Pod" && marked < 20 && len(ev.obj.Name)%7 == 0 {
+			marked++
+			ev = evAdd(changed(ev.obj, deleting()))
+		}
+		gb.graph.mu.Lock()
+		gb.processGraphChanges(ev)
+		gb.graph.mu.Unlock()
+	}
+	gc := &GarbageCollector{graph: gb.graph, feed: gb.feed}
+	walk := func(keep func(*node) bool) int {
+		gc.graph.mu.RLock()
+		var out []NodeState
+		for _, n := range gc.graph.uidToNode {
+			if !n.virtual && keep(n) {
+				out = append(out, *stateOf(n))
+			}
+		}
+		gc.graph.mu.RUnlock()
+		return len(sortedByUID(out))
+	}
+	var kept, walked time.Duration
+	b.ResetTimer()
+	for range b.N {
+		start := time.Now()
+		d, in := len(gc.BeingDeleted()), len(gc.InNamespace("ns-007"))
+		kept += time.Since(start)
+
+		start = time.Now()
+		wd := walk(func(n *node) bool { return n.beingDeleted })
+		win := walk(func(n *node) bool { return n.identity.Namespace == "ns-007" })
+		walked += time.Since(start)
+		if d != wd || in != win || d != marked {
+			b.Fatalf("the indexes answer %d being deleted and %d in ns-007, the walk %d and %d (%d made)", d, in, wd, win, marked)
+		}
+	}
+	b.ReportMetric(float64(len(evs)), "objects")
+	b.ReportMetric(float64(kept.Microseconds())/float64(b.N), "indexed-us")
+	b.ReportMetric(float64(walked.Microseconds())/float64(b.N), "baseline:walk-us")
+	b.ReportMetric(float64(kept)/float64(walked), "x-baseline-time")
+}
