@@ -407,6 +407,27 @@ func TestNamespaceBlockedByAnUnavailableAPI(t *testing.T) {
 	if a.GroupVersion != gv || a.Available != "False" || a.Service != "default/no-such-service" || a.ServiceExists || a.Problem != "its Service default/no-such-service does not exist" {
 		t.Errorf("APIService report = %+v", *a)
 	}
+	// A reader who may see APIServices but not the Services of default is not told
+	// whether the Service exists; one who may not see APIServices, only that it fails.
+	failures := e.engine.SyncState().DiscoveryFailures
+	noServices := deletion.Visible(func(ref gc.ObjectRef) bool { return ref.Kind == "APIService" })
+	for _, tc := range []struct {
+		visible deletion.Visible
+		check   func(deletion.APIServiceReport) bool
+	}{
+		{noServices, func(a deletion.APIServiceReport) bool {
+			return !a.Hidden && !a.ServiceExists && a.ReadyEndpoints == 0 && !strings.Contains(a.Problem, "does not exist") && strings.Contains(a.Next, "you may not list")
+		}},
+		{func(gc.ObjectRef) bool { return false }, func(a deletion.APIServiceReport) bool {
+			return a.Hidden && a.Service == "" && a.GroupVersion == gv
+		}},
+	} {
+		reports := e.x.APIServices(ctx, failures, tc.visible)
+		i := slices.IndexFunc(reports, func(a deletion.APIServiceReport) bool { return a.Name == apiService })
+		if i < 0 || !tc.check(reports[i]) {
+			t.Errorf("APIServices as a reader who sees less = %+v", reports)
+		}
+	}
 	if !strings.HasPrefix(r.Next, "make "+apiService+" available again: create Service default/no-such-service") {
 		t.Errorf("next = %q", r.Next)
 	}
