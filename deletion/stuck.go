@@ -102,15 +102,33 @@ func causeWords(cause, finalizer string) string {
 	return "no finalizer and no dependents the engine knows of: the apiserver should have deleted it"
 }
 
-// Stuck lists the objects whose deletion started more than olderThan ago, by cause; each
-// finalizer group says who added its finalizer (one GET on its oldest object).
+// Stuck lists the objects whose deletion started more than olderThan ago that the reader
+// may see, by cause; each finalizer group says who added its finalizer (one GET on its
+// oldest object) and whether its controller looks alive to the reader.
 func (x *Explainer) Stuck(ctx context.Context, olderThan time.Duration, visible Visible) StuckReport {
+	return x.stuck(ctx, olderThan, visible, visible)
+}
+
+// StuckIn is Stuck for a reader who sees everything, narrowed to namespace (its objects,
+// and the Namespace itself): the kubectl plugin's, which reads with the user's own
+// credentials.
+func (x *Explainer) StuckIn(ctx context.Context, olderThan time.Duration, namespace string) StuckReport {
+	r := x.stuck(ctx, olderThan, func(ref gc.ObjectRef) bool {
+		return ref.Namespace == namespace || IsNamespace(ref) && ref.Name == namespace
+	}, nil)
+	r.Hidden = 0 // outside the namespace asked for, not hidden from the reader
+	return r
+}
+
+// stuck lists the objects in (counting the others as hidden); visible is what the reader
+// may see, for the verdicts.
+func (x *Explainer) stuck(ctx context.Context, olderThan time.Duration, in, visible Visible) StuckReport {
 	now := time.Now()
 	sync := x.graph.SyncState()
 	r := StuckReport{OlderThan: olderThan.String(), At: now, Groups: []StuckGroup{}, DiscoveryFailures: sync.DiscoveryFailures}
 	groups := map[[2]string]*StuckGroup{}
 	var stuck []gc.NodeState
-	stuck, r.Hidden = x.stuckObjects(now, olderThan, visible)
+	stuck, r.Hidden = x.stuckObjects(now, olderThan, in)
 	r.Total = len(stuck)
 	for _, o := range stuck {
 		cause, f := classify(o, len(sync.DiscoveryFailures) > 0)

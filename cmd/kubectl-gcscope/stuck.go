@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/gcscope/gcscope/deletion"
-	"github.com/gcscope/gcscope/gc"
 )
 
 func stuckCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) error {
@@ -49,15 +48,12 @@ func stuckCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) e
 		if err != nil {
 			return err
 		}
-		var in deletion.Visible // -A: everything
-		if !*all {
-			// The namespace's objects, and the namespace itself.
-			in = func(r gc.ObjectRef) bool {
-				return r.Namespace == k.namespace || deletion.IsNamespace(r) && r.Name == k.namespace
-			}
+		var r deletion.StuckReport
+		if *all {
+			r = x.Stuck(ctx, *olderThan, nil)
+		} else {
+			r = x.StuckIn(ctx, *olderThan, k.namespace)
 		}
-		r := x.Stuck(ctx, *olderThan, in)
-		r.Hidden = 0 // outside the namespace asked for, not hidden from the user
 		if *output == "json" {
 			fmt.Fprint(o.stdout, jsonText(r))
 			return nil
