@@ -25,8 +25,8 @@ const (
 	sessionIDBytes = 32
 )
 
-// newCSRFKey returns a fresh key for CSRF tokens.
-func newCSRFKey() []byte {
+// newProcessKey returns a fresh key for the HMACs gcscope signs with.
+func newProcessKey() []byte {
 	k := make([]byte, 32)
 	rand.Read(k)
 	return k
@@ -35,7 +35,7 @@ func newCSRFKey() []byte {
 // csrfMAC is the token of a session id: HMAC-SHA256 over the id and the request's
 // bearer token (so a token is good only for the user it was issued to).
 func (s *Server) csrfMAC(sessionID string, r *http.Request) string {
-	m := hmac.New(sha256.New, s.csrfKey)
+	m := hmac.New(sha256.New, s.processKey)
 	m.Write([]byte("gcscope-csrf\x00"))
 	m.Write([]byte(sessionID))
 	if s.opts.Auth != nil {

@@ -79,7 +79,7 @@ func (s *Server) clusterOfCookie(v string) (string, bool) {
 }
 
 func (s *Server) clusterMAC(name string) string {
-	m := hmac.New(sha256.New, s.csrfKey)
+	m := hmac.New(sha256.New, s.processKey)
 	m.Write([]byte("gcscope-cluster\x00"))
 	m.Write([]byte(name))
 	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))

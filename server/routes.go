@@ -46,12 +46,12 @@ func (s *Server) routes() http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate, s.auditRefusedWrites)
-		r.Get("/", s.handleIndex)                        // the UI (?cluster=)
+		r.Get("/", s.handleIndex)                                     // the UI (?cluster=)
 		r.With(noQuery, s.guardRead).Get("/metrics", s.handleMetrics) // Prometheus: the engines' and the server's metrics
 		r.With(s.guardRead, s.inCluster, s.requireEngine, s.visibleReads).
 			Get("/debug/controllers/garbagecollector/graph", s.handleDOT) // upstream's DOT debug graph (?uid=), of the default cluster
 		r.Route("/api/v1", func(r chi.Router) {
-			r.Use(s.guardRead) // reads from gcscope's own page only (writes: guardWrite)
+			r.Use(s.guardRead)                                 // reads from gcscope's own page only (writes: guardWrite)
 			r.With(noQuery).Get("/clusters", s.handleClusters) // the clusters and where each is (clusters.go)
 			// Every cluster's routes: the default cluster's under /api/v1, any one's under
 			// /api/v1/clusters/{cluster}.

@@ -124,7 +124,9 @@ type Server struct {
 	hosts   *security.HostPolicy
 	// failures bounds failed authentications per remote address.
 	failures *security.FailureLimiter
-	csrfKey  []byte // HMAC key of CSRF tokens; never leaves the process
+	// processKey signs what gcscope hands the browser and must get back unchanged (CSRF
+	// tokens, the single sign-on flow, the cluster cookie); made at start-up, never sent.
+	processKey []byte
 	// sessions are the browsers signed in through /login.
 	sessions *security.Sessions
 	metrics  *serverMetrics
@@ -147,7 +149,7 @@ func New(o Options) *Server {
 	s.audit = newAuditLog(o.Audit, o.Logger)
 	s.hosts = security.NewHostPolicy(o.Listen, o.AllowedHosts)
 	s.failures = security.NewFailureLimiter(nil)
-	s.csrfKey = newCSRFKey()
+	s.processKey = newProcessKey()
 	s.sessions = security.NewSessions()
 	s.metrics = newServerMetrics()
 	s.streamSeats = newStreamSeats(o.MaxStreams, o.MaxStreamsPerUser) // every cluster's streams together

@@ -12,12 +12,15 @@ import (
 	"html"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
+
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // Single sign-on (OIDC). The page's sign-in goes through the identity provider with the
@@ -43,8 +46,8 @@ type SSOConfig struct {
 }
 
 // ssoFlowCookie holds, between the redirect to the provider and its answer, the state,
-// nonce and PKCE verifier of one sign-in. SameSite=Lax: it must come back on the
-// provider's redirect, a cross-site navigation.
+// nonce and PKCE verifier of one sign-in, signed and bound to the browser (sso_flow.go).
+// SameSite=Lax: it must come back on the provider's redirect, a cross-site navigation.
 const ssoFlowCookie = "gcscope_sso"
 
 // ssoFlowLifetime is how long a user has at the provider's sign-in page.
@@ -52,6 +55,9 @@ const ssoFlowLifetime = 10 * time.Minute
 
 // renewBefore is how long before its expiry an ID token is renewed.
 const renewBefore = time.Minute
+
+// renewTimeout bounds one renewal, which no request's end cancels.
+const renewTimeout = 30 * time.Second
 
 // SSO signs users in through an OpenID provider.
 type SSO struct {
@@ -128,20 +134,39 @@ func randomString() string {
 }
 
 // handleSSOStart sends the browser to the provider, remembering the flow in a cookie.
+// Only from gcscope's own page, or a URL the user typed: a link on another site must not
+// start a sign-in that ends the browser's current session (a provider that remembers the
+// user answers at once). That link gets the login page, whose button starts it here.
 func (s *Server) handleSSOStart(w http.ResponseWriter, r *http.Request) {
 	o := s.opts.SSO
-	state, nonce, verifier := randomString(), randomString(), oauth2.GenerateVerifier()
-	http.SetCookie(w, ssoFlowCookieFor(r, state+"."+nonce+"."+verifier, int(ssoFlowLifetime.Seconds())))
+	refuse := func(status int, why, msg string) {
+		entry := entryFor(r, "login")
+		entry.Result, entry.Status, entry.Error = "denied", status, why
+		s.audit.write(entry)
+		s.renderLogin(w, r, status, msg)
+	}
+	if why := crossSiteLogin(r, s.opts.AllowedOrigins); why != "" {
+		refuse(http.StatusForbidden, why, "Another site sent you to sign in: start single sign-on from this page.")
+		return
+	}
+	browser, err := ssoBrowser(w, r)
+	if err != nil {
+		refuse(http.StatusBadRequest, err.Error(), "Single sign-on failed: "+err.Error())
+		return
+	}
+	f := ssoFlow{state: randomString(), nonce: randomString(), verifier: oauth2.GenerateVerifier(), expires: o.now().Add(ssoFlowLifetime)}
+	http.SetCookie(w, ssoFlowCookieFor(r, s.ssoFlowValue(browser, f), int(ssoFlowLifetime.Seconds())))
 	cfg := o.oauth
 	cfg.RedirectURL = redirectURL(r)
-	http.Redirect(w, r, cfg.AuthCodeURL(state, oidc.Nonce(nonce), oauth2.S256ChallengeOption(verifier)), http.StatusSeeOther)
+	http.Redirect(w, r, cfg.AuthCodeURL(f.state, oidc.Nonce(f.nonce), oauth2.S256ChallengeOption(f.verifier)), http.StatusSeeOther)
 }
 
 // handleSSOCallback takes the provider's answer: the code is traded for tokens (with the
 // PKCE verifier), the ID token checked, then reviewed by the cluster as any token is; a
-// session starts that renews it.
+// session starts that renews it. Failed callbacks spend the address's budget of failed
+// sign-ins (auth.go), so that no one makes gcscope knock at the provider's token
+// endpoint as fast as it can ask.
 func (s *Server) handleSSOCallback(w http.ResponseWriter, r *http.Request) {
-	o := s.opts.SSO
 	fail := func(status int, msg string) {
 		entry := entryFor(r, "login")
 		entry.Result, entry.Status, entry.Error = "denied", status, msg
@@ -149,40 +174,31 @@ func (s *Server) handleSSOCallback(w http.ResponseWriter, r *http.Request) {
 		s.renderLogin(w, r, status, "Single sign-on failed: "+msg)
 	}
 	http.SetCookie(w, ssoFlowCookieFor(r, "", -1)) // one try per flow
-	q := r.URL.Query()
-	if e := q.Get("error"); e != "" {
-		fail(http.StatusUnauthorized, "the provider answered "+quoteClip(e)+" "+quoteClip(q.Get("error_description")))
+	done, throttled := s.failures.Begin(security.RemoteIP(r.RemoteAddr))
+	if throttled != nil {
+		s.metrics.authThrottled.Inc()
+		wait := throttled.RetryAfter.Round(time.Second)
+		msg := fmt.Sprintf("too many failed sign-ins from this address; try again in %v", wait)
+		if throttled.Everyone {
+			msg = fmt.Sprintf("too many failed sign-ins from many addresses at once; try again in %v", wait)
+		}
+		s.failures.Tarpit(r.Context(), http.StatusTooManyRequests)
+		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())))
+		fail(http.StatusTooManyRequests, msg)
 		return
 	}
-	c, err := r.Cookie(ssoFlowCookie)
-	parts := []string{}
-	if err == nil {
-		parts = strings.Split(c.Value, ".")
-	}
-	if len(parts) != 3 || subtle.ConstantTimeCompare([]byte(parts[0]), []byte(q.Get("state"))) != 1 {
-		fail(http.StatusBadRequest, "this sign-in was not started here, or took longer than 10 minutes: start again")
-		return
-	}
-	nonce, verifier := parts[1], parts[2]
-	cfg := o.oauth
-	cfg.RedirectURL = redirectURL(r)
-	ctx := o.ctx(r.Context())
-	tok, err := cfg.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(verifier))
+	answer, status, err := s.ssoAnswerOf(r)
+	done(err != nil)
 	if err != nil {
-		fail(http.StatusUnauthorized, "the provider did not trade the code for tokens: "+err.Error())
+		fail(status, err.Error())
 		return
 	}
-	idToken, name, expiry, err := o.check(ctx, tok, nonce)
-	if err != nil {
-		fail(http.StatusUnauthorized, err.Error())
-		return
-	}
-	u, refused := s.authenticateToken(r, idToken)
+	u, refused := s.authenticateToken(r, answer.idToken)
 	if refused != nil {
 		fail(refused.status, "the cluster did not accept your ID token: "+refused.err.Message)
 		return
 	}
-	src := &ssoToken{sso: o, cfg: cfg, token: tok, idToken: idToken, expiry: expiry}
+	src := &ssoToken{sso: s.opts.SSO, cfg: answer.cfg, token: answer.token, idToken: answer.idToken, subject: answer.id.Subject, expiry: answer.id.Expiry}
 	s.endSessions(r)
 	http.SetCookie(w, sessionCookieFor(r, s.sessions.StartFrom(src, "sso "+u.Name), 0))
 	entry := entryFor(r, "login")
@@ -195,36 +211,83 @@ func (s *Server) handleSSOCallback(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Content-Security-Policy", "default-src 'none'; frame-ancestors 'none'")
 	w.Header().Set("Cache-Control", "no-store")
-	fmt.Fprintf(w, `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/"><title>gcscope</title><p>Signed in as %s. <a href="/">Go on to gcscope</a></p>`, html.EscapeString(name))
+	fmt.Fprintf(w, `<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/"><title>gcscope</title><p>Signed in as %s. <a href="/">Go on to gcscope</a></p>`, html.EscapeString(s.opts.SSO.nameOf(answer.id)))
 }
 
-// check verifies the ID token of tok (issuer, audience, expiry, signature; nonce when
-// given) and returns it with the user's name as the configured claim says, and its expiry.
-func (o *SSO) check(ctx context.Context, tok *oauth2.Token, nonce string) (idToken, name string, expiry time.Time, err error) {
+// ssoAnswer is the provider's answer to one sign-in, checked.
+type ssoAnswer struct {
+	cfg     oauth2.Config // with the redirect URL the code was given for
+	token   *oauth2.Token
+	idToken string
+	id      *oidc.IDToken
+}
+
+// ssoAnswerOf checks the callback against the browser's flow, trades its code for tokens
+// and checks the ID token, nonce included; or says why not, with a status.
+func (s *Server) ssoAnswerOf(r *http.Request) (*ssoAnswer, int, error) {
+	o := s.opts.SSO
+	q := r.URL.Query()
+	if e := q.Get("error"); e != "" {
+		return nil, http.StatusUnauthorized, errors.New("the provider answered " + quoteClip(e) + " " + quoteClip(q.Get("error_description")))
+	}
+	flow, err := s.ssoFlowOf(r)
+	if err != nil {
+		return nil, http.StatusBadRequest, err
+	}
+	if subtle.ConstantTimeCompare([]byte(flow.state), []byte(q.Get("state"))) != 1 {
+		return nil, http.StatusBadRequest, errNoSSOFlow
+	}
+	a := &ssoAnswer{cfg: o.oauth}
+	a.cfg.RedirectURL = redirectURL(r)
+	ctx := o.ctx(r.Context())
+	a.token, err = a.cfg.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(flow.verifier))
+	if err != nil {
+		return nil, http.StatusUnauthorized, fmt.Errorf("the provider did not trade the code for tokens: %w", err)
+	}
+	if a.idToken, a.id, err = o.verify(ctx, a.token); err != nil {
+		return nil, http.StatusUnauthorized, err
+	}
+	// Never skipped: an ID token without this flow's nonce may be one the provider gave
+	// anyone else (a flow always has one; ssoFlowOf refuses an empty one).
+	if flow.nonce == "" || subtle.ConstantTimeCompare([]byte(a.id.Nonce), []byte(flow.nonce)) != 1 {
+		return nil, http.StatusUnauthorized, errors.New("the ID token is not this sign-in's (its nonce differs)")
+	}
+	if a.id.Subject == "" {
+		return nil, http.StatusUnauthorized, errors.New("the ID token names no subject")
+	}
+	return a, 0, nil
+}
+
+// verify checks the ID token of tok (issuer, audience, expiry, signature) and returns it,
+// raw and parsed. Whose it is, the caller checks: the nonce on sign-in, the subject on
+// renewal.
+func (o *SSO) verify(ctx context.Context, tok *oauth2.Token) (string, *oidc.IDToken, error) {
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return "", "", time.Time{}, errors.New("the provider's answer has no ID token")
+		return "", nil, errors.New("the provider's answer has no ID token")
 	}
 	id, err := o.verifier.Verify(ctx, raw)
 	if err != nil {
-		return "", "", time.Time{}, fmt.Errorf("the ID token: %w", err)
+		return "", nil, fmt.Errorf("the ID token: %w", err)
 	}
-	if nonce != "" && subtle.ConstantTimeCompare([]byte(id.Nonce), []byte(nonce)) != 1 {
-		return "", "", time.Time{}, errors.New("the ID token is not this sign-in's (its nonce differs)")
-	}
+	return raw, id, nil
+}
+
+// nameOf is the user's name as the configured claim of id says (its subject without one).
+func (o *SSO) nameOf(id *oidc.IDToken) string {
 	var claims map[string]any
 	id.Claims(&claims)
-	name, _ = claims[o.cfg.NameClaim].(string)
-	if name == "" {
-		name = id.Subject
+	if name, _ := claims[o.cfg.NameClaim].(string); name != "" {
+		return name
 	}
-	return raw, name, id.Expiry, nil
+	return id.Subject
 }
 
 // ssoToken is a signed-in user's ID token, renewed with the refresh token before it expires.
 type ssoToken struct {
 	sso     *SSO
 	cfg     oauth2.Config
+	subject string // the user signed in: every renewed ID token must be theirs
 	mu      sync.Mutex
 	token   *oauth2.Token
 	idToken string
@@ -232,7 +295,9 @@ type ssoToken struct {
 }
 
 // Token is the current ID token; within renewBefore of its expiry, a new one from the
-// provider (an error, which ends the session, when it cannot give one).
+// provider (an error, which ends the session, when it cannot give one, or gives another
+// user's). The renewal is the session's, not the request's: a request that ends meanwhile
+// (a closed tab) must not end the session, so it runs detached, for renewTimeout at most.
 func (t *ssoToken) Token(ctx context.Context) (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -242,18 +307,24 @@ func (t *ssoToken) Token(ctx context.Context) (string, error) {
 	if t.token.RefreshToken == "" {
 		return "", errors.New("the ID token expired and the provider gave no refresh token (ask for the offline_access scope)")
 	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), renewTimeout)
+	defer cancel()
 	ctx = t.sso.ctx(ctx)
 	renewed, err := t.cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: t.token.RefreshToken}).Token()
 	if err != nil {
 		return "", fmt.Errorf("renewing the ID token: %w", err)
 	}
-	idToken, _, expiry, err := t.sso.check(ctx, renewed, "") // a refreshed ID token carries no nonce of ours
+	// A refreshed ID token carries no nonce of ours; its subject says whose it is.
+	idToken, id, err := t.sso.verify(ctx, renewed)
 	if err != nil {
 		return "", err
+	}
+	if t.subject == "" || id.Subject != t.subject {
+		return "", fmt.Errorf("the renewed ID token is another user's (subject %s, not %s)", quoteClip(id.Subject), quoteClip(t.subject))
 	}
 	if renewed.RefreshToken == "" {
 		renewed.RefreshToken = t.token.RefreshToken
 	}
-	t.token, t.idToken, t.expiry = renewed, idToken, expiry
+	t.token, t.idToken, t.expiry = renewed, idToken, id.Expiry
 	return idToken, nil
 }
