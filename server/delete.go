@@ -25,6 +25,9 @@ type deleteResponse struct {
 	// Hidden counts the objects the delete would affect that the user may not see (they
 	// are left out of the prediction; the cluster's collector acts on them all the same).
 	Hidden int `json:"hidden,omitempty"`
+	// What the delete does beyond the objects it deletes: the volumes of the claims that
+	// go (data loss first), and what it leaves behind.
+	deletion.Consequences
 	// Result: "predicted" for a dry run, "deletion started" once the apiserver accepted it.
 	Result string `json:"result"`
 	// Refusal, on a dry run made as the user (--auth=kubernetes), is what the apiserver
@@ -68,6 +71,9 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	prediction, hidden := visibilityFrom(r).prediction(prediction)
 	resp := deleteResponse{DryRun: req.DryRun, Prediction: prediction, Hidden: hidden, Result: "predicted"}
+	if c.Deletions != nil {
+		resp.Consequences = c.Deletions.Consequences(r.Context(), prediction, visibilityFrom(r).fn())
+	}
 	if req.DryRun && user.Impersonate && !s.opts.ReadOnly && c.Kube != nil {
 		// The prediction is the collector's; whether the user may delete at all is the
 		// cluster's RBAC (and admission) to say: ask it, as the user, without deleting.

@@ -21,6 +21,7 @@ type Deletions interface {
 	Stuck(ctx context.Context, olderThan time.Duration, visible deletion.Visible) deletion.StuckReport
 	CountStuck(olderThan time.Duration, visible deletion.Visible) int
 	APIServices(ctx context.Context, failures map[string]gc.GroupFailure, visible deletion.Visible) []deletion.APIServiceReport
+	Consequences(ctx context.Context, p gc.Prediction, visible deletion.Visible) deletion.Consequences
 }
 
 // maxStuckThreshold bounds ?olderThan= (a year: anything longer lists nothing anyway).
