@@ -5,9 +5,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/ptr"
 )
 
 // The objects the plugin's tests look at, created once on the shared control plane: a
@@ -60,6 +62,17 @@ func createFixtures(ctx context.Context, cs kubernetes.Interface) error {
 	f.do(func() error {
 		return cs.AppsV1().Deployments(ns).Delete(ctx, legacy.GetName(), metav1.DeleteOptions{PropagationPolicy: &orphan})
 	})
+
+	// Storage: StatefulSet db deletes its claim with it (whenDeleted: Delete, so the claim
+	// is owned by it) and the claim's volume is reclaimed by deleting the disk; StatefulSet
+	// archive keeps its claim (the default), on a volume kept when released. The claims
+	// name their volumes as a bound claim does (no PV controller binds them here).
+	db := f.statefulSet("db", appsv1.DeletePersistentVolumeClaimRetentionPolicyType)
+	f.claim("data-db-0", "plugin-demo-db", ownerOf(db, "apps/v1", "StatefulSet", true))
+	f.volume("plugin-demo-db", "data-db-0", corev1.PersistentVolumeReclaimDelete)
+	f.statefulSet("archive", "")
+	f.claim("data-archive-0", "plugin-demo-archive")
+	f.volume("plugin-demo-archive", "data-archive-0", corev1.PersistentVolumeReclaimRetain)
 
 	// A namespace being deleted, with no namespace controller here to empty it: its
 	// content stays, one ConfigMap with a finalizer field manager acme-controller added.
@@ -158,4 +171,48 @@ func (f *fixtures) configMap(name string, owners ...metav1.OwnerReference) metav
 		return err
 	})
 	return cm
+}
+
+func (f *fixtures) statefulSet(name string, whenDeleted appsv1.PersistentVolumeClaimRetentionPolicyType) metav1.Object {
+	s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: appsv1.StatefulSetSpec{
+		Replicas: ptr.To(int32(1)), ServiceName: name, Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}},
+		Template:             podTemplate(name),
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}, Spec: claimSpec("")}},
+	}}
+	if whenDeleted != "" {
+		s.Spec.PersistentVolumeClaimRetentionPolicy = &appsv1.StatefulSetPersistentVolumeClaimRetentionPolicy{WhenDeleted: whenDeleted, WhenScaled: appsv1.RetainPersistentVolumeClaimRetentionPolicyType}
+	}
+	f.do(func() (err error) {
+		s, err = f.cs.AppsV1().StatefulSets(ns).Create(f.ctx, s, metav1.CreateOptions{})
+		return err
+	})
+	return s
+}
+
+func claimSpec(volume string) corev1.PersistentVolumeClaimSpec {
+	return corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+		StorageClassName: ptr.To("standard"), VolumeName: volume,
+		Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}}}
+}
+
+func (f *fixtures) claim(name, volume string, owners ...metav1.OwnerReference) {
+	f.do(func() error {
+		_, err := f.cs.CoreV1().PersistentVolumeClaims(ns).Create(f.ctx, &corev1.PersistentVolumeClaim{
+			ObjectMeta: metav1.ObjectMeta{Name: name, OwnerReferences: owners}, Spec: claimSpec(volume)}, metav1.CreateOptions{})
+		return err
+	})
+}
+
+func (f *fixtures) volume(name, claim string, policy corev1.PersistentVolumeReclaimPolicy) {
+	f.do(func() error {
+		_, err := f.cs.CoreV1().PersistentVolumes().Create(f.ctx, &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:                      corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")},
+				AccessModes:                   []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeReclaimPolicy: policy, StorageClassName: "standard",
+				ClaimRef:               &corev1.ObjectReference{Namespace: ns, Name: claim},
+				PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "disk.csi.example.com", VolumeHandle: "vol-" + name}},
+			}}, metav1.CreateOptions{})
+		return err
+	})
 }

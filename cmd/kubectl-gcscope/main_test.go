@@ -208,6 +208,9 @@ func TestGolden(t *testing.T) {
 		{"predict_web_orphan", []string{"predict", "deploy/web", "--cascade", "orphan"}},
 		{"predict_stuck_foreground", []string{"predict", "deploy/stuck", "--cascade=foreground"}},
 		{"predict_web_json", []string{"predict", "deploy/web", "-o", "json", "--cascade=foreground"}},
+		// what a delete does to storage: a disk destroyed with its claim, a claim left behind.
+		{"predict_statefulset_data_loss", []string{"predict", "statefulset/db"}},
+		{"predict_statefulset_retained", []string{"predict", "sts/archive"}},
 		// a namespace: why it is still Terminating, and a delete's prediction of all its
 		// content in the namespace controller's order.
 		{"why_namespace", []string{"why", "ns/" + goneNS}},

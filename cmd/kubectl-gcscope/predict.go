@@ -32,14 +32,21 @@ func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string)
 			return err
 		}
 		defer a.session.stop()
+		x, err := deletion.New(a.session.engine, a.kube.short)
+		if err != nil {
+			return err
+		}
 		predict := a.session.engine.PredictDelete
-		if x, err := deletion.New(a.session.engine, a.kube.short); err == nil && a.target.mapping.GroupVersionKind.Kind == "Namespace" && a.target.mapping.GroupVersionKind.Group == "" {
+		if a.target.mapping.GroupVersionKind.Kind == "Namespace" && a.target.mapping.GroupVersionKind.Group == "" {
 			predict = x.PredictNamespace // its content goes with it, by the namespace controller
 		}
 		pr, ok := predict(a.uid, policy)
 		if !ok {
 			return fmt.Errorf("%s was deleted meanwhile", a.target)
 		}
+		// What the delete does to storage and leaves behind, read with the user's own
+		// credentials (nothing is hidden from them that the cluster shows them).
+		c := x.Consequences(ctx, pr, nil)
 		if pr.Order == "" {
 			orderPrediction(a.session.engine, &pr)
 		} else { // by step, and by name within one (the engine lists them by uid)
@@ -48,10 +55,13 @@ func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string)
 			})
 		}
 		if *output == "json" {
-			fmt.Fprint(o.stdout, jsonText(pr))
+			fmt.Fprint(o.stdout, jsonText(struct {
+				gc.Prediction
+				deletion.Consequences
+			}{pr, c}))
 			return nil
 		}
-		fmt.Fprint(o.stdout, renderPrediction(pr, strings.ToLower(*cascade), paint(o.colored(o.stdout))))
+		fmt.Fprint(o.stdout, renderPrediction(pr, c, strings.ToLower(*cascade), paint(o.colored(o.stdout))))
 		return nil
 	}
 }
@@ -106,13 +116,14 @@ func boolRank(b bool) int {
 	return 0
 }
 
-func renderPrediction(p gc.Prediction, cascade string, paint paint) string {
+func renderPrediction(p gc.Prediction, c deletion.Consequences, cascade string, paint paint) string {
 	var b strings.Builder
 	ns := ""
 	if p.Target.Namespace != "" {
 		ns = " -n " + p.Target.Namespace
 	}
 	fmt.Fprintf(&b, "kubectl delete %s%s --cascade=%s would:\n", strings.TrimSuffix(objectArg(p.Target), ns), ns, cascade)
+	renderVolumes(&b, c, paint)
 	section := func(verb, why string, list []gc.PredictedObject, note func(gc.PredictedObject) (string, severity)) {
 		if len(list) == 0 {
 			return
@@ -148,6 +159,7 @@ func renderPrediction(p gc.Prediction, cascade string, paint paint) string {
 	}
 	section("orphan", " (they stay, without their reference to it)", p.Orphaned, func(po gc.PredictedObject) (string, severity) { return po.Reason, sevBusy })
 	section("keep", " (another owner holds them, or their reference is invalid)", p.Kept, func(po gc.PredictedObject) (string, severity) { return po.Reason, sevBusy })
+	renderLeftBehind(&b, p, c, paint)
 	if len(p.TargetWaitsFor) > 0 {
 		fmt.Fprintf(&b, "\n%s stays (deleting dependents) until these holds are released:\n", displayName(p.Target))
 		for _, po := range p.TargetWaitsFor {
@@ -156,4 +168,60 @@ func renderPrediction(p gc.Prediction, cascade string, paint paint) string {
 	}
 	fmt.Fprintf(&b, "\nNothing was deleted: this is the engine's prediction from its graph.\n")
 	return b.String()
+}
+
+// renderVolumes says first what the delete does to data: the disks destroyed with their
+// claims, then the volumes that stay.
+func renderVolumes(b *strings.Builder, c deletion.Consequences, paint paint) {
+	if n := c.DataLoss(); n > 0 {
+		fmt.Fprintf(b, "\n%s\n", paint.sev(sevStuck, fmt.Sprintf("DATA LOSS: %s destroyed with %s:", counted(n, "volume"), map[bool]string{true: "its claim", false: "their claims"}[n == 1])))
+	}
+	for _, v := range c.Volumes {
+		if v.Verdict == deletion.VolumeDataLoss {
+			fmt.Fprintf(b, "  %s  %s\n", displayName(v.Claim), paint.sev(sevStuck, v.Says))
+		}
+	}
+	var others []deletion.VolumeFate
+	for _, v := range c.Volumes {
+		if v.Verdict != deletion.VolumeDataLoss && v.Verdict != deletion.VolumeKept {
+			others = append(others, v)
+		}
+	}
+	if len(others) > 0 {
+		fmt.Fprintf(b, "\nthe volumes of the other claims it deletes:\n")
+		for _, v := range others {
+			fmt.Fprintf(b, "  %s  %s\n", displayName(v.Claim), v.Says)
+		}
+	}
+	if c.Unread != "" {
+		fmt.Fprintf(b, "\n%s\n", paint.sev(sevBusy, "storage not read: "+c.Unread))
+	}
+}
+
+// renderLeftBehind lists what stays that the sections above do not already say (orphaned
+// and kept dependents are there): a StatefulSet's retained claims.
+func renderLeftBehind(b *strings.Builder, p gc.Prediction, c deletion.Consequences, paint paint) {
+	shown := map[types.UID]bool{}
+	for _, l := range [][]gc.PredictedObject{p.Orphaned, p.Kept} {
+		for _, po := range l {
+			shown[po.Object.UID] = true
+		}
+	}
+	var rest []deletion.LeftBehind
+	for _, l := range c.LeftBehind {
+		if !shown[l.Object.UID] {
+			rest = append(rest, l)
+		}
+	}
+	if len(rest) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "\nleave %s behind:\n", counted(len(rest), "object"))
+	width := 0
+	for _, l := range rest {
+		width = max(width, utf8.RuneCountInString(displayName(l.Object)))
+	}
+	for _, l := range rest {
+		fmt.Fprintf(b, "  %s  %s\n", pad(displayName(l.Object), width), paint.sev(sevBusy, l.Reason))
+	}
 }
