@@ -3511,6 +3511,7 @@ var DeleteDialog = class {
     this.uid = null;
     this.seq = 0;
     this.prediction = null;
+    this.volumes = [];
     this.explanation = null;
     this.opened = 0;
     if (!this.dialog) return;
@@ -3611,6 +3612,7 @@ var DeleteDialog = class {
     this.opened++;
     this.uid = null;
     this.prediction = null;
+    this.volumes = [];
     this.explanation = null;
     this.seq++;
     this.hooks.preview(/* @__PURE__ */ new Map());
@@ -3626,7 +3628,8 @@ var DeleteDialog = class {
       const res = await deleteObject(uid, policy, true);
       if (seq !== this.seq) return;
       this.prediction = res.prediction;
-      this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "");
+      this.volumes = res.volumes || [];
+      this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "", this.volumes, res.leftBehind || [], res.unread || "");
     } catch (e) {
       if (seq !== this.seq) return;
       this.showError(e);
@@ -3637,8 +3640,11 @@ var DeleteDialog = class {
   /**
    * @param {any} p @param {number} hidden objects affected that this user may not see
    * @param {string} refusal what the cluster answered the delete, dry-run as the user ("" when it would take it)
+   * @param {any[]} [volumes] what becomes of the storage of the claims it deletes, data loss first
+   * @param {any[]} [leftBehind] what stays, and why
+   * @param {string} [unread] what of the storage could not be read
    */
-  showPrediction(p, hidden, refusal) {
+  showPrediction(p, hidden, refusal, volumes = [], leftBehind = [], unread = "") {
     const m = /* @__PURE__ */ new Map();
     for (const d of p.deleted || []) m.set(d.object.uid, "deleted");
     for (const d of p.orphaned || []) m.set(d.object.uid, "orphaned");
@@ -3688,7 +3694,31 @@ var DeleteDialog = class {
       }
     }
     const isNamespace = p.target.kind === "Namespace" && p.target.apiVersion === "v1";
+    const lost = volumes.filter((v) => v.verdict === "data-loss");
+    const storage = volumes.filter((v) => v.verdict !== "data-loss" && v.verdict !== "kept");
+    const said = new Set([...p.orphaned || [], ...p.kept || []].map((d) => d.object.uid));
+    const behind = leftBehind.filter((l) => !said.has(l.object.uid));
+    const volumeRow = (v) => h(
+      "li",
+      null,
+      h("a", { href: "#", onclick: (ev) => {
+        ev.preventDefault();
+        this.hooks.select(v.claim.uid);
+      } }, describe(v.claim)),
+      h("div", null, v.says)
+    );
     $("delete-preview").replaceChildren(...present2(
+      lost.length ? h(
+        "div.data-loss",
+        { id: "delete-data-loss", role: "alert" },
+        h(
+          "p",
+          null,
+          h("b", null, `Data loss: ${counted(lost.length, "volume")} ${this.readOnly ? "would be" : "will be"} destroyed`),
+          ` with ${lost.length === 1 ? "its claim" : "their claims"}. The storage provider deletes the disk; nothing brings the data back.`
+        ),
+        h("ul", null, ...lost.map(volumeRow))
+      ) : null,
       h(
         "p.summary",
         { id: "delete-summary" },
@@ -3707,6 +3737,19 @@ var DeleteDialog = class {
         if (el) el.dataset.step = String(step);
         return el;
       }) : [section("deleted", "Deleted", deleted)],
+      storage.length ? h(
+        "details.pv.storage",
+        { id: "delete-storage", open: true },
+        h("summary", null, `Storage of the other claims it deletes (${storage.length})`),
+        h("ul", null, ...storage.map(volumeRow))
+      ) : null,
+      behind.length ? h(
+        "details.pv.left-behind",
+        { id: "delete-left-behind", open: true },
+        h("summary", null, `Left behind (${behind.length})`),
+        h("ul", null, ...behind.map((l) => row({ object: l.object, reason: l.reason }, false)))
+      ) : null,
+      unread ? h("p.warn", { id: "delete-unread" }, `Storage not read: ${unread}`) : null,
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
       section("kept", "Kept: another owner holds them, or their reference is invalid", p.kept),
       section("waiting", "Will wait on other controllers' finalizers", p.waiting),
@@ -3722,11 +3765,14 @@ var DeleteDialog = class {
     const typed = document.getElementById("delete-typed");
     if (!btn || !typed) return;
     const n = this.uid ? this.store.nodes.get(this.uid) : null;
+    const dataLoss = !!this.prediction && this.volumes.some((v) => v.verdict === "data-loss");
     const many = (this.prediction?.deleted?.length || 0) > TYPED_CONFIRM_OVER;
-    typed.hidden = !many;
-    if (n) $("delete-typed-name").textContent = n.name;
-    const ok = !!this.prediction && (!many || /** @type {HTMLInputElement} */
-    $("delete-confirm-input").value === n?.name);
+    typed.hidden = !many && !dataLoss;
+    typed.classList.toggle("data-loss", dataLoss);
+    const want = n ? dataLoss && n.namespace ? `${n.namespace}/${n.name}` : n.name : "";
+    if (n) $("delete-typed-name").textContent = want;
+    const ok = !!this.prediction && (!many && !dataLoss || /** @type {HTMLInputElement} */
+    $("delete-confirm-input").value === want);
     btn.disabled = !ok;
     btn.textContent = this.prediction ? `Delete (${this.policy})` : "Delete";
   }

@@ -1,7 +1,8 @@
 // @ts-check
 // The delete dialog: choose a propagation policy, see what it would do (the server's
 // dry-run prediction, listed here and drawn on the graph), confirm — by typing the name
-// when more than 20 objects would go — and see the apiserver's answer. An object already
+// when more than 20 objects would go, the namespace/name when a disk would be destroyed
+// with its claim (said first, as a warning) — and see the apiserver's answer. An object already
 // being deleted is said to be, with what holds it. A prediction whose deletions come in
 // steps (a namespace: its Pods, then the rest of its content, then the namespace, then its
 // own dependents) lists them step by step, with the order in words. With --read-only the
@@ -50,6 +51,7 @@ export class DeleteDialog {
     /** @type {string|null} */ this.uid = null;
     this.seq = 0;
     /** @type {any} */ this.prediction = null;
+    /** @type {any[]} the volumes of the claims the prediction deletes (deletion.VolumeFate) */ this.volumes = [];
     /** @type {any} */ this.explanation = null;
     /** counts the openings, so that a late answer about a former object is dropped */ this.opened = 0;
     if (!this.dialog) return;
@@ -148,6 +150,7 @@ export class DeleteDialog {
     this.opened++;
     this.uid = null;
     this.prediction = null;
+    this.volumes = [];
     this.explanation = null;
     this.seq++;
     this.hooks.preview(new Map());
@@ -164,7 +167,8 @@ export class DeleteDialog {
       const res = await deleteObject(uid, policy, true);
       if (seq !== this.seq) return;
       this.prediction = res.prediction; // a refusal warns: the apiserver decides the delete itself
-      this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "");
+      this.volumes = res.volumes || [];
+      this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "", this.volumes, res.leftBehind || [], res.unread || "");
     } catch (e) {
       if (seq !== this.seq) return;
       this.showError(e);
@@ -176,8 +180,11 @@ export class DeleteDialog {
   /**
    * @param {any} p @param {number} hidden objects affected that this user may not see
    * @param {string} refusal what the cluster answered the delete, dry-run as the user ("" when it would take it)
+   * @param {any[]} [volumes] what becomes of the storage of the claims it deletes, data loss first
+   * @param {any[]} [leftBehind] what stays, and why
+   * @param {string} [unread] what of the storage could not be read
    */
-  showPrediction(p, hidden, refusal) {
+  showPrediction(p, hidden, refusal, volumes = [], leftBehind = [], unread = "") {
     /** @type {Map<string, PreviewKind>} */
     const m = new Map();
     for (const d of p.deleted || []) m.set(d.object.uid, "deleted");
@@ -225,7 +232,19 @@ export class DeleteDialog {
       }
     }
     const isNamespace = p.target.kind === "Namespace" && p.target.apiVersion === "v1";
+    // Data first: the disks a delete destroys are what cannot be undone.
+    const lost = volumes.filter((v) => v.verdict === "data-loss");
+    const storage = volumes.filter((v) => v.verdict !== "data-loss" && v.verdict !== "kept");
+    const said = new Set([...(p.orphaned || []), ...(p.kept || [])].map((d) => d.object.uid));
+    const behind = leftBehind.filter((l) => !said.has(l.object.uid));
+    const volumeRow = (/** @type {any} */ v) => h("li", null,
+      h("a", { href: "#", onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); this.hooks.select(v.claim.uid); } }, describe(v.claim)),
+      h("div", null, v.says));
     $("delete-preview").replaceChildren(...present(
+      lost.length ? h("div.data-loss", { id: "delete-data-loss", role: "alert" },
+        h("p", null, h("b", null, `Data loss: ${counted(lost.length, "volume")} ${this.readOnly ? "would be" : "will be"} destroyed`),
+          ` with ${lost.length === 1 ? "its claim" : "their claims"}. The storage provider deletes the disk; nothing brings the data back.`),
+        h("ul", null, ...lost.map(volumeRow))) : null,
       h("p.summary", { id: "delete-summary" }, `${p.policy}: ${counted(n, "object")} ${this.readOnly ? "would" : "will"} be deleted`,
         p.orphaned?.length ? `, ${p.orphaned.length.toLocaleString("en-US")} orphaned` : "", p.kept?.length ? `, ${p.kept.length.toLocaleString("en-US")} kept` : "",
         p.waiting?.length ? `, ${p.waiting.length.toLocaleString("en-US")} ${this.readOnly ? "would" : "will"} wait on finalizers` : "", "."),
@@ -239,6 +258,11 @@ export class DeleteDialog {
         return el;
       })
         : [section("deleted", "Deleted", deleted)]),
+      storage.length ? h("details.pv.storage", { id: "delete-storage", open: true }, h("summary", null, `Storage of the other claims it deletes (${storage.length})`),
+        h("ul", null, ...storage.map(volumeRow))) : null,
+      behind.length ? h("details.pv.left-behind", { id: "delete-left-behind", open: true }, h("summary", null, `Left behind (${behind.length})`),
+        h("ul", null, ...behind.map((/** @type {any} */ l) => row({ object: l.object, reason: l.reason }, false)))) : null,
+      unread ? h("p.warn", { id: "delete-unread" }, `Storage not read: ${unread}`) : null,
       section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
       section("kept", "Kept: another owner holds them, or their reference is invalid", p.kept),
       section("waiting", "Will wait on other controllers' finalizers", p.waiting),
@@ -251,10 +275,15 @@ export class DeleteDialog {
     const typed = document.getElementById("delete-typed");
     if (!btn || !typed) return; // read-only: nothing to confirm
     const n = this.uid ? this.store.nodes.get(this.uid) : null;
+    // A delete that destroys data asks for one more deliberate step, as cloud consoles do:
+    // typing the object's namespace/name. So does one of many objects (its name).
+    const dataLoss = !!this.prediction && this.volumes.some((v) => v.verdict === "data-loss");
     const many = (this.prediction?.deleted?.length || 0) > TYPED_CONFIRM_OVER;
-    typed.hidden = !many;
-    if (n) $("delete-typed-name").textContent = n.name;
-    const ok = !!this.prediction && (!many || /** @type {HTMLInputElement} */ ($("delete-confirm-input")).value === n?.name);
+    typed.hidden = !many && !dataLoss;
+    typed.classList.toggle("data-loss", dataLoss);
+    const want = n ? (dataLoss && n.namespace ? `${n.namespace}/${n.name}` : n.name) : "";
+    if (n) $("delete-typed-name").textContent = want;
+    const ok = !!this.prediction && ((!many && !dataLoss) || /** @type {HTMLInputElement} */ ($("delete-confirm-input")).value === want);
     btn.disabled = !ok;
     btn.textContent = this.prediction ? `Delete (${this.policy})` : "Delete";
   }
