@@ -16,6 +16,7 @@ import (
 
 // Graph is what the explainer reads of the engine (*gc.GarbageCollector).
 type Graph interface {
+	Node(uid types.UID) (gc.NodeDetail, bool)
 	InNamespace(namespace string) []gc.NodeState
 	BeingDeleted() []gc.NodeState
 	PredictDelete(uid types.UID, policy metav1.DeletionPropagation) (gc.Prediction, bool)

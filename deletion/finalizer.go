@@ -8,6 +8,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/metadata"
 
 	"github.com/gcscope/gcscope/gc"
 )
@@ -64,6 +65,15 @@ func (x *Explainer) origin(ctx context.Context, ref gc.ObjectRef, f string) Fina
 
 // managedFields GETs ref's metadata, with its managedFields.
 func (x *Explainer) managedFields(ctx context.Context, ref gc.ObjectRef) ([]metav1.ManagedFieldsEntry, error) {
+	obj, err := x.metadataOf(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	return obj.ManagedFields, nil
+}
+
+// resourceOf is the metadata client of ref's resource (in its namespace).
+func (x *Explainer) resourceOf(ref gc.ObjectRef) (metadata.ResourceInterface, error) {
 	gv, err := schema.ParseGroupVersion(ref.APIVersion)
 	if err != nil {
 		return nil, err
@@ -72,17 +82,10 @@ func (x *Explainer) managedFields(ctx context.Context, ref gc.ObjectRef) ([]meta
 	if err != nil {
 		return nil, err
 	}
-	rc := x.metadata.Resource(m.Resource)
-	var obj *metav1.PartialObjectMetadata
 	if ref.Namespace != "" {
-		obj, err = rc.Namespace(ref.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
-	} else {
-		obj, err = rc.Get(ctx, ref.Name, metav1.GetOptions{})
+		return x.metadata.Resource(m.Resource).Namespace(ref.Namespace), nil
 	}
-	if err != nil {
-		return nil, err
-	}
-	return obj.ManagedFields, nil
+	return x.metadata.Resource(m.Resource), nil
 }
 
 // ownerOfFinalizer finds the managedFields entry that owns finalizer f: its fieldsV1 set

@@ -90,6 +90,15 @@ type fakeGraph struct {
 	sync    gc.SyncState
 }
 
+func (f *fakeGraph) Node(uid types.UID) (gc.NodeDetail, bool) {
+	for _, o := range f.objects {
+		if o.UID == uid {
+			return gc.NodeDetail{NodeState: o}, true
+		}
+	}
+	return gc.NodeDetail{}, false
+}
+
 func (f *fakeGraph) InNamespace(ns string) []gc.NodeState {
 	var out []gc.NodeState
 	for _, o := range f.objects {

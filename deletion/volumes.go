@@ -62,6 +62,8 @@ type Consequences struct {
 	// LeftBehind: what stays, with why (orphaned dependents, objects other owners hold,
 	// a StatefulSet's retained claims).
 	LeftBehind []LeftBehind `json:"leftBehind,omitempty"`
+	// Recreated: what it deletes that comes back, and who brings it back (recreated.go).
+	Recreated []Recreated `json:"recreated,omitempty"`
 	// Unread says what could not be read; what is here stands.
 	Unread string `json:"unread,omitempty"`
 }
@@ -107,6 +109,7 @@ func (x *Explainer) Consequences(ctx context.Context, p gc.Prediction, visible V
 	for _, o := range p.Kept {
 		c.LeftBehind = append(c.LeftBehind, LeftBehind{Object: o.Object, Reason: "another owner holds it: " + o.Reason})
 	}
+	c.Recreated = x.recreated(ctx, p, visible)
 	deleted := map[string]bool{}
 	var claims, sets []gc.ObjectRef
 	for _, d := range p.Deleted {

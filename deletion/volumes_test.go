@@ -44,7 +44,9 @@ func TestStorageGoesWithTheClaims(t *testing.T) {
 		if _, err := e.client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { e.client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			e.client.CoreV1().PersistentVolumes().Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
 	}
 	statefulSet := func(name string, whenDeleted appsv1.PersistentVolumeClaimRetentionPolicyType) *appsv1.StatefulSet {
 		t.Helper()

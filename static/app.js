@@ -3629,7 +3629,7 @@ var DeleteDialog = class {
       if (seq !== this.seq) return;
       this.prediction = res.prediction;
       this.volumes = res.volumes || [];
-      this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "", this.volumes, res.leftBehind || [], res.unread || "");
+      this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "", this.volumes, res.leftBehind || [], res.unread || "", res.recreated || []);
     } catch (e) {
       if (seq !== this.seq) return;
       this.showError(e);
@@ -3643,8 +3643,9 @@ var DeleteDialog = class {
    * @param {any[]} [volumes] what becomes of the storage of the claims it deletes, data loss first
    * @param {any[]} [leftBehind] what stays, and why
    * @param {string} [unread] what of the storage could not be read
+   * @param {any[]} [recreated] what it deletes that comes back, and who brings it back
    */
-  showPrediction(p, hidden, refusal, volumes = [], leftBehind = [], unread = "") {
+  showPrediction(p, hidden, refusal, volumes = [], leftBehind = [], unread = "", recreated = []) {
     const m = /* @__PURE__ */ new Map();
     for (const d of p.deleted || []) m.set(d.object.uid, "deleted");
     for (const d of p.orphaned || []) m.set(d.object.uid, "orphaned");
@@ -3737,6 +3738,12 @@ var DeleteDialog = class {
         if (el) el.dataset.step = String(step);
         return el;
       }) : [section("deleted", "Deleted", deleted)],
+      recreated.length ? h(
+        "details.pv.recreated",
+        { id: "delete-recreated", open: true },
+        h("summary", null, `Comes back (${recreated.length}): its controller stays and replaces it`),
+        h("ul", null, ...recreated.map((r) => row({ object: r.object, reason: r.says }, false)))
+      ) : null,
       storage.length ? h(
         "details.pv.storage",
         { id: "delete-storage", open: true },

@@ -27,7 +27,8 @@ func TestTheDialogWarnsOfDataLossFirst(t *testing.T) {
     volumes: [
       { claim: claim("data-db-0", "c0"), volume: "pvc-3f1c", verdict: "data-loss", says: "data loss: once the claim is gone, the PV controller deletes PersistentVolume pvc-3f1c and the storage provider deletes the volume (10Gi, StorageClass standard, driver ebs.csi.aws.com, volume vol-0a1b2c)" },
       { claim: claim("logs-db-0", "c1"), volume: "pvc-77aa", verdict: "retained", says: "kept: PersistentVolume pvc-77aa (1Gi) stays, Released, with its data" }],
-    leftBehind: [{ object: claim("cache-db-0", "c2"), reason: "StatefulSet db keeps its claims when deleted" }] };
+    leftBehind: [{ object: claim("cache-db-0", "c2"), reason: "StatefulSet db keeps its claims when deleted" }],
+    recreated: [{ object: { apiVersion: "v1", kind: "Pod", namespace: "shop", name: "db-0", uid: "p0" }, by: sts, says: "StatefulSet db will create the Pod again, with the same name" }] };
   window.fetch = async (url) => String(url).endsWith("/delete")
     ? new Response(JSON.stringify(answer), { headers: { "Content-Type": "application/json" } })
     : new Promise(() => {});
@@ -47,13 +48,13 @@ func TestTheDialogWarnsOfDataLossFirst(t *testing.T) {
   const preview = document.getElementById("delete-preview");
   while (!document.getElementById("delete-summary")) await new Promise((r) => setTimeout(r, 10));
   return { first: preview.firstElementChild?.id || "", warning: document.getElementById("delete-data-loss")?.textContent || "",
-    storage: document.getElementById("delete-storage")?.textContent || "", behind: document.getElementById("delete-left-behind")?.textContent || "",
+    storage: document.getElementById("delete-storage")?.textContent || "", back: document.getElementById("delete-recreated")?.textContent || "", behind: document.getElementById("delete-left-behind")?.textContent || "",
     typed: !document.getElementById("delete-typed").hidden, want: document.getElementById("delete-typed-name").textContent,
     disabled: document.getElementById("delete-confirm").disabled };
 })()`
 	type state struct {
-		First, Warning, Storage, Behind, Want string
-		Typed, Disabled                     bool
+		First, Warning, Storage, Back, Behind, Want string
+		Typed, Disabled                             bool
 	}
 	got, err := chromedp.Run(ctx, chromedp.Evaluate[state](setup, chromedp.EvalAwaitPromise))
 	if err != nil {
@@ -69,6 +70,9 @@ func TestTheDialogWarnsOfDataLossFirst(t *testing.T) {
 	}
 	if !strings.Contains(got.Storage, "pvc-77aa") || !strings.Contains(got.Behind, "cache-db-0") {
 		t.Errorf("storage %q and left behind %q: want the retained volume and the claim that stays", got.Storage, got.Behind)
+	}
+	if !strings.Contains(got.Back, "will create the Pod again") {
+		t.Errorf("comes back %q: want the controller's line", got.Back)
 	}
 	if !got.Typed || got.Want != "shop/db" || !got.Disabled {
 		t.Errorf("confirm: typed shown %v asking %q, button disabled %v; want namespace/name asked and Delete disabled", got.Typed, got.Want, got.Disabled)

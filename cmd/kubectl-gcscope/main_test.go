@@ -211,6 +211,8 @@ func TestGolden(t *testing.T) {
 		// what a delete does to storage: a disk destroyed with its claim, a claim left behind.
 		{"predict_statefulset_data_loss", []string{"predict", "statefulset/db"}},
 		{"predict_statefulset_retained", []string{"predict", "sts/archive"}},
+		// what comes back: a Pod its ReplicaSet replaces.
+		{"predict_pod_comes_back", []string{"predict", "pod/web-7d9-a"}},
 		// a namespace: why it is still Terminating, and a delete's prediction of all its
 		// content in the namespace controller's order.
 		{"why_namespace", []string{"why", "ns/" + goneNS}},

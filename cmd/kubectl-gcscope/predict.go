@@ -159,6 +159,13 @@ func renderPrediction(p gc.Prediction, c deletion.Consequences, cascade string, 
 	}
 	section("orphan", " (they stay, without their reference to it)", p.Orphaned, func(po gc.PredictedObject) (string, severity) { return po.Reason, sevBusy })
 	section("keep", " (another owner holds them, or their reference is invalid)", p.Kept, func(po gc.PredictedObject) (string, severity) { return po.Reason, sevBusy })
+	if len(c.Recreated) > 0 {
+		verb := map[bool]string{true: "comes back (its controller stays and replaces it)", false: "come back (their controllers stay and replace them)"}[len(c.Recreated) == 1]
+		fmt.Fprintf(&b, "\n%s %s:\n", counted(len(c.Recreated), "object"), verb)
+		for _, r := range c.Recreated {
+			fmt.Fprintf(&b, "  %s  %s\n", displayName(r.Object), paint.sev(sevBusy, r.Says))
+		}
+	}
 	renderLeftBehind(&b, p, c, paint)
 	if len(p.TargetWaitsFor) > 0 {
 		fmt.Fprintf(&b, "\n%s stays (deleting dependents) until these holds are released:\n", displayName(p.Target))

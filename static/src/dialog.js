@@ -168,7 +168,7 @@ export class DeleteDialog {
       if (seq !== this.seq) return;
       this.prediction = res.prediction; // a refusal warns: the apiserver decides the delete itself
       this.volumes = res.volumes || [];
-      this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "", this.volumes, res.leftBehind || [], res.unread || "");
+      this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "", this.volumes, res.leftBehind || [], res.unread || "", res.recreated || []);
     } catch (e) {
       if (seq !== this.seq) return;
       this.showError(e);
@@ -183,8 +183,9 @@ export class DeleteDialog {
    * @param {any[]} [volumes] what becomes of the storage of the claims it deletes, data loss first
    * @param {any[]} [leftBehind] what stays, and why
    * @param {string} [unread] what of the storage could not be read
+   * @param {any[]} [recreated] what it deletes that comes back, and who brings it back
    */
-  showPrediction(p, hidden, refusal, volumes = [], leftBehind = [], unread = "") {
+  showPrediction(p, hidden, refusal, volumes = [], leftBehind = [], unread = "", recreated = []) {
     /** @type {Map<string, PreviewKind>} */
     const m = new Map();
     for (const d of p.deleted || []) m.set(d.object.uid, "deleted");
@@ -258,6 +259,8 @@ export class DeleteDialog {
         return el;
       })
         : [section("deleted", "Deleted", deleted)]),
+      recreated.length ? h("details.pv.recreated", { id: "delete-recreated", open: true }, h("summary", null, `Comes back (${recreated.length}): its controller stays and replaces it`),
+        h("ul", null, ...recreated.map((/** @type {any} */ r) => row({ object: r.object, reason: r.says }, false)))) : null,
       storage.length ? h("details.pv.storage", { id: "delete-storage", open: true }, h("summary", null, `Storage of the other claims it deletes (${storage.length})`),
         h("ul", null, ...storage.map(volumeRow))) : null,
       behind.length ? h("details.pv.left-behind", { id: "delete-left-behind", open: true }, h("summary", null, `Left behind (${behind.length})`),
