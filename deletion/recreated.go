@@ -11,7 +11,7 @@ import (
 	"github.com/gcscope/gcscope/gc"
 )
 
-// What comes back: a deleted object whose controller (its owner reference marked
+// What comes back: a deleted object that a GitOps tool keeps in sync (gitops.go), or whose controller (its owner reference marked
 // controller: true) stays makes a replacement, as workload controllers keep their
 // replicas: a ReplicaSet's, a StatefulSet's, a DaemonSet's or a ReplicationController's
 // Pod, an unfinished Job's Pod, a Deployment's current ReplicaSet. A CronJob's Jobs are not
@@ -74,6 +74,13 @@ func (x *Explainer) recreated(ctx context.Context, p gc.Prediction, visible Visi
 			}
 			out = append(out, Recreated{Object: d.Object, By: owner.ObjectRef, Says: text})
 		}
+	}
+	for _, g := range x.gitOps(ctx, p) {
+		if !visible.sees(g.By) { // what syncs it is not the reader's to see; that it comes back is
+			g.By = gc.ObjectRef{APIVersion: g.By.APIVersion, Kind: g.By.Kind}
+			g.Says = "a GitOps source you may not read (" + g.By.Kind + ", by its labels) may apply it again"
+		}
+		out = append(out, g)
 	}
 	return out
 }
