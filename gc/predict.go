@@ -24,7 +24,10 @@ type PredictedObject struct {
 // the engine's graph as the collector would act on it.
 type Prediction struct {
 	Target ObjectRef `json:"target"`
-	Policy string    `json:"policy"`
+	// Targets, for a delete of several objects at once, are all of them (Target is the
+	// first).
+	Targets []ObjectRef `json:"targets,omitempty"`
+	Policy  string      `json:"policy"`
 	// Deleted: the target and what goes with it.
 	Deleted []PredictedObject `json:"deleted"`
 	// Orphaned: dependents that stay, with their reference to the target removed.
@@ -44,21 +47,55 @@ type Prediction struct {
 // PredictDelete predicts the effect of deleting uid with policy. False if the graph does
 // not hold an observed object of that uid.
 func (gc *GarbageCollector) PredictDelete(uid types.UID, policy metav1.DeletionPropagation) (Prediction, bool) {
+	p, missing := gc.PredictDeleteSet([]types.UID{uid}, policy)
+	return p, len(missing) == 0
+}
+
+// PredictDeleteSet predicts the effect of deleting all of uids at once with policy, as
+// the collector acts when they are deleted together: an object goes when none of its
+// owners outside everything that goes still holds it, and what the Orphan policy orphans
+// is what the targets own and do not delete themselves. Target is the first of them;
+// Targets lists them all. missing are the uids the graph holds no observed object of
+// (left out).
+func (gc *GarbageCollector) PredictDeleteSet(uids []types.UID, policy metav1.DeletionPropagation) (p Prediction, missing []types.UID) {
 	gc.graph.mu.RLock()
 	defer gc.graph.mu.RUnlock()
-	target, ok := gc.graph.read(uid)
-	if !ok || target.virtual {
-		return Prediction{}, false
+	going := map[*node]string{}
+	var targets []*node
+	for _, uid := range uids {
+		n, ok := gc.graph.read(uid)
+		if !ok || n.virtual {
+			missing = append(missing, uid)
+			continue
+		}
+		if _, dup := going[n]; !dup {
+			going[n] = "the target"
+			targets = append(targets, n)
+		}
 	}
-	p := Prediction{Target: refOf(target.identity), Policy: string(policy)}
+	if len(targets) == 0 {
+		return Prediction{}, missing
+	}
+	p = Prediction{Target: refOf(targets[0].identity), Policy: string(policy)}
+	if len(targets) > 1 {
+		for _, t := range targets {
+			p.Targets = append(p.Targets, refOf(t.identity))
+		}
+	}
 	predicted := func(n *node, reason string) PredictedObject {
 		return PredictedObject{Object: refOf(n.identity), Reason: reason, Finalizers: HeldBy(n.finalizers)}
 	}
 
-	going := map[*node]string{target: "the target"}
 	if policy == metav1.DeletePropagationOrphan {
-		for _, d := range target.dependentList() {
-			p.Orphaned = append(p.Orphaned, predicted(d, "its reference to "+describeNode(target)+" is removed"))
+		orphaned := map[*node]bool{}
+		for _, t := range targets {
+			for _, d := range t.dependentList() {
+				if _, in := going[d]; in || orphaned[d] {
+					continue
+				}
+				orphaned[d] = true
+				p.Orphaned = append(p.Orphaned, predicted(d, "its reference to "+describeNode(t)+" is removed"))
+			}
 		}
 	} else {
 		// Grow the set of objects that go until it is stable: a dependent goes when none
@@ -98,12 +135,18 @@ func (gc *GarbageCollector) PredictDelete(uid types.UID, policy metav1.DeletionP
 		}
 	}
 	if policy == metav1.DeletePropagationForeground {
-		p.TargetWaitsFor = heldBlockers(target, going, map[*node]bool{})
-		if steps, ok := foregroundSteps(target, going); ok {
+		seen := map[*node]bool{}
+		for _, t := range targets {
+			p.TargetWaitsFor = append(p.TargetWaitsFor, heldBlockers(t, going, seen)...)
+		}
+		if steps, ok := foregroundSteps(going); ok {
 			for i := range p.Deleted {
 				p.Deleted[i].Step = steps[p.Deleted[i].Object.UID]
 			}
-			p.Order = fmt.Sprintf("the objects nothing waits on first (step 1), then each owner once its blocking dependents are gone, %s last (step %d)", describeNode(target), steps[target.identity.UID])
+			p.Order = fmt.Sprintf("the objects nothing waits on first (step 1), then each owner once its blocking dependents are gone, %s last (step %d)", describeNode(targets[0]), steps[targets[0].identity.UID])
+			if len(targets) > 1 {
+				p.Order = "the objects nothing waits on first (step 1), then each owner once its blocking dependents are gone, each target once what it waits on is"
+			}
 		}
 	}
 	for _, list := range [][]PredictedObject{p.Deleted, p.Orphaned, p.Kept, p.Waiting, p.TargetWaitsFor} {
@@ -111,16 +154,16 @@ func (gc *GarbageCollector) PredictDelete(uid types.UID, policy metav1.DeletionP
 			return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(a.Object.UID, b.Object.UID))
 		})
 	}
-	return p, true
+	return p, missing
 }
 
-// foregroundSteps orders the removals of a foreground deletion of target, in which every
+// foregroundSteps orders the removals of a foreground deletion, in which every
 // object that goes is deleted in the foreground (its owner waits for its dependents, as
 // upstream's attemptToDeleteItem does): an object is removed once its blocking dependents
 // (blockOwnerDeletion) are, so its step is one more than theirs; an object that waits for
 // none goes at step 1. False on a cycle of blocking references (no order then). Requires
 // graph.mu.
-func foregroundSteps(target *node, going map[*node]string) (map[types.UID]int, bool) {
+func foregroundSteps(going map[*node]string) (map[types.UID]int, bool) {
 	steps := make(map[types.UID]int, len(going))
 	visiting := map[*node]bool{}
 	var step func(n *node) (int, bool)
