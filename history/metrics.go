@@ -51,7 +51,7 @@ func newMetrics() *metrics {
 		}),
 		bytes: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "gcscope_history_database_bytes",
-			Help: "Bytes the history database holds (its file, less free pages).",
+			Help: "Bytes the history database's files take on disk (the database, its write-ahead log and the log's index), what --history-max-size bounds.",
 		}),
 		checkpoints: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "gcscope_history_checkpoints_total",

@@ -412,6 +412,7 @@ func (r *Recorder) seed(ctx context.Context) {
 		// that the new one can start (the last segment is what a full database gives up
 		// last). A full disk keeps it: dropping it would not be the user's bound.
 		if derr := r.dropAll(ctx); derr == nil {
+			r.s.settleWAL(ctx)
 			err = write()
 		}
 	}
@@ -541,14 +542,16 @@ func (r *Recorder) writeBlock(ctx context.Context) error {
 	return nil
 }
 
-// afterWrite updates the size and, past the size bound's high-water mark, makes room.
+// afterWrite empties the write-ahead log when it is due, updates the size and, past the
+// high-water mark of the database's share of the size bound, makes room.
 func (r *Recorder) afterWrite(ctx context.Context) {
+	r.s.settleWAL(ctx)
+	r.s.noteSize()
 	used, err := r.s.used(ctx)
 	if err != nil {
 		return
 	}
-	r.s.noteSize(used)
-	if capacity := r.s.opts.MaxSize; capacity > 0 && used > capacity*highWater/100 {
+	if capacity := r.s.dbMax; capacity > 0 && used > capacity*highWater/100 {
 		r.pruneSize(ctx, used)
 	}
 	if st := r.s.status.Load(); st.State == StateRecording && st.Seq != r.recordedSeq {
@@ -595,9 +598,8 @@ func (r *Recorder) describe(err error) string {
 	retry := fmt.Sprintf("gcscope tries again every %s; the engine is not affected", r.o.RetryInterval)
 	if isFull(err) {
 		if r.atCap() {
-			used, _ := r.s.used(context.Background())
-			return fmt.Sprintf("the history database is at its size cap (%s in use of %s) and dropping the oldest recording did not make room for the next write; raise --history-max-size; %s",
-				bytesText(used), bytesText(r.s.opts.MaxSize), retry)
+			return fmt.Sprintf("the history database is at its size cap (%s on disk of %s) and dropping the oldest recording did not make room for the next write; raise --history-max-size; %s",
+				bytesText(r.s.onDisk()), bytesText(r.s.opts.MaxSize), retry)
 		}
 		return fmt.Sprintf("the disk holding the history database is full (%v); free some space; %s", err, retry)
 	}
@@ -607,7 +609,7 @@ func (r *Recorder) describe(err error) string {
 // atCap reports whether a "full" write hit the size bound rather than a full disk: the disk
 // still has more room than the bound has left.
 func (r *Recorder) atCap() bool {
-	capacity := r.s.opts.MaxSize
+	capacity := r.s.dbMax
 	if capacity <= 0 {
 		return false
 	}
@@ -648,11 +650,13 @@ func (s *Store) noteWritten(n int64, t int64, checkpoint bool) {
 	s.held.Unlock()
 }
 
-func (s *Store) noteSize(used int64) {
+// noteSize measures the disk the recording's files take, for Status and the metrics.
+func (s *Store) noteSize() {
+	n := s.onDisk()
 	s.held.Lock()
-	s.held.bytes = used
+	s.held.bytes = n
 	s.held.Unlock()
-	s.metrics.bytes.Set(float64(used))
+	s.metrics.bytes.Set(float64(n))
 }
 
 // endSession writes that the session ran until now: it was recording, through a quiet

@@ -9,10 +9,11 @@ import (
 // Retention drops whole segments, oldest first: a segment is a checkpoint and the events
 // after it up to the next checkpoint, so what is left can always be rebuilt. By age: every
 // segment that ends before the cutoff (a segment is dropped once the checkpoint after it
-// is older than --history-max-age). By size: past highWater percent of the size bound,
-// segments go until the database holds less than lowWater percent; SQLite reuses the
-// freed pages. The segment being written is never dropped: when it alone fills the
-// database, the Recorder writes a checkpoint early, which ends it.
+// is older than --history-max-age). By size: past highWater percent of the database's
+// share of the size bound (dbMax, disk.go), segments go until it holds less than
+// lowWater percent; SQLite reuses the freed pages. The segment being written is never
+// dropped: when it alone fills the database, the Recorder writes a checkpoint early,
+// which ends it.
 
 const (
 	highWater = 90
@@ -21,7 +22,7 @@ const (
 
 // pruneSize makes room under the size bound.
 func (r *Recorder) pruneSize(ctx context.Context, used int64) {
-	limit := r.s.opts.MaxSize * lowWater / 100
+	limit := r.s.dbMax * lowWater / 100
 	for used > limit {
 		cps, err := r.w.oldestCheckpoints(ctx, 2)
 		if err != nil {
@@ -40,10 +41,11 @@ func (r *Recorder) pruneSize(ctx context.Context, used int64) {
 			r.s.log.Warn("history: size retention failed", "err", err)
 			return
 		}
+		r.s.settleWAL(ctx) // (what a drop writes goes through the log too)
+		r.s.noteSize()
 		if used, err = r.s.used(ctx); err != nil {
 			return
 		}
-		r.s.noteSize(used)
 	}
 }
 
@@ -71,9 +73,8 @@ func (r *Recorder) pruneAge(ctx context.Context) error {
 	if _, err := r.s.w.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
 		return err
 	}
-	if used, err := r.s.used(ctx); err == nil {
-		r.s.noteSize(used)
-	}
+	r.s.settleWAL(ctx)
+	r.s.noteSize()
 	return nil
 }
 

@@ -24,7 +24,8 @@ type Status struct {
 	// rebuild to its newest event.
 	Oldest time.Time `json:"oldest,omitzero"`
 	Newest time.Time `json:"newest,omitzero"`
-	// Events is how many events it holds; Bytes the database's size in use.
+	// Events is how many events it holds; Bytes the disk its files take (the database,
+	// its write-ahead log and the log's index), what MaxBytes bounds.
 	Events int64 `json:"events"`
 	Bytes  int64 `json:"bytes"`
 	// MaxBytes and MaxAge are the retention bounds (0: none).

@@ -29,8 +29,9 @@ const schemaVersion = 1
 type Options struct {
 	// Dir holds the database (DBFile); made if missing.
 	Dir string
-	// MaxSize bounds the database file, in bytes: retention drops the oldest recording to
-	// stay under it, and a write that would pass it pauses the recording. 0: no bound.
+	// MaxSize bounds the disk the recording takes, in bytes: the database, its write-ahead
+	// log and the log's index (disk.go). Retention drops the oldest recording to stay
+	// under it, and a write that would pass it pauses the recording. 0: no bound.
 	MaxSize int64
 	// MaxAge drops what is older (a segment at a time: a checkpoint and the events up to
 	// the next one). 0: kept until MaxSize needs the room.
@@ -53,13 +54,16 @@ type Store struct {
 	r        *sql.DB // readers
 	pageSize int64
 	metrics  *metrics
+	// dbMax is what the database's pages may take of MaxSize, walMark the write-ahead
+	// log's size past which the writer empties it (disk.go); 0: no bound.
+	dbMax, walMark int64
 
 	status atomic.Pointer[Status]
 	// held are the totals of what the database holds, kept by the writer.
 	held struct {
 		sync.Mutex
 		events int64
-		bytes  int64 // the database's size in use
+		bytes  int64 // the disk its files take
 		oldest int64 // unix ns of the oldest checkpoint (the first rebuildable moment); 0: none
 		newest int64 // unix ns of the newest event or checkpoint
 	}
@@ -161,13 +165,18 @@ func (s *Store) open() error {
 	if err := s.migrate(ctx); err != nil {
 		return err
 	}
-	if s.opts.MaxSize > 0 {
+	if s.dbMax, s.walMark = budget(s.opts.MaxSize, s.pageSize); s.dbMax > 0 {
 		// The hard bound: a write that needs more pages fails (SQLITE_FULL) and pauses the
-		// recording. Retention keeps well under it.
-		pages := max(s.opts.MaxSize/s.pageSize, 16)
+		// recording. Retention keeps well under it. The log's file is cut back to its mark
+		// whenever SQLite starts it again.
+		pages := max(s.dbMax/s.pageSize, 16)
 		if _, err := s.w.ExecContext(ctx, "PRAGMA max_page_count="+strconv.FormatInt(pages, 10)); err != nil {
 			return err
 		}
+		if _, err := s.w.ExecContext(ctx, "PRAGMA journal_size_limit="+strconv.FormatInt(s.walMark, 10)); err != nil {
+			return err
+		}
+		s.settleWAL(ctx) // a log left large by an earlier run
 	}
 	if s.r, err = openDB(s.opts.Driver, s.path, 4, "PRAGMA busy_timeout=10000", "PRAGMA query_only=1", "PRAGMA cache_size=-16384"); err != nil {
 		return err
@@ -213,14 +222,10 @@ func (s *Store) loadTotals(ctx context.Context) error {
 	if err := s.w.QueryRowContext(ctx, `SELECT MIN(time), MAX(time) FROM checkpoints`).Scan(&oldest, &newestCheckpoint); err != nil {
 		return err
 	}
-	used, err := s.used(ctx)
-	if err != nil {
-		return err
-	}
 	s.held.Lock()
 	s.held.events, s.held.oldest, s.held.newest = events.Int64, oldest.Int64, max(newestEvent.Int64, newestCheckpoint.Int64)
 	s.held.Unlock()
-	s.noteSize(used)
+	s.noteSize()
 	return nil
 }
 
@@ -238,7 +243,8 @@ func (s *Store) Close() error {
 // Path is the database file.
 func (s *Store) Path() string { return s.path }
 
-// used is how many bytes the database's pages hold (its file size less its free pages).
+// used is how many bytes the database's pages hold (its size less its free pages), what
+// retention weighs against dbMax; onDisk (disk.go) is what its files take.
 func (s *Store) used(ctx context.Context) (int64, error) {
 	var pages, free int64
 	if err := s.w.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {

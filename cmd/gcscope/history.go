@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,14 +21,15 @@ const historyStopTimeout = 5 * time.Second
 // startHistory opens the recording and records the engine's feed into it until stop is
 // called. The directory is --history-dir, else <dataDir>/history (the embedded cluster's
 // data dir, or --data-dir), else a temporary one removed by stop; with several contexts,
-// each context's is sub in that directory.
+// each context's is sub (its name as pathSegment writes it) in that directory, made
+// caseSafe.
 func startHistory(cfg *config, dataDir, sub string, engine *gc.GarbageCollector, log *slog.Logger, stdout io.Writer) (_ *history.Store, stop func(), err error) {
 	dir, cleanup := cfg.historyDir, func() {}
-	switch {
+	switch seg := caseSafe(sub); {
 	case dir != "":
-		dir = filepath.Join(dir, sub)
+		dir = filepath.Join(dir, seg)
 	case dataDir != "":
-		dir = filepath.Join(dataDir, "history", sub)
+		dir = filepath.Join(dataDir, "history", seg)
 	default:
 		if dir, err = os.MkdirTemp("", "gcscope-history-"); err != nil {
 			return nil, nil, err
@@ -67,6 +70,27 @@ func startHistory(cfg *config, dataDir, sub string, engine *gc.GarbageCollector,
 		store.Close()
 		cleanup()
 	}, nil
+}
+
+// caseSafe keeps a context's directory its own on a file system that ignores case (macOS's
+// by default), where "Prod" and "prod" would name one directory and two engines would
+// write one recording. seg is the name as pathSegment writes it: letters, digits, a few
+// marks and %XX escapes (upper-case hex), never a comma. A name with an upper-case letter
+// (outside the escapes) gets a comma and 8 hex digits of the SHA-256 of its exact
+// spelling; a name with none keeps its directory, so that no earlier recording moves.
+// Two names that differ only in case thus never share a directory, and a name with a
+// suffix never matches one without (which has no comma).
+func caseSafe(seg string) string {
+	for i := 0; i < len(seg); i++ {
+		switch c := seg[i]; {
+		case c == '%':
+			i += 2 // an escape's hex digits are pathSegment's, not the name's
+		case 'A' <= c && c <= 'Z':
+			sum := sha256.Sum256([]byte(seg))
+			return seg + "," + hex.EncodeToString(sum[:4])
+		}
+	}
+	return seg
 }
 
 // resourceText says a byte count the way --history-max-size takes it.

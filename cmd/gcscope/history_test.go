@@ -50,6 +50,44 @@ func TestHistoryFlags(t *testing.T) {
 	}
 }
 
+// TestContextHistoryDirs: with several contexts, each records in a directory named for it
+// (pathSegment, then caseSafe). A name without an upper-case letter keeps the directory
+// it had (an earlier recording stays where it is), escapes included; one with an
+// upper-case letter gets a suffix, so that names differing only in case never share a
+// directory on a file system that ignores case (macOS's), nor does a suffixed name
+// share one with a name that looks like its suffix.
+func TestContextHistoryDirs(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"", ""}, // one cluster: the history directory itself
+		{"prod", "prod"},
+		{"kind-dev_2", "kind-dev_2"},
+		{"arn:aws:eks:eu-west-1:123456789012:cluster/prod", "arn:aws:eks:eu-west-1:123456789012:cluster%2Fprod"}, // %2F: an escape, not a letter
+		{"gke_my-project_europe-west1_prod", "gke_my-project_europe-west1_prod"},
+		{"a/b", "a%2Fb"},
+		{"../up", "..%2Fup"},
+		{"..", "context-.."}, // (fleet.Contexts refuses . and ..: a URL cannot name them)
+		{"café", "caf%C3%A9"},
+		{"Prod", "Prod,5f56359e"},
+		{"PROD", "PROD,e3c83459"},
+		{"A/b", "A%2Fb,cab263ec"},
+	} {
+		if got := caseSafe(pathSegment(c.name)); got != c.want {
+			t.Errorf("the directory of context %q: %q, want %q", c.name, got, c.want)
+		}
+	}
+	// Pairs that a file system ignoring case would otherwise see as one directory.
+	for _, pair := range [][2]string{
+		{"Prod", "prod"}, {"Prod", "PROD"}, {"Prod", "pROD"}, {"A/b", "a/b"}, {"CAFÉ", "café"},
+		{"Prod", "prod,5f56359e"}, // a lower-case name spelled like another's suffix
+		{strings.Repeat("Long", 40), strings.Repeat("long", 40)},
+	} {
+		a, b := caseSafe(pathSegment(pair[0])), caseSafe(pathSegment(pair[1]))
+		if strings.EqualFold(a, b) {
+			t.Errorf("contexts %q and %q record in %q and %q: one directory where case is ignored", pair[0], pair[1], a, b)
+		}
+	}
+}
+
 // historyPage is the part of GET /api/v1/history the test reads.
 type historyPage struct {
 	Events []struct {
