@@ -190,6 +190,8 @@ func writeAction(r *http.Request) string {
 	switch {
 	case strings.HasSuffix(r.URL.Path, "/delete"):
 		return "delete"
+	case strings.HasSuffix(r.URL.Path, "/deletions"):
+		return "deleteSet"
 	case strings.HasSuffix(r.URL.Path, "/slow-motion"):
 		return "slowMotion"
 	case strings.HasSuffix(r.URL.Path, "/play"):

@@ -118,6 +118,10 @@ func (s *Server) clusterRoutes(r chi.Router) {
 			r.Get("/history/cascades", s.handleHistoryCascades) // cascades, newest first (?uid=: those an object was in)
 		})
 
+		// Several objects predicted together and deleted with one confirmation.
+		r.With(noQuery, s.requireEngine, s.withVisibility, middleware.RequestSize(maxSetBodyBytes), s.guardWrite).
+			Post("/deletions", s.handleDeleteSet) // {uids, propagationPolicy, dryRun} (deletions_set.go)
+
 		// The scenario player: on the embedded cluster only.
 		r.Route("/scenarios", s.scenarioRoutes)
 		// One object; it serves a write, so objectCtx checks permissions itself.

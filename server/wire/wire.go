@@ -175,6 +175,56 @@ func ParseDeleteRequest(body io.Reader) (DeleteRequest, *Error) {
 	return req, &Error{Message: fmt.Sprintf("propagationPolicy %q is not one of the allowed values", req.PropagationPolicy), Allowed: Policies}
 }
 
+// MaxSetObjects bounds the objects one POST /api/v1/deletions names.
+const MaxSetObjects = 5000
+
+// DeleteSetRequest is the body of POST /api/v1/deletions: several objects, by uid,
+// predicted together and, unless DryRun, deleted with one confirmation.
+type DeleteSetRequest struct {
+	UIDs              []string `json:"uids"`
+	PropagationPolicy string   `json:"propagationPolicy"`
+	DryRun            bool     `json:"dryRun"`
+}
+
+// ParseDeleteSetRequest decodes and validates a set delete: uids (1 to MaxSetObjects, each
+// once, none empty), the policy, and dryRun, required as for one object.
+func ParseDeleteSetRequest(body io.Reader) (DeleteSetRequest, *Error) {
+	const want = `; want {"uids": ["…"], "propagationPolicy": "Background|Foreground|Orphan", "dryRun": true|false}`
+	var raw struct {
+		UIDs              []string `json:"uids"`
+		PropagationPolicy string   `json:"propagationPolicy"`
+		DryRun            *bool    `json:"dryRun"`
+	}
+	if err := decodeOne(body, &raw, "uids", "propagationPolicy", "dryRun"); err != nil {
+		return DeleteSetRequest{}, &Error{Message: err.Error() + want}
+	}
+	req := DeleteSetRequest{UIDs: raw.UIDs, PropagationPolicy: raw.PropagationPolicy}
+	if raw.DryRun == nil {
+		return req, &Error{Message: `body: "dryRun" is required (true predicts, false deletes)` + want}
+	}
+	req.DryRun = *raw.DryRun
+	switch {
+	case len(req.UIDs) == 0:
+		return req, &Error{Message: `body: "uids" names no object` + want}
+	case len(req.UIDs) > MaxSetObjects:
+		return req, &Error{Message: fmt.Sprintf("body: %d uids, more than the %d one request may name", len(req.UIDs), MaxSetObjects)}
+	}
+	seen := make(map[string]bool, len(req.UIDs))
+	for _, u := range req.UIDs {
+		if u == "" || len(u) > 128 {
+			return req, &Error{Message: fmt.Sprintf("body: uid %q is not a uid", clip(u, 64))}
+		}
+		if seen[u] {
+			return req, &Error{Message: fmt.Sprintf("body: uid %q given twice", clip(u, 64))}
+		}
+		seen[u] = true
+	}
+	if !slices.Contains(Policies, req.PropagationPolicy) {
+		return req, &Error{Message: fmt.Sprintf("propagationPolicy %q is not one of the allowed values", req.PropagationPolicy), Allowed: Policies}
+	}
+	return req, nil
+}
+
 // SlowMotionRequest is the body of POST /api/v1/slow-motion.
 type SlowMotionRequest struct {
 	Enabled *bool `json:"enabled"`

@@ -1,0 +1,140 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/deletion"
+	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/wire"
+)
+
+// Several objects deleted with one confirmation (the page's multi-select): predicted
+// together, as the collector acts when they all go at once, then deleted one by one, each
+// with its UID precondition and its own audit line.
+
+// maxSetBodyBytes bounds a set delete's body: wire.MaxSetObjects uids.
+const maxSetBodyBytes = 512 << 10
+
+// setEngine is an engine that predicts sets (*gc.GarbageCollector).
+type setEngine interface {
+	PredictDeleteSet([]types.UID, metav1.DeletionPropagation) (gc.Prediction, []types.UID)
+}
+
+// deleteSetResponse is a set's predicted effect and, unless dry run, each delete's outcome.
+type deleteSetResponse struct {
+	DryRun     bool          `json:"dryRun"`
+	Prediction gc.Prediction `json:"prediction"`
+	Hidden     int           `json:"hidden,omitempty"`
+	// Missing are the uids asked for that the graph does not hold (or the user may not see).
+	Missing []string `json:"missing,omitempty"`
+	deletion.Consequences
+	// Refusals, on a dry run made as the user, are the targets a server-side dry run
+	// refused, with its message.
+	Refusals []setOutcome `json:"refusals,omitempty"`
+	// Outcomes, unless dry run, are each target's delete: "deletion started" or its error.
+	Outcomes []setOutcome `json:"outcomes,omitempty"`
+	Result   string       `json:"result"`
+}
+
+type setOutcome struct {
+	Object gc.ObjectRef `json:"object"`
+	Result string       `json:"result,omitempty"`
+	Error  string       `json:"error,omitempty"`
+}
+
+func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
+	entry := entryFor(r, "deleteSet")
+	fail := func(status int, e *apiError) { s.refuseWrite(w, entry, status, e) }
+	req, perr := wire.ParseDeleteSetRequest(r.Body)
+	if perr != nil {
+		entry.Unparsable = true
+		fail(http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: perr.Message, Allowed: perr.Allowed})
+		return
+	}
+	entry.Policy, entry.DryRun = req.PropagationPolicy, &req.DryRun
+	policy := metav1.DeletionPropagation(req.PropagationPolicy)
+	if s.opts.ReadOnly && !req.DryRun {
+		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: "gcscope runs read-only (--read-only): deletes are refused; a dryRun still predicts"})
+		return
+	}
+	c := clusterFrom(r)
+	engine, ok := c.Engine.(setEngine)
+	if !ok {
+		fail(http.StatusNotImplemented, &apiError{Code: codeUnavailable, Message: "this cluster's engine does not predict sets"})
+		return
+	}
+	vis := visibilityFrom(r)
+	resp := deleteSetResponse{DryRun: req.DryRun, Result: "predicted"}
+	var uids []types.UID
+	for _, u := range req.UIDs {
+		n, ok := c.Engine.Node(types.UID(u))
+		if !ok || n.Virtual || !vis.visible(n.ObjectRef) {
+			resp.Missing = append(resp.Missing, u) // a hidden object is answered as one that does not exist
+			continue
+		}
+		uids = append(uids, n.UID)
+	}
+	if permissionsFailed(w, vis) {
+		return
+	}
+	if len(uids) == 0 {
+		fail(http.StatusNotFound, &apiError{Code: codeNotFound, Message: fmt.Sprintf("none of the %d uids is an object in the graph", len(req.UIDs))})
+		return
+	}
+	prediction, gone := engine.PredictDeleteSet(uids, policy)
+	for _, u := range gone {
+		resp.Missing = append(resp.Missing, string(u))
+	}
+	resp.Prediction, resp.Hidden = vis.prediction(prediction)
+	if c.Deletions != nil {
+		resp.Consequences = c.Deletions.Consequences(r.Context(), resp.Prediction, vis.fn())
+	}
+	targets := resp.Prediction.Targets
+	if len(targets) == 0 {
+		targets = []gc.ObjectRef{resp.Prediction.Target}
+	}
+	user := userFrom(r)
+	if req.DryRun && user.Impersonate && !s.opts.ReadOnly && c.Kube != nil {
+		d := c.deleter()
+		for _, t := range targets {
+			var status apierrors.APIStatus
+			if err := d.delete(r.Context(), user, t, policy, metav1.DryRunAll); errors.As(err, &status) {
+				resp.Refusals = append(resp.Refusals, setOutcome{Object: t, Error: status.Status().Message})
+			}
+		}
+	}
+	if !req.DryRun {
+		if c.Kube == nil {
+			fail(http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: "no cluster connection for writes"})
+			return
+		}
+		d := c.deleter()
+		for _, t := range targets {
+			one := entryFor(r, "delete")
+			one.Object, one.Policy, one.DryRun = t, req.PropagationPolicy, &req.DryRun
+			if err := d.delete(r.Context(), user, t, policy); err != nil {
+				one.Result, one.Status, one.Error = "error", http.StatusBadGateway, err.Error()
+				var status apierrors.APIStatus
+				if errors.As(err, &status) {
+					one.Result, one.Status, one.Error = "denied", int(status.Status().Code), status.Status().Message
+				}
+				s.audit.write(one)
+				resp.Outcomes = append(resp.Outcomes, setOutcome{Object: t, Error: one.Error})
+				continue
+			}
+			one.Result, one.Status = "ok", http.StatusOK
+			s.audit.write(one)
+			resp.Outcomes = append(resp.Outcomes, setOutcome{Object: t, Result: "deletion started"})
+		}
+		resp.Result = "deletions started"
+	}
+	entry.Result, entry.Status = "ok", http.StatusOK
+	s.audit.write(entry)
+	writeJSON(w, http.StatusOK, resp)
+}
