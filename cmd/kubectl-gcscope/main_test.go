@@ -211,6 +211,8 @@ func TestGolden(t *testing.T) {
 		// what a delete does to storage: a disk destroyed with its claim, a claim left behind.
 		{"predict_statefulset_data_loss", []string{"predict", "statefulset/db"}},
 		{"predict_statefulset_retained", []string{"predict", "sts/archive"}},
+		// a delete by label selector, predicted as one: two Pods, each replaced by their ReplicaSet.
+		{"predict_selector", []string{"predict", "pods", "-l", "app=web-7d9"}},
 		// what comes back: a Pod its ReplicaSet replaces.
 		{"predict_pod_comes_back", []string{"predict", "pod/web-7d9-a"}},
 		// a namespace: why it is still Terminating, and a delete's prediction of all its
@@ -253,6 +255,8 @@ func TestErrors(t *testing.T) {
 		{"tree", "deploy/web", "extra/arg"},
 		{"tree", "deploy/web", "-o", "yaml"},
 		{"predict", "deploy/web", "--cascade=sideways"},
+		{"predict", "deploy/web", "-l", "app=web"}, // -l takes types, not an object
+		{"predict", "pods", "-l", "app in (("},
 		{"tree", "deploy/web", "--frobnicate"},
 		{"frobnicate"},
 		{"ui", "extra"},

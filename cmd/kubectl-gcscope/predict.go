@@ -19,6 +19,8 @@ import (
 func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) error {
 	output := outputFlag(fs)
 	cascade := fs.String("cascade", "background", `the propagation policy of the delete: "background", "foreground" or "orphan" (as kubectl delete --cascade)`)
+	selector := fs.StringP("selector", "l", "", "predict deleting every object of the types named (TYPE[,TYPE…]) that this label selector matches, together (as kubectl delete -l)")
+	all := fs.BoolP("all-namespaces", "A", false, "with -l: match in every namespace")
 	return func(ctx context.Context, o *options, args []string) error {
 		if err := checkOutput(*output); err != nil {
 			return err
@@ -26,6 +28,12 @@ func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string)
 		policy, err := propagation(*cascade)
 		if err != nil {
 			return err
+		}
+		if *selector != "" {
+			if len(args) != 1 || strings.Contains(args[0], "/") {
+				return usageError{fmt.Errorf("with -l, name the types only: predict TYPE[,TYPE…] -l %s", *selector)}
+			}
+			return predictSelection(ctx, o, &selection{types: args[0], selector: *selector, all: *all}, policy, strings.ToLower(*cascade), *output)
 		}
 		a, err := prepare(ctx, o, args)
 		if err != nil {
