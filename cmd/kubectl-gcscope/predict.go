@@ -52,9 +52,6 @@ func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string)
 		if !ok {
 			return fmt.Errorf("%s was deleted meanwhile", a.target)
 		}
-		// What the delete does to storage and leaves behind, read with the user's own
-		// credentials (nothing is hidden from them that the cluster shows them).
-		c := x.Consequences(ctx, pr, nil)
 		if pr.Order == "" {
 			orderPrediction(a.session.engine, &pr)
 		} else { // by step, and by name within one (the engine lists them by uid)
@@ -62,6 +59,9 @@ func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string)
 				return cmp.Or(cmp.Compare(a.Step, b.Step), compareRefs(a.Object, b.Object))
 			})
 		}
+		// What the delete does to storage, brings back and leaves behind, read with the
+		// user's own credentials, in the order the lists now have.
+		c := x.Consequences(ctx, pr, nil)
 		if *output == "json" {
 			fmt.Fprint(o.stdout, jsonText(struct {
 				gc.Prediction

@@ -105,10 +105,10 @@ func predictSelection(ctx context.Context, o *options, sel *selection, policy me
 	if err != nil {
 		return err
 	}
-	c := x.Consequences(ctx, pr, nil)
 	if pr.Order == "" {
 		orderPrediction(s.engine, &pr)
 	}
+	c := x.Consequences(ctx, pr, nil) // in the order the lists now have
 	if output == "json" {
 		fmt.Fprint(o.stdout, jsonText(struct {
 			gc.Prediction
