@@ -3,7 +3,6 @@ package server
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/gcscope/gcscope/internal/testkit"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // summaryCounts reads a summary frame's objects per namespace.
