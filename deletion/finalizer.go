@@ -41,7 +41,7 @@ func (x *Explainer) Origin(ctx context.Context, ref gc.ObjectRef, f string, visi
 		return FinalizerOrigin{Finalizer: f, Object: ref, Risk: riskOf(f), Unknown: "the look-up was cancelled",
 			Controller: Liveness{State: Unknown, Says: "cannot tell: the look-up was cancelled"}}
 	}
-	o.Controller = x.controllerOf(ctx, o.Manager, f, visible)
+	o.Controller = x.controllerOf(ctx, o.Manager, f, ref.Namespace, visible)
 	return o
 }
 

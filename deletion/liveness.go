@@ -39,7 +39,12 @@ const (
 // learn, finalizer name by finalizer name, what runs in the others ("alive" or "none").
 // So the evidence is narrowed to what the reader may list first, and the verdict drawn
 // from what is left: "none" only for a reader who may list every kind looked at in every
-// namespace, "unknown" for the others when nothing they may see matches.
+// namespace, "unknown" for the others when nothing they may see matches. And what the
+// reader may see is asked before anything is matched, of the same few things whatever
+// matches: each kind everywhere, and in the held object's namespace. A reader who may
+// not list a kind everywhere is shown its matches in that namespace only. (Asked per
+// match, a name found in 300 hidden namespaces cost 300 access reviews and 4 s, and told
+// that it exists.)
 
 // genericWords name no controller in particular: a workload is not matched on them.
 var genericWords = []string{"controller", "manager", "operator", "webhook", "system", "kube", "k8s", "kubernetes", "io", "com", "org", "net", "dev", "example", "finalizer", "cleanup", "protection", "apps", "cluster"}
@@ -56,9 +61,9 @@ var controllerKinds = []gc.ObjectRef{
 	{APIVersion: "coordination.k8s.io/v1", Kind: "Lease"},
 }
 
-// controllerOf says whether the controller of finalizer f, added by manager, looks alive to
-// a reader who sees what visible says.
-func (x *Explainer) controllerOf(ctx context.Context, manager, f string, visible Visible) Liveness {
+// controllerOf says whether the controller of finalizer f, added by manager, to an object
+// in namespace near, looks alive to a reader who sees what visible says.
+func (x *Explainer) controllerOf(ctx context.Context, manager, f, near string, visible Visible) Liveness {
 	kcm := builtIn(f) || manager == "kube-controller-manager"
 	tokens := tokensOf(manager, f)
 	if !kcm && len(tokens) == 0 {
@@ -71,7 +76,7 @@ func (x *Explainer) controllerOf(ctx context.Context, manager, f string, visible
 	if kcm {
 		return ix.kubeControllerManager(visible, time.Now())
 	}
-	return ix.liveness(tokens, manager, f, visible, time.Now())
+	return ix.liveness(tokens, manager, f, near, visible, time.Now())
 }
 
 // builtIn reports whether f is a finalizer of a Kubernetes component.
@@ -108,16 +113,22 @@ func tokensOf(manager, f string) []string {
 
 // liveness matches tokens against the index, keeps what the reader may see, and draws
 // the verdict from that.
-func (ix *controllerIndex) liveness(tokens []string, manager, f string, visible Visible, now time.Time) Liveness {
+func (ix *controllerIndex) liveness(tokens []string, manager, f, near string, visible Visible, now time.Time) Liveness {
 	runs := make([][]string, len(tokens))
 	for i, t := range tokens {
 		runs[i] = wordsOf(t)
+	}
+	// What the reader may see, asked before matching: every kind everywhere, or in near.
+	everywhere, nearby := map[string]bool{}, map[string]bool{}
+	for _, k := range controllerKinds {
+		everywhere[k.Kind] = visible.sees(k)
+		nearby[k.Kind] = everywhere[k.Kind] || near != "" && visible.sees(gc.ObjectRef{APIVersion: k.APIVersion, Kind: k.Kind, Namespace: near})
 	}
 	var ev []Evidence
 	ready := 0
 	for i := range ix.candidates {
 		c := &ix.candidates[i]
-		if !c.matches(runs) || !visible.sees(c.ref) {
+		if !everywhere[c.ref.Kind] && (c.ref.Namespace != near || !nearby[c.ref.Kind]) || !c.matches(runs) {
 			continue
 		}
 		e, up := c.evidence(now)
@@ -132,7 +143,7 @@ func (ix *controllerIndex) liveness(tokens []string, manager, f string, visible 
 		return Liveness{State: Alive, Says: "a controller that plausibly is it is running (matched by name " + what + "): it should remove the finalizer once its clean-up is done", Evidence: ev}
 	case len(ev) > 0:
 		return Liveness{State: Down, Says: "found what plausibly is its controller (by name " + what + "), but nothing of it is ready or renewing its Lease: it cannot remove the finalizer", Evidence: ev}
-	case !slices.ContainsFunc(controllerKinds, func(k gc.ObjectRef) bool { return !visible.sees(k) }):
+	case !slices.ContainsFunc(controllerKinds, func(k gc.ObjectRef) bool { return !everywhere[k.Kind] }):
 		// The reader may list every kind looked at, everywhere: what gcscope could not read
 		// is all that is left to say.
 	default:

@@ -174,6 +174,22 @@ func (s *Server) handleSSOCallback(w http.ResponseWriter, r *http.Request) {
 		s.renderLogin(w, r, status, "Single sign-on failed: "+msg)
 	}
 	http.SetCookie(w, ssoFlowCookieFor(r, "", -1)) // one try per flow
+	// The answer's own checks first, which cost nothing: a callback that fails them (any
+	// page can send a browser to this URL) must not spend the address's budget of failed
+	// sign-ins, or a page would lock everyone on it out of signing in.
+	q := r.URL.Query()
+	if e := q.Get("error"); e != "" {
+		fail(http.StatusUnauthorized, "the provider answered "+quoteClip(e)+" "+quoteClip(q.Get("error_description")))
+		return
+	}
+	flow, err := s.ssoFlowOf(r)
+	if err == nil && subtle.ConstantTimeCompare([]byte(flow.state), []byte(q.Get("state"))) != 1 {
+		err = errNoSSOFlow
+	}
+	if err != nil {
+		fail(http.StatusBadRequest, err.Error())
+		return
+	}
 	done, throttled := s.failures.Begin(security.RemoteIP(r.RemoteAddr))
 	if throttled != nil {
 		s.metrics.authThrottled.Inc()
@@ -187,7 +203,7 @@ func (s *Server) handleSSOCallback(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusTooManyRequests, msg)
 		return
 	}
-	answer, status, err := s.ssoAnswerOf(r)
+	answer, status, err := s.ssoAnswerOf(r, flow)
 	done(err != nil)
 	if err != nil {
 		fail(status, err.Error())
@@ -222,24 +238,15 @@ type ssoAnswer struct {
 	id      *oidc.IDToken
 }
 
-// ssoAnswerOf checks the callback against the browser's flow, trades its code for tokens
-// and checks the ID token, nonce included; or says why not, with a status.
-func (s *Server) ssoAnswerOf(r *http.Request) (*ssoAnswer, int, error) {
+// ssoAnswerOf trades the callback's code for tokens with the browser's flow (checked by
+// the caller) and checks the ID token, nonce included; or says why not, with a status.
+func (s *Server) ssoAnswerOf(r *http.Request, flow ssoFlow) (*ssoAnswer, int, error) {
 	o := s.opts.SSO
 	q := r.URL.Query()
-	if e := q.Get("error"); e != "" {
-		return nil, http.StatusUnauthorized, errors.New("the provider answered " + quoteClip(e) + " " + quoteClip(q.Get("error_description")))
-	}
-	flow, err := s.ssoFlowOf(r)
-	if err != nil {
-		return nil, http.StatusBadRequest, err
-	}
-	if subtle.ConstantTimeCompare([]byte(flow.state), []byte(q.Get("state"))) != 1 {
-		return nil, http.StatusBadRequest, errNoSSOFlow
-	}
 	a := &ssoAnswer{cfg: o.oauth}
 	a.cfg.RedirectURL = redirectURL(r)
 	ctx := o.ctx(r.Context())
+	var err error
 	a.token, err = a.cfg.Exchange(ctx, q.Get("code"), oauth2.VerifierOption(flow.verifier))
 	if err != nil {
 		return nil, http.StatusUnauthorized, fmt.Errorf("the provider did not trade the code for tokens: %w", err)

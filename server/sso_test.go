@@ -611,6 +611,38 @@ func TestSSOCallbackThrottled(t *testing.T) {
 	}
 }
 
+// TestSSOCallbacksFromOtherSitesLockNoOneOut: any page can send browsers to the callback;
+// callbacks that fail its own checks (the provider's error, no flow of this browser's)
+// never reach the provider and do not spend the address's budget of failed sign-ins, so
+// a page that sends many does not keep everyone behind the address from signing in.
+func TestSSOCallbacksFromOtherSitesLockNoOneOut(t *testing.T) {
+	rig := newSSORig(t)
+	rig.server.failures.HoldTime = 0
+	for i := range 3 * security.FailureBurst {
+		path := "/login/sso/callback?error=x"
+		if i%2 == 1 {
+			path = "/login/sso/callback?code=c&state=s"
+		}
+		req, _ := http.NewRequest(http.MethodGet, rig.gcscope.URL+path, nil)
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusTooManyRequests {
+			t.Fatalf("callback %d from another site: 429; a callback that fails its own checks must not spend the budget", i)
+		}
+	}
+	if hits := rig.tokenHits.Load(); hits != 0 {
+		t.Errorf("%d requests reached the token endpoint, want none", hits)
+	}
+	host, _, _ := strings.Cut(strings.TrimPrefix(rig.provider.URL, "https://"), ":")
+	if resp, body := rig.signIn(t, rig.browser(t), "test-user@"+host, "verysecure"); resp.StatusCode != http.StatusOK || !strings.Contains(body, "Signed in as id1.") {
+		t.Errorf("a real sign-in from the same address after them: %s:\n%s", resp.Status, body)
+	}
+}
+
 // TestSSORenewalOutlivesTheRequest: an ID token due for renewal is renewed even when the
 // request that needed it has ended (a closed tab): the renewal is the session's.
 func TestSSORenewalOutlivesTheRequest(t *testing.T) {
