@@ -161,11 +161,7 @@ func (s *Server) authenticateToken(r *http.Request, token string) (*User, *authF
 	done, throttled := s.failures.Begin(security.RemoteIP(r.RemoteAddr))
 	if throttled != nil {
 		s.metrics.authThrottled.Inc()
-		wait := throttled.RetryAfter.Round(time.Second)
-		msg := fmt.Sprintf("too many failed authentications from this address; try again in %v", wait)
-		if throttled.Everyone {
-			msg = fmt.Sprintf("too many failed authentications from many addresses at once; try again in %v (a token accepted before still works)", wait)
-		}
+		wait, msg := throttledText(throttled, "authentications", " (a token accepted before still works)")
 		return nil, &authFailure{status: http.StatusTooManyRequests, retryAfter: wait, err: &apiError{Code: codeTooManyRequests, Message: msg}}
 	}
 	return s.checkToken(r, token, done)
@@ -182,4 +178,14 @@ func (s *Server) checkToken(r *http.Request, token string, done func(failed bool
 		return nil, &authFailure{status: http.StatusServiceUnavailable, err: &apiError{Code: codeUnavailable, Message: err.Error()}}
 	}
 	return u, nil
+}
+
+// throttledText says how long a throttled address waits, and why, for failed whats (more
+// said when every address is throttled at once).
+func throttledText(t *security.Throttled, what, everyone string) (time.Duration, string) {
+	wait := t.RetryAfter.Round(time.Second)
+	if t.Everyone {
+		return wait, fmt.Sprintf("too many failed %s from many addresses at once; try again in %v%s", what, wait, everyone)
+	}
+	return wait, fmt.Sprintf("too many failed %s from this address; try again in %v", what, wait)
 }

@@ -35,6 +35,9 @@ type deleteResponse struct {
 	Refusal string `json:"refusal,omitempty"`
 }
 
+// readOnlyDeletes answers a delete under --read-only.
+const readOnlyDeletes = "gcscope runs read-only (--read-only): deletes are refused; a dryRun still predicts"
+
 func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	node := nodeFrom(r)
 	user := userFrom(r)
@@ -52,7 +55,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	entry.Policy, entry.DryRun = req.PropagationPolicy, &req.DryRun
 	policy := metav1.DeletionPropagation(req.PropagationPolicy)
 	if s.opts.ReadOnly && !req.DryRun {
-		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: "gcscope runs read-only (--read-only): deletes are refused; a dryRun still predicts"})
+		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: readOnlyDeletes})
 		return
 	}
 	if node.Virtual {

@@ -60,7 +60,7 @@ func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 	entry.Policy, entry.DryRun = req.PropagationPolicy, &req.DryRun
 	policy := metav1.DeletionPropagation(req.PropagationPolicy)
 	if s.opts.ReadOnly && !req.DryRun {
-		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: "gcscope runs read-only (--read-only): deletes are refused; a dryRun still predicts"})
+		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: readOnlyDeletes})
 		return
 	}
 	c := clusterFrom(r)

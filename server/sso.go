@@ -193,11 +193,7 @@ func (s *Server) handleSSOCallback(w http.ResponseWriter, r *http.Request) {
 	done, throttled := s.failures.Begin(security.RemoteIP(r.RemoteAddr))
 	if throttled != nil {
 		s.metrics.authThrottled.Inc()
-		wait := throttled.RetryAfter.Round(time.Second)
-		msg := fmt.Sprintf("too many failed sign-ins from this address; try again in %v", wait)
-		if throttled.Everyone {
-			msg = fmt.Sprintf("too many failed sign-ins from many addresses at once; try again in %v", wait)
-		}
+		wait, msg := throttledText(throttled, "sign-ins", "")
 		s.failures.Tarpit(r.Context(), http.StatusTooManyRequests)
 		w.Header().Set("Retry-After", strconv.Itoa(int(wait.Seconds())))
 		fail(http.StatusTooManyRequests, msg)
