@@ -60,7 +60,8 @@ func (gc *GarbageCollector) PredictDelete(uid types.UID, policy metav1.DeletionP
 func (gc *GarbageCollector) PredictDeleteSet(uids []types.UID, policy metav1.DeletionPropagation) (p Prediction, missing []types.UID) {
 	gc.graph.mu.RLock()
 	defer gc.graph.mu.RUnlock()
-	going := map[*node]string{}
+	// going: what goes, each with the owner it goes with (nil: a target).
+	going := map[*node]*node{}
 	var targets []*node
 	for _, uid := range uids {
 		n, ok := gc.graph.read(uid)
@@ -69,7 +70,7 @@ func (gc *GarbageCollector) PredictDeleteSet(uids []types.UID, policy metav1.Del
 			continue
 		}
 		if _, dup := going[n]; !dup {
-			going[n] = "the target"
+			going[n] = nil
 			targets = append(targets, n)
 		}
 	}
@@ -99,35 +100,51 @@ func (gc *GarbageCollector) PredictDeleteSet(uids []types.UID, policy metav1.Del
 		}
 	} else {
 		// Grow the set of objects that go until it is stable: a dependent goes when none
-		// of its owners outside the set still holds it.
-		for changed := true; changed; {
-			changed = false
-			for n := range going {
-				for _, d := range n.dependentList() {
-					if _, in := going[d]; in {
-						continue
-					}
-					if holder, _ := gc.solidOwnerOutside(d, going); holder == nil {
-						going[d] = "its owners go: " + describeNode(n)
-						if d.beingDeleted {
-							going[d] = "already being deleted"
-						}
-						changed = true
-					}
+		// of its owners outside the set still holds it. Each object that joins is looked
+		// at once, with its dependents: one held by an owner outside is looked at again
+		// when that owner joins (it is that owner's dependent too).
+		queue := slices.Clone(targets)
+		for len(queue) > 0 {
+			n := queue[len(queue)-1]
+			queue = queue[:len(queue)-1]
+			for _, d := range n.dependentList() {
+				if _, in := going[d]; in {
+					continue
+				}
+				if holder, _ := gc.solidOwnerOutside(d, going); holder == nil {
+					going[d] = n
+					queue = append(queue, d)
 				}
 			}
 		}
+		kept := map[*node]bool{}
 		for n := range going {
 			for _, d := range n.dependentList() {
-				if _, in := going[d]; in || slices.ContainsFunc(p.Kept, func(k PredictedObject) bool { return k.Object.UID == d.identity.UID }) {
+				if _, in := going[d]; in || kept[d] {
 					continue
 				}
+				kept[d] = true
 				_, why := gc.solidOwnerOutside(d, going)
 				p.Kept = append(p.Kept, predicted(d, why))
 			}
 		}
 	}
-	for n, reason := range going {
+	// In uid order (sorted as nodes: a PredictedObject is large to move), reasons said
+	// once each.
+	gone := make([]*node, 0, len(going))
+	for n := range going {
+		gone = append(gone, n)
+	}
+	slices.SortFunc(gone, func(a, b *node) int { return cmp.Compare(a.identity.UID, b.identity.UID) })
+	p.Deleted = make([]PredictedObject, 0, len(gone))
+	for _, n := range gone {
+		reason := "the target"
+		if owner := going[n]; owner != nil {
+			reason = "its owners go: " + describeNode(owner)
+			if n.beingDeleted {
+				reason = "already being deleted"
+			}
+		}
 		po := predicted(n, reason)
 		p.Deleted = append(p.Deleted, po)
 		if len(po.Finalizers) > 0 {
@@ -149,10 +166,13 @@ func (gc *GarbageCollector) PredictDeleteSet(uids []types.UID, policy metav1.Del
 			}
 		}
 	}
+	byStep := func(a, b PredictedObject) int {
+		return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(a.Object.UID, b.Object.UID))
+	}
 	for _, list := range [][]PredictedObject{p.Deleted, p.Orphaned, p.Kept, p.Waiting, p.TargetWaitsFor} {
-		slices.SortFunc(list, func(a, b PredictedObject) int {
-			return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(a.Object.UID, b.Object.UID))
-		})
+		if !slices.IsSortedFunc(list, byStep) { // Deleted and Waiting are, but for steps
+			slices.SortFunc(list, byStep)
+		}
 	}
 	return p, missing
 }
@@ -163,7 +183,7 @@ func (gc *GarbageCollector) PredictDeleteSet(uids []types.UID, policy metav1.Del
 // (blockOwnerDeletion) are, so its step is one more than theirs; an object that waits for
 // none goes at step 1. False on a cycle of blocking references (no order then). Requires
 // graph.mu.
-func foregroundSteps(going map[*node]string) (map[types.UID]int, bool) {
+func foregroundSteps(going map[*node]*node) (map[types.UID]int, bool) {
 	steps := make(map[types.UID]int, len(going))
 	visiting := map[*node]bool{}
 	var step func(n *node) (int, bool)
@@ -199,7 +219,7 @@ func foregroundSteps(going map[*node]string) (map[types.UID]int, bool) {
 
 // solidOwnerOutside returns an owner of n, outside going, that keeps n: observed, in n's
 // namespace if namespaced, and not being deleted; and why n stays. Requires graph.mu.
-func (gc *GarbageCollector) solidOwnerOutside(n *node, going map[*node]string) (*node, string) {
+func (gc *GarbageCollector) solidOwnerOutside(n *node, going map[*node]*node) (*node, string) {
 	if n.identity.Namespace == "" {
 		// A cluster-scoped object naming a namespaced owner is never collected: the
 		// collector refuses the reference as invalid, whatever its other owners do.
@@ -227,7 +247,7 @@ func (gc *GarbageCollector) solidOwnerOutside(n *node, going map[*node]string) (
 
 // heldBlockers lists the objects a foreground deletion of n would wait on: blocking
 // dependents that go but are held by other finalizers, down the blocking chain.
-func heldBlockers(n *node, going map[*node]string, seen map[*node]bool) []PredictedObject {
+func heldBlockers(n *node, going map[*node]*node, seen map[*node]bool) []PredictedObject {
 	var out []PredictedObject
 	for _, d := range n.blockingDependents() {
 		if _, in := going[d]; !in || seen[d] {
