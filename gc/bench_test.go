@@ -2,7 +2,9 @@ package gc
 
 import (
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 	"testing"
 	"time"
 
@@ -32,6 +34,30 @@ func synthObjects(deployments, podsPerRS int) []*event {
 	}
 	evs = append(evs, rss...)
 	return append(evs, pods...)
+}
+
+// benchEngine is an engine whose graph holds synthObjects of as many objects as the
+// environment variable env says (def without it), each object observed; and its events.
+// observe, when set, may change an event before it is observed.
+func benchEngine(b *testing.B, env string, def int, observe func(*event) *event) (*GarbageCollector, []*event) {
+	n := def
+	if v := os.Getenv(env); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 100 {
+			b.Fatalf("%s=%q: want a number ≥ 100", env, v)
+		}
+	}
+	evs := synthObjects(n/10, 8)
+	gb := newBenchBuilder()
+	for _, ev := range evs {
+		if observe != nil {
+			ev = observe(ev)
+		}
+		gb.graph.mu.Lock()
+		gb.processGraphChanges(ev)
+		gb.graph.mu.Unlock()
+	}
+	return &GarbageCollector{graph: gb.graph, feed: gb.feed}, evs
 }
 
 func newBenchBuilder() *GraphBuilder {

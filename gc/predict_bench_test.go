@@ -1,8 +1,6 @@
 package gc
 
 import (
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -17,21 +15,7 @@ import (
 // the cluster's size (Deployments, ReplicaSets and 8 Pods each, in 100 namespaces); the
 // set is a quarter of the objects.
 func BenchmarkPredictSet(b *testing.B) {
-	n := 200_000
-	if v := os.Getenv("GCSCOPE_PREDICT_OBJECTS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 100 {
-			b.Fatalf("GCSCOPE_PREDICT_OBJECTS=%q: want a number ≥ 100", v)
-		}
-	}
-	evs := synthObjects(n/10, 8)
-	gb := newBenchBuilder()
-	for _, ev := range evs {
-		gb.graph.mu.Lock()
-		gb.processGraphChanges(ev)
-		gb.graph.mu.Unlock()
-	}
-	gc := &GarbageCollector{graph: gb.graph, feed: gb.feed}
+	gc, evs := benchEngine(b, "GCSCOPE_PREDICT_OBJECTS", 200_000, nil)
 	// A quarter of the objects: Deployments first, then their ReplicaSets and Pods, as a
 	// selector on an app label spanning many releases would match.
 	var set []types.UID

@@ -1,8 +1,6 @@
 package gc
 
 import (
-	"os"
-	"strconv"
 	"testing"
 	"time"
 )
@@ -12,21 +10,7 @@ import (
 // a summary without kept counts must. GCSCOPE_UI_OBJECTS sets the objects (default
 // 100,000; Deployments, ReplicaSets and 8 Pods each, in 100 namespaces).
 func BenchmarkSummary(b *testing.B) {
-	n := 100_000
-	if v := os.Getenv("GCSCOPE_UI_OBJECTS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 10 {
-			b.Fatalf("GCSCOPE_UI_OBJECTS=%q: want a number ≥ 10", v)
-		}
-	}
-	evs := synthObjects(n/10, 8)
-	gb := newBenchBuilder()
-	for _, ev := range evs {
-		gb.graph.mu.Lock()
-		gb.processGraphChanges(ev)
-		gb.graph.mu.Unlock()
-	}
-	gc := &GarbageCollector{graph: gb.graph, feed: gb.feed}
+	gc, evs := benchEngine(b, "GCSCOPE_UI_OBJECTS", 100_000, nil)
 	var kept, scan time.Duration
 	b.ResetTimer()
 	for range b.N {
@@ -59,26 +43,14 @@ func BenchmarkSummary(b *testing.B) {
 // they were). GCSCOPE_UI_OBJECTS sets the objects as for BenchmarkSummary; 20 Pods are
 // being deleted.
 func BenchmarkDeletingReads(b *testing.B) {
-	n := 100_000
-	if v := os.Getenv("GCSCOPE_UI_OBJECTS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 10 {
-			b.Fatalf("GCSCOPE_UI_OBJECTS=%q: want a number ≥ 10", v)
-		}
-	}
-	evs := synthObjects(n/10, 8)
-	gb := newBenchBuilder()
 	var marked int
-	for _, ev := range evs {
+	gc, evs := benchEngine(b, "GCSCOPE_UI_OBJECTS", 100_000, func(ev *event) *event {
 		if ev.obj.Kind == "Pod" && marked < 20 && len(ev.obj.Name)%7 == 0 {
 			marked++
-			ev = evAdd(changed(ev.obj, deleting()))
+			return evAdd(changed(ev.obj, deleting()))
 		}
-		gb.graph.mu.Lock()
-		gb.processGraphChanges(ev)
-		gb.graph.mu.Unlock()
-	}
-	gc := &GarbageCollector{graph: gb.graph, feed: gb.feed}
+		return ev
+	})
 	walk := func(keep func(*node) bool) int {
 		gc.graph.mu.RLock()
 		var out []NodeState
