@@ -50,28 +50,20 @@ type gitOpsReader struct {
 	noArgo string // why Applications cannot be read ("" when they can)
 }
 
-// gitOps says, for the deleted objects no controller owns (what GitOps tools apply), who
-// brings them back. Reads are bounded: the first maxGitOpsReads such objects.
-func (x *Explainer) gitOps(ctx context.Context, p gc.Prediction) []Recreated {
+// gitOps says who brings back objects (those no controller owns, which GitOps tools
+// apply): their labels are read, a GET each.
+func (x *Explainer) gitOps(ctx context.Context, objects []gc.ObjectRef) []Recreated {
 	r := &gitOpsReader{x: x, ctx: ctx}
 	var out []Recreated
-	reads := 0
-	for _, d := range p.Deleted {
-		n, ok := x.graph.Node(d.Object.UID)
-		if !ok || controlled(n.Owners) {
-			continue
-		}
-		if reads++; reads > maxGitOpsReads {
-			break
-		}
-		m, err := x.metadataOf(ctx, d.Object)
+	for _, obj := range objects {
+		m, err := x.metadataOf(ctx, obj)
 		if err != nil {
 			continue
 		}
-		if rc, ok := r.argo(d.Object, m); ok {
+		if rc, ok := r.argo(obj, m); ok {
 			out = append(out, rc)
 		}
-		if rc, ok := r.flux(d.Object, m.Labels); ok {
+		if rc, ok := r.flux(obj, m.Labels); ok {
 			out = append(out, rc)
 		}
 	}

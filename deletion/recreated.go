@@ -40,27 +40,44 @@ var recreators = map[[2]string]string{
 }
 
 // recreated says what of p's deletions comes back: those whose controller stays (not
-// deleted, not being deleted). A Job is asked whether it has finished, and a Deployment
-// whether the ReplicaSet is its current one (a GET each, bounded).
+// deleted, not being deleted), and those a GitOps tool applied (the first maxGitOpsReads
+// that no controller owns). A Job is asked whether it has finished, and a Deployment
+// whether the ReplicaSet is its current one (a GET each, bounded). One pass over the
+// deletions; each owner is read from the graph once, however many it owns.
 func (x *Explainer) recreated(ctx context.Context, p gc.Prediction, visible Visible) []Recreated {
-	going := map[types.UID]bool{}
+	going := make(map[types.UID]bool, len(p.Deleted))
 	for _, d := range p.Deleted {
 		going[d.Object.UID] = true
 	}
+	owners := map[types.UID]*gc.NodeDetail{}
+	ownerOf := func(uid types.UID) *gc.NodeDetail {
+		o, seen := owners[uid]
+		if !seen {
+			if n, ok := x.graph.Node(uid); ok {
+				o = &n
+			}
+			owners[uid] = o
+		}
+		return o
+	}
 	reads := 0
 	var out []Recreated
+	var applied []gc.ObjectRef // owned by no controller: what GitOps tools apply
 	for _, d := range p.Deleted {
 		n, ok := x.graph.Node(d.Object.UID)
 		if !ok {
 			continue
+		}
+		if !controlled(n.Owners) && len(applied) < maxGitOpsReads {
+			applied = append(applied, d.Object)
 		}
 		for _, o := range n.Owners {
 			says, known := recreators[[2]string{o.Kind, d.Object.Kind}]
 			if !o.Controller || !known || going[o.UID] {
 				continue
 			}
-			owner, ok := x.graph.Node(o.UID)
-			if !ok || owner.Virtual || owner.BeingDeleted || !visible.sees(owner.ObjectRef) {
+			owner := ownerOf(o.UID)
+			if owner == nil || owner.Virtual || owner.BeingDeleted || !visible.sees(owner.ObjectRef) {
 				continue
 			}
 			text := fmt.Sprintf(says, o.Name)
@@ -75,7 +92,7 @@ func (x *Explainer) recreated(ctx context.Context, p gc.Prediction, visible Visi
 			out = append(out, Recreated{Object: d.Object, By: owner.ObjectRef, Says: text})
 		}
 	}
-	for _, g := range x.gitOps(ctx, p) {
+	for _, g := range x.gitOps(ctx, applied) {
 		if !visible.sees(g.By) { // what syncs it is not the reader's to see; that it comes back is
 			g.By = gc.ObjectRef{APIVersion: g.By.APIVersion, Kind: g.By.Kind}
 			g.Says = "a GitOps source you may not read (" + g.By.Kind + ", by its labels) may apply it again"

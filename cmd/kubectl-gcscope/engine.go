@@ -73,6 +73,24 @@ func startSession(k *kube, o *options) (*session, error) {
 	return s, nil
 }
 
+// syncedSession starts the engine and waits until it has listed the cluster, showing its
+// progress and then its warnings on stderr. The caller stops it.
+func syncedSession(ctx context.Context, k *kube, o *options) (*session, error) {
+	s, err := startSession(k, o)
+	if err != nil {
+		return nil, err
+	}
+	warnings, err := s.sync(ctx, o.syncTimeout, newProgress(o.stderr, isTerminal(o.stderr), time.Now))
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(o.stderr, "warning: %s\n", w)
+	}
+	return s, nil
+}
+
 // stop ends the engine and waits (bounded) for it.
 func (s *session) stop() {
 	s.stopRun()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -85,18 +84,11 @@ func predictSelection(ctx context.Context, o *options, sel *selection, policy me
 		fmt.Fprint(o.stdout, header+"\ndelete nothing: no object matches.\n")
 		return nil
 	}
-	s, err := startSession(k, o)
+	s, err := syncedSession(ctx, k, o)
 	if err != nil {
 		return err
 	}
 	defer s.stop()
-	warnings, err := s.sync(ctx, o.syncTimeout, newProgress(o.stderr, isTerminal(o.stderr), time.Now))
-	if err != nil {
-		return err
-	}
-	for _, w := range warnings {
-		fmt.Fprintf(o.stderr, "warning: %s\n", w)
-	}
 	pr, missing := s.engine.PredictDeleteSet(sel.uids, policy)
 	if len(missing) == len(sel.uids) {
 		return fmt.Errorf("the %d objects matched were deleted while the engine listed the cluster", len(missing))

@@ -32,18 +32,11 @@ func stuckCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) e
 		if err := k.reach(); err != nil {
 			return err
 		}
-		s, err := startSession(k, o)
+		s, err := syncedSession(ctx, k, o)
 		if err != nil {
 			return err
 		}
 		defer s.stop()
-		warnings, err := s.sync(ctx, o.syncTimeout, newProgress(o.stderr, isTerminal(o.stderr), time.Now))
-		if err != nil {
-			return err
-		}
-		for _, w := range warnings {
-			fmt.Fprintf(o.stderr, "warning: %s\n", w)
-		}
 		x, err := deletion.New(s.engine, k.short)
 		if err != nil {
 			return err
