@@ -59,6 +59,8 @@ type Store struct {
 	dbMax, walMark int64
 
 	status atomic.Pointer[Status]
+	// places are the kinds and namespaces recorded (places.go).
+	places placeSet
 	// held are the totals of what the database holds, kept by the writer.
 	held struct {
 		sync.Mutex

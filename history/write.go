@@ -107,6 +107,7 @@ func (w *writer) objectID(ctx context.Context, tx *sql.Tx, ref gc.ObjectRef) (in
 		return id, nil // byUID was set when it was cached: a uid's identity changes only to a new one
 	}
 	// Most objects are new: insert first, look up only when it was there already.
+	w.s.places.add(ref)
 	var id int64
 	res, err := tx.StmtContext(ctx, w.insertObject).ExecContext(ctx, ref.UID, ref.APIVersion, ref.Kind, ref.Namespace, ref.Name)
 	if err != nil {

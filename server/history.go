@@ -20,6 +20,7 @@ import (
 // (*history.Store); nil when gcscope runs without --history.
 type History interface {
 	Query(context.Context, history.Query) (history.Page, error)
+	Places(ctx context.Context, namespaces []string) ([]gc.ObjectRef, error)
 	StateAt(context.Context, time.Time) (history.State, error)
 	StateAtSeq(ctx context.Context, session int64, seq uint64) (history.State, error)
 	Gaps(ctx context.Context, from, to time.Time, limit int) ([]history.Gap, error)
@@ -58,6 +59,10 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 	q, perr := parseHistoryQuery(r, time.Now())
 	if perr != nil {
 		writeJSON(w, http.StatusBadRequest, perr)
+		return
+	}
+	if err := settleSearch(r.Context(), clusterFrom(r).History, visibilityFrom(r), &q); err != nil {
+		s.writeSearchError(w, err)
 		return
 	}
 	q.Visible = visibilityFrom(r).fn()
