@@ -282,7 +282,9 @@ func TestAHelmReleaseIsReadFromHelmsOwnStorage(t *testing.T) {
 	if len(set.Missing) != 1 || set.Missing[0].Object.Name != "web-gone" {
 		t.Errorf("missing %+v, want web-gone", set.Missing)
 	}
-	if !slices.ContainsFunc(set.Notes, func(n string) bool { return strings.Contains(n, "pre-delete hook Job web-backup") && strings.Contains(n, "hook-succeeded") }) {
+	if !slices.ContainsFunc(set.Notes, func(n string) bool {
+		return strings.Contains(n, "pre-delete hook Job web-backup") && strings.Contains(n, "hook-succeeded")
+	}) {
 		t.Errorf("notes %q, want the pre-delete hook run", set.Notes)
 	}
 
