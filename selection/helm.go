@@ -131,8 +131,12 @@ func (s *Source) HelmRelease(ctx context.Context, name, namespace string) (Set, 
 	for _, r := range records {
 		set.Objects = append(set.Objects, r.ref)
 	}
-	set.Notes = append(set.Notes, fmt.Sprintf("helm deletes the %d record(s) of the release's revisions (%s %s…) last; with --keep-history it keeps them, marked uninstalled",
-		len(records), newest.ref.Kind, strings.TrimSuffix(newest.ref.Name, "."+strconv.Itoa(newest.version))+".v*"))
+	if len(records) == 1 {
+		set.Notes = append(set.Notes, fmt.Sprintf("helm deletes the release's record (%s %s) last; with --keep-history it keeps it, marked uninstalled", newest.ref.Kind, newest.ref.Name))
+	} else {
+		set.Notes = append(set.Notes, fmt.Sprintf("helm deletes the records of the release's %d revisions (%ss %s.v*) last; with --keep-history it keeps them, marked uninstalled",
+			len(records), newest.ref.Kind, strings.TrimSuffix(newest.ref.Name, fmt.Sprintf(".v%d", newest.version))))
+	}
 	return set, nil
 }
 

@@ -17,8 +17,12 @@ import (
 // kubectl delete TYPE[,TYPE…] -l SELECTOR [-n NS | -A]: every object of the types that
 // the selector matches, in one namespace or all.
 
-// ErrUnknownType is a type the cluster does not serve.
-var ErrUnknownType = errors.New("the server doesn't have a resource type")
+// ErrUnknownType is a type the cluster does not serve; ErrAmbiguousType, a short name
+// several groups serve.
+var (
+	ErrUnknownType   = errors.New("the server doesn't have a resource type")
+	ErrAmbiguousType = errors.New("is ambiguous")
+)
 
 // KindFor reads a type as kubectl does: as a resource (deployments.v1.apps,
 // deployments.apps, deploy), then as a kind (Deployment.v1.apps, Deployment.apps,
@@ -37,7 +41,7 @@ func KindFor(mapper meta.RESTMapper, arg string) (schema.GroupVersionKind, error
 	var amb *meta.AmbiguousResourceError
 	switch {
 	case errors.As(err, &amb):
-		return schema.GroupVersionKind{}, fmt.Errorf("%q is ambiguous: %v; name its group too (RESOURCE.GROUP)", arg, err)
+		return schema.GroupVersionKind{}, fmt.Errorf("%q %w: %s; name its group too (RESOURCE.GROUP)", arg, ErrAmbiguousType, strings.Join(strings.Fields(err.Error()), " "))
 	case !meta.IsNoMatchError(err):
 		return schema.GroupVersionKind{}, err
 	}

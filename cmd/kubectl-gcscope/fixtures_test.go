@@ -1,7 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
+	"encoding/base64"
+	"encoding/json"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -23,7 +27,10 @@ import (
 //     deleted (the last two in the foreground), as a collector would have got that far;
 //   - lost-child: a ConfigMap whose owner never existed;
 //   - legacy: a Deployment deleted with the orphan policy, and its ConfigMap;
-//   - an Event (a resource the collector ignores).
+//   - an Event (a resource the collector ignores);
+//   - shop: a Helm release (its record, a Secret in Helm's format) of ConfigMaps
+//     shop-config and shop-data (annotated helm.sh/resource-policy: keep), with a
+//     post-install hook's ConfigMap shop-setup and a pre-delete hook.
 func createFixtures(ctx context.Context, cs kubernetes.Interface) error {
 	f := &fixtures{ctx: ctx, cs: cs}
 	f.do(func() error {
@@ -91,6 +98,11 @@ func createFixtures(ctx context.Context, cs kubernetes.Interface) error {
 		return err
 	})
 	f.do(func() error { return cs.CoreV1().Namespaces().Delete(ctx, goneNS, metav1.DeleteOptions{}) })
+
+	f.configMap("shop-config")
+	f.configMap("shop-data")
+	f.configMap("shop-setup")
+	f.helmRelease("shop", shopRelease)
 
 	f.do(func() error {
 		_, err := cs.CoreV1().Events(ns).Create(ctx, &corev1.Event{
@@ -171,6 +183,40 @@ func (f *fixtures) configMap(name string, owners ...metav1.OwnerReference) metav
 		return err
 	})
 	return cm
+}
+
+// shopRelease is revision 1 of the release shop, as Helm writes it.
+var shopRelease = map[string]any{
+	"manifest": "---\n# Source: shop/templates/config.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop-config\n" +
+		"---\n# Source: shop/templates/data.yaml\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop-data\n  annotations:\n    helm.sh/resource-policy: keep\n",
+	"hooks": []any{
+		map[string]any{"name": "shop-setup", "kind": "ConfigMap", "path": "shop/templates/setup.yaml", "events": []string{"post-install"},
+			"manifest": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: shop-setup\n"},
+		map[string]any{"name": "shop-backup", "kind": "Job", "path": "shop/templates/backup.yaml", "events": []string{"pre-delete"},
+			"delete_policies": []string{"hook-succeeded"}, "manifest": "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: shop-backup\n"},
+	},
+}
+
+// helmRelease writes revision 1 of release name as Helm 3 stores it: a Secret whose data
+// "release" is the release's JSON, gzipped, in base64.
+func (f *fixtures) helmRelease(name string, rel map[string]any) {
+	rel["name"], rel["namespace"], rel["version"], rel["info"] = name, ns, 1, map[string]any{"status": "deployed"}
+	f.do(func() error {
+		raw, err := json.Marshal(rel)
+		if err != nil {
+			return err
+		}
+		var gz bytes.Buffer
+		w := gzip.NewWriter(&gz)
+		w.Write(raw)
+		w.Close()
+		_, err = f.cs.CoreV1().Secrets(ns).Create(f.ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: "sh.helm.release.v1." + name + ".v1", Labels: map[string]string{"owner": "helm", "name": name, "version": "1", "status": "deployed"}},
+			Type:       "helm.sh/release.v1",
+			Data:       map[string][]byte{"release": []byte(base64.StdEncoding.EncodeToString(gz.Bytes()))},
+		}, metav1.CreateOptions{})
+		return err
+	})
 }
 
 func (f *fixtures) statefulSet(name string, whenDeleted appsv1.PersistentVolumeClaimRetentionPolicyType) metav1.Object {

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/gcscope/gcscope/selection"
 )
 
 // Client rate limits: the one-shot sync lists every resource, and the engine's workers
@@ -191,37 +193,14 @@ func (k *kube) resolve(kind, name string) (target, error) {
 	return t, nil
 }
 
-// kindFor tries KIND as a resource (deployments.v1.apps, deployments.apps, deploy), then
-// as a kind (Deployment.v1.apps, Deployment.apps, Deployment).
+// kindFor reads KIND as kubectl does (selection.KindFor); a failure to read discovery
+// is said as the apiserver's.
 func (k *kube) kindFor(arg string) (schema.GroupVersionKind, error) {
-	lower := strings.ToLower(arg)
-	fullGVR, gr := schema.ParseResourceArg(lower)
-	if fullGVR != nil {
-		if gvk, err := k.mapper.KindFor(*fullGVR); err == nil {
-			return gvk, nil
-		}
+	gvk, err := selection.KindFor(k.mapper, arg)
+	if err != nil && !errors.Is(err, selection.ErrUnknownType) && !errors.Is(err, selection.ErrAmbiguousType) {
+		return gvk, k.apiError(err, "")
 	}
-	gvk, err := k.mapper.KindFor(gr.WithVersion(""))
-	if err == nil {
-		return gvk, nil
-	}
-	var amb *meta.AmbiguousResourceError
-	switch {
-	case errors.As(err, &amb):
-		return schema.GroupVersionKind{}, fmt.Errorf("%q is ambiguous: %s; name its group too (RESOURCE.GROUP)", arg, oneLine(err))
-	case !meta.IsNoMatchError(err):
-		return schema.GroupVersionKind{}, k.apiError(err, "")
-	}
-	fullGVK, gk := schema.ParseKindArg(arg)
-	if fullGVK != nil {
-		if m, err := k.mapper.RESTMapping(fullGVK.GroupKind(), fullGVK.Version); err == nil {
-			return m.GroupVersionKind, nil
-		}
-	}
-	if m, err := k.mapper.RESTMapping(gk); err == nil {
-		return m.GroupVersionKind, nil
-	}
-	return schema.GroupVersionKind{}, fmt.Errorf("the server doesn't have a resource type %q", arg)
+	return gvk, err
 }
 
 // get reads the target's metadata: proof that it exists, and its uid.

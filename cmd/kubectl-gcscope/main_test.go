@@ -215,6 +215,10 @@ func TestGolden(t *testing.T) {
 		{"predict_selector", []string{"predict", "pods", "-l", "app=web-7d9"}},
 		// what comes back: a Pod its ReplicaSet replaces.
 		{"predict_pod_comes_back", []string{"predict", "pod/web-7d9-a"}},
+		// sets as kubectl delete -f and helm uninstall make them: each document resolved (one
+		// not found), the release read from its record (what it keeps, its hooks).
+		{"predict_manifest", []string{"predict", "-f", "testdata/shop.yaml"}},
+		{"predict_helm_release", []string{"predict", "--helm-release", "shop"}},
 		// a namespace: why it is still Terminating, and a delete's prediction of all its
 		// content in the namespace controller's order.
 		{"why_namespace", []string{"why", "ns/" + goneNS}},
@@ -257,6 +261,9 @@ func TestErrors(t *testing.T) {
 		{"predict", "deploy/web", "--cascade=sideways"},
 		{"predict", "deploy/web", "-l", "app=web"}, // -l takes types, not an object
 		{"predict", "pods", "-l", "app in (("},
+		{"predict", "-f", "testdata/shop.yaml", "--helm-release", "shop"},
+		{"predict", "deploy/web", "-f", "testdata/shop.yaml"},
+		{"predict", "-f", "testdata/absent.yaml"},
 		{"tree", "deploy/web", "--frobnicate"},
 		{"frobnicate"},
 		{"ui", "extra"},

@@ -19,8 +19,12 @@ import (
 func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) error {
 	output := outputFlag(fs)
 	cascade := fs.String("cascade", "background", `the propagation policy of the delete: "background", "foreground" or "orphan" (as kubectl delete --cascade)`)
-	selector := fs.StringP("selector", "l", "", "predict deleting every object of the types named (TYPE[,TYPE…]) that this label selector matches, together (as kubectl delete -l)")
-	all := fs.BoolP("all-namespaces", "A", false, "with -l: match in every namespace")
+	var set setFlags
+	fs.StringVarP(&set.selector, "selector", "l", "", "predict deleting every object of the types named (TYPE[,TYPE…]) that this label selector matches, together (as kubectl delete -l)")
+	fs.BoolVarP(&set.all, "all-namespaces", "A", false, "with -l: match in every namespace")
+	fs.StringSliceVarP(&set.files, "filename", "f", nil, "predict deleting the objects a manifest declares (FILE, DIR or - for standard input; repeatable), together (as kubectl delete -f)")
+	fs.StringVar(&set.helm, "helm-release", "", "predict helm uninstall of this release in the namespace (read from Helm's own release records)")
+	fs.StringVar(&set.argoCDApp, "argocd-app", "", "predict deleting this Argo CD Application (-n: its namespace, argocd by default) and what its resources finalizer deletes")
 	return func(ctx context.Context, o *options, args []string) error {
 		if err := checkOutput(*output); err != nil {
 			return err
@@ -29,11 +33,11 @@ func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string)
 		if err != nil {
 			return err
 		}
-		if *selector != "" {
-			if len(args) != 1 || strings.Contains(args[0], "/") {
-				return usageError{fmt.Errorf("with -l, name the types only: predict TYPE[,TYPE…] -l %s", *selector)}
+		if set.given() || set.all {
+			if err := set.check(args); err != nil {
+				return err
 			}
-			return predictSelection(ctx, o, &selection{types: args[0], selector: *selector, all: *all}, policy, strings.ToLower(*cascade), *output)
+			return predictSet(ctx, o, &set, policy, strings.ToLower(*cascade), *output)
 		}
 		a, err := prepare(ctx, o, args)
 		if err != nil {

@@ -40,6 +40,7 @@ type options struct {
 	color       string
 
 	getenv         func(string) string
+	stdin          io.Reader // -f -
 	stdout, stderr io.Writer
 }
 
@@ -55,8 +56,8 @@ var commands = []command{
 	{"why", "KIND/NAME [-n NAMESPACE] [-o text|json]",
 		"why the object still exists: the engine's explanation, the chain of blockers, and the command that would release a finalizer hold",
 		whyCommand},
-	{"predict", "KIND/NAME [-n NAMESPACE] [--cascade=background|foreground|orphan] [-o text|json]",
-		"what deleting the object would remove, keep and orphan, before you do it (nothing is deleted)", predictCommand},
+	{"predict", "KIND/NAME | TYPE[,TYPE…] -l SELECTOR | -f FILE|DIR|- | --helm-release NAME | --argocd-app NAME [-n NAMESPACE] [--cascade=background|foreground|orphan] [-o text|json]",
+		"what deleting the object, or the set (a selector, manifests, a Helm release, an Argo CD Application), would remove, keep and orphan, before you do it (nothing is deleted)", predictCommand},
 	{"stuck", "[-n NAMESPACE | -A] [--older-than=DURATION] [-o text|json]",
 		"the objects whose deletion started longer ago than --older-than and have not gone, by cause: another controller's finalizer (and who added it), a foreground deletion's blockers, a namespace's content, failing API discovery", stuckCommand},
 	{"ui", "[--port N] [--read-only] [--open=false] [--context C ...|--all-contexts]",
@@ -101,7 +102,7 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return usageError{fmt.Errorf("unknown command %q: want tree, why, predict, stuck, ui or version", args[0])}
 	}
-	o := &options{getenv: getenv, stdout: stdout, stderr: stderr}
+	o := &options{getenv: getenv, stdin: os.Stdin, stdout: stdout, stderr: stderr}
 	fs := newFlagSet(c, o)
 	do := c.flags(fs)
 	if err := fs.Parse(args[1:]); err != nil {
