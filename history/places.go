@@ -36,37 +36,24 @@ func (p *placeSet) add(ref gc.ObjectRef) {
 }
 
 // Places are the recording's places, as references with only APIVersion, Kind and
-// Namespace set, sorted. With namespaces, they are every kind recorded in each of those
-// namespaces, whether or not the recording holds it there: what is asked depends on the
-// search, not on what the recording holds in a namespace the reader may not see.
+// Namespace set, sorted; with namespaces, only those in them. A namespace the recording
+// does not hold has no place: a search naming made-up namespaces asks nothing.
 func (s *Store) Places(ctx context.Context, namespaces []string) ([]gc.ObjectRef, error) {
 	if err := s.loadPlaces(ctx); err != nil {
 		return nil, err
 	}
 	s.places.mu.Lock()
 	var out []gc.ObjectRef
-	if len(namespaces) == 0 {
-		for p := range s.places.set {
+	for p := range s.places.set {
+		if len(namespaces) == 0 || slices.Contains(namespaces, p.namespace) {
 			out = append(out, gc.ObjectRef{APIVersion: p.apiVersion, Kind: p.kind, Namespace: p.namespace})
-		}
-	} else {
-		kinds := map[place]bool{}
-		for p := range s.places.set {
-			kinds[place{apiVersion: p.apiVersion, kind: p.kind}] = true
-		}
-		for k := range kinds {
-			for _, ns := range namespaces {
-				out = append(out, gc.ObjectRef{APIVersion: k.apiVersion, Kind: k.kind, Namespace: ns})
-			}
 		}
 	}
 	s.places.mu.Unlock()
 	slices.SortFunc(out, func(a, b gc.ObjectRef) int {
 		return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.APIVersion, b.APIVersion), cmp.Compare(a.Kind, b.Kind))
 	})
-	return slices.CompactFunc(out, func(a, b gc.ObjectRef) bool {
-		return a.Namespace == b.Namespace && a.APIVersion == b.APIVersion && a.Kind == b.Kind
-	}), nil
+	return out, nil
 }
 
 // loadPlaces reads the places of the objects already recorded, once.

@@ -30,10 +30,10 @@ func searchesByObject(q *history.Query) bool {
 }
 
 // searchTooBroadError is a search that would ask a user's access in too many places.
-type searchTooBroadError struct{ reviews int }
+type searchTooBroadError struct{}
 
 func (e *searchTooBroadError) Error() string {
-	return fmt.Sprintf("this search would check your access in %d namespaced places (at most %d): you may see only some namespaces, so name the ones to search (namespace=)", e.reviews, maxSearchReviews)
+	return fmt.Sprintf("this search would check your access in more namespaces than one search may (%d resource and namespace pairs): you may see only some namespaces, so name the ones to search (namespace=)", maxSearchReviews)
 }
 
 // settleSearch asks v every question q's search could need, whatever it matches.
@@ -74,7 +74,7 @@ func (v *visibility) settle(places []gc.ObjectRef, max int) error {
 		}
 	}
 	if len(ask) > max {
-		return &searchTooBroadError{reviews: len(ask)}
+		return &searchTooBroadError{}
 	}
 	for _, key := range ask {
 		if _, ok := v.byNS[key]; !ok {
