@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
 
+	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 )
 
@@ -237,4 +238,21 @@ func readError(err error, ref gc.ObjectRef) error {
 // tooMany refuses a set of n entries.
 func tooMany(n int, what string) error {
 	return fmt.Errorf("%s names %d objects: at most %d may be predicted or deleted together", what, n, MaxObjects)
+}
+
+// LeftBehind lists what the tool leaves that the collector does not delete anyway (an
+// object annotated keep whose owner goes is still deleted, by the collector: it is among
+// p's Deleted).
+func (s *Set) LeftBehind(p gc.Prediction) []deletion.LeftBehind {
+	deleted := map[types.UID]bool{}
+	for _, d := range p.Deleted {
+		deleted[d.Object.UID] = true
+	}
+	var out []deletion.LeftBehind
+	for _, k := range s.Kept {
+		if !deleted[k.Object.UID] {
+			out = append(out, deletion.LeftBehind{Object: k.Object, Reason: k.Reason})
+		}
+	}
+	return out
 }

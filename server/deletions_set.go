@@ -11,6 +11,7 @@ import (
 
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/selection"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
@@ -18,8 +19,8 @@ import (
 // together, as the collector acts when they all go at once, then deleted one by one, each
 // with its UID precondition and its own audit line.
 
-// maxSetBodyBytes bounds a set delete's body: wire.MaxSetObjects uids.
-const maxSetBodyBytes = 512 << 10
+// maxSetBodyBytes bounds a set delete's body: wire.MaxSetObjects uids, or a manifest.
+const maxSetBodyBytes = 4 << 20
 
 // setEngine is an engine that predicts sets (*gc.GarbageCollector).
 type setEngine interface {
@@ -28,8 +29,10 @@ type setEngine interface {
 
 // deleteSetResponse is a set's predicted effect and, unless dry run, each delete's outcome.
 type deleteSetResponse struct {
-	DryRun     bool          `json:"dryRun"`
-	Prediction gc.Prediction `json:"prediction"`
+	DryRun bool `json:"dryRun"`
+	// Set is what a selector, manifest, release or Application named, resolved.
+	Set        *selection.Set `json:"set,omitempty"`
+	Prediction gc.Prediction  `json:"prediction"`
 	Hidden     int           `json:"hidden,omitempty"`
 	// Missing are the uids asked for that the graph does not hold (or the user may not see).
 	Missing []string `json:"missing,omitempty"`
@@ -69,10 +72,33 @@ func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusNotImplemented, &apiError{Code: codeUnavailable, Message: "this cluster's engine does not predict sets"})
 		return
 	}
+	if why := req.Predicted(); why != "" && !req.DryRun {
+		fail(http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: why})
+		return
+	}
 	vis := visibilityFrom(r)
 	resp := deleteSetResponse{DryRun: req.DryRun, Result: "predicted"}
+	named := req.UIDs
+	if named == nil {
+		set, status, e := resolveSet(r, c, &req)
+		if e != nil {
+			fail(status, e)
+			return
+		}
+		resp.Set = &set
+		for _, o := range set.Objects {
+			named = append(named, string(o.UID))
+		}
+		if len(named) == 0 {
+			entry.Result, entry.Status = "ok", http.StatusOK
+			s.audit.write(entry)
+			resp.Result = "nothing to delete"
+			writeJSON(w, http.StatusOK, resp)
+			return
+		}
+	}
 	var uids []types.UID
-	for _, u := range req.UIDs {
+	for _, u := range named {
 		n, ok := c.Engine.Node(types.UID(u))
 		if !ok || n.Virtual || !vis.visible(n.ObjectRef) {
 			resp.Missing = append(resp.Missing, u) // a hidden object is answered as one that does not exist
@@ -84,7 +110,7 @@ func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(uids) == 0 {
-		fail(http.StatusNotFound, &apiError{Code: codeNotFound, Message: fmt.Sprintf("none of the %d uids is an object in the graph", len(req.UIDs))})
+		fail(http.StatusNotFound, &apiError{Code: codeNotFound, Message: fmt.Sprintf("none of the %d objects named is in the graph", len(named))})
 		return
 	}
 	prediction, gone := engine.PredictDeleteSet(uids, policy)
@@ -94,6 +120,9 @@ func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 	resp.Prediction, resp.Hidden = vis.prediction(prediction)
 	if c.Deletions != nil {
 		resp.Consequences = c.Deletions.Consequences(r.Context(), resp.Prediction, vis.fn())
+	}
+	if resp.Set != nil {
+		resp.LeftBehind = append(resp.Set.LeftBehind(resp.Prediction), resp.LeftBehind...)
 	}
 	targets := resp.Prediction.Targets
 	if len(targets) == 0 {

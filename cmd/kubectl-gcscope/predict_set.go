@@ -14,7 +14,6 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
@@ -201,7 +200,7 @@ func predictSet(ctx context.Context, o *options, f *setFlags, policy metav1.Dele
 		orderPrediction(s.engine, &pr)
 	}
 	c := x.Consequences(ctx, pr, nil) // in the order the lists now have
-	c.LeftBehind = append(keptBy(set, pr), c.LeftBehind...)
+	c.LeftBehind = append(set.LeftBehind(pr), c.LeftBehind...)
 	if output == "json" {
 		fmt.Fprint(o.stdout, jsonText(struct {
 			Set selection.Set `json:"set"`
@@ -223,22 +222,6 @@ func predictSet(ctx context.Context, o *options, f *setFlags, policy metav1.Dele
 	fmt.Fprintf(o.stdout, "%s%s %s, predicted together (as the collector acts when they all go at once):\n%s%s",
 		header, counted(len(set.Objects)-len(missing), "object"), verb, notes.String(), rest)
 	return nil
-}
-
-// keptBy lists what the tool leaves that the collector does not delete anyway (an object
-// annotated keep whose owner goes is still deleted, by the collector: it is in Deleted).
-func keptBy(set selection.Set, p gc.Prediction) []deletion.LeftBehind {
-	deleted := map[types.UID]bool{}
-	for _, d := range p.Deleted {
-		deleted[d.Object.UID] = true
-	}
-	var out []deletion.LeftBehind
-	for _, k := range set.Kept {
-		if !deleted[k.Object.UID] {
-			out = append(out, deletion.LeftBehind{Object: k.Object, Reason: k.Reason})
-		}
-	}
-	return out
 }
 
 // renderSetNotes says what the set names that the cluster does not hold, and what its

@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/validation"
 )
@@ -178,51 +179,177 @@ func ParseDeleteRequest(body io.Reader) (DeleteRequest, *Error) {
 // MaxSetObjects bounds the objects one POST /api/v1/deletions names.
 const MaxSetObjects = 5000
 
-// DeleteSetRequest is the body of POST /api/v1/deletions: several objects, by uid,
-// predicted together and, unless DryRun, deleted with one confirmation.
+// DeleteSetRequest is the body of POST /api/v1/deletions: several objects predicted
+// together and, unless DryRun, deleted with one confirmation. Exactly one of UIDs,
+// Selector, Manifest, HelmRelease and ArgoCDApplication names them.
 type DeleteSetRequest struct {
-	UIDs              []string `json:"uids"`
-	PropagationPolicy string   `json:"propagationPolicy"`
-	DryRun            bool     `json:"dryRun"`
+	UIDs []string `json:"uids,omitempty"`
+	// Selector: kubectl delete TYPES -l LABELS [-n NS | -A].
+	Selector *SetSelector `json:"selector,omitempty"`
+	// Manifest: kubectl delete -f, its documents' text; Namespace is where documents
+	// without one are.
+	Manifest *SetManifest `json:"manifest,omitempty"`
+	// HelmRelease: helm uninstall NAME -n NAMESPACE (predicted only).
+	HelmRelease *NamedSet `json:"helmRelease,omitempty"`
+	// ArgoCDApplication: the delete of an Argo CD Application (predicted only).
+	ArgoCDApplication *NamedSet `json:"argoCDApplication,omitempty"`
+	PropagationPolicy string    `json:"propagationPolicy"`
+	DryRun            bool      `json:"dryRun"`
 }
 
-// ParseDeleteSetRequest decodes and validates a set delete: uids (1 to MaxSetObjects, each
-// once, none empty), the policy, and dryRun, required as for one object.
-func ParseDeleteSetRequest(body io.Reader) (DeleteSetRequest, *Error) {
-	const want = `; want {"uids": ["…"], "propagationPolicy": "Background|Foreground|Orphan", "dryRun": true|false}`
-	var raw struct {
-		UIDs              []string `json:"uids"`
-		PropagationPolicy string   `json:"propagationPolicy"`
-		DryRun            *bool    `json:"dryRun"`
+// SetSelector names the objects of Types that LabelSelector matches, in Namespace or in
+// all with AllNamespaces.
+type SetSelector struct {
+	Types         []string `json:"types"`
+	LabelSelector string   `json:"labelSelector"`
+	Namespace     string   `json:"namespace,omitempty"`
+	AllNamespaces bool     `json:"allNamespaces,omitempty"`
+}
+
+// SetManifest is the text of YAML or JSON documents.
+type SetManifest struct {
+	Text      string `json:"text"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// NamedSet is a Helm release or an Argo CD Application, by name.
+type NamedSet struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// Predicted reports whether the set can only be predicted here: its tool deletes it (Helm
+// runs hooks; Argo CD's finalizer deletes the resources).
+func (r *DeleteSetRequest) Predicted() string {
+	switch {
+	case r.HelmRelease != nil:
+		return "helm uninstall " + r.HelmRelease.Name + " deletes a release (and runs its hooks): gcscope predicts it, with dryRun true"
+	case r.ArgoCDApplication != nil:
+		return "a delete of the Application itself deletes the rest (through its finalizer): delete the Application, or predict with dryRun true"
 	}
-	if err := decodeOne(body, &raw, "uids", "propagationPolicy", "dryRun"); err != nil {
+	return ""
+}
+
+// ParseDeleteSetRequest decodes and validates a set delete: one way of naming it (uids: 1
+// to MaxSetObjects, each once, none empty; a selector with types; a manifest's text; a
+// release's or Application's name), the policy, and dryRun, required as for one object.
+func ParseDeleteSetRequest(body io.Reader) (DeleteSetRequest, *Error) {
+	const want = `; want {"uids": ["…"] | "selector": {"types": ["…"], "labelSelector": "…", "namespace": "…"} | "manifest": {"text": "…"} | "helmRelease": {"name": "…", "namespace": "…"} | "argoCDApplication": {"name": "…"}, "propagationPolicy": "Background|Foreground|Orphan", "dryRun": true|false}`
+	var raw struct {
+		UIDs              []string     `json:"uids"`
+		Selector          *SetSelector `json:"selector"`
+		Manifest          *SetManifest `json:"manifest"`
+		HelmRelease       *NamedSet    `json:"helmRelease"`
+		ArgoCDApplication *NamedSet    `json:"argoCDApplication"`
+		PropagationPolicy string       `json:"propagationPolicy"`
+		DryRun            *bool        `json:"dryRun"`
+	}
+	if err := decodeOne(body, &raw, "uids", "selector", "manifest", "helmRelease", "argoCDApplication", "propagationPolicy", "dryRun"); err != nil {
 		return DeleteSetRequest{}, &Error{Message: err.Error() + want}
 	}
-	req := DeleteSetRequest{UIDs: raw.UIDs, PropagationPolicy: raw.PropagationPolicy}
+	req := DeleteSetRequest{UIDs: raw.UIDs, Selector: raw.Selector, Manifest: raw.Manifest, HelmRelease: raw.HelmRelease,
+		ArgoCDApplication: raw.ArgoCDApplication, PropagationPolicy: raw.PropagationPolicy}
 	if raw.DryRun == nil {
 		return req, &Error{Message: `body: "dryRun" is required (true predicts, false deletes)` + want}
 	}
 	req.DryRun = *raw.DryRun
-	switch {
-	case len(req.UIDs) == 0:
-		return req, &Error{Message: `body: "uids" names no object` + want}
-	case len(req.UIDs) > MaxSetObjects:
-		return req, &Error{Message: fmt.Sprintf("body: %d uids, more than the %d one request may name", len(req.UIDs), MaxSetObjects)}
+	named := 0
+	for _, given := range []bool{raw.UIDs != nil, raw.Selector != nil, raw.Manifest != nil, raw.HelmRelease != nil, raw.ArgoCDApplication != nil} {
+		if given {
+			named++
+		}
 	}
-	seen := make(map[string]bool, len(req.UIDs))
-	for _, u := range req.UIDs {
-		if u == "" || len(u) > 128 {
-			return req, &Error{Message: fmt.Sprintf("body: uid %q is not a uid", clip(u, 64))}
+	if named != 1 {
+		return req, &Error{Message: `body: name the set one way: "uids", "selector", "manifest", "helmRelease" or "argoCDApplication"` + want}
+	}
+	var err *Error
+	switch {
+	case raw.UIDs != nil:
+		err = checkUIDs(req.UIDs, want)
+	case raw.Selector != nil:
+		err = checkSelector(req.Selector)
+	case raw.Manifest != nil:
+		if strings.TrimSpace(req.Manifest.Text) == "" {
+			err = &Error{Message: `body: "manifest.text" is empty: give the documents to delete`}
+		} else {
+			err = checkNamespace("manifest.namespace", req.Manifest.Namespace)
 		}
-		if seen[u] {
-			return req, &Error{Message: fmt.Sprintf("body: uid %q given twice", clip(u, 64))}
-		}
-		seen[u] = true
+	case raw.HelmRelease != nil:
+		err = checkNamed("helmRelease", req.HelmRelease, 53)
+	default:
+		err = checkNamed("argoCDApplication", req.ArgoCDApplication, 253)
+	}
+	if err != nil {
+		return req, err
 	}
 	if !slices.Contains(Policies, req.PropagationPolicy) {
 		return req, &Error{Message: fmt.Sprintf("propagationPolicy %q is not one of the allowed values", req.PropagationPolicy), Allowed: Policies}
 	}
 	return req, nil
+}
+
+func checkUIDs(uids []string, want string) *Error {
+	switch {
+	case len(uids) == 0:
+		return &Error{Message: `body: "uids" names no object` + want}
+	case len(uids) > MaxSetObjects:
+		return &Error{Message: fmt.Sprintf("body: %d uids, more than the %d one request may name", len(uids), MaxSetObjects)}
+	}
+	seen := make(map[string]bool, len(uids))
+	for _, u := range uids {
+		if u == "" || len(u) > 128 {
+			return &Error{Message: fmt.Sprintf("body: uid %q is not a uid", clip(u, 64))}
+		}
+		if seen[u] {
+			return &Error{Message: fmt.Sprintf("body: uid %q given twice", clip(u, 64))}
+		}
+		seen[u] = true
+	}
+	return nil
+}
+
+// maxSetTypes bounds the types of a selector.
+const maxSetTypes = 50
+
+func checkSelector(s *SetSelector) *Error {
+	switch {
+	case len(s.Types) == 0:
+		return &Error{Message: `body: "selector.types" names no type: name them, as kubectl delete does (["deployments", "services"])`}
+	case len(s.Types) > maxSetTypes:
+		return &Error{Message: fmt.Sprintf("body: %d types, at most %d", len(s.Types), maxSetTypes)}
+	case strings.TrimSpace(s.LabelSelector) == "":
+		return &Error{Message: `body: "selector.labelSelector" is empty: a delete of everything of a type is not a selection`}
+	case len(s.LabelSelector) > 4096:
+		return &Error{Message: "body: selector.labelSelector is longer than 4096 bytes"}
+	case s.AllNamespaces && s.Namespace != "":
+		return &Error{Message: `body: "selector.namespace" and "selector.allNamespaces" both say where: give one`}
+	}
+	for _, t := range s.Types {
+		if t == "" || len(t) > 253 || strings.ContainsAny(t, "/ ") {
+			return &Error{Message: fmt.Sprintf("body: type %q is not a type (deployments, deploy, Deployment.apps)", clip(t, 64))}
+		}
+	}
+	if _, err := labels.Parse(s.LabelSelector); err != nil {
+		return &Error{Message: fmt.Sprintf("body: selector.labelSelector %q: %v", clip(s.LabelSelector, 64), err)}
+	}
+	return checkNamespace("selector.namespace", s.Namespace)
+}
+
+func checkNamespace(field, ns string) *Error {
+	if ns == "" {
+		return nil
+	}
+	if errs := validation.IsDNS1123Label(ns); len(errs) > 0 {
+		return &Error{Message: fmt.Sprintf("body: %s %q is not a namespace: %s", field, clip(ns, 64), errs[0])}
+	}
+	return nil
+}
+
+func checkNamed(field string, n *NamedSet, maxName int) *Error {
+	if n.Name == "" || len(n.Name) > maxName || len(validation.IsDNS1123Subdomain(n.Name)) > 0 {
+		return &Error{Message: fmt.Sprintf("body: %s.name %q is not a name (at most %d characters, lower case, digits, '-' and '.')", field, clip(n.Name, 64), maxName)}
+	}
+	return checkNamespace(field+".namespace", n.Namespace)
 }
 
 // SlowMotionRequest is the body of POST /api/v1/slow-motion.
