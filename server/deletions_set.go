@@ -33,7 +33,7 @@ type deleteSetResponse struct {
 	// Set is what a selector, manifest, release or Application named, resolved.
 	Set        *selection.Set `json:"set,omitempty"`
 	Prediction gc.Prediction  `json:"prediction"`
-	Hidden     int           `json:"hidden,omitempty"`
+	Hidden     int            `json:"hidden,omitempty"`
 	// Missing are the uids asked for that the graph does not hold (or the user may not see).
 	Missing []string `json:"missing,omitempty"`
 	deletion.Consequences
