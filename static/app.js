@@ -1619,6 +1619,7 @@ var Renderer = class {
     this.selected = null;
     this.hover = null;
     this.matches = /* @__PURE__ */ new Set();
+    this.multi = /* @__PURE__ */ new Set();
     this.preview = /* @__PURE__ */ new Map();
     this.drawnState = null;
     this.drawnEdges = null;
@@ -1932,7 +1933,7 @@ var Renderer = class {
       this.drawEdges(items, blocks, px);
       for (const b of blocks) {
         this.drawBlock(b, px);
-        if (this.selected && b.uids.includes(this.selected) || this.matches.size && b.uids.some((u) => this.matches.has(u))) this.drawBlockRing(b, px);
+        if (this.selected && b.uids.includes(this.selected) || this.matches.size && b.uids.some((u) => this.matches.has(u)) || this.multi.size && b.uids.some((u) => this.multi.has(u))) this.drawBlockRing(b, px);
       }
       for (const it of items) this.drawItem(it, now, px, labels);
     }
@@ -1943,9 +1944,9 @@ var Renderer = class {
     drawCounts(this, visible);
     for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
   }
-  /** Objects drawn with a ring: the selection, search matches, the delete preview. */
+  /** Objects drawn with a ring: the selection, the objects selected together, search matches, the delete preview. */
   ringed() {
-    const out = [...this.matches, ...this.preview.keys()];
+    const out = [...this.matches, ...this.multi, ...this.preview.keys()];
     if (this.selected) out.push(this.selected);
     return out;
   }
@@ -2066,7 +2067,7 @@ var Renderer = class {
   }
   /** @param {Item} it @param {string} state @param {number} now */
   record(it, state, now) {
-    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: this.drawClock });
+    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: this.drawClock, multi: this.multi.has(it.uid) });
   }
   /** Starts keeping drawnState, and redraws everything so that it starts complete. */
   recordDrawn() {
@@ -2198,12 +2199,18 @@ var Renderer = class {
       bx += w;
     }
   }
-  /** The ring around a collapsed set that holds the selection or a search match. @param {Block} b @param {number} px */
+  /**
+   * The ring around a collapsed set that holds the selection or a search match (dashed in
+   * the accent colour when it holds objects selected together). @param {Block} b @param {number} px
+   */
   drawBlockRing(b, px) {
     const { ctx, colors: C } = this;
-    ctx.strokeStyle = C["--match"];
+    const multi = this.multi.size > 0 && b.uids.some((u) => this.multi.has(u)) && !(this.selected && b.uids.includes(this.selected));
+    ctx.strokeStyle = multi ? C["--accent"] : C["--match"];
     ctx.lineWidth = 3 * px;
+    if (multi) ctx.setLineDash([7 * px, 4 * px]);
     ctx.strokeRect(b.group.x + b.x - 6 * px, b.group.y + b.y - 6 * px, b.w + 12 * px, b.h + 12 * px);
+    ctx.setLineDash([]);
   }
   /** How many members of b are in each state colour. @param {Block} b */
   blockCounts(b) {
@@ -2239,17 +2246,37 @@ var Renderer = class {
   }
   /**
    * The selection's ring hugs the box; a search match's or preview's is thinner and
-   * farther out, so that the box's own border (its state) always shows between them.
+   * farther out, so that the box's own border (its state) always shows between them. An
+   * object selected together with others (for a set delete) has a dashed ring in the
+   * accent colour and a tick at its top left corner.
    * @param {Item} it @param {number} px
    */
   drawRing(it, px) {
     const { ctx, colors: C } = this;
     const sel = it.uid === this.selected;
     const pv = this.preview.get(it.uid);
-    ctx.strokeStyle = sel ? C["--accent"] : pv ? C[PREVIEW[pv].color] : C["--match"];
-    const off = (sel ? 3 : 6) * px;
-    ctx.lineWidth = (sel ? 3 : 2) * px;
-    ctx.strokeRect(it.group.x + it.x - off, it.group.y + it.y - off, NODE_W + 2 * off, NODE_H + 2 * off);
+    const multi = this.multi.has(it.uid);
+    const x = it.group.x + it.x, y = it.group.y + it.y;
+    ctx.strokeStyle = sel || multi && !pv ? C["--accent"] : pv ? C[PREVIEW[pv].color] : C["--match"];
+    const off = (sel ? 3 : multi && !pv ? 4 : 6) * px;
+    ctx.lineWidth = (sel || multi ? 3 : 2) * px;
+    if (multi && !sel && !pv) ctx.setLineDash([7 * px, 4 * px]);
+    ctx.strokeRect(x - off, y - off, NODE_W + 2 * off, NODE_H + 2 * off);
+    ctx.setLineDash([]);
+    if (multi) {
+      const r = Math.max(7, 7 * px), cx = x - off, cy = y - off;
+      ctx.fillStyle = C["--accent"];
+      ctx.beginPath();
+      ctx.arc(cx, cy, r, 0, 2 * Math.PI);
+      ctx.fill();
+      ctx.strokeStyle = C["--node-bg"];
+      ctx.lineWidth = r * 0.3;
+      ctx.beginPath();
+      ctx.moveTo(cx - r * 0.45, cy);
+      ctx.lineTo(cx - r * 0.1, cy + r * 0.38);
+      ctx.lineTo(cx + r * 0.5, cy - r * 0.35);
+      ctx.stroke();
+    }
   }
   /** @param {Item} it @param {number} now @param {number} px @param {boolean} labels */
   drawItem(it, now, px, labels) {
@@ -2292,7 +2319,7 @@ var Renderer = class {
       ctx.fillRect(x, y, NODE_W, NODE_H);
       ctx.globalAlpha = alpha;
     }
-    if (it.uid === this.selected || this.matches.has(it.uid) || pv) this.drawRing(it, px);
+    if (it.uid === this.selected || this.matches.has(it.uid) || pv || this.multi.has(it.uid)) this.drawRing(it, px);
     else if (it.uid === this.hover) {
       ctx.strokeStyle = C["--accent"];
       ctx.lineWidth = 1.5 * px;
@@ -2640,6 +2667,8 @@ async function post(path2, body) {
 }
 var explain = (uid) => get(`/api/v1/objects/${encodeURIComponent(uid)}/explain`);
 var deleteObject = (uid, policy, dryRun) => post(`/api/v1/objects/${encodeURIComponent(uid)}/delete`, { propagationPolicy: policy, dryRun });
+var MAX_SET = 5e3;
+var deleteSet = (uids, policy, dryRun) => post("/api/v1/deletions", { uids, propagationPolicy: policy, dryRun });
 
 // src/vlist.js
 var VirtualList = class {
@@ -3479,12 +3508,11 @@ function drawSpark(c, hist, max) {
   ctx.fillText(`max ${top} · 5 min`, 2, 10);
 }
 
-// src/dialog.js
+// src/prediction.js
 var present2 = (...nodes) => (
   /** @type {Node[]} */
   nodes.filter((n) => n !== null)
 );
-var TYPED_CONFIRM_OVER = 20;
 var STEPS = (
   /** @type {Record<number, string>} */
   {
@@ -3498,17 +3526,209 @@ function stepTitle(step, last) {
   if (!step) return "in no particular order";
   return step === 1 ? "first: what nothing waits on" : step === last ? "last, once those before it are gone" : "then, once those before it are gone";
 }
+var targetsOf = (p) => p.targets?.length ? p.targets : [p.target];
+function previewMarks(p) {
+  const m = /* @__PURE__ */ new Map();
+  for (const d of p.deleted || []) m.set(d.object.uid, "deleted");
+  for (const d of p.orphaned || []) m.set(d.object.uid, "orphaned");
+  for (const d of p.kept || []) m.set(d.object.uid, "kept");
+  for (const d of p.waiting || []) m.set(d.object.uid, "waiting");
+  for (const t of targetsOf(p)) m.set(t.uid, "target");
+  return m;
+}
+function predictionNodes(res, o) {
+  const p = res.prediction;
+  const volumes = (
+    /** @type {any[]} */
+    res.volumes || []
+  ), leftBehind = (
+    /** @type {any[]} */
+    res.leftBehind || []
+  );
+  const recreated = (
+    /** @type {any[]} */
+    res.recreated || []
+  ), hidden = res.hidden || 0, unread = res.unread || "";
+  const would = o.readOnly ? "would" : "will";
+  const link = (obj) => h("a", { href: "#", onclick: (ev) => {
+    ev.preventDefault();
+    o.select(obj.uid);
+  } }, describe(obj));
+  const row = (d, oneLine, common) => {
+    const reason = d.reason && d.reason !== common ? d.reason : "";
+    return h(
+      oneLine ? "span" : "li",
+      { title: d.reason || void 0 },
+      link(d.object),
+      d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
+      reason ? h(oneLine ? "span.muted" : "div.muted", null, oneLine ? ` — ${reason}` : reason) : null
+    );
+  };
+  const section = (cls, title, list, once = false) => {
+    if (!list?.length) return null;
+    const common = once ? mostCommon(list.map((d) => d.reason || "")) : "";
+    let body;
+    if (list.length > 50) {
+      const v = new VirtualList({ render: (d) => row(d, true, common), maxRows: 14 });
+      v.set(list);
+      body = v.el;
+    } else body = h("ul", null, ...list.map((d) => row(d, false, common)));
+    return h(
+      `details.pv.${cls}`,
+      { open: list.length <= 12 },
+      h("summary", null, `${title} (${list.length.toLocaleString("en-US")})`),
+      common ? h("p.muted.step-why", null, common) : null,
+      body
+    );
+  };
+  const n = (p.deleted || []).length;
+  const targets = new Set(targetsOf(p).map((t) => t.uid));
+  const stepped = (p.deleted || []).some((d) => d.step);
+  const deleted = stepped ? [...p.deleted].sort((a, b) => (a.step || 99) - (b.step || 99)) : [...p.deleted || []].sort((a, b) => Number(targets.has(b.object.uid)) - Number(targets.has(a.object.uid)));
+  const steps = /* @__PURE__ */ new Map();
+  if (stepped) {
+    for (const d of deleted) {
+      let l = steps.get(d.step || 0);
+      if (!l) steps.set(d.step || 0, l = []);
+      l.push(d);
+    }
+  }
+  const isNamespace = !o.set && p.target.kind === "Namespace" && p.target.apiVersion === "v1";
+  const lost = volumes.filter((v) => v.verdict === "data-loss");
+  const storage = volumes.filter((v) => v.verdict !== "data-loss" && v.verdict !== "kept");
+  const said = new Set([...p.orphaned || [], ...p.kept || []].map((d) => d.object.uid));
+  const behind = leftBehind.filter((l) => !said.has(l.object.uid));
+  const volumeRow = (v) => h("li", null, link(v.claim), h("div", null, v.says));
+  const chosen = o.set && !stepped ? deleted.filter((d) => targets.has(d.object.uid)).map((d) => d.reason === "the target" ? { ...d, reason: "" } : d) : [];
+  const withThem = o.set && !stepped ? deleted.filter((d) => !targets.has(d.object.uid)) : [];
+  const missing = (
+    /** @type {string[]} */
+    res.missing || []
+  );
+  const refusals = (
+    /** @type {any[]} */
+    res.refusals || []
+  );
+  const fmt2 = (x) => x.toLocaleString("en-US");
+  return present2(
+    lost.length ? h(
+      "div.data-loss",
+      { id: "delete-data-loss", role: "alert" },
+      h(
+        "p",
+        null,
+        h("b", null, `Data loss: ${counted(lost.length, "volume")} ${would} be destroyed`),
+        ` with ${lost.length === 1 ? "its claim" : "their claims"}. The storage provider deletes the disk; nothing brings the data back.`
+      ),
+      h("ul", null, ...lost.map(volumeRow))
+    ) : null,
+    h(
+      "p.summary",
+      { id: "delete-summary" },
+      `${p.policy}: ${counted(n, "object")} ${would} be deleted`,
+      o.set ? ` (the ${fmt2(targets.size)} selected${n > targets.size ? ` and ${fmt2(n - targets.size)} with them` : ""})` : "",
+      p.orphaned?.length ? `, ${fmt2(p.orphaned.length)} orphaned` : "",
+      p.kept?.length ? `, ${fmt2(p.kept.length)} kept` : "",
+      p.waiting?.length ? `, ${fmt2(p.waiting.length)} ${would} wait on finalizers` : "",
+      "."
+    ),
+    o.readOnly ? h("p.note", { id: "delete-read-only" }, "A dry run: gcscope runs read-only (--read-only) and refuses deletes. This is what the collector would do.") : null,
+    res.refusal ? h("p.warn", { id: "delete-refusal" }, `The cluster refused a dry run of this delete, made as you: ${res.refusal}`) : null,
+    refusals.length ? h(
+      "div.warn",
+      { id: "delete-refusal" },
+      h("p", null, `The cluster refused a dry run of ${refusals.length === 1 ? "one of these deletes" : `${fmt2(refusals.length)} of these deletes`}, made as you:`),
+      h("ul", null, ...refusals.map((r) => h("li", null, link(r.object), h("span.muted", null, ` — ${r.error}`))))
+    ) : null,
+    hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
+    missing.length ? h("p.warn", { id: "delete-missing" }, `${missing.length === 1 ? "One of the objects selected is" : `${fmt2(missing.length)} of the objects selected are`} no longer in the graph (deleted meanwhile, or not yours to see): left out.`) : null,
+    p.order ? h("p.order", { id: "delete-order" }, h("b", null, "In this order: "), p.order, ".") : null,
+    ...stepped ? [...steps].map(([step, list], i) => {
+      const el = section("deleted", `${i + 1}. ${isNamespace && STEPS[step] || stepTitle(step, Math.max(...steps.keys()))}`, list, true);
+      if (el) el.dataset.step = String(step);
+      return el;
+    }) : o.set ? [section("deleted", "Selected, deleted", chosen), section("deleted", "Deleted with them", withThem)] : [section("deleted", "Deleted", deleted)],
+    recreated.length ? h(
+      "details.pv.recreated",
+      { id: "delete-recreated", open: true },
+      h("summary", null, `Comes back (${recreated.length}): ${recreated.length === 1 ? "its controller stays and replaces it" : "their controllers stay and replace them"}`),
+      h("ul", null, ...recreated.map((r) => row({ object: r.object, reason: r.says }, false)))
+    ) : null,
+    storage.length ? h(
+      "details.pv.storage",
+      { id: "delete-storage", open: true },
+      h("summary", null, `Storage of the other claims it deletes (${storage.length})`),
+      h("ul", null, ...storage.map(volumeRow))
+    ) : null,
+    behind.length ? h(
+      "details.pv.left-behind",
+      { id: "delete-left-behind", open: true },
+      h("summary", null, `Left behind (${behind.length})`),
+      h("ul", null, ...behind.map((l) => row({ object: l.object, reason: l.reason }, false)))
+    ) : null,
+    unread ? h("p.warn", { id: "delete-unread" }, `Storage not read: ${unread}`) : null,
+    section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
+    section("kept", "Kept: another owner holds them, or their reference is invalid", p.kept),
+    section("waiting", "Will wait on other controllers' finalizers", p.waiting),
+    p.targetWaitsFor?.length ? section("waiting", o.set ? "The selected will wait for" : "The target will wait for", p.targetWaitsFor) : null,
+    h("p.muted", null, "Drawn on the graph behind this dialog.")
+  );
+}
+function outcomeNodes(outcomes, policy, select) {
+  const failed = outcomes.filter((x) => x.error), started = outcomes.length - failed.length;
+  const item = (x) => h(
+    "li",
+    { "data-uid": x.object.uid, "data-outcome": x.error ? "error" : "started" },
+    h("a", { href: "#", onclick: (ev) => {
+      ev.preventDefault();
+      select(x.object.uid);
+    } }, describe(x.object)),
+    x.error ? h("span.error", null, ` — refused: ${x.error}${/not found/i.test(x.error) ? " (already gone: another target's cascade may have taken it)" : ""}`) : h("span.muted", null, ` — ${x.result || "deletion started"}`)
+  );
+  return present2(
+    h(
+      "p.summary",
+      { id: "delete-outcome-summary" },
+      `${policy}: ${counted(started, "deletion")} started`,
+      failed.length ? `, ${failed.length.toLocaleString("en-US")} refused` : "",
+      ` of ${outcomes.length.toLocaleString("en-US")}.`
+    ),
+    h(
+      "details.pv.outcomes",
+      { id: "delete-outcomes", open: true },
+      h("summary", null, `Each delete (${outcomes.length.toLocaleString("en-US")})`),
+      h("ul", null, ...[...outcomes].sort((a, b) => Number(!!b.error) - Number(!!a.error)).map(item))
+    ),
+    h("p.muted", null, "The collector goes on from here: the graph behind this dialog follows the cascades as the stream reports them.")
+  );
+}
+function errorText2(e) {
+  if (!e.status) return `Request failed: ${e.message || e}`;
+  const status = `${e.status}${e.code ? " " + e.code : ""}: `;
+  const hint = e.status === 409 ? " The object changed (or was recreated) since; look again and retry." : e.status === 403 && e.code === "csrf" ? " Reload the page to get a fresh session." : "";
+  return `Refused — ${status}${e.message || e}.${hint}`.replace(/\.\./g, ".");
+}
+function mostCommon(values) {
+  const n = /* @__PURE__ */ new Map();
+  for (const v of values) if (v) n.set(v, (n.get(v) || 0) + 1);
+  let best = "", most = 0;
+  for (const [v, c] of n) if (c > most) [best, most] = [v, c];
+  return best;
+}
+
+// src/dialog.js
+var TYPED_CONFIRM_OVER = 20;
+var setPhrase = (n) => `delete ${n} object${n === 1 ? "" : "s"}`;
 var DeleteDialog = class {
-  /**
-   * @param {import("./store.js").Store} store
-   * @param {{preview: (m: Map<string, PreviewKind>) => void, done: (uid: string, policy: string, target: import("./store.js").NodeState|undefined) => void, select: (uid: string) => void}} hooks
-   */
+  /** @param {import("./store.js").Store} store @param {DialogHooks} hooks */
   constructor(store, hooks) {
     this.store = store;
     this.hooks = hooks;
     this.dialog = /** @type {HTMLDialogElement|null} */
     document.getElementById("delete-dialog");
     this.uid = null;
+    this.set = null;
+    this.sent = false;
     this.seq = 0;
     this.prediction = null;
     this.volumes = [];
@@ -3541,24 +3761,74 @@ var DeleteDialog = class {
     );
     return el ? el.value : "Background";
   }
+  /** Whether the dialog is open. */
+  get isOpen() {
+    return !!this.dialog?.open;
+  }
   /** @param {string} uid */
   open(uid) {
     const n = this.store.nodes.get(uid);
     if (!this.dialog || !n || n.virtual) return;
+    this.reset();
     this.uid = uid;
-    this.opened++;
     $("delete-title").textContent = this.readOnly ? `What would deleting ${describe(n)} do?` : `Delete ${describe(n)}`;
+    this.show();
+    if (n.beingDeleted) this.askWhatHolds(uid);
+  }
+  /**
+   * Opens the dialog for several objects deleted together (the objects the store does not
+   * hold, or only names as owners, are left out).
+   * @param {string[]} uids
+   */
+  openSet(uids) {
+    const set = uids.filter((u) => !this.store.nodes.get(u)?.virtual && this.store.nodes.has(u));
+    if (!this.dialog || !set.length) return;
+    this.reset();
+    this.set = set;
+    const k = set.length.toLocaleString("en-US");
+    $("delete-title").textContent = this.readOnly ? `What would deleting these ${k} objects do?` : `Delete ${k} selected object${set.length === 1 ? "" : "s"}`;
+    if (this.readOnly) {
+      const menu = (
+        /** @type {HTMLElement} */
+        this.dialog.querySelector("menu")
+      );
+      menu.prepend(h("button.danger", {
+        type: "button",
+        id: "delete-set-refused",
+        disabled: true,
+        "aria-describedby": "delete-read-only",
+        title: "gcscope runs read-only (--read-only): it refuses deletes"
+      }, `Delete ${k} (read-only)`));
+    }
+    this.show();
+  }
+  /** Clears what a former opening left. */
+  reset() {
+    this.opened++;
+    this.uid = null;
+    this.set = null;
+    this.sent = false;
+    this.explanation = null;
     const input = (
       /** @type {HTMLInputElement|null} */
       document.getElementById("delete-confirm-input")
     );
     if (input) input.value = "";
     $("delete-error").hidden = true;
-    this.explanation = null;
+    document.getElementById("delete-set-refused")?.remove();
+    const fieldset = (
+      /** @type {HTMLFieldSetElement|null} */
+      document.querySelector("#delete-form fieldset")
+    );
+    if (fieldset) fieldset.disabled = false;
+    const btn = document.getElementById("delete-confirm");
+    if (btn) btn.hidden = false;
+    $("delete-cancel").textContent = this.readOnly ? "Close" : "Cancel";
+  }
+  show() {
     this.showState();
     this.dialog.showModal();
     this.predict();
-    if (n.beingDeleted) this.askWhatHolds(uid);
   }
   /** An object already being deleted: what holds it, from the engine. @param {string} uid */
   async askWhatHolds(uid) {
@@ -3571,7 +3841,7 @@ var DeleteDialog = class {
     } catch {
     }
   }
-  /** Says, above the policies, when the object is already being deleted and what holds it. */
+  /** Says, above the policies, when the object (or some of a set) is already being deleted and what holds it. */
   showState() {
     const form = (
       /** @type {HTMLElement} */
@@ -3581,6 +3851,19 @@ var DeleteDialog = class {
     if (!el) {
       el = h("div.delete-state", { id: "delete-state", role: "note" });
       form.insertBefore(el, form.querySelector("fieldset"));
+    }
+    if (this.set) {
+      const deleting = this.set.filter((u) => this.store.nodes.get(u)?.beingDeleted).length;
+      el.hidden = !deleting;
+      if (deleting) {
+        el.replaceChildren(h(
+          "p",
+          null,
+          h("b", null, `${deleting === this.set.length ? "All" : deleting.toLocaleString("en-US")} of them already being deleted: `),
+          "deleting them again only sets the collector's own finalizers to match the policy (foregroundDeletion for Foreground, orphan for Orphan, neither for Background); it removes no other controller's finalizer."
+        ));
+      }
+      return;
     }
     const n = this.uid ? this.store.nodes.get(this.uid) : null;
     if (!n || !n.beingDeleted) {
@@ -3611,25 +3894,33 @@ var DeleteDialog = class {
   cleanup() {
     this.opened++;
     this.uid = null;
+    this.set = null;
+    this.sent = false;
     this.prediction = null;
     this.volumes = [];
     this.explanation = null;
     this.seq++;
+    document.getElementById("delete-set-refused")?.remove();
     this.hooks.preview(/* @__PURE__ */ new Map());
   }
   async predict() {
-    const uid = this.uid;
-    if (!uid) return;
+    const uid = this.uid, set = this.set;
+    if (!uid && !set || this.sent) return;
     const seq = ++this.seq, policy = this.policy;
     this.prediction = null;
     this.updateConfirm();
     $("delete-preview").replaceChildren(h("p.muted", null, `computing what ${policy} would do…`));
     try {
-      const res = await deleteObject(uid, policy, true);
+      const res = set ? await deleteSet(set, policy, true) : await deleteObject(
+        /** @type {string} */
+        uid,
+        policy,
+        true
+      );
       if (seq !== this.seq) return;
       this.prediction = res.prediction;
       this.volumes = res.volumes || [];
-      this.showPrediction(res.prediction, res.hidden || 0, res.refusal || "", this.volumes, res.leftBehind || [], res.unread || "", res.recreated || []);
+      this.showPrediction(res);
     } catch (e) {
       if (seq !== this.seq) return;
       this.showError(e);
@@ -3638,131 +3929,12 @@ var DeleteDialog = class {
     this.updateConfirm();
   }
   /**
-   * @param {any} p @param {number} hidden objects affected that this user may not see
-   * @param {string} refusal what the cluster answered the delete, dry-run as the user ("" when it would take it)
-   * @param {any[]} [volumes] what becomes of the storage of the claims it deletes, data loss first
-   * @param {any[]} [leftBehind] what stays, and why
-   * @param {string} [unread] what of the storage could not be read
-   * @param {any[]} [recreated] what it deletes that comes back, and who brings it back
+   * Shows a dry-run answer (the prediction and what it does beyond the objects it deletes)
+   * and draws it on the graph. @param {any} res
    */
-  showPrediction(p, hidden, refusal, volumes = [], leftBehind = [], unread = "", recreated = []) {
-    const m = /* @__PURE__ */ new Map();
-    for (const d of p.deleted || []) m.set(d.object.uid, "deleted");
-    for (const d of p.orphaned || []) m.set(d.object.uid, "orphaned");
-    for (const d of p.kept || []) m.set(d.object.uid, "kept");
-    for (const d of p.waiting || []) m.set(d.object.uid, "waiting");
-    m.set(p.target.uid, "target");
-    this.hooks.preview(m);
-    const row = (d, oneLine, common) => {
-      const reason = d.reason && d.reason !== common ? d.reason : "";
-      return h(
-        oneLine ? "span" : "li",
-        { title: d.reason || void 0 },
-        h("a", { href: "#", onclick: (ev) => {
-          ev.preventDefault();
-          this.hooks.select(d.object.uid);
-        } }, describe(d.object)),
-        d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
-        reason ? h(oneLine ? "span.muted" : "div.muted", null, oneLine ? ` — ${reason}` : reason) : null
-      );
-    };
-    const section = (cls, title, list, once = false) => {
-      if (!list?.length) return null;
-      const common = once ? mostCommon(list.map((d) => d.reason || "")) : "";
-      let body;
-      if (list.length > 50) {
-        const v = new VirtualList({ render: (d) => row(d, true, common), maxRows: 14 });
-        v.set(list);
-        body = v.el;
-      } else body = h("ul", null, ...list.map((d) => row(d, false, common)));
-      return h(
-        `details.pv.${cls}`,
-        { open: list.length <= 12 },
-        h("summary", null, `${title} (${list.length.toLocaleString("en-US")})`),
-        common ? h("p.muted.step-why", null, common) : null,
-        body
-      );
-    };
-    const n = (p.deleted || []).length;
-    const stepped = (p.deleted || []).some((d) => d.step);
-    const deleted = stepped ? [...p.deleted].sort((a, b) => (a.step || 99) - (b.step || 99)) : [...p.deleted || []].sort((a, b) => Number(b.object.uid === p.target.uid) - Number(a.object.uid === p.target.uid));
-    const steps = /* @__PURE__ */ new Map();
-    if (stepped) {
-      for (const d of deleted) {
-        let l = steps.get(d.step || 0);
-        if (!l) steps.set(d.step || 0, l = []);
-        l.push(d);
-      }
-    }
-    const isNamespace = p.target.kind === "Namespace" && p.target.apiVersion === "v1";
-    const lost = volumes.filter((v) => v.verdict === "data-loss");
-    const storage = volumes.filter((v) => v.verdict !== "data-loss" && v.verdict !== "kept");
-    const said = new Set([...p.orphaned || [], ...p.kept || []].map((d) => d.object.uid));
-    const behind = leftBehind.filter((l) => !said.has(l.object.uid));
-    const volumeRow = (v) => h(
-      "li",
-      null,
-      h("a", { href: "#", onclick: (ev) => {
-        ev.preventDefault();
-        this.hooks.select(v.claim.uid);
-      } }, describe(v.claim)),
-      h("div", null, v.says)
-    );
-    $("delete-preview").replaceChildren(...present2(
-      lost.length ? h(
-        "div.data-loss",
-        { id: "delete-data-loss", role: "alert" },
-        h(
-          "p",
-          null,
-          h("b", null, `Data loss: ${counted(lost.length, "volume")} ${this.readOnly ? "would be" : "will be"} destroyed`),
-          ` with ${lost.length === 1 ? "its claim" : "their claims"}. The storage provider deletes the disk; nothing brings the data back.`
-        ),
-        h("ul", null, ...lost.map(volumeRow))
-      ) : null,
-      h(
-        "p.summary",
-        { id: "delete-summary" },
-        `${p.policy}: ${counted(n, "object")} ${this.readOnly ? "would" : "will"} be deleted`,
-        p.orphaned?.length ? `, ${p.orphaned.length.toLocaleString("en-US")} orphaned` : "",
-        p.kept?.length ? `, ${p.kept.length.toLocaleString("en-US")} kept` : "",
-        p.waiting?.length ? `, ${p.waiting.length.toLocaleString("en-US")} ${this.readOnly ? "would" : "will"} wait on finalizers` : "",
-        "."
-      ),
-      this.readOnly ? h("p.note", { id: "delete-read-only" }, "A dry run: gcscope runs read-only (--read-only) and refuses deletes. This is what the collector would do.") : null,
-      refusal ? h("p.warn", { id: "delete-refusal" }, `The cluster refused a dry run of this delete, made as you: ${refusal}`) : null,
-      hidden ? h("p.warn", { id: "delete-hidden" }, `It also affects ${hidden} object${hidden === 1 ? "" : "s"} you may not see: the cluster's collector acts on them all the same.`) : null,
-      p.order ? h("p.order", { id: "delete-order" }, h("b", null, "In this order: "), p.order, ".") : null,
-      ...stepped ? [...steps].map(([step, list], i) => {
-        const el = section("deleted", `${i + 1}. ${isNamespace && STEPS[step] || stepTitle(step, Math.max(...steps.keys()))}`, list, true);
-        if (el) el.dataset.step = String(step);
-        return el;
-      }) : [section("deleted", "Deleted", deleted)],
-      recreated.length ? h(
-        "details.pv.recreated",
-        { id: "delete-recreated", open: true },
-        h("summary", null, `Comes back (${recreated.length}): its controller stays and replaces it`),
-        h("ul", null, ...recreated.map((r) => row({ object: r.object, reason: r.says }, false)))
-      ) : null,
-      storage.length ? h(
-        "details.pv.storage",
-        { id: "delete-storage", open: true },
-        h("summary", null, `Storage of the other claims it deletes (${storage.length})`),
-        h("ul", null, ...storage.map(volumeRow))
-      ) : null,
-      behind.length ? h(
-        "details.pv.left-behind",
-        { id: "delete-left-behind", open: true },
-        h("summary", null, `Left behind (${behind.length})`),
-        h("ul", null, ...behind.map((l) => row({ object: l.object, reason: l.reason }, false)))
-      ) : null,
-      unread ? h("p.warn", { id: "delete-unread" }, `Storage not read: ${unread}`) : null,
-      section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
-      section("kept", "Kept: another owner holds them, or their reference is invalid", p.kept),
-      section("waiting", "Will wait on other controllers' finalizers", p.waiting),
-      p.targetWaitsFor?.length ? section("waiting", "The target will wait for", p.targetWaitsFor) : null,
-      h("p.muted", null, "Drawn on the graph behind this dialog.")
-    ));
+  showPrediction(res) {
+    this.hooks.preview(previewMarks(res.prediction));
+    $("delete-preview").replaceChildren(...predictionNodes(res, { readOnly: !!this.readOnly, set: !!this.set, select: this.hooks.select }));
   }
   updateConfirm() {
     const btn = (
@@ -3771,21 +3943,25 @@ var DeleteDialog = class {
     );
     const typed = document.getElementById("delete-typed");
     if (!btn || !typed) return;
-    const n = this.uid ? this.store.nodes.get(this.uid) : null;
+    const deleted = this.prediction?.deleted?.length || 0;
     const dataLoss = !!this.prediction && this.volumes.some((v) => v.verdict === "data-loss");
-    const many = (this.prediction?.deleted?.length || 0) > TYPED_CONFIRM_OVER;
-    typed.hidden = !many && !dataLoss;
+    const many = deleted > TYPED_CONFIRM_OVER;
+    const n = this.uid ? this.store.nodes.get(this.uid) : null;
+    const ask = this.set ? !!this.prediction : many || dataLoss;
+    typed.hidden = !ask || this.sent;
     typed.classList.toggle("data-loss", dataLoss);
-    const want = n ? dataLoss && n.namespace ? `${n.namespace}/${n.name}` : n.name : "";
-    if (n) $("delete-typed-name").textContent = want;
-    const ok = !!this.prediction && (!many && !dataLoss || /** @type {HTMLInputElement} */
-    $("delete-confirm-input").value === want);
+    const want = this.set ? this.prediction ? setPhrase(deleted) : "" : n ? dataLoss && n.namespace ? `${n.namespace}/${n.name}` : n.name : "";
+    if (this.set || n) $("delete-typed-name").textContent = want;
+    const ok = !!this.prediction && !this.sent && (!ask || /** @type {HTMLInputElement} */
+    $("delete-confirm-input").value.trim() === want);
     btn.disabled = !ok;
-    btn.textContent = this.prediction ? `Delete (${this.policy})` : "Delete";
+    btn.textContent = !this.prediction ? "Delete" : this.set ? `Delete ${this.set.length.toLocaleString("en-US")} (${this.policy})` : `Delete (${this.policy})`;
   }
   async confirm() {
+    if (!this.prediction || this.readOnly || this.sent) return;
+    if (this.set) return this.confirmSet(this.set);
     const uid = this.uid;
-    if (!uid || !this.prediction || this.readOnly) return;
+    if (!uid) return;
     const policy = this.policy;
     const target = this.store.nodes.get(uid);
     const btn = (
@@ -3804,23 +3980,50 @@ var DeleteDialog = class {
       this.updateConfirm();
     }
   }
+  /**
+   * Deletes the set, each target with its UID precondition (the server's), and shows how
+   * each went; the dialog stays open on that, its preview off the graph, so the stream's
+   * states show behind it. @param {string[]} set
+   */
+  async confirmSet(set) {
+    const policy = this.policy, opened = this.opened;
+    const btn = (
+      /** @type {HTMLButtonElement} */
+      $("delete-confirm")
+    );
+    btn.disabled = true;
+    btn.textContent = "Deleting…";
+    $("delete-error").hidden = true;
+    let res;
+    try {
+      res = await deleteSet(set, policy, false);
+    } catch (e) {
+      if (opened !== this.opened) return;
+      this.showError(e);
+      this.updateConfirm();
+      return;
+    }
+    const outcomes = res.outcomes?.length ? res.outcomes : targetsOf(res.prediction).map((t) => ({ object: t, result: "deletion started" }));
+    this.hooks.setDone?.(outcomes, policy);
+    if (opened !== this.opened) return;
+    this.sent = true;
+    this.hooks.preview(/* @__PURE__ */ new Map());
+    $("delete-title").textContent = `Deleted ${set.length.toLocaleString("en-US")} selected object${set.length === 1 ? "" : "s"} (${policy})`;
+    $("delete-preview").replaceChildren(...outcomeNodes(outcomes, policy, this.hooks.select));
+    document.querySelector("#delete-form fieldset").disabled = true;
+    btn.hidden = true;
+    $("delete-typed").hidden = true;
+    const close = $("delete-cancel");
+    close.textContent = "Close";
+    close.focus();
+  }
   /** @param {any} e */
   showError(e) {
     const el = $("delete-error");
-    const status = e.status ? `${e.status}${e.code ? " " + e.code : ""}: ` : "";
-    const hint = e.status === 409 ? " The object changed (or was recreated) since; look again and retry." : e.status === 403 && e.code === "csrf" ? " Reload the page to get a fresh session." : "";
-    el.textContent = `Refused — ${status}${e.message || e}.${hint}`.replace(/\.\./g, ".");
-    if (!e.status) el.textContent = `Request failed: ${e.message || e}`;
+    el.textContent = errorText2(e);
     el.hidden = false;
   }
 };
-function mostCommon(values) {
-  const n = /* @__PURE__ */ new Map();
-  for (const v of values) if (v) n.set(v, (n.get(v) || 0) + 1);
-  let best = "", most = 0;
-  for (const [v, c] of n) if (c > most) [best, most] = [v, c];
-  return best;
-}
 
 // src/glance.js
 var Glance = class {
@@ -4684,14 +4887,15 @@ function shortcutTable(p) {
     {
       label: "Delete, d",
       keys: ["Delete", "d"],
-      help: "delete the selected object…",
+      help: "delete the selected object (or the objects selected together)…",
       // In time travel or a replay (read-only): a preview at most, and not from a key.
       run() {
+        if (travel()?.active || p.replay || p.delSelected()) return;
         const s = p.selected();
-        if (s && !travel()?.active && !p.replay) p.del(s);
+        if (s) p.del(s);
       }
     },
-    { label: "Esc", keys: ["Escape"], help: "close, clear focus, clear filters, clear selection", run: () => p.escape() },
+    { label: "Esc", keys: ["Escape"], help: "close, clear the objects selected together, clear focus, clear filters, clear selection", run: () => p.escape() },
     { label: "0", keys: ["0"], help: "fit the view", run: () => p.fit() },
     { label: "+ / −", keys: ["+", "=", "-"], help: "zoom", run: (ev) => p.zoom(ev.key === "-" ? 1 / 1.4 : 1.4) },
     { label: "e", keys: ["e"], help: "expand or collapse the selected object's dependents", run() {
@@ -5018,6 +5222,7 @@ function startFrames(page2, p) {
       lastShown = shown;
       page2.detail.viewMoved();
     }
+    p.selection?.tick(now);
     const drew = renderer2.frame(now);
     if (drew) p.drew(now);
     perf.drawn = layout2.items.size;
@@ -5351,6 +5556,7 @@ var Search = class {
     this.resultUIDs = [];
     this.timer = void 0;
     this.asked = "";
+    this.selectAll = null;
     page2.runSearch = () => this.run();
     const input = this.input;
     input.addEventListener("input", () => this.run());
@@ -5402,6 +5608,7 @@ var Search = class {
       );
     }), renderer2.matches.size > 50 ? h("li.muted", null, `${renderer2.matches.size - 50} more highlighted in the graph`) : "");
     if (q && !this.resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
+    if (q) this.appendSelectAll();
     if (q && page2.hasHistory) results.append(h(
       "li.recorded",
       {
@@ -5458,6 +5665,7 @@ var Search = class {
       found.nextCursor ? h("li.muted", null, `more than ${SERVER_RESULTS}: type more of the name`) : ""
     );
     if (!nodes.length) results.replaceChildren(h("li.muted", null, "no object in the cluster matches"));
+    this.appendSelectAll();
     results.hidden = document.activeElement !== input;
   }
   /**
@@ -5488,6 +5696,17 @@ var Search = class {
       e.message || e}`));
     }
     results.hidden = false;
+  }
+  /** The row that selects every match drawn, for a set delete (the bar over the graph has the same button). */
+  appendSelectAll() {
+    const n = this.selectAll?.count() || 0;
+    if (!n) return;
+    this.results.append(h("li.select-all", { role: "option", id: "search-select-all", onmousedown: (ev) => {
+      ev.preventDefault();
+      this.results.hidden = true;
+      this.input.blur();
+      this.selectAll?.run();
+    } }, h("b", null, `Select all ${n.toLocaleString("en-US")} matching`), h("span.muted", null, " drawn, to delete them together")));
   }
   /** @param {string} uid */
   choose(uid) {
@@ -5564,7 +5783,7 @@ function wireFilters(page2) {
 }
 
 // src/pointer.js
-function wirePointer(page2) {
+function wirePointer(page2, selection2) {
   const rd = page2.renderer;
   const tooltip = $("tooltip");
   let drag = null;
@@ -5600,7 +5819,7 @@ ${progressText(nsDel, page2.cascades.now())}` + (nsDel.baseline ? "" : "\n(the p
       tooltip.hidden = false;
     } else if (hit?.item || hit?.block) {
       const b = hit.block;
-      const text = hit.item ? tooltipText(hit.item) : b?.loner ? hit.caption ? "click to fold them back into one box" : `${b.uids.length} ${b.loner}s with no owner and no dependent: the collector has nothing to do with them — click to list them` : `${b?.uids.length} dependents of ${describe(
+      const text = hit.item ? tooltipText(hit.item) + (selection2.has(hit.item.uid) ? "\nselected with others (shift-click: take it out)" : "\nshift-click: select it with others") : b?.loner ? hit.caption ? "click to fold them back into one box" : `${b.uids.length} ${b.loner}s with no owner and no dependent: the collector has nothing to do with them — click to list them` : `${b?.uids.length} dependents of ${describe(
         /** @type {any} */
         page2.store.nodes.get(b?.parent || "") || { kind: "", name: "?" }
       )} — click to open`;
@@ -5622,6 +5841,11 @@ ${progressText(nsDel, page2.cascades.now())}` + (nsDel.baseline ? "" : "\n(the p
     if (!press || press.moved) return;
     const r = page2.canvas.getBoundingClientRect();
     const hit = rd.hit(ev.clientX - r.left, ev.clientY - r.top);
+    if (ev.shiftKey || ev.ctrlKey || ev.metaKey) {
+      if (hit?.item) selection2.toggle(hit.item.uid);
+      else if (hit?.block) selection2.toggleAll(hit.block.uids);
+      return;
+    }
     if (hit?.block?.loner) toggleLoners(page2, hit.block);
     else if (hit?.block) {
       rd.expanded.add(hit.block.parent);
@@ -5637,6 +5861,7 @@ ${progressText(nsDel, page2.cascades.now())}` + (nsDel.baseline ? "" : "\n(the p
     } else page2.select(null);
   });
   page2.canvas.addEventListener("dblclick", (ev) => {
+    if (ev.shiftKey || ev.ctrlKey || ev.metaKey) return;
     const r = page2.canvas.getBoundingClientRect();
     const hit = rd.hit(ev.clientX - r.left, ev.clientY - r.top);
     if (hit?.item) page2.setFocus(hit.item.uid);
@@ -5659,6 +5884,208 @@ ${label2}${n.finalizers?.length ? "\nfinalizers: " + n.finalizers.join(", ") : "
   $("zoom-out").addEventListener("click", () => rd.zoomAt(rd.w / 2, rd.h / 2, 1 / 1.4));
   $("zoom-fit").addEventListener("click", () => rd.fit(page2.layout.bounds));
 }
+
+// src/selection.js
+var TICK_MS = 250;
+var Selection = class {
+  /**
+   * @param {Page} page
+   * @param {{openSet: (uids: string[]) => void}} hooks
+   */
+  constructor(page2, hooks) {
+    this.page = page2;
+    this.hooks = hooks;
+    this.uids = /* @__PURE__ */ new Set();
+    page2.renderer.multi = this.uids;
+    this.counted = { key: "", matching: (
+      /** @type {string[]|null} */
+      null
+    ) };
+    this.lastTick = -Infinity;
+    this.count = h("b", { id: "selection-count", "aria-live": "polite" });
+    this.note = h("span.sel-note", { id: "selection-note" });
+    this.matchButton = /** @type {HTMLButtonElement} */
+    h("button", { type: "button", id: "select-matching", onclick: () => this.selectMatching() }, "Select all matching");
+    this.deleteButton = /** @type {HTMLButtonElement} */
+    h(
+      "button.danger",
+      { type: "button", id: "delete-selected", onclick: () => this.openDialog() },
+      page2.readOnly ? "Preview delete…" : "Delete selected…"
+    );
+    this.clearButton = /** @type {HTMLButtonElement} */
+    h("button", { type: "button", id: "selection-clear", title: "Clear the selection (Esc)", onclick: () => this.clear() }, "Clear");
+    this.bar = h(
+      "div.selection-bar",
+      { id: "selection-bar", role: "region", "aria-label": "Objects selected together", hidden: true },
+      this.count,
+      this.note,
+      this.matchButton,
+      this.deleteButton,
+      this.clearButton
+    );
+    $("graph-pane").append(this.bar);
+  }
+  get size() {
+    return this.uids.size;
+  }
+  /** @param {string} uid */
+  has(uid) {
+    return this.uids.has(uid);
+  }
+  /**
+   * Shift-, ctrl- or cmd-click on an object: in or out of the selection. The first such
+   * click takes the object selected by a plain click along (as file managers do).
+   * @param {string} uid
+   */
+  toggle(uid) {
+    const n = this.page.store.nodes.get(uid);
+    if (this.uids.has(uid)) this.uids.delete(uid);
+    else if (!n || n.virtual) {
+      this.page.toast(n ? `${n.kind} ${n.name} is only named as an owner: there is nothing to delete.` : "That object is gone.");
+      return;
+    } else {
+      const sel = this.page.view.sel;
+      if (!this.uids.size && sel && sel !== uid && this.page.store.nodes.get(sel) && !this.page.store.nodes.get(sel)?.virtual) this.uids.add(sel);
+      if (this.uids.size >= MAX_SET) {
+        this.page.toast(`At most ${MAX_SET.toLocaleString("en-US")} objects can be deleted at once: the selection is full.`);
+        return;
+      }
+      this.uids.add(uid);
+    }
+    this.changed();
+  }
+  /**
+   * Adds the members of a set of siblings drawn as one count (shift-click on it), or takes
+   * them all out when every one is in already. @param {string[]} uids
+   */
+  toggleAll(uids) {
+    const live2 = uids.filter((u) => this.page.store.nodes.has(u) && !this.page.store.nodes.get(u)?.virtual);
+    if (live2.length && live2.every((u) => this.uids.has(u))) for (const u of live2) this.uids.delete(u);
+    else this.add(live2);
+    this.changed();
+  }
+  /** Adds uids, up to MAX_SET in all; says so when some did not fit. @param {string[]} uids */
+  add(uids) {
+    let left = 0;
+    for (const u of uids) {
+      if (this.uids.has(u)) continue;
+      if (this.uids.size >= MAX_SET) left++;
+      else this.uids.add(u);
+    }
+    if (left) {
+      this.page.toast(`Selected ${MAX_SET.toLocaleString("en-US")}, not all ${(MAX_SET + left).toLocaleString("en-US")}: one delete takes at most ${MAX_SET.toLocaleString("en-US")} objects. Delete these, then select the rest.`);
+    }
+  }
+  clear() {
+    if (!this.uids.size) return false;
+    this.uids.clear();
+    this.changed();
+    return true;
+  }
+  /** Takes out objects that are gone (deleted, or never there). */
+  prune() {
+    let any = false;
+    for (const u of this.uids) {
+      if (!this.page.live.nodes.has(u)) {
+        this.uids.delete(u);
+        any = true;
+      }
+    }
+    if (any) this.changed();
+  }
+  changed() {
+    this.page.renderer.dirty = true;
+    this.counted.key = "";
+    this.render();
+  }
+  /**
+   * The objects drawn that the search and the filters keep, in the layout's order (null
+   * when neither the search nor a filter nor the focus narrows the graph): only objects
+   * the graph holds, not those only named as owners.
+   * @returns {string[]|null}
+   */
+  matching() {
+    const { view: view2, layout: layout2, renderer: renderer2, store } = this.page;
+    const q = view2.q.trim();
+    if (!q && !view2.ns.length && !view2.kind.length && !view2.focus) return null;
+    const out = [];
+    for (const it of layout2.items.values()) {
+      const n = store.nodes.get(it.uid);
+      if (!n || n.virtual) continue;
+      if (q && !renderer2.matches.has(it.uid)) continue;
+      out.push(it.uid);
+    }
+    return out;
+  }
+  /** What narrows the graph, in words ("search “api” · namespace demo-web"). */
+  narrowedBy() {
+    const { view: view2 } = this.page;
+    const parts = [];
+    if (view2.q.trim()) parts.push(`search “${view2.q.trim()}”`);
+    if (view2.ns.length) parts.push(`namespace ${view2.ns.map((n) => n || "(cluster-scoped)").join(", ")}`);
+    if (view2.kind.length) parts.push(`kind ${view2.kind.join(", ")}`);
+    if (view2.focus) parts.push("the focus");
+    return parts.join(" · ");
+  }
+  /** The bar's button and the search list's last row: every object matching, up to MAX_SET. */
+  selectMatching() {
+    const m = this.matching();
+    if (!m?.length) return;
+    const before = this.uids.size;
+    this.add(m);
+    this.changed();
+    const added = this.uids.size - before;
+    if (added && this.uids.size < MAX_SET) this.page.toast(`Selected ${added.toLocaleString("en-US")} object${added === 1 ? "" : "s"} drawn that match (${this.narrowedBy()}).`);
+  }
+  /** The number of objects "Select all matching" would take now (0: nothing to match). */
+  matchCount() {
+    this.refreshCount();
+    return this.counted.matching?.length || 0;
+  }
+  openDialog() {
+    if (!this.uids.size || this.deleteButton.disabled) return;
+    this.hooks.openSet([...this.uids]);
+  }
+  /** Counts again what matches, when what it depends on changed. */
+  refreshCount() {
+    const { view: view2, layout: layout2, renderer: renderer2, store } = this.page;
+    const travel = this.page.travelUI?.travel.active ? "travel" : "live";
+    const key = `${travel}/${store.applied}/${layout2.items.size}/${layout2.version}/${renderer2.matches.size}/${view2.q}/${view2.ns}/${view2.kind}/${view2.focus}/${this.uids.size}`;
+    if (key === this.counted.key) return false;
+    this.counted.key = key;
+    this.counted.matching = this.matching();
+    return true;
+  }
+  /** From the frame loop: prunes what is gone and counts again, a few times a second. @param {number} now */
+  tick(now) {
+    if (now - this.lastTick < TICK_MS) return;
+    this.lastTick = now;
+    if (this.page.store === this.page.live && this.uids.size) this.prune();
+    if (this.refreshCount()) this.render();
+  }
+  render() {
+    const { page: page2 } = this;
+    this.refreshCount();
+    const m = this.counted.matching;
+    const unselected = m ? m.filter((u) => !this.uids.has(u)).length : 0;
+    const n = this.uids.size;
+    this.bar.hidden = !n && !unselected;
+    document.getElementById("graph-pane")?.classList.toggle("has-selection", !this.bar.hidden);
+    this.count.hidden = !n;
+    this.count.textContent = `${n.toLocaleString("en-US")} selected`;
+    this.note.hidden = n > 0 || !m;
+    this.note.textContent = m ? `${this.narrowedBy()}:` : "";
+    this.matchButton.hidden = !unselected;
+    const total = m?.length || 0;
+    this.matchButton.textContent = total > MAX_SET && !n ? `Select the first ${MAX_SET.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} matching` : `Select all ${total.toLocaleString("en-US")} matching`;
+    this.matchButton.title = `Every object drawn that the ${this.narrowedBy()} keeps${total > MAX_SET ? ` (a delete takes at most ${MAX_SET.toLocaleString("en-US")})` : ""}`;
+    this.deleteButton.hidden = !n;
+    this.clearButton.hidden = !n;
+    const travelling = !!page2.travelUI?.travel.active;
+    this.deleteButton.disabled = travelling || page2.replay;
+    this.deleteButton.title = page2.replay ? "A recording: nothing to delete" : travelling ? "Time travel: go back to live to delete" : page2.readOnly ? "What deleting them all would do (gcscope runs read-only)" : "Delete them all with one confirmation (Delete, d)";
+  }
+};
 
 // src/legend.js
 function renderLegend(renderer2) {
@@ -7230,6 +7657,23 @@ function testHooks(page2, parts) {
     },
     /** @param {string} uid */
     select: (uid) => page2.select(uid, true),
+    /** The objects selected together (shift-click), in the order they were. */
+    selected: () => [...parts.selection.uids],
+    /**
+     * Where uid's box is on the page (CSS px, the middle of the box), for a test to click it
+     * as a user would; null when it is not laid out or not wholly on the canvas.
+     * @param {string} uid
+     */
+    screenOf: (uid) => {
+      const it = layout2.items.get(uid);
+      if (!it || it.block && renderer2.collapsed(it.block)) return null;
+      const r = page2.canvas.getBoundingClientRect(), { cam } = renderer2, b = layout2.box(uid);
+      if (!b) return null;
+      const x0 = r.left + b.x * cam.k + cam.x, y0 = r.top + b.y * cam.k + cam.y;
+      const x1 = r.left + (b.x + b.w) * cam.k + cam.x, y1 = r.top + (b.y + b.h) * cam.k + cam.y;
+      if (x0 < r.left || y0 < r.top || x1 > r.right || y1 > r.bottom) return null;
+      return { x: (x0 + x1) / 2, y: (y0 + y1) / 2 };
+    },
     view: view2,
     /**
      * The state of each object of namespace ns in the store shown (or, which = "live", the
@@ -7336,15 +7780,25 @@ var dialog = new DeleteDialog(live, {
   done(uid, policy, n) {
     page.toast(`Deletion of ${n ? describe(n) : uid} accepted (${policy}). Follow the cascade in the graph and the queues.`);
     objectPanel.refreshExplain(300);
+  },
+  // A set's deletes were sent: those that started leave the selection (the others stay, to retry).
+  setDone(outcomes, policy) {
+    const started = outcomes.filter((o) => !o.error);
+    for (const o of started) selection.uids.delete(o.object.uid);
+    selection.changed();
+    page.toast(`${started.length.toLocaleString("en-US")} of ${outcomes.length.toLocaleString("en-US")} deletions started (${policy}). Follow the cascades in the graph and the queues.`);
+    objectPanel.refreshExplain(300);
   }
 });
+var selection = new Selection(page, { openSet: (uids) => dialog.openSet(uids) });
 page.legend = () => renderLegend(renderer);
 wireNotices(page);
 var theme = wireTheme(page);
 var syncFilterControls = wireFilters(page);
 var { readURL, updateFocusChip } = wireView(page, { tabs, objectPanel, setTheme: theme.setTheme, syncFilterControls });
 var search = new Search(page);
-wirePointer(page);
+search.selectAll = { count: () => selection.matchCount(), run: () => selection.selectMatching() };
+wirePointer(page, selection);
 wireSidePanel();
 var exportMenu = wireExportMenu(page);
 var { stream, showConn } = wireStream(page, { objectPanel });
@@ -7375,8 +7829,14 @@ var shortcuts = new Shortcuts(shortcutTable({
   focus: (uid) => page.setFocus(uid),
   del: (uid) => dialog.open(uid),
   // read-only: a preview
+  delSelected() {
+    if (!selection.size) return false;
+    selection.openDialog();
+    return true;
+  },
   escape() {
     if (!exportMenu.hidden) exportMenu.hidden = true;
+    else if (selection.clear()) return true;
     else if (page.travelUI?.travel.active && !replay) return false;
     else if (view.focus) page.setFocus(null);
     else if (view.ns.length || view.kind.length) {
@@ -7404,7 +7864,7 @@ shortcuts.listen();
 search.input.addEventListener("keydown", (ev) => shortcuts.handle(ev, "search"));
 shortcuts.renderHelp($("help-keys"));
 $("help-button").addEventListener("click", () => helpDialog.showModal());
-var api = testHooks(page, { stuckView, tabs, shortcuts });
+var api = testHooks(page, { stuckView, tabs, shortcuts, selection });
 var glance = new Glance($("glance"), liveCascades, live, {
   select: show,
   showStuck: () => tabs.show("stuck"),
@@ -7418,6 +7878,7 @@ startFrames(page, {
   stuckView,
   queuesPanel,
   glance,
+  selection,
   drew(now) {
     if (page.travelUI?.travel.playing && api.playFrames.length < 1e5) api.playFrames.push(now);
   },

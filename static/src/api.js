@@ -76,3 +76,9 @@ export const explain = (uid) => get(`/api/v1/objects/${encodeURIComponent(uid)}/
 /** @param {string} uid @param {string} policy @param {boolean} dryRun */
 export const deleteObject = (uid, policy, dryRun) =>
   post(`/api/v1/objects/${encodeURIComponent(uid)}/delete`, { propagationPolicy: policy, dryRun });
+
+/** The most objects one set delete names (the server's wire.MaxSetObjects). */
+export const MAX_SET = 5000;
+
+/** Several objects deleted together (POST /api/v1/deletions). @param {string[]} uids @param {string} policy @param {boolean} dryRun */
+export const deleteSet = (uids, policy, dryRun) => post("/api/v1/deletions", { uids, propagationPolicy: policy, dryRun });

@@ -19,6 +19,7 @@ import { keep, revealAndCenter } from "./view.js";
  * @property {import("./stuck.js").StuckView} stuckView
  * @property {import("./queues.js").QueuesPanel} queuesPanel
  * @property {import("./glance.js").Glance} glance what needs attention, while nothing is selected
+ * @property {import("./selection.js").Selection} [selection] the objects selected together: its bar counts what matches
  * @property {(now: number) => void} drew a frame was drawn (tests count them while playing)
  * @property {() => void} firstDrawn the first snapshot is drawn
  */
@@ -176,6 +177,7 @@ export function startFrames(page, p) {
       lastShown = shown;
       page.detail.viewMoved();
     }
+    p.selection?.tick(now);
     const drew = renderer.frame(now);
     if (drew) p.drew(now);
     perf.drawn = layout.items.size;

@@ -27,6 +27,7 @@ import { ClusterPicker } from "./clusters.js";
 import { Search } from "./search.js";
 import { wireFilters } from "./filters.js";
 import { wirePointer } from "./pointer.js";
+import { Selection } from "./selection.js";
 import { renderLegend } from "./legend.js";
 import { wireNotices } from "./notices.js";
 import { wireTheme } from "./theme.js";
@@ -87,7 +88,17 @@ const dialog = new DeleteDialog(live, {
     page.toast(`Deletion of ${n ? describe(n) : uid} accepted (${policy}). Follow the cascade in the graph and the queues.`);
     objectPanel.refreshExplain(300);
   },
+  // A set's deletes were sent: those that started leave the selection (the others stay, to retry).
+  setDone(outcomes, policy) {
+    const started = outcomes.filter((o) => !o.error);
+    for (const o of started) selection.uids.delete(o.object.uid);
+    selection.changed();
+    page.toast(`${started.length.toLocaleString("en-US")} of ${outcomes.length.toLocaleString("en-US")} deletions started (${policy}). Follow the cascades in the graph and the queues.`);
+    objectPanel.refreshExplain(300);
+  },
 });
+// The objects selected together (shift-click), deleted with one confirmation.
+const selection = new Selection(page, { openSet: (uids) => dialog.openSet(uids) });
 
 // --- the view, the input, the stream ---
 
@@ -97,7 +108,8 @@ const theme = wireTheme(page);
 const syncFilterControls = wireFilters(page);
 const { readURL, updateFocusChip } = wireView(page, { tabs, objectPanel, setTheme: theme.setTheme, syncFilterControls });
 const search = new Search(page);
-wirePointer(page);
+search.selectAll = { count: () => selection.matchCount(), run: () => selection.selectMatching() };
+wirePointer(page, selection);
 wireSidePanel();
 const exportMenu = wireExportMenu(page);
 const { stream, showConn } = wireStream(page, { objectPanel });
@@ -129,8 +141,14 @@ const shortcuts = new Shortcuts(shortcutTable({
   selected: () => view.sel,
   focus: (uid) => page.setFocus(uid),
   del: (uid) => dialog.open(uid), // read-only: a preview
+  delSelected() {
+    if (!selection.size) return false;
+    selection.openDialog();
+    return true;
+  },
   escape() {
     if (!exportMenu.hidden) exportMenu.hidden = true;
+    else if (selection.clear()) return true;
     else if (page.travelUI?.travel.active && !replay) return false; // back to live: time travel's row
     else if (view.focus) page.setFocus(null);
     else if (view.ns.length || view.kind.length) {
@@ -161,7 +179,7 @@ $("help-button").addEventListener("click", () => helpDialog.showModal());
 
 // --- hooks for tests, the frame loop, time travel ---
 
-const api = testHooks(page, { stuckView, tabs, shortcuts });
+const api = testHooks(page, { stuckView, tabs, shortcuts, selection });
 // What needs attention: the side panel's first words while nothing is selected.
 const glance = new Glance($("glance"), liveCascades, live, {
   select: show,
@@ -169,7 +187,7 @@ const glance = new Glance($("glance"), liveCascades, live, {
   stuck: () => ({ count: stuckView.counted, threshold: stuckView.threshold }),
 });
 startFrames(page, {
-  cascadeStrip, objectPanel, health, discoveryBanner, stuckView, queuesPanel, glance,
+  cascadeStrip, objectPanel, health, discoveryBanner, stuckView, queuesPanel, glance, selection,
   drew(now) {
     if (page.travelUI?.travel.playing && api.playFrames.length < 100_000) api.playFrames.push(now);
   },

@@ -1,15 +1,20 @@
 // @ts-check
 // The canvas under the pointer: drag to pan, wheel to zoom (or pan sideways), a click
-// selects (or opens a set of dependents, or folds a set of loners), a double click
-// focuses, and a tooltip says what is under the pointer; the zoom buttons.
+// selects (or opens a set of dependents, or folds a set of loners), a shift-, ctrl- or
+// cmd-click adds the object (or a set drawn as one count) to the objects selected together
+// or takes it out (selection.js), a double click focuses, and a tooltip says what is under
+// the pointer; the zoom buttons.
 
 import { $, describe } from "./dom.js";
 import { STATES, stateOf } from "./states.js";
 import { progressText } from "./cascades.js";
 import { toggleLoners } from "./view.js";
 
-/** @param {import("./page.js").Page} page */
-export function wirePointer(page) {
+/**
+ * @param {import("./page.js").Page} page
+ * @param {import("./selection.js").Selection} selection
+ */
+export function wirePointer(page, selection) {
   const rd = page.renderer;
   const tooltip = $("tooltip");
   /** @type {{x: number, y: number, moved: boolean, id: number}|null} */
@@ -48,7 +53,7 @@ export function wirePointer(page) {
       tooltip.hidden = false;
     } else if (hit?.item || hit?.block) {
       const b = hit.block;
-      const text = hit.item ? tooltipText(hit.item)
+      const text = hit.item ? tooltipText(hit.item) + (selection.has(hit.item.uid) ? "\nselected with others (shift-click: take it out)" : "\nshift-click: select it with others")
         : b?.loner ? (hit.caption ? "click to fold them back into one box" : `${b.uids.length} ${b.loner}s with no owner and no dependent: the collector has nothing to do with them — click to list them`)
         : `${b?.uids.length} dependents of ${describe(/** @type {any} */ (page.store.nodes.get(b?.parent || "") || { kind: "", name: "?" }))} — click to open`;
       tooltip.textContent = text;
@@ -71,6 +76,12 @@ export function wirePointer(page) {
     if (!press || press.moved) return;
     const r = page.canvas.getBoundingClientRect();
     const hit = rd.hit(ev.clientX - r.left, ev.clientY - r.top);
+    if (ev.shiftKey || ev.ctrlKey || ev.metaKey) {
+      // In or out of the objects selected together; nothing else moves.
+      if (hit?.item) selection.toggle(hit.item.uid);
+      else if (hit?.block) selection.toggleAll(hit.block.uids);
+      return;
+    }
     if (hit?.block?.loner) toggleLoners(page, hit.block);
     else if (hit?.block) {
       rd.expanded.add(hit.block.parent);
@@ -84,6 +95,7 @@ export function wirePointer(page) {
     } else page.select(null);
   });
   page.canvas.addEventListener("dblclick", (ev) => {
+    if (ev.shiftKey || ev.ctrlKey || ev.metaKey) return; // two quick clicks of a selection
     const r = page.canvas.getBoundingClientRect();
     const hit = rd.hit(ev.clientX - r.left, ev.clientY - r.top);
     if (hit?.item) page.setFocus(hit.item.uid);

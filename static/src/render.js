@@ -52,13 +52,14 @@ export class Renderer {
     /** @type {string|null} */ this.selected = null;
     /** @type {string|null} */ this.hover = null;
     /** @type {Set<string>} */ this.matches = new Set();
+    /** The objects selected together (shift- or ctrl-click), for a set delete. @type {Set<string>} */ this.multi = new Set();
     /** @type {Map<string, PreviewKind>} */ this.preview = new Map();
     /**
      * What was last drawn for each object: its state and where, and when; kept only once a
      * test asks (recordDrawn), so the frame loop pays nothing for it otherwise. Tests read
      * it (window.gcscope.drawn) to check what the user saw, not what the store holds.
      * label: the two lines of its box, as drawn (when it was drawn near enough to have them).
-     * @type {Map<string, {state: string, x: number, y: number, at: number, label?: string[]}>|null}
+     * @type {Map<string, {state: string, x: number, y: number, at: number, multi?: boolean, label?: string[]}>|null}
      */
     this.drawnState = null;
     /**
@@ -403,7 +404,8 @@ export class Renderer {
       this.drawEdges(items, blocks, px);
       for (const b of blocks) {
         this.drawBlock(b, px);
-        if ((this.selected && b.uids.includes(this.selected)) || (this.matches.size && b.uids.some((u) => this.matches.has(u)))) this.drawBlockRing(b, px);
+        if ((this.selected && b.uids.includes(this.selected)) || (this.matches.size && b.uids.some((u) => this.matches.has(u))) ||
+          (this.multi.size && b.uids.some((u) => this.multi.has(u)))) this.drawBlockRing(b, px);
       }
       for (const it of items) this.drawItem(it, now, px, labels);
     }
@@ -416,9 +418,9 @@ export class Renderer {
     for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
   }
 
-  /** Objects drawn with a ring: the selection, search matches, the delete preview. */
+  /** Objects drawn with a ring: the selection, the objects selected together, search matches, the delete preview. */
   ringed() {
-    const out = [...this.matches, ...this.preview.keys()];
+    const out = [...this.matches, ...this.multi, ...this.preview.keys()];
     if (this.selected) out.push(this.selected);
     return out;
   }
@@ -535,7 +537,8 @@ export class Renderer {
   record(it, state, now) {
     // at: when the frame was drawn, on the clock the stream's arrivals are timed with (a
     // frame's own timestamp is its start, which can precede a message handled in it).
-    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: this.drawClock });
+    // multi: drawn as one of the objects selected together.
+    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: this.drawClock, multi: this.multi.has(it.uid) });
   }
 
   /** Starts keeping drawnState, and redraws everything so that it starts complete. */
@@ -666,12 +669,18 @@ export class Renderer {
     }
   }
 
-  /** The ring around a collapsed set that holds the selection or a search match. @param {Block} b @param {number} px */
+  /**
+   * The ring around a collapsed set that holds the selection or a search match (dashed in
+   * the accent colour when it holds objects selected together). @param {Block} b @param {number} px
+   */
   drawBlockRing(b, px) {
     const { ctx, colors: C } = this;
-    ctx.strokeStyle = C["--match"];
+    const multi = this.multi.size > 0 && b.uids.some((u) => this.multi.has(u)) && !(this.selected && b.uids.includes(this.selected));
+    ctx.strokeStyle = multi ? C["--accent"] : C["--match"];
     ctx.lineWidth = 3 * px;
+    if (multi) ctx.setLineDash([7 * px, 4 * px]);
     ctx.strokeRect(b.group.x + b.x - 6 * px, b.group.y + b.y - 6 * px, b.w + 12 * px, b.h + 12 * px);
+    ctx.setLineDash([]);
   }
 
   /** How many members of b are in each state colour. @param {Block} b */
@@ -710,17 +719,38 @@ export class Renderer {
 
   /**
    * The selection's ring hugs the box; a search match's or preview's is thinner and
-   * farther out, so that the box's own border (its state) always shows between them.
+   * farther out, so that the box's own border (its state) always shows between them. An
+   * object selected together with others (for a set delete) has a dashed ring in the
+   * accent colour and a tick at its top left corner.
    * @param {Item} it @param {number} px
    */
   drawRing(it, px) {
     const { ctx, colors: C } = this;
     const sel = it.uid === this.selected;
     const pv = this.preview.get(it.uid);
-    ctx.strokeStyle = sel ? C["--accent"] : pv ? C[PREVIEW[pv].color] : C["--match"];
-    const off = (sel ? 3 : 6) * px;
-    ctx.lineWidth = (sel ? 3 : 2) * px;
-    ctx.strokeRect(it.group.x + it.x - off, it.group.y + it.y - off, NODE_W + 2 * off, NODE_H + 2 * off);
+    const multi = this.multi.has(it.uid);
+    const x = it.group.x + it.x, y = it.group.y + it.y;
+    ctx.strokeStyle = sel || (multi && !pv) ? C["--accent"] : pv ? C[PREVIEW[pv].color] : C["--match"];
+    const off = (sel ? 3 : multi && !pv ? 4 : 6) * px;
+    ctx.lineWidth = (sel || multi ? 3 : 2) * px;
+    if (multi && !sel && !pv) ctx.setLineDash([7 * px, 4 * px]);
+    ctx.strokeRect(x - off, y - off, NODE_W + 2 * off, NODE_H + 2 * off);
+    ctx.setLineDash([]);
+    if (multi) {
+      // The tick: a disc in the accent colour, its mark in the node's background.
+      const r = Math.max(7, 7 * px), cx = x - off, cy = y - off;
+      ctx.fillStyle = C["--accent"];
+      ctx.beginPath();
+      ctx.arc(cx, cy, r, 0, 2 * Math.PI);
+      ctx.fill();
+      ctx.strokeStyle = C["--node-bg"];
+      ctx.lineWidth = r * 0.3;
+      ctx.beginPath();
+      ctx.moveTo(cx - r * 0.45, cy);
+      ctx.lineTo(cx - r * 0.1, cy + r * 0.38);
+      ctx.lineTo(cx + r * 0.5, cy - r * 0.35);
+      ctx.stroke();
+    }
   }
 
   /** @param {Item} it @param {number} now @param {number} px @param {boolean} labels */
@@ -768,7 +798,7 @@ export class Renderer {
       ctx.fillRect(x, y, NODE_W, NODE_H);
       ctx.globalAlpha = alpha;
     }
-    if (it.uid === this.selected || this.matches.has(it.uid) || pv) this.drawRing(it, px);
+    if (it.uid === this.selected || this.matches.has(it.uid) || pv || this.multi.has(it.uid)) this.drawRing(it, px);
     else if (it.uid === this.hover) {
       ctx.strokeStyle = C["--accent"];
       ctx.lineWidth = 1.5 * px;

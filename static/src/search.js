@@ -36,6 +36,12 @@ export class Search {
     /** @type {string[]} */ this.resultUIDs = [];
     /** @type {ReturnType<typeof setTimeout>|undefined} */ this.timer = undefined;
     /** the server search last asked for (summary first) */ this.asked = "";
+    /**
+     * "Select all N matching" (selection.js), the list's last row when the search matches
+     * objects drawn: how many it would take, and taking them.
+     * @type {{count: () => number, run: () => void}|null}
+     */
+    this.selectAll = null;
     page.runSearch = () => this.run();
     const input = this.input;
     input.addEventListener("input", () => this.run());
@@ -78,6 +84,7 @@ export class Search {
         h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""}`));
     }), renderer.matches.size > 50 ? h("li.muted", null, `${renderer.matches.size - 50} more highlighted in the graph`) : "");
     if (q && !this.resultUIDs.length) results.replaceChildren(h("li.muted", null, "no object matches"));
+    if (q) this.appendSelectAll();
     // With a recording: objects that are gone too.
     if (q && page.hasHistory) results.append(h("li.recorded", { role: "option", id: "search-recording",
       onmousedown: (/** @type {Event} */ ev) => { ev.preventDefault(); this.searchRecording(input.value.trim()); } },
@@ -113,6 +120,7 @@ export class Search {
     h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""}`))),
     found.nextCursor ? h("li.muted", null, `more than ${SERVER_RESULTS}: type more of the name`) : "");
     if (!nodes.length) results.replaceChildren(h("li.muted", null, "no object in the cluster matches"));
+    this.appendSelectAll();
     results.hidden = document.activeElement !== input;
   }
 
@@ -143,6 +151,18 @@ export class Search {
       results.replaceChildren(h("li.muted", null, `the recording could not be searched: ${/** @type {any} */ (e).message || e}`));
     }
     results.hidden = false;
+  }
+
+  /** The row that selects every match drawn, for a set delete (the bar over the graph has the same button). */
+  appendSelectAll() {
+    const n = this.selectAll?.count() || 0;
+    if (!n) return;
+    this.results.append(h("li.select-all", { role: "option", id: "search-select-all", onmousedown: (/** @type {Event} */ ev) => {
+      ev.preventDefault();
+      this.results.hidden = true;
+      this.input.blur();
+      this.selectAll?.run();
+    } }, h("b", null, `Select all ${n.toLocaleString("en-US")} matching`), h("span.muted", null, " drawn, to delete them together")));
   }
 
   /** @param {string} uid */

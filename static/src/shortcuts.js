@@ -25,8 +25,11 @@ import { h } from "./dom.js";
  * @property {() => string|null} selected the selected object
  * @property {(uid: string|null) => void} focus
  * @property {(uid: string) => void} del opens the delete dialog
- * @property {() => boolean} escape closes what is open, or clears the focus, the filters,
- *   then the selection, one a press; false when there is nothing but time travel to leave
+ * @property {() => boolean} delSelected opens the delete dialog for the objects selected
+ *   together; false when there are none
+ * @property {() => boolean} escape closes what is open, or clears the objects selected
+ *   together, the focus, the filters, then the selection, one a press; false when there is
+ *   nothing but time travel to leave
  * @property {{focus: () => void, chooseFirst: () => boolean, clear: () => void}} search
  * @property {() => void} fit
  * @property {(k: number) => void} zoom
@@ -46,10 +49,14 @@ export function shortcutTable(p) {
     { label: "Enter", keys: ["Enter"], where: "search", help: "go to the first result", run: () => p.search.chooseFirst() },
     { label: "Esc", keys: ["Escape"], where: "search", help: "in the search box: empty it and leave", run: () => p.search.clear() },
     { label: "f", keys: ["f"], help: "focus on the selected object's owners and dependents", run() { const s = p.selected(); if (s) p.focus(s); } },
-    { label: "Delete, d", keys: ["Delete", "d"], help: "delete the selected object…",
+    { label: "Delete, d", keys: ["Delete", "d"], help: "delete the selected object (or the objects selected together)…",
       // In time travel or a replay (read-only): a preview at most, and not from a key.
-      run() { const s = p.selected(); if (s && !travel()?.active && !p.replay) p.del(s); } },
-    { label: "Esc", keys: ["Escape"], help: "close, clear focus, clear filters, clear selection", run: () => p.escape() },
+      run() {
+        if (travel()?.active || p.replay || p.delSelected()) return;
+        const s = p.selected();
+        if (s) p.del(s);
+      } },
+    { label: "Esc", keys: ["Escape"], help: "close, clear the objects selected together, clear focus, clear filters, clear selection", run: () => p.escape() },
     { label: "0", keys: ["0"], help: "fit the view", run: () => p.fit() },
     { label: "+ / −", keys: ["+", "=", "-"], help: "zoom", run: (ev) => p.zoom(ev.key === "-" ? 1 / 1.4 : 1.4) },
     { label: "e", keys: ["e"], help: "expand or collapse the selected object's dependents", run() { const s = p.selected(); if (s) p.toggleExpanded(s); } },

@@ -82,7 +82,8 @@ function trace(page, uids) {
  * Puts the hooks on window.gcscope and returns them (the frame loop and time travel feed
  * ready, playFrames and seeks).
  * @param {Page} page
- * @param {{stuckView: import("./stuck.js").StuckView, tabs: import("./tabs.js").Tabs, shortcuts: import("./shortcuts.js").Shortcuts}} parts
+ * @param {{stuckView: import("./stuck.js").StuckView, tabs: import("./tabs.js").Tabs, shortcuts: import("./shortcuts.js").Shortcuts,
+ *   selection: import("./selection.js").Selection}} parts
  */
 export function testHooks(page, parts) {
   const { renderer, layout, live, view, perf } = page;
@@ -128,6 +129,23 @@ export function testHooks(page, parts) {
     },
     /** @param {string} uid */
     select: (uid) => page.select(uid, true),
+    /** The objects selected together (shift-click), in the order they were. */
+    selected: () => [...parts.selection.uids],
+    /**
+     * Where uid's box is on the page (CSS px, the middle of the box), for a test to click it
+     * as a user would; null when it is not laid out or not wholly on the canvas.
+     * @param {string} uid
+     */
+    screenOf: (uid) => {
+      const it = layout.items.get(uid);
+      if (!it || (it.block && renderer.collapsed(it.block))) return null;
+      const r = page.canvas.getBoundingClientRect(), { cam } = renderer, b = layout.box(uid);
+      if (!b) return null;
+      const x0 = r.left + b.x * cam.k + cam.x, y0 = r.top + b.y * cam.k + cam.y;
+      const x1 = r.left + (b.x + b.w) * cam.k + cam.x, y1 = r.top + (b.y + b.h) * cam.k + cam.y;
+      if (x0 < r.left || y0 < r.top || x1 > r.right || y1 > r.bottom) return null;
+      return { x: (x0 + x1) / 2, y: (y0 + y1) / 2 };
+    },
     view,
     /**
      * The state of each object of namespace ns in the store shown (or, which = "live", the
