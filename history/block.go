@@ -31,6 +31,7 @@ type block struct {
 	mask      uint64
 	deletes   int // successful delete actions (timeline.go)
 	errors    int // failed actions
+	retries   int // conflicts retried
 	keys      []key
 	body      []byte  // the events' JSON, inflated
 	ids       []int64 // the keys' objects, one after another
@@ -54,8 +55,11 @@ func (b *block) added(k key, n int) {
 	if k.verb == deleteCode && (k.result == okCode || k.result == shadowCode) {
 		b.deletes++
 	}
-	if k.result == errorCode {
+	switch k.result {
+	case errorCode:
 		b.errors++
+	case retryCode:
+		b.retries++
 	}
 }
 
@@ -66,7 +70,7 @@ func (b *block) Write(p []byte) (int, error) {
 }
 
 func (b *block) reset() {
-	b.keys, b.body, b.ids, b.mask, b.deletes, b.errors = b.keys[:0], b.body[:0], b.ids[:0], 0, 0, 0
+	b.keys, b.body, b.ids, b.mask, b.deletes, b.errors, b.retries = b.keys[:0], b.body[:0], b.ids[:0], 0, 0, 0, 0
 }
 
 // encodeKeys writes the keys record.

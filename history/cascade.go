@@ -27,10 +27,12 @@ import (
 //     not over before it is deleted, orphaned or freed of the reference.
 //   - Every event about a member (or about an object one of whose owners is a member: the
 //     queue transitions and look-ups that lead to its deletion) carries the cascade's id.
-//   - A cascade ends once none of its members is left in the graph (each was deleted or
-//     orphaned) and nothing of it happened for CascadeQuiet (2 s by default): a foreground
-//     root waits for its dependents, and a background one's dependents are queued only
-//     after it is gone, so "nothing left" alone would end it early.
+//   - A cascade ends once nothing of it is left to happen: each member was deleted,
+//     orphaned, or kept (the collector decided to leave it, and it is not being deleted:
+//     another owner holds it, or its reference is invalid), and nothing of it happened for
+//     CascadeQuiet (2 s by default): a foreground root waits for its dependents, and a
+//     background one's dependents are queued only after it is gone, so "nothing left"
+//     alone would end it early. A kept member that is deleted after all is live again.
 //   - A Namespace being deleted is the root of a namespace deletion: the namespace
 //     controller deletes its content, and an object of that namespace first seen being
 //     deleted, with no owner in an open cascade, joins it, so one namespace delete is one
@@ -50,11 +52,13 @@ type Cascade struct {
 	End *time.Time `json:"end"`
 	// Objects is how many objects it concerned (the root included), Deleted how many of
 	// them left the graph, Actions how many writes the workers made for it, Errors how
-	// many of those failed.
+	// many of those failed, Retries how many met a conflict (409), which the worker
+	// retries as upstream's does: not failures.
 	Objects int `json:"objects"`
 	Deleted int `json:"deleted"`
 	Actions int `json:"actions"`
 	Errors  int `json:"errors"`
+	Retries int `json:"retries"`
 	// FirstPos and LastPos bound its events in the recording.
 	FirstPos int64 `json:"firstPos"`
 	LastPos  int64 `json:"lastPos"`
@@ -76,10 +80,19 @@ const DefaultCascadeQuiet = 2 * time.Second
 // openCascade is a cascade being recorded.
 type openCascade struct {
 	Cascade
-	last    time.Time          // its latest event
-	members map[types.UID]bool // true while the member is in the graph and not orphaned
-	live    int
+	last    time.Time // its latest event
+	members map[types.UID]member
+	live    int // the members still to happen
 }
+
+// member is where a cascade's member stands.
+type member uint8
+
+const (
+	memberGone member = iota // deleted, or orphaned
+	memberLive               // something of it is still to happen
+	memberKept               // the collector leaves it: an outcome, unless it is deleted after all
+)
 
 // cascades tags events with their cascade; only the Recorder's goroutine uses it.
 type cascades struct {
@@ -173,16 +186,16 @@ func (cs *cascades) tagNode(e *gc.Event, pos, session int64, rep *gc.Replica) in
 	if c == nil {
 		return cs.byOwner(n.UID, n.Owners, rep, e, pos)
 	}
-	switch {
-	case e.Type == gc.NodeRemoved && c.members[n.UID]:
+	switch state := c.members[n.UID]; {
+	case e.Type == gc.NodeRemoved && state != memberGone:
 		// Once: a virtual node the graph makes for a gone owner is removed again later.
-		c.members[n.UID] = false
-		c.live--
+		c.settle(n.UID, memberGone)
 		c.Deleted++
-	case !deleting && c.members[n.UID] && cs.ownersCascade(n.UID, n.Owners, nil) != c:
+	case deleting && state == memberKept:
+		c.settle(n.UID, memberLive) // kept, then deleted after all
+	case !deleting && state != memberGone && cs.ownersCascade(n.UID, n.Owners, nil) != c:
 		// Its owners in the cascade are gone from its references: orphaned.
-		c.members[n.UID] = false
-		c.live--
+		c.settle(n.UID, memberGone)
 	}
 	cs.touch(c, e, pos)
 	return c.ID
@@ -229,12 +242,24 @@ func (cs *cascades) tagAction(e *gc.Event, pos, session int64, rep *gc.Replica) 
 	}
 	if e.Action != nil && slices.Contains(writes, a.Verb) {
 		c.Actions++
-		if a.Error != "" {
+		switch {
+		case retried(e.Action):
+			c.Retries++
+		case a.Error != "":
 			c.Errors++
 		}
-		if a.Verb == gc.VerbOrphan && a.Error == "" && c.members[a.Object.UID] {
-			c.members[a.Object.UID] = false
-			c.live--
+		switch {
+		case a.Verb == gc.VerbOrphan && a.Error == "":
+			c.settle(a.Object.UID, memberGone)
+		case a.Verb == gc.VerbDelete && c.members[a.Object.UID] == memberKept:
+			c.settle(a.Object.UID, memberLive) // kept, then deleted after all
+		}
+	}
+	if e.Action != nil && a.Verb == gc.VerbKeep && c.members[a.Object.UID] == memberLive {
+		// The collector leaves it; unless it is being deleted (waiting for its dependents or
+		// for other finalizers), nothing more of it is to happen for this cascade.
+		if n, _ := rep.Node(a.Object.UID); !n.BeingDeleted && !n.DeletingDependents {
+			c.settle(a.Object.UID, memberKept)
 		}
 	}
 	cs.touch(c, e, pos)
@@ -389,7 +414,7 @@ func policyOf(finalizers []string) string {
 
 func (cs *cascades) start(root gc.ObjectRef, policy string, t time.Time, pos, session int64) *openCascade {
 	c := &openCascade{Cascade: Cascade{ID: cs.nextID, Session: session, Root: root, Policy: policy,
-		Start: t.UTC(), FirstPos: pos, LastPos: pos}, last: t, members: map[types.UID]bool{}}
+		Start: t.UTC(), FirstPos: pos, LastPos: pos}, last: t, members: map[types.UID]member{}}
 	cs.nextID++
 	cs.open[c.ID] = c
 	if isNamespace(root) {
@@ -405,11 +430,26 @@ func (cs *cascades) join(c *openCascade, uid types.UID) {
 	if _, ok := c.members[uid]; ok {
 		return
 	}
-	c.members[uid] = true
+	c.members[uid] = memberLive
 	c.live++
 	c.Objects++
 	cs.byUID[uid] = c
 	cs.joined = append(cs.joined, cascadeMember{cascade: c.ID, uid: uid})
+}
+
+// settle moves a member to state, keeping the count of those still to happen.
+func (c *openCascade) settle(uid types.UID, state member) {
+	old, ok := c.members[uid]
+	if !ok || old == state {
+		return
+	}
+	if old == memberLive {
+		c.live--
+	}
+	if state == memberLive {
+		c.live++
+	}
+	c.members[uid] = state
 }
 
 func (cs *cascades) touch(c *openCascade, e *gc.Event, pos int64) {

@@ -34,16 +34,18 @@ var (
 		gc.VerbRemoveFinalizer, gc.VerbOrphan, gc.VerbWarn, gc.VerbRequeue)}
 	opVocab = vocab{name: "op", base: 29, words: words(
 		gc.QueueAdded, gc.QueueAddedAfter, gc.QueueTaken, gc.QueueDone, gc.QueueForgotten)}
-	resultVocab = vocab{name: "result", base: 37, words: append([]string{resultOK, resultError, resultShadow}, words(
-		gc.ShadowPending, gc.ShadowOverdue, gc.ShadowConfirmed, gc.ShadowDiverged, gc.ShadowWithdrawn)...)}
+	resultVocab = vocab{name: "result", base: 37, words: append(append([]string{resultOK, resultError, resultShadow}, words(
+		gc.ShadowPending, gc.ShadowOverdue, gc.ShadowConfirmed, gc.ShadowDiverged, gc.ShadowWithdrawn)...), resultRetry)}
 )
 
-// An action's result, as the engine's gcscope_gc_actions_total metric says it; a shadow
-// decision's result is its outcome.
+// An action's result, as the engine's gcscope_gc_actions_total metric says it, but for a
+// conflict (409: another writer changed the object first), which the worker retries as
+// upstream's does: a retry, not a failure. A shadow decision's result is its outcome.
 const (
 	resultOK     = "ok"
 	resultError  = "error"
 	resultShadow = "shadow"
+	resultRetry  = "retry"
 )
 
 func words[T ~string](ws ...T) []string {
@@ -90,6 +92,7 @@ var (
 	okCode     = resultVocab.code(resultOK)
 	shadowCode = resultVocab.code(resultShadow)
 	errorCode  = resultVocab.code(resultError)
+	retryCode  = resultVocab.code(resultRetry)
 )
 
 // key is what a query filters one event on.
@@ -123,6 +126,8 @@ func wordsOf(e *gc.Event) (typ, queue, verb, op, result string) {
 	case e.Action != nil:
 		queue, verb = string(e.Action.Queue), string(e.Action.Verb)
 		switch {
+		case retried(e.Action):
+			result = resultRetry
 		case e.Action.Error != "":
 			result = resultError
 		case e.Action.Shadow:
@@ -135,6 +140,9 @@ func wordsOf(e *gc.Event) (typ, queue, verb, op, result string) {
 	}
 	return
 }
+
+// retried: a's call failed with a conflict, which the worker retries.
+func retried(a *gc.Action) bool { return a.Error != "" && a.ErrorReason == "Conflict" }
 
 // refsOf are the objects an event concerns, the one it is about first; uids are those
 // named only by uid (an edge's ends, the owners a patch touches). It appends to refs and

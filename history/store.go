@@ -95,7 +95,8 @@ var schema = []string{
 	`CREATE INDEX IF NOT EXISTS block_objects_block ON block_objects(block)`,
 	// What a timeline counts per block beside its events (timeline.go): a table of its own,
 	// so that reading it never touches a block's body. Blocks written before it have none.
-	`CREATE TABLE IF NOT EXISTS block_stats(pos INTEGER PRIMARY KEY, deletes INTEGER NOT NULL, errors INTEGER NOT NULL)`,
+	`CREATE TABLE IF NOT EXISTS block_stats(pos INTEGER PRIMARY KEY, deletes INTEGER NOT NULL, errors INTEGER NOT NULL,
+		retries INTEGER NOT NULL DEFAULT 0)`,
 	// The state after every event before pos of its session (seq is the engine's).
 	`CREATE TABLE IF NOT EXISTS checkpoints(id INTEGER PRIMARY KEY, pos INTEGER NOT NULL,
 		session INTEGER NOT NULL, seq INTEGER NOT NULL, time INTEGER NOT NULL,
@@ -115,12 +116,18 @@ var schema = []string{
 		root_namespace TEXT NOT NULL, root_name TEXT NOT NULL, policy TEXT NOT NULL,
 		start INTEGER NOT NULL, end INTEGER, last_time INTEGER NOT NULL,
 		objects INTEGER NOT NULL, deleted INTEGER NOT NULL, actions INTEGER NOT NULL, errors INTEGER NOT NULL,
-		first_pos INTEGER NOT NULL, last_pos INTEGER NOT NULL, note TEXT NOT NULL)`,
+		retries INTEGER NOT NULL DEFAULT 0, first_pos INTEGER NOT NULL, last_pos INTEGER NOT NULL, note TEXT NOT NULL)`,
 	`CREATE INDEX IF NOT EXISTS cascades_start ON cascades(start)`,
 	`CREATE INDEX IF NOT EXISTS cascades_last_pos ON cascades(last_pos)`,
 	`CREATE TABLE IF NOT EXISTS cascade_members(uid TEXT NOT NULL, cascade INTEGER NOT NULL,
 		PRIMARY KEY(uid, cascade)) WITHOUT ROWID`,
 	`CREATE INDEX IF NOT EXISTS cascade_members_cascade ON cascade_members(cascade)`,
+}
+
+// addedColumns are the columns added to tables after their first layout.
+var addedColumns = []struct{ table, column, decl string }{
+	{"block_stats", "retries", "INTEGER NOT NULL DEFAULT 0"},
+	{"cascades", "retries", "INTEGER NOT NULL DEFAULT 0"},
 }
 
 // Open opens the recording in o.Dir, creating it if needed. Close it when done.
@@ -208,6 +215,19 @@ func (s *Store) migrate(ctx context.Context) error {
 	for _, stmt := range schema[1:] {
 		if _, err := tx.ExecContext(ctx, stmt); err != nil {
 			return err
+		}
+	}
+	// Columns added since a table was first made, each with a default: a recording made
+	// by an earlier version gains them, and an earlier version still reads it.
+	for _, c := range addedColumns {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM pragma_table_info(?) WHERE name = ?`, c.table, c.column).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			if _, err := tx.ExecContext(ctx, `ALTER TABLE `+c.table+` ADD COLUMN `+c.column+` `+c.decl); err != nil {
+				return err
+			}
 		}
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO meta(key, value) VALUES('schema', ?)`, strconv.Itoa(schemaVersion)); err != nil {

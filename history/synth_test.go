@@ -172,9 +172,14 @@ func (s *synth) cascade() bool {
 		s.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbGet, Object: t.owner, For: &d,
 			Reason: "look up owner of " + d.Kind + " " + d.Name + ": not found", Duration: 700 * time.Microsecond})
 		if j == conflictAt {
+			// A conflict (retried, as upstream's worker does) or a failure, one or the other.
+			failure, reason := "Operation cannot be fulfilled: the object has been modified", "Conflict"
+			if s.rng.IntN(2) == 0 {
+				failure, reason = "Internal error occurred: etcdserver: request timed out", "InternalError"
+			}
 			s.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: d, Policy: "Background",
-				Reason: "all its owners are gone: " + t.owner.Kind + " " + t.owner.Name, Error: "Operation cannot be fulfilled: the object has been modified", Duration: 2 * time.Millisecond})
-			s.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbRequeue, Object: d, Reason: "retry after a conflict"})
+				Reason: "all its owners are gone: " + t.owner.Kind + " " + t.owner.Name, Error: failure, ErrorReason: reason, Duration: 2 * time.Millisecond})
+			s.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbRequeue, Object: d, Reason: "retry after " + reason})
 			s.queue(gc.AttemptToDelete, gc.QueueAddedAfter, d, "", 5*time.Millisecond, 1)
 			s.queue(gc.AttemptToDelete, gc.QueueDone, d, "", 0, 1)
 			s.queue(gc.AttemptToDelete, gc.QueueAdded, d, "", 0, 1)

@@ -36,12 +36,13 @@ const (
 )
 
 // Bucket is one stretch of a timeline: its events, the collector's deletes (successful
-// delete actions, shadow ones included) and the failed actions.
+// delete actions, shadow ones included), the failed actions, and the conflicts retried.
 type Bucket struct {
 	T       time.Time `json:"t"`
 	Events  int       `json:"events"`
 	Deletes int       `json:"deletes"`
 	Errors  int       `json:"errors"`
+	Retries int       `json:"retries"`
 }
 
 // Timeline is the recording between From and To.
@@ -87,12 +88,15 @@ func (s *Store) Timeline(ctx context.Context, q TimelineQuery) (Timeline, error)
 		if verb == deleteCode && (result == okCode || result == shadowCode) {
 			b.Deletes++
 		}
-		if result == errorCode {
+		switch result {
+		case errorCode:
 			b.Errors++
+		case retryCode:
+			b.Retries++
 		}
 	}
 
-	rows, err := s.r.QueryContext(ctx, `SELECT b.pos, b.count, b.first_time, b.last_time, b.mask, s.deletes, s.errors
+	rows, err := s.r.QueryContext(ctx, `SELECT b.pos, b.count, b.first_time, b.last_time, b.mask, s.deletes, s.errors, s.retries
 		FROM blocks b LEFT JOIN block_stats s ON s.pos = b.pos
 		WHERE b.last_time >= ? AND b.first_time < ? ORDER BY b.pos`, from, to)
 	if err != nil {
@@ -101,8 +105,8 @@ func (s *Store) Timeline(ctx context.Context, q TimelineQuery) (Timeline, error)
 	var read []int64 // the blocks whose keys must be read
 	for rows.Next() {
 		var pos, count, first, last, mask int64
-		var deletes, errs sql.NullInt64
-		if err := rows.Scan(&pos, &count, &first, &last, &mask, &deletes, &errs); err != nil {
+		var deletes, errs, retries sql.NullInt64
+		if err := rows.Scan(&pos, &count, &first, &last, &mask, &deletes, &errs, &retries); err != nil {
 			rows.Close()
 			return tl, err
 		}
@@ -110,8 +114,8 @@ func (s *Store) Timeline(ctx context.Context, q TimelineQuery) (Timeline, error)
 		switch {
 		case whole && deletes.Valid:
 			b := &tl.Buckets[bucketOf(first)]
-			b.Events, b.Deletes, b.Errors = b.Events+int(count), b.Deletes+int(deletes.Int64), b.Errors+int(errs.Int64)
-		case whole && uint64(mask)&(verbVocab.bit(deleteCode)|resultVocab.bit(errorCode)) == 0:
+			b.Events, b.Deletes, b.Errors, b.Retries = b.Events+int(count), b.Deletes+int(deletes.Int64), b.Errors+int(errs.Int64), b.Retries+int(retries.Int64)
+		case whole && uint64(mask)&(verbVocab.bit(deleteCode)|resultVocab.bit(errorCode)|resultVocab.bit(retryCode)) == 0:
 			tl.Buckets[bucketOf(first)].Events += int(count)
 		default:
 			read = append(read, pos)

@@ -42,28 +42,31 @@ func TestTimelineBucketsSumToTheEventsInRange(t *testing.T) {
 				t.Fatalf("%d buckets, want %d", len(tl.Buckets), c.buckets)
 			}
 			want := allPages(t, s, Query{From: c.from, To: c.to, Limit: MaxLimit})
-			deletes, errs := 0, 0
+			deletes, errs, retries := 0, 0, 0
 			for _, r := range want {
-				if r.Action != nil && r.Action.Verb == "delete" && r.Action.Error == "" {
+				switch {
+				case r.Action == nil:
+				case r.Action.Verb == "delete" && r.Action.Error == "":
 					deletes++
-				}
-				if r.Action != nil && r.Action.Error != "" {
+				case r.Action.ErrorReason == "Conflict": // retried: its own count
+					retries++
+				case r.Action.Error != "":
 					errs++
 				}
 			}
-			var gotEvents, gotDeletes, gotErrors int
+			var gotEvents, gotDeletes, gotErrors, gotRetries int
 			for i, b := range tl.Buckets {
-				gotEvents, gotDeletes, gotErrors = gotEvents+b.Events, gotDeletes+b.Deletes, gotErrors+b.Errors
+				gotEvents, gotDeletes, gotErrors, gotRetries = gotEvents+b.Events, gotDeletes+b.Deletes, gotErrors+b.Errors, gotRetries+b.Retries
 				if want := c.from.Add(time.Duration(i) * tl.Bucket); !b.T.Equal(want) {
 					t.Fatalf("bucket %d starts at %s, want %s", i, b.T, want)
 				}
 			}
-			if gotEvents != len(want) || gotDeletes != deletes || gotErrors != errs {
-				t.Fatalf("%d buckets over %s: %d events, %d deletes, %d errors; the range holds %d, %d, %d",
-					c.buckets, c.to.Sub(c.from), gotEvents, gotDeletes, gotErrors, len(want), deletes, errs)
+			if gotEvents != len(want) || gotDeletes != deletes || gotErrors != errs || gotRetries != retries {
+				t.Fatalf("%d buckets over %s: %d events, %d deletes, %d errors, %d retries; the range holds %d, %d, %d, %d",
+					c.buckets, c.to.Sub(c.from), gotEvents, gotDeletes, gotErrors, gotRetries, len(want), deletes, errs, retries)
 			}
-			if c.buckets == 120 && (deletes == 0 || errs == 0 || len(tl.Cascades) == 0) {
-				t.Fatalf("the fixture wants deletes (%d), errors (%d) and cascades (%d)", deletes, errs, len(tl.Cascades))
+			if c.buckets == 120 && (deletes == 0 || errs == 0 || retries == 0 || len(tl.Cascades) == 0) {
+				t.Fatalf("the fixture wants deletes (%d), errors (%d), retries (%d) and cascades (%d)", deletes, errs, retries, len(tl.Cascades))
 			}
 		}
 		if _, err := s.Timeline(ctx, TimelineQuery{From: last, To: first}); err == nil {
