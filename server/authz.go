@@ -96,12 +96,7 @@ func (v *visibility) visible(ref gc.ObjectRef) bool {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
-	k, ok := v.byKind[gvk]
-	if !ok {
-		k = v.kindAccess(gvk)
-		v.byKind[gvk] = k
-	}
+	k := v.kind(ref)
 	switch {
 	case !k.mapped:
 		return v.mayListEverything()
@@ -117,6 +112,17 @@ func (v *visibility) visible(ref gc.ObjectRef) bool {
 		v.byNS[key] = allowed
 	}
 	return allowed
+}
+
+// kind is what the user may list of ref's kind, asked once. Requires mu.
+func (v *visibility) kind(ref gc.ObjectRef) kindAccess {
+	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+	k, ok := v.byKind[gvk]
+	if !ok {
+		k = v.kindAccess(gvk)
+		v.byKind[gvk] = k
+	}
+	return k
 }
 
 // kindAccess maps gvk and asks whether the user may list it everywhere. Requires mu.

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -32,25 +31,11 @@ func TestDeleteASetNamedAsItsToolNamesIt(t *testing.T) {
 		}
 	}
 	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}, csrfHeader: {c.csrf}}
-	post := func(body any) (int, deleteSetResponse, string) {
-		t.Helper()
-		code, raw := c.do(http.MethodPost, "/api/v1/deletions", body, h)
-		var r deleteSetResponse
-		json.Unmarshal(raw, &r)
-		return code, r, string(raw)
-	}
-	deleted := func(r deleteSetResponse) []string {
-		var out []string
-		for _, d := range r.Prediction.Deleted {
-			out = append(out, d.Object.Name)
-		}
-		slices.Sort(out)
-		return out
-	}
+	post := func(body any) (int, deleteSetResponse, string) { t.Helper(); return postSet(c, h, body) }
 
 	code, r, raw := post(map[string]any{"selector": map[string]any{"types": []string{"configmaps"}, "labelSelector": "app=web", "namespace": ns},
 		"propagationPolicy": "Background", "dryRun": true})
-	if code != http.StatusOK || r.Set == nil || r.Set.Describe != "kubectl delete configmaps -l app=web -n "+ns || !slices.Equal(deleted(r), []string{"web-a", "web-b"}) {
+	if code != http.StatusOK || r.Set == nil || r.Set.Describe != "kubectl delete configmaps -l app=web -n "+ns || !slices.Equal(deletedNames(r), []string{"web-a", "web-b"}) {
 		t.Fatalf("selector app=web: %d %s; want web-a and web-b predicted together", code, raw)
 	}
 

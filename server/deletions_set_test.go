@@ -26,21 +26,7 @@ func TestDeleteASet(t *testing.T) {
 	b := e.configMap(t, ns, "b", nil)
 	shared := e.configMap(t, ns, "shared", nil, a, b)
 	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}, csrfHeader: {c.csrf}}
-	post := func(body any) (int, deleteSetResponse, string) {
-		t.Helper()
-		code, raw := c.do(http.MethodPost, "/api/v1/deletions", body, h)
-		var r deleteSetResponse
-		json.Unmarshal(raw, &r)
-		return code, r, string(raw)
-	}
-	names := func(r deleteSetResponse) []string {
-		var out []string
-		for _, d := range r.Prediction.Deleted {
-			out = append(out, d.Object.Name)
-		}
-		slices.Sort(out)
-		return out
-	}
+	post := func(body any) (int, deleteSetResponse, string) { t.Helper(); return postSet(c, h, body) }
 
 	for _, tc := range []struct {
 		body any
@@ -62,7 +48,7 @@ func TestDeleteASet(t *testing.T) {
 	}
 
 	code, r, raw := post(map[string]any{"uids": []string{string(a.UID), "no-such-uid", string(b.UID)}, "propagationPolicy": "Background", "dryRun": true})
-	if code != http.StatusOK || !slices.Equal(names(r), []string{"a", "b", "shared"}) || !slices.Equal(r.Missing, []string{"no-such-uid"}) || len(r.Prediction.Targets) != 2 {
+	if code != http.StatusOK || !slices.Equal(deletedNames(r), []string{"a", "b", "shared"}) || !slices.Equal(r.Missing, []string{"no-such-uid"}) || len(r.Prediction.Targets) != 2 {
 		t.Fatalf("dry run of a and b: %d %s; want a, b and shared deleted, no-such-uid missing, two targets", code, raw)
 	}
 	if n, _ := e.engine.Node(shared.UID); n.UID == "" {
@@ -84,4 +70,23 @@ func TestDeleteASet(t *testing.T) {
 	if !strings.Contains(log, `"action":"deleteSet"`) {
 		t.Errorf("the audit log has no line for the set:\n%s", log)
 	}
+}
+
+// postSet posts a set delete with h.
+func postSet(c *client, h http.Header, body any) (int, deleteSetResponse, string) {
+	c.t.Helper()
+	code, raw := c.do(http.MethodPost, "/api/v1/deletions", body, h)
+	var r deleteSetResponse
+	json.Unmarshal(raw, &r)
+	return code, r, string(raw)
+}
+
+// deletedNames are the names a set's prediction deletes, sorted.
+func deletedNames(r deleteSetResponse) []string {
+	var out []string
+	for _, d := range r.Prediction.Deleted {
+		out = append(out, d.Object.Name)
+	}
+	slices.Sort(out)
+	return out
 }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
@@ -56,13 +55,7 @@ func (v *visibility) settle(places []gc.ObjectRef, max int) error {
 	defer v.mu.Unlock()
 	var ask []nsKey
 	for _, p := range places {
-		gvk := schema.FromAPIVersionAndKind(p.APIVersion, p.Kind)
-		k, ok := v.byKind[gvk]
-		if !ok {
-			k = v.kindAccess(gvk)
-			v.byKind[gvk] = k
-		}
-		switch {
+		switch k := v.kind(p); {
 		case !k.mapped:
 			v.mayListEverything()
 		case k.everywhere || !k.namespaced || p.Namespace == "":

@@ -26,18 +26,7 @@ func TestACascadeEndsWithWhatItKeepsAndOrphans(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	c, engine := startEngine(ctx, t, 0)
-	store, err := history.Open(history.Options{Dir: t.TempDir(), Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	recCtx, stopRecorder := context.WithCancel(context.Background())
-	recDone := make(chan error, 1)
-	go func() {
-		recDone <- history.NewRecorder(store, engine, history.RecorderOptions{FlushInterval: 10 * time.Millisecond, CascadeQuiet: 300 * time.Millisecond,
-			BurstRate: -1}).Run(recCtx)
-	}()
-	defer func() { stopRecorder(); <-recDone }()
+	store := recordInto(t, engine, history.RecorderOptions{FlushInterval: 10 * time.Millisecond, CascadeQuiet: 300 * time.Millisecond, BurstRate: -1})
 
 	client := kubernetes.NewForConfigOrDie(c.RESTConfig())
 	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cascade-ends"}}, metav1.CreateOptions{})

@@ -24,21 +24,10 @@ func TestCascadesOfTheRealEngine(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	c, engine := startEngine(ctx, t, 40*time.Millisecond)
-	store, err := history.Open(history.Options{Dir: t.TempDir(), Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	recCtx, stopRecorder := context.WithCancel(context.Background())
-	recDone := make(chan error, 1)
-	go func() {
-		// The store is watched while the cascade runs: a recorder that stepped aside for
-		// the cascade's first 20 ms (about 100 events, near the default BurstRate) would
-		// write it only once it calmed (TestRecorderStepsAsideInABurst tests that).
-		recDone <- history.NewRecorder(store, engine, history.RecorderOptions{FlushInterval: 10 * time.Millisecond, CascadeQuiet: 500 * time.Millisecond,
-			BurstRate: -1}).Run(recCtx)
-	}()
-	defer func() { stopRecorder(); <-recDone }()
+	// The store is watched while the cascade runs: a recorder that stepped aside for the
+	// cascade's first 20 ms (about 100 events, near the default BurstRate) would write it
+	// only once it calmed (TestRecorderStepsAsideInABurst tests that).
+	store := recordInto(t, engine, history.RecorderOptions{FlushInterval: 10 * time.Millisecond, CascadeQuiet: 500 * time.Millisecond, BurstRate: -1})
 
 	client := kubernetes.NewForConfigOrDie(c.RESTConfig())
 	ns, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "cascades"}}, metav1.CreateOptions{})

@@ -46,6 +46,21 @@ func startEngine(ctx context.Context, t *testing.T, delay time.Duration) (*clust
 	return k.Cluster, engine
 }
 
+// recordInto records engine with o into a fresh store until the test ends.
+func recordInto(t *testing.T, engine *gc.GarbageCollector, o history.RecorderOptions) *history.Store {
+	t.Helper()
+	store, err := history.Open(history.Options{Dir: t.TempDir(), Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- history.NewRecorder(store, engine, o).Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	return store
+}
+
 func TestRecordedForegroundCascadeRebuildsTheLiveState(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
