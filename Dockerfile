@@ -15,6 +15,7 @@ RUN CGO_ENABLED=0 go build -tags noembedded -trimpath \
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/gcscope /usr/local/bin/gcscope
+COPY LICENSE /usr/share/doc/gcscope/LICENSE
 USER 65532:65532
 EXPOSE 8080
 ENTRYPOINT ["/usr/local/bin/gcscope", "--in-cluster"]
