@@ -88,6 +88,11 @@ func (s *Server) csrfCheck(r *http.Request) string {
 // crossSite reports why a request does not come from gcscope's own pages (or an allowed
 // origin), or "" when it does or when no browser header says otherwise.
 func crossSite(r *http.Request, allowedOrigins []string) string {
+	// A browser sends each once; a second one is not a browser's, and whichever one were
+	// read, the other could say another site.
+	if len(r.Header.Values("Origin")) > 1 || len(r.Header.Values("Sec-Fetch-Site")) > 1 {
+		return "more than one Origin or Sec-Fetch-Site header"
+	}
 	if o := r.Header.Get("Origin"); o != "" {
 		if !originAllowed(o, r, allowedOrigins) {
 			return "cross-origin request from " + quoteClip(o)

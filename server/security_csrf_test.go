@@ -103,6 +103,8 @@ func TestCSRFForgeriesAreRefused(t *testing.T) {
 		"the token over another scheme":                                    {a.cookie, a.token, http.Header{"Origin": {strings.Replace(ts.URL, "http://", "https://", 1)}}, "cross-origin"},
 		"a cross-site fetch without Origin":                                {a.cookie, a.token, http.Header{"Origin": nil, "Sec-Fetch-Site": {"cross-site"}}, "cross-site"},
 		"a same-site (other port) fetch without Origin":                    {a.cookie, a.token, http.Header{"Origin": nil, "Sec-Fetch-Site": {"same-site"}}, "cross-site"},
+		"two Origins, gcscope's own first":                                 {a.cookie, a.token, http.Header{"Origin": {ts.URL, "http://evil.example"}}, "more than one"},
+		"two Sec-Fetch-Site, same-origin first":                            {a.cookie, a.token, http.Header{"Origin": nil, "Sec-Fetch-Site": {"same-origin", "cross-site"}}, "more than one"},
 	} {
 		code, body := postDelete(t, ts.URL, cm.UID, real, tc.cookie, tc.token, tc.h)
 		if code != http.StatusForbidden || !strings.Contains(body, `"csrf"`) || !strings.Contains(body, tc.want) {
@@ -118,8 +120,8 @@ func TestCSRFForgeriesAreRefused(t *testing.T) {
 			refused++
 		}
 	}
-	if refused != 8 {
-		t.Errorf("audit has %d refused deletes, want 8:\n%s", refused, audit)
+	if refused != 10 {
+		t.Errorf("audit has %d refused deletes, want 10:\n%s", refused, audit)
 	}
 	// The real session's own token works (a dry run, to keep the object).
 	if code, body := postDelete(t, ts.URL, cm.UID, `{"propagationPolicy":"Background","dryRun":true}`, a.cookie, a.token, nil); code != 200 {

@@ -373,6 +373,17 @@ func TestStreamCrossOrigin(t *testing.T) {
 	if f := c.next(); f.Type != "snapshot" {
 		t.Fatalf("same origin: %s", f.raw)
 	}
+	// Not a browser's: two Origins (the own one first), or another site said without Origin.
+	for _, h := range []http.Header{
+		{"Origin": {e.srv.URL, "http://evil.example"}},
+		{"Sec-Fetch-Site": {"cross-site"}},
+		{"Sec-Fetch-Site": {"same-origin", "cross-site"}},
+	} {
+		_, resp, err := websocket.Dial(ctx, e.url(""), &websocket.DialOptions{HTTPHeader: h})
+		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Errorf("dial with %v: err %v, response %v; want 403", h, err, resp)
+		}
+	}
 }
 
 func TestStreamInvalidQueryIs400(t *testing.T) {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,8 +33,8 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A browser always sends Origin with a websocket; the page must be gcscope's own
 	// (scheme and host) or an allowed origin. Accept's own check compares hosts only.
-	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, r, h.o.OriginPatterns) {
-		h.o.Refuse(w, r, http.StatusForbidden, &apiError{Code: codeCSRF, Message: "cross-origin stream from " + quoteClip(o)})
+	if why := crossSite(r, h.o.OriginPatterns); why != "" {
+		h.o.Refuse(w, r, http.StatusForbidden, &apiError{Code: codeCSRF, Message: strings.Replace(why, "request", "stream", 1)})
 		return
 	}
 	var vis *visibility
