@@ -136,6 +136,13 @@ func (v *visibility) kindAccess(gvk schema.GroupVersionKind) kindAccess {
 	return k
 }
 
+// everything reports whether the user may list every resource everywhere.
+func (v *visibility) everything() bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.mayListEverything()
+}
+
 func (v *visibility) mayListEverything() bool {
 	if v.anyKind == nil {
 		ok := v.ask(&authorizationv1.ResourceAttributes{Verb: "list", Group: "*", Resource: "*"})
@@ -161,7 +168,7 @@ func (v *visibility) fn() func(gc.ObjectRef) bool {
 	return v.visible
 }
 
-// nodes keeps the visible nodes (nodes itself when v is nil).
+// nodes keeps the visible nodes, their orphan marks redacted (nodes itself when v is nil).
 func (v *visibility) nodes(nodes []gc.NodeState) []gc.NodeState {
 	if v == nil {
 		return nodes
@@ -169,7 +176,8 @@ func (v *visibility) nodes(nodes []gc.NodeState) []gc.NodeState {
 	out := make([]gc.NodeState, 0, min(len(nodes), 1024))
 	for i := range nodes {
 		if v.visible(nodes[i].ObjectRef) {
-			out = append(out, nodes[i])
+			n, _ := nodes[i].RedactedFor(v.visible) // a former owner it may not see is not named
+			out = append(out, n)
 		}
 	}
 	return out

@@ -66,6 +66,9 @@ type healthResponse struct {
 	Stuck *stuckCount `json:"stuck,omitempty"`
 }
 
+// failingUnsaid stands for a failing resource's error to a user who may not list everything.
+const failingUnsaid = "its list or watch keeps failing (the apiserver's error is shown to users who may list every resource)"
+
 type stuckCount struct {
 	OlderThan string `json:"olderThan"`
 	Total     int    `json:"total"`
@@ -74,6 +77,15 @@ type stuckCount struct {
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	st := clusterFrom(r).Engine.SyncState()
 	resp := healthResponse{Discovery: st.Discovery, DiscoveryFailures: st.DiscoveryFailures, FailingResources: st.Failing}
+	if vis := visibilityFrom(r); vis != nil && len(st.Failing) > 0 && !vis.everything() {
+		// The apiserver's errors can name what the user may not see (a webhook's Service,
+		// a namespace): the resources failing are said, their errors only to those who may
+		// list everything.
+		resp.FailingResources = map[string]string{}
+		for res := range st.Failing {
+			resp.FailingResources[res] = failingUnsaid
+		}
+	}
 	resp.Healthy = st.Discovery == "" && len(st.DiscoveryFailures) == 0 && len(st.Failing) == 0
 	if clusterFrom(r).Deletions != nil {
 		vis := visibilityFrom(r)

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -339,4 +341,38 @@ type requestCounter struct {
 func (c *requestCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 	c.n.Add(1)
 	return c.next.RoundTrip(r)
+}
+
+// failingEngine is the shared engine with resources whose list keeps failing.
+type failingEngine struct {
+	Engine
+	failing map[string]string
+}
+
+func (f failingEngine) SyncState() gc.SyncState {
+	st := f.Engine.SyncState()
+	st.Failing = f.failing
+	return st
+}
+
+// TestHealthSaysFailingErrorsOnlyToThoseWhoSeeEverything: the apiserver's error of a
+// failing resource (which can name a webhook's Service in another namespace) is shown to a
+// user who may list everything; a user of one namespace reads which resources fail, not
+// the error.
+func TestHealthSaysFailingErrorsOnlyToThoseWhoSeeEverything(t *testing.T) {
+	e := env(t)
+	secret := `conversion webhook for widgets.example.com failed: Post "https://widget-converter.secret-ns.svc:443/convert": connection refused`
+	for _, tc := range []struct {
+		authz    Authorizer
+		wantText bool
+	}{{nil, true}, {&countingAuthz{allow: "mine"}, false}} {
+		s := New(Options{Engine: failingEngine{e.engine, map[string]string{"example.com/v1/widgets": secret}}, Authorizer: tc.authz,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		ts := httptest.NewServer(s)
+		code, body := newClient(t, ts).do("GET", "/api/v1/health", nil, nil)
+		ts.Close()
+		if code != http.StatusOK || !strings.Contains(string(body), "example.com/v1/widgets") || strings.Contains(string(body), "secret-ns") == !tc.wantText {
+			t.Errorf("health (may list everything: %v): %d %s", tc.wantText, code, body)
+		}
+	}
 }
