@@ -199,10 +199,13 @@ func (gc *GarbageCollector) attemptToDeleteItem(ctx context.Context, item *node)
 		uids := append(refUIDs(dangling), refUIDs(waiting)...)
 		a := Action{Queue: AttemptToDelete, Verb: VerbRemoveRefs, Object: refOf(item.identity), Refs: uids,
 			Reason: removeRefsReason(solid, append(dangling, waiting...))}
-		_, err := gc.patch(ctx, a, item.identity, deleteOwnerRefStrategicMergePatch(item.identity.UID, uids...),
+		patched, err := gc.patch(ctx, a, item.identity, deleteOwnerRefStrategicMergePatch(item.identity.UID, uids...),
 			func(live *metav1.PartialObjectMetadata) []byte {
 				return ownerRefsJSONMergePatch(live, withoutOwners(live.OwnerReferences, uids...))
 			})
+		if err == nil && patched != nil { // written (not shadow mode)
+			gc.markRemovedRefs(item.identity.UID, append(slices.Clone(dangling), waiting...), removedCause(dangling))
+		}
 		return err
 
 	case len(waiting) > 0 && v.dependents > 0:
@@ -402,4 +405,15 @@ func refNames(refs []metav1.OwnerReference) []string {
 
 func describeRefs(refs []metav1.OwnerReference) string {
 	return strings.Join(refNames(refs), ", ")
+}
+
+// removedCause says why a reference patchRemoveRefs removed went: its owner was absent
+// (one of dangling) or waited for its dependents.
+func removedCause(dangling []metav1.OwnerReference) func(metav1.OwnerReference) OrphanCause {
+	return func(ref metav1.OwnerReference) OrphanCause {
+		if slices.ContainsFunc(dangling, func(d metav1.OwnerReference) bool { return d.UID == ref.UID }) {
+			return OwnerAbsent
+		}
+		return OwnerDeletingDependents
+	}
 }

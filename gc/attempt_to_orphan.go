@@ -6,8 +6,10 @@ package gc
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 )
 
 func (gc *GarbageCollector) runAttemptToOrphanWorker(ctx context.Context) {
@@ -40,10 +42,20 @@ func (gc *GarbageCollector) attemptToOrphanItem(ctx context.Context, owner *node
 	for i, d := range deps {
 		refs[i] = d.identity
 	}
+	controller := controllerOf(deps, owner.identity.UID)
 	gc.graph.mu.RUnlock()
-	if err := gc.orphanDependents(ctx, owner.identity, refs); err != nil {
+	if err := gc.orphanDependents(ctx, owner.identity, refs, controller); err != nil {
 		return err
 	}
 	return gc.removeFinalizer(ctx, AttemptToOrphan, owner.identity, metav1.FinalizerOrphanDependents,
 		fmt.Sprintf("%d dependents orphaned", len(refs)))
+}
+
+// controllerOf reports which of deps name owner as their controller. Requires graph.mu.
+func controllerOf(deps []*node, owner types.UID) []bool {
+	out := make([]bool, len(deps))
+	for i, d := range deps {
+		out[i] = slices.ContainsFunc(d.owners, func(r metav1.OwnerReference) bool { return r.UID == owner && isController(r) })
+	}
+	return out
 }

@@ -106,6 +106,10 @@ type NodeState struct {
 	Virtual bool `json:"virtual,omitempty"`
 	// Observed: seen through an informer (the opposite of Virtual).
 	Observed bool `json:"observed,omitempty"`
+	// Orphaned: the ownerReferences the garbage collector removed from the object (an
+	// Orphan delete of the owner, a dangling or waiting reference), newest last, at most
+	// 8, each for a day unless dismissed. Kept in the engine's memory only.
+	Orphaned []OrphanMark `json:"orphaned,omitempty"`
 }
 
 // Edge is the ownerReference from Dependent to Owner.

@@ -206,6 +206,7 @@ func (a Action) RedactedFor(visible func(ObjectRef) bool) (out Action, changed b
 // instead, and an owner's reason that names another object is said without it. (Owner
 // references themselves are the object's own metadata, so they stay.)
 func (e *Explanation) redact(visible func(ObjectRef) bool) {
+	e.Object, _ = e.Object.RedactedFor(visible) // a former owner is no longer the object's metadata
 	kept := e.Dependents[:0]
 	for _, d := range e.Dependents {
 		if visible(d) {

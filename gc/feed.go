@@ -291,6 +291,7 @@ func stateOf(n *node) *NodeState {
 		DeletingDependents: n.deletingDependents,
 		Virtual:            n.virtual,
 		Observed:           !n.virtual,
+		Orphaned:           slices.Clone(n.orphaned),
 	}
 	if len(n.owners) > 0 {
 		s.Owners = make([]OwnerRef, len(n.owners))

@@ -63,7 +63,10 @@ type Options struct {
 	ShadowOverdue time.Duration
 	// FeedSize is how many events the feed holds; default DefaultFeedSize.
 	FeedSize int
-	Logger   *slog.Logger
+	// Now is the clock of what the engine remembers over time: the times of orphan marks
+	// and their expiry (OrphanMarkTTL); default time.Now. Tests pass their own.
+	Now    func() time.Time
+	Logger *slog.Logger
 }
 
 func (o *Options) defaults() error {
@@ -100,6 +103,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	return nil
 }
@@ -225,7 +231,9 @@ func New(clients Clients, opts Options) (*GarbageCollector, error) {
 		warn:             func(obj objectReference, reason, msg string) { gc.warn(GraphChanges, obj, reason, msg) },
 		processed:        gc.metrics.graphProcessed.Inc,
 		shadow:           gc.shadow,
+		now:              opts.Now,
 	}
+	gc.builder.formerOwner = gc.formerOwner
 	gc.builder.monitors = newMonitors(opts.Logger, clients.Metadata, graphChanges.Add)
 	gc.builder.monitors.onChange = gc.publishSync
 	gc.builder.monitors.slowAfter = opts.SyncTimeout
@@ -244,6 +252,9 @@ func NewForConfig(cfg *rest.Config, opts Options) (*GarbageCollector, error) {
 
 // Feed is the engine's event stream.
 func (gc *GarbageCollector) Feed() *Feed { return gc.feed }
+
+// now is the engine's clock (Options.Now).
+func (gc *GarbageCollector) now() time.Time { return gc.opts.Now() }
 
 // Registry holds the engine's Prometheus metrics.
 func (gc *GarbageCollector) Registry() *prometheus.Registry { return gc.metrics.registry }
@@ -385,6 +396,7 @@ func (gc *GarbageCollector) Run(ctx context.Context) error {
 		wg.Go(func() { gc.shadow.run(ctx) })
 	}
 	wg.Go(func() { gc.resetMapperEvery(ctx, gc.opts.DiscoveryPeriod) })
+	wg.Go(func() { gc.expireOrphanMarksEvery(ctx, orphanMarkSweep) })
 	<-ctx.Done()
 	return nil
 }

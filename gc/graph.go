@@ -63,6 +63,10 @@ type node struct {
 	// resourceVersion of the last observation: a decision made from the graph's view is
 	// sent with it as a precondition, so a stale view earns a 409, never a wrong write.
 	resourceVersion string
+
+	// orphaned: the references the collector removed from the object, newest last
+	// (orphan_marks.go). The one field workers write too, holding graph.mu for writing.
+	orphaned []OrphanMark
 }
 
 func (n *node) clone() *node {
@@ -73,6 +77,7 @@ func (n *node) clone() *node {
 	}
 	c.owners = slices.Clone(n.owners)
 	c.finalizers = slices.Clone(n.finalizers)
+	c.orphaned = slices.Clone(n.orphaned)
 	return &c
 }
 
@@ -114,10 +119,13 @@ type graph struct {
 	virtuals  int // number of virtual nodes, kept for the metric
 	// counts are the nodes counted per namespace and kind, kept as they change (Summary).
 	counts summaryCounts
+	// marked are the uids of the nodes that carry orphan marks (some may have left the
+	// graph since), so that expiring them walks these only.
+	marked map[types.UID]struct{}
 }
 
 func newGraph() *graph {
-	return &graph{uidToNode: map[types.UID]*node{}, counts: summaryCounts{groups: map[summaryKey]*countGroup{}, deleting: map[types.UID]*node{}}}
+	return &graph{uidToNode: map[types.UID]*node{}, marked: map[types.UID]struct{}{}, counts: summaryCounts{groups: map[summaryKey]*countGroup{}, deleting: map[types.UID]*node{}}}
 }
 
 // The methods below require g.mu held for writing (the graph builder) or reading.

@@ -3,6 +3,7 @@ package gc
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -81,6 +82,10 @@ type GraphBuilder struct {
 	processed   func()
 	// shadow judges shadow decisions by what the informers observe (nil in active mode).
 	shadow *shadowTracker
+	// formerOwner names the owner of a removed reference, and now is the engine's clock:
+	// for the orphan marks of shadow mode (orphan_marks.go).
+	formerOwner func(ref metav1.OwnerReference, ns string) ObjectRef
+	now         func() time.Time
 
 	monitors *monitors
 }
@@ -124,10 +129,18 @@ func (gb *GraphBuilder) processGraphChangesItem() bool {
 // processGraphChanges applies one event to the graph. Requires graph.mu held for writing.
 func (gb *GraphBuilder) processGraphChanges(ev *event) {
 	obj := ev.obj
-	if gb.shadow != nil && !ev.virtual {
-		defer gb.shadow.observed(obj, ev.eventType == deleteEvent)
-	}
 	existing, found := gb.graph.read(obj.UID)
+	if gb.shadow != nil && !ev.virtual {
+		var before []metav1.OwnerReference
+		if found {
+			before = existing.owners
+		}
+		defer func() {
+			if removed := gb.shadow.observed(obj, ev.eventType == deleteEvent); len(removed) > 0 && ev.eventType != deleteEvent {
+				gb.markSeenRemoved(obj.UID, before, removed)
+			}
+		}()
+	}
 	if found && !ev.virtual && existing.virtual {
 		// The real object of a virtual node is observed. The identity dependents gave it
 		// may be wrong: dependents that disagree are checked again.

@@ -244,20 +244,26 @@ func (gc *GarbageCollector) removeFinalizer(ctx context.Context, q QueueName, re
 	})
 }
 
-// orphanDependents removes the reference to owner from every dependent, in parallel.
-// Dependents already gone are fine.
-func (gc *GarbageCollector) orphanDependents(ctx context.Context, owner objectReference, dependents []objectReference) error {
+// orphanDependents removes the reference to owner from every dependent, in parallel, and
+// marks each dependent it patched (controller: whether its reference was the controller
+// one). Dependents already gone are fine.
+func (gc *GarbageCollector) orphanDependents(ctx context.Context, owner objectReference, dependents []objectReference, controller []bool) error {
 	errs := make([]error, len(dependents))
 	var wg sync.WaitGroup
 	for i, dep := range dependents {
 		wg.Go(func() {
 			a := Action{Queue: AttemptToOrphan, Verb: VerbOrphan, Object: refOf(dep), Refs: []types.UID{owner.UID},
 				Reason: "owner " + owner.Kind + " " + owner.Name + " is deleted with the orphan policy"}
-			_, err := gc.patch(ctx, a, dep, deleteOwnerRefStrategicMergePatch(dep.UID, owner.UID), func(live *metav1.PartialObjectMetadata) []byte {
+			patched, err := gc.patch(ctx, a, dep, deleteOwnerRefStrategicMergePatch(dep.UID, owner.UID), func(live *metav1.PartialObjectMetadata) []byte {
 				return ownerRefsJSONMergePatch(live, withoutOwners(live.OwnerReferences, owner.UID))
 			})
-			if err != nil && !apierrors.IsNotFound(err) {
+			switch {
+			case err != nil && !apierrors.IsNotFound(err):
 				errs[i] = fmt.Errorf("orphaning %s: %w", dep, err)
+			case err == nil && patched != nil: // written (not shadow mode, not gone)
+				ref := owner.OwnerReference
+				ref.Controller = &controller[i]
+				gc.markRemovedRefs(dep.UID, []metav1.OwnerReference{ref}, func(metav1.OwnerReference) OrphanCause { return OrphanDelete })
 			}
 		})
 	}

@@ -151,8 +151,9 @@ func (t *shadowTracker) decided(a Action, current *metav1.PartialObjectMetadata,
 }
 
 // observed judges the open decisions on the object of an informer event: obj is its new
-// state, or its last one when gone. Requires graph.mu held.
-func (t *shadowTracker) observed(obj *metav1.PartialObjectMetadata, gone bool) {
+// state, or its last one when gone. It returns the decisions to remove references that
+// the cluster's collector was seen to carry out. Requires graph.mu held.
+func (t *shadowTracker) observed(obj *metav1.PartialObjectMetadata, gone bool) (removedRefs []Action) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
@@ -164,14 +165,18 @@ func (t *shadowTracker) observed(obj *metav1.PartialObjectMetadata, gone bool) {
 	}
 	ds := t.open[obj.UID]
 	if len(ds) == 0 {
-		return
+		return nil
 	}
 	for _, d := range ds {
 		if outcome, words := verdict(d.Action, obj, gone, t.sawForeground); outcome != "" {
 			t.settle(d, outcome, now, words)
+			if outcome == ShadowConfirmed && (d.Action.Verb == VerbOrphan || d.Action.Verb == VerbRemoveRefs) {
+				removedRefs = append(removedRefs, d.Action)
+			}
 		}
 	}
 	t.compact(obj.UID)
+	return removedRefs
 }
 
 // settle gives d its final outcome. Requires mu held; compact removes it from open.

@@ -225,6 +225,9 @@ func narrowSnapshot(s gc.Snapshot, visible func(gc.ObjectRef) bool) gc.Snapshot 
 		return s
 	}
 	s.Nodes = slices.DeleteFunc(slices.Clone(s.Nodes), func(n gc.NodeState) bool { return !visible(n.ObjectRef) })
+	for i := range s.Nodes {
+		s.Nodes[i], _ = s.Nodes[i].RedactedFor(visible) // orphan marks: a former owner it may not see
+	}
 	qs := make([]gc.QueueState, len(s.Queues))
 	for i, q := range s.Queues {
 		q.Items = slices.DeleteFunc(slices.Clone(q.Items), func(it gc.QueueItem) bool { return !visible(it.Object) })

@@ -317,6 +317,10 @@ func visibleRecord(rec *Record, visible func(gc.ObjectRef) bool) bool {
 		return false
 	}
 	switch {
+	case rec.Node != nil:
+		if n, changed := rec.Node.RedactedFor(visible); changed { // orphan marks
+			rec.Node = &n
+		}
 	case rec.Action != nil:
 		a, _ := rec.Action.RedactedFor(visible)
 		rec.Action = &a

@@ -197,6 +197,8 @@ func writeAction(r *http.Request) string {
 		return "delete"
 	case strings.HasSuffix(r.URL.Path, "/deletions"):
 		return "deleteSet"
+	case strings.HasSuffix(r.URL.Path, "/orphan-marks/dismiss"):
+		return "dismissOrphanMarks"
 	case strings.HasSuffix(r.URL.Path, "/slow-motion"):
 		return "slowMotion"
 	case strings.HasSuffix(r.URL.Path, "/play"):

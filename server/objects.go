@@ -66,6 +66,7 @@ type objectResponse struct {
 func (s *Server) handleObject(w http.ResponseWriter, r *http.Request) {
 	resp := objectResponse{NodeDetail: nodeFrom(r)}
 	resp.Dependents, resp.HiddenDependents = visibilityFrom(r).refs(resp.Dependents)
+	resp.NodeState, _ = resp.NodeState.RedactedFor(visibilityFrom(r).fn())
 	writeJSON(w, http.StatusOK, resp)
 }
 

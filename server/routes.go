@@ -131,6 +131,8 @@ func (s *Server) clusterRoutes(r chi.Router) {
 			r.With(zip).Get("/explain", s.handleExplain) // why it still exists, what it waits for
 			r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite).
 				Post("/delete", s.handleDelete) // predict, and unless dryRun perform, a delete
+			r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite).
+				Post("/orphan-marks/dismiss", s.handleDismissOrphanMarks) // forget its orphan marks (gcscope's memory only)
 		})
 	})
 }

@@ -55,7 +55,9 @@ type Options struct {
 	// Authorizer, when set, narrows every read to what its user may list (with
 	// --auth=kubernetes); nil: everyone reads everything.
 	Authorizer Authorizer
-	// ReadOnly rejects every write; the engine itself goes on collecting.
+	// ReadOnly rejects every write to the cluster and to the engine's settings (dismissing
+	// orphan marks, gcscope's own memory, stays allowed); the engine itself goes on
+	// collecting.
 	ReadOnly bool
 	// Scenarios plays garbage-collection scenarios on the cluster with gcscope's own
 	// credentials: give it only for gcscope's embedded cluster. Nil: the scenario routes

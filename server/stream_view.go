@@ -190,6 +190,12 @@ func (v *view) filterNodeChange(e gc.Event) (out gc.Event, keep, rewritten bool)
 	uid := e.Node.UID
 	if v.passNode(e.Node) {
 		v.visible[uid] = true
+		if v.vis != nil {
+			if n, changed := e.Node.RedactedFor(v.vis.visible); changed { // a hidden former owner
+				e.Node = &n
+				return e, true, true
+			}
+		}
 		return e, true, false
 	}
 	if v.visible[uid] || (e.Type == gc.NodeUpdated && e.Seq <= v.unsure) {

@@ -68,6 +68,9 @@ func env(t *testing.T) *testEnv {
 		if err := createFixtures(ctx, e.client); err != nil {
 			return err
 		}
+		if err := createOrphanedJob(ctx, k); err != nil {
+			return err
+		}
 		theEnv = e
 		return nil
 	}})
@@ -202,6 +205,9 @@ func TestGolden(t *testing.T) {
 		{"why_kept", []string{"why", "cm/shared"}},
 		{"why_web", []string{"why", "deploy/web"}},
 		{"why_stuck_json", []string{"why", "deploy/stuck", "-o", "json"}},
+		// a Job whose CronJob was deleted with --cascade=orphan: the collector removed its
+		// reference, and the CronJob's trace on it says so.
+		{"why_orphaned_job", []string{"why", "job/nightly-29000000", "-n", orphansNS}},
 		// predict: each policy over the same Deployment, and the stuck one.
 		{"predict_web_background", []string{"predict", "deploy/web"}},
 		{"predict_web_foreground", []string{"predict", "deploy/web", "--cascade=foreground"}},

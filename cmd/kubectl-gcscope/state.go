@@ -73,6 +73,9 @@ func stateLabels(e gc.Explanation) []label {
 			out = append(out, label{text: "owner " + owner + " waits for it (foreground)", sev: sevBusy, waitingFor: s.UID})
 		}
 	}
+	for _, m := range o.Orphaned {
+		out = append(out, markLabel(m))
+	}
 	if rest, ok := strings.CutPrefix(e.Next, "delete it"); ok && !o.BeingDeleted {
 		out = append(out, label{text: "the collector will delete it" + rest, sev: sevBusy})
 	}

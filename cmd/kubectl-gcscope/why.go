@@ -31,6 +31,8 @@ type whyAnswer struct {
 	// Deletion is what package deletion adds: a namespace's deletion, who added the
 	// finalizers that hold the object.
 	Deletion *deletion.Report `json:"deletion,omitempty"`
+	// Orphaned says that an owner reference of the object was removed (orphaned.go).
+	Orphaned *orphanedAnswer `json:"orphaned,omitempty"`
 }
 
 func whyCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) error {
@@ -48,7 +50,7 @@ func whyCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) err
 		if !ok {
 			return fmt.Errorf("%s was deleted meanwhile", a.target)
 		}
-		w := whyAnswer{Explanation: e, Releases: releases(a.explain, e)}
+		w := whyAnswer{Explanation: e, Releases: releases(a.explain, e), Orphaned: orphanedOf(ctx, a, e)}
 		if x, err := deletion.New(a.session.engine, a.kube.short); err == nil {
 			w.Deletion = x.Explain(ctx, e, nil)
 			w.Deletion.Amend(&w.Explanation)
@@ -159,6 +161,7 @@ func renderWhy(w whyAnswer, p paint) string {
 			fmt.Fprintf(&b, "  %s\n", r.Command)
 		}
 	}
+	b.WriteString(renderOrphaned(w.Orphaned))
 	b.WriteString(renderDeletion(w.Deletion, p))
 	if telling(e) {
 		fmt.Fprintf(&b, "\nthe engine's last decision on it: %s\n", describeAction(*e.Last))

@@ -23,9 +23,10 @@ export const PAYLOAD_OF = Object.freeze({
 /**
  * @typedef {"nodeAdded"|"nodeUpdated"|"nodeRemoved"|"edgeAdded"|"edgeRemoved"|"queue"|"action"|"sync"|"shadow"} EventType
  * @typedef {{seq: number, time: string, type: EventType, node?: NodeState, edge?: Edge, queue?: QueueEvent, action?: Action, sync?: SyncState, shadow?: ShadowDecision}} Event
- * @typedef {ObjectRef & {owners?: OwnerRef[], finalizers?: string[], deletionTimestamp?: string, beingDeleted?: boolean, deletingDependents?: boolean, virtual?: boolean, observed?: boolean}} NodeState
+ * @typedef {ObjectRef & {owners?: OwnerRef[], finalizers?: string[], deletionTimestamp?: string, beingDeleted?: boolean, deletingDependents?: boolean, virtual?: boolean, observed?: boolean, orphaned?: OrphanMark[]}} NodeState
  * @typedef {{apiVersion: string, kind: string, namespace?: string, name: string, uid: string}} ObjectRef
  * @typedef {{apiVersion: string, kind: string, name: string, uid: string, controller?: boolean, blockOwnerDeletion?: boolean}} OwnerRef
+ * @typedef {{owner?: ObjectRef, ownerHidden?: boolean, controller?: boolean, cause: string, by: string, at: string, reason: string}} OrphanMark
  * @typedef {{dependent: string, owner: string, controller?: boolean, blockOwnerDeletion?: boolean}} Edge
  * @typedef {{queue: string, op: string, object: ObjectRef, change?: string, delay?: number, retries?: number, merged?: boolean, counts?: QueueCounts}} QueueEvent
  * @typedef {{depth: number, inFlight: number}} QueueCounts

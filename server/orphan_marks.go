@@ -1,0 +1,45 @@
+package server
+
+// Orphan marks: the engine remembers, for a day, the ownerReferences its collector removed
+// from an object (gc.OrphanMark). The object's routes carry them (redacted per user); this
+// route forgets them once the user has read them.
+
+import (
+	"net/http"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// orphanMarkEngine is an engine that keeps orphan marks (*gc.GarbageCollector does).
+type orphanMarkEngine interface {
+	DismissOrphanMarks(types.UID) (found bool, dismissed int)
+}
+
+// dismissResponse says how many marks went.
+type dismissResponse struct {
+	Dismissed int `json:"dismissed"`
+}
+
+// handleDismissOrphanMarks forgets the object's orphan marks, for every user of this
+// gcscope. It writes nothing to the cluster and changes nothing the engine does, only
+// what gcscope remembers to show, so --read-only allows it; it is a write all the same
+// (CSRF, audit). The user must be able to see the object (objectCtx answers 404
+// otherwise). The body is not read.
+func (s *Server) handleDismissOrphanMarks(w http.ResponseWriter, r *http.Request) {
+	node := nodeFrom(r)
+	entry := entryFor(r, "dismissOrphanMarks")
+	entry.Object = node.ObjectRef
+	e, ok := clusterFrom(r).Engine.(orphanMarkEngine)
+	if !ok {
+		s.refuseWrite(w, entry, http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: "this engine keeps no orphan marks"})
+		return
+	}
+	found, n := e.DismissOrphanMarks(node.UID)
+	if !found {
+		s.refuseWrite(w, entry, http.StatusNotFound, &apiError{Code: codeNotFound, Message: "the object left the graph"})
+		return
+	}
+	entry.Result, entry.Status = "ok", http.StatusOK
+	s.audit.write(entry)
+	writeJSON(w, http.StatusOK, dismissResponse{Dismissed: n})
+}
