@@ -1599,6 +1599,7 @@ var MAX_K = 3;
 var BITMAP_BUDGET_MS = 6;
 var STALE_MS = 100;
 var BITMAP_MAX = 4096;
+var ZOOM_COLUMN = 60;
 var READABLE_K = 0.6;
 var Renderer = class {
   /**
@@ -1695,11 +1696,15 @@ var Renderer = class {
   toWorld(sx, sy) {
     return { x: (sx - this.cam.x) / this.cam.k, y: (sy - this.cam.y) / this.cam.k };
   }
-  /** @param {{x:number,y:number,w:number,h:number}} r @param {boolean} [animate] @param {number} [maxK] */
+  /**
+   * Fits r into the view, clear of the zoom buttons' column at the right (ZOOM_COLUMN), so
+   * that no box of a graph fitted whole is drawn under them.
+   * @param {{x:number,y:number,w:number,h:number}} r @param {boolean} [animate] @param {number} [maxK]
+   */
   fit(r, animate = true, maxK = 1.2) {
-    const pad = 40;
-    const k = clamp(Math.min((this.w - 2 * pad) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1)), MIN_K, maxK);
-    this.moveTo({ k, x: this.w / 2 - (r.x + r.w / 2) * k, y: this.h / 2 - (r.y + r.h / 2) * k }, animate);
+    const pad = 40, right = Math.max(pad, ZOOM_COLUMN);
+    const k = clamp(Math.min((this.w - pad - right) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1)), MIN_K, maxK);
+    this.moveTo({ k, x: (this.w - right + pad) / 2 - (r.x + r.w / 2) * k, y: this.h / 2 - (r.y + r.h / 2) * k }, animate);
   }
   /**
    * The first view: r fitted when it can be at a zoom where labels read (READABLE_K);
@@ -1709,7 +1714,7 @@ var Renderer = class {
    */
   open(r) {
     const pad = 40;
-    const fitK = Math.min((this.w - 2 * pad) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1));
+    const fitK = Math.min((this.w - pad - Math.max(pad, ZOOM_COLUMN)) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1));
     if (fitK >= READABLE_K) return this.fit(r, false, 1);
     this.moveTo({ k: READABLE_K, x: pad - r.x * READABLE_K, y: pad - r.y * READABLE_K }, false);
   }
@@ -2766,6 +2771,18 @@ function since(iso) {
   const day = d.toDateString() === (/* @__PURE__ */ new Date()).toDateString() ? "" : `${d.toLocaleDateString("en-GB", { day: "numeric", month: "short" })} `;
   return `${day}${clock(t).slice(0, 8)} (${age((Date.now() - t) / 1e3)} ago)`;
 }
+function sinceNode(iso) {
+  return h("span.since", { "data-since": iso }, since(iso));
+}
+function retick(root) {
+  for (const el of root.querySelectorAll("[data-since]")) {
+    const text = since(
+      /** @type {HTMLElement} */
+      el.dataset.since || ""
+    );
+    if (el.textContent !== text) el.textContent = text;
+  }
+}
 function originView(o, link, opts = {}) {
   const c = o.controller || { state: "unknown", says: "" };
   const added = o.manager ? h(
@@ -2807,7 +2824,7 @@ function apiServiceView(a) {
       " · Available: ",
       h(a.available === "True" ? "span" : "b.bad", null, a.available || "Unknown"),
       a.reason ? ` (${a.reason})` : "",
-      a.since ? h("span.muted", null, ` since ${since(a.since)}`) : null,
+      a.since ? h("span.muted", null, " since ", sinceNode(a.since)) : null,
       svc
     ),
     a.message ? h("p.muted", null, a.message) : null,
@@ -2821,7 +2838,9 @@ function failureList(failures) {
     "li",
     { "data-gv": gv },
     h("code", null, gv),
-    ` since ${since(failures[gv].since)}: `,
+    " since ",
+    sinceNode(failures[gv].since),
+    ": ",
     h("span.muted", null, failures[gv].error)
   )));
 }
@@ -2925,8 +2944,10 @@ var ObjectPanel = class {
    * @param {Store} store
    * @param {{select: (uid: string) => void, focus: (uid: string) => void, del: (uid: string) => void, readOnly: boolean,
    *   cascade?: (uid: string) => {text: string, progress: number, running: boolean}|null,
-   *   travelAt?: () => number|null, replay?: (uid: string) => void, explained?: (uid: string, ex: any) => void}} actions
-   *   travelAt: the recorded moment shown (time travel), null when live; replay: plays the object's last recorded cascade;
+   *   travelAt?: () => number|null, replay?: (uid: string) => void, hasCascade?: (uid: string) => Promise<boolean>,
+   *   explained?: (uid: string, ex: any) => void}} actions
+   *   travelAt: the recorded moment shown (time travel), null when live; replay: plays the object's last recorded cascade,
+   *   offered once hasCascade says the recording has one;
    *   explained: the engine explained the object (a namespace deletion's box says what holds it)
    */
   constructor(body, placeholder, store, actions) {
@@ -2950,6 +2971,8 @@ var ObjectPanel = class {
     this.depsList = new VirtualList({ id: "dependents-list", className: "refs", render: (d) => this.depRow(d) });
     this.blockerList = new VirtualList({ id: "blockers-list", className: "refs", render: (r) => this.blockerRow(r) });
     this.blocking = /* @__PURE__ */ new Set();
+    this.last = null;
+    this.cascadeKnown = null;
     setInterval(() => this.poll(), EXPLAIN_POLL_MS);
   }
   /** @param {string|null} uid */
@@ -3093,13 +3116,45 @@ var ObjectPanel = class {
   }
   /** @param {any} d a dependent */
   depRow(d) {
+    const bad = this.uid ? invalidReason(d, this.store.nodes.get(this.uid)) : "";
     return h(
       "span",
       null,
       this.link(d),
       this.blocking.has(d.uid) ? h("span.tag.block", null, "blocks") : null,
+      bad ? h("span.tag.invalid", { title: `invalid reference: ${bad}` }, "invalid reference") : null,
       d.beingDeleted ? h("span.tag", null, "being deleted") : null
     );
+  }
+  /**
+   * Whether to offer "Replay its last cascade": the recording holds one the object took
+   * part in (asked of the server; null while not known).
+   * @param {string} uid @param {any} n the object in the store, if there
+   */
+  replayable(uid, n) {
+    const ask = this.actions.hasCascade;
+    if (!this.actions.replay) return false;
+    if (!ask) return true;
+    const key = n ? n.beingDeleted ? "deleting" : "present" : "gone";
+    const k = this.cascadeKnown;
+    const stale = !k || k.uid !== uid || k.key !== key || k.has === false && key !== "present" && performance.now() - k.at > 3e3;
+    if (stale && !(k?.uid === uid && k.has === null)) {
+      const mine = { uid, key, has: (
+        /** @type {boolean|null} */
+        null
+      ), at: performance.now() };
+      this.cascadeKnown = mine;
+      ask(uid).then((has) => {
+        mine.has = has;
+      }, () => {
+        mine.has = false;
+      }).finally(() => {
+        mine.at = performance.now();
+        if (this.uid === uid) this.renderSoon();
+      });
+      return k?.uid === uid ? !!k.has : false;
+    }
+    return !!k?.has;
   }
   /** @param {{b?: any, hidden?: number, depth: number}} r a row of the blocker tree */
   blockerRow(r) {
@@ -3135,7 +3190,8 @@ var ObjectPanel = class {
     const store = this.store;
     const n = store.nodes.get(uid);
     const ghost = store.ghosts.get(uid)?.node;
-    const node = n || ghost || this.explanation?.object;
+    if (n || ghost) this.last = { uid, node: n || ghost };
+    const node = n || ghost || this.explanation?.object || (this.last?.uid === uid ? this.last.node : null);
     if (!node) {
       this.body.replaceChildren(h("p.muted", null, "This object is not in the graph (any more)."));
       return;
@@ -3212,6 +3268,9 @@ var ObjectPanel = class {
       why.push(h("p.muted", { id: "travel-explain" }, document.body.dataset.replay === "true" ? `As recorded at ${clock(travelAt)}. A replay has no engine to explain it: its decisions are in the History tab.` : `As recorded at ${clock(travelAt)} (time travel). The engine explains only the live state: back to live (Esc) to ask it.`));
     } else why.push(h("p.muted", null, !n ? "Deleted: it is gone from the engine's graph." : this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
     const canDelete = n && !n.virtual && travelAt === null;
+    const replay2 = this.replayable(uid, n);
+    const ck = this.cascadeKnown;
+    const replayKnown = !this.actions.hasCascade ? null : ck?.uid === uid && ck.has !== null ? ck.has ? "yes" : "no" : "asking";
     const readOnly = this.actions.readOnly;
     this.depsList.set(deps);
     patchChildren(this.body, present(
@@ -3226,7 +3285,7 @@ var ObjectPanel = class {
       ),
       h(
         "div.actions-row",
-        null,
+        { "data-replay": replayKnown },
         h("button", { type: "button", id: "focus-button", title: "Focus on its owners and dependents (f)", onclick: () => this.actions.focus(uid) }, "Focus"),
         canDelete ? h(readOnly ? "button" : "button.danger", {
           type: "button",
@@ -3234,7 +3293,7 @@ var ObjectPanel = class {
           title: readOnly ? "See what a delete would do (read-only: gcscope refuses deletes)" : "Delete with a propagation policy (Delete)",
           onclick: () => this.actions.del(uid)
         }, readOnly ? "Preview delete…" : "Delete…") : null,
-        this.actions.replay ? h("button", {
+        replay2 ? h("button", {
           type: "button",
           id: "replay-button",
           title: "Play the last recorded deletion this object took part in",
@@ -3417,13 +3476,64 @@ var QueuesPanel = class {
       ));
     }
     this.lastActionsKey = "";
+    this.panel = /** @type {HTMLElement|null} */
+    queuesEl.closest(".panel");
+    this.summary = h("span.queues-summary", { id: "queues-summary" });
+    this.toggle = h("button.queues-toggle", {
+      type: "button",
+      id: "queues-toggle",
+      "aria-expanded": "true",
+      "aria-controls": queuesEl.id,
+      title: "Show or fold the work queues",
+      onclick: () => this.userToggle()
+    }, "▾");
+    const head = this.panel?.querySelector("h2");
+    if (head) {
+      head.prepend(this.toggle);
+      head.append(this.summary);
+    }
+    this.selected = false;
+    this.opened = false;
+    this.closed = false;
     setInterval(() => {
       store.sampleQueues();
       this.render(true);
     }, 1e3);
   }
+  /** Whether an object is selected: the panel folds, unless the user opened it. @param {boolean} on */
+  setSelected(on) {
+    if (on === this.selected) return;
+    this.selected = on;
+    if (!on) this.opened = false;
+    this.fold();
+  }
+  userToggle() {
+    if (this.selected) this.opened = !this.opened;
+    else this.closed = !this.closed;
+    this.fold();
+  }
+  /** Folds or opens the panel as the selection and the user say. */
+  fold() {
+    const folded = this.selected ? !this.opened : this.closed;
+    this.panel?.classList.toggle("folded", folded);
+    this.toggle.textContent = folded ? "▸" : "▾";
+    this.toggle.setAttribute("aria-expanded", String(!folded));
+    this.renderSummary();
+  }
+  /** The folded panel's one line: what the queues hold now. */
+  renderSummary() {
+    let queued = 0, flight = 0, backoff = 0;
+    for (const q of this.store.queues.values()) {
+      queued += q.depth;
+      flight += q.inFlight;
+      for (const it of q.items.values()) if (it.backoffUntil != null) backoff++;
+    }
+    const text = ` · ${queued} queued · ${flight} in flight · ${backoff} in backoff`;
+    if (this.summary.textContent !== text) this.summary.textContent = text;
+  }
   /** @param {boolean} [sparks] */
   render(sparks = false) {
+    this.renderSummary();
     const { store } = this;
     const now = store.clock ?? Date.now();
     for (const [name, q] of store.queues) {
@@ -3509,6 +3619,40 @@ function drawSpark(c, hist, max) {
 }
 
 // src/prediction.js
+var ROWS_SHOWN = 200;
+function treeOrder(targets, listed, tree) {
+  const refs = /* @__PURE__ */ new Map();
+  for (const o of [...listed, ...targets]) refs.set(o.uid, o);
+  const info = (u) => tree?.node(u) || refs.get(u);
+  const byKindName = (a, b) => {
+    const x = info(a), y = info(b);
+    const ka = x ? `${x.kind}\0${x.name}` : "￿" + a, kb = y ? `${y.kind}\0${y.name}` : "￿" + b;
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  };
+  const order = /* @__PURE__ */ new Map();
+  const visit = (root) => {
+    const stack = [[root, null]];
+    while (stack.length) {
+      const [u, parent] = (
+        /** @type {[string, string|null]} */
+        stack.pop()
+      );
+      if (order.has(u)) continue;
+      order.set(u, { rank: order.size, parent });
+      const deps = tree ? [...tree.dependents(u)].filter((d) => !order.has(d)).sort(byKindName) : [];
+      for (let i = deps.length - 1; i >= 0; i--) stack.push([deps[i], u]);
+    }
+  };
+  for (const t of [...targets].sort((a, b) => byKindName(a.uid, b.uid))) visit(t.uid);
+  const rest = listed.map((o) => o.uid).filter((u) => !order.has(u)).sort(byKindName);
+  const waiting = new Set(rest);
+  for (const u of rest) {
+    if (order.has(u)) continue;
+    if (!(tree?.owners(u) || []).some((o) => waiting.has(o) && !order.has(o))) visit(u);
+  }
+  for (const u of rest) visit(u);
+  return order;
+}
 var present2 = (...nodes) => (
   /** @type {Node[]} */
   nodes.filter((n) => n !== null)
@@ -3554,31 +3698,70 @@ function predictionNodes(res, o) {
     ev.preventDefault();
     o.select(obj.uid);
   } }, describe(obj));
-  const row = (d, oneLine, common) => {
-    const reason = d.reason && d.reason !== common ? d.reason : "";
+  const order = treeOrder(targetsOf(p), [...p.deleted || [], ...p.orphaned || [], ...p.kept || [], ...p.waiting || []].map((d) => d.object), o.tree);
+  const rankOf = (d) => order.get(d.object.uid)?.rank ?? Infinity;
+  const row = (d, depth, said2) => {
+    const reason = d.reason && d.reason !== said2 ? d.reason : "";
     return h(
-      oneLine ? "span" : "li",
-      { title: d.reason || void 0 },
+      "li",
+      { title: d.reason || void 0, "data-uid": d.object.uid, "data-depth": depth ? String(depth) : void 0, style: depth ? `padding-left: ${depth * 16}px` : void 0 },
       link(d.object),
       d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
-      reason ? h(oneLine ? "span.muted" : "div.muted", null, oneLine ? ` — ${reason}` : reason) : null
+      reason ? h("span.muted.why", null, ` — ${reason}`) : null
     );
   };
-  const section = (cls, title, list, once = false) => {
+  const rows = (list, all) => {
+    const sorted = [...list].sort((a, b) => rankOf(a) - rankOf(b));
+    const depth = /* @__PURE__ */ new Map();
+    const out = [];
+    for (let i = 0; i < sorted.length; i++) {
+      const d = sorted[i];
+      const parent = order.get(d.object.uid)?.parent ?? null;
+      if (parent && depth.has(parent)) {
+        const pd = (
+          /** @type {number} */
+          depth.get(parent)
+        );
+        depth.set(d.object.uid, pd + 1);
+        const owner2 = o.tree?.node(parent);
+        out.push(row(d, pd + 1, all || (owner2 ? `its owners go: ${owner2.kind} ${owner2.name}` : "")));
+        continue;
+      }
+      let j = i + 1;
+      while (j < sorted.length && parent && (order.get(sorted[j].object.uid)?.parent ?? null) === parent) j++;
+      const owner = parent ? o.tree?.node(parent) : void 0;
+      if (j - i > 1 && owner && !all) {
+        const run = sorted.slice(i, j);
+        const reason = mostCommon(run.map((x) => x.reason || ""), true);
+        out.push(h("li.pv-owner", { "data-owner": parent }, reason || `dependents of ${owner.kind} ${owner.name}`));
+        for (const x of run) {
+          depth.set(x.object.uid, 1);
+          out.push(row(x, 1, reason));
+        }
+        i = j - 1;
+        continue;
+      }
+      depth.set(d.object.uid, 0);
+      out.push(row(d, 0, all));
+    }
+    return out;
+  };
+  const section = (cls, title, list) => {
     if (!list?.length) return null;
-    const common = once ? mostCommon(list.map((d) => d.reason || "")) : "";
-    let body;
-    if (list.length > 50) {
-      const v = new VirtualList({ render: (d) => row(d, true, common), maxRows: 14 });
-      v.set(list);
-      body = v.el;
-    } else body = h("ul", null, ...list.map((d) => row(d, false, common)));
+    const all = list.length > 1 ? mostCommon(list.map((d) => d.reason || ""), true) : "";
+    const items = rows(list, all);
+    const ul = h("ul", null, ...items.slice(0, ROWS_SHOWN));
+    const more = items.length > ROWS_SHOWN ? h("button.more", { type: "button", onclick: (ev) => {
+      ul.append(...items.slice(ROWS_SHOWN));
+      ev.currentTarget.remove();
+    } }, `Show the other ${fmtN(items.length - ROWS_SHOWN)}`) : null;
     return h(
       `details.pv.${cls}`,
-      { open: list.length <= 12 },
-      h("summary", null, `${title} (${list.length.toLocaleString("en-US")})`),
-      common ? h("p.muted.step-why", null, common) : null,
-      body
+      { open: true },
+      h("summary", null, `${title} (${fmtN(list.length)})`),
+      all ? h("p.muted.step-why", null, all) : null,
+      ul,
+      more
     );
   };
   const n = (p.deleted || []).length;
@@ -3644,7 +3827,7 @@ function predictionNodes(res, o) {
     missing.length ? h("p.warn", { id: "delete-missing" }, `${missing.length === 1 ? "One of the objects selected is" : `${fmt2(missing.length)} of the objects selected are`} no longer in the graph (deleted meanwhile, or not yours to see): left out.`) : null,
     p.order ? h("p.order", { id: "delete-order" }, h("b", null, "In this order: "), p.order, ".") : null,
     ...stepped ? [...steps].map(([step, list], i) => {
-      const el = section("deleted", `${i + 1}. ${isNamespace && STEPS[step] || stepTitle(step, Math.max(...steps.keys()))}`, list, true);
+      const el = section("deleted", `${i + 1}. ${isNamespace && STEPS[step] || stepTitle(step, Math.max(...steps.keys()))}`, list);
       if (el) el.dataset.step = String(step);
       return el;
     }) : o.set ? [section("deleted", "Selected, deleted", chosen), section("deleted", "Deleted with them", withThem)] : [section("deleted", "Deleted", deleted)],
@@ -3652,7 +3835,7 @@ function predictionNodes(res, o) {
       "details.pv.recreated",
       { id: "delete-recreated", open: true },
       h("summary", null, `Comes back (${recreated.length}): ${recreated.length === 1 ? "its controller stays and replaces it" : "their controllers stay and replace them"}`),
-      h("ul", null, ...recreated.map((r) => row({ object: r.object, reason: r.says }, false)))
+      h("ul", null, ...recreated.map((r) => row({ object: r.object, reason: r.says }, 0)))
     ) : null,
     storage.length ? h(
       "details.pv.storage",
@@ -3664,7 +3847,7 @@ function predictionNodes(res, o) {
       "details.pv.left-behind",
       { id: "delete-left-behind", open: true },
       h("summary", null, `Left behind (${behind.length})`),
-      h("ul", null, ...behind.map((l) => row({ object: l.object, reason: l.reason }, false)))
+      h("ul", null, ...behind.map((l) => row({ object: l.object, reason: l.reason }, 0)))
     ) : null,
     unread ? h("p.warn", { id: "delete-unread" }, `Storage not read: ${unread}`) : null,
     section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
@@ -3708,7 +3891,9 @@ function errorText2(e) {
   const hint = e.status === 409 ? " The object changed (or was recreated) since; look again and retry." : e.status === 403 && e.code === "csrf" ? " Reload the page to get a fresh session." : "";
   return `Refused — ${status}${e.message || e}.${hint}`.replace(/\.\./g, ".");
 }
-function mostCommon(values) {
+var fmtN = (n) => n.toLocaleString("en-US");
+function mostCommon(values, only = false) {
+  if (only) return values.length && values.every((v) => v && v === values[0]) ? values[0] : "";
   const n = /* @__PURE__ */ new Map();
   for (const v of values) if (v) n.set(v, (n.get(v) || 0) + 1);
   let best = "", most = 0;
@@ -3934,7 +4119,13 @@ var DeleteDialog = class {
    */
   showPrediction(res) {
     this.hooks.preview(previewMarks(res.prediction));
-    $("delete-preview").replaceChildren(...predictionNodes(res, { readOnly: !!this.readOnly, set: !!this.set, select: this.hooks.select }));
+    const store = this.store;
+    const tree = {
+      dependents: (uid) => store.dependents.get(uid) || [],
+      owners: (uid) => (store.nodes.get(uid)?.owners || []).map((o) => o.uid),
+      node: (uid) => store.nodes.get(uid)
+    };
+    $("delete-preview").replaceChildren(...predictionNodes(res, { readOnly: !!this.readOnly, set: !!this.set, select: this.hooks.select, tree }));
   }
   updateConfirm() {
     const btn = (
@@ -4191,6 +4382,7 @@ var CollectorHealth = class {
 // src/scenarios.js
 var POLL_MS = 400;
 var SELECT_GRACE_MS = 5e3;
+var SELECT_NONE = "\0none";
 var active = (r) => r.state === "running" || r.state === "waiting";
 var ScenarioPlayer = class {
   /**
@@ -4226,9 +4418,11 @@ var ScenarioPlayer = class {
         this.close();
       }
     }, true);
+    const url = new URLSearchParams(location.search);
+    const urlChose = url.has("sel") || url.has("tab");
     this.refresh().then(() => {
       const last = this.runs.filter(active).pop();
-      if (last) this.follow(last);
+      if (last) this.follow(last, !urlChose);
     });
   }
   /** Reads the scenarios and the runs the server remembers, and rebuilds the menu. */
@@ -4357,11 +4551,15 @@ var ScenarioPlayer = class {
       e.message || e}`);
     }
   }
-  /** Shows run in the card and follows it until it ends. @param {Run} run */
-  follow(run) {
+  /**
+   * Shows run in the card and follows it until it ends; select: its main object is selected
+   * as soon as the graph has it (a run picked up by a page whose URL names a view: not).
+   * @param {Run} run @param {boolean} [select]
+   */
+  follow(run, select = true) {
     clearTimeout(this.timer);
     if (this.run?.id !== run.id) {
-      this.selected = "";
+      this.selected = select ? "" : run.focus || SELECT_NONE;
       this.endedAt = 0;
     }
     this.run = run;
@@ -4408,10 +4606,12 @@ var ScenarioPlayer = class {
   render() {
     const r = this.run;
     if (!r) return;
+    if (r.focus && this.selected === SELECT_NONE) this.selected = r.focus;
     if (r.focus && this.selected !== r.focus && this.hooks.has(r.focus)) {
       this.selected = r.focus;
       this.hooks.select(r.focus);
     }
+    this.card.dataset.focus = r.focus && this.selected === r.focus ? this.hooks.has(r.focus) ? "decided" : "pending" : "";
     const key = JSON.stringify(r);
     if (key === this.shown) return;
     this.shown = key;
@@ -4764,7 +4964,7 @@ var StuckView = class {
         null,
         h(`span.cause.${g.cause}`, null, CAUSES[g.cause] || g.cause),
         h("b.sg-count", null, fmt(g.count)),
-        h("span.sg-says", null, g.says)
+        h("span.sg-says", null, headWords(g))
       ),
       g.origin ? originView(g.origin, link) : null,
       h("ul.stuck-objects", null, ...(g.objects || []).map((o) => h(
@@ -4791,12 +4991,21 @@ var StuckView = class {
     }, describe(o));
   }
 };
+function headWords(g) {
+  let says = String(g.says || "");
+  const o = g.origin;
+  if (!o) return says;
+  const alive = o.controller?.says || "";
+  if (alive && says.endsWith(`: ${alive}`)) says = says.slice(0, -alive.length - 2);
+  if (o.manager) says = says.replace(` (added by ${o.manager})`, "");
+  return says;
+}
 function counted2(n) {
   return `${fmt(n)} object${n === 1 ? "" : "s"}`;
 }
 
 // src/banner.js
-var REFRESH_MS = 15e3;
+var TICK_MS = 1e3;
 var DiscoveryBanner = class {
   /** @param {HTMLElement} el */
   constructor(el) {
@@ -4843,9 +5052,11 @@ var DiscoveryBanner = class {
     }
     this.render();
   }
-  /** Writes the relative times again now and then. @param {number} now */
+  /** Writes the relative times again ("30s ago", then "31s ago"), each second. @param {number} now */
   tick(now) {
-    if (!this.el.hidden && now - this.drawn > REFRESH_MS) this.render();
+    if (this.el.hidden || now - this.drawn < TICK_MS) return;
+    this.drawn = now;
+    retick(this.el);
   }
   render() {
     this.drawn = performance.now();
@@ -5208,6 +5419,7 @@ function startFrames(page2, p) {
       lastGlance = now;
       p.glance.render();
     }
+    p.queuesPanel.setSelected(!!view2.sel);
     if (store.queuesChanged && now - lastQueues > 250) {
       store.queuesChanged = false;
       lastQueues = now;
@@ -5886,7 +6098,7 @@ ${label2}${n.finalizers?.length ? "\nfinalizers: " + n.finalizers.join(", ") : "
 }
 
 // src/selection.js
-var TICK_MS = 250;
+var TICK_MS2 = 250;
 var Selection = class {
   /**
    * @param {Page} page
@@ -6058,7 +6270,7 @@ var Selection = class {
   }
   /** From the frame loop: prunes what is gone and counts again, a few times a second. @param {number} now */
   tick(now) {
-    if (now - this.lastTick < TICK_MS) return;
+    if (now - this.lastTick < TICK_MS2) return;
     this.lastTick = now;
     if (this.page.store === this.page.live && this.uids.size) this.prune();
     if (this.refreshCount()) this.render();
@@ -6557,6 +6769,7 @@ var TimeTravel = class {
     }
     if (n) this.hooks.applied(n);
     this.hooks.moment(this.at);
+    this.hooks.stepped?.();
   }
   /** Goes back to just before the last change of the graph in the state shown. */
   async stepBack() {
@@ -6579,6 +6792,7 @@ var TimeTravel = class {
     await this.load(id, () => stateAtSeq(prev.session, prev.seq - 1), null);
     this.at = Math.min(this.at, prev.time - 1e-3);
     this.hooks.moment(this.at);
+    this.hooks.stepped?.();
   }
 };
 
@@ -7257,6 +7471,11 @@ var TravelUI = class {
       applied() {
         page2.applied();
       },
+      // A step (→, ←) moves the moment shown without a seek: the URL follows it, so that a
+      // link shared then opens that moment.
+      stepped() {
+        page2.writeURL();
+      },
       playing: (on) => {
         page2.writeURL();
         if (!replay2 && !on && tr.active) tNote.textContent = "paused · the live state goes on underneath";
@@ -7358,6 +7577,10 @@ var TravelUI = class {
     this.travel.play({ until: end + 1500 });
   }
   /** "Replay the last cascade" of an object, live or gone. @param {string} uid */
+  /** The last recorded cascade uid took part in, or null. @param {string} uid */
+  lastCascadeOf(uid) {
+    return lastCascadeOf(uid);
+  }
   async replayLastCascade(uid) {
     try {
       const c = await lastCascadeOf(uid);
@@ -7745,6 +7968,8 @@ var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), pag
   readOnly: page.readOnly,
   travelAt: () => page.travelUI?.travel.active ? page.travelUI.travel.at : null,
   replay: page.hasHistory ? (uid) => page.travelUI?.replayLastCascade(uid) : void 0,
+  // Offered only when the recording holds a cascade the object took part in.
+  hasCascade: page.hasHistory ? async (uid) => !!await page.travelUI?.lastCascadeOf(uid) : void 0,
   select: show,
   focus: (uid) => page.setFocus(uid),
   del: (uid) => dialog.open(uid),

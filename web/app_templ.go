@@ -428,7 +428,7 @@ func App(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "<section class=\"panel queues\" id=\"queues-panel\"><h2>Work queues <span class=\"muted\" id=\"sync-state\"></span></h2><div id=\"queues\"></div><h3>Latest worker actions</h3><ol class=\"actions\" id=\"actions\"></ol></section></aside></div><dialog id=\"delete-dialog\" aria-labelledby=\"delete-title\"><form method=\"dialog\" id=\"delete-form\"><h2 id=\"delete-title\">Delete</h2><fieldset class=\"policies\"><legend>Propagation policy</legend> <label><input type=\"radio\" name=\"policy\" value=\"Background\" checked> <b>Background</b> <span>deletes the object now; the collector then deletes its dependents.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Foreground\"> <b>Foreground</b> <span>keeps the object until the collector has deleted the dependents that block it, then deletes it.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Orphan\"> <b>Orphan</b> <span>deletes only the object; its dependents stay, without this owner reference.</span></label></fieldset><div id=\"delete-preview\" class=\"preview\" aria-live=\"polite\">computing the effect…</div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 52, "<section class=\"panel queues\" id=\"queues-panel\"><h2>Work queues <span class=\"muted\" id=\"sync-state\"></span></h2><div id=\"queues\"></div><h3>Latest worker actions</h3><ol class=\"actions\" id=\"actions\"></ol></section></aside></div><dialog id=\"delete-dialog\" aria-labelledby=\"delete-title\"><form method=\"dialog\" id=\"delete-form\"><h2 id=\"delete-title\">Delete</h2><fieldset class=\"policies\"><legend>Propagation policy</legend> <label><input type=\"radio\" name=\"policy\" value=\"Background\" checked> <b>Background</b> <span>deletes the object now; the collector then deletes its dependents.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Foreground\"> <b>Foreground</b> <span>keeps the object until the collector has deleted the dependents that block it, then deletes it.</span></label> <label><input type=\"radio\" name=\"policy\" value=\"Orphan\"> <b>Orphan</b> <span>deletes only the object; its dependents stay, without this owner reference.</span></label></fieldset><div id=\"delete-preview\" class=\"preview\" aria-live=\"polite\">computing the effect…</div><!-- What confirms stays in view at the bottom while the prediction scrolls: one scroll, the dialog's. --><div class=\"dialog-foot\" id=\"delete-foot\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -453,14 +453,14 @@ func App(p Page) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "</menu></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><!-- filled by the page from its table of shortcuts (static/src/shortcuts.js) --><dl class=\"keys\" id=\"help-keys\"></dl><p class=\"muted\">gcscope ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 57, "</menu></div></form></dialog> <dialog id=\"help-dialog\" aria-labelledby=\"help-title\"><h2 id=\"help-title\">Keyboard</h2><!-- filled by the page from its table of shortcuts (static/src/shortcuts.js) --><dl class=\"keys\" id=\"help-keys\"></dl><p class=\"muted\">gcscope ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var18 string
 			templ_7745c5c3_Var18, templ_7745c5c3_Err = templ.JoinStringErrs(p.Version)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 220, Col: 39}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `app.templ`, Line: 223, Col: 39}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var18))
 			if templ_7745c5c3_Err != nil {

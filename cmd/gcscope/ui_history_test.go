@@ -293,6 +293,9 @@ func TestUIHistory(t *testing.T) {
 	untilMs := float64(best.until.UnixNano()) / 1e6
 	d.run(t, "step", chromedp.KeyEvent(kb.ArrowRight))
 	poll("stepped to the next change", fmt.Sprintf(`Math.abs(window.gcscope.travel().at - %f) < 0.01 && window.gcscope.travel().seq > %d`, untilMs, best.m.Seq), 10*time.Second)
+	// The URL follows the step: a link shared now opens the moment shown (issue 36, item 6).
+	urlAtIsShown := `(() => { const at = new URLSearchParams(location.search).get("at"); return !!at && Math.abs(Date.parse(at) - window.gcscope.travel().at) < 1; })()`
+	poll("the URL names the moment stepped to", urlAtIsShown, 5*time.Second)
 	var stepped map[string]string
 	d.eval(t, `window.gcscope.nsStates(`+jsQuoted(ns)+`)`, &stepped)
 	if maps.Equal(stepped, best.m.States) {
@@ -300,6 +303,7 @@ func TestUIHistory(t *testing.T) {
 	}
 	d.run(t, "step back", chromedp.KeyEvent(kb.ArrowLeft))
 	poll("stepped back", fmt.Sprintf(`!window.gcscope.travel().seeking && window.gcscope.travel().at < %f`, untilMs), 10*time.Second)
+	poll("the URL names the moment stepped back to", urlAtIsShown, 5*time.Second)
 	d.run(t, "frames", browsertest.Frames(3))
 	var back1 map[string]string
 	d.eval(t, `(() => { const g = window.gcscope, out = {}; for (const u of g.drawnUIDs()) out[u] = g.drawn(u)?.state || ""; return out; })()`, &back1)

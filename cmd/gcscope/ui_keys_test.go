@@ -177,11 +177,12 @@ func TestUIXKeyboard(t *testing.T) {
 		}
 		k0 = k
 	}
-	// 0 fits everything: the whole layout on screen, filling it one way.
+	// 0 fits everything: the whole layout on screen, filling it one way (40 px in, and
+	// clear of the zoom buttons' column at the right: 60 px).
 	key("zoom in far", "++")
 	fits := `(() => { const r = window.gcscope.renderer, b = r.layout.bounds, c = r.cam;
 		const x0 = b.x * c.k + c.x, y0 = b.y * c.k + c.y, x1 = (b.x + b.w) * c.k + c.x, y1 = (b.y + b.h) * c.k + c.y;
-		return x0 >= -1 && y0 >= -1 && x1 <= r.w + 1 && y1 <= r.h + 1 && (x1 - x0 >= r.w - 81 || y1 - y0 >= r.h - 81); })()`
+		return x0 >= -1 && y0 >= -1 && x1 <= r.w + 1 && y1 <= r.h + 1 && (x1 - x0 >= r.w - 101 || y1 - y0 >= r.h - 81); })()`
 	var fitted bool
 	if d.eval(t, fits, &fitted); fitted {
 		t.Fatal("zoomed in, the whole graph still fits: the test cannot tell 0 works")

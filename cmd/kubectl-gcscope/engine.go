@@ -47,6 +47,9 @@ type session struct {
 	stopRun context.CancelFunc
 	done    chan struct{} // closed when the engine's Run has returned, with runErr
 	runErr  error
+	// started is when the engine started: what it knows of the cluster begins there (a
+	// group version it found failing may have failed for long before).
+	started time.Time
 }
 
 // startSession starts the engine; it returns at once.
@@ -64,7 +67,7 @@ func startSession(k *kube, o *options) (*session, error) {
 		return nil, fmt.Errorf("garbage collector: %w", err)
 	}
 	runCtx, stop := context.WithCancel(context.Background())
-	s := &session{engine: engine, tracker: newTracker(engine), stopRun: stop, done: make(chan struct{})}
+	s := &session{started: time.Now(), engine: engine, tracker: newTracker(engine), stopRun: stop, done: make(chan struct{})}
 	go s.tracker.follow(runCtx)
 	go func() {
 		s.runErr = engine.Run(runCtx)

@@ -56,13 +56,7 @@ func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string)
 		if !ok {
 			return fmt.Errorf("%s was deleted meanwhile", a.target)
 		}
-		if pr.Order == "" {
-			orderPrediction(a.session.engine, &pr)
-		} else { // by step, and by name within one (the engine lists them by uid)
-			slices.SortStableFunc(pr.Deleted, func(a, b gc.PredictedObject) int {
-				return cmp.Or(cmp.Compare(a.Step, b.Step), compareRefs(a.Object, b.Object))
-			})
-		}
+		parents := orderPrediction(a.session.engine, &pr) // by step, if any, and in tree order (the engine lists them by uid)
 		// What the delete does to storage, brings back and leaves behind, read with the
 		// user's own credentials, in the order the lists now have.
 		c := x.Consequences(ctx, pr, nil)
@@ -73,7 +67,7 @@ func predictCommand(fs *pflag.FlagSet) func(context.Context, *options, []string)
 			}{pr, c}))
 			return nil
 		}
-		fmt.Fprint(o.stdout, renderPrediction(pr, c, strings.ToLower(*cascade), paint(o.colored(o.stdout))))
+		fmt.Fprint(o.stdout, renderPrediction(pr, c, parents, strings.ToLower(*cascade), paint(o.colored(o.stdout))))
 		return nil
 	}
 }
@@ -92,33 +86,94 @@ func propagation(cascade string) (metav1.DeletionPropagation, error) {
 	return "", usageError{fmt.Errorf("--cascade %q: want background, foreground or orphan", cascade)}
 }
 
-// orderPrediction lists each list in the order of the ownership tree below the target
-// (breadth first, each level by kind and name), which reads as the cascade goes; the
-// engine orders by uid, which differs from cluster to cluster.
-func orderPrediction(engine *gc.GarbageCollector, p *gc.Prediction) {
-	rank := map[types.UID]int{p.Target.UID: 0}
-	for queue := []types.UID{p.Target.UID}; len(queue) > 0; queue = queue[1:] {
-		n, ok := engine.Node(queue[0])
-		if !ok {
-			continue
-		}
-		deps := slices.Clone(n.Dependents)
-		slices.SortFunc(deps, compareRefs)
-		for _, d := range deps {
-			if _, seen := rank[d.UID]; !seen {
-				rank[d.UID] = len(rank)
-				queue = append(queue, d.UID)
-			}
+// orderPrediction lists each list in the order of the ownership tree (treeRank): the
+// target, then each owner followed by its dependents, so that the objects an owner takes
+// with it are listed together, under it; the engine orders by uid, which differs from
+// cluster to cluster. Deletions in steps stay in their steps, each in tree order.
+// It returns each object's parent in that tree (the owner it was reached through), for
+// renderPrediction to indent a dependent under its owner.
+func orderPrediction(engine *gc.GarbageCollector, p *gc.Prediction) map[types.UID]types.UID {
+	targets := p.Targets
+	if len(targets) == 0 {
+		targets = []gc.ObjectRef{p.Target}
+	}
+	var listed []gc.ObjectRef
+	for _, l := range [][]gc.PredictedObject{p.Deleted, p.Orphaned, p.Kept, p.Waiting, p.TargetWaitsFor} {
+		for _, po := range l {
+			listed = append(listed, po.Object)
 		}
 	}
+	rank, parents := treeRank(targets, listed, func(uid types.UID) (deps []gc.ObjectRef, owners []types.UID) {
+		n, ok := engine.Node(uid)
+		if !ok {
+			return nil, nil
+		}
+		for _, o := range n.Owners {
+			owners = append(owners, o.UID)
+		}
+		return n.Dependents, owners
+	})
 	order := func(a, b gc.PredictedObject) int {
 		ra, oka := rank[a.Object.UID]
 		rb, okb := rank[b.Object.UID]
-		return cmp.Or(cmp.Compare(boolRank(!oka), boolRank(!okb)), cmp.Compare(ra, rb), compareRefs(a.Object, b.Object))
+		return cmp.Or(cmp.Compare(a.Step, b.Step), cmp.Compare(boolRank(!oka), boolRank(!okb)), cmp.Compare(ra, rb), compareRefs(a.Object, b.Object))
 	}
 	for _, l := range [][]gc.PredictedObject{p.Deleted, p.Orphaned, p.Kept, p.Waiting, p.TargetWaitsFor} {
-		slices.SortFunc(l, order)
+		slices.SortStableFunc(l, order)
 	}
+	return parents
+}
+
+// treeRank numbers objects in the order of the ownership tree, depth first: each object
+// followed by its dependents (siblings by kind and name), from the targets; then the
+// objects of listed that no target reaches (a namespace's content), each from the topmost
+// of them (one with no owner among them), in kind and name order. graph gives an object's
+// dependents and the uids of its owners. parents are the owners each object was reached
+// through.
+func treeRank(targets, listed []gc.ObjectRef, graph func(types.UID) ([]gc.ObjectRef, []types.UID)) (rank map[types.UID]int, parents map[types.UID]types.UID) {
+	rank, parents = map[types.UID]int{}, map[types.UID]types.UID{}
+	var visit func(uid, parent types.UID)
+	visit = func(uid, parent types.UID) {
+		if _, seen := rank[uid]; seen {
+			return
+		}
+		rank[uid] = len(rank)
+		if parent != "" {
+			parents[uid] = parent
+		}
+		deps, _ := graph(uid)
+		deps = slices.Clone(deps)
+		slices.SortFunc(deps, compareRefs)
+		for _, d := range deps {
+			visit(d.UID, uid)
+		}
+	}
+	roots := slices.Clone(targets)
+	slices.SortStableFunc(roots, compareRefs)
+	for _, t := range roots {
+		visit(t.UID, "")
+	}
+	rest := slices.Clone(listed)
+	slices.SortFunc(rest, compareRefs)
+	unranked := map[types.UID]bool{}
+	for _, o := range rest {
+		if _, seen := rank[o.UID]; !seen {
+			unranked[o.UID] = true
+		}
+	}
+	for _, o := range rest {
+		if _, seen := rank[o.UID]; seen {
+			continue
+		}
+		_, owners := graph(o.UID)
+		if !slices.ContainsFunc(owners, func(u types.UID) bool { _, seen := rank[u]; return unranked[u] && !seen }) {
+			visit(o.UID, "")
+		}
+	}
+	for _, o := range rest { // owned in a circle
+		visit(o.UID, "")
+	}
+	return rank, parents
 }
 
 func boolRank(b bool) int {
@@ -128,7 +183,9 @@ func boolRank(b bool) int {
 	return 0
 }
 
-func renderPrediction(p gc.Prediction, c deletion.Consequences, cascade string, paint paint) string {
+// renderPrediction writes the prediction in text; parents (orderPrediction's) indent each
+// object under its owner when that is listed above it in the same section.
+func renderPrediction(p gc.Prediction, c deletion.Consequences, parents map[types.UID]types.UID, cascade string, paint paint) string {
 	var b strings.Builder
 	ns := ""
 	if p.Target.Namespace != "" {
@@ -141,13 +198,21 @@ func renderPrediction(p gc.Prediction, c deletion.Consequences, cascade string, 
 			return
 		}
 		fmt.Fprintf(&b, "\n%s %s%s:\n", verb, counted(len(list), "object"), why)
+		depth := map[types.UID]int{}
+		names := make([]string, len(list))
 		width := 0
-		for _, po := range list {
-			width = max(width, utf8.RuneCountInString(displayName(po.Object)))
+		for i, po := range list {
+			d := 0
+			if pd, ok := depth[parents[po.Object.UID]]; ok {
+				d = pd + 1
+			}
+			depth[po.Object.UID] = d
+			names[i] = strings.Repeat("  ", d) + displayName(po.Object)
+			width = max(width, utf8.RuneCountInString(names[i]))
 		}
-		for _, po := range list {
+		for i, po := range list {
 			text, sev := note(po)
-			fmt.Fprintf(&b, "  %s  %s\n", pad(displayName(po.Object), width), paint.sev(sev, text))
+			fmt.Fprintf(&b, "  %s  %s\n", pad(names[i], width), paint.sev(sev, text))
 		}
 	}
 	deleted := func(po gc.PredictedObject) (string, severity) {
@@ -160,12 +225,14 @@ func renderPrediction(p gc.Prediction, c deletion.Consequences, cascade string, 
 		section("delete", "", p.Deleted, deleted)
 	} else {
 		fmt.Fprintf(&b, "\ndelete %s, in this order: %s.\n", counted(len(p.Deleted), "object"), p.Order)
-		for i := 0; i < len(p.Deleted); {
+		// Numbered as they come: a namespace without Pods starts with the rest of its
+		// content, step 1, not the namespace controller's step 2.
+		for i, step := 0, 1; i < len(p.Deleted); step++ {
 			j := i
 			for j < len(p.Deleted) && p.Deleted[j].Step == p.Deleted[i].Step {
 				j++
 			}
-			section(fmt.Sprintf("step %d: delete", p.Deleted[i].Step), "", p.Deleted[i:j], deleted)
+			section(fmt.Sprintf("step %d: delete", step), "", p.Deleted[i:j], deleted)
 			i = j
 		}
 	}

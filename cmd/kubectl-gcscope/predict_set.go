@@ -196,9 +196,7 @@ func predictSet(ctx context.Context, o *options, f *setFlags, policy metav1.Dele
 	if err != nil {
 		return err
 	}
-	if pr.Order == "" {
-		orderPrediction(s.engine, &pr)
-	}
+	parents := orderPrediction(s.engine, &pr)
 	c := x.Consequences(ctx, pr, nil) // in the order the lists now have
 	c.LeftBehind = append(set.LeftBehind(pr), c.LeftBehind...)
 	if output == "json" {
@@ -210,7 +208,7 @@ func predictSet(ctx context.Context, o *options, f *setFlags, policy metav1.Dele
 		return nil
 	}
 	pt := paint(o.colored(o.stdout))
-	text := renderPrediction(pr, c, cascade, pt)
+	text := renderPrediction(pr, c, parents, cascade, pt)
 	// The header names the set, not its first object.
 	_, rest, _ := strings.Cut(text, "\n")
 	var notes strings.Builder

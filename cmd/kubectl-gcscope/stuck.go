@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/gcscope/gcscope/deletion"
+	"github.com/gcscope/gcscope/gc"
 )
 
 func stuckCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) error {
@@ -55,15 +58,45 @@ func stuckCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) e
 		if *all {
 			where = "in the cluster"
 		}
-		fmt.Fprint(o.stdout, renderStuck(r, where, paint(o.colored(o.stdout))))
+		var apis []deletion.APIServiceReport
+		if len(r.DiscoveryFailures) > 0 { // since when they fail, as far as the cluster knows
+			apis = x.APIServices(ctx, r.DiscoveryFailures, nil)
+		}
+		fmt.Fprint(o.stdout, renderStuck(r, where, discoveryWarnings(r.DiscoveryFailures, apis, s.started, time.Now()), paint(o.colored(o.stdout))))
 		return nil
 	}
 }
 
-func renderStuck(r deletion.StuckReport, where string, p paint) string {
+// discoveryWarnings says, for each group version discovery fails for, why, and since when
+// as far as anyone knows: the engine knows only since it started (with this command), so
+// its own "since" is not told; the Available condition of the group version's APIService
+// says since when the cluster has found it unavailable.
+func discoveryWarnings(failures map[string]gc.GroupFailure, apis []deletion.APIServiceReport, engineStarted, now time.Time) []string {
+	var out []string
+	for _, gv := range slices.Sorted(maps.Keys(failures)) {
+		f := failures[gv]
+		w := fmt.Sprintf("API discovery fails for %s: %s", gv, f.Error)
+		i := slices.IndexFunc(apis, func(a deletion.APIServiceReport) bool {
+			return a.GroupVersion == gv && a.Available != "True" && a.Since != nil
+		})
+		switch {
+		case i >= 0:
+			a := apis[i]
+			w += fmt.Sprintf(" (APIService %s not available since %s, %s ago)", a.Name, a.Since.Format(time.RFC3339), now.Sub(*a.Since).Round(time.Second))
+		case f.Since.Before(engineStarted):
+			w += fmt.Sprintf(" (failing since %s, %s ago)", f.Since.Format(time.RFC3339), now.Sub(f.Since).Round(time.Second))
+		default:
+			w += " (failing already when this command started; since when, the cluster does not say)"
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+func renderStuck(r deletion.StuckReport, where string, warnings []string, p paint) string {
 	var b strings.Builder
-	for gv, f := range r.DiscoveryFailures {
-		fmt.Fprintf(&b, "%s API discovery fails for %s since %s: %s\n", p.sev(sevStuck, "warning:"), gv, f.Since.Format(time.RFC3339), f.Error)
+	for _, w := range warnings {
+		fmt.Fprintf(&b, "%s %s\n", p.sev(sevStuck, "warning:"), w)
 	}
 	if r.Total == 0 {
 		fmt.Fprintf(&b, "nothing is stuck %s: no deletion started more than %s ago is still waiting\n", where, r.OlderThan)

@@ -7,10 +7,10 @@
 
 import { h } from "./dom.js";
 import { get } from "./api.js";
-import { failureList, apiServiceView } from "./deletion.js";
+import { failureList, apiServiceView, retick } from "./deletion.js";
 
-/** The relative times ("3m ago") are written again this often while the banner shows. */
-const REFRESH_MS = 15_000;
+/** The relative times ("30s ago") are written again this often while the banner shows: to the second. */
+const TICK_MS = 1000;
 
 export class DiscoveryBanner {
   /** @param {HTMLElement} el */
@@ -61,9 +61,11 @@ export class DiscoveryBanner {
     this.render();
   }
 
-  /** Writes the relative times again now and then. @param {number} now */
+  /** Writes the relative times again ("30s ago", then "31s ago"), each second. @param {number} now */
   tick(now) {
-    if (!this.el.hidden && now - this.drawn > REFRESH_MS) this.render();
+    if (this.el.hidden || now - this.drawn < TICK_MS) return;
+    this.drawn = now;
+    retick(this.el);
   }
 
   render() {

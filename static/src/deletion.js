@@ -44,6 +44,22 @@ export function since(iso) {
 }
 
 /**
+ * since(iso) as a node that keeps its "ago" true: retick() writes it again.
+ * @param {string} iso
+ */
+export function sinceNode(iso) {
+  return h("span.since", { "data-since": iso }, since(iso));
+}
+
+/** Writes again every sinceNode under root (its "… ago"). @param {ParentNode} root */
+export function retick(root) {
+  for (const el of root.querySelectorAll("[data-since]")) {
+    const text = since(/** @type {HTMLElement} */ (el).dataset.since || "");
+    if (el.textContent !== text) el.textContent = text;
+  }
+}
+
+/**
  * Who added a finalizer (the field manager of its managedFields entry, the operation and
  * when), whether that controller looks alive and on what evidence, and what removing the
  * finalizer by hand would risk.
@@ -81,7 +97,7 @@ export function apiServiceView(a) {
   return h("div.apiservice", { "data-name": a.name, "data-available": a.available },
     h("p", null, "APIService ", h("b", null, a.name), h("span.muted", null, ` (${a.groupVersion})`), " · Available: ",
       h(a.available === "True" ? "span" : "b.bad", null, a.available || "Unknown"), a.reason ? ` (${a.reason})` : "",
-      a.since ? h("span.muted", null, ` since ${since(a.since)}`) : null, svc),
+      a.since ? h("span.muted", null, " since ", sinceNode(a.since)) : null, svc),
     a.message ? h("p.muted", null, a.message) : null,
     a.problem ? h("p.problem", null, h("b", null, "Problem: "), a.problem) : null,
     a.next ? h("p.next", null, h("b", null, "Next: "), a.next) : null);
@@ -94,7 +110,7 @@ export function apiServiceView(a) {
 export function failureList(failures) {
   const gvs = Object.keys(failures).sort();
   return h("ul.failures", null, ...gvs.map((gv) => h("li", { "data-gv": gv }, h("code", null, gv),
-    ` since ${since(failures[gv].since)}: `, h("span.muted", null, failures[gv].error))));
+    " since ", sinceNode(failures[gv].since), ": ", h("span.muted", null, failures[gv].error))));
 }
 
 /**

@@ -233,7 +233,14 @@ export class DeleteDialog {
    */
   showPrediction(res) {
     this.hooks.preview(previewMarks(res.prediction));
-    $("delete-preview").replaceChildren(...predictionNodes(res, { readOnly: !!this.readOnly, set: !!this.set, select: this.hooks.select }));
+    const store = this.store;
+    /** @type {import("./prediction.js").Tree} */
+    const tree = {
+      dependents: (uid) => store.dependents.get(uid) || [],
+      owners: (uid) => (store.nodes.get(uid)?.owners || []).map((o) => o.uid),
+      node: (uid) => store.nodes.get(uid),
+    };
+    $("delete-preview").replaceChildren(...predictionNodes(res, { readOnly: !!this.readOnly, set: !!this.set, select: this.hooks.select, tree }));
   }
 
   updateConfirm() {

@@ -162,6 +162,8 @@ export function startFrames(page, p) {
       lastGlance = now;
       p.glance.render();
     }
+    // The selected object's panel gets the room: the queues fold to one line.
+    p.queuesPanel.setSelected(!!view.sel);
     if (store.queuesChanged && now - lastQueues > 250) {
       store.queuesChanged = false;
       lastQueues = now;

@@ -49,6 +49,8 @@ const objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), p
   readOnly: page.readOnly,
   travelAt: () => (page.travelUI?.travel.active ? page.travelUI.travel.at : null),
   replay: page.hasHistory ? (uid) => page.travelUI?.replayLastCascade(uid) : undefined,
+  // Offered only when the recording holds a cascade the object took part in.
+  hasCascade: page.hasHistory ? async (uid) => !!(await page.travelUI?.lastCascadeOf(uid)) : undefined,
   select: show,
   focus: (uid) => page.setFocus(uid),
   del: (uid) => dialog.open(uid),

@@ -69,8 +69,10 @@ export class ObjectPanel {
    * @param {Store} store
    * @param {{select: (uid: string) => void, focus: (uid: string) => void, del: (uid: string) => void, readOnly: boolean,
    *   cascade?: (uid: string) => {text: string, progress: number, running: boolean}|null,
-   *   travelAt?: () => number|null, replay?: (uid: string) => void, explained?: (uid: string, ex: any) => void}} actions
-   *   travelAt: the recorded moment shown (time travel), null when live; replay: plays the object's last recorded cascade;
+   *   travelAt?: () => number|null, replay?: (uid: string) => void, hasCascade?: (uid: string) => Promise<boolean>,
+   *   explained?: (uid: string, ex: any) => void}} actions
+   *   travelAt: the recorded moment shown (time travel), null when live; replay: plays the object's last recorded cascade,
+   *   offered once hasCascade says the recording has one;
    *   explained: the engine explained the object (a namespace deletion's box says what holds it)
    */
   constructor(body, placeholder, store, actions) {
@@ -98,6 +100,15 @@ export class ObjectPanel {
     /** @type {VirtualList<{b?: any, hidden?: number, depth: number}>} */
     this.blockerList = new VirtualList({ id: "blockers-list", className: "refs", render: (r) => this.blockerRow(r) });
     /** @type {Set<string>} */ this.blocking = new Set();
+    /** the object as last seen in the store: once gone (its fading over), what became of it is still told */
+    /** @type {{uid: string, node: any}|null} */ this.last = null;
+    /**
+     * Whether the recording holds a cascade the object took part in, as the server last said
+     * (asked again when the object's deletion state changes, and every few seconds while it
+     * is being deleted and has none yet).
+     * @type {{uid: string, key: string, has: boolean|null, at: number}|null}
+     */
+    this.cascadeKnown = null;
     setInterval(() => this.poll(), EXPLAIN_POLL_MS);
   }
 
@@ -245,8 +256,36 @@ export class ObjectPanel {
 
   /** @param {any} d a dependent */
   depRow(d) {
+    // Its reference to this object is invalid (cross-namespace, or a cluster-scoped object
+    // naming a namespaced owner): tagged as the owners list says it.
+    const bad = this.uid ? invalidReason(d, this.store.nodes.get(this.uid)) : "";
     return h("span", null, this.link(d), this.blocking.has(d.uid) ? h("span.tag.block", null, "blocks") : null,
+      bad ? h("span.tag.invalid", { title: `invalid reference: ${bad}` }, "invalid reference") : null,
       d.beingDeleted ? h("span.tag", null, "being deleted") : null);
+  }
+
+  /**
+   * Whether to offer "Replay its last cascade": the recording holds one the object took
+   * part in (asked of the server; null while not known).
+   * @param {string} uid @param {any} n the object in the store, if there
+   */
+  replayable(uid, n) {
+    const ask = this.actions.hasCascade;
+    if (!this.actions.replay) return false;
+    if (!ask) return true;
+    const key = n ? (n.beingDeleted ? "deleting" : "present") : "gone";
+    const k = this.cascadeKnown;
+    const stale = !k || k.uid !== uid || k.key !== key || (k.has === false && key !== "present" && performance.now() - k.at > 3000);
+    if (stale && !(k?.uid === uid && k.has === null)) {
+      const mine = { uid, key, has: /** @type {boolean|null} */ (null), at: performance.now() };
+      this.cascadeKnown = mine;
+      ask(uid).then((has) => { mine.has = has; }, () => { mine.has = false; }).finally(() => {
+        mine.at = performance.now();
+        if (this.uid === uid) this.renderSoon();
+      });
+      return k?.uid === uid ? !!k.has : false;
+    }
+    return !!k?.has;
   }
 
   /** @param {{b?: any, hidden?: number, depth: number}} r a row of the blocker tree */
@@ -281,7 +320,8 @@ export class ObjectPanel {
     const store = this.store;
     const n = store.nodes.get(uid);
     const ghost = store.ghosts.get(uid)?.node;
-    const node = n || ghost || this.explanation?.object;
+    if (n || ghost) this.last = { uid, node: n || ghost };
+    const node = n || ghost || this.explanation?.object || (this.last?.uid === uid ? this.last.node : null);
     if (!node) {
       this.body.replaceChildren(h("p.muted", null, "This object is not in the graph (any more)."));
       return;
@@ -362,6 +402,10 @@ export class ObjectPanel {
       : this.explainError ? `Explain: ${this.explainError}` : "asking the engine…"));
 
     const canDelete = n && !n.virtual && travelAt === null;
+    const replay = this.replayable(uid, n);
+    // Whether the recording was asked (tests wait on it): yes, no, or asking.
+    const ck = this.cascadeKnown;
+    const replayKnown = !this.actions.hasCascade ? null : ck?.uid === uid && ck.has !== null ? (ck.has ? "yes" : "no") : "asking";
     const readOnly = this.actions.readOnly;
     this.depsList.set(deps);
     // In place (patchChildren): a press on Delete survives a render between it and its release.
@@ -372,12 +416,12 @@ export class ObjectPanel {
         h("div.muted", null, node.namespace ? `namespace ${node.namespace}` : "cluster-scoped"),
         h("div.state", { "data-state": st }, h("span.swatch", { style: `background: var(${stDef?.color || "--node-border"})` }), stDef?.label || st),
         this.cascadeProgress(uid)),
-      h("div.actions-row", null,
+      h("div.actions-row", { "data-replay": replayKnown },
         h("button", { type: "button", id: "focus-button", title: "Focus on its owners and dependents (f)", onclick: () => this.actions.focus(uid) }, "Focus"),
         canDelete ? h(readOnly ? "button" : "button.danger", { type: "button", id: "delete-button",
           title: readOnly ? "See what a delete would do (read-only: gcscope refuses deletes)" : "Delete with a propagation policy (Delete)",
           onclick: () => this.actions.del(uid) }, readOnly ? "Preview delete…" : "Delete…") : null,
-        this.actions.replay ? h("button", { type: "button", id: "replay-button", title: "Play the last recorded deletion this object took part in",
+        replay ? h("button", { type: "button", id: "replay-button", title: "Play the last recorded deletion this object took part in",
           onclick: () => this.actions.replay?.(uid) }, "▶ Replay its last cascade") : null),
       h("section", { id: "explain", "data-explain": "", "data-outdated": outdated ? "" : null }, h("h3", null, n || travelAt !== null ? "Why is it here?" : "What became of it"), ...why),
       h("dl.facts", null,

@@ -7,9 +7,60 @@
 
 import { h, describe } from "./dom.js";
 import { counted } from "./panel.js";
-import { VirtualList } from "./vlist.js";
 
 /** @typedef {import("./render.js").PreviewKind} PreviewKind */
+
+/** A section lists this many rows at once; "Show the other N" adds the rest (one scroll: the dialog's). */
+export const ROWS_SHOWN = 200;
+
+/**
+ * What the prediction's order needs of the graph: an object's dependents and owners
+ * (uids), and its kind and name (siblings go in kind, then name order).
+ * @typedef {{dependents: (uid: string) => Iterable<string>, owners: (uid: string) => string[], node: (uid: string) => {kind: string, name: string}|undefined}} Tree
+ */
+
+/**
+ * The objects of a prediction in the order of the ownership tree, depth first: each owner
+ * followed by its dependents (siblings by kind and name), from the targets; then the objects
+ * listed that no target reaches (a namespace's content), each tree from its topmost object.
+ * For each: its rank, and the owner through which it was reached (its parent in the tree).
+ * @param {any[]} targets ObjectRefs @param {any[]} listed ObjectRefs @param {Tree|undefined} tree
+ * @returns {Map<string, {rank: number, parent: string|null}>}
+ */
+export function treeOrder(targets, listed, tree) {
+  /** @type {Map<string, any>} */
+  const refs = new Map();
+  for (const o of [...listed, ...targets]) refs.set(o.uid, o);
+  const info = (/** @type {string} */ u) => tree?.node(u) || refs.get(u);
+  const byKindName = (/** @type {string} */ a, /** @type {string} */ b) => {
+    const x = info(a), y = info(b);
+    const ka = x ? `${x.kind}\u0000${x.name}` : "\uffff" + a, kb = y ? `${y.kind}\u0000${y.name}` : "\uffff" + b;
+    return ka < kb ? -1 : ka > kb ? 1 : 0;
+  };
+  /** @type {Map<string, {rank: number, parent: string|null}>} */
+  const order = new Map();
+  // Depth first without recursion: a long chain of owners must not overflow the stack.
+  const visit = (/** @type {string} */ root) => {
+    /** @type {[string, string|null][]} */
+    const stack = [[root, null]];
+    while (stack.length) {
+      const [u, parent] = /** @type {[string, string|null]} */ (stack.pop());
+      if (order.has(u)) continue;
+      order.set(u, { rank: order.size, parent });
+      const deps = tree ? [...tree.dependents(u)].filter((d) => !order.has(d)).sort(byKindName) : [];
+      for (let i = deps.length - 1; i >= 0; i--) stack.push([deps[i], u]);
+    }
+  };
+  for (const t of [...targets].sort((a, b) => byKindName(a.uid, b.uid))) visit(t.uid);
+  const rest = listed.map((o) => o.uid).filter((u) => !order.has(u)).sort(byKindName);
+  const waiting = new Set(rest);
+  for (const u of rest) {
+    if (order.has(u)) continue;
+    if (!(tree?.owners(u) || []).some((o) => waiting.has(o) && !order.has(o))) visit(u);
+  }
+  for (const u of rest) visit(u); // owned in a circle
+  return order;
+}
 
 /** @param {...(Node|null)} nodes the nodes that are not null */
 export const present = (...nodes) => /** @type {Node[]} */ (nodes.filter((n) => n !== null));
@@ -50,8 +101,8 @@ export function previewMarks(p) {
  * The preview's content for a dry-run answer.
  * @param {any} res the server's answer: prediction, hidden, refusal (one object) or
  *   refusals (a set), volumes, leftBehind, unread, recreated, missing (a set)
- * @param {{readOnly: boolean, set: boolean, select: (uid: string) => void}} o set: the
- *   answer is about several objects the user selected
+ * @param {{readOnly: boolean, set: boolean, select: (uid: string) => void, tree?: Tree}} o set: the
+ *   answer is about several objects the user selected; tree: the graph, for the order of the lists
  * @returns {Node[]}
  */
 export function predictionNodes(res, o) {
@@ -61,27 +112,73 @@ export function predictionNodes(res, o) {
   const would = o.readOnly ? "would" : "will";
   const link = (/** @type {any} */ obj) => h("a", { href: "#", onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); o.select(obj.uid); } }, describe(obj));
 
-  /** @param {any} d @param {boolean} oneLine @param {string} [common] the reason its section says once, not on each row */
-  const row = (d, oneLine, common) => {
-    const reason = d.reason && d.reason !== common ? d.reason : "";
-    return h(oneLine ? "span" : "li", { title: d.reason || undefined },
+  const order = treeOrder(targetsOf(p), [...(p.deleted || []), ...(p.orphaned || []), ...(p.kept || []), ...(p.waiting || [])].map((d) => d.object), o.tree);
+  const rankOf = (/** @type {any} */ d) => order.get(d.object.uid)?.rank ?? Infinity;
+  /** @param {any} d @param {number} depth @param {string} [said] the reason said above it (its section's or its group's), not on its row */
+  const row = (d, depth, said) => {
+    const reason = d.reason && d.reason !== said ? d.reason : "";
+    return h("li", { title: d.reason || undefined, "data-uid": d.object.uid, "data-depth": depth ? String(depth) : undefined, style: depth ? `padding-left: ${depth * 16}px` : undefined },
       link(d.object),
       d.finalizers?.length ? h("span.muted", null, ` held by ${d.finalizers.join(", ")}`) : null,
-      reason ? h(oneLine ? "span.muted" : "div.muted", null, oneLine ? ` — ${reason}` : reason) : null);
+      reason ? h("span.muted.why", null, ` — ${reason}`) : null);
   };
-  // Long lists (a cascade of 2,000) are virtualized, one line per object. A step's
-  // objects mostly go for one reason: said once, under its title.
-  const section = (/** @type {string} */ cls, /** @type {string} */ title, /** @type {any[]} */ list, /** @type {boolean} */ once = false) => {
+  /**
+   * A section's rows in the order of the tree, grouped by owner: an object whose owner is
+   * listed above it in the section is indented under it; those of one owner that is not
+   * (a step's Pods, whose ReplicaSet goes in a later step) come together under a caption
+   * naming that owner. A reason all the rows share is said once, under the title; one the
+   * indentation or the caption already says is not repeated on the row.
+   * @param {any[]} list @param {string} all the reason every row has, said under the title ("" for none)
+   * @returns {Node[]}
+   */
+  const rows = (list, all) => {
+    const sorted = [...list].sort((a, b) => rankOf(a) - rankOf(b));
+    /** @type {Map<string, number>} depth in the section, of each object listed */
+    const depth = new Map();
+    /** @type {Node[]} */
+    const out = [];
+    for (let i = 0; i < sorted.length; i++) {
+      const d = sorted[i];
+      const parent = order.get(d.object.uid)?.parent ?? null;
+      if (parent && depth.has(parent)) {
+        const pd = /** @type {number} */ (depth.get(parent));
+        depth.set(d.object.uid, pd + 1);
+        const owner = o.tree?.node(parent);
+        out.push(row(d, pd + 1, all || (owner ? `its owners go: ${owner.kind} ${owner.name}` : "")));
+        continue;
+      }
+      // A run of objects of one owner not listed here: under a caption that names it.
+      let j = i + 1;
+      while (j < sorted.length && parent && (order.get(sorted[j].object.uid)?.parent ?? null) === parent) j++;
+      const owner = parent ? o.tree?.node(parent) : undefined;
+      if (j - i > 1 && owner && !all) {
+        const run = sorted.slice(i, j);
+        const reason = mostCommon(run.map((x) => x.reason || ""), true);
+        out.push(h("li.pv-owner", { "data-owner": parent }, reason || `dependents of ${owner.kind} ${owner.name}`));
+        for (const x of run) {
+          depth.set(x.object.uid, 1);
+          out.push(row(x, 1, reason));
+        }
+        i = j - 1;
+        continue;
+      }
+      depth.set(d.object.uid, 0);
+      out.push(row(d, 0, all));
+    }
+    return out;
+  };
+  // One scroll, the dialog's: a section is a plain list; past ROWS_SHOWN rows, the rest on demand.
+  const section = (/** @type {string} */ cls, /** @type {string} */ title, /** @type {any[]} */ list) => {
     if (!list?.length) return null;
-    const common = once ? mostCommon(list.map((d) => d.reason || "")) : "";
-    let body;
-    if (list.length > 50) {
-      const v = new VirtualList({ render: (/** @type {any} */ d) => row(d, true, common), maxRows: 14 });
-      v.set(list);
-      body = v.el;
-    } else body = h("ul", null, ...list.map((d) => row(d, false, common)));
-    return h(`details.pv.${cls}`, { open: list.length <= 12 }, h("summary", null, `${title} (${list.length.toLocaleString("en-US")})`),
-      common ? h("p.muted.step-why", null, common) : null, body);
+    const all = list.length > 1 ? mostCommon(list.map((d) => d.reason || ""), true) : "";
+    const items = rows(list, all);
+    const ul = h("ul", null, ...items.slice(0, ROWS_SHOWN));
+    const more = items.length > ROWS_SHOWN ? h("button.more", { type: "button", onclick: (/** @type {Event} */ ev) => {
+      ul.append(...items.slice(ROWS_SHOWN));
+      /** @type {HTMLElement} */ (ev.currentTarget).remove();
+    } }, `Show the other ${fmtN(items.length - ROWS_SHOWN)}`) : null;
+    return h(`details.pv.${cls}`, { open: true }, h("summary", null, `${title} (${fmtN(list.length)})`),
+      all ? h("p.muted.step-why", null, all) : null, ul, more);
   };
   const n = (p.deleted || []).length;
   const targets = new Set(targetsOf(p).map((t) => t.uid));
@@ -129,18 +226,18 @@ export function predictionNodes(res, o) {
     missing.length ? h("p.warn", { id: "delete-missing" }, `${missing.length === 1 ? "One of the objects selected is" : `${fmt(missing.length)} of the objects selected are`} no longer in the graph (deleted meanwhile, or not yours to see): left out.`) : null,
     p.order ? h("p.order", { id: "delete-order" }, h("b", null, "In this order: "), p.order, ".") : null,
     ...(stepped ? [...steps].map(([step, list], i) => {
-      const el = section("deleted", `${i + 1}. ${(isNamespace && STEPS[step]) || stepTitle(step, Math.max(...steps.keys()))}`, list, true);
+      const el = section("deleted", `${i + 1}. ${(isNamespace && STEPS[step]) || stepTitle(step, Math.max(...steps.keys()))}`, list);
       if (el) el.dataset.step = String(step);
       return el;
     })
       : o.set ? [section("deleted", "Selected, deleted", chosen), section("deleted", "Deleted with them", withThem)]
         : [section("deleted", "Deleted", deleted)]),
     recreated.length ? h("details.pv.recreated", { id: "delete-recreated", open: true }, h("summary", null, `Comes back (${recreated.length}): ${recreated.length === 1 ? "its controller stays and replaces it" : "their controllers stay and replace them"}`),
-      h("ul", null, ...recreated.map((r) => row({ object: r.object, reason: r.says }, false)))) : null,
+      h("ul", null, ...recreated.map((r) => row({ object: r.object, reason: r.says }, 0)))) : null,
     storage.length ? h("details.pv.storage", { id: "delete-storage", open: true }, h("summary", null, `Storage of the other claims it deletes (${storage.length})`),
       h("ul", null, ...storage.map(volumeRow))) : null,
     behind.length ? h("details.pv.left-behind", { id: "delete-left-behind", open: true }, h("summary", null, `Left behind (${behind.length})`),
-      h("ul", null, ...behind.map((l) => row({ object: l.object, reason: l.reason }, false)))) : null,
+      h("ul", null, ...behind.map((l) => row({ object: l.object, reason: l.reason }, 0)))) : null,
     unread ? h("p.warn", { id: "delete-unread" }, `Storage not read: ${unread}`) : null,
     section("orphaned", "Orphaned (stay, reference removed)", p.orphaned),
     section("kept", "Kept: another owner holds them, or their reference is invalid", p.kept),
@@ -178,8 +275,15 @@ export function errorText(e) {
   return `Refused — ${status}${e.message || e}.${hint}`.replace(/\.\./g, ".");
 }
 
-/** The value that comes most often ("" for none). @param {string[]} values */
-function mostCommon(values) {
+/** "1,234" @param {number} n */
+const fmtN = (n) => n.toLocaleString("en-US");
+
+/**
+ * The value that comes most often ("" for none); with only, the value when every one is it
+ * (else ""). @param {string[]} values @param {boolean} [only]
+ */
+function mostCommon(values, only = false) {
+  if (only) return values.length && values.every((v) => v && v === values[0]) ? values[0] : "";
   /** @type {Map<string, number>} */
   const n = new Map();
   for (const v of values) if (v) n.set(v, (n.get(v) || 0) + 1);

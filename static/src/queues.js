@@ -2,6 +2,8 @@
 // The queues panel: graphChanges, attemptToDelete and attemptToOrphan as they work —
 // depth now and over the last minutes, what is in flight and in backoff, and the latest
 // worker actions with their results. A click on an item finds its object in the graph.
+// While an object is selected the panel folds to one line (the queues' counts) and the
+// object's panel gets the room; a click on that line opens it again.
 
 import { actionResult, errorText, RETRIED_WHY } from "./actionresult.js";
 import { h, describe, duration, clock, patchChildren } from "./dom.js";
@@ -39,14 +41,63 @@ export class QueuesPanel {
         r.spark, r.items));
     }
     /** @type {string} */ this.lastActionsKey = "";
+    /** the panel, folded to its heading while an object is selected */
+    this.panel = /** @type {HTMLElement|null} */ (queuesEl.closest(".panel"));
+    this.summary = h("span.queues-summary", { id: "queues-summary" });
+    this.toggle = h("button.queues-toggle", { type: "button", id: "queues-toggle", "aria-expanded": "true", "aria-controls": queuesEl.id,
+      title: "Show or fold the work queues", onclick: () => this.userToggle() }, "▾");
+    const head = this.panel?.querySelector("h2");
+    if (head) {
+      head.prepend(this.toggle);
+      head.append(this.summary);
+    }
+    /** an object is selected */ this.selected = false;
+    /** the user opened the queues while an object is selected */ this.opened = false;
+    /** the user folded them while nothing is selected */ this.closed = false;
     setInterval(() => {
       store.sampleQueues();
       this.render(true);
     }, 1000);
   }
 
+  /** Whether an object is selected: the panel folds, unless the user opened it. @param {boolean} on */
+  setSelected(on) {
+    if (on === this.selected) return;
+    this.selected = on;
+    if (!on) this.opened = false;
+    this.fold();
+  }
+
+  userToggle() {
+    if (this.selected) this.opened = !this.opened;
+    else this.closed = !this.closed;
+    this.fold();
+  }
+
+  /** Folds or opens the panel as the selection and the user say. */
+  fold() {
+    const folded = this.selected ? !this.opened : this.closed;
+    this.panel?.classList.toggle("folded", folded);
+    this.toggle.textContent = folded ? "▸" : "▾";
+    this.toggle.setAttribute("aria-expanded", String(!folded));
+    this.renderSummary();
+  }
+
+  /** The folded panel's one line: what the queues hold now. */
+  renderSummary() {
+    let queued = 0, flight = 0, backoff = 0;
+    for (const q of this.store.queues.values()) {
+      queued += q.depth;
+      flight += q.inFlight;
+      for (const it of q.items.values()) if (it.backoffUntil != null) backoff++;
+    }
+    const text = ` · ${queued} queued · ${flight} in flight · ${backoff} in backoff`;
+    if (this.summary.textContent !== text) this.summary.textContent = text;
+  }
+
   /** @param {boolean} [sparks] */
   render(sparks = false) {
+    this.renderSummary();
     const { store } = this;
     const now = store.clock ?? Date.now(); // a recorded moment in time travel
     for (const [name, q] of store.queues) {

@@ -31,6 +31,8 @@ const BITMAP_BUDGET_MS = 6;
 const STALE_MS = 100;
 /** The largest side of a namespace's bitmap, in pixels. */
 const BITMAP_MAX = 4096;
+/** The width the zoom buttons take at the right of the graph (app.css .zoom: 32 px wide, 12 px in, and a gap). */
+const ZOOM_COLUMN = 60;
 /** The lowest zoom at which a box's labels are drawn (NODE_H * k >= 22) with a margin. */
 const READABLE_K = 0.6;
 
@@ -146,11 +148,15 @@ export class Renderer {
     return { x: (sx - this.cam.x) / this.cam.k, y: (sy - this.cam.y) / this.cam.k };
   }
 
-  /** @param {{x:number,y:number,w:number,h:number}} r @param {boolean} [animate] @param {number} [maxK] */
+  /**
+   * Fits r into the view, clear of the zoom buttons' column at the right (ZOOM_COLUMN), so
+   * that no box of a graph fitted whole is drawn under them.
+   * @param {{x:number,y:number,w:number,h:number}} r @param {boolean} [animate] @param {number} [maxK]
+   */
   fit(r, animate = true, maxK = 1.2) {
-    const pad = 40;
-    const k = clamp(Math.min((this.w - 2 * pad) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1)), MIN_K, maxK);
-    this.moveTo({ k, x: this.w / 2 - (r.x + r.w / 2) * k, y: this.h / 2 - (r.y + r.h / 2) * k }, animate);
+    const pad = 40, right = Math.max(pad, ZOOM_COLUMN);
+    const k = clamp(Math.min((this.w - pad - right) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1)), MIN_K, maxK);
+    this.moveTo({ k, x: (this.w - right + pad) / 2 - (r.x + r.w / 2) * k, y: this.h / 2 - (r.y + r.h / 2) * k }, animate);
   }
 
   /**
@@ -161,7 +167,7 @@ export class Renderer {
    */
   open(r) {
     const pad = 40;
-    const fitK = Math.min((this.w - 2 * pad) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1));
+    const fitK = Math.min((this.w - pad - Math.max(pad, ZOOM_COLUMN)) / Math.max(r.w, 1), (this.h - 2 * pad) / Math.max(r.h, 1));
     if (fitK >= READABLE_K) return this.fit(r, false, 1);
     this.moveTo({ k: READABLE_K, x: pad - r.x * READABLE_K, y: pad - r.y * READABLE_K }, false);
   }

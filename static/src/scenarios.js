@@ -19,6 +19,8 @@ import { get, post } from "./api.js";
 const POLL_MS = 400;
 /** How long after a run ends the card keeps trying to select its main object. */
 const SELECT_GRACE_MS = 5000;
+/** this.selected of a run followed without selecting, its main object not known yet. */
+const SELECT_NONE = "\u0000none";
 
 /** @param {Run} r */
 const active = (r) => r.state === "running" || r.state === "waiting";
@@ -53,9 +55,13 @@ export class ScenarioPlayer {
         this.close();
       }
     }, true);
+    // The URL wins: a page opened on an object (?sel=) or a tab (?tab=stuck) shows that,
+    // and a run it picks up does not select its own object instead (Show still does).
+    const url = new URLSearchParams(location.search);
+    const urlChose = url.has("sel") || url.has("tab");
     this.refresh().then(() => {
       const last = this.runs.filter(active).pop();
-      if (last) this.follow(last);
+      if (last) this.follow(last, !urlChose);
     });
   }
 
@@ -148,11 +154,16 @@ export class ScenarioPlayer {
     }
   }
 
-  /** Shows run in the card and follows it until it ends. @param {Run} run */
-  follow(run) {
+  /**
+   * Shows run in the card and follows it until it ends; select: its main object is selected
+   * as soon as the graph has it (a run picked up by a page whose URL names a view: not).
+   * @param {Run} run @param {boolean} [select]
+   */
+  follow(run, select = true) {
     clearTimeout(this.timer);
     if (this.run?.id !== run.id) {
-      this.selected = "";
+      // Not selecting: as if done already (this.selected names the object selected).
+      this.selected = select ? "" : run.focus || SELECT_NONE;
       this.endedAt = 0;
     }
     this.run = run;
@@ -197,10 +208,12 @@ export class ScenarioPlayer {
   render() {
     const r = this.run;
     if (!r) return;
+    if (r.focus && this.selected === SELECT_NONE) this.selected = r.focus; // the URL's view stays
     if (r.focus && this.selected !== r.focus && this.hooks.has(r.focus)) {
       this.selected = r.focus;
       this.hooks.select(r.focus);
     }
+    this.card.dataset.focus = r.focus && this.selected === r.focus ? (this.hooks.has(r.focus) ? "decided" : "pending") : "";
     const key = JSON.stringify(r);
     if (key === this.shown) return;
     this.shown = key;

@@ -138,7 +138,7 @@ export class StuckView {
     const link = (/** @type {any} */ o) => this.link(o);
     return h("section.stuck-group", { "data-cause": g.cause, "data-finalizer": g.finalizer || "" },
       h("div.sg-head", null, h(`span.cause.${g.cause}`, null, CAUSES[g.cause] || g.cause), h("b.sg-count", null, fmt(g.count)),
-        h("span.sg-says", null, g.says)),
+        h("span.sg-says", null, headWords(g))),
       g.origin ? originView(g.origin, link) : null,
       h("ul.stuck-objects", null, ...(g.objects || []).map((/** @type {any} */ o) => h("li", { "data-uid": o.object.uid },
         link(o.object), h("span.for", { title: `deleted at ${o.since}` }, ` for ${age(o.forSeconds)}`),
@@ -155,6 +155,21 @@ export class StuckView {
         this.hooks.select(o.uid);
       } }, describe(o));
   }
+}
+
+/**
+ * The group's cause in words, less what its origin says below it (who added the finalizer,
+ * whether its controller looks alive): said once, not twice.
+ * @param {any} g
+ */
+export function headWords(g) {
+  let says = String(g.says || "");
+  const o = g.origin;
+  if (!o) return says;
+  const alive = o.controller?.says || "";
+  if (alive && says.endsWith(`: ${alive}`)) says = says.slice(0, -alive.length - 2);
+  if (o.manager) says = says.replace(` (added by ${o.manager})`, "");
+  return says;
 }
 
 /** "1 object", "3 objects". @param {number} n */

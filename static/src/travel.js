@@ -22,7 +22,8 @@ const NODE_EVENTS = EVENT_TYPES.filter((t) => PAYLOAD_OF[t] === "node" || PAYLOA
 
 /**
  * @typedef {{enter: () => void, leave: () => void, moment: (t: number) => void, seeked: (state: any, ms: number) => void,
- *   applied: (n: number) => void, playing: (on: boolean) => void, error: (message: string) => void}} Hooks
+ *   applied: (n: number) => void, playing: (on: boolean) => void, error: (message: string) => void, stepped?: () => void}} Hooks
+ *   stepped: a step forward or back is done (the moment shown moved without a seek)
  */
 
 export class TimeTravel {
@@ -309,6 +310,7 @@ export class TimeTravel {
     }
     if (n) this.hooks.applied(n);
     this.hooks.moment(this.at);
+    this.hooks.stepped?.();
   }
 
   /** Goes back to just before the last change of the graph in the state shown. */
@@ -328,5 +330,6 @@ export class TimeTravel {
     // The moment shown: just before the change undone.
     this.at = Math.min(this.at, prev.time - 0.001);
     this.hooks.moment(this.at);
+    this.hooks.stepped?.();
   }
 }

@@ -118,6 +118,11 @@ export class TravelUI {
       applied() {
         page.applied();
       },
+      // A step (→, ←) moves the moment shown without a seek: the URL follows it, so that a
+      // link shared then opens that moment.
+      stepped() {
+        page.writeURL();
+      },
       playing: (on) => {
         page.writeURL();
         if (!replay && !on && tr.active) tNote.textContent = "paused · the live state goes on underneath";
@@ -217,6 +222,11 @@ export class TravelUI {
   }
 
   /** "Replay the last cascade" of an object, live or gone. @param {string} uid */
+  /** The last recorded cascade uid took part in, or null. @param {string} uid */
+  lastCascadeOf(uid) {
+    return lastCascadeOf(uid);
+  }
+
   async replayLastCascade(uid) {
     try {
       const c = await lastCascadeOf(uid);
