@@ -486,9 +486,18 @@ var MARKERS = (
   [
     { id: "invalid", label: "invalid owner reference", color: "--st-invalid", help: "owner in another namespace, or a namespaced owner of a cluster-scoped object" },
     { id: "queued", label: "in a work queue", color: "--st-queued", help: "queued or being worked on" },
-    { id: "backoff", label: "in backoff", color: "--st-backoff", help: "a retry is scheduled" }
+    { id: "backoff", label: "in backoff", color: "--st-backoff", help: "a retry is scheduled" },
+    {
+      id: "orphaned",
+      label: "orphaned (owner reference removed)",
+      color: "--st-orphaned",
+      help: "the garbage collector removed its reference to an owner (an Orphan delete, or an absent or deleting owner): its panel says which, by whom and when, until dismissed or a day old"
+    }
   ]
 );
+function isOrphaned(n) {
+  return !!n?.orphaned?.length;
+}
 var EDGES = (
   /** @type {const} */
   [
@@ -1676,6 +1685,7 @@ var Renderer = class {
       "--st-invalid",
       "--st-queued",
       "--st-backoff",
+      "--st-orphaned",
       "--st-removed-fill",
       ...Object.values(PREVIEW).map((p) => p.color)
     ];
@@ -2072,7 +2082,7 @@ var Renderer = class {
   }
   /** @param {Item} it @param {string} state @param {number} now */
   record(it, state, now) {
-    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: this.drawClock, multi: this.multi.has(it.uid) });
+    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: this.drawClock, multi: this.multi.has(it.uid), orphaned: false });
   }
   /** Starts keeping drawnState, and redraws everything so that it starts complete. */
   recordDrawn() {
@@ -2348,6 +2358,28 @@ var Renderer = class {
       ctx.beginPath();
       ctx.arc(mx, y + 9, 5, 0, 2 * Math.PI);
       ctx.fill();
+      mx -= 15;
+    }
+    const orphaned = !ghost && isOrphaned(n);
+    if (orphaned) {
+      ctx.strokeStyle = C["--st-orphaned"];
+      ctx.lineWidth = 3;
+      ctx.setLineDash([6, 4]);
+      ctx.beginPath();
+      ctx.moveTo(x + 8, y + 1.5);
+      ctx.lineTo(x + NODE_W - 8, y + 1.5);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      ctx.fillStyle = C["--st-orphaned"];
+      ctx.beginPath();
+      ctx.moveTo(mx, y + 3);
+      ctx.lineTo(mx + 6, y + 9);
+      ctx.lineTo(mx, y + 15);
+      ctx.lineTo(mx - 6, y + 9);
+      ctx.closePath();
+      ctx.fill();
+      const d = this.drawnState?.get(it.uid);
+      if (d) d.orphaned = true;
     }
     const cascade = this.cascades?.active.get(it.uid);
     if (cascade) {
@@ -2362,7 +2394,7 @@ var Renderer = class {
       ctx.textBaseline = "alphabetic";
       ctx.fillStyle = C["--muted"];
       ctx.font = "11px system-ui, sans-serif";
-      let kindLabel = n.kind + (st === "normal" ? "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
+      let kindLabel = n.kind + (st === "normal" ? orphaned ? " · orphaned" : "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
       if (cascade) kindLabel = `${n.kind} · ${countText(cascade)}`;
       if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
       const kindShown = truncate(ctx, kindLabel, NODE_W - 30);
@@ -2674,6 +2706,7 @@ var explain = (uid) => get(`/api/v1/objects/${encodeURIComponent(uid)}/explain`)
 var deleteObject = (uid, policy, dryRun) => post(`/api/v1/objects/${encodeURIComponent(uid)}/delete`, { propagationPolicy: policy, dryRun });
 var MAX_SET = 5e3;
 var deleteSet = (uids, policy, dryRun) => post("/api/v1/deletions", { uids, propagationPolicy: policy, dryRun });
+var dismissOrphanMarks = (uid) => post(`/api/v1/objects/${encodeURIComponent(uid)}/orphan-marks/dismiss`, {});
 
 // src/vlist.js
 var VirtualList = class {
@@ -2832,16 +2865,16 @@ function apiServiceView(a) {
     a.next ? h("p.next", null, h("b", null, "Next: "), a.next) : null
   );
 }
-function failureList(failures) {
-  const gvs = Object.keys(failures).sort();
+function failureList(failures2) {
+  const gvs = Object.keys(failures2).sort();
   return h("ul.failures", null, ...gvs.map((gv) => h(
     "li",
     { "data-gv": gv },
     h("code", null, gv),
     " since ",
-    sinceNode(failures[gv].since),
+    sinceNode(failures2[gv].since),
     ": ",
-    h("span.muted", null, failures[gv].error)
+    h("span.muted", null, failures2[gv].error)
   )));
 }
 function namespaceView(ns, link) {
@@ -2914,6 +2947,27 @@ function namespaceView(ns, link) {
 }
 
 // src/panel.js
+var ORPHAN_CAUSES = (
+  /** @type {Record<string, string>} */
+  {
+    orphanDelete: "its owner was deleted with propagationPolicy Orphan: the collector removed the reference and kept the object",
+    ownerAbsent: "the owner it named is gone (a dangling reference): the collector removed the reference, another owner keeps the object",
+    ownerDeletingDependents: "its owner is being deleted in the foreground while another owner keeps the object: the collector removed only that reference"
+  }
+);
+function agoText(t) {
+  const s = (Date.now() - t) / 1e3;
+  return s < 1 ? "just now" : `${age(s)} ago`;
+}
+function retickAgo(root) {
+  for (const el of root.querySelectorAll("[data-ago]")) {
+    const text = agoText(Number(
+      /** @type {HTMLElement} */
+      el.dataset.ago
+    ));
+    if (el.textContent !== text) el.textContent = text;
+  }
+}
 var EXPLAIN_EVERY_MS = 500;
 var EXPLAIN_POLL_MS = 1e3;
 var RENDER_EVERY_MS = 250;
@@ -2973,6 +3027,8 @@ var ObjectPanel = class {
     this.blocking = /* @__PURE__ */ new Set();
     this.last = null;
     this.cascadeKnown = null;
+    this.dismissing = null;
+    this.dismissError = "";
     setInterval(() => this.poll(), EXPLAIN_POLL_MS);
   }
   /** @param {string|null} uid */
@@ -3030,6 +3086,7 @@ var ObjectPanel = class {
   }
   /** While the object is being deleted or queued, the engine is asked again every second. */
   poll() {
+    retickAgo(this.body);
     const uid = this.uid;
     const n = uid ? this.store.nodes.get(uid) : void 0;
     if (!uid || !n || document.hidden) return;
@@ -3315,14 +3372,81 @@ var ObjectPanel = class {
         h("dt", null, "queues"),
         h("dd", null, qs.length ? h("ul", null, ...qs) : "—")
       ),
+      this.orphanMarks(uid, node, travelAt),
       h("h3", null, `Owners (${fmt(owners.length)})`),
-      owners.length ? h("ul.refs", null, ...owners) : h("p.muted", null, "none: a root"),
+      owners.length ? h("ul.refs", null, ...owners) : h("p.muted", null, node.orphaned?.length ? "none left (orphaned: see above)" : "none: a root"),
       h("h3", { id: "dependents-head" }, `Dependents (${fmt(deps.length)})`),
       deps.length ? this.depsList.el : h("p.muted", null, "none"),
       ex?.hiddenDependents ? h("p.muted", null, `and ${fmt(ex.hiddenDependents)} you may not see`) : null
     ));
     this.depsList.restore();
     if (this.blockerList.el.isConnected) this.blockerList.restore();
+  }
+  /**
+   * The object's orphan marks (node.orphaned): per former owner, a section saying who it was
+   * (a link while it is in the graph), by whom the reference was removed, when (ticking, the
+   * time itself on hover) and why; and Dismiss, live only (a recorded moment is as it was).
+   * It changes only what gcscope remembers, so a read-only gcscope offers it too.
+   * @param {string} uid @param {any} node @param {number|null} travelAt
+   */
+  orphanMarks(uid, node, travelAt) {
+    const marks = node.orphaned || [];
+    if (!marks.length) return null;
+    const live2 = travelAt === null && document.body.dataset.replay !== "true" && this.store.nodes.has(uid);
+    const dismissing = this.dismissing === uid;
+    const rows = marks.map((m, i) => {
+      const t = Date.parse(m.at);
+      const o = m.owner;
+      const who = m.ownerHidden || !o ? h("i", null, "an owner you may not see") : this.store.nodes.has(o.uid) ? this.link(o) : h("span.obj.gone", { title: `uid ${o.uid}: no longer in the graph` }, `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`);
+      return h(
+        "div.orphan-mark",
+        { "data-cause": m.cause, "data-index": String(i) },
+        h("div.orphan-head", null, "Orphaned from ", who, m.controller ? h("span.tag", { title: "the removed reference had controller: true" }, "controller reference") : null),
+        h(
+          "div",
+          null,
+          "by ",
+          m.by || "the garbage collector",
+          ", ",
+          Number.isFinite(t) ? h("span.ago", { "data-ago": String(t), title: new Date(t).toLocaleString() + ` (${m.at})` }, agoText(t)) : m.at || "at a moment not known"
+        ),
+        h("div.muted", { title: ORPHAN_CAUSES[m.cause] || m.cause }, m.reason || ORPHAN_CAUSES[m.cause] || m.cause)
+      );
+    });
+    return h(
+      "section.orphan-marks",
+      { id: "orphan-marks" },
+      h("h3", null, marks.length === 1 ? "Orphaned" : `Orphaned (${fmt(marks.length)} references removed)`),
+      ...rows,
+      live2 ? h(
+        "div.dismiss-row",
+        null,
+        h("button", {
+          type: "button",
+          id: "dismiss-orphan",
+          disabled: dismissing ? "" : null,
+          title: "Forget these marks (gcscope's memory only: nothing is written to the cluster; for every user of this gcscope)",
+          onclick: () => this.dismiss(uid)
+        }, dismissing ? "Dismissing…" : "Dismiss"),
+        h("span.muted", null, "kept a day unless dismissed"),
+        this.dismissError ? h("span.error", null, this.dismissError) : null
+      ) : null
+    );
+  }
+  /** Dismisses the object's orphan marks; the mark goes when the stream sends the node again. @param {string} uid */
+  async dismiss(uid) {
+    this.dismissing = uid;
+    this.dismissError = "";
+    this.render();
+    try {
+      await dismissOrphanMarks(uid);
+    } catch (e) {
+      this.dismissError = `Dismiss failed: ${/** @type {any} */
+      e.message || e}`;
+    } finally {
+      this.dismissing = null;
+      this.renderSoon();
+    }
   }
   /**
    * What holds the object: each finalizer of another controller, who usually removes it,
@@ -4950,8 +5074,8 @@ var StuckView = class {
       r.groups || []
     );
     this.summary.textContent = r.total ? `${counted2(r.total)} deleted more than ${r.olderThan} ago and still there, in ${groups.length === 1 ? "1 group" : `${groups.length} groups`}${r.hidden ? ` (and ${fmt(r.hidden)} you may not see)` : ""}. As of ${since(r.at)}.` : `Nothing deleted more than ${r.olderThan} ago is still there${r.hidden ? ` that you may see (${fmt(r.hidden)} you may not)` : ""}. As of ${since(r.at)}.`;
-    const failures = r.discoveryFailures && Object.keys(r.discoveryFailures).length ? h("div.stuck-discovery", null, h("b", null, "API discovery fails: "), "no namespace can finish deleting while it does.", failureList(r.discoveryFailures)) : null;
-    patchChildren(this.body, [...failures ? [failures] : [], ...groups.map((g) => this.group(g))]);
+    const failures2 = r.discoveryFailures && Object.keys(r.discoveryFailures).length ? h("div.stuck-discovery", null, h("b", null, "API discovery fails: "), "no namespace can finish deleting while it does.", failureList(r.discoveryFailures)) : null;
+    patchChildren(this.body, [...failures2 ? [failures2] : [], ...groups.map((g) => this.group(g))]);
   }
   /** @param {any} g a group of the report */
   group(g) {
@@ -5022,8 +5146,8 @@ var DiscoveryBanner = class {
    * behind them when they are new), or hides the banner when there are none.
    * @param {Record<string, import("./deletion.js").GroupFailure>|undefined} failures
    */
-  update(failures) {
-    const f = failures || {};
+  update(failures2) {
+    const f = failures2 || {};
     const key = Object.keys(f).sort().map((gv) => `${gv}@${f[gv].since}`).join(",");
     if (key === this.key) return;
     this.key = key;
@@ -6305,7 +6429,7 @@ function renderLegend(renderer2) {
   const rows = [
     h("div.lh", null, "Objects"),
     ...STATES.map((s) => h("div.li", { title: s.help }, sw(s.color, s.id === "virtual" ? "swatch.dashed" : "swatch"), s.label)),
-    ...MARKERS.map((m) => h("div.li", { title: m.help }, sw(m.color, m.id === "invalid" ? "marker.tri" : "marker"), m.label)),
+    ...MARKERS.map((m) => h("div.li", { title: m.help }, sw(m.color, m.id === "invalid" ? "marker.tri" : m.id === "orphaned" ? "marker.orph" : "marker"), m.label)),
     h("div.li", { title: "a collapsed set of siblings: zoom in or click it" }, h("span.swatch.block"), "N siblings (zoom in or click)"),
     h("div.lh", null, "Owner references"),
     ...EDGES.map((e) => h("div.li", { title: "help" in e ? e.help : void 0 }, h(`span.edge${e.dash ? ".dash" : ""}${e.strong ? ".strong" : ""}${e.id === "cycle" ? ".cycle" : ""}`), e.label))
@@ -6836,6 +6960,7 @@ var Timeline = class {
     this.spans = [];
     this.total = 0;
     this.fetchMs = 0;
+    this.dotsDrawn = [];
     this.readColors();
     canvas.addEventListener("pointerdown", (ev) => this.down(ev));
     canvas.addEventListener("pointermove", (ev) => this.move(ev));
@@ -6862,6 +6987,7 @@ var Timeline = class {
       "--st-foreground",
       "--pv-orphaned",
       "--danger",
+      "--retry",
       "--st-removed"
     ]) this.colors[n] = cs.getPropertyValue(n).trim() || "#888";
     this.draw();
@@ -7004,6 +7130,7 @@ var Timeline = class {
         ctx.restore();
       }
       const maxE = Math.max(1, ...d.buckets.map((b) => b.events));
+      this.dotsDrawn = [];
       const scale = (v) => v ? Math.max(1.5, Math.sqrt(v) / Math.sqrt(maxE) * (HIST_H - 4)) : 0;
       for (const b of d.buckets) {
         const x0 = this.x(b.t), x1 = this.x(b.t + d.bucket);
@@ -7017,12 +7144,22 @@ var Timeline = class {
         ctx.fillStyle = C["--st-deleting"];
         ctx.fillRect(x0, histBottom - hd, bw, hd);
         ctx.globalAlpha = 1;
-        if (b.errors) {
-          ctx.fillStyle = C["--danger"];
+        const dots = [b.errors ? "--danger" : "", b.retries ? "--retry" : ""].filter(Boolean);
+        dots.forEach((col, i) => {
+          const cx = x0 + bw / 2 + (dots.length > 1 ? i ? 3.5 : -3.5 : 0);
           ctx.beginPath();
-          ctx.arc(x0 + bw / 2, top + 3, 2.5, 0, Math.PI * 2);
-          ctx.fill();
-        }
+          if (col === "--retry") {
+            ctx.strokeStyle = C[col];
+            ctx.lineWidth = 1.6;
+            ctx.arc(cx, top + 3, 2.4, 0, Math.PI * 2);
+            ctx.stroke();
+          } else {
+            ctx.fillStyle = C[col];
+            ctx.arc(cx, top + 3, 2.5, 0, Math.PI * 2);
+            ctx.fill();
+          }
+        });
+        if (dots.length) this.dotsDrawn.push({ t: b.t, errors: b.errors || 0, retries: b.retries || 0, colors: dots.map((c) => C[c]) });
       }
       this.spans = [];
       const laneEnd = new Array(LANES).fill(-Infinity);
@@ -7122,13 +7259,13 @@ var Timeline = class {
     if (s) {
       const c = s.c;
       text = `${c.policy} deletion of ${c.root.kind} ${c.root.namespace ? c.root.namespace + "/" : ""}${c.root.name}
-${clock(c.start)} – ${c.end ? clock(c.end) : "still running"}${c.deleted !== void 0 ? ` · ${c.deleted} deleted` : ""}${c.errors ? ` · ${c.errors} errors` : ""}
+${clock(c.start)} – ${c.end ? clock(c.end) : "still running"}${c.deleted !== void 0 ? ` · ${c.deleted} deleted` : ""}${failures(c)}
 click: select it and go to its start`;
     } else if (this.data) {
       const b = this.data.buckets.find((x) => t >= x.t && t < x.t + (this.data?.bucket || 0));
       const whole = document.getElementById("signed-in-as") ? " in the whole cluster" : "";
       if (b) text += `
-${b.events} events · ${b.deletes} deletes${b.errors ? ` · ${b.errors} errors` : ""}${whole}`;
+${b.events} events · ${b.deletes} deletes${failures(b)}${whole}`;
       const g = this.data.gaps.find((x) => t >= x.start && t <= x.end);
       if (g) text += `
 not recorded: ${g.reason || "a gap"}`;
@@ -7167,6 +7304,10 @@ not recorded: ${g.reason || "a gap"}`;
     this.setWindow(from, from + span);
   }
 };
+function failures(x) {
+  const e = x.errors || 0, r = x.retries || 0;
+  return `${e ? ` · ${e} ${e === 1 ? "error" : "errors"}` : ""}${r ? ` · ${r} retried ${r === 1 ? "conflict" : "conflicts"}` : ""}`;
+}
 function niceStep(ms) {
   const steps = [
     100,

@@ -82,3 +82,6 @@ export const MAX_SET = 5000;
 
 /** Several objects deleted together (POST /api/v1/deletions). @param {string[]} uids @param {string} policy @param {boolean} dryRun */
 export const deleteSet = (uids, policy, dryRun) => post("/api/v1/deletions", { uids, propagationPolicy: policy, dryRun });
+
+/** Forgets the object's orphan marks (gcscope's memory only; allowed read-only). @param {string} uid */
+export const dismissOrphanMarks = (uid) => post(`/api/v1/objects/${encodeURIComponent(uid)}/orphan-marks/dismiss`, {});

@@ -11,7 +11,7 @@ export function renderLegend(renderer) {
   const rows = [
     h("div.lh", null, "Objects"),
     ...STATES.map((s) => h("div.li", { title: s.help }, sw(s.color, s.id === "virtual" ? "swatch.dashed" : "swatch"), s.label)),
-    ...MARKERS.map((m) => h("div.li", { title: m.help }, sw(m.color, m.id === "invalid" ? "marker.tri" : "marker"), m.label)),
+    ...MARKERS.map((m) => h("div.li", { title: m.help }, sw(m.color, m.id === "invalid" ? "marker.tri" : m.id === "orphaned" ? "marker.orph" : "marker"), m.label)),
     h("div.li", { title: "a collapsed set of siblings: zoom in or click it" }, h("span.swatch.block"), "N siblings (zoom in or click)"),
     h("div.lh", null, "Owner references"),
     ...EDGES.map((e) => h("div.li", { title: "help" in e ? e.help : undefined }, h(`span.edge${e.dash ? ".dash" : ""}${e.strong ? ".strong" : ""}${e.id === "cycle" ? ".cycle" : ""}`), e.label)),

@@ -12,10 +12,31 @@
 
 import { errorText } from "./actionresult.js";
 import { h, clock, patchChildren } from "./dom.js";
-import { explain } from "./api.js";
+import { explain, dismissOrphanMarks } from "./api.js";
 import { stateOf, STATES, holdingFinalizers, invalidReason, blockingDependents } from "./states.js";
 import { VirtualList } from "./vlist.js";
-import { namespaceView, originView, riskLine } from "./deletion.js";
+import { namespaceView, originView, riskLine, age } from "./deletion.js";
+
+/** What each cause of an orphan mark says (docs/api.md, GET /api/v1/objects/{uid}). */
+export const ORPHAN_CAUSES = /** @type {Record<string, string>} */ ({
+  orphanDelete: "its owner was deleted with propagationPolicy Orphan: the collector removed the reference and kept the object",
+  ownerAbsent: "the owner it named is gone (a dangling reference): the collector removed the reference, another owner keeps the object",
+  ownerDeletingDependents: "its owner is being deleted in the foreground while another owner keeps the object: the collector removed only that reference",
+});
+
+/** "3m 12s ago", "just now". @param {number} t epoch ms */
+export function agoText(t) {
+  const s = (Date.now() - t) / 1000;
+  return s < 1 ? "just now" : `${age(s)} ago`;
+}
+
+/** Writes again every relative time under root ("30s ago", then "31s ago"). @param {ParentNode} root */
+export function retickAgo(root) {
+  for (const el of root.querySelectorAll("[data-ago]")) {
+    const text = agoText(Number(/** @type {HTMLElement} */ (el).dataset.ago));
+    if (el.textContent !== text) el.textContent = text;
+  }
+}
 
 /** @typedef {import("./store.js").Store} Store */
 
@@ -109,6 +130,8 @@ export class ObjectPanel {
      * @type {{uid: string, key: string, has: boolean|null, at: number}|null}
      */
     this.cascadeKnown = null;
+    /** the object whose orphan marks are being dismissed @type {string|null} */ this.dismissing = null;
+    this.dismissError = "";
     setInterval(() => this.poll(), EXPLAIN_POLL_MS);
   }
 
@@ -170,6 +193,7 @@ export class ObjectPanel {
 
   /** While the object is being deleted or queued, the engine is asked again every second. */
   poll() {
+    retickAgo(this.body);
     const uid = this.uid;
     const n = uid ? this.store.nodes.get(uid) : undefined;
     if (!uid || !n || document.hidden) return;
@@ -431,7 +455,9 @@ export class ObjectPanel {
           ? node.finalizers.map((/** @type {string} */ f) => h(holds.includes(f) ? "code.hold" : "code", null, f)) : ["—"])),
         node.deletionTimestamp ? h("dt", null, "deleted at") : null, node.deletionTimestamp ? h("dd", null, node.deletionTimestamp) : null,
         h("dt", null, "queues"), h("dd", null, qs.length ? h("ul", null, ...qs) : "—")),
-      h("h3", null, `Owners (${fmt(owners.length)})`), owners.length ? h("ul.refs", null, ...owners) : h("p.muted", null, "none: a root"),
+      this.orphanMarks(uid, node, travelAt),
+      h("h3", null, `Owners (${fmt(owners.length)})`), owners.length ? h("ul.refs", null, ...owners)
+        : h("p.muted", null, node.orphaned?.length ? "none left (orphaned: see above)" : "none: a root"),
       h("h3", { id: "dependents-head" }, `Dependents (${fmt(deps.length)})`),
       deps.length ? this.depsList.el : h("p.muted", null, "none"),
       ex?.hiddenDependents ? h("p.muted", null, `and ${fmt(ex.hiddenDependents)} you may not see`) : null,
@@ -439,6 +465,56 @@ export class ObjectPanel {
     // Back in the page: the lists scroll to where the user left them.
     this.depsList.restore();
     if (this.blockerList.el.isConnected) this.blockerList.restore();
+  }
+
+  /**
+   * The object's orphan marks (node.orphaned): per former owner, a section saying who it was
+   * (a link while it is in the graph), by whom the reference was removed, when (ticking, the
+   * time itself on hover) and why; and Dismiss, live only (a recorded moment is as it was).
+   * It changes only what gcscope remembers, so a read-only gcscope offers it too.
+   * @param {string} uid @param {any} node @param {number|null} travelAt
+   */
+  orphanMarks(uid, node, travelAt) {
+    /** @type {any[]} */
+    const marks = node.orphaned || [];
+    if (!marks.length) return null;
+    const live = travelAt === null && document.body.dataset.replay !== "true" && this.store.nodes.has(uid);
+    const dismissing = this.dismissing === uid;
+    const rows = marks.map((m, i) => {
+      const t = Date.parse(m.at);
+      const o = m.owner;
+      const who = m.ownerHidden || !o ? h("i", null, "an owner you may not see")
+        : this.store.nodes.has(o.uid) ? this.link(o) : h("span.obj.gone", { title: `uid ${o.uid}: no longer in the graph` }, `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`);
+      return h("div.orphan-mark", { "data-cause": m.cause, "data-index": String(i) },
+        h("div.orphan-head", null, "Orphaned from ", who, m.controller ? h("span.tag", { title: "the removed reference had controller: true" }, "controller reference") : null),
+        h("div", null, "by ", m.by || "the garbage collector", ", ",
+          Number.isFinite(t) ? h("span.ago", { "data-ago": String(t), title: new Date(t).toLocaleString() + ` (${m.at})` }, agoText(t)) : m.at || "at a moment not known"),
+        h("div.muted", { title: ORPHAN_CAUSES[m.cause] || m.cause }, m.reason || ORPHAN_CAUSES[m.cause] || m.cause));
+    });
+    return h("section.orphan-marks", { id: "orphan-marks" },
+      h("h3", null, marks.length === 1 ? "Orphaned" : `Orphaned (${fmt(marks.length)} references removed)`),
+      ...rows,
+      live ? h("div.dismiss-row", null,
+        h("button", { type: "button", id: "dismiss-orphan", disabled: dismissing ? "" : null,
+          title: "Forget these marks (gcscope's memory only: nothing is written to the cluster; for every user of this gcscope)",
+          onclick: () => this.dismiss(uid) }, dismissing ? "Dismissing…" : "Dismiss"),
+        h("span.muted", null, "kept a day unless dismissed"),
+        this.dismissError ? h("span.error", null, this.dismissError) : null) : null);
+  }
+
+  /** Dismisses the object's orphan marks; the mark goes when the stream sends the node again. @param {string} uid */
+  async dismiss(uid) {
+    this.dismissing = uid;
+    this.dismissError = "";
+    this.render();
+    try {
+      await dismissOrphanMarks(uid);
+    } catch (e) {
+      this.dismissError = `Dismiss failed: ${/** @type {any} */ (e).message || e}`;
+    } finally {
+      this.dismissing = null;
+      this.renderSoon();
+    }
   }
 
   /**

@@ -7,7 +7,7 @@
 import { NODE_W, NODE_H, LONER_CAPTION, CYCLE_BULGE, GROUP_PAD, GROUP_TITLE } from "./layout.js";
 import { cycleKey } from "./cycles.js";
 import { GHOST_MS, BORN_MS } from "./store.js";
-import { stateOf, hasInvalidOwner, kindHue, STATES, PREVIEW } from "./states.js";
+import { stateOf, hasInvalidOwner, kindHue, STATES, PREVIEW, isOrphaned } from "./states.js";
 import { progress, cascadeCaption, countText } from "./cascades.js";
 import { drawTitles, drawCounts, namespaceDeletion } from "./titles.js";
 import { clamp, truncate, truncateMiddle } from "./textfit.js";
@@ -125,7 +125,7 @@ export class Renderer {
   readColors() {
     const cs = getComputedStyle(document.documentElement);
     const names = ["--bg", "--fg", "--muted", "--node-bg", "--node-border", "--group-bg", "--group-border", "--edge",
-      "--edge-block", "--edge-cycle", "--accent", "--match", ...STATES.map((s) => s.color), "--st-invalid", "--st-queued", "--st-backoff", "--st-removed-fill",
+      "--edge-block", "--edge-cycle", "--accent", "--match", ...STATES.map((s) => s.color), "--st-invalid", "--st-queued", "--st-backoff", "--st-orphaned", "--st-removed-fill",
       ...Object.values(PREVIEW).map((p) => p.color)];
     for (const n of names) this.colors[n] = cs.getPropertyValue(n).trim() || "#888";
     this.dirty = true;
@@ -544,7 +544,8 @@ export class Renderer {
     // at: when the frame was drawn, on the clock the stream's arrivals are timed with (a
     // frame's own timestamp is its start, which can precede a message handled in it).
     // multi: drawn as one of the objects selected together.
-    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: this.drawClock, multi: this.multi.has(it.uid) });
+    // orphaned: drawn with the orphan mark (drawItem; a far-out cell has no marks).
+    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: this.drawClock, multi: this.multi.has(it.uid), orphaned: false });
   }
 
   /** Starts keeping drawnState, and redraws everything so that it starts complete. */
@@ -830,6 +831,31 @@ export class Renderer {
       ctx.beginPath();
       ctx.arc(mx, y + 9, 5, 0, 2 * Math.PI);
       ctx.fill();
+      mx -= 15;
+    }
+    // Orphaned (the collector removed its reference to an owner): its top edge, where the
+    // owner's reference came in, dashed in the mark's colour (a cut reference), a diamond
+    // among the markers, and its kind line says so (below).
+    const orphaned = !ghost && isOrphaned(n);
+    if (orphaned) {
+      ctx.strokeStyle = C["--st-orphaned"];
+      ctx.lineWidth = 3;
+      ctx.setLineDash([6, 4]);
+      ctx.beginPath();
+      ctx.moveTo(x + 8, y + 1.5);
+      ctx.lineTo(x + NODE_W - 8, y + 1.5);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      ctx.fillStyle = C["--st-orphaned"];
+      ctx.beginPath();
+      ctx.moveTo(mx, y + 3);
+      ctx.lineTo(mx + 6, y + 9);
+      ctx.lineTo(mx, y + 15);
+      ctx.lineTo(mx - 6, y + 9);
+      ctx.closePath();
+      ctx.fill();
+      const d = this.drawnState?.get(it.uid);
+      if (d) d.orphaned = true;
     }
 
     // A cascade in progress: a bar along the bottom, and its count in the label.
@@ -847,7 +873,7 @@ export class Renderer {
       ctx.textBaseline = "alphabetic";
       ctx.fillStyle = C["--muted"];
       ctx.font = "11px system-ui, sans-serif";
-      let kindLabel = n.kind + (st === "normal" ? "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
+      let kindLabel = n.kind + (st === "normal" ? (orphaned ? " · orphaned" : "") : " · " + (STATES.find((s) => s.id === st)?.label || st));
       if (cascade) kindLabel = `${n.kind} · ${countText(cascade)}`;
       if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
       const kindShown = truncate(ctx, kindLabel, NODE_W - 30);

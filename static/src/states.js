@@ -25,7 +25,14 @@ export const MARKERS = /** @type {const} */ ([
   { id: "invalid", label: "invalid owner reference", color: "--st-invalid", help: "owner in another namespace, or a namespaced owner of a cluster-scoped object" },
   { id: "queued", label: "in a work queue", color: "--st-queued", help: "queued or being worked on" },
   { id: "backoff", label: "in backoff", color: "--st-backoff", help: "a retry is scheduled" },
+  { id: "orphaned", label: "orphaned (owner reference removed)", color: "--st-orphaned",
+    help: "the garbage collector removed its reference to an owner (an Orphan delete, or an absent or deleting owner): its panel says which, by whom and when, until dismissed or a day old" },
 ]);
+
+/** Whether the object carries orphan marks (the engine's node.orphaned). @param {{orphaned?: any[]}|undefined|null} n */
+export function isOrphaned(n) {
+  return !!n?.orphaned?.length;
+}
 
 export const EDGES = /** @type {const} */ ([
   { id: "controller", label: "controller reference", dash: false, strong: false },

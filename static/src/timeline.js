@@ -1,6 +1,7 @@
 // @ts-check
 // The timeline under the graph: the recording's activity over a window of time as a small
-// histogram (the collector's actions per bucket, deletes and errors marked), the cascades
+// histogram (the collector's actions per bucket, deletes marked, errors as a red dot and
+// conflicts the workers retried, which are not failures, as a dot of their own), the cascades
 // as spans coloured by policy, the recording's gaps hatched, and a cursor to drag to any
 // moment (time travel). The wheel zooms the window around the pointer; a click on a cascade
 // selects it (the window closes in on it and time travel goes to its start).
@@ -52,6 +53,8 @@ export class Timeline {
     /** Events in the window (from the buckets) and when the data came. */
     this.total = 0;
     this.fetchMs = 0;
+    /** the error and retry dots last drawn, for tests: the bucket's time, counts and colours */
+    /** @type {{t: number, errors: number, retries: number, colors: string[]}[]} */ this.dotsDrawn = [];
     this.readColors();
     canvas.addEventListener("pointerdown", (ev) => this.down(ev));
     canvas.addEventListener("pointermove", (ev) => this.move(ev));
@@ -66,10 +69,11 @@ export class Timeline {
     }, 5000);
   }
 
+
   readColors() {
     const cs = getComputedStyle(document.documentElement);
     for (const n of ["--fg", "--muted", "--line", "--accent", "--bg", "--panel", "--group-border", "--st-deleting", "--st-foreground",
-      "--pv-orphaned", "--danger", "--st-removed"]) this.colors[n] = cs.getPropertyValue(n).trim() || "#888";
+      "--pv-orphaned", "--danger", "--retry", "--st-removed"]) this.colors[n] = cs.getPropertyValue(n).trim() || "#888";
     this.draw();
   }
 
@@ -227,6 +231,7 @@ export class Timeline {
       }
       // Buckets: all actions (accent), deletes (red) over them, errors as a dot on top.
       const maxE = Math.max(1, ...d.buckets.map((b) => b.events));
+      this.dotsDrawn = [];
       const scale = (/** @type {number} */ v) => (v ? Math.max(1.5, (Math.sqrt(v) / Math.sqrt(maxE)) * (HIST_H - 4)) : 0);
       for (const b of d.buckets) {
         const x0 = this.x(b.t), x1 = this.x(b.t + d.bucket);
@@ -240,12 +245,25 @@ export class Timeline {
         ctx.fillStyle = C["--st-deleting"];
         ctx.fillRect(x0, histBottom - hd, bw, hd);
         ctx.globalAlpha = 1;
-        if (b.errors) {
-          ctx.fillStyle = C["--danger"];
+        // Errors (red) and retried conflicts (their own colour): a dot each, side by side
+        // when a bucket has both.
+        const dots = [b.errors ? "--danger" : "", b.retries ? "--retry" : ""].filter(Boolean);
+        // An error is a filled red dot; a retry a ring, so the two differ in shape as well.
+        dots.forEach((col, i) => {
+          const cx = x0 + bw / 2 + (dots.length > 1 ? (i ? 3.5 : -3.5) : 0);
           ctx.beginPath();
-          ctx.arc(x0 + bw / 2, top + 3, 2.5, 0, Math.PI * 2);
-          ctx.fill();
-        }
+          if (col === "--retry") {
+            ctx.strokeStyle = C[col];
+            ctx.lineWidth = 1.6;
+            ctx.arc(cx, top + 3, 2.4, 0, Math.PI * 2);
+            ctx.stroke();
+          } else {
+            ctx.fillStyle = C[col];
+            ctx.arc(cx, top + 3, 2.5, 0, Math.PI * 2);
+            ctx.fill();
+          }
+        });
+        if (dots.length) this.dotsDrawn.push({ t: b.t, errors: b.errors || 0, retries: b.retries || 0, colors: dots.map((c) => C[c]) });
       }
       // Cascades: spans in up to LANES lanes, the selected one outlined.
       this.spans = [];
@@ -357,12 +375,12 @@ export class Timeline {
       const c = s.c;
       text = `${c.policy} deletion of ${c.root.kind} ${c.root.namespace ? c.root.namespace + "/" : ""}${c.root.name}\n` +
         `${clock(c.start)} – ${c.end ? clock(c.end) : "still running"}` +
-        `${c.deleted !== undefined ? ` · ${c.deleted} deleted` : ""}${c.errors ? ` · ${c.errors} errors` : ""}\nclick: select it and go to its start`;
+        `${c.deleted !== undefined ? ` · ${c.deleted} deleted` : ""}${failures(c)}\nclick: select it and go to its start`;
     } else if (this.data) {
       const b = this.data.buckets.find((x) => t >= x.t && t < x.t + (this.data?.bucket || 0));
       // Per-user reads leave objects out, not counts: a count names nothing.
       const whole = document.getElementById("signed-in-as") ? " in the whole cluster" : "";
-      if (b) text += `\n${b.events} events · ${b.deletes} deletes${b.errors ? ` · ${b.errors} errors` : ""}${whole}`;
+      if (b) text += `\n${b.events} events · ${b.deletes} deletes${failures(b)}${whole}`;
       const g = this.data.gaps.find((x) => t >= x.start && t <= x.end);
       if (g) text += `\nnot recorded: ${g.reason || "a gap"}`;
       text += "\ndrag: travel to a moment";
@@ -398,6 +416,16 @@ export class Timeline {
     this.followNow = false;
     this.setWindow(from, from + span);
   }
+}
+
+/**
+ * " · 1 error · 2 retried conflicts": the failed actions and, apart, the conflicts retried
+ * (not failures).
+ * @param {{errors?: number, retries?: number}} x a bucket or a cascade
+ */
+export function failures(x) {
+  const e = x.errors || 0, r = x.retries || 0;
+  return `${e ? ` · ${e} ${e === 1 ? "error" : "errors"}` : ""}${r ? ` · ${r} retried ${r === 1 ? "conflict" : "conflicts"}` : ""}`;
 }
 
 /** A round step of time near ms. @param {number} ms */
