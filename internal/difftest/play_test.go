@@ -132,15 +132,23 @@ func (p *play) ownerRefs(i int, refs []Ref, self bool) []any {
 	return out
 }
 
-// create makes the namespaces, the CRD if the scenario uses it, and the objects with their
-// creation references, owners first.
-func (p *play) create(ctx context.Context) error {
+// createNamespaces makes the play's two namespaces.
+func (p *play) createNamespaces(ctx context.Context) error {
 	for _, ns := range []string{p.ns, p.ns + "-b"} {
 		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
 			"metadata": map[string]any{"name": ns}}}
 		if _, err := p.side.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, u, metav1.CreateOptions{}); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// create makes the namespaces, the CRD if the scenario uses it, and the objects with their
+// creation references, owners first.
+func (p *play) create(ctx context.Context) error {
+	if err := p.createNamespaces(ctx); err != nil {
+		return err
 	}
 	if p.s.usesCRD() {
 		if err := p.createCRD(ctx); err != nil {

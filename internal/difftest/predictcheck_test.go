@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
@@ -201,12 +200,8 @@ func (c *checker) prelude(r *rand.Rand) []Step {
 // (a condition) rather than for two discovery periods.
 func (c *checker) create(ctx context.Context) error {
 	p := c.p
-	for _, ns := range []string{p.ns, p.ns + "-b"} {
-		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace",
-			"metadata": map[string]any{"name": ns}}}
-		if _, err := p.side.dyn.Resource(schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}).Create(ctx, u, metav1.CreateOptions{}); err != nil {
-			return err
-		}
+	if err := p.createNamespaces(ctx); err != nil {
+		return err
 	}
 	if p.s.usesCRD() {
 		if err := c.createCRD(ctx); err != nil {
