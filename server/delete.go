@@ -46,18 +46,10 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	fail := func(status int, e *apiError) { s.refuseWrite(w, entry, status, e) }
 
 	req, perr := wire.ParseDeleteRequest(r.Body)
-	if perr != nil {
-		// Logged as what it is: no policy and no dryRun were read from it.
-		entry.Unparsable = true
-		fail(http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: perr.Message, Allowed: perr.Allowed})
+	if !s.admitDelete(w, &entry, perr, req.PropagationPolicy, &req.DryRun) {
 		return
 	}
-	entry.Policy, entry.DryRun = req.PropagationPolicy, &req.DryRun
 	policy := metav1.DeletionPropagation(req.PropagationPolicy)
-	if s.opts.ReadOnly && !req.DryRun {
-		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: readOnlyDeletes})
-		return
-	}
 	if node.Virtual {
 		fail(http.StatusNotFound, &apiError{Code: codeNotFound, Message: "the object is only named as an owner; it has not been observed, so there is nothing to delete"})
 		return
@@ -147,4 +139,21 @@ func (d *deleter) delete(ctx context.Context, user *User, ref gc.ObjectRef, poli
 	}
 	uid := ref.UID
 	return rc.Delete(ctx, ref.Name, metav1.DeleteOptions{PropagationPolicy: &policy, Preconditions: &metav1.Preconditions{UID: &uid}, DryRun: dryRun})
+}
+
+// admitDelete refuses, audited, a delete whose body did not parse (logged as what it is:
+// no policy and no dryRun were read from it) and a real delete on a read-only server;
+// otherwise it notes the policy and dry run on entry for the lines to come.
+func (s *Server) admitDelete(w http.ResponseWriter, entry *auditEntry, perr *wire.Error, policy string, dryRun *bool) bool {
+	if perr != nil {
+		entry.Unparsable = true
+		s.refuseWrite(w, *entry, http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: perr.Message, Allowed: perr.Allowed})
+		return false
+	}
+	entry.Policy, entry.DryRun = policy, dryRun
+	if s.opts.ReadOnly && !*dryRun {
+		s.refuseWrite(w, *entry, http.StatusForbidden, &apiError{Code: codeReadOnly, Message: readOnlyDeletes})
+		return false
+	}
+	return true
 }

@@ -55,17 +55,10 @@ func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 	entry := entryFor(r, "deleteSet")
 	fail := func(status int, e *apiError) { s.refuseWrite(w, entry, status, e) }
 	req, perr := wire.ParseDeleteSetRequest(r.Body)
-	if perr != nil {
-		entry.Unparsable = true
-		fail(http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: perr.Message, Allowed: perr.Allowed})
+	if !s.admitDelete(w, &entry, perr, req.PropagationPolicy, &req.DryRun) {
 		return
 	}
-	entry.Policy, entry.DryRun = req.PropagationPolicy, &req.DryRun
 	policy := metav1.DeletionPropagation(req.PropagationPolicy)
-	if s.opts.ReadOnly && !req.DryRun {
-		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: readOnlyDeletes})
-		return
-	}
 	c := clusterFrom(r)
 	engine, ok := c.Engine.(setEngine)
 	if !ok {
