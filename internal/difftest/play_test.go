@@ -132,6 +132,22 @@ func (p *play) ownerRefs(i int, refs []Ref, self bool) []any {
 	return out
 }
 
+// object is object i as created: its name, label, creation references and hold.
+func (p *play) object(i int, o Object) *unstructured.Unstructured {
+	meta := map[string]any{
+		"name":            p.name(i),
+		"labels":          map[string]any{scenarioLabel: p.ns},
+		"ownerReferences": p.ownerRefs(i, p.s.creationRefs(o), false),
+	}
+	if ns := p.namespace(o); ns != "" {
+		meta["namespace"] = ns
+	}
+	if o.Held {
+		meta["finalizers"] = []any{holdFinalizer}
+	}
+	return &unstructured.Unstructured{Object: map[string]any{"apiVersion": p.apiVersion(o.Kind), "kind": o.Kind, "metadata": meta}}
+}
+
 // createNamespaces makes the play's two namespaces.
 func (p *play) createNamespaces(ctx context.Context) error {
 	for _, ns := range []string{p.ns, p.ns + "-b"} {
@@ -156,19 +172,7 @@ func (p *play) create(ctx context.Context) error {
 		}
 	}
 	for i, o := range p.s.Objects {
-		meta := map[string]any{
-			"name":            p.name(i),
-			"labels":          map[string]any{scenarioLabel: p.ns},
-			"ownerReferences": p.ownerRefs(i, p.s.creationRefs(o), false),
-		}
-		if ns := p.namespace(o); ns != "" {
-			meta["namespace"] = ns
-		}
-		if o.Held {
-			meta["finalizers"] = []any{holdFinalizer}
-		}
-		u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": p.apiVersion(o.Kind), "kind": o.Kind, "metadata": meta}}
-		created, err := p.side.dyn.Resource(p.gvr(o.Kind)).Namespace(p.namespace(o)).Create(ctx, u, metav1.CreateOptions{})
+		created, err := p.side.dyn.Resource(p.gvr(o.Kind)).Namespace(p.namespace(o)).Create(ctx, p.object(i, o), metav1.CreateOptions{})
 		if err != nil {
 			return fmt.Errorf("create o%d: %w", i, err)
 		}

@@ -16,7 +16,6 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
@@ -218,19 +217,7 @@ func (c *checker) create(ctx context.Context) error {
 
 func (c *checker) createObject(ctx context.Context, i int, o Object) error {
 	p := c.p
-	meta := map[string]any{
-		"name":            p.name(i),
-		"labels":          map[string]any{scenarioLabel: p.ns},
-		"ownerReferences": p.ownerRefs(i, p.s.creationRefs(o), false),
-	}
-	if ns := p.namespace(o); ns != "" {
-		meta["namespace"] = ns
-	}
-	if o.Held {
-		meta["finalizers"] = []any{holdFinalizer}
-	}
-	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": p.apiVersion(o.Kind), "kind": o.Kind, "metadata": meta}}
-	created, err := p.resource(i).Create(ctx, u, metav1.CreateOptions{})
+	created, err := p.resource(i).Create(ctx, p.object(i, o), metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("create o%d: %w", i, err)
 	}
