@@ -87,7 +87,9 @@ chaostest: ## compare gcscope's engine under faults and restarts with the fault-
 # The prediction check: on each of N seeded clusters (the differential test's scenarios, on
 # an embedded apiserver with gcscope's engine alone), the engine predicts a random delete
 # (one object or a set; Background, Foreground or Orphan), the delete is made, and what the
-# cluster did must be what was predicted (make test runs seeds 1 to 10). It prints
+# cluster did must be what was predicted; and on each seed's StatefulSets, claims and hostPath
+# volumes, on a control plane running kube-controller-manager's controllers, the same for the
+# volumes' fates, what is left behind and what comes back (make test runs seeds 1 to 10). It prints
 # "predictions: N seeds, D deletes, M mismatched"; GCSCOPE_PREDICTCHECK_SEED=S replays one.
 predictcheck: ## check gcscope's delete predictions against the cluster's outcomes over N seeded clusters
 	GCSCOPE_PREDICTCHECK_SEEDS=$(N) $(GO) test -count=1 -timeout 120m -run '^TestPredictionsComeTrue$$' -v ./internal/difftest/

@@ -3,8 +3,13 @@ package deletion
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -14,15 +19,28 @@ import (
 // What comes back: a deleted object that a GitOps tool keeps in sync (gitops.go), or whose controller (its owner reference marked
 // controller: true) stays makes a replacement, as workload controllers keep their
 // replicas: a ReplicaSet's, a StatefulSet's, a DaemonSet's or a ReplicationController's
-// Pod, an unfinished Job's Pod, a Deployment's current ReplicaSet. A CronJob's Jobs are not
-// replaced, but it makes new ones at its next schedule.
+// Pod, an unfinished Job's Pod, a Deployment's current ReplicaSet, a StatefulSet's claim
+// (claimsRemade). A CronJob's Jobs are not replaced, but it makes new ones at its next
+// schedule.
 
-// Recreated is an object a delete removes that comes back, and who brings it back.
+// Recreated is an object a delete removes that comes back, who brings it back, and when.
 type Recreated struct {
 	Object gc.ObjectRef `json:"object"`
 	By     gc.ObjectRef `json:"by"`
 	Says   string       `json:"says"`
+	// When is "" for at once (the delete itself makes the controller act), or what it
+	// waits for: RecreatedAtNextSync, RecreatedAtNextSchedule.
+	When string `json:"when,omitempty"`
 }
+
+// When a controller brings an object back, if not at once.
+const (
+	// RecreatedAtNextSync: the delete is no event the controller watches; it acts when it
+	// next syncs its object (a change of it or of what it owns, or its periodic resync).
+	RecreatedAtNextSync = "next-sync"
+	// RecreatedAtNextSchedule: a CronJob makes new Jobs at its next schedule.
+	RecreatedAtNextSchedule = "next-schedule"
+)
 
 // revisionAnnotation is the revision the deployment controller gives a Deployment and its
 // ReplicaSets: the current ReplicaSet's is the Deployment's.
@@ -89,9 +107,14 @@ func (x *Explainer) recreated(ctx context.Context, p gc.Prediction, visible Visi
 					text = why
 				}
 			}
-			out = append(out, Recreated{Object: d.Object, By: owner.ObjectRef, Says: text})
+			r := Recreated{Object: d.Object, By: owner.ObjectRef, Says: text}
+			if owner.Kind == "CronJob" {
+				r.When = RecreatedAtNextSchedule
+			}
+			out = append(out, r)
 		}
 	}
+	out = append(out, x.claimsRemade(ctx, p, going, visible, &reads)...)
 	for _, g := range x.gitOps(ctx, applied) {
 		if !visible.sees(g.By) { // what syncs it is not the reader's to see; that it comes back is
 			g.By = gc.ObjectRef{APIVersion: g.By.APIVersion, Kind: g.By.Kind}
@@ -141,4 +164,96 @@ func (x *Explainer) metadataOf(ctx context.Context, ref gc.ObjectRef) (*metav1.P
 		return nil, err
 	}
 	return rc.Get(ctx, ref.Name, metav1.GetOptions{})
+}
+
+// claimsRemade: a claim a StatefulSet's volumeClaimTemplates made (TEMPLATE-SET-ORDINAL)
+// comes back while the StatefulSet stays and the ordinal is among its replicas, owner
+// reference or not: its controller creates a Pod's missing claims when it creates the Pod
+// (at once, when the delete takes the Pod too), and at each sync while the Pod is Pending;
+// a claim's delete alone is no event it watches. The claim it makes is new: it is not
+// bound to the deleted one's volume. Each StatefulSet is read once (a GET, within reads' bound).
+func (x *Explainer) claimsRemade(ctx context.Context, p gc.Prediction, going map[types.UID]bool, visible Visible, reads *int) []Recreated {
+	sets := map[string][]gc.NodeState{} // namespace → the StatefulSets that stay
+	read := map[gc.ObjectRef]*appsv1.StatefulSet{}
+	podGoing := map[gc.ObjectRef]bool{}
+	for _, d := range p.Deleted {
+		if d.Object.Kind == "Pod" {
+			podGoing[gc.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: d.Object.Namespace, Name: d.Object.Name}] = true
+		}
+	}
+	var out []Recreated
+	for _, d := range p.Deleted {
+		if !isKind(d.Object, claimKind) {
+			continue
+		}
+		staying, seen := sets[d.Object.Namespace]
+		if !seen {
+			for _, n := range x.graph.InNamespace(d.Object.Namespace) {
+				if isKind(n.ObjectRef, statefulSetKind) && !going[n.UID] && !n.BeingDeleted && visible.sees(n.ObjectRef) {
+					staying = append(staying, n)
+				}
+			}
+			sets[d.Object.Namespace] = staying
+		}
+		for _, n := range staying {
+			template, ordinal, ok := claimOf(d.Object.Name, n.Name)
+			if !ok {
+				continue
+			}
+			s, known := read[n.ObjectRef]
+			if !known {
+				if *reads >= maxVolumeReads {
+					continue
+				}
+				*reads++
+				s, _ = x.kube.AppsV1().StatefulSets(n.Namespace).Get(ctx, n.Name, metav1.GetOptions{})
+				read[n.ObjectRef] = s
+			}
+			if s == nil || !makesClaim(s, template, ordinal) {
+				continue
+			}
+			pod := gc.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: s.Namespace, Name: fmt.Sprintf("%s-%d", s.Name, ordinal)}
+			r := Recreated{Object: d.Object, By: n.ObjectRef,
+				Says: fmt.Sprintf("StatefulSet %s will create claim %s again when it creates its Pod %s again: a new claim, not bound to this one's volume", s.Name, d.Object.Name, pod.Name)}
+			if !podGoing[pod] {
+				r.When = RecreatedAtNextSync
+				r.Says = fmt.Sprintf("StatefulSet %s will create claim %s again at its next sync (a change of the set or of its Pods; a Pod that uses the claim holds it until the Pod goes): a new claim, not bound to this one's volume", s.Name, d.Object.Name)
+			}
+			out = append(out, r)
+			break
+		}
+	}
+	return out
+}
+
+// claimOf splits a claim's name as a StatefulSet's template makes it: TEMPLATE-SET-ORDINAL.
+func claimOf(claim, set string) (template string, ordinal int, ok bool) {
+	i := strings.LastIndexByte(claim, '-')
+	if i < 0 {
+		return "", 0, false
+	}
+	ordinal, err := strconv.Atoi(claim[i+1:])
+	if err != nil || ordinal < 0 {
+		return "", 0, false
+	}
+	template, found := strings.CutSuffix(claim[:i], "-"+set)
+	if !found || template == "" {
+		return "", 0, false
+	}
+	return template, ordinal, true
+}
+
+// makesClaim: s has a claim template named template, and ordinal is among its replicas.
+func makesClaim(s *appsv1.StatefulSet, template string, ordinal int) bool {
+	if !slices.ContainsFunc(s.Spec.VolumeClaimTemplates, func(t corev1.PersistentVolumeClaim) bool { return t.Name == template }) {
+		return false
+	}
+	start, replicas := 0, 1
+	if s.Spec.Ordinals != nil {
+		start = int(s.Spec.Ordinals.Start)
+	}
+	if s.Spec.Replicas != nil {
+		replicas = int(*s.Spec.Replicas)
+	}
+	return ordinal >= start && ordinal < start+replicas
 }

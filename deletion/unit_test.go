@@ -12,8 +12,11 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/gc"
 )
@@ -390,5 +393,39 @@ func TestVerdictFromWhatTheReaderSees(t *testing.T) {
 	ix.truncated = 1
 	if l := ix.liveness([]string{"nothing"}, "", "nothing.example.com/x", "team", everything, now); l.State != Unknown {
 		t.Errorf("an index that could not hold every object: %s, want unknown rather than none", l.State)
+	}
+}
+
+// TestClaimOfAStatefulSet: a claim's name is TEMPLATE-SET-ORDINAL, where template and set
+// may hold dashes; the StatefulSet tells which split is its (its templates, its replicas
+// and the start of its ordinals).
+func TestClaimOfAStatefulSet(t *testing.T) {
+	for _, tc := range []struct {
+		claim, set, template string
+		ordinal              int
+		ok                   bool
+	}{
+		{"data-db-0", "db", "data", 0, true},
+		{"data-web-db-12", "db", "data-web", 12, true},
+		{"data-web-db-12", "web-db", "data", 12, true},
+		{"data-db-x", "db", "", 0, false},
+		{"db-0", "db", "", 0, false},
+		{"data-other-0", "db", "", 0, false},
+	} {
+		template, ordinal, ok := claimOf(tc.claim, tc.set)
+		if template != tc.template || ordinal != tc.ordinal || ok != tc.ok {
+			t.Errorf("claimOf(%q, %q) = %q, %d, %v; want %q, %d, %v", tc.claim, tc.set, template, ordinal, ok, tc.template, tc.ordinal, tc.ok)
+		}
+	}
+	set := &appsv1.StatefulSet{Spec: appsv1.StatefulSetSpec{Replicas: ptr.To(int32(2)), Ordinals: &appsv1.StatefulSetOrdinals{Start: 3},
+		VolumeClaimTemplates: []corev1.PersistentVolumeClaim{{ObjectMeta: metav1.ObjectMeta{Name: "data"}}}}}
+	for _, tc := range []struct {
+		template string
+		ordinal  int
+		want     bool
+	}{{"data", 3, true}, {"data", 4, true}, {"data", 2, false}, {"data", 5, false}, {"logs", 3, false}} {
+		if got := makesClaim(set, tc.template, tc.ordinal); got != tc.want {
+			t.Errorf("makesClaim(set of ordinals 3-4 with template data, %q, %d) = %v", tc.template, tc.ordinal, got)
+		}
 	}
 }

@@ -103,11 +103,14 @@ func isKind(ref, kind gc.ObjectRef) bool {
 // is described only to a reader who may list PersistentVolumes.
 func (x *Explainer) Consequences(ctx context.Context, p gc.Prediction, visible Visible) Consequences {
 	var c Consequences
+	leftBehind := map[string]string{} // namespace/kind/name → why, of what the graph says stays
 	for _, o := range p.Orphaned {
 		c.LeftBehind = append(c.LeftBehind, LeftBehind{Object: o.Object, Reason: "orphaned: " + o.Reason})
+		leftBehind[o.Object.Namespace+"/"+o.Object.Kind+"/"+o.Object.Name] = "orphaned: " + o.Reason
 	}
 	for _, o := range p.Kept {
 		c.LeftBehind = append(c.LeftBehind, LeftBehind{Object: o.Object, Reason: "another owner holds it: " + o.Reason})
+		leftBehind[o.Object.Namespace+"/"+o.Object.Kind+"/"+o.Object.Name] = "another owner holds it: " + o.Reason
 	}
 	c.Recreated = x.recreated(ctx, p, visible)
 	deleted := map[string]bool{}
@@ -136,7 +139,12 @@ func (x *Explainer) Consequences(ctx context.Context, p gc.Prediction, visible V
 			whenDeleted = rp.WhenDeleted
 		}
 		for _, claim := range x.claimsOf(s) {
-			if deleted[claim.Namespace+"/"+claim.Kind+"/"+claim.Name] || !visible.sees(claim) {
+			key := claim.Namespace + "/" + claim.Kind + "/" + claim.Name
+			if deleted[key] || !visible.sees(claim) {
+				continue
+			}
+			if why, listed := leftBehind[key]; listed { // orphaned, or held by another owner: said once
+				c.Volumes = append(c.Volumes, VolumeFate{Claim: claim, Verdict: VolumeKept, Says: "the claim stays, and its volume with it: " + why})
 				continue
 			}
 			why := fmt.Sprintf("StatefulSet %s keeps its claims when deleted (persistentVolumeClaimRetentionPolicy.whenDeleted: Retain, the default): the claim and its data stay", s.Name)

@@ -30,7 +30,8 @@ import (
 // releases of the hold finalizer, references changed; not the CRD's version switches or
 // deletion), settling after each. Then one or two rounds: a random delete (one object
 // through PredictDelete, or two to four through PredictDeleteSet; Background, Foreground or
-// Orphan) is predicted, made, and its outcome compared (see judge).
+// Orphan) is predicted, made, and its outcome compared (see judge). Each seed also checks
+// one delete of storage (predictcheck_storage_test.go).
 const defaultPredictSeeds = 10
 
 var predictPolicies = []metav1.DeletionPropagation{
@@ -88,14 +89,14 @@ func replayCommand(seed int64) string {
 // and the command that replays it.
 func TestPredictionsComeTrue(t *testing.T) {
 	sd, engine := predictEnv(t)
+	storage, storageEngine, x := storageEnv(t)
 	ss := predictSeeds(t)
 	start := time.Now()
 	var deletes, mismatched atomic.Int64
 	var mu sync.Mutex
 	var reports []string
 	kinds := map[string]int{}
-	forEach(ss, func(seed int64) {
-		res, err := checkPredictions(context.Background(), sd, engine, seed)
+	record := func(seed int64, scenario fmt.Stringer, res predictResult, err error) {
 		deletes.Add(int64(res.deletes))
 		mismatched.Add(int64(len(res.mismatches)))
 		mu.Lock()
@@ -104,11 +105,17 @@ func TestPredictionsComeTrue(t *testing.T) {
 			kinds[k] += v
 		}
 		if err != nil {
-			reports = append(reports, fmt.Sprintf("seed %d: %v\n  scenario %s\n  replay: %s", seed, err, generate(seed), replayCommand(seed)))
+			reports = append(reports, fmt.Sprintf("seed %d: %v\n  scenario %s\n  replay: %s", seed, err, scenario, replayCommand(seed)))
 		}
 		for _, m := range res.mismatches {
-			reports = append(reports, fmt.Sprintf("seed %d: %s\n  scenario %s\n  replay: %s", seed, m, generate(seed), replayCommand(seed)))
+			reports = append(reports, fmt.Sprintf("seed %d: %s\n  scenario %s\n  replay: %s", seed, m, scenario, replayCommand(seed)))
 		}
+	}
+	forEach(ss, func(seed int64) {
+		res, err := checkPredictions(context.Background(), sd, engine, seed)
+		record(seed, generate(seed), res, err)
+		res, err = checkStorage(context.Background(), storage, storageEngine, x, seed)
+		record(seed, generateStorage(seed), res, err)
 	})
 	fmt.Printf("predictions: %d seeds, %d deletes, %d mismatched\n", len(ss), deletes.Load(), mismatched.Load())
 	var counted []string
