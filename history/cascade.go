@@ -50,12 +50,14 @@ type Cascade struct {
 	Start  time.Time `json:"start"`
 	// End is the time of its last event once it has ended; nil while it is open.
 	End *time.Time `json:"end"`
-	// Objects is how many objects it concerned (the root included), Deleted how many of
-	// them left the graph, Actions how many writes the workers made for it, Errors how
-	// many of those failed, Retries how many met a conflict (409), which the worker
-	// retries as upstream's does: not failures.
+	// Objects is how many objects it concerned (its members, the root included), Deleted
+	// how many of them left the graph, Kept how many stay (kept, or orphaned: see Count),
+	// Actions how many writes the workers made for it, Errors how many of those failed,
+	// Retries how many met a conflict (409), which the worker retries as upstream's does:
+	// not failures.
 	Objects int `json:"objects"`
 	Deleted int `json:"deleted"`
+	Kept    int `json:"kept"`
 	Actions int `json:"actions"`
 	Errors  int `json:"errors"`
 	Retries int `json:"retries"`
@@ -65,6 +67,22 @@ type Cascade struct {
 	// Note says why it ended without finishing (a gap in the recording, a stop), or that
 	// it was under way when the recording began.
 	Note string `json:"note,omitempty"`
+}
+
+// Count is how the cascade is counted, the one definition every place that counts a
+// cascade uses (the page's is cascades.js's tally, the same in JavaScript; docs/ui.md says
+// it in words): its members are the root (counted) and every object the delete takes
+// along; a member that stays — orphaned (its reference into the cascade removed: an Orphan
+// delete, or another owner keeps it) or kept (the collector leaves it: its reference is
+// invalid, another owner holds it) — is an outcome counted apart (kept), not work pending.
+// It is said "gone of of gone" ("6 of 6 gone · 1 kept"): of the members that do not stay,
+// how many left the graph.
+//
+// While a cascade runs, the recording learns of a member once the collector reaches it
+// (queued, acted on, seen going); the page counts the dependents it holds as soon as the
+// deletion begins.
+func (c Cascade) Count() (gone, of, kept int) {
+	return c.Deleted, c.Objects - c.Kept, c.Kept
 }
 
 // Propagation policies, as the API names them.
@@ -89,9 +107,9 @@ type openCascade struct {
 type member uint8
 
 const (
-	memberGone member = iota // deleted, or orphaned
+	memberGone member = iota // deleted: it left the graph
 	memberLive               // something of it is still to happen
-	memberKept               // the collector leaves it: an outcome, unless it is deleted after all
+	memberKept               // it stays (orphaned, or the collector leaves it): an outcome, unless it is deleted after all
 )
 
 // cascades tags events with their cascade; only the Recorder's goroutine uses it.
@@ -193,9 +211,9 @@ func (cs *cascades) tagNode(e *gc.Event, pos, session int64, rep *gc.Replica) in
 		c.Deleted++
 	case deleting && state == memberKept:
 		c.settle(n.UID, memberLive) // kept, then deleted after all
-	case !deleting && state != memberGone && cs.ownersCascade(n.UID, n.Owners, nil) != c:
-		// Its owners in the cascade are gone from its references: orphaned.
-		c.settle(n.UID, memberGone)
+	case !deleting && state == memberLive && n.UID != c.Root.UID && cs.ownersCascade(n.UID, n.Owners, nil) != c:
+		// Its owners in the cascade are gone from its references: orphaned, it stays.
+		c.settle(n.UID, memberKept)
 	}
 	cs.touch(c, e, pos)
 	return c.ID
@@ -250,7 +268,7 @@ func (cs *cascades) tagAction(e *gc.Event, pos, session int64, rep *gc.Replica) 
 		}
 		switch {
 		case a.Verb == gc.VerbOrphan && a.Error == "":
-			c.settle(a.Object.UID, memberGone)
+			c.settle(a.Object.UID, memberKept) // orphaned: it stays
 		case a.Verb == gc.VerbDelete && c.members[a.Object.UID] == memberKept:
 			c.settle(a.Object.UID, memberLive) // kept, then deleted after all
 		}
@@ -437,17 +455,24 @@ func (cs *cascades) join(c *openCascade, uid types.UID) {
 	cs.joined = append(cs.joined, cascadeMember{cascade: c.ID, uid: uid})
 }
 
-// settle moves a member to state, keeping the count of those still to happen.
+// settle moves a member to state, keeping the counts of those still to happen and of
+// those that stay.
 func (c *openCascade) settle(uid types.UID, state member) {
 	old, ok := c.members[uid]
 	if !ok || old == state {
 		return
 	}
-	if old == memberLive {
+	switch old {
+	case memberLive:
 		c.live--
+	case memberKept:
+		c.Kept--
 	}
-	if state == memberLive {
+	switch state {
+	case memberLive:
 		c.live++
+	case memberKept:
+		c.Kept++
 	}
 	c.members[uid] = state
 }

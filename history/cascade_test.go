@@ -526,3 +526,64 @@ func TestANamespaceDeletionIsOneCascade(t *testing.T) {
 		t.Fatalf("cascades: %s; want the namespace's, 4 objects all deleted, and the other ConfigMap's", jsonOf(t, cs))
 	}
 }
+
+// TestACascadeCountsWhatStaysApart: a cascade is counted as every place counts it
+// (Cascade.Count, cascades.js's tally): its members, the root included; of those that do
+// not stay, how many are gone; those that stay (kept by the collector, or orphaned) apart.
+// A Foreground cascade of an owner and 3 dependents, one of which the collector keeps, reads
+// "1 of 4 gone" half done (the kept one not yet decided), then "3 of 3 gone · 1 kept"; an
+// Orphan delete of an owner with 4 dependents, "1 of 1 gone · 4 orphaned" (before, the
+// recording said 5 objects, 1 deleted, and nothing of what stayed).
+func TestACascadeCountsWhatStaysApart(t *testing.T) {
+	e := newSynth(4096, 12)
+	s := openStore(t, Options{})
+	record(t, s, e, quick())
+	fg := e.grow(3)
+	orphaned := e.grow(4)
+	waitRecorded(t, s, e.feed.LastSeq())
+	count := func(c Cascade) [3]int {
+		gone, of, kept := c.Count()
+		return [3]int{gone, of, kept}
+	}
+
+	owner := e.waitForDependents(fg.owner)
+	for _, d := range fg.deps {
+		e.queue(gc.AttemptToDelete, gc.QueueAdded, d, "", 0, 0)
+	}
+	e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: fg.deps[0], Policy: "Background", Reason: "its owner is deleting in the foreground"})
+	e.remove(fg.deps[0], []types.UID{fg.owner.UID})
+	waitRecorded(t, s, e.feed.LastSeq())
+	cs := waitCascades(t, s, CascadeQuery{UID: string(fg.owner.UID)}, func(cs []Cascade) bool { return len(cs) == 1 && cs[0].Deleted == 1 })
+	if got, want := count(cs[0]), [3]int{1, 4, 0}; got != want {
+		t.Errorf("the Foreground cascade half done: %s, counted %v; want %v (1 of 4 gone)", jsonOf(t, cs[0]), got, want)
+	}
+	e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbKeep, Object: fg.deps[1], Reason: "another owner holds it"})
+	e.action(gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbDelete, Object: fg.deps[2], Policy: "Background", Reason: "its owner is deleting in the foreground"})
+	e.remove(fg.deps[2], []types.UID{fg.owner.UID})
+	e.finishForeground(owner)
+	waitRecorded(t, s, e.feed.LastSeq())
+	cs = waitCascades(t, s, CascadeQuery{UID: string(fg.owner.UID)}, func(cs []Cascade) bool { return len(cs) == 1 && cs[0].End != nil })
+	if got, want := count(cs[0]), [3]int{3, 3, 1}; got != want || cs[0].Objects != 4 {
+		t.Errorf("the Foreground cascade: %s, counted %v; want %v (3 of 3 gone · 1 kept)", jsonOf(t, cs[0]), got, want)
+	}
+
+	e.mu.Lock()
+	n, _ := e.rep.Node(orphaned.owner.UID)
+	e.mu.Unlock()
+	n.BeingDeleted, n.Finalizers = true, []string{"orphan"}
+	e.publish(gc.Event{Type: gc.NodeUpdated, Node: &n})
+	for _, d := range orphaned.deps {
+		e.action(gc.Action{Queue: gc.AttemptToOrphan, Verb: gc.VerbOrphan, Object: d, Refs: []types.UID{orphaned.owner.UID}, Reason: "its owner is deleted with the orphan policy"})
+		e.mu.Lock()
+		dn, _ := e.rep.Node(d.UID)
+		e.mu.Unlock()
+		dn.Owners = nil
+		e.publish(gc.Event{Type: gc.NodeUpdated, Node: &dn})
+	}
+	e.remove(orphaned.owner, nil)
+	waitRecorded(t, s, e.feed.LastSeq())
+	cs = waitCascades(t, s, CascadeQuery{UID: string(orphaned.owner.UID)}, func(cs []Cascade) bool { return len(cs) == 1 && cs[0].End != nil })
+	if got, want := count(cs[0]), [3]int{1, 1, 4}; got != want {
+		t.Errorf("the Orphan cascade: %s, counted %v; want %v (1 of 1 gone · 4 orphaned)", jsonOf(t, cs[0]), got, want)
+	}
+}

@@ -38,7 +38,7 @@ const MaxCascades = 1000
 var ErrNoCascade = errors.New("history: no such cascade in the recording")
 
 const cascadeColumns = `id, session, root_uid, root_api_version, root_kind, root_namespace, root_name, policy,
-	start, end, objects, deleted, actions, errors, retries, first_pos, last_pos, note`
+	start, end, objects, deleted, kept, actions, errors, retries, first_pos, last_pos, note`
 
 // Cascades lists the cascades q selects, newest first.
 func (s *Store) Cascades(ctx context.Context, q CascadeQuery) ([]Cascade, error) {
@@ -116,7 +116,7 @@ func scanCascade(row interface{ Scan(...any) error }) (Cascade, error) {
 	var start int64
 	var end sql.NullInt64
 	err := row.Scan(&c.ID, &c.Session, &c.Root.UID, &c.Root.APIVersion, &c.Root.Kind, &c.Root.Namespace, &c.Root.Name, &c.Policy,
-		&start, &end, &c.Objects, &c.Deleted, &c.Actions, &c.Errors, &c.Retries, &c.FirstPos, &c.LastPos, &c.Note)
+		&start, &end, &c.Objects, &c.Deleted, &c.Kept, &c.Actions, &c.Errors, &c.Retries, &c.FirstPos, &c.LastPos, &c.Note)
 	c.Start = time.Unix(0, start).UTC()
 	if end.Valid {
 		t := time.Unix(0, end.Int64).UTC()

@@ -116,7 +116,8 @@ var schema = []string{
 		root_namespace TEXT NOT NULL, root_name TEXT NOT NULL, policy TEXT NOT NULL,
 		start INTEGER NOT NULL, end INTEGER, last_time INTEGER NOT NULL,
 		objects INTEGER NOT NULL, deleted INTEGER NOT NULL, actions INTEGER NOT NULL, errors INTEGER NOT NULL,
-		retries INTEGER NOT NULL DEFAULT 0, first_pos INTEGER NOT NULL, last_pos INTEGER NOT NULL, note TEXT NOT NULL)`,
+		retries INTEGER NOT NULL DEFAULT 0, first_pos INTEGER NOT NULL, last_pos INTEGER NOT NULL, note TEXT NOT NULL,
+		kept INTEGER NOT NULL DEFAULT 0)`,
 	`CREATE INDEX IF NOT EXISTS cascades_start ON cascades(start)`,
 	`CREATE INDEX IF NOT EXISTS cascades_last_pos ON cascades(last_pos)`,
 	`CREATE TABLE IF NOT EXISTS cascade_members(uid TEXT NOT NULL, cascade INTEGER NOT NULL,
@@ -128,6 +129,7 @@ var schema = []string{
 var addedColumns = []struct{ table, column, decl string }{
 	{"block_stats", "retries", "INTEGER NOT NULL DEFAULT 0"},
 	{"cascades", "retries", "INTEGER NOT NULL DEFAULT 0"},
+	{"cascades", "kept", "INTEGER NOT NULL DEFAULT 0"},
 }
 
 // Open opens the recording in o.Dir, creating it if needed. Close it when done.

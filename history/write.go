@@ -62,10 +62,10 @@ func newWriter(ctx context.Context, s *Store) (*writer, error) {
 		{&w.upsertSession, `INSERT INTO sessions(id, started, last, mode, version) VALUES(?, ?, ?, ?, ?)
 			ON CONFLICT(id) DO UPDATE SET last = excluded.last`},
 		{&w.upsertCascade, `INSERT INTO cascades(id, session, root_uid, root_api_version, root_kind, root_namespace, root_name,
-			policy, start, end, last_time, objects, deleted, actions, errors, retries, first_pos, last_pos, note)
-			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			policy, start, end, last_time, objects, deleted, kept, actions, errors, retries, first_pos, last_pos, note)
+			VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT(id) DO UPDATE SET end = excluded.end, last_time = excluded.last_time, objects = excluded.objects,
-			deleted = excluded.deleted, actions = excluded.actions, errors = excluded.errors, retries = excluded.retries, last_pos = excluded.last_pos`},
+			deleted = excluded.deleted, kept = excluded.kept, actions = excluded.actions, errors = excluded.errors, retries = excluded.retries, last_pos = excluded.last_pos`},
 		{&w.insertMember, `INSERT OR IGNORE INTO cascade_members(uid, cascade) VALUES(?, ?)`},
 		{&w.insertStats, `INSERT INTO block_stats(pos, deletes, errors, retries) VALUES(?, ?, ?, ?)`},
 	} {
@@ -259,7 +259,7 @@ func (w *writer) writeCascades(ctx context.Context, tx *sql.Tx, cs *cascades) er
 		}
 		r := c.Root
 		if _, err := up.ExecContext(ctx, c.ID, c.Session, string(r.UID), r.APIVersion, r.Kind, r.Namespace, r.Name, c.Policy,
-			c.Start.UnixNano(), end, c.last.UnixNano(), c.Objects, c.Deleted, c.Actions, c.Errors, c.Retries, c.FirstPos, c.LastPos, c.Note); err != nil {
+			c.Start.UnixNano(), end, c.last.UnixNano(), c.Objects, c.Deleted, c.Kept, c.Actions, c.Errors, c.Retries, c.FirstPos, c.LastPos, c.Note); err != nil {
 			return err
 		}
 	}

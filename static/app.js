@@ -655,6 +655,7 @@ var Cascades = class {
     const ns = policy === "Namespace";
     const members = ns ? new Set(this.store.byNamespace.get(n.name) || []) : policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
     if (!ns && policy !== "Orphan") this.addRemovedSinceLastLook(uid, members);
+    if (!ns) this.addInvalidDependents(uid, members);
     const deleted = Date.parse(n.deletionTimestamp || "");
     const underWay = deleted < t - TIMESTAMP_MS;
     const start = underWay ? deleted : t;
@@ -667,7 +668,7 @@ var Cascades = class {
       members,
       gone: 0,
       orphaned: 0,
-      total: members.size + (ns ? 0 : 1),
+      total: members.size + 1,
       ownerGone: false,
       waitingOn: "",
       eta: null,
@@ -728,7 +729,7 @@ var Cascades = class {
     c.estimated = false;
     this.changed = true;
   }
-  /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} t the moment shown */
+  /** Counts a cascade's members: gone, staying, and what it waits on. @param {Cascade} c @param {number} t the moment shown */
   measure(c, t) {
     if (c.policy === "Namespace") return this.measureNamespace(c, t);
     const { store } = this;
@@ -739,11 +740,12 @@ var Cascades = class {
         c.namespaces.add(store.nodes.get(d)?.namespace || "");
       }
     }
+    this.addInvalidDependents(c.owner, c.members);
     let gone = 0, orphaned = 0;
     for (const u of c.members) {
       const n = store.nodes.get(u);
       if (!n) gone++;
-      else if (c.policy === "Orphan" ? !n.owners?.some((o) => o.uid === c.owner) : !this.ownedWithin(c, n)) orphaned++;
+      else if (!this.hangsFrom(c, n)) orphaned++;
     }
     c.ownerGone = !store.nodes.has(c.owner);
     if (c.ownerGone) gone++;
@@ -773,9 +775,11 @@ var Cascades = class {
     }
     let gone = 0;
     for (const u of c.members) if (!store.nodes.has(u)) gone++;
+    c.ownerGone = !store.nodes.has(c.owner);
+    if (c.ownerGone) gone++;
     c.gone = gone;
     c.orphaned = 0;
-    c.total = c.members.size;
+    c.total = c.members.size + 1;
     const held = this.heldMember(c);
     c.waitingOn = held ? `held by finalizer ${holdingFinalizers(held)[0]} (${held.kind} ${held.name})` : c.explained;
     const left = c.total - gone;
@@ -791,12 +795,32 @@ var Cascades = class {
     return !this.store.nodes.has(c.owner) && c.gone + c.orphaned >= c.total;
   }
   /**
-   * Whether n still hangs from the cascade: it names the owner or a member (gone or not:
-   * a reference to a deleted owner is work the collector has yet to do).
+   * Whether member n still hangs from the cascade: a valid reference of it names the owner
+   * or (not in an Orphan delete, which lets go of its direct dependents) a member, gone or
+   * not (a reference to a deleted owner is work the collector has yet to do). A member
+   * that does not stays: orphaned, or kept through an invalid reference.
    * @param {Cascade} c @param {NodeState} n
    */
-  ownedWithin(c, n) {
-    return (n.owners || []).some((o) => o.uid === c.owner || c.members.has(o.uid));
+  hangsFrom(c, n) {
+    const { store } = this;
+    return (n.owners || []).some((o) => (o.uid === c.owner || c.policy !== "Orphan" && c.members.has(o.uid)) && !invalidReason(n, store.nodes.get(o.uid) || store.ghosts.get(o.uid)?.node));
+  }
+  /**
+   * Adds to members the objects that name the owner or a member through an invalid
+   * reference (a cluster-scoped object naming a namespaced owner, an owner in another
+   * namespace): the collector never deletes them for it, so they stay (kept).
+   * @param {string} uid the owner @param {Set<string>} members
+   */
+  addInvalidDependents(uid, members) {
+    const { store } = this;
+    for (const u of [uid, ...members]) {
+      const owner = store.nodes.get(u) || store.ghosts.get(u)?.node;
+      for (const d of store.dependents.get(u) || []) {
+        if (d === uid || members.has(d)) continue;
+        const dn = store.nodes.get(d);
+        if (dn && invalidReason(dn, owner)) members.add(d);
+      }
+    }
   }
   /** A member being deleted that another controller's finalizer holds, if any. @param {Cascade} c */
   heldMember(c) {
@@ -875,7 +899,6 @@ var Cascades = class {
 };
 function progressText(c, now) {
   const parts = [countText(c)];
-  if (c.policy !== "Orphan" && c.orphaned) parts.push(`${c.orphaned} kept`);
   if (c.end !== null) {
     parts.push(`done in ${secs(c.end - c.start)}`);
     return parts.join(" · ");
@@ -890,15 +913,21 @@ function cascadeCaption(c, now) {
   return parts.join(" · ");
 }
 function tally(c) {
-  const owner = c.policy === "Namespace" ? 0 : 1;
-  return { gone: c.gone - (owner && c.ownerGone ? 1 : 0), of: c.total - owner };
+  return { gone: c.gone, of: c.total - c.orphaned, kept: c.orphaned };
+}
+function recordedTally(rc) {
+  if (rc.objects === void 0 || rc.deleted === void 0) return null;
+  const kept = rc.kept || 0;
+  return { gone: rc.deleted, of: rc.objects - kept, kept };
+}
+function countWords(t, policy) {
+  const kept = t.kept ? ` · ${t.kept} ${policy === "Orphan" ? "orphaned" : "kept"}` : "";
+  return `${t.gone} of ${t.of} gone${kept}`;
 }
 function countText(c) {
-  const { gone, of } = tally(c);
-  if (!of && c.baseline) return "no dependents";
-  if (c.policy === "Orphan") return `${c.orphaned} of ${of} orphaned`;
-  if (!c.baseline) return c.end === null ? `${of - gone} left` : `${gone} gone`;
-  return `${gone} of ${of} gone`;
+  const t = tally(c);
+  if (!c.baseline) return c.end === null ? `${t.of - t.gone} left` : `${t.gone} gone`;
+  return countWords(t, c.policy);
 }
 function progress(c) {
   if (c.end !== null) return 1;
@@ -927,8 +956,6 @@ var CascadeStrip = class {
     patchChildren(this.el, list.map((c) => {
       const running = c.end === null;
       const bar = h("span.meter", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
-      const { gone, of } = tally(c);
-      const count = !c.baseline ? `${of - gone} left` : !of ? "no dependents" : `${c.policy === "Orphan" ? c.orphaned : gone}/${of}`;
       return h(
         "button.cascade",
         {
@@ -942,10 +969,10 @@ var CascadeStrip = class {
         h("span.policy", null, policyText(c)),
         h("b", null, `${c.ref.kind} ${c.ref.name}`),
         bar,
-        h("span.muted", null, running ? `${count} · ${secs(now - c.start)}` : `${countText(c)} · ${secs(
+        h("span.muted", null, `${countText(c)} · ${secs(running ? now - c.start : (
           /** @type {number} */
           c.end - c.start
-        )}`)
+        ))}`)
       );
     }));
   }
@@ -2395,7 +2422,10 @@ var Renderer = class {
       ctx.fillStyle = C["--muted"];
       ctx.font = "11px system-ui, sans-serif";
       let kindLabel = n.kind + (st === "normal" ? orphaned ? " · orphaned" : "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
-      if (cascade) kindLabel = `${n.kind} · ${countText(cascade)}`;
+      if (cascade) {
+        kindLabel = `${n.kind} · ${countText(cascade)}`;
+        if (ctx.measureText(kindLabel).width > NODE_W - 30) kindLabel = countText(cascade);
+      }
       if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
       const kindShown = truncate(ctx, kindLabel, NODE_W - 30);
       ctx.fillText(kindShown, x + 11, y + 15);
@@ -3260,6 +3290,10 @@ var ObjectPanel = class {
     if (node.deletingDependents) flags.push(h("span.flag.foreground", null, "deletingDependents"));
     if (node.virtual) flags.push(h("span.flag.virtual", null, "virtual"));
     if (node.observed) flags.push(h("span.flag", null, "observed"));
+    if (!n) flags.splice(0, flags.length, h("span.flag.removed", {
+      id: "object-removed-flag",
+      title: flags.length ? `last seen with: ${flags.map((f) => f.textContent).join(", ")}` : ""
+    }, "removed"));
     const owners = (node.owners || []).map((o) => {
       const ownerNode = store.nodes.get(o.uid);
       const status = this.explanation?.owners?.find((x) => x.uid === o.uid);
@@ -7226,6 +7260,12 @@ var Timeline = class {
   spanAt(x, y) {
     return this.spans.find((s) => x >= s.x0 - 2 && x <= s.x1 + 2 && y >= s.y - 2 && y <= s.y + LANE_H + 2) || null;
   }
+  /** A cascade's count in words (the hook's, else the recording's). @param {RecordedCascade} c */
+  count(c) {
+    if (this.hooks.count) return this.hooks.count(c);
+    const t = recordedTally(c);
+    return t ? countWords(t, c.policy) : "";
+  }
   /** @param {PointerEvent} ev */
   pos(ev) {
     const r = this.canvas.getBoundingClientRect();
@@ -7259,7 +7299,7 @@ var Timeline = class {
     if (s) {
       const c = s.c;
       text = `${c.policy} deletion of ${c.root.kind} ${c.root.namespace ? c.root.namespace + "/" : ""}${c.root.name}
-${clock(c.start)} – ${c.end ? clock(c.end) : "still running"}${c.deleted !== void 0 ? ` · ${c.deleted} deleted` : ""}${failures(c)}
+${clock(c.start)} – ${c.end ? clock(c.end) : "still running"}${this.count(c) ? ` · ${this.count(c)}` : ""}${failures(c)}
 click: select it and go to its start`;
     } else if (this.data) {
       const b = this.data.buckets.find((x) => t >= x.t && t < x.t + (this.data?.bucket || 0));
@@ -7382,7 +7422,7 @@ var HistoryView = class {
       maxRows: 9,
       render: (e) => this.row(e),
       // A recorded decision does not change; what its row shows of its cascade may.
-      key: (e) => `${e.pos} ${e.cascade !== void 0 && e.cascade !== null && this.hooks.cascade(String(e.cascade)) ? "c" : ""}`
+      key: (e) => `${e.pos} ${this.cascadeKey(e)}`
     });
     this.verbSel = /** @type {HTMLSelectElement} */
     h("select", { id: "history-verb", "aria-label": "Decision", onchange: () => {
@@ -7472,6 +7512,15 @@ var HistoryView = class {
     this.list.set(shown);
     this.list.el.hidden = !shown.length;
   }
+  /**
+   * What a row shows of its cascade, for its key: whether the timeline knows it, and its
+   * count (a running one's changes). @param {any} e
+   */
+  cascadeKey(e) {
+    if (e.cascade === void 0 || e.cascade === null) return "";
+    const c = this.hooks.cascade(String(e.cascade));
+    return c ? `c ${this.hooks.count?.(c) || ""}` : "";
+  }
   /** One decision, on two lines. @param {any} e */
   row(e) {
     const a = e.action || {};
@@ -7500,6 +7549,8 @@ var HistoryView = class {
           }
         }, `${c.root.kind} ${c.root.name}`),
         h("span.tag", null, c.policy),
+        " ",
+        this.hooks.count?.(c) ? h("span.hcount", { "data-cascade-count": String(c.id) }, this.hooks.count(c)) : null,
         " ",
         h("button.link.replay", { type: "button", title: "Replay this cascade", onclick: () => this.hooks.play(c) }, "▶")
       );
@@ -7639,19 +7690,28 @@ var TravelUI = class {
         changed: () => {
           this.updateTimelineTitle();
           this.historyView?.setWindow(tl.from, tl.to, this.windowTitle(), this.historyTabShown());
+          if (this.historyTabShown()) this.historyView?.render();
           for (const b of document.querySelectorAll("#timeline [data-range]")) {
             const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */
             b.dataset.range)?.[1];
             b.setAttribute("aria-pressed", String(tl.followNow && ms === tl.range));
           }
         },
-        error: (m) => $("tl-title").textContent = `The timeline could not be read: ${m}`
+        error: (m) => $("tl-title").textContent = `The timeline could not be read: ${m}`,
+        count: (c) => this.cascadeCount(c)
       }
     );
     this.timeline = tl;
+    let cascadeSeen = -Infinity;
+    setInterval(() => {
+      if (replay2 || tr.active || document.hidden || !tl.followNow) return;
+      if (page2.liveCascades.active.size) cascadeSeen = Date.now();
+      if (Date.now() - cascadeSeen < 3e3) tl.load(0);
+    }, 1e3);
     tr.cascades.recorded = (uid, t) => tl.data?.cascades.find((c) => c.root.uid === uid && c.start <= t && (c.end === null || c.end >= t));
     this.historyView = new HistoryView($("history-panel"), {
       cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
+      count: (c) => this.cascadeCount(c),
       async cascadeOf(id) {
         const first = await historyPage({ cascade: id, order: "oldest", limit: 1 });
         const last = await historyPage({ cascade: id, order: "newest", limit: 1 });
@@ -7690,6 +7750,19 @@ var TravelUI = class {
     });
     if (replay2) tl.followNow = false;
     this.updateControls();
+  }
+  /**
+   * A recorded cascade's count in words, as every place says it (cascades.js): the
+   * recording's (history.Cascade.Count), or, while it runs and the live page follows it, the
+   * live count (the recording learns of a member once the collector reaches it, the page as
+   * soon as the deletion begins: the same definition, a moment earlier).
+   * @param {RecordedCascade} c
+   */
+  cascadeCount(c) {
+    const live2 = c.end === null && !this.page.replay && !this.travel.active ? this.page.liveCascades.of(c.root.uid) : null;
+    if (live2) return countText(live2);
+    const t = recordedTally(c);
+    return t ? countWords(t, c.policy) : "";
   }
   backToLive() {
     if (this.page.replay) return;

@@ -100,8 +100,8 @@ func TestTheTimelineTellsRetriesFromErrors(t *testing.T) {
 		if !strings.Contains(got.ErrorBucket, "· 1 error") || strings.Contains(got.ErrorBucket, "retried") {
 			t.Errorf("%s: the error bucket's tooltip %q; want \"1 error\"", theme, got.ErrorBucket)
 		}
-		if !strings.Contains(got.Cascade, "6 deleted · 1 retried conflict") || strings.Contains(got.Cascade, "error") {
-			t.Errorf("%s: the cascade's tooltip %q; want \"6 deleted · 1 retried conflict\" and no error", theme, got.Cascade)
+		if !strings.Contains(got.Cascade, "6 of 6 gone · 1 retried conflict") || strings.Contains(got.Cascade, "error") {
+			t.Errorf("%s: the cascade's tooltip %q; want \"6 of 6 gone · 1 retried conflict\" and no error", theme, got.Cascade)
 		}
 		if !strings.Contains(got.Legend, "error") || !strings.Contains(got.Legend, "retry") {
 			t.Errorf("%s: the timeline's legend %q; want the error and retry dots listed", theme, got.Legend)

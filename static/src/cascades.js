@@ -1,13 +1,28 @@
 // @ts-check
 // Cascades: the deletions of owners with dependents, followed from the stream. A cascade
 // starts when an owner is seen being deleted in the foreground (foregroundDeletion), with
-// orphaning (orphan), or removed while it still had dependents (background); it holds the
-// owner's dependents, transitively, as they were then (plus any that appear while it
-// runs), and ends once the owner is gone and every member is gone or no longer owned by
-// the cascade (kept by another owner, or orphaned). A namespace's deletion is one too: it
-// starts when the Namespace is seen being deleted, holds the namespace's members (which the
-// namespace controller deletes, not the collector) and ends once the Namespace is gone.
-// Progress is counted from the store, so it is exactly what the graph draws.
+// orphaning (orphan), or removed while it still had dependents (background); it ends once
+// the owner is gone and every member is gone or stays (kept, or orphaned). A namespace's
+// deletion is one too: it starts when the Namespace is seen being deleted, holds the
+// namespace's content (which the namespace controller deletes, not the collector) and ends
+// once the Namespace is gone. Progress is counted from the store, so it is exactly what the
+// graph draws.
+//
+// How a cascade is counted — the one definition, which every place that counts one uses
+// (the strip, the owner's box, the object panel, the glance, the history's timeline and
+// list, time travel, replays; the history's own is history.Cascade.Count, the same in Go;
+// docs/ui.md says it in words):
+//   - Its members are the object deleted (the owner: counted) and every object the delete
+//     takes along: its dependents through valid ownerReferences, transitively (an Orphan
+//     delete: its direct dependents), as they are when the cascade is seen, plus any that
+//     join while it runs; and the objects that name a member through an invalid reference
+//     (the collector keeps them). A Namespace's members are the Namespace and its content.
+//   - A member stays when the delete leaves it: orphaned (its reference into the cascade
+//     removed: an Orphan delete, or another owner keeps it) or kept (its only reference
+//     into the cascade is invalid). That is an outcome, counted apart, not work pending.
+//   - gone: the members no longer in the graph. of: the members that do not stay.
+//   - Said "N of M gone", then "· K kept" (an Orphan delete: "· K orphaned"): tally()
+//     counts, countWords() says it.
 
 import { h, describe, patchChildren } from "./dom.js";
 import { blockingDependents, holdingFinalizers, invalidReason } from "./states.js";
@@ -26,8 +41,9 @@ import { blockingDependents, holdingFinalizers, invalidReason } from "./states.j
  *   deletionTimestamp's, to the second), not yet the recording's; baseline: the page knows how many
  *   objects it began with (false only for a namespace deletion the page found under way: its
  *   members gone before are not known, so it says how many are left, not how many went);
- *   explained: what the engine last said holds a namespace deletion (its explanation's next step); gone and
- *   total count the owner too (not a Namespace: its members are its content), what it shows does not (tally)
+ *   explained: what the engine last said holds a namespace deletion (its explanation's next step);
+ *   total: every member, the owner included (members holds the others); gone: those no longer in the
+ *   graph; orphaned: those that stay (kept, or orphaned): see tally
  */
 
 /** Finished cascades stay listed this long. */
@@ -150,6 +166,7 @@ export class Cascades {
     const ns = policy === "Namespace";
     const members = ns ? new Set(this.store.byNamespace.get(n.name) || []) : policy === "Orphan" ? new Set(this.liveDependents(uid)) : this.descendants(uid);
     if (!ns && policy !== "Orphan") this.addRemovedSinceLastLook(uid, members);
+    if (!ns) this.addInvalidDependents(uid, members);
     // Begun before the page saw it (a page opened on a stuck deletion, a moment of time
     // travel in the middle of one): from the owner's deletionTimestamp, when that says so
     // beyond its precision of a second; in time travel, from the recording's cascades once
@@ -159,7 +176,7 @@ export class Cascades {
     const start = underWay ? deleted : t;
     /** @type {Cascade} */
     const c = { owner: uid, ref: { kind: n.kind, namespace: n.namespace, name: n.name }, policy, start, end: null,
-      members, gone: 0, orphaned: 0, total: members.size + (ns ? 0 : 1), ownerGone: false, waitingOn: "", eta: null, nested: false,
+      members, gone: 0, orphaned: 0, total: members.size + 1, ownerGone: false, waitingOn: "", eta: null, nested: false,
       progressedAt: now, namespaces: new Set([n.namespace || ""]), estimated: true,
       // A namespace's members that went before the page saw its deletion are not known:
       // only one the page saw alive, or whose deletion began just now, has a baseline.
@@ -213,7 +230,7 @@ export class Cascades {
     this.changed = true;
   }
 
-  /** Counts a cascade's members: gone, orphaned, and what it waits on. @param {Cascade} c @param {number} t the moment shown */
+  /** Counts a cascade's members: gone, staying, and what it waits on. @param {Cascade} c @param {number} t the moment shown */
   measure(c, t) {
     if (c.policy === "Namespace") return this.measureNamespace(c, t);
     const { store } = this;
@@ -224,11 +241,12 @@ export class Cascades {
         c.namespaces.add(store.nodes.get(d)?.namespace || "");
       }
     }
+    this.addInvalidDependents(c.owner, c.members);
     let gone = 0, orphaned = 0;
     for (const u of c.members) {
       const n = store.nodes.get(u);
       if (!n) gone++;
-      else if (c.policy === "Orphan" ? !n.owners?.some((o) => o.uid === c.owner) : !this.ownedWithin(c, n)) orphaned++;
+      else if (!this.hangsFrom(c, n)) orphaned++;
     }
     c.ownerGone = !store.nodes.has(c.owner);
     if (c.ownerGone) gone++;
@@ -263,9 +281,11 @@ export class Cascades {
     }
     let gone = 0;
     for (const u of c.members) if (!store.nodes.has(u)) gone++;
+    c.ownerGone = !store.nodes.has(c.owner);
+    if (c.ownerGone) gone++;
     c.gone = gone;
     c.orphaned = 0;
-    c.total = c.members.size;
+    c.total = c.members.size + 1;
     const held = this.heldMember(c);
     c.waitingOn = held ? `held by finalizer ${holdingFinalizers(held)[0]} (${held.kind} ${held.name})` : c.explained;
     const left = c.total - gone;
@@ -284,12 +304,34 @@ export class Cascades {
   }
 
   /**
-   * Whether n still hangs from the cascade: it names the owner or a member (gone or not:
-   * a reference to a deleted owner is work the collector has yet to do).
+   * Whether member n still hangs from the cascade: a valid reference of it names the owner
+   * or (not in an Orphan delete, which lets go of its direct dependents) a member, gone or
+   * not (a reference to a deleted owner is work the collector has yet to do). A member
+   * that does not stays: orphaned, or kept through an invalid reference.
    * @param {Cascade} c @param {NodeState} n
    */
-  ownedWithin(c, n) {
-    return (n.owners || []).some((o) => o.uid === c.owner || c.members.has(o.uid));
+  hangsFrom(c, n) {
+    const { store } = this;
+    return (n.owners || []).some((o) => (o.uid === c.owner || (c.policy !== "Orphan" && c.members.has(o.uid))) &&
+      !invalidReason(n, store.nodes.get(o.uid) || store.ghosts.get(o.uid)?.node));
+  }
+
+  /**
+   * Adds to members the objects that name the owner or a member through an invalid
+   * reference (a cluster-scoped object naming a namespaced owner, an owner in another
+   * namespace): the collector never deletes them for it, so they stay (kept).
+   * @param {string} uid the owner @param {Set<string>} members
+   */
+  addInvalidDependents(uid, members) {
+    const { store } = this;
+    for (const u of [uid, ...members]) {
+      const owner = store.nodes.get(u) || store.ghosts.get(u)?.node;
+      for (const d of store.dependents.get(u) || []) {
+        if (d === uid || members.has(d)) continue;
+        const dn = store.nodes.get(d);
+        if (dn && invalidReason(dn, owner)) members.add(d);
+      }
+    }
   }
 
   /** A member being deleted that another controller's finalizer holds, if any. @param {Cascade} c */
@@ -378,7 +420,6 @@ export class Cascades {
  */
 export function progressText(c, now) {
   const parts = [countText(c)];
-  if (c.policy !== "Orphan" && c.orphaned) parts.push(`${c.orphaned} kept`);
   if (c.end !== null) {
     parts.push(`done in ${secs(c.end - c.start)}`);
     return parts.join(" · ");
@@ -400,28 +441,50 @@ export function cascadeCaption(c, now) {
 }
 
 /**
- * Its dependents, as every count of it says them (the strip, the owner's box, the panel):
- * how many went and of how many; the owner, named beside, is not one ("0 of 3 gone" for a
- * ReplicaSet's 3 Pods). A namespace's are its content.
- * @param {Cascade} c
+ * @typedef {{gone: number, of: number, kept: number}} Tally a cascade's count (see the
+ *   definition at the top of this file): of its members that do not stay, how many are
+ *   gone; how many stay (kept, or orphaned)
+ */
+
+/**
+ * A cascade's count, as every place says it (the strip, the owner's box, the panel, the
+ * glance): the owner is one of its members, so "6 of 6 gone" for a Deployment, its
+ * ReplicaSet and 4 Pods. @param {Cascade} c @returns {Tally}
  */
 export function tally(c) {
-  const owner = c.policy === "Namespace" ? 0 : 1;
-  return { gone: c.gone - (owner && c.ownerGone ? 1 : 0), of: c.total - owner };
+  return { gone: c.gone, of: c.total - c.orphaned, kept: c.orphaned };
 }
 
 /**
- * Its count in words: "8 of 11 gone", "3 of 3 orphaned"; a namespace deletion found under
- * way, whose members gone before are not known, "5 left".
+ * A recorded cascade's count (the history's timeline and list): the same definition, from
+ * what the recording says of it (history.Cascade.Count on the server's side).
+ * @param {{objects?: number, deleted?: number, kept?: number}} rc @returns {Tally|null} null: the recording does not say
+ */
+export function recordedTally(rc) {
+  if (rc.objects === undefined || rc.deleted === undefined) return null;
+  const kept = rc.kept || 0;
+  return { gone: rc.deleted, of: rc.objects - kept, kept };
+}
+
+/**
+ * A count in words: "5 of 6 gone", then "· 1 kept" (an Orphan delete: "· 3 orphaned").
+ * @param {Tally} t @param {string} policy
+ */
+export function countWords(t, policy) {
+  const kept = t.kept ? ` · ${t.kept} ${policy === "Orphan" ? "orphaned" : "kept"}` : "";
+  return `${t.gone} of ${t.of} gone${kept}`;
+}
+
+/**
+ * Its count in words (countWords); a namespace deletion found under way, whose members
+ * gone before are not known, "5 left".
  * @param {Cascade} c
  */
 export function countText(c) {
-  const { gone, of } = tally(c);
-  if (!of && c.baseline) return "no dependents";
-  if (c.policy === "Orphan") return `${c.orphaned} of ${of} orphaned`;
+  const t = tally(c);
   // No baseline: how many there were is not known, only what is left (and, once over, what went since).
-  if (!c.baseline) return c.end === null ? `${of - gone} left` : `${gone} gone`;
-  return `${gone} of ${of} gone`;
+  if (!c.baseline) return c.end === null ? `${t.of - t.gone} left` : `${t.gone} gone`;
+  return countWords(t, c.policy);
 }
 
 /** How far a cascade is, 0 to 1 (0 while it has no baseline: how far is not known). @param {Cascade} c */
@@ -437,7 +500,7 @@ export function progress(c) {
  * @param {Cascade} c @param {boolean} [widest]
  */
 export function namespaceStatus(c, widest = false) {
-  if (widest) return `  ·  Terminating  ·  ${c.total} of ${c.total} gone`;
+  if (widest) return `  ·  Terminating  ·  ${c.total} of ${c.total} gone`; // (a namespace's members never stay)
   return `  ·  ${c.end === null ? "Terminating" : "deleted"}  ·  ${countText(c)}`;
 }
 
@@ -466,15 +529,13 @@ export class CascadeStrip {
     patchChildren(this.el, list.map((c) => {
       const running = c.end === null;
       const bar = h("span.meter", null, h("span", { style: `width: ${Math.round(progress(c) * 100)}%` }));
-      const { gone, of } = tally(c);
-      const count = !c.baseline ? `${of - gone} left` : !of ? "no dependents" : `${c.policy === "Orphan" ? c.orphaned : gone}/${of}`;
       return h("button.cascade", {
         type: "button", "data-owner": c.owner, "data-state": running ? "running" : "done", "data-policy": c.policy,
         title: c.policy === "Namespace" ? `Deletion of namespace ${c.ref.name} (the namespace controller deletes its content, then the namespace): ${progressText(c, now)}`
           : `${c.policy} deletion of ${describe(c.ref)}: ${progressText(c, now)}`,
         onclick: () => this.select(c.owner),
       }, h("span.policy", null, policyText(c)), h("b", null, `${c.ref.kind} ${c.ref.name}`), bar,
-      h("span.muted", null, running ? `${count} · ${secs(now - c.start)}` : `${countText(c)} · ${secs(/** @type {number} */ (c.end) - c.start)}`));
+      h("span.muted", null, `${countText(c)} · ${secs(running ? now - c.start : /** @type {number} */ (c.end) - c.start)}`));
     }));
   }
 }

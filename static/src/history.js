@@ -9,8 +9,9 @@ import { get } from "./api.js";
 /**
  * @typedef {{uid: string, kind: string, namespace?: string, name: string, apiVersion?: string}} Ref
  * @typedef {{id: string|number, session?: number, root: Ref, policy: string, start: number, end: number|null,
- *   objects?: number, deleted?: number, actions?: number, errors?: number, retries?: number}} RecordedCascade times in epoch ms;
- *   retries: conflicts (409) its workers retried, not errors
+ *   objects?: number, deleted?: number, kept?: number, actions?: number, errors?: number, retries?: number}} RecordedCascade times in epoch ms;
+ *   retries: conflicts (409) its workers retried, not errors; objects: its members (the root included), deleted: those
+ *   gone, kept: those that stay (kept, or orphaned): counted by cascades.js's recordedTally
  * @typedef {{t: number, events: number, deletes: number, errors: number, retries?: number}} Bucket
  * @typedef {{start: number, end: number, reason?: string, session?: number}} Gap
  * @typedef {{from: number, to: number, bucket: number, buckets: Bucket[], cascades: RecordedCascade[], cascadesCapped: boolean,

@@ -22,7 +22,8 @@ const VERBS = /** @type {const} */ ([
 
 /**
  * @typedef {{cascade: (id: string) => RecordedCascade|null, play: (c: RecordedCascade) => void, selectCascade: (c: RecordedCascade) => void,
- *   object: (ref: any, t: number) => void, cascadeOf: (id: string) => Promise<RecordedCascade|null>}} HistoryHooks
+ *   object: (ref: any, t: number) => void, cascadeOf: (id: string) => Promise<RecordedCascade|null>,
+ *   count?: (c: RecordedCascade) => string}} HistoryHooks count: a cascade's count in words, as every place says it (cascades.js)
  */
 
 export class HistoryView {
@@ -44,7 +45,7 @@ export class HistoryView {
     /** @type {VirtualList<any>} */
     this.list = new VirtualList({ id: "history-list", className: "history-rows", rowHeight: 74, maxRows: 9, render: (e) => this.row(e),
       // A recorded decision does not change; what its row shows of its cascade may.
-      key: (e) => `${e.pos} ${e.cascade !== undefined && e.cascade !== null && this.hooks.cascade(String(e.cascade)) ? "c" : ""}` });
+      key: (e) => `${e.pos} ${this.cascadeKey(e)}` });
     this.verbSel = /** @type {HTMLSelectElement} */ (h("select", { id: "history-verb", "aria-label": "Decision", onchange: () => {
       this.verb = this.verbSel.value;
       this.load();
@@ -134,6 +135,16 @@ export class HistoryView {
     this.list.el.hidden = !shown.length;
   }
 
+  /**
+   * What a row shows of its cascade, for its key: whether the timeline knows it, and its
+   * count (a running one's changes). @param {any} e
+   */
+  cascadeKey(e) {
+    if (e.cascade === undefined || e.cascade === null) return "";
+    const c = this.hooks.cascade(String(e.cascade));
+    return c ? `c ${this.hooks.count?.(c) || ""}` : "";
+  }
+
   /** One decision, on two lines. @param {any} e */
   row(e) {
     const a = e.action || {};
@@ -151,6 +162,7 @@ export class HistoryView {
           this.hooks.selectCascade(this.hooks.cascade(String(c.id)) || c); // as it is now: it may have ended since the row was drawn
         } }, `${c.root.kind} ${c.root.name}`),
       h("span.tag", null, c.policy), " ",
+      this.hooks.count?.(c) ? h("span.hcount", { "data-cascade-count": String(c.id) }, this.hooks.count(c)) : null, " ",
       h("button.link.replay", { type: "button", title: "Replay this cascade", onclick: () => this.hooks.play(c) }, "▶"));
     } else if (e.cascade !== undefined && e.cascade !== null) {
       second.push(h("a.cascade-link", { href: "#", "data-cascade": String(e.cascade), onclick: async (/** @type {Event} */ ev) => {

@@ -357,6 +357,9 @@ export class ObjectPanel {
     if (node.deletingDependents) flags.push(h("span.flag.foreground", null, "deletingDependents"));
     if (node.virtual) flags.push(h("span.flag.virtual", null, "virtual"));
     if (node.observed) flags.push(h("span.flag", null, "observed"));
+    // Removed: the engine holds no flags of it any more; the last ones it had are on hover.
+    if (!n) flags.splice(0, flags.length, h("span.flag.removed", { id: "object-removed-flag",
+      title: flags.length ? `last seen with: ${flags.map((f) => f.textContent).join(", ")}` : "" }, "removed"));
 
     const owners = (node.owners || []).map((/** @type {any} */ o) => {
       const ownerNode = store.nodes.get(o.uid);

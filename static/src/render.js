@@ -874,7 +874,11 @@ export class Renderer {
       ctx.fillStyle = C["--muted"];
       ctx.font = "11px system-ui, sans-serif";
       let kindLabel = n.kind + (st === "normal" ? (orphaned ? " · orphaned" : "") : " · " + (STATES.find((s) => s.id === st)?.label || st));
-      if (cascade) kindLabel = `${n.kind} · ${countText(cascade)}`;
+      if (cascade) {
+        // Its count whole, before its kind: "Deployment · 5 of 6 gone · 1 kept", else "5 of 6 gone · 1 kept".
+        kindLabel = `${n.kind} · ${countText(cascade)}`;
+        if (ctx.measureText(kindLabel).width > NODE_W - 30) kindLabel = countText(cascade);
+      }
       if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
       const kindShown = truncate(ctx, kindLabel, NODE_W - 30);
       ctx.fillText(kindShown, x + 11, y + 15);

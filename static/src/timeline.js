@@ -8,6 +8,7 @@
 
 import { timeline as fetchTimeline } from "./history.js";
 import { clock } from "./dom.js";
+import { countWords, recordedTally } from "./cascades.js";
 
 /** @typedef {import("./history.js").Timeline} TimelineData */
 /** @typedef {import("./history.js").RecordedCascade} RecordedCascade */
@@ -24,7 +25,8 @@ const MIN_SPAN_MS = 500;
 
 /**
  * @typedef {{seek: (t: number, debounce: boolean) => void, select: (c: RecordedCascade) => void, changed: () => void,
- *   error: (message: string) => void}} TimelineHooks
+ *   error: (message: string) => void, count?: (c: RecordedCascade) => string}} TimelineHooks
+ *   count: a cascade's count in words, as every place says it ("5 of 6 gone · 1 kept": cascades.js)
  */
 
 export class Timeline {
@@ -338,6 +340,13 @@ export class Timeline {
     return this.spans.find((s) => x >= s.x0 - 2 && x <= s.x1 + 2 && y >= s.y - 2 && y <= s.y + LANE_H + 2) || null;
   }
 
+  /** A cascade's count in words (the hook's, else the recording's). @param {RecordedCascade} c */
+  count(c) {
+    if (this.hooks.count) return this.hooks.count(c);
+    const t = recordedTally(c);
+    return t ? countWords(t, c.policy) : "";
+  }
+
   /** @param {PointerEvent} ev */
   pos(ev) {
     const r = this.canvas.getBoundingClientRect();
@@ -375,7 +384,7 @@ export class Timeline {
       const c = s.c;
       text = `${c.policy} deletion of ${c.root.kind} ${c.root.namespace ? c.root.namespace + "/" : ""}${c.root.name}\n` +
         `${clock(c.start)} – ${c.end ? clock(c.end) : "still running"}` +
-        `${c.deleted !== undefined ? ` · ${c.deleted} deleted` : ""}${failures(c)}\nclick: select it and go to its start`;
+        `${this.count(c) ? ` · ${this.count(c)}` : ""}${failures(c)}\nclick: select it and go to its start`;
     } else if (this.data) {
       const b = this.data.buckets.find((x) => t >= x.t && t < x.t + (this.data?.bucket || 0));
       // Per-user reads leave objects out, not counts: a count names nothing.

@@ -11,6 +11,7 @@ import { HistoryView } from "./historyview.js";
 import { historyPage, parseTime, isoTime, cascadeOf, timeline as fetchTimeline } from "./history.js";
 import { $, clock } from "./dom.js";
 import { get, apiPath } from "./api.js";
+import { countText, countWords, recordedTally } from "./cascades.js";
 
 /** @typedef {import("./store.js").Store} Store */
 /** @typedef {import("./cascades.js").Cascades} Cascades */
@@ -142,19 +143,31 @@ export class TravelUI {
       changed: () => {
         this.updateTimelineTitle();
         this.historyView?.setWindow(tl.from, tl.to, this.windowTitle(), this.historyTabShown());
+        if (this.historyTabShown()) this.historyView?.render(); // its rows' cascade counts
         for (const b of document.querySelectorAll("#timeline [data-range]")) {
           const ms = RANGES.find(([k]) => k === /** @type {HTMLElement} */ (b).dataset.range)?.[1];
           b.setAttribute("aria-pressed", String(tl.followNow && ms === tl.range));
         }
       },
       error: (m) => ($("tl-title").textContent = `The timeline could not be read: ${m}`),
+      count: (c) => this.cascadeCount(c),
     });
     this.timeline = tl;
+    // While the live page follows a cascade, the timeline is read again every second (not
+    // every 5 s), so that its caption and spans have the cascade as soon as the recording
+    // does (the recorder writes within a second), and once more after it ends.
+    let cascadeSeen = -Infinity;
+    setInterval(() => {
+      if (replay || tr.active || document.hidden || !tl.followNow) return;
+      if (page.liveCascades.active.size) cascadeSeen = Date.now();
+      if (Date.now() - cascadeSeen < 3000) tl.load(0);
+    }, 1000);
     // A cascade found under way at the moment shown began when the recording says, and
     // concerned as many objects as it says (those gone before the moment included).
     tr.cascades.recorded = (uid, t) => tl.data?.cascades.find((c) => c.root.uid === uid && c.start <= t && (c.end === null || c.end >= t));
     this.historyView = new HistoryView($("history-panel"), {
       cascade: (id) => tl.data?.cascades.find((c) => String(c.id) === id) || null,
+      count: (c) => this.cascadeCount(c),
       async cascadeOf(id) {
         const first = await historyPage({ cascade: id, order: "oldest", limit: 1 });
         const last = await historyPage({ cascade: id, order: "newest", limit: 1 });
@@ -190,6 +203,20 @@ export class TravelUI {
     });
     if (replay) tl.followNow = false;
     this.updateControls();
+  }
+
+  /**
+   * A recorded cascade's count in words, as every place says it (cascades.js): the
+   * recording's (history.Cascade.Count), or, while it runs and the live page follows it, the
+   * live count (the recording learns of a member once the collector reaches it, the page as
+   * soon as the deletion begins: the same definition, a moment earlier).
+   * @param {RecordedCascade} c
+   */
+  cascadeCount(c) {
+    const live = c.end === null && !this.page.replay && !this.travel.active ? this.page.liveCascades.of(c.root.uid) : null;
+    if (live) return countText(live);
+    const t = recordedTally(c);
+    return t ? countWords(t, c.policy) : "";
   }
 
   backToLive() {
