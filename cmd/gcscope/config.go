@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
 	"os"
 	"strings"
 	"time"
@@ -27,7 +25,8 @@ const defaultActionDelay = time.Second
 
 // config is the parsed command line.
 type config struct {
-	listen          string
+	serveFlags // --listen, TLS, the token file, Hosts and Origins, --read-only, --log-level
+
 	kubeconfig      string
 	kubeContext     string   // the one context (or none: the current one)
 	contexts        []string // --context, in order; several: one engine each (fleet)
@@ -37,7 +36,6 @@ type config struct {
 	dataDir         string
 	writeKubeconfig string
 	demo            bool
-	logLevel        slog.Level
 	showVersion     bool
 
 	// The engine.
@@ -55,18 +53,11 @@ type config struct {
 	shadowOverdue     time.Duration
 	discoveryPeriod   time.Duration
 
-	// The server.
-	readOnly       bool
-	authTokenFile  string
+	// The server, besides serveFlags.
 	auth           string
 	oidc           server.SSOConfig // single sign-on, with --auth=kubernetes
 	oidcSecretFile string
-	allowedOrigins []string
-	allowedHosts   []string
 	auditLog       string
-	tlsCert        string
-	tlsKey         string
-	insecureHTTP   bool
 	maxStreams     int
 	maxUserStreams int
 	pageFullGraph  int
@@ -77,9 +68,6 @@ type config struct {
 	historyMaxSize int64
 	historyMaxAge  time.Duration
 }
-
-// tls reports whether gcscope serves https.
-func (c *config) tls() bool { return c.tlsCert != "" }
 
 // embedded reports whether gcscope boots its own control plane.
 func (c *config) embedded() bool {
@@ -120,7 +108,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			"(etcd, kube-apiserver, controllers) and fills it with demo workloads.\n\nFlags:\n")
 		fs.PrintDefaults()
 	}
-	fs.StringVar(&c.listen, "listen", "127.0.0.1:8080", "address to serve the UI and API on (not loopback: requires --auth-token-file or --auth=kubernetes)")
+	c.serveFlags.register(fs, gcscopeWords)
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "use the cluster of this kubeconfig instead of the embedded one")
 	fs.Var(listFlag{&c.contexts}, "context", "kubeconfig context to use (implies an existing cluster; default: the current context); given more than once, gcscope serves each context's cluster with its own engine and the page picks one")
 	fs.BoolVar(&c.allContexts, "all-contexts", false, "serve every context of the kubeconfig, each with its own engine (the current context is the default one)")
@@ -138,8 +126,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	ignored := fs.String("gc-ignored-resources", "events,events.events.k8s.io", "comma-separated resource[.group] the engine does not monitor")
 	fs.Float64Var(&c.qps, "kube-api-qps", 50, "queries per second to the apiserver")
 	fs.IntVar(&c.burst, "kube-api-burst", 100, "burst of queries to the apiserver")
-	fs.BoolVar(&c.readOnly, "read-only", false, "refuse every write from the UI and API (the engine keeps collecting)")
-	fs.StringVar(&c.authTokenFile, "auth-token-file", "", "require a bearer token from this file (one per line: token [name])")
 	fs.StringVar(&c.auth, "auth", "", `"kubernetes": require a bearer token the cluster accepts (TokenReview) and delete as its user (impersonation)`)
 	fs.StringVar(&c.oidc.IssuerURL, "oidc-issuer-url", "", "with --auth=kubernetes: sign users in through this OpenID provider (single sign-on); its ID token is their credential, so the apiserver must trust the same issuer and client ID")
 	fs.StringVar(&c.oidc.ClientID, "oidc-client-id", "", "the client ID gcscope has at --oidc-issuer-url (the audience the apiserver expects)")
@@ -148,11 +134,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.oidc.NameClaim, "oidc-name-claim", "email", "the ID token claim the page shows as the user (the cluster's username is what the apiserver makes of the token)")
 	fs.StringVar(&c.oidc.CAFile, "oidc-ca-file", "", "the PEM bundle that signs --oidc-issuer-url's certificate (default: the system's)")
 	fs.StringVar(&c.oidc.Name, "oidc-display-name", "", `what the sign-in button says: "Sign in with NAME" (default: the issuer's host)`)
-	origins := fs.String("allowed-origins", "", "comma-separated extra origins allowed for the websocket and writes: https://gcscope.example.com, or a host pattern (*.example.com) matched over https")
-	hosts := fs.String("allowed-hosts", "", "comma-separated extra Host names to answer to (e.g. gcscope.example.com, *.example.com); besides localhost, loopback addresses and the --listen address, every other Host is refused (DNS rebinding)")
-	fs.StringVar(&c.tlsCert, "tls-cert-file", "", "serve https with this certificate (PEM; with --tls-private-key-file)")
-	fs.StringVar(&c.tlsKey, "tls-private-key-file", "", "the private key of --tls-cert-file (PEM)")
-	fs.BoolVar(&c.insecureHTTP, "insecure-allow-http", false, "allow plain http on a non-loopback --listen address (tokens and cookies then cross the network in clear; only behind a TLS-terminating proxy)")
 	fs.IntVar(&c.maxStreams, "max-streams", 256, "websocket streams open at once, in all")
 	fs.IntVar(&c.maxUserStreams, "max-streams-per-user", 32, "websocket streams one user may hold open at once")
 	fs.IntVar(&c.pageFullGraph, "ui-full-graph", 20000, "the most objects the page holds whole; past it, it shows each namespace as a box with its counts and loads the objects of those in view (summary first)")
@@ -161,7 +142,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.StringVar(&c.historyDir, "history-dir", "", "the recording's directory, kept across restarts (default: <data-dir>/history; without --data-dir, removed on exit)")
 	historyMaxSize := fs.String("history-max-size", "1Gi", "the most disk the recording uses (e.g. 512Mi, 2Gi); the oldest is dropped to stay under it")
 	fs.DurationVar(&c.historyMaxAge, "history-max-age", 7*24*time.Hour, "drop recorded history older than this (0: keep it until --history-max-size needs the room)")
-	level := fs.String("log-level", "info", "log level: debug, info, warn or error (debug also shows the control plane's logs)")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 
 	if err := fs.Parse(args); err != nil {
@@ -176,8 +156,8 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 
-	if err := c.logLevel.UnmarshalText([]byte(*level)); err != nil {
-		return nil, usageError{fmt.Errorf("--log-level %q: want debug, info, warn or error", *level)}
+	if err := c.serveFlags.parse(); err != nil {
+		return nil, usageError{err}
 	}
 	if !set["demo"] {
 		c.demo = c.embedded()
@@ -256,11 +236,6 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if err := c.parseOIDC(*oidcScopes); err != nil {
 		return nil, usageError{err}
 	}
-	c.allowedOrigins = commaList(*origins)
-	c.allowedHosts = commaList(*hosts)
-	if (c.tlsCert == "") != (c.tlsKey == "") {
-		return nil, usageError{errors.New("--tls-cert-file and --tls-private-key-file go together: give both or neither")}
-	}
 	if c.pageFullGraph < 1 {
 		return nil, usageError{errors.New("--ui-full-graph must be at least 1")}
 	}
@@ -270,41 +245,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if err := c.parseHistory(set, *historyMaxSize); err != nil {
 		return nil, usageError{err}
 	}
-	loopback, err := isLoopback(c.listen)
-	if err != nil {
+	if err := c.serveFlags.check(c.auth != "" || c.authTokenFile != ""); err != nil {
 		return nil, usageError{err}
 	}
-	if !loopback && c.auth == "" && c.authTokenFile == "" {
-		return nil, usageError{fmt.Errorf("--listen %q is not a loopback address: gcscope can delete objects, so it needs authentication to listen there; add --auth-token-file FILE or --auth=kubernetes", c.listen)}
-	}
-	if !loopback && !c.tls() && !c.insecureHTTP {
-		return nil, usageError{fmt.Errorf("--listen %q is not a loopback address: tokens and session cookies must not cross the network in clear; add --tls-cert-file and --tls-private-key-file, or --insecure-allow-http behind a TLS-terminating proxy", c.listen)}
-	}
 	return c, nil
-}
-
-// commaList splits a comma-separated flag value, dropping blanks.
-func commaList(v string) []string {
-	var out []string
-	for _, item := range strings.Split(v, ",") {
-		if item = strings.TrimSpace(item); item != "" {
-			out = append(out, item)
-		}
-	}
-	return out
-}
-
-// isLoopback reports whether addr (host:port) is reachable from this machine only.
-func isLoopback(addr string) (bool, error) {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false, fmt.Errorf("--listen %q: want host:port, for example 127.0.0.1:8080", addr)
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true, nil
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback(), nil
 }
 
 // minHistorySize is the smallest --history-max-size: room for a checkpoint of a small

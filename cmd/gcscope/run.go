@@ -2,19 +2,14 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -59,32 +54,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stdout, "gcscope %s\n", version)
 		return nil
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: cfg.logLevel}))
+	log := cfg.logger(stderr)
 
-	// Listen first: a port in use is reported before seconds go into booting a cluster.
-	ln, err := net.Listen("tcp", cfg.listen)
+	// Listen first: a port in use or a bad key pair is reported before seconds go into
+	// booting a cluster.
+	ln, scheme, err := cfg.listener()
 	if err != nil {
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return fmt.Errorf("%s is already in use; stop whatever listens there or pick another address with --listen", cfg.listen)
-		}
-		return fmt.Errorf("listen on %s: %w", cfg.listen, err)
+		return err
 	}
 	defer ln.Close()
-	scheme := "http"
-	if cfg.tls() {
-		// Loaded before anything boots: a bad pair is reported at once.
-		cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
-		if err != nil {
-			return fmt.Errorf("--tls-cert-file/--tls-private-key-file: %v", err)
-		}
-		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12})
-		scheme = "https"
-	}
-	var tokens *server.TokenFile
-	if cfg.authTokenFile != "" {
-		if tokens, err = server.LoadTokenFile(cfg.authTokenFile); err != nil {
-			return fmt.Errorf("--auth-token-file: %v", err)
-		}
+	tokens, err := cfg.authenticator()
+	if err != nil {
+		return err
 	}
 	audit := stderr
 	if cfg.auditLog != "-" {
@@ -96,14 +77,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		audit = f
 	}
 
-	common := server.Options{
-		Logger: log, Version: version, ReadOnly: cfg.readOnly, AllowedOrigins: cfg.allowedOrigins, Audit: audit,
-		Listen: cfg.listen, AllowedHosts: cfg.allowedHosts, MaxStreams: cfg.maxStreams, MaxStreamsPerUser: cfg.maxUserStreams,
-		PageFullGraph: cfg.pageFullGraph,
-	}
-	if tokens != nil {
-		common.Auth = tokens
-	}
+	common := cfg.options(log, tokens, audit)
+	common.MaxStreams, common.MaxStreamsPerUser, common.PageFullGraph = cfg.maxStreams, cfg.maxUserStreams, cfg.pageFullGraph
 	if cfg.several() {
 		fl, err := startFleet(cfg, getenv, log, stdout)
 		if err != nil {
@@ -116,12 +91,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		hubCtx, stopHubs := context.WithCancel(context.Background())
 		defer stopHubs()
 		go handler.Run(hubCtx)
-		return serve(ctx, ln, scheme, handler, log, stdout, func() error {
+		return serve(ctx, stdout, serving{ln: ln, scheme: scheme, handler: handler, log: log, started: func() error {
 			for _, line := range accessSummary(cfg, "") {
 				fmt.Fprintln(stdout, line)
 			}
 			return nil
-		}, nil)
+		}})
 	}
 
 	start := time.Now()
@@ -224,7 +199,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	handler := server.New(opts)
 	go handler.Run(engineCtx)
 
-	return serve(ctx, ln, scheme, handler, log, stdout, func() error {
+	return serve(ctx, stdout, serving{ln: ln, scheme: scheme, handler: handler, log: log, failed: failed, started: func() error {
 		select {
 		case <-engine.Started():
 			st := engine.SyncState()
@@ -252,40 +227,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fmt.Fprintln(stdout, line)
 		}
 		return nil
-	}, failed)
-}
-
-// errStopped: gcscope was asked to stop while it started.
-var errStopped = errors.New("stopped")
-
-// serve serves handler on ln until ctx ends, the cluster fails or the server does. Once
-// it serves, started does what comes before gcscope says it serves (its summary lines).
-func serve(ctx context.Context, ln net.Listener, scheme string, handler *server.Server, log *slog.Logger, stdout io.Writer,
-	started func() error, failed <-chan error) error {
-	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(ln) }()
-	defer func() {
-		sctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		defer cancel()
-		srv.Shutdown(sctx)
-	}()
-	if err := started(); err != nil {
-		if errors.Is(err, errStopped) {
-			return nil
-		}
-		return err
-	}
-	fmt.Fprintf(stdout, "gcscope %s serving on %s://%s\n", version, scheme, ln.Addr())
-	select {
-	case <-ctx.Done():
-		log.Info("shutting down")
-		return nil
-	case err := <-failed:
-		return err
-	case err := <-serveErr:
-		return fmt.Errorf("http server: %w", err)
-	}
+	}})
 }
 
 // currentContext is the kubeconfig's current context, for the cluster's name.

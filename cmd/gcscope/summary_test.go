@@ -19,7 +19,7 @@ func TestAccessSummarySaysWhatWritesDo(t *testing.T) {
 		{"embedded, loopback", config{gcMode: gc.ModeActive}, []string{"no authentication (loopback only)"}, []string{"shadow", "active mode", "read-only:"}},
 		{"shared, shadow", config{kubeconfig: "kc", gcMode: gc.ModeShadow, auth: "kubernetes"},
 			[]string{"deletes as itself", "shadow mode: the engine writes nothing, but deletes from the page and the API are real"}, []string{"read-only:", "active mode"}},
-		{"shared, shadow, read-only", config{kubeconfig: "kc", gcMode: gc.ModeShadow, authTokenFile: "/etc/tokens", readOnly: true},
+		{"shared, shadow, read-only", config{kubeconfig: "kc", gcMode: gc.ModeShadow, serveFlags: serveFlags{authTokenFile: "/etc/tokens", readOnly: true}},
 			[]string{"tokens from /etc/tokens", "read-only: the page and the API refuse every delete"}, []string{"shadow mode", "active mode"}},
 		{"real cluster, active", config{kubeconfig: "kc", gcMode: gc.ModeActive, auth: "kubernetes"},
 			[]string{"active mode: the engine deletes on https://example:6443", "both act"}, []string{"shadow"}},
