@@ -25,6 +25,7 @@ func TestCollectorRules(t *testing.T) {
 		name  string
 		steps func() []step
 	}{
+		{"background: an owner's delete collects its dependents, a second solid owner keeps one", backgroundCascade},
 		{"virtual owner verified absent: its dependent is collected", virtualOwnerAbsent},
 		{"virtual owner that exists unobserved: verified again until observed", virtualOwnerNotObservedYet},
 		{"owner that came back with a new uid: absent for its old dependents", ownerRecreatedWithNewUID},
@@ -39,6 +40,38 @@ func TestCollectorRules(t *testing.T) {
 		{"orphan: references first, then the finalizer", orphanReferencesThenFinalizer},
 	} {
 		t.Run(sc.name, func(t *testing.T) { runSteps(t, sc.steps()) })
+	}
+}
+
+// upstream: processGraphChanges (an observed delete caches the owner's absence and queues
+// its dependents), attemptToDeleteItem (no owner left → delete with Background; a solid
+// owner left → patch away the dangling reference).
+func backgroundCascade() []step {
+	owner := configMap("a", "owner", "uid-owner")
+	other := configMap("a", "other", "uid-other")
+	only := configMap("a", "only", "uid-1-only", owned(ownerRefTo(owner, blocking, controls)))
+	shared := configMap("a", "shared", "uid-2-shared", owned(ownerRefTo(owner), ownerRefTo(other)))
+	kept := changed(shared, owned(ownerRefTo(other)))
+	return []step{
+		store(owner, other, only, shared),
+		informerSees(evAdd(owner), evAdd(other), evAdd(only), evAdd(shared)),
+		expect(state{graph: []*node{observedNode(owner), observedNode(other), observedNode(only), observedNode(shared)}}),
+		apiserverRemoves(owner), // deleted with propagationPolicy=Background
+		informerSees(evDelete(owner)),
+		expect(state{
+			graph:           []*node{observedNode(other), observedNode(only), observedNode(shared)},
+			attemptToDelete: []*node{observedNode(only), observedNode(shared)},
+			absent:          []objectReference{identityOf(owner)},
+		}),
+		processAttemptToDelete(2), // the absent owner is not looked up; the solid one is
+		expect(state{
+			graph:  []*node{observedNode(other), observedNode(only), observedNode(shared)},
+			writes: []string{"delete configmaps a/only Background", "patch configmaps a/shared remove owner uid-owner"},
+			reads:  []string{"get configmaps a/other"},
+			absent: []objectReference{identityOf(owner)},
+		}),
+		informerSees(evDelete(only), evUpdate(shared, kept)),
+		expect(state{graph: []*node{observedNode(other), observedNode(kept)}, absent: []objectReference{identityOf(owner)}}),
 	}
 }
 

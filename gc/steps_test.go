@@ -148,6 +148,17 @@ func store(objs ...*metav1.PartialObjectMetadata) step {
 	}}
 }
 
+// apiserverRemoves takes objects out of the fake apiserver: deleted by someone else.
+func apiserverRemoves(objs ...*metav1.PartialObjectMetadata) step {
+	return step{"apiserverRemoves", func(c *stepContext) {
+		for _, o := range objs {
+			if err := c.meta.Tracker().Delete(gvrOf(o.APIVersion, o.Kind), o.Namespace, o.Name); err != nil {
+				c.t.Fatalf("removing %s %s: %v", o.Kind, o.Name, err)
+			}
+		}
+	}}
+}
+
 // informerSees feeds informer events through graphChanges, one at a time, as a monitor does;
 // the invariants are checked after each.
 func informerSees(evs ...*event) step {
