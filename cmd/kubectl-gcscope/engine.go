@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/metadata"
 
+	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 )
 
@@ -92,6 +93,39 @@ func syncedSession(ctx context.Context, k *kube, o *options) (*session, error) {
 		fmt.Fprintf(o.stderr, "warning: %s\n", w)
 	}
 	return s, nil
+}
+
+// running is the engine of stuck and ui: the cluster reached, the engine running over it
+// in shadow mode, and deletion's explainer over both.
+type running struct {
+	kube      *kube
+	session   *session
+	deletions *deletion.Explainer
+}
+
+// prepareEngine connects to the cluster, checks that it answers and starts the engine over
+// it; synced: and waits until the engine has listed the cluster, showing its progress and
+// then its warnings on stderr (syncedSession). The caller stops the session.
+func prepareEngine(ctx context.Context, o *options, synced bool) (*running, error) {
+	k, err := reached(o)
+	if err != nil {
+		return nil, err
+	}
+	var s *session
+	if synced {
+		s, err = syncedSession(ctx, k, o)
+	} else {
+		s, err = startSession(k, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	x, err := deletion.New(s.engine, k.short)
+	if err != nil {
+		s.stop()
+		return nil, err
+	}
+	return &running{kube: k, session: s, deletions: x}, nil
 }
 
 // stop ends the engine and waits (bounded) for it.
@@ -508,11 +542,8 @@ func prepare(ctx context.Context, o *options, args []string) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	k, err := connect(o)
+	k, err := reached(o)
 	if err != nil {
-		return nil, err
-	}
-	if err := k.reach(); err != nil {
 		return nil, err
 	}
 	t, err := k.resolve(kind, name)

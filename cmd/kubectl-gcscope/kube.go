@@ -97,6 +97,19 @@ func connect(o *options) (*kube, error) {
 	return k, nil
 }
 
+// reached connects (connect) and checks that the cluster answers (reach): where every
+// command that reads the cluster begins.
+func reached(o *options) (*kube, error) {
+	k, err := connect(o)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.reach(); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
 // reach reads the cluster's API groups: the first request, whose failure says whether the
 // cluster can be reached at all and with these credentials.
 func (k *kube) reach() error {

@@ -154,11 +154,8 @@ func readManifests(o *options, name string) ([]selection.Document, error) {
 
 // predictSet predicts deleting everything f names, with policy.
 func predictSet(ctx context.Context, o *options, f *setFlags, policy metav1.DeletionPropagation, cascade, output string) error {
-	k, err := connect(o)
+	k, err := reached(o)
 	if err != nil {
-		return err
-	}
-	if err := k.reach(); err != nil {
 		return err
 	}
 	set, err := resolveSet(ctx, o, k, f)

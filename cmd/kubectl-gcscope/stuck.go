@@ -28,22 +28,12 @@ func stuckCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) e
 		if *olderThan < 0 {
 			return usageError{fmt.Errorf("--older-than %v: want a duration of 0s or more", *olderThan)}
 		}
-		k, err := connect(o)
+		e, err := prepareEngine(ctx, o, true)
 		if err != nil {
 			return err
 		}
-		if err := k.reach(); err != nil {
-			return err
-		}
-		s, err := syncedSession(ctx, k, o)
-		if err != nil {
-			return err
-		}
-		defer s.stop()
-		x, err := deletion.New(s.engine, k.short)
-		if err != nil {
-			return err
-		}
+		defer e.session.stop()
+		k, s, x := e.kube, e.session, e.deletions
 		var r deletion.StuckReport
 		if *all {
 			r = x.Stuck(ctx, *olderThan, nil)

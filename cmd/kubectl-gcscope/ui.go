@@ -20,7 +20,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server"
 )
@@ -58,23 +57,13 @@ func uiCommand(fs *pflag.FlagSet) func(context.Context, *options, []string) erro
 			opts.Clusters, opts.Ready = fl, fl.Ready
 			what = fmt.Sprintf("gcscope dashboard for contexts %s (%s is the default; each engine starts when the page first opens it)", strings.Join(names, ", "), names[0])
 		} else {
-			k, err := connect(o)
+			e, err := prepareEngine(ctx, o, false)
 			if err != nil {
 				return err
 			}
-			if err := k.reach(); err != nil {
-				return err
-			}
-			s, err := startSession(k, o)
-			if err != nil {
-				return err
-			}
-			defer s.stop()
-			deletions, err := deletion.New(s.engine, k.short)
-			if err != nil {
-				return err
-			}
-			opts.Engine, opts.Kube, opts.Deletions, opts.ClusterName = s.engine, k.config, deletions, k.context
+			defer e.session.stop()
+			k, s := e.kube, e.session
+			opts.Engine, opts.Kube, opts.Deletions, opts.ClusterName = s.engine, k.config, e.deletions, k.context
 			opts.Ready = func() error {
 				select {
 				case <-s.engine.Started():
