@@ -1,7 +1,7 @@
 // Package fleet runs the clusters of several kubeconfig contexts in one gcscope: each its
 // own engine, started when the page or the API first opens it (or all at once), each with
 // its own state, so that a context that cannot be reached says why and holds no other.
-// It is the server's Clusters (server/clusters.go).
+// It is the server's registry of clusters (server/registry).
 package fleet
 
 import (
@@ -20,7 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/gcscope/gcscope/gc"
-	"github.com/gcscope/gcscope/server"
+	"github.com/gcscope/gcscope/server/registry"
 )
 
 // Member is one context of the fleet.
@@ -44,7 +44,7 @@ type Engine interface {
 // Built is a cluster built by Options.Build: what the server serves of it, its engine
 // (not yet run), and what undoes the rest once the engine has stopped.
 type Built struct {
-	Cluster server.Cluster
+	Cluster registry.Cluster
 	Engine  Engine
 	Stop    func()
 }
@@ -80,11 +80,11 @@ type Fleet struct {
 type member struct {
 	Member
 	mu      sync.Mutex
-	state   server.ClusterState
+	state   registry.State
 	reason  string
 	since   time.Time
-	cluster *server.Cluster // while syncing or ready
-	engine  Engine          // while syncing or ready
+	cluster *registry.Cluster // while syncing or ready
+	engine  Engine            // while syncing or ready
 	// unreachable: why a ready member's apiserver did not answer when last asked ("": it did)
 	unreachable string
 	// failures in a row, for the delay of the next retry by itself
@@ -119,9 +119,9 @@ func New(o Options) (*Fleet, error) {
 			return nil, fmt.Errorf("fleet: context %q given twice", m.Name)
 		}
 		seen[m.Name] = true
-		mm := &member{Member: m, state: server.ClusterIdle, since: time.Now()}
+		mm := &member{Member: m, state: registry.Idle, since: time.Now()}
 		if m.Config == nil {
-			mm.state, mm.reason = server.ClusterFailed, oneLine(m.Err)
+			mm.state, mm.reason = registry.Failed, oneLine(m.Err)
 		}
 		f.members = append(f.members, mm)
 	}
@@ -157,17 +157,17 @@ func (f *Fleet) Stop() {
 	}
 }
 
-// List implements server.Clusters.
-func (f *Fleet) List() []server.ClusterStatus {
-	out := make([]server.ClusterStatus, len(f.members))
+// List implements registry.Clusters.
+func (f *Fleet) List() []registry.Status {
+	out := make([]registry.Status, len(f.members))
 	for i, m := range f.members {
 		out[i] = m.status(i == 0)
 	}
 	return out
 }
 
-// Open implements server.Clusters.
-func (f *Fleet) Open(name string, start bool) (*server.Cluster, server.ClusterStatus, bool) {
+// Open implements registry.Clusters.
+func (f *Fleet) Open(name string, start bool) (*registry.Cluster, registry.Status, bool) {
 	for i, m := range f.members {
 		if m.Name != name {
 			continue
@@ -178,13 +178,13 @@ func (f *Fleet) Open(name string, start bool) (*server.Cluster, server.ClusterSt
 		}
 		return c, m.status(i == 0), true
 	}
-	return nil, server.ClusterStatus{}, false
+	return nil, registry.Status{}, false
 }
 
 // Ready reports nil once the default member's engine has synced.
 func (f *Fleet) Ready() error {
 	st := f.members[0].status(true)
-	if st.State == server.ClusterReady {
+	if st.State == registry.Ready {
 		return nil
 	}
 	if st.Reason != "" {
@@ -193,14 +193,14 @@ func (f *Fleet) Ready() error {
 	return fmt.Errorf("cluster %q %s", st.Name, st.State)
 }
 
-func (m *member) status(def bool) server.ClusterStatus {
+func (m *member) status(def bool) registry.Status {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	st := server.ClusterStatus{Name: m.Name, State: m.state, Reason: m.reason, Since: m.since, Default: def}
+	st := registry.Status{Name: m.Name, State: m.state, Reason: m.reason, Since: m.since, Default: def}
 	if m.Config != nil {
 		st.Server = m.Config.Host
 	}
-	if m.state == server.ClusterReady {
+	if m.state == registry.Ready {
 		st.Reason = m.unreachable
 		if st.Reason == "" {
 			st.Reason = trouble(m.engine)
@@ -228,25 +228,25 @@ func trouble(e Engine) string {
 }
 
 // current is m's cluster, nil while it has no engine.
-func (m *member) current() *server.Cluster {
+func (m *member) current() *registry.Cluster {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.cluster
 }
 
 // set moves m to state; m.mu held.
-func (m *member) set(state server.ClusterState, reason string) {
+func (m *member) set(state registry.State, reason string) {
 	m.state, m.reason, m.since = state, reason, time.Now()
 }
 
 // open starts m when it is idle, or failed long enough ago; it returns its cluster.
-func (f *Fleet) open(m *member) *server.Cluster {
+func (f *Fleet) open(m *member) *registry.Cluster {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.Config == nil && m.Reload != nil && time.Since(m.since) >= f.o.RetryAfter && f.ctx.Err() == nil {
 		rc, err := m.Reload()
 		if err != nil {
-			m.set(server.ClusterFailed, oneLine(err))
+			m.set(registry.Failed, oneLine(err))
 		} else {
 			m.Config = rc
 		}
@@ -254,8 +254,8 @@ func (f *Fleet) open(m *member) *server.Cluster {
 	if m.Config == nil || f.ctx.Err() != nil {
 		return m.cluster
 	}
-	if m.state == server.ClusterIdle || (m.state == server.ClusterFailed && time.Since(m.since) >= f.o.RetryAfter) {
-		m.set(server.ClusterConnecting, "asking "+m.Config.Host+" for its version")
+	if m.state == registry.Idle || (m.state == registry.Failed && time.Since(m.since) >= f.o.RetryAfter) {
+		m.set(registry.Connecting, "asking "+m.Config.Host+" for its version")
 		f.wg.Add(1)
 		go func() {
 			defer f.wg.Done()
@@ -273,7 +273,7 @@ func (f *Fleet) run(m *member) {
 		log.Warn("cluster failed", "err", err)
 		m.mu.Lock()
 		m.cluster, m.engine, m.unreachable = nil, nil, ""
-		m.set(server.ClusterFailed, oneLine(err))
+		m.set(registry.Failed, oneLine(err))
 		m.failures++
 		delay := min(f.o.RetryAfter<<min(m.failures-1, 10), max(maxRetryDelay, f.o.RetryAfter))
 		m.mu.Unlock()
@@ -297,7 +297,7 @@ func (f *Fleet) run(m *member) {
 	defer b.Stop()
 	m.mu.Lock()
 	m.cluster, m.engine = &b.Cluster, b.Engine
-	m.set(server.ClusterSyncing, "the garbage collector lists every resource it monitors")
+	m.set(registry.Syncing, "the garbage collector lists every resource it monitors")
 	m.mu.Unlock()
 	log.Info("cluster syncing", "server", m.Config.Host)
 
@@ -306,7 +306,7 @@ func (f *Fleet) run(m *member) {
 	select {
 	case <-b.Engine.Started():
 		m.mu.Lock()
-		m.set(server.ClusterReady, "")
+		m.set(registry.Ready, "")
 		m.failures = 0
 		m.mu.Unlock()
 		log.Info("cluster ready")

@@ -14,7 +14,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
-	"github.com/gcscope/gcscope/server"
+	"github.com/gcscope/gcscope/server/registry"
 )
 
 // apiserver answers /version as an apiserver does, or 500 while failing is set.
@@ -60,16 +60,16 @@ type builder struct {
 
 func (b *builder) build(_ context.Context, name string, _ *rest.Config) (*Built, error) {
 	e := <-b.engines[name]
-	return &Built{Cluster: server.Cluster{}, Engine: e, Stop: func() { b.stopped.Add(1) }}, nil
+	return &Built{Cluster: registry.Cluster{}, Engine: e, Stop: func() { b.stopped.Add(1) }}, nil
 }
 
-func state(f *Fleet, name string) server.ClusterStatus {
+func state(f *Fleet, name string) registry.Status {
 	for _, st := range f.List() {
 		if st.Name == name {
 			return st
 		}
 	}
-	return server.ClusterStatus{}
+	return registry.Status{}
 }
 
 // A member goes idle → connecting → syncing (with a cluster to serve) → ready, started when
@@ -87,22 +87,22 @@ func TestMembersStartWhenOpenedAndFailAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(f.Stop)
-	if st := f.List(); st[0].Name != "east" || !st[0].Default || st[1].Default || st[0].State != server.ClusterIdle {
+	if st := f.List(); st[0].Name != "east" || !st[0].Default || st[1].Default || st[0].State != registry.Idle {
 		t.Fatalf("before Start: %+v; want east first, the default, idle", st)
 	}
-	if st := state(f, "broken"); st.State != server.ClusterFailed || !strings.Contains(st.Reason, "aws not found") {
+	if st := state(f, "broken"); st.State != registry.Failed || !strings.Contains(st.Reason, "aws not found") {
 		t.Errorf("a member the kubeconfig cannot configure: %+v; want failed with why", st)
 	}
 	f.Start(false)
-	if st := state(f, "east"); st.State != server.ClusterConnecting {
+	if st := state(f, "east"); st.State != registry.Connecting {
 		t.Errorf("east just started: %s, want connecting", st.State)
 	}
-	if st := state(f, "west"); st.State != server.ClusterIdle {
+	if st := state(f, "west"); st.State != registry.Idle {
 		t.Errorf("west before it is opened: %s, want idle", st.State)
 	}
 	east := newEngine()
 	b.engines["east"] <- east
-	testkit.Eventually(t, "east syncing", func() bool { return state(f, "east").State == server.ClusterSyncing })
+	testkit.Eventually(t, "east syncing", func() bool { return state(f, "east").State == registry.Syncing })
 	if c, _, _ := f.Open("east", true); c == nil {
 		t.Error("a syncing member has no cluster to serve")
 	}
@@ -110,20 +110,20 @@ func TestMembersStartWhenOpenedAndFailAlone(t *testing.T) {
 		t.Errorf("Ready while the default member syncs: %v", err)
 	}
 	close(east.started)
-	testkit.Eventually(t, "east ready", func() bool { return state(f, "east").State == server.ClusterReady })
+	testkit.Eventually(t, "east ready", func() bool { return state(f, "east").State == registry.Ready })
 	if err := f.Ready(); err != nil {
 		t.Errorf("Ready with the default member ready: %v", err)
 	}
 
 	// Asked for without start (another site's request), gone stays idle.
-	if c, st, _ := f.Open("gone", false); c != nil || st.State != server.ClusterIdle {
+	if c, st, _ := f.Open("gone", false); c != nil || st.State != registry.Idle {
 		t.Errorf("gone asked for without start: %v %+v; want idle, not started", c, st)
 	}
 	// Opening gone starts it; it fails with why; west, opened after, is not held by it.
-	if c, st, known := f.Open("gone", true); c != nil || !known || st.State != server.ClusterConnecting {
+	if c, st, known := f.Open("gone", true); c != nil || !known || st.State != registry.Connecting {
 		t.Errorf("gone opened: %v %+v %v; want no cluster yet, connecting", c, st, known)
 	}
-	testkit.Eventually(t, "gone failed", func() bool { return state(f, "gone").State == server.ClusterFailed })
+	testkit.Eventually(t, "gone failed", func() bool { return state(f, "gone").State == registry.Failed })
 	if st := state(f, "gone"); !strings.Contains(st.Reason, "cannot reach http://127.0.0.1:1") {
 		t.Errorf("gone failed for %q; want that it cannot reach its apiserver", st.Reason)
 	}
@@ -131,7 +131,7 @@ func TestMembersStartWhenOpenedAndFailAlone(t *testing.T) {
 	west := newEngine()
 	close(west.started)
 	b.engines["west"] <- west
-	testkit.Eventually(t, "west ready", func() bool { return state(f, "west").State == server.ClusterReady })
+	testkit.Eventually(t, "west ready", func() bool { return state(f, "west").State == registry.Ready })
 	if _, _, known := f.Open("nowhere", true); known {
 		t.Error("a name the fleet does not have is known")
 	}
@@ -150,22 +150,22 @@ func TestAFailedMemberIsRetried(t *testing.T) {
 	}
 	t.Cleanup(f.Stop)
 	f.Start(false)
-	testkit.Eventually(t, "east failed", func() bool { return state(f, "east").State == server.ClusterFailed })
+	testkit.Eventually(t, "east failed", func() bool { return state(f, "east").State == registry.Failed })
 	if st := state(f, "east"); !strings.Contains(st.Reason, "etcd is down") {
 		t.Errorf("reason %q; want the apiserver's answer", st.Reason)
 	}
 	failing.Store(false)
-	if _, st, _ := f.Open("east", true); st.State != server.ClusterFailed {
+	if _, st, _ := f.Open("east", true); st.State != registry.Failed {
 		t.Errorf("opened again at once: %s; want still failed until RetryAfter", st.State)
 	}
 	e := newEngine()
 	close(e.started)
 	b.engines["east"] <- e
 	// Nobody opens it: it is retried by itself.
-	testkit.Eventually(t, "east retried by itself and ready", func() bool { return state(f, "east").State == server.ClusterReady })
+	testkit.Eventually(t, "east retried by itself and ready", func() bool { return state(f, "east").State == registry.Ready })
 
 	e.stop <- errors.New("informers gone")
-	testkit.Eventually(t, "east failed when its engine stopped", func() bool { return state(f, "east").State == server.ClusterFailed })
+	testkit.Eventually(t, "east failed when its engine stopped", func() bool { return state(f, "east").State == registry.Failed })
 	if st := state(f, "east"); !strings.Contains(st.Reason, "garbage collector stopped: informers gone") {
 		t.Errorf("reason %q", st.Reason)
 	}
@@ -207,14 +207,14 @@ func TestAReadyMemberSaysWhatItCannotSee(t *testing.T) {
 	}
 	t.Cleanup(f.Stop)
 	f.Start(false)
-	testkit.Eventually(t, "east ready", func() bool { return state(f, "east").State == server.ClusterReady })
+	testkit.Eventually(t, "east ready", func() bool { return state(f, "east").State == registry.Ready })
 	if st := state(f, "east"); !strings.Contains(st.Reason, "1 of 3 monitored resources cannot be listed or watched (v1/secrets: secrets is forbidden") {
 		t.Errorf("a ready engine that cannot list secrets: reason %q", st.Reason)
 	}
 	failing.Store(true)
 	testkit.Eventually(t, "east says its apiserver does not answer", func() bool {
 		st := state(f, "east")
-		return st.State == server.ClusterReady && strings.Contains(st.Reason, "does not answer")
+		return st.State == registry.Ready && strings.Contains(st.Reason, "does not answer")
 	})
 	failing.Store(false)
 	testkit.Eventually(t, "east answers again", func() bool { return !strings.Contains(state(f, "east").Reason, "does not answer") })
@@ -248,6 +248,6 @@ func TestAMemberIsConfiguredAgain(t *testing.T) {
 	fixed.Store(true)
 	testkit.Eventually(t, "opened again, configured and ready", func() bool {
 		_, st, _ := f.Open("east", true)
-		return st.State == server.ClusterReady
+		return st.State == registry.Ready
 	})
 }

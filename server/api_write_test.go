@@ -28,6 +28,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
@@ -316,7 +317,7 @@ func TestSlowMotionSwitch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	serve := func(engine Engine, readOnly bool) (*client, *lockedBuffer) {
+	serve := func(engine registry.Engine, readOnly bool) (*client, *lockedBuffer) {
 		audit := &lockedBuffer{}
 		ts := httptest.NewServer(New(Options{Engine: engine, ReadOnly: readOnly, Audit: audit,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))

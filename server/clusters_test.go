@@ -17,24 +17,25 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
 // clusterSet is a Clusters of fixed statuses; a cluster is open once open has it.
 type clusterSet struct {
 	mu      sync.Mutex
-	status  []ClusterStatus
-	open    map[string]*Cluster
+	status  []registry.Status
+	open    map[string]*registry.Cluster
 	started []string // names Open was asked to start
 }
 
-func (c *clusterSet) List() []ClusterStatus {
+func (c *clusterSet) List() []registry.Status {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]ClusterStatus(nil), c.status...)
+	return append([]registry.Status(nil), c.status...)
 }
 
-func (c *clusterSet) Open(name string, start bool) (*Cluster, ClusterStatus, bool) {
+func (c *clusterSet) Open(name string, start bool) (*registry.Cluster, registry.Status, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if start {
@@ -45,10 +46,10 @@ func (c *clusterSet) Open(name string, start bool) (*Cluster, ClusterStatus, boo
 			return c.open[name], st, true
 		}
 	}
-	return nil, ClusterStatus{}, false
+	return nil, registry.Status{}, false
 }
 
-func (c *clusterSet) set(name string, cl *Cluster, state ClusterState) {
+func (c *clusterSet) set(name string, cl *registry.Cluster, state registry.State) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.open[name] = cl
@@ -66,15 +67,15 @@ func (c *clusterSet) set(name string, cl *Cluster, state ClusterState) {
 // tells the engines' series apart.
 func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 	e := env(t)
-	set := &clusterSet{status: []ClusterStatus{
-		{Name: "east", State: ClusterReady, Default: true},
-		{Name: "west", State: ClusterConnecting, Reason: "asking https://west for its version"},
-		{Name: "admin@kubernetes", State: ClusterReady}, {Name: "a/b", State: ClusterReady},
-		{Name: "a%2Fb", State: ClusterReady}, {Name: "arn:aws:eks:x", State: ClusterReady},
-		{Name: "down", State: ClusterFailed, Reason: "cannot reach https://down"},
-	}, open: map[string]*Cluster{"east": {Engine: e.engine, Kube: e.config}}}
+	set := &clusterSet{status: []registry.Status{
+		{Name: "east", State: registry.Ready, Default: true},
+		{Name: "west", State: registry.Connecting, Reason: "asking https://west for its version"},
+		{Name: "admin@kubernetes", State: registry.Ready}, {Name: "a/b", State: registry.Ready},
+		{Name: "a%2Fb", State: registry.Ready}, {Name: "arn:aws:eks:x", State: registry.Ready},
+		{Name: "down", State: registry.Failed, Reason: "cannot reach https://down"},
+	}, open: map[string]*registry.Cluster{"east": {Engine: e.engine, Kube: e.config}}}
 	for _, name := range []string{"admin@kubernetes", "a/b", "a%2Fb", "arn:aws:eks:x"} {
-		set.open[name] = &Cluster{Engine: e.engine, Kube: e.config}
+		set.open[name] = &registry.Cluster{Engine: e.engine, Kube: e.config}
 	}
 	audit := &lockedBuffer{}
 	s := New(Options{Clusters: set, Audit: audit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -86,7 +87,7 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 	c.http.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 
 	var list clustersResponse
-	if code := c.getJSON("/api/v1/clusters", &list); code != 200 || len(list.Clusters) != 7 || list.Clusters[1].State != ClusterConnecting {
+	if code := c.getJSON("/api/v1/clusters", &list); code != 200 || len(list.Clusters) != 7 || list.Clusters[1].State != registry.Connecting {
 		t.Fatalf("GET /api/v1/clusters: %d %+v", code, list)
 	}
 	ns := e.namespace(t)
@@ -201,7 +202,7 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 	}
 
 	// West opens (the same engine behind it here): its routes answer.
-	set.set("west", &Cluster{Engine: e.engine, Kube: e.config}, ClusterReady)
+	set.set("west", &registry.Cluster{Engine: e.engine, Kube: e.config}, registry.Ready)
 	if code, body := c.do(http.MethodGet, "/api/v1/clusters/west/queues", nil, nil); code != 200 {
 		t.Errorf("west's queues once open: %d %s", code, body)
 	}
@@ -257,13 +258,13 @@ func TestOneClusterIsListed(t *testing.T) {
 	if code := c.getJSON("/api/v1/clusters", &list); code != 200 || len(list.Clusters) != 1 {
 		t.Fatalf("GET /api/v1/clusters: %d %+v", code, list)
 	}
-	if st := list.Clusters[0]; st.Name != "kind-kind" || !st.Default || st.State != ClusterSyncing || st.Reason != errSyncing.Error() || st.Server != e.config.Host {
+	if st := list.Clusters[0]; st.Name != "kind-kind" || !st.Default || st.State != registry.Syncing || st.Reason != errSyncing.Error() || st.Server != e.config.Host {
 		t.Errorf("the one cluster while it syncs: %+v", st)
 	}
 	waiting = nil
 	var ready clustersResponse
 	c.getJSON("/api/v1/clusters", &ready)
-	if st := ready.Clusters[0]; st.State != ClusterReady || st.Reason != "" {
+	if st := ready.Clusters[0]; st.State != registry.Ready || st.Reason != "" {
 		t.Errorf("the one cluster once ready: %+v", st)
 	}
 	if code, _ := c.do(http.MethodGet, "/api/v1/clusters/kind-kind/queues", nil, nil); code != 200 {
@@ -287,8 +288,8 @@ func TestStreamCapsHoldAcrossClusters(t *testing.T) {
 		{all: 10, perUser: 2, refusal: "too many streams for this user"},
 		{all: 2, perUser: 10, refusal: "the server holds its maximum of 2"},
 	} {
-		set := &clusterSet{status: []ClusterStatus{{Name: "east", State: ClusterReady, Default: true}, {Name: "west", State: ClusterReady}},
-			open: map[string]*Cluster{"east": {Engine: e.engine, Kube: e.config}, "west": {Engine: e.engine, Kube: e.config}}}
+		set := &clusterSet{status: []registry.Status{{Name: "east", State: registry.Ready, Default: true}, {Name: "west", State: registry.Ready}},
+			open: map[string]*registry.Cluster{"east": {Engine: e.engine, Kube: e.config}, "west": {Engine: e.engine, Kube: e.config}}}
 		s := New(Options{Clusters: set, MaxStreams: tc.all, MaxStreamsPerUser: tc.perUser, Logger: slog.New(slog.DiscardHandler)})
 		ctx, cancel := context.WithCancel(context.Background())
 		go s.Run(ctx)

@@ -1,28 +1,13 @@
 package server
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
-
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 )
-
-// Deletions explains the deletions the collector does not own alone (*deletion.Explainer):
-// namespaces, other controllers' finalizers, failing API discovery, the stuck list.
-type Deletions interface {
-	Explain(ctx context.Context, ex gc.Explanation, visible deletion.Visible) *deletion.Report
-	PredictNamespace(uid types.UID, policy metav1.DeletionPropagation) (gc.Prediction, bool)
-	Stuck(ctx context.Context, olderThan time.Duration, visible deletion.Visible) deletion.StuckReport
-	CountStuck(olderThan time.Duration, visible deletion.Visible) int
-	APIServices(ctx context.Context, failures map[string]gc.GroupFailure, visible deletion.Visible) []deletion.APIServiceReport
-	Consequences(ctx context.Context, p gc.Prediction, visible deletion.Visible) deletion.Consequences
-}
 
 // maxStuckThreshold bounds ?olderThan= (a year: anything longer lists nothing anyway).
 const maxStuckThreshold = 365 * 24 * time.Hour

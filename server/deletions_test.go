@@ -24,6 +24,7 @@ import (
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
@@ -345,7 +346,7 @@ func (c *requestCounter) RoundTrip(r *http.Request) (*http.Response, error) {
 
 // failingEngine is the shared engine with resources whose list keeps failing.
 type failingEngine struct {
-	Engine
+	registry.Engine
 	failing map[string]string
 }
 

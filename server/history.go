@@ -4,32 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strconv"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
 )
-
-// History is what the server needs of the recording of the engine's feed
-// (*history.Store); nil when gcscope runs without --history.
-type History interface {
-	Query(context.Context, history.Query) (history.Page, error)
-	Places(ctx context.Context, namespaces []string) ([]gc.ObjectRef, error)
-	StateAt(context.Context, time.Time) (history.State, error)
-	StateAtSeq(ctx context.Context, session int64, seq uint64) (history.State, error)
-	Gaps(ctx context.Context, from, to time.Time, limit int) ([]history.Gap, error)
-	Timeline(context.Context, history.TimelineQuery) (history.Timeline, error)
-	Cascades(context.Context, history.CascadeQuery) ([]history.Cascade, error)
-	Export(ctx context.Context, w io.Writer, o history.ExportOptions) (history.ExportEnd, error)
-	Status() history.Status
-	Registry() *prometheus.Registry
-}
 
 // GET /api/v1/history's query parameters: those that take one value, and the repeatable ones.
 var (

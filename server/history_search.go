@@ -9,6 +9,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
+	"github.com/gcscope/gcscope/server/registry"
 )
 
 // A search of the recording by name, namespace or kind, for a user who may see only part
@@ -36,7 +37,7 @@ func (e *searchTooBroadError) Error() string {
 }
 
 // settleSearch asks v every question q's search could need, whatever it matches.
-func settleSearch(ctx context.Context, h History, v *visibility, q *history.Query) error {
+func settleSearch(ctx context.Context, h registry.History, v *visibility, q *history.Query) error {
 	if v == nil || !searchesByObject(q) {
 		return nil
 	}

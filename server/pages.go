@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/static"
 	"github.com/gcscope/gcscope/web"
 )
@@ -38,13 +39,13 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 	}
 	p.History = c.History != nil
 	p.Replay = s.opts.Replay
-	if s.multi() {
+	if s.several {
 		p.Title = c.name + " · ownership graph"
-		p.Cluster, p.ClusterState, p.ClusterReason = c.name, string(ClusterReady), ""
+		p.Cluster, p.ClusterState, p.ClusterReason = c.name, string(registry.Ready), ""
 		if c.Engine == nil {
 			p.ClusterState, p.ClusterReason = string(c.status.State), c.status.Reason
 		}
-		for _, st := range s.fleet.src.List() {
+		for _, st := range s.clusters.List() {
 			p.Clusters = append(p.Clusters, web.ClusterOption{Name: st.Name, Server: st.Server, State: string(st.State), Reason: st.Reason})
 		}
 	}
@@ -89,8 +90,8 @@ func (s *Server) clusterMAC(name string) string {
 // one this browser looked at last, else the default, and the page is sent to its URL
 // (with several clusters the URL always names one). Opening it starts its engine.
 func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, bool) {
-	if !s.multi() {
-		return s.single, true
+	if !s.several { // one cluster: the URL need not name it
+		return s.cluster(s.defaultCluster(), true)
 	}
 	q := r.URL.Query()
 	if len(q["cluster"]) > 1 {
@@ -112,7 +113,7 @@ func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, b
 	c, ok := s.cluster(name, s.mayStart(r))
 	if !ok {
 		var names []string
-		for _, st := range s.fleet.src.List() {
+		for _, st := range s.clusters.List() {
 			names = append(names, strconv.Quote(st.Name))
 		}
 		plain(w, http.StatusNotFound, fmt.Sprintf("gcscope serves no cluster named %s; it serves %s", quoteClip(name), strings.Join(names, ", ")))
@@ -128,7 +129,7 @@ func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, b
 
 // known reports whether name is a cluster the server serves.
 func (s *Server) known(name string) bool {
-	for _, st := range s.clusterList() {
+	for _, st := range s.clusters.List() {
 		if st.Name == name {
 			return true
 		}

@@ -55,7 +55,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 		if c.History != nil {
 			gs = append(gs, c.History.Registry())
 		}
-		if s.multi() {
+		if s.several {
 			gatherers = append(gatherers, labelled{gs, c.name}) // each engine's series, told apart
 		} else {
 			gatherers = append(gatherers, gs...)

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -14,19 +13,6 @@ import (
 	"github.com/gcscope/gcscope/scenario"
 	"github.com/gcscope/gcscope/server/wire"
 )
-
-// ScenarioPlayer plays garbage-collection scenarios on the cluster (*scenario.Player is
-// one). It writes with gcscope's own credentials, so it is given only on gcscope's
-// embedded cluster: without it the scenario routes do not exist.
-type ScenarioPlayer interface {
-	Scenarios() []scenario.Info
-	Runs() []scenario.Run
-	Status(run string) (scenario.Run, bool)
-	Play(ctx context.Context, id string) (scenario.Run, error)
-	Release(ctx context.Context, run string) (scenario.Run, error)
-	// Cleanup cleans run up, or every played namespace when run is "".
-	Cleanup(ctx context.Context, run string) (scenario.Cleaned, error)
-}
 
 // scenarioRoutes mounts the player under /api/v1/scenarios.
 func (s *Server) scenarioRoutes(r chi.Router) {

@@ -16,6 +16,7 @@ import (
 	"testing"
 
 	"github.com/gcscope/gcscope/scenario"
+	"github.com/gcscope/gcscope/server/registry"
 )
 
 // fakePlayer records what it was asked to do.
@@ -74,7 +75,7 @@ func (f *fakePlayer) Cleanup(_ context.Context, run string) (scenario.Cleaned, e
 
 // serveScenarios serves a server without an engine, with player (or none), and returns a
 // browser-like client holding a session.
-func serveScenarios(t *testing.T, player ScenarioPlayer, readOnly bool) (*client, *lockedBuffer) {
+func serveScenarios(t *testing.T, player registry.ScenarioPlayer, readOnly bool) (*client, *lockedBuffer) {
 	t.Helper()
 	audit := &lockedBuffer{}
 	o := Options{ReadOnly: readOnly, Audit: audit, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/registry"
 )
 
 func TestStreamClientCaps(t *testing.T) {
@@ -59,7 +60,7 @@ func TestStreamClientCaps(t *testing.T) {
 
 // slashEngine answers for an object whose uid has a "/" in it (bad data a fake cluster
 // can hold), and otherwise is the real engine.
-type slashEngine struct{ Engine }
+type slashEngine struct{ registry.Engine }
 
 const slashUID = types.UID("weird/uid with space")
 

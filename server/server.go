@@ -12,27 +12,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/security"
 )
-
-// Engine is what the server needs of the garbage-collector engine (*gc.GarbageCollector).
-type Engine interface {
-	Snapshot() gc.Snapshot
-	Node(types.UID) (gc.NodeDetail, bool)
-	// ExplainFor explains uid to a reader who may see only what visible accepts (nil: all).
-	ExplainFor(uid types.UID, visible func(gc.ObjectRef) bool) (gc.Explanation, bool)
-	PredictDelete(types.UID, metav1.DeletionPropagation) (gc.Prediction, bool)
-	Feed() *gc.Feed
-	Registry() *prometheus.Registry
-	SyncState() gc.SyncState
-	Mode() gc.Mode
-	ActionDelay() time.Duration
-}
 
 // EventSource is the part of the engine's feed the stream reads.
 type EventSource interface {
@@ -44,25 +30,22 @@ type EventSource interface {
 // Options are what the server needs from the rest of gcscope.
 type Options struct {
 	Logger *slog.Logger
-	Engine Engine
-	// Kube is the configuration deletes are made with (as the authenticated user, when
-	// Auth impersonates). Nil: deletes answer 503.
-	Kube *rest.Config
+	// Engine, Kube, Authorizer, Scenarios, Deletions and History are the one cluster's
+	// (registry.Cluster says what each is for), named ClusterName, when Clusters is nil.
+	Engine registry.Engine
+	Kube   *rest.Config
 	// Ready reports nil once gcscope can serve its purpose, else what it waits for.
 	Ready func() error
 	// Version is gcscope's own version.
-	Version string
-	// Authorizer, when set, narrows every read to what its user may list (with
-	// --auth=kubernetes); nil: everyone reads everything.
+	Version    string
 	Authorizer Authorizer
 	// ReadOnly rejects every write to the cluster and to the engine's settings (dismissing
 	// orphan marks, gcscope's own memory, stays allowed); the engine itself goes on
 	// collecting.
 	ReadOnly bool
 	// Scenarios plays garbage-collection scenarios on the cluster with gcscope's own
-	// credentials: give it only for gcscope's embedded cluster. Nil: the scenario routes
-	// do not exist and the page has no player.
-	Scenarios ScenarioPlayer
+	// credentials: give it only for gcscope's embedded cluster.
+	Scenarios registry.ScenarioPlayer
 	// Auth authenticates requests; nil means none (loopback only, enforced by the caller).
 	Auth Authenticator
 	// SSO, with Auth, signs users in through an OpenID provider (sso.go): its ID token is
@@ -98,21 +81,16 @@ type Options struct {
 	// StreamCredentialsInterval is how often an open stream's credentials are checked
 	// again with authentication; default 30 s.
 	StreamCredentialsInterval time.Duration
-	// Deletions explains deletions beyond the collector (namespaces, finalizers' origins,
-	// failing discovery, the stuck list); nil: /stuck answers 503 and explanations say
-	// only what the engine's graph does.
-	Deletions Deletions
-	// History is the recording of the engine's feed (--history); nil: the history routes
-	// answer 503.
-	History History
+	Deletions                 registry.Deletions
+	History                   registry.History
 	// Replay: the server shows an imported recording (gcscope replay), with no engine;
 	// the engine's routes say so, and the page is told.
 	Replay bool
 
-	// Clusters, when set, are the clusters the server serves, each with its own engine
+	// Clusters, when set, are several clusters the server serves, each with its own engine
 	// (clusters.go); Engine, Kube, Authorizer, Scenarios, Deletions and History are then
 	// each cluster's and are not given here. Nil: one cluster, named ClusterName.
-	Clusters Clusters
+	Clusters registry.Clusters
 	// ClusterName names the one cluster without Clusters (its kubeconfig context, say).
 	ClusterName string
 }
@@ -137,9 +115,10 @@ type Server struct {
 	// streamSeats bound the streams of every cluster together.
 	streamSeats *streamSeats
 
-	// The clusters served: one (single), or several (fleet, with Options.Clusters).
-	single *served
-	fleet  *fleet
+	// The clusters served (a registry of one without Options.Clusters), and those opened.
+	clusters registry.Clusters
+	several  bool // Options.Clusters: the page has a picker, the metrics a cluster label
+	hubs     *hubs
 }
 
 // New builds the server. Run its hub with Run.
@@ -155,15 +134,14 @@ func New(o Options) *Server {
 	s.sessions = security.NewSessions()
 	s.metrics = newServerMetrics()
 	s.streamSeats = newStreamSeats(o.MaxStreams, o.MaxStreamsPerUser) // every cluster's streams together
+	s.hubs = &hubs{by: map[string]*served{}}
 	if o.Clusters != nil {
-		s.fleet = &fleet{src: o.Clusters, by: map[string]*served{}}
+		s.clusters, s.several = o.Clusters, true
 		s.metrics.registry.MustRegister(clusterStates{o.Clusters})
 	} else {
-		s.single = &served{name: o.ClusterName, Cluster: Cluster{Engine: o.Engine, Kube: o.Kube, Authorizer: o.Authorizer,
-			Scenarios: o.Scenarios, Deletions: o.Deletions, History: o.History}}
-		if o.Engine != nil {
-			s.single.hub = s.newHub(s.single, s.metrics.registry)
-		}
+		s.clusters = registry.One(o.ClusterName, &registry.Cluster{Engine: o.Engine, Kube: o.Kube, Authorizer: o.Authorizer,
+			Scenarios: o.Scenarios, Deletions: o.Deletions, History: o.History}, o.Ready)
+		s.cluster(o.ClusterName, true) // its engine runs already: its hub is made now, as its metrics
 	}
 	s.handler = s.routes()
 	return s
@@ -204,13 +182,4 @@ func (s *Server) newHub(c *served, reg prometheus.Registerer) *hub {
 }
 
 // Run runs the stream hubs until ctx ends.
-func (s *Server) Run(ctx context.Context) {
-	switch {
-	case s.fleet != nil:
-		s.fleet.runAll(ctx)
-	case s.single.hub != nil:
-		s.single.hub.run(ctx)
-	default:
-		<-ctx.Done()
-	}
-}
+func (s *Server) Run(ctx context.Context) { s.hubs.runAll(ctx) }

@@ -14,11 +14,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/registry"
 )
 
 // shadowReporting is the test's engine with a shadow report of its own making.
 type shadowReporting struct {
-	Engine
+	registry.Engine
 	report gc.ShadowReport
 }
 

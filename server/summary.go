@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/registry"
 )
 
 // summaryEngine counts its graph without copying it (*gc.GarbageCollector).
@@ -45,7 +46,7 @@ func (s *Server) handleSummary(w http.ResponseWriter, r *http.Request) {
 }
 
 // summaryOf is how e's graph is counted: its own kept counts, else its snapshot counted.
-func summaryOf(e Engine) func() gc.Summary {
+func summaryOf(e registry.Engine) func() gc.Summary {
 	if se, ok := e.(summaryEngine); ok {
 		return se.Summary
 	}

@@ -2,7 +2,7 @@ package web_test
 
 // A stand-in for the garbage-collector engine for the UI render benchmark: a synthetic
 // graph of realistic shape, held in memory, with a real gc.Feed for its events. It
-// implements server.Engine, so the real server serves it, and needs no apiserver.
+// implements registry.Engine, so the real server serves it, and needs no apiserver.
 
 import (
 	"cmp"
@@ -20,10 +20,10 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
-	"github.com/gcscope/gcscope/server"
+	"github.com/gcscope/gcscope/server/registry"
 )
 
-var _ server.Engine = (*synthEngine)(nil)
+var _ registry.Engine = (*synthEngine)(nil)
 
 // synthEngine holds the graph and its feed, changed together under one lock so that a
 // snapshot is always the state at its sequence number, as the engine guarantees.

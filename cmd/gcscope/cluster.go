@@ -16,15 +16,15 @@ import (
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/fleet"
 	"github.com/gcscope/gcscope/gc"
-	"github.com/gcscope/gcscope/server"
+	"github.com/gcscope/gcscope/server/registry"
 )
 
 // clusterParts are one cluster's engine (not yet run) and what gcscope builds around it.
 type clusterParts struct {
 	engine    *gc.GarbageCollector
 	deletions *deletion.Explainer
-	history   server.History // nil with --history=false
-	stop      func()         // the recording's last writes
+	history   registry.History // nil with --history=false
+	stop      func()           // the recording's last writes
 }
 
 // buildCluster makes a cluster's engine, its deletion explainer and, with --history, its
@@ -115,7 +115,7 @@ func startFleet(cfg *config, getenv func(string) string, log *slog.Logger, stdou
 				return nil, err
 			}
 			return &fleet.Built{
-				Cluster: server.Cluster{Engine: p.engine, Kube: rc, Deletions: p.deletions, History: p.history},
+				Cluster: registry.Cluster{Engine: p.engine, Kube: rc, Deletions: p.deletions, History: p.history},
 				Engine:  p.engine,
 				Stop:    p.stop,
 			}, nil

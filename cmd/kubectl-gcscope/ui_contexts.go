@@ -14,7 +14,7 @@ import (
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/fleet"
 	"github.com/gcscope/gcscope/gc"
-	"github.com/gcscope/gcscope/server"
+	"github.com/gcscope/gcscope/server/registry"
 )
 
 // startFleet serves several contexts from one dashboard (ui --context A --context B, or
@@ -71,7 +71,7 @@ func startFleet(o *options, all, startAll bool) (*fleet.Fleet, []string, error) 
 		if err != nil {
 			return nil, err
 		}
-		return &fleet.Built{Cluster: server.Cluster{Engine: engine, Kube: rc, Deletions: deletions}, Engine: engine, Stop: func() {}}, nil
+		return &fleet.Built{Cluster: registry.Cluster{Engine: engine, Kube: rc, Deletions: deletions}, Engine: engine, Stop: func() {}}, nil
 	}})
 	if err != nil {
 		return nil, nil, err
