@@ -18,6 +18,8 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 func TestHealthReadyAndMetrics(t *testing.T) {
@@ -113,7 +115,7 @@ func TestGraphFiltersAndPaging(t *testing.T) {
 
 	for _, bad := range []string{"/api/v1/graph?limit=0", "/api/v1/graph?limit=x", "/api/v1/graph?namespaces=a"} {
 		code, body := c.do("GET", bad, nil, nil)
-		var e apiError
+		var e httpapi.Error
 		json.Unmarshal(body, &e)
 		if code != 400 || e.Code != "bad_request" || e.Message == "" {
 			t.Errorf("GET %s: %d %s, want a 400 saying why", bad, code, body)
@@ -232,7 +234,7 @@ func TestUnknownAPIRoutesAnswerJSON(t *testing.T) {
 		{"DELETE", "/api/v1/graph", 405, "method_not_allowed"},
 	} {
 		code, body := c.do(tc.method, tc.path, nil, nil)
-		var e apiError
+		var e httpapi.Error
 		if code != tc.status || json.Unmarshal(body, &e) != nil || string(e.Code) != tc.code || e.Message == "" {
 			t.Errorf("%s %s: %d %s; want %d with the JSON error %q", tc.method, tc.path, code, body, tc.status, tc.code)
 		}

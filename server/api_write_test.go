@@ -30,6 +30,8 @@ import (
 	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/wire"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 func TestDeleteRequestValidationAndCSRF(t *testing.T) {
@@ -296,7 +298,7 @@ func TestImpersonatedDeleteDeniedByRBAC(t *testing.T) {
 	cm := e.configMap(t, ns, "target", nil)
 	h := http.Header{"Authorization": bearer["Authorization"], "Origin": {ts.URL}, csrfHeader: {s.CSRFToken}}
 	code, body = c.do("POST", "/api/v1/objects/"+string(cm.UID)+"/delete", `{"propagationPolicy":"Background","dryRun":false}`, h)
-	var apiErr apiError
+	var apiErr httpapi.Error
 	json.Unmarshal(body, &apiErr)
 	if code != 403 || apiErr.Reason != "Forbidden" || !strings.Contains(apiErr.Message, "viewer") {
 		t.Errorf("impersonated delete: %d %s, want the apiserver's 403", code, body)

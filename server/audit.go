@@ -5,11 +5,12 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"sync"
 	"time"
 
 	"github.com/gcscope/gcscope/gc"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // auditEntry is one write, or one refused or failed request, as one JSON line.
@@ -78,28 +79,20 @@ func entryFor(r *http.Request, action string) auditEntry {
 }
 
 // refuse answers a request with e, and records the refusal in the audit log.
-func (s *Server) refuse(w http.ResponseWriter, r *http.Request, action string, status int, e *apiError) {
+func (s *Server) refuse(w http.ResponseWriter, r *http.Request, action string, status int, e *httpapi.Error) {
 	entry := entryFor(r, action)
 	entry.Result, entry.Status, entry.Error = "denied", status, e.Message
 	s.audit.write(entry)
-	writeJSON(w, status, e)
-}
-
-// quoteClip quotes s for a message, clipped so that a huge header cannot bloat the log.
-func quoteClip(s string) string {
-	if len(s) > 100 {
-		s = s[:100] + "…"
-	}
-	return strconv.Quote(s)
+	httpapi.WriteJSON(w, status, e)
 }
 
 // refuseWrite answers a write that did not happen with e, and writes its audit line:
 // "denied", or "error" when the fault is the server's or the apiserver's.
-func (s *Server) refuseWrite(w http.ResponseWriter, entry auditEntry, status int, e *apiError) {
+func (s *Server) refuseWrite(w http.ResponseWriter, entry auditEntry, status int, e *httpapi.Error) {
 	entry.Result, entry.Status, entry.Error = "denied", status, e.Message
 	if status >= 500 || e.Code == "apiserver" {
 		entry.Result = "error"
 	}
 	s.audit.write(entry)
-	writeJSON(w, status, e)
+	httpapi.WriteJSON(w, status, e)
 }

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // auditTrail says whether a request's audit line has been written: entryFor carries it
@@ -42,7 +44,7 @@ func (s *Server) auditRefusedWrites(next http.Handler) http.Handler {
 		if ww.Status() < http.StatusBadRequest || trail.written.Load() || trail.noRoute.Load() {
 			return
 		}
-		var e apiError
+		var e httpapi.Error
 		_ = json.Unmarshal(body.b, &e) // the API's refusals are JSON; the message stays empty otherwise
 		entry := entryFor(r, writeAction(r))
 		if c := trail.cluster.Load(); c != nil {

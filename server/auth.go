@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gcscope/gcscope/server/security"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // anonymous is the user of a server without authentication (loopback only).
@@ -83,7 +85,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		var u *User
 		var fail *authFailure
 		if ambiguous != nil {
-			fail = &authFailure{status: http.StatusUnauthorized, err: &apiError{Code: codeUnauthorized, Message: ambiguous.Error()}}
+			fail = &authFailure{status: http.StatusUnauthorized, err: httpapi.ErrUnauthorized(ambiguous.Error())}
 		} else {
 			u, fail = s.authenticateToken(r, token)
 		}
@@ -99,7 +101,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				s.refuse(w, r, writeAction(r), fail.status, fail.err)
 				return
 			}
-			writeJSON(w, fail.status, fail.err)
+			httpapi.WriteJSON(w, fail.status, fail.err)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), userKey{}, u)))
@@ -130,7 +132,7 @@ func (s *Server) credentialsOf(r *http.Request) func(context.Context) error {
 // authFailure is why a token was not accepted.
 type authFailure struct {
 	status     int // 401 bad token, 429 address over its budget, 503 the cluster cannot be asked
-	err        *apiError
+	err        *httpapi.Error
 	retryAfter time.Duration // with 429
 }
 
@@ -148,7 +150,7 @@ func (f *authFailure) setHeaders(w http.ResponseWriter) {
 // user's) needs no budget.
 func (s *Server) authenticateToken(r *http.Request, token string) (*User, *authFailure) {
 	if token == "" {
-		return nil, &authFailure{status: http.StatusUnauthorized, err: &apiError{Code: codeUnauthorized, Message: errUnauthenticated.Error()}}
+		return nil, &authFailure{status: http.StatusUnauthorized, err: httpapi.ErrUnauthorized(errUnauthenticated.Error())}
 	}
 	if kg, ok := s.opts.Auth.(security.KnownGood); ok {
 		if u, ok := kg.KnownGood(token); ok {
@@ -162,7 +164,7 @@ func (s *Server) authenticateToken(r *http.Request, token string) (*User, *authF
 	if throttled != nil {
 		s.metrics.authThrottled.Inc()
 		wait, msg := throttledText(throttled, "authentications", " (a token accepted before still works)")
-		return nil, &authFailure{status: http.StatusTooManyRequests, retryAfter: wait, err: &apiError{Code: codeTooManyRequests, Message: msg}}
+		return nil, &authFailure{status: http.StatusTooManyRequests, retryAfter: wait, err: httpapi.ErrTooManyRequests(msg)}
 	}
 	return s.checkToken(r, token, done)
 }
@@ -173,9 +175,9 @@ func (s *Server) checkToken(r *http.Request, token string, done func(failed bool
 	done(errors.Is(err, errUnauthenticated))
 	switch {
 	case errors.Is(err, errUnauthenticated):
-		return nil, &authFailure{status: http.StatusUnauthorized, err: &apiError{Code: codeUnauthorized, Message: err.Error()}}
+		return nil, &authFailure{status: http.StatusUnauthorized, err: httpapi.ErrUnauthorized(err.Error())}
 	case err != nil:
-		return nil, &authFailure{status: http.StatusServiceUnavailable, err: &apiError{Code: codeUnavailable, Message: err.Error()}}
+		return nil, &authFailure{status: http.StatusServiceUnavailable, err: httpapi.ErrUnavailable(err.Error())}
 	}
 	return u, nil
 }

@@ -14,6 +14,8 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server/security"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // With --auth=kubernetes every read answers only what its user may list, as kubectl
@@ -232,7 +234,7 @@ func uncheckedMessage(err error) string {
 // writeUnchecked answers 503: the user's permissions could not be checked, and an answer
 // without them would look like "you may see nothing" or "forbidden".
 func writeUnchecked(w http.ResponseWriter, err error) {
-	writeError(w, http.StatusServiceUnavailable, codeUnavailable, uncheckedMessage(err))
+	httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.ErrUnavailable(uncheckedMessage(err)))
 }
 
 // queues narrows the queues' items and recent actions to what the user may see; the

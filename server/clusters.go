@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/gcscope/gcscope/server/registry"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // served is a cluster the server serves: its Cluster, and its stream hub and REST mapper,
@@ -65,7 +67,7 @@ func notReady(w http.ResponseWriter, c *served) {
 	if c.status.State != registry.Idle { // asked again, an idle cluster stays idle
 		w.Header().Set("Retry-After", strconv.Itoa(2))
 	}
-	writeError(w, http.StatusServiceUnavailable, codeClusterNotReady, msg)
+	httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.ErrClusterNotReady(msg))
 }
 
 // hubs are the clusters opened so far: a served per cluster, with its stream hub.
@@ -208,7 +210,7 @@ func (s *Server) servingCluster(next http.Handler, named func(*http.Request) (st
 			t.cluster.Store(&name)
 		}
 		if !ok {
-			writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no cluster named %s: GET /api/v1/clusters lists them", quoteClip(name)))
+			httpapi.WriteJSON(w, http.StatusNotFound, httpapi.ErrNotFound(fmt.Sprintf("no cluster named %s: GET /api/v1/clusters lists them", httpapi.QuoteClip(name))))
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clusterKey{}, c)))
@@ -221,7 +223,7 @@ type clustersResponse struct {
 
 // handleClusters lists the clusters and where each is; it starts none.
 func (s *Server) handleClusters(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, clustersResponse{Clusters: s.clusters.List()})
+	httpapi.WriteJSON(w, http.StatusOK, clustersResponse{Clusters: s.clusters.List()})
 }
 
 // clusterStateDesc: a cluster's state, for alerts on a cluster that failed or cannot see

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"path"
 	"strings"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // Writes must come from gcscope's own pages: same-origin (Origin, or Sec-Fetch-Site,
@@ -95,12 +97,12 @@ func crossSite(r *http.Request, allowedOrigins []string) string {
 	}
 	if o := r.Header.Get("Origin"); o != "" {
 		if !originAllowed(o, r, allowedOrigins) {
-			return "cross-origin request from " + quoteClip(o)
+			return "cross-origin request from " + httpapi.QuoteClip(o)
 		}
 		return ""
 	}
 	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return "cross-site request (Sec-Fetch-Site: " + quoteClip(site) + ")"
+		return "cross-site request (Sec-Fetch-Site: " + httpapi.QuoteClip(site) + ")"
 	}
 	return ""
 }
@@ -163,7 +165,7 @@ func withoutDefaultPort(scheme, host string) string {
 func (s *Server) guardWrite(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if why := s.csrfCheck(r); why != "" {
-			s.refuse(w, r, writeAction(r), http.StatusForbidden, &apiError{Code: codeCSRF, Message: why})
+			s.refuse(w, r, writeAction(r), http.StatusForbidden, httpapi.ErrCSRF(why))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -182,7 +184,7 @@ func (s *Server) guardRead(next http.Handler) http.Handler {
 		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !upgrade {
 			if why := crossSite(r, s.opts.AllowedOrigins); why != "" {
-				s.refuse(w, r, "read", http.StatusForbidden, &apiError{Code: codeForbidden, Message: "read gcscope's API from gcscope's own page: " + why})
+				s.refuse(w, r, "read", http.StatusForbidden, httpapi.ErrForbidden("read gcscope's API from gcscope's own page: "+why))
 				return
 			}
 		}
@@ -233,5 +235,5 @@ func (s *Server) handleSession(w http.ResponseWriter, r *http.Request) {
 			resp.SlowMotion = e.SlowMotion()
 		}
 	}
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server/wire"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // deleteResponse is the predicted effect and, unless dry run, the outcome.
@@ -43,7 +45,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	user := userFrom(r)
 	entry := entryFor(r, "delete")
 	entry.Object = node.ObjectRef
-	fail := func(status int, e *apiError) { s.refuseWrite(w, entry, status, e) }
+	fail := func(status int, e *httpapi.Error) { s.refuseWrite(w, entry, status, e) }
 
 	req, perr := wire.ParseDeleteRequest(r.Body)
 	if !s.admitDelete(w, &entry, perr, req.PropagationPolicy, &req.DryRun) {
@@ -51,7 +53,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	policy := metav1.DeletionPropagation(req.PropagationPolicy)
 	if node.Virtual {
-		fail(http.StatusNotFound, &apiError{Code: codeNotFound, Message: "the object is only named as an owner; it has not been observed, so there is nothing to delete"})
+		fail(http.StatusNotFound, httpapi.ErrNotFound("the object is only named as an owner; it has not been observed, so there is nothing to delete"))
 		return
 	}
 	c := clusterFrom(r)
@@ -61,7 +63,7 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	prediction, ok := predict(node.UID, policy)
 	if !ok {
-		fail(http.StatusNotFound, &apiError{Code: codeNotFound, Message: "the object left the graph"})
+		fail(http.StatusNotFound, httpapi.ErrNotFound("the object left the graph"))
 		return
 	}
 	prediction, hidden := visibilityFrom(r).prediction(prediction)
@@ -83,24 +85,24 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 	}
 	if !req.DryRun {
 		if c.Kube == nil {
-			fail(http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: "no cluster connection for writes"})
+			fail(http.StatusServiceUnavailable, httpapi.ErrUnavailable("no cluster connection for writes"))
 			return
 		}
 		if err := c.deleter().delete(r.Context(), user, node.ObjectRef, policy); err != nil {
 			var status apierrors.APIStatus
 			if errors.As(err, &status) {
 				st := status.Status()
-				fail(int(st.Code), &apiError{Code: codeAPIServer, Message: st.Message, Reason: string(st.Reason)})
+				fail(int(st.Code), httpapi.ErrAPIServer(string(st.Reason), st.Message))
 				return
 			}
-			fail(http.StatusBadGateway, &apiError{Code: codeAPIServer, Message: err.Error()})
+			fail(http.StatusBadGateway, httpapi.ErrAPIServer("", err.Error()))
 			return
 		}
 		resp.Result = "deletion started"
 	}
 	entry.Result, entry.Status = "ok", http.StatusOK
 	s.audit.write(entry)
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
 // deleter performs deletes on the cluster with a UID precondition, as the requesting user
@@ -147,12 +149,12 @@ func (d *deleter) delete(ctx context.Context, user *User, ref gc.ObjectRef, poli
 func (s *Server) admitDelete(w http.ResponseWriter, entry *auditEntry, perr *wire.Error, policy string, dryRun *bool) bool {
 	if perr != nil {
 		entry.Unparsable = true
-		s.refuseWrite(w, *entry, http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: perr.Message, Allowed: perr.Allowed})
+		s.refuseWrite(w, *entry, http.StatusBadRequest, httpapi.ErrBadRequest(perr.Message, perr.Allowed...))
 		return false
 	}
 	entry.Policy, entry.DryRun = policy, dryRun
 	if s.opts.ReadOnly && !*dryRun {
-		s.refuseWrite(w, *entry, http.StatusForbidden, &apiError{Code: codeReadOnly, Message: readOnlyDeletes})
+		s.refuseWrite(w, *entry, http.StatusForbidden, httpapi.ErrReadOnly(readOnlyDeletes))
 		return false
 	}
 	return true

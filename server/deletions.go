@@ -7,6 +7,8 @@ import (
 
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // maxStuckThreshold bounds ?olderThan= (a year: anything longer lists nothing anyway).
@@ -15,22 +17,22 @@ const maxStuckThreshold = 365 * 24 * time.Hour
 // handleStuck lists the objects whose deletion started more than ?olderThan= ago (default
 // 5m), by cause.
 func (s *Server) handleStuck(w http.ResponseWriter, r *http.Request) {
-	q, perr := strictQuery(r, []string{"olderThan"}, nil)
+	q, perr := httpapi.StrictQuery(r, []string{"olderThan"}, nil)
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
 		return
 	}
 	olderThan := deletion.DefaultStuckAfter
 	if v := q.Get("olderThan"); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < 0 || d > maxStuckThreshold {
-			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("olderThan %s is not a duration between 0s and 8760h (say 30s, 5m or 2h)", quoteClip(v)))
+			httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest(fmt.Sprintf("olderThan %s is not a duration between 0s and 8760h (say 30s, 5m or 2h)", httpapi.QuoteClip(v))))
 			return
 		}
 		olderThan = d
 	}
 	report := clusterFrom(r).Deletions.Stuck(r.Context(), olderThan, visibilityFrom(r).fn())
-	writeJSON(w, http.StatusOK, report)
+	httpapi.WriteJSON(w, http.StatusOK, report)
 }
 
 // healthResponse is the engine's view of the cluster's API: what it cannot discover or
@@ -77,5 +79,5 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 		resp.APIServices = clusterFrom(r).Deletions.APIServices(r.Context(), st.DiscoveryFailures, vis.fn())
 		resp.Stuck = &stuckCount{OlderThan: deletion.DefaultStuckAfter.String(), Total: clusterFrom(r).Deletions.CountStuck(deletion.DefaultStuckAfter, vis.fn())}
 	}
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/gcscope/gcscope/selection"
 	"github.com/gcscope/gcscope/server/wire"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // A set named by a selector, a manifest, a Helm release or an Argo CD Application is
@@ -16,9 +18,9 @@ import (
 // own credentials when gcscope acts as them: what they may not read, they cannot name.
 
 // resolveSet reads what req names. The error is the answer to give.
-func resolveSet(r *http.Request, c *served, req *wire.DeleteSetRequest) (selection.Set, int, *apiError) {
+func resolveSet(r *http.Request, c *served, req *wire.DeleteSetRequest) (selection.Set, int, *httpapi.Error) {
 	if c.Kube == nil {
-		return selection.Set{}, http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: "no cluster connection to read the set from"}
+		return selection.Set{}, http.StatusServiceUnavailable, httpapi.ErrUnavailable("no cluster connection to read the set from")
 	}
 	cfg := rest.CopyConfig(c.Kube)
 	if u := userFrom(r); u.Impersonate {
@@ -26,7 +28,7 @@ func resolveSet(r *http.Request, c *served, req *wire.DeleteSetRequest) (selecti
 	}
 	src, err := selection.NewSource(cfg, c.restMapper(), "default")
 	if err != nil {
-		return selection.Set{}, http.StatusInternalServerError, &apiError{Code: codeUnavailable, Message: err.Error()}
+		return selection.Set{}, http.StatusInternalServerError, httpapi.ErrUnavailable(err.Error())
 	}
 	ctx := r.Context()
 	var set selection.Set
@@ -40,7 +42,7 @@ func resolveSet(r *http.Request, c *served, req *wire.DeleteSetRequest) (selecti
 		}
 		var docs []selection.Document
 		if docs, err = selection.ParseManifest([]byte(req.Manifest.Text), "the manifest"); err != nil {
-			return set, http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: err.Error()}
+			return set, http.StatusBadRequest, httpapi.ErrBadRequest(err.Error())
 		}
 		set, err = src.Manifest(ctx, docs, "kubectl delete -f")
 	case req.HelmRelease != nil:
@@ -54,8 +56,8 @@ func resolveSet(r *http.Request, c *served, req *wire.DeleteSetRequest) (selecti
 		return set, 0, nil
 	case errors.As(err, &status):
 		st := status.Status()
-		return set, int(st.Code), &apiError{Code: codeAPIServer, Message: err.Error(), Reason: string(st.Reason)}
+		return set, int(st.Code), httpapi.ErrAPIServer(string(st.Reason), err.Error())
 	default: // what the set names is not there, or not served: the request's to change
-		return set, http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: err.Error()}
+		return set, http.StatusBadRequest, httpapi.ErrBadRequest(err.Error())
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/selection"
 	"github.com/gcscope/gcscope/server/wire"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // Several objects deleted with one confirmation (the page's multi-select): predicted
@@ -53,7 +55,7 @@ type setOutcome struct {
 
 func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 	entry := entryFor(r, "deleteSet")
-	fail := func(status int, e *apiError) { s.refuseWrite(w, entry, status, e) }
+	fail := func(status int, e *httpapi.Error) { s.refuseWrite(w, entry, status, e) }
 	req, perr := wire.ParseDeleteSetRequest(r.Body)
 	if !s.admitDelete(w, &entry, perr, req.PropagationPolicy, &req.DryRun) {
 		return
@@ -62,11 +64,11 @@ func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 	c := clusterFrom(r)
 	engine, ok := c.Engine.(setEngine)
 	if !ok {
-		fail(http.StatusNotImplemented, &apiError{Code: codeUnavailable, Message: "this cluster's engine does not predict sets"})
+		fail(http.StatusNotImplemented, httpapi.ErrUnavailable("this cluster's engine does not predict sets"))
 		return
 	}
 	if why := req.Predicted(); why != "" && !req.DryRun {
-		fail(http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: why})
+		fail(http.StatusBadRequest, httpapi.ErrBadRequest(why))
 		return
 	}
 	vis := visibilityFrom(r)
@@ -86,7 +88,7 @@ func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 			entry.Result, entry.Status = "ok", http.StatusOK
 			s.audit.write(entry)
 			resp.Result = "nothing to delete"
-			writeJSON(w, http.StatusOK, resp)
+			httpapi.WriteJSON(w, http.StatusOK, resp)
 			return
 		}
 	}
@@ -103,7 +105,7 @@ func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(uids) == 0 {
-		fail(http.StatusNotFound, &apiError{Code: codeNotFound, Message: fmt.Sprintf("none of the %d objects named is in the graph", len(named))})
+		fail(http.StatusNotFound, httpapi.ErrNotFound(fmt.Sprintf("none of the %d objects named is in the graph", len(named))))
 		return
 	}
 	prediction, gone := engine.PredictDeleteSet(uids, policy)
@@ -133,7 +135,7 @@ func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 	}
 	if !req.DryRun {
 		if c.Kube == nil {
-			fail(http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: "no cluster connection for writes"})
+			fail(http.StatusServiceUnavailable, httpapi.ErrUnavailable("no cluster connection for writes"))
 			return
 		}
 		d := c.deleter()
@@ -158,5 +160,5 @@ func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 	}
 	entry.Result, entry.Status = "ok", http.StatusOK
 	s.audit.write(entry)
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }

@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // The Graphviz view of the dependency graph, byte for byte as kube-controller-manager
@@ -231,9 +233,9 @@ func dotQuote(s string) string {
 // handleDOT serves upstream's debug graph format; ?uid= (repeatable) narrows it to the
 // objects connected to those.
 func (s *Server) handleDOT(w http.ResponseWriter, r *http.Request) {
-	q, perr := strictQuery(r, nil, []string{"uid"})
+	q, perr := httpapi.StrictQuery(r, nil, []string{"uid"})
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
 		return
 	}
 	var uids []types.UID

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // Graph paging: pages hold at most maxGraphLimit nodes; without limit, defaultGraphLimit.
@@ -46,8 +48,8 @@ type graphFilter struct {
 	cursor types.UID // nodes after this uid
 }
 
-func parseGraphFilter(r *http.Request) (graphFilter, *apiError) {
-	q, perr := strictQuery(r, graphSingle, graphMulti)
+func parseGraphFilter(r *http.Request) (graphFilter, *httpapi.Error) {
+	q, perr := httpapi.StrictQuery(r, graphSingle, graphMulti)
 	if perr != nil {
 		return graphFilter{}, perr
 	}
@@ -59,7 +61,7 @@ func parseGraphFilter(r *http.Request) (graphFilter, *apiError) {
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > maxGraphLimit {
-			return graphFilter{}, &apiError{Code: codeBadRequest, Message: fmt.Sprintf("limit %q: want a number from 1 to %d", l, maxGraphLimit)}
+			return graphFilter{}, httpapi.ErrBadRequest(fmt.Sprintf("limit %q: want a number from 1 to %d", l, maxGraphLimit))
 		}
 		f.limit = n
 	}
@@ -85,7 +87,7 @@ func (f *graphFilter) match(n *gc.NodeState, inClosure map[types.UID]bool) bool 
 func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
 	f, perr := parseGraphFilter(r)
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
 		return
 	}
 	snap := clusterFrom(r).Engine.Snapshot()
@@ -118,5 +120,5 @@ func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
 			resp.Edges = append(resp.Edges, gc.Edge{Dependent: n.UID, Owner: o.UID, Controller: o.Controller, BlockOwnerDeletion: o.BlockOwnerDeletion})
 		}
 	}
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }

@@ -11,6 +11,8 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // GET /api/v1/history's query parameters: those that take one value, and the repeatable ones.
@@ -40,7 +42,7 @@ type historyResponse struct {
 func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 	q, perr := parseHistoryQuery(r, time.Now())
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
 		return
 	}
 	if err := settleSearch(r.Context(), clusterFrom(r).History, visibilityFrom(r), &q); err != nil {
@@ -62,17 +64,17 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 	if page.Next != 0 {
 		resp.NextCursor = strconv.FormatInt(page.Next, 10)
 	}
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
 // parseHistoryQuery reads GET /api/v1/history's parameters; now anchors last=.
-func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError) {
-	v, perr := strictQuery(r, historySingle, historyMulti)
+func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *httpapi.Error) {
+	v, perr := httpapi.StrictQuery(r, historySingle, historyMulti)
 	if perr != nil {
 		return history.Query{}, perr
 	}
-	bad := func(format string, args ...any) (history.Query, *apiError) {
-		return history.Query{}, &apiError{Code: codeBadRequest, Message: fmt.Sprintf(format, args...)}
+	bad := func(format string, args ...any) (history.Query, *httpapi.Error) {
+		return history.Query{}, httpapi.ErrBadRequest(fmt.Sprintf(format, args...))
 	}
 	q := history.Query{
 		UIDs: v["uid"], Names: v["name"], Namespaces: v["namespace"], Kinds: v["kind"], NameContains: v.Get("nameContains"),
@@ -88,12 +90,12 @@ func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError
 	}
 	if raw := v.Get("cascade"); raw != "" {
 		if q.Cascade, err = strconv.ParseInt(raw, 10, 64); err != nil || q.Cascade < 1 {
-			return bad("cascade %s: want a cascade's id (1, 2, ...)", quoteClip(raw))
+			return bad("cascade %s: want a cascade's id (1, 2, ...)", httpapi.QuoteClip(raw))
 		}
 	}
 	if raw := v.Get("session"); raw != "" {
 		if q.Session, err = strconv.ParseInt(raw, 10, 64); err != nil || q.Session < 1 {
-			return bad("session %s: want a session number (1, 2, ...)", quoteClip(raw))
+			return bad("session %s: want a session number (1, 2, ...)", httpapi.QuoteClip(raw))
 		}
 	}
 	switch o := v.Get("order"); o {
@@ -101,22 +103,22 @@ func parseHistoryQuery(r *http.Request, now time.Time) (history.Query, *apiError
 	case "oldest":
 		q.Newest = false
 	default:
-		return history.Query{}, &apiError{Code: codeBadRequest, Message: fmt.Sprintf("order %s is not one of the allowed values", quoteClip(o)), Allowed: []string{"newest", "oldest"}}
+		return history.Query{}, httpapi.ErrBadRequest(fmt.Sprintf("order %s is not one of the allowed values", httpapi.QuoteClip(o)), []string{"newest", "oldest"}...)
 	}
 	q.Limit = 100
 	if raw := v.Get("limit"); raw != "" {
 		if q.Limit, err = strconv.Atoi(raw); err != nil || q.Limit < 1 || q.Limit > history.MaxLimit {
-			return bad("limit %s: want a number from 1 to %d", quoteClip(raw), history.MaxLimit)
+			return bad("limit %s: want a number from 1 to %d", httpapi.QuoteClip(raw), history.MaxLimit)
 		}
 	}
 	if raw := v.Get("cursor"); raw != "" {
 		if q.Cursor, err = strconv.ParseInt(raw, 10, 64); err != nil || q.Cursor < 1 {
-			return bad("cursor %s: want the nextCursor of a previous page", quoteClip(raw))
+			return bad("cursor %s: want the nextCursor of a previous page", httpapi.QuoteClip(raw))
 		}
 	}
 	var ve *history.ValueError
 	if err := q.Validate(); errors.As(err, &ve) {
-		return history.Query{}, &apiError{Code: codeBadRequest, Message: fmt.Sprintf("%s %s is not one of the allowed values", ve.Dim, quoteClip(ve.Value)), Allowed: ve.Allowed}
+		return history.Query{}, httpapi.ErrBadRequest(fmt.Sprintf("%s %s is not one of the allowed values", ve.Dim, httpapi.QuoteClip(ve.Value)), ve.Allowed...)
 	}
 	return q, nil
 }
@@ -134,9 +136,9 @@ func parseMoment(raw string) (time.Time, error) {
 }
 
 // parseRange reads from=, to= and last= (which ends at now); either end may be missing.
-func parseRange(v url.Values, now time.Time) (from, to time.Time, _ *apiError) {
-	bad := func(format string, args ...any) (time.Time, time.Time, *apiError) {
-		return time.Time{}, time.Time{}, &apiError{Code: codeBadRequest, Message: fmt.Sprintf(format, args...)}
+func parseRange(v url.Values, now time.Time) (from, to time.Time, _ *httpapi.Error) {
+	bad := func(format string, args ...any) (time.Time, time.Time, *httpapi.Error) {
+		return time.Time{}, time.Time{}, httpapi.ErrBadRequest(fmt.Sprintf(format, args...))
 	}
 	var err error
 	for _, t := range []struct {
@@ -145,17 +147,17 @@ func parseRange(v url.Values, now time.Time) (from, to time.Time, _ *apiError) {
 	}{{"from", &from}, {"to", &to}} {
 		if raw := v.Get(t.name); raw != "" {
 			if *t.to, err = parseMoment(raw); err != nil {
-				return bad("%s %s: %v", t.name, quoteClip(raw), err)
+				return bad("%s %s: %v", t.name, httpapi.QuoteClip(raw), err)
 			}
 		}
 	}
 	if raw := v.Get("last"); raw != "" {
 		d, err := time.ParseDuration(raw)
 		if err != nil || d <= 0 {
-			return bad("last %s: want a positive duration of at most 2562047h, like 1h or 15m", quoteClip(raw))
+			return bad("last %s: want a positive duration of at most 2562047h, like 1h or 15m", httpapi.QuoteClip(raw))
 		}
 		if now.Add(-d).Before(history.EarliestMoment) {
-			return bad("last %s reaches before %d: want a shorter duration", quoteClip(raw), history.EarliestMoment.Year())
+			return bad("last %s reaches before %d: want a shorter duration", httpapi.QuoteClip(raw), history.EarliestMoment.Year())
 		}
 		if !from.IsZero() {
 			return bad("last and from both say where the range starts: give one")
@@ -179,21 +181,21 @@ type historyStateResponse struct {
 // handleHistoryState rebuilds the graph, the queues and the sync state at ?at=TIME, or
 // just after ?session=N&seq=S, from the recording: what time travel shows.
 func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
-	v, perr := strictQuery(r, []string{"at", "session", "seq"}, nil)
+	v, perr := httpapi.StrictQuery(r, []string{"at", "session", "seq"}, nil)
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
 		return
 	}
 	var st history.State
 	var err error
 	switch at, session, seq := v.Get("at"), v.Get("session"), v.Get("seq"); {
 	case at != "" && (session != "" || seq != ""):
-		writeError(w, http.StatusBadRequest, codeBadRequest, "give at, or session and seq, not both")
+		httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest("give at, or session and seq, not both"))
 		return
 	case at != "":
 		t, terr := parseMoment(at)
 		if terr != nil {
-			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("at %s: %v", quoteClip(at), terr))
+			httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest(fmt.Sprintf("at %s: %v", httpapi.QuoteClip(at), terr)))
 			return
 		}
 		st, err = clusterFrom(r).History.StateAt(r.Context(), t)
@@ -201,12 +203,12 @@ func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
 		n, serr := strconv.ParseInt(session, 10, 64)
 		sq, qerr := strconv.ParseUint(seq, 10, 64)
 		if serr != nil || qerr != nil || n < 1 {
-			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("session %s and seq %s: want a session number and a sequence number", quoteClip(session), quoteClip(seq)))
+			httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest(fmt.Sprintf("session %s and seq %s: want a session number and a sequence number", httpapi.QuoteClip(session), httpapi.QuoteClip(seq))))
 			return
 		}
 		st, err = clusterFrom(r).History.StateAtSeq(r.Context(), n, sq)
 	default:
-		writeError(w, http.StatusBadRequest, codeBadRequest, "give at=TIME, or session=N and seq=S")
+		httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest("give at=TIME, or session=N and seq=S"))
 		return
 	}
 	if err != nil {
@@ -215,18 +217,18 @@ func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
 	}
 	vis := visibilityFrom(r)
 	resp := historyStateResponse{State: st, Nodes: vis.nodes(st.Nodes), Queues: vis.queues(st.Queues)}
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
 // historyError answers a failed read of the recording.
 func (s *Server) historyError(w http.ResponseWriter, err error) {
 	switch {
 	case errors.Is(err, history.ErrNotRecorded):
-		writeError(w, http.StatusNotFound, codeNotFound, err.Error())
+		httpapi.WriteJSON(w, http.StatusNotFound, httpapi.ErrNotFound(err.Error()))
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "reading the history took too long: narrow the query")
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.ErrUnavailable("reading the history took too long: narrow the query"))
 	default:
 		s.log.Warn("reading the history", "err", err)
-		writeError(w, http.StatusServiceUnavailable, codeUnavailable, "reading the history failed: "+err.Error())
+		httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.ErrUnavailable("reading the history failed: "+err.Error()))
 	}
 }

@@ -8,6 +8,8 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // handleHistoryExport streams GET /api/v1/history/export?from=&to=&last=: the window as a
@@ -15,15 +17,15 @@ import (
 // recorded moment; without to, until now. With --auth=kubernetes it holds only the
 // objects the user may list (events and checkpoints alike).
 func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
-	v, perr := strictQuery(r, []string{"from", "to", "last"}, nil)
+	v, perr := httpapi.StrictQuery(r, []string{"from", "to", "last"}, nil)
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
 		return
 	}
 	now := time.Now()
 	from, to, perr := parseRange(v, now)
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
 		return
 	}
 	from, to, ok := s.defaultRange(w, from, to, clusterFrom(r).History.Status(), now)
@@ -34,7 +36,7 @@ func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
 	case s.exports <- struct{}{}:
 		defer func() { <-s.exports }()
 	default:
-		writeError(w, http.StatusTooManyRequests, codeTooManyRequests, fmt.Sprintf("%d history exports are in progress: try again when one has finished", maxExports))
+		httpapi.WriteJSON(w, http.StatusTooManyRequests, httpapi.ErrTooManyRequests(fmt.Sprintf("%d history exports are in progress: try again when one has finished", maxExports)))
 		return
 	}
 	ctx, cancel := context.WithCancel(r.Context())

@@ -10,6 +10,8 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
 	"github.com/gcscope/gcscope/server/registry"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // A search of the recording by name, namespace or kind, for a user who may see only part
@@ -81,7 +83,7 @@ func (v *visibility) settle(places []gc.ObjectRef, max int) error {
 // writeSearchError answers a search settleSearch refused or could not settle.
 func (s *Server) writeSearchError(w http.ResponseWriter, err error) {
 	if tb, ok := err.(*searchTooBroadError); ok {
-		writeError(w, http.StatusBadRequest, codeBadRequest, tb.Error())
+		httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest(tb.Error()))
 		return
 	}
 	s.historyError(w, err)

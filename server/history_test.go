@@ -19,6 +19,8 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
 	"github.com/gcscope/gcscope/internal/testkit"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // feedEngine is the fake engine as the recorder sees one.
@@ -157,7 +159,7 @@ func TestHistoryRoutes(t *testing.T) {
 		"limit=1&limit=2": append(slices.Clone(historySingle), historyMulti...),
 	} {
 		code, body := c.do("GET", "/api/v1/history?"+query, nil, nil)
-		var e apiError
+		var e httpapi.Error
 		if code != http.StatusBadRequest || json.Unmarshal(body, &e) != nil || e.Code != "bad_request" || !slices.Equal(e.Allowed, allowed) {
 			t.Errorf("?%s: %d %s, want a 400 listing %v", query, code, body, allowed)
 		}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gcscope/gcscope/history"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // timelineResponse is the recording seen from afar, for the page's timeline.
@@ -19,22 +21,22 @@ type timelineResponse struct {
 // events, deletes and errors per bucket, the cascades and the gaps. Without from (or
 // last), from the oldest recorded moment; without to, until now.
 func (s *Server) handleHistoryTimeline(w http.ResponseWriter, r *http.Request) {
-	v, perr := strictQuery(r, []string{"from", "to", "last", "buckets"}, nil)
+	v, perr := httpapi.StrictQuery(r, []string{"from", "to", "last", "buckets"}, nil)
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
 		return
 	}
 	now := time.Now()
 	from, to, perr := parseRange(v, now)
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
 		return
 	}
 	buckets := history.DefaultBuckets
 	if raw := v.Get("buckets"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > history.MaxBuckets {
-			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("buckets %s: want a number from 1 to %d", quoteClip(raw), history.MaxBuckets))
+			httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest(fmt.Sprintf("buckets %s: want a number from 1 to %d", httpapi.QuoteClip(raw), history.MaxBuckets)))
 			return
 		}
 		buckets = n
@@ -49,7 +51,7 @@ func (s *Server) handleHistoryTimeline(w http.ResponseWriter, r *http.Request) {
 		s.historyError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, timelineResponse{Timeline: tl, Recording: status})
+	httpapi.WriteJSON(w, http.StatusOK, timelineResponse{Timeline: tl, Recording: status})
 }
 
 // defaultRange fills a range's missing ends: from the recording's oldest moment (or an
@@ -72,7 +74,7 @@ func (s *Server) defaultRange(w http.ResponseWriter, from, to time.Time, status 
 		}
 	}
 	if !from.Before(to) {
-		writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("from %s is not before to %s", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano)))
+		httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest(fmt.Sprintf("from %s is not before to %s", from.Format(time.RFC3339Nano), to.Format(time.RFC3339Nano))))
 		return from, to, false
 	}
 	return from, to, true
@@ -87,27 +89,27 @@ type cascadesResponse struct {
 // handleHistoryCascades answers GET /api/v1/history/cascades?uid=&from=&to=&last=&limit=:
 // the cascades (those the object uid was the root or a member of), newest first.
 func (s *Server) handleHistoryCascades(w http.ResponseWriter, r *http.Request) {
-	v, perr := strictQuery(r, []string{"uid", "from", "to", "last", "limit"}, nil)
+	v, perr := httpapi.StrictQuery(r, []string{"uid", "from", "to", "last", "limit"}, nil)
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
 		return
 	}
 	from, to, perr := parseRange(v, time.Now())
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
 		return
 	}
 	q := history.CascadeQuery{From: from, To: to, UID: v.Get("uid"), Limit: 100}
 	if raw := v.Get("limit"); raw != "" {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > history.MaxCascades {
-			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("limit %s: want a number from 1 to %d", quoteClip(raw), history.MaxCascades))
+			httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest(fmt.Sprintf("limit %s: want a number from 1 to %d", httpapi.QuoteClip(raw), history.MaxCascades)))
 			return
 		}
 		q.Limit = n
 	}
 	if v.Has("uid") && q.UID == "" {
-		writeError(w, http.StatusBadRequest, codeBadRequest, "uid is empty: give an object's uid, or leave uid out for every cascade")
+		httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest("uid is empty: give an object's uid, or leave uid out for every cascade"))
 		return
 	}
 	q.Visible = visibilityFrom(r).fn()
@@ -116,5 +118,5 @@ func (s *Server) handleHistoryCascades(w http.ResponseWriter, r *http.Request) {
 		s.historyError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, cascadesResponse{Cascades: cs, Recording: clusterFrom(r).History.Status()})
+	httpapi.WriteJSON(w, http.StatusOK, cascadesResponse{Cascades: cs, Recording: clusterFrom(r).History.Status()})
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // publishCascade publishes a background cascade: owner deleted, then child deleted by the
@@ -155,7 +157,7 @@ func TestHistoryTimelineCascadesAndExportRoutes(t *testing.T) {
 		"/api/v1/history?last=2000000h":                                              "shorter duration",
 	} {
 		code, body := c.do("GET", path, nil, nil)
-		var e apiError
+		var e httpapi.Error
 		if code != http.StatusBadRequest || json.Unmarshal(body, &e) != nil || !strings.Contains(e.Message, want) {
 			t.Errorf("%s: %d %s, want a 400 saying %q", path, code, body, want)
 		}

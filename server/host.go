@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/http"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // checkHost refuses, with 421 and an audit line, every request whose Host gcscope does
@@ -12,7 +14,6 @@ func (s *Server) checkHost(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		s.refuse(w, r, "host", http.StatusMisdirectedRequest, &apiError{Code: codeHostNotAllowed,
-			Message: "gcscope does not answer to host " + quoteClip(r.Host) + ": it answers to localhost, loopback addresses and its --listen address; add trusted names with --allowed-hosts"})
+		s.refuse(w, r, "host", http.StatusMisdirectedRequest, httpapi.ErrHostNotAllowed("gcscope does not answer to host "+httpapi.QuoteClip(r.Host)+": it answers to localhost, loopback addresses and its --listen address; add trusted names with --allowed-hosts"))
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"net/url"
 
 	"github.com/gcscope/gcscope/web"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // maxLoginBytes bounds the login form (a token is a few kilobytes at most).
@@ -34,12 +36,12 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if why := crossSiteLogin(r, s.opts.AllowedOrigins); why != "" {
-		s.refuse(w, r, "login", http.StatusForbidden, &apiError{Code: codeCSRF, Message: why})
+		s.refuse(w, r, "login", http.StatusForbidden, httpapi.ErrCSRF(why))
 		return
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxLoginBytes)
 	if err := r.ParseForm(); err != nil {
-		s.refuse(w, r, "login", http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: "unparsable login form: " + err.Error()})
+		s.refuse(w, r, "login", http.StatusBadRequest, httpapi.ErrBadRequest("unparsable login form: "+err.Error()))
 		return
 	}
 	token := r.PostForm.Get("token")
@@ -66,7 +68,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request) {
 // page: a page elsewhere must not sign a browser out.
 func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 	if why := crossSiteLogin(r, s.opts.AllowedOrigins); why != "" {
-		s.refuse(w, r, "logout", http.StatusForbidden, &apiError{Code: codeCSRF, Message: why})
+		s.refuse(w, r, "logout", http.StatusForbidden, httpapi.ErrCSRF(why))
 		return
 	}
 	s.endSessions(r)
@@ -88,7 +90,7 @@ func crossSiteLogin(r *http.Request, allowedOrigins []string) string {
 		if ref := r.Header.Get("Referer"); ref != "" {
 			u, err := url.Parse(ref)
 			if err != nil || !originAllowed(u.Scheme+"://"+u.Host, r, allowedOrigins) {
-				return "cross-site login (Referer " + quoteClip(ref) + ")"
+				return "cross-site login (Referer " + httpapi.QuoteClip(ref) + ")"
 			}
 		}
 	}

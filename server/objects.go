@@ -14,6 +14,8 @@ import (
 
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 type ctxKey int
@@ -31,7 +33,7 @@ func (s *Server) objectCtx(next http.Handler) http.Handler {
 		raw := chi.URLParam(r, "uid")
 		uid, err := url.PathUnescape(raw)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, codeBadRequest, fmt.Sprintf("uid %s is not validly escaped", quoteClip(raw)))
+			httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest(fmt.Sprintf("uid %s is not validly escaped", httpapi.QuoteClip(raw))))
 			return
 		}
 		n, ok := clusterFrom(r).Engine.Node(types.UID(uid))
@@ -43,12 +45,12 @@ func (s *Server) objectCtx(next http.Handler) http.Handler {
 			ok = false // an object the user may not list is answered as one that does not exist
 		}
 		if !ok {
-			e := &apiError{Code: codeNotFound, Message: fmt.Sprintf("no object with uid %s in the graph", quoteClip(uid))}
+			e := httpapi.ErrNotFound(fmt.Sprintf("no object with uid %s in the graph", httpapi.QuoteClip(uid)))
 			if r.Method != http.MethodGet && r.Method != http.MethodHead {
 				s.refuse(w, r, writeAction(r), http.StatusNotFound, e)
 				return
 			}
-			writeJSON(w, http.StatusNotFound, e)
+			httpapi.WriteJSON(w, http.StatusNotFound, e)
 			return
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), nodeKey, n)))
@@ -67,13 +69,13 @@ func (s *Server) handleObject(w http.ResponseWriter, r *http.Request) {
 	resp := objectResponse{NodeDetail: nodeFrom(r)}
 	resp.Dependents, resp.HiddenDependents = visibilityFrom(r).refs(resp.Dependents)
 	resp.NodeState, _ = resp.NodeState.RedactedFor(visibilityFrom(r).fn())
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
 func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
 	ex, ok := clusterFrom(r).Engine.ExplainFor(nodeFrom(r).UID, visibilityFrom(r).fn())
 	if !ok {
-		writeError(w, http.StatusNotFound, codeNotFound, "the object left the graph")
+		httpapi.WriteJSON(w, http.StatusNotFound, httpapi.ErrNotFound("the object left the graph"))
 		return
 	}
 	resp := explainResponse{Explanation: ex}
@@ -85,7 +87,7 @@ func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
 		resp.Words = []string{} // a list, even empty
 	}
 	resp.Text = explainText(resp.Explanation, resp.Deletion)
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
 // explainResponse is the engine's explanation in data and in words, with what package

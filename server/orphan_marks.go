@@ -8,6 +8,8 @@ import (
 	"net/http"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // orphanMarkEngine is an engine that keeps orphan marks (*gc.GarbageCollector does).
@@ -31,15 +33,15 @@ func (s *Server) handleDismissOrphanMarks(w http.ResponseWriter, r *http.Request
 	entry.Object = node.ObjectRef
 	e, ok := clusterFrom(r).Engine.(orphanMarkEngine)
 	if !ok {
-		s.refuseWrite(w, entry, http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: "this engine keeps no orphan marks"})
+		s.refuseWrite(w, entry, http.StatusServiceUnavailable, httpapi.ErrUnavailable("this engine keeps no orphan marks"))
 		return
 	}
 	found, n := e.DismissOrphanMarks(node.UID)
 	if !found {
-		s.refuseWrite(w, entry, http.StatusNotFound, &apiError{Code: codeNotFound, Message: "the object left the graph"})
+		s.refuseWrite(w, entry, http.StatusNotFound, httpapi.ErrNotFound("the object left the graph"))
 		return
 	}
 	entry.Result, entry.Status = "ok", http.StatusOK
 	s.audit.write(entry)
-	writeJSON(w, http.StatusOK, dismissResponse{Dismissed: n})
+	httpapi.WriteJSON(w, http.StatusOK, dismissResponse{Dismissed: n})
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/static"
 	"github.com/gcscope/gcscope/web"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // assetURL names an embedded asset with the assets' digest, so a browser never keeps a
@@ -116,7 +118,7 @@ func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, b
 		for _, st := range s.clusters.List() {
 			names = append(names, strconv.Quote(st.Name))
 		}
-		plain(w, http.StatusNotFound, fmt.Sprintf("gcscope serves no cluster named %s; it serves %s", quoteClip(name), strings.Join(names, ", ")))
+		plain(w, http.StatusNotFound, fmt.Sprintf("gcscope serves no cluster named %s; it serves %s", httpapi.QuoteClip(name), strings.Join(names, ", ")))
 		return nil, false
 	}
 	if !s.mayStart(r) {

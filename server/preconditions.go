@@ -9,6 +9,8 @@ import (
 	"context"
 	"maps"
 	"net/http"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // requireEngine answers 503 when the server runs without an engine.
@@ -17,11 +19,11 @@ func (s *Server) requireEngine(next http.Handler) http.Handler {
 		c := clusterFrom(r)
 		switch {
 		case c.Engine == nil && s.opts.Replay:
-			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "this is a replay of a recording: there is no live engine")
+			httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.ErrUnavailable("this is a replay of a recording: there is no live engine"))
 		case c.pending():
 			notReady(w, c)
 		case c.Engine == nil:
-			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the garbage-collector engine is not running")
+			httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.ErrUnavailable("the garbage-collector engine is not running"))
 		default:
 			next.ServeHTTP(w, r)
 		}
@@ -36,7 +38,7 @@ func (s *Server) requireHistory(next http.Handler) http.Handler {
 			notReady(w, c)
 			return
 		case c.History == nil:
-			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "the engine's history is not recorded: gcscope was started with --history=false")
+			httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.ErrUnavailable("the engine's history is not recorded: gcscope was started with --history=false"))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -47,7 +49,7 @@ func (s *Server) requireHistory(next http.Handler) http.Handler {
 func (s *Server) requireDeletions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if clusterFrom(r).Deletions == nil {
-			writeError(w, http.StatusServiceUnavailable, codeUnavailable, "gcscope has no cluster connection to explain deletions with")
+			httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.ErrUnavailable("gcscope has no cluster connection to explain deletions with"))
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -14,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gcscope/gcscope/gc"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // brokenAuthz cannot be asked anything.
@@ -33,7 +35,7 @@ func readThroughFailClosed(t *testing.T, authz Authorizer) *httptest.ResponseRec
 	h := failClosed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		visibilityFrom(r).visible(gc.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: "a", Name: "p", UID: "p"})
 		w.Header().Set("X-Handler", "yes")
-		writeJSON(w, http.StatusOK, map[string]string{"filtered": "an answer that lacks what could not be checked"})
+		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"filtered": "an answer that lacks what could not be checked"})
 	}))
 	req := httptest.NewRequest(http.MethodGet, "/api/v1/queues", nil)
 	rec := httptest.NewRecorder()
@@ -46,8 +48,8 @@ func readThroughFailClosed(t *testing.T, authz Authorizer) *httptest.ResponseRec
 // (partial) answer or its headers.
 func TestFailClosedAnswers503WhenPermissionsCannotBeChecked(t *testing.T) {
 	rec := readThroughFailClosed(t, brokenAuthz{})
-	var e apiError
-	if rec.Code != http.StatusServiceUnavailable || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Code != codeUnavailable ||
+	var e httpapi.Error
+	if rec.Code != http.StatusServiceUnavailable || json.Unmarshal(rec.Body.Bytes(), &e) != nil || e.Code != httpapi.CodeUnavailable ||
 		!strings.Contains(e.Message, "cannot check your permissions with the cluster: the cluster is down") {
 		t.Fatalf("a read whose permissions could not be checked: %d %s; want 503 unavailable", rec.Code, rec.Body)
 	}

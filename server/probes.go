@@ -13,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	dto "github.com/prometheus/client_model/go"
 	authorizationv1 "k8s.io/api/authorization/v1"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 func (s *Server) handleHealthz(w http.ResponseWriter, r *http.Request) {
@@ -42,7 +44,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 			writeUnchecked(w, err)
 			return
 		case !ok:
-			writeError(w, http.StatusForbidden, codeForbidden, fmt.Sprintf("%s may not get %s: grant it a ClusterRole with nonResourceURLs [%q] and verbs [get]", u.Name, metricsPath, metricsPath))
+			httpapi.WriteJSON(w, http.StatusForbidden, httpapi.ErrForbidden(fmt.Sprintf("%s may not get %s: grant it a ClusterRole with nonResourceURLs [%q] and verbs [get]", u.Name, metricsPath, metricsPath)))
 			return
 		}
 	}

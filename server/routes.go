@@ -8,6 +8,8 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // routes is gcscope's whole URL surface.
@@ -28,7 +30,7 @@ func (s *Server) routes() http.Handler {
 			http.Error(w, http.StatusText(http.StatusMethodNotAllowed), http.StatusMethodNotAllowed)
 			return
 		}
-		writeError(w, http.StatusMethodNotAllowed, codeMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s", r.Method, quoteClip(r.URL.Path)))
+		httpapi.WriteJSON(w, http.StatusMethodNotAllowed, httpapi.ErrMethodNotAllowed(fmt.Sprintf("%s is not allowed on %s", r.Method, httpapi.QuoteClip(r.URL.Path))))
 	})
 
 	r.Get("/healthz", s.handleHealthz) // the process is alive (no auth: for probes)
@@ -46,13 +48,13 @@ func (s *Server) routes() http.Handler {
 
 	r.Group(func(r chi.Router) {
 		r.Use(s.authenticate, s.auditRefusedWrites)
-		r.Get("/", s.handleIndex)                                     // the UI (?cluster=)
-		r.With(noQuery, s.guardRead).Get("/metrics", s.handleMetrics) // Prometheus: the engines' and the server's metrics
+		r.Get("/", s.handleIndex)                                             // the UI (?cluster=)
+		r.With(httpapi.NoQuery, s.guardRead).Get("/metrics", s.handleMetrics) // Prometheus: the engines' and the server's metrics
 		r.With(s.guardRead, s.inCluster, s.requireEngine, s.visibleReads).
 			Get("/debug/controllers/garbagecollector/graph", s.handleDOT) // upstream's DOT debug graph (?uid=), of the default cluster
 		r.Route("/api/v1", func(r chi.Router) {
-			r.Use(s.guardRead)                                 // reads from gcscope's own page only (writes: guardWrite)
-			r.With(noQuery).Get("/clusters", s.handleClusters) // the clusters and where each is (clusters.go)
+			r.Use(s.guardRead)                                         // reads from gcscope's own page only (writes: guardWrite)
+			r.With(httpapi.NoQuery).Get("/clusters", s.handleClusters) // the clusters and where each is (clusters.go)
 			// Every cluster's routes: the default cluster's under /api/v1, any one's under
 			// /api/v1/clusters/{cluster}.
 			r.With(s.inCluster).Group(s.clusterRoutes)
@@ -76,7 +78,7 @@ func noRoute(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
-	writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no such route: %s (see docs/api.md; the scenario player's exist only on the embedded cluster)", quoteClip(r.URL.Path)))
+	httpapi.WriteJSON(w, http.StatusNotFound, httpapi.ErrNotFound(fmt.Sprintf("no such route: %s (see docs/api.md; the scenario player's exist only on the embedded cluster)", httpapi.QuoteClip(r.URL.Path))))
 }
 
 // clusterRoutes are the routes of one cluster (clusterFrom).
@@ -91,8 +93,8 @@ func (s *Server) clusterRoutes(r chi.Router) {
 		// blockers, refreshed every second, is 350 KB of JSON). Not /session: it carries
 		// the CSRF token, and compressed secrets invite BREACH.
 		zip := middleware.Compress(5, "application/json")
-		r.With(noQuery).Get("/session", s.handleSession) // who you are, the mode, and the CSRF token for writes
-		r.With(noQuery, middleware.RequestSize(maxBodyBytes), s.guardWrite).
+		r.With(httpapi.NoQuery).Get("/session", s.handleSession) // who you are, the mode, and the CSRF token for writes
+		r.With(httpapi.NoQuery, middleware.RequestSize(maxBodyBytes), s.guardWrite).
 			Post("/slow-motion", s.handleSlowMotion) // switch the engine's action delay on or off
 
 		// The engine's state, narrowed to what the user may list.
@@ -101,7 +103,7 @@ func (s *Server) clusterRoutes(r chi.Router) {
 			r.Get("/graph", s.handleGraph)                          // nodes and edges, filtered, paged
 			r.With(s.requireDeletions).Get("/stuck", s.handleStuck) // objects stuck in deletion (?olderThan=), by cause
 		})
-		r.With(noQuery).Group(func(r chi.Router) {
+		r.With(httpapi.NoQuery).Group(func(r chi.Router) {
 			r.Use(s.requireEngine, zip, s.visibleReads)
 			r.Get("/queues", s.handleQueues)   // the three work queues
 			r.Get("/summary", s.handleSummary) // the graph counted per namespace and kind
@@ -119,14 +121,14 @@ func (s *Server) clusterRoutes(r chi.Router) {
 		})
 
 		// Several objects predicted together and deleted with one confirmation.
-		r.With(noQuery, s.requireEngine, s.withVisibility, middleware.RequestSize(maxSetBodyBytes), s.guardWrite).
+		r.With(httpapi.NoQuery, s.requireEngine, s.withVisibility, middleware.RequestSize(maxSetBodyBytes), s.guardWrite).
 			Post("/deletions", s.handleDeleteSet) // {uids, propagationPolicy, dryRun} (deletions_set.go)
 
 		// The scenario player: on the embedded cluster only.
 		r.Route("/scenarios", s.scenarioRoutes)
 		// One object; it serves a write, so objectCtx checks permissions itself.
 		r.Route("/objects/{uid}", func(r chi.Router) {
-			r.Use(noQuery, s.requireEngine, s.withVisibility, s.objectCtx)
+			r.Use(httpapi.NoQuery, s.requireEngine, s.withVisibility, s.objectCtx)
 			r.With(zip).Get("/", s.handleObject)         // one object as the engine sees it
 			r.With(zip).Get("/explain", s.handleExplain) // why it still exists, what it waits for
 			r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite).

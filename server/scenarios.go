@@ -12,6 +12,8 @@ import (
 
 	"github.com/gcscope/gcscope/scenario"
 	"github.com/gcscope/gcscope/server/wire"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // scenarioRoutes mounts the player under /api/v1/scenarios.
@@ -25,7 +27,7 @@ func (s *Server) scenarioRoutes(r chi.Router) {
 			next.ServeHTTP(w, r)
 		})
 	})
-	r.Use(noQuery)
+	r.Use(httpapi.NoQuery)
 	write := r.With(middleware.RequestSize(maxBodyBytes), s.guardWrite)
 	r.Get("/", s.handleScenarios)                              // the scenarios and the runs this process remembers
 	r.Get("/runs/{run}", s.handleScenarioRun)                  // one run: its steps so far
@@ -42,17 +44,17 @@ type scenariosResponse struct {
 
 func (s *Server) handleScenarios(w http.ResponseWriter, r *http.Request) {
 	p := clusterFrom(r).Scenarios
-	writeJSON(w, http.StatusOK, scenariosResponse{Scenarios: p.Scenarios(), Runs: p.Runs()})
+	httpapi.WriteJSON(w, http.StatusOK, scenariosResponse{Scenarios: p.Scenarios(), Runs: p.Runs()})
 }
 
 func (s *Server) handleScenarioRun(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "run")
 	run, ok := clusterFrom(r).Scenarios.Status(id)
 	if !ok {
-		writeError(w, http.StatusNotFound, codeNotFound, fmt.Sprintf("no run %s: cleaned up, or played by an earlier gcscope", quoteClip(id)))
+		httpapi.WriteJSON(w, http.StatusNotFound, httpapi.ErrNotFound(fmt.Sprintf("no run %s: cleaned up, or played by an earlier gcscope", httpapi.QuoteClip(id))))
 		return
 	}
-	writeJSON(w, http.StatusOK, run)
+	httpapi.WriteJSON(w, http.StatusOK, run)
 }
 
 // scenarioWrite is the frame of every player write: the body must be empty (or {}), the
@@ -60,14 +62,14 @@ func (s *Server) handleScenarioRun(w http.ResponseWriter, r *http.Request) {
 func (s *Server) scenarioWrite(w http.ResponseWriter, r *http.Request, action string, act func(*auditEntry) (int, any, error)) {
 	entry := entryFor(r, action)
 	entry.Scenario, entry.Run = chi.URLParam(r, "id"), chi.URLParam(r, "run")
-	fail := func(status int, e *apiError) { s.refuseWrite(w, entry, status, e) }
+	fail := func(status int, e *httpapi.Error) { s.refuseWrite(w, entry, status, e) }
 	if perr := wire.ParseEmptyRequest(r.Body); perr != nil {
 		entry.Unparsable = true
-		fail(http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: perr.Message})
+		fail(http.StatusBadRequest, httpapi.ErrBadRequest(perr.Message))
 		return
 	}
 	if s.opts.ReadOnly {
-		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: "gcscope runs read-only (--read-only): scenarios cannot be played"})
+		fail(http.StatusForbidden, httpapi.ErrReadOnly("gcscope runs read-only (--read-only): scenarios cannot be played"))
 		return
 	}
 	status, body, err := act(&entry)
@@ -75,23 +77,23 @@ func (s *Server) scenarioWrite(w http.ResponseWriter, r *http.Request, action st
 		var st apierrors.APIStatus
 		switch {
 		case errors.Is(err, scenario.ErrUnknownScenario), errors.Is(err, scenario.ErrUnknownRun):
-			fail(http.StatusNotFound, &apiError{Code: codeNotFound, Message: err.Error()})
+			fail(http.StatusNotFound, httpapi.ErrNotFound(err.Error()))
 		case errors.Is(err, scenario.ErrBusy), errors.Is(err, scenario.ErrNothingHeld):
-			fail(http.StatusConflict, &apiError{Code: codeConflict, Message: err.Error()})
+			fail(http.StatusConflict, httpapi.ErrConflict(err.Error()))
 		case errors.As(err, &st):
 			code := int(st.Status().Code)
 			if code < 400 || code > 599 {
 				code = http.StatusBadGateway
 			}
-			fail(code, &apiError{Code: codeAPIServer, Message: err.Error(), Reason: string(st.Status().Reason)})
+			fail(code, httpapi.ErrAPIServer(string(st.Status().Reason), err.Error()))
 		default:
-			fail(http.StatusBadGateway, &apiError{Code: codeAPIServer, Message: err.Error()})
+			fail(http.StatusBadGateway, httpapi.ErrAPIServer("", err.Error()))
 		}
 		return
 	}
 	entry.Result, entry.Status = "ok", status
 	s.audit.write(entry)
-	writeJSON(w, status, body)
+	httpapi.WriteJSON(w, status, body)
 }
 
 func (s *Server) handlePlay(w http.ResponseWriter, r *http.Request) {

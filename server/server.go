@@ -18,6 +18,8 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/security"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // EventSource is the part of the engine's feed the stream reads.
@@ -171,7 +173,7 @@ func (s *Server) newHub(c *served, reg prometheus.Registerer) *hub {
 		Seats:      s.streamSeats,
 		User:       func(r *http.Request) string { return userFrom(r).Name },
 		Visibility: func(r *http.Request) *visibility { return s.visibilityFor(r, c) },
-		Refuse: func(w http.ResponseWriter, r *http.Request, status int, e *apiError) {
+		Refuse: func(w http.ResponseWriter, r *http.Request, status int, e *httpapi.Error) {
 			s.refuse(w, r, "stream", status, e)
 		},
 		Registerer:          reg,

@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/gcscope/gcscope/gc"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // shadowEngine is an engine that checks its shadow-mode decisions against the cluster's
@@ -18,14 +20,14 @@ type shadowEngine interface {
 func (s *Server) handleShadow(w http.ResponseWriter, r *http.Request) {
 	e, ok := clusterFrom(r).Engine.(shadowEngine)
 	if !ok {
-		writeJSON(w, http.StatusOK, gc.ShadowReport{})
+		httpapi.WriteJSON(w, http.StatusOK, gc.ShadowReport{})
 		return
 	}
 	report := e.ShadowReport()
 	vis := visibilityFrom(r)
 	report.Open = visibleDecisions(report.Open, vis)
 	report.Diverged = visibleDecisions(report.Diverged, vis)
-	writeJSON(w, http.StatusOK, report)
+	httpapi.WriteJSON(w, http.StatusOK, report)
 }
 
 // visibleDecisions keeps the decisions on objects vis lets the reader see, with owner

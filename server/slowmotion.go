@@ -7,6 +7,8 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/gcscope/gcscope/server/wire"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // slowMotionPath is the non-resource URL a user must be allowed to `post` to switch slow
@@ -38,16 +40,16 @@ func (c *served) slowMotion() (e slowMotionEngine, ok bool) {
 // changes how the collector acts, so it is a write (CSRF, read-only, audit).
 func (s *Server) handleSlowMotion(w http.ResponseWriter, r *http.Request) {
 	entry := entryFor(r, "slowMotion")
-	fail := func(status int, e *apiError) { s.refuseWrite(w, entry, status, e) }
+	fail := func(status int, e *httpapi.Error) { s.refuseWrite(w, entry, status, e) }
 	on, perr := wire.ParseSlowMotionRequest(r.Body)
 	if perr != nil {
 		entry.Unparsable = true
-		fail(http.StatusBadRequest, &apiError{Code: codeBadRequest, Message: perr.Message})
+		fail(http.StatusBadRequest, httpapi.ErrBadRequest(perr.Message))
 		return
 	}
 	entry.Enabled = &on
 	if s.opts.ReadOnly {
-		fail(http.StatusForbidden, &apiError{Code: codeReadOnly, Message: "gcscope runs read-only (--read-only): the engine's settings cannot be changed"})
+		fail(http.StatusForbidden, httpapi.ErrReadOnly("gcscope runs read-only (--read-only): the engine's settings cannot be changed"))
 		return
 	}
 	c := clusterFrom(r)
@@ -58,22 +60,22 @@ func (s *Server) handleSlowMotion(w http.ResponseWriter, r *http.Request) {
 		allowed, err := c.Authorizer.Allowed(r.Context(), u, nil, &authorizationv1.NonResourceAttributes{Verb: "post", Path: slowMotionPath})
 		switch {
 		case err != nil:
-			fail(http.StatusServiceUnavailable, &apiError{Code: codeUnavailable, Message: uncheckedMessage(err)})
+			fail(http.StatusServiceUnavailable, httpapi.ErrUnavailable(uncheckedMessage(err)))
 			return
 		case !allowed:
-			fail(http.StatusForbidden, &apiError{Code: codeForbidden, Message: fmt.Sprintf(
+			fail(http.StatusForbidden, httpapi.ErrForbidden(fmt.Sprintf(
 				"%s may not switch the engine's slow motion, which every user of this gcscope shares: grant it a ClusterRole with nonResourceURLs [%q] and verbs [post]",
-				u.Name, slowMotionPath)})
+				u.Name, slowMotionPath)))
 			return
 		}
 	}
 	e, ok := c.slowMotion()
 	if !ok {
-		fail(http.StatusConflict, &apiError{Code: codeNoActionDelay, Message: "the engine has no action delay to switch; start gcscope with --gc-action-delay (for example 2s)"})
+		fail(http.StatusConflict, httpapi.ErrNoActionDelay("the engine has no action delay to switch; start gcscope with --gc-action-delay (for example 2s)"))
 		return
 	}
 	resp := slowMotionResponse{Enabled: e.SetSlowMotion(on), ActionDelay: c.Engine.ActionDelay().String()}
 	entry.Result, entry.Status = "ok", http.StatusOK
 	s.audit.write(entry)
-	writeJSON(w, http.StatusOK, resp)
+	httpapi.WriteJSON(w, http.StatusOK, resp)
 }

@@ -21,6 +21,8 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/gcscope/gcscope/server/security"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // Single sign-on (OIDC). The page's sign-in goes through the identity provider with the
@@ -179,7 +181,7 @@ func (s *Server) handleSSOCallback(w http.ResponseWriter, r *http.Request) {
 	// sign-ins, or a page would lock everyone on it out of signing in.
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
-		fail(http.StatusUnauthorized, "the provider answered "+quoteClip(e)+" "+quoteClip(q.Get("error_description")))
+		fail(http.StatusUnauthorized, "the provider answered "+httpapi.QuoteClip(e)+" "+httpapi.QuoteClip(q.Get("error_description")))
 		return
 	}
 	flow, err := s.ssoFlowOf(r)
@@ -323,7 +325,7 @@ func (t *ssoToken) Token(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if t.subject == "" || id.Subject != t.subject {
-		return "", fmt.Errorf("the renewed ID token is another user's (subject %s, not %s)", quoteClip(id.Subject), quoteClip(t.subject))
+		return "", fmt.Errorf("the renewed ID token is another user's (subject %s, not %s)", httpapi.QuoteClip(id.Subject), httpapi.QuoteClip(t.subject))
 	}
 	if renewed.RefreshToken == "" {
 		renewed.RefreshToken = t.token.RefreshToken

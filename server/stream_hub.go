@@ -15,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // hubOptions configure the stream hub.
@@ -51,7 +53,7 @@ type hubOptions struct {
 	// Visibility is what the request's user may see; nil (or a nil answer): everything.
 	Visibility func(*http.Request) *visibility
 	// Refuse answers a refused upgrade (and may audit it); nil: the error alone.
-	Refuse func(w http.ResponseWriter, r *http.Request, status int, e *apiError)
+	Refuse func(w http.ResponseWriter, r *http.Request, status int, e *httpapi.Error)
 	// Registerer takes the hub's metrics; nil: not registered.
 	Registerer prometheus.Registerer
 	// WriteTimeout bounds one frame write; default 10 s. A client that does not read for
@@ -119,7 +121,9 @@ func newHub(o hubOptions) *hub {
 		o.User = func(*http.Request) string { return "" }
 	}
 	if o.Refuse == nil {
-		o.Refuse = func(w http.ResponseWriter, _ *http.Request, status int, e *apiError) { writeJSON(w, status, e) }
+		o.Refuse = func(w http.ResponseWriter, _ *http.Request, status int, e *httpapi.Error) {
+			httpapi.WriteJSON(w, status, e)
+		}
 	}
 	h := &hub{o: o, log: o.Logger, metrics: newStreamMetrics(o.Registerer), clients: map[*streamClient]struct{}{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())

@@ -19,6 +19,8 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 func TestStreamSnapshotThenDeltas(t *testing.T) {
@@ -394,7 +396,7 @@ func TestStreamInvalidQueryIs400(t *testing.T) {
 			t.Errorf("?%s: err %v, response %v; want 400", q, err, resp)
 			continue
 		}
-		var body apiError
+		var body httpapi.Error
 		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || body.Code != "bad_request" || body.Message == "" {
 			t.Errorf("?%s: body %+v (%v)", q, body, err)
 		}

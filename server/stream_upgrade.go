@@ -19,6 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/server/wire"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // ServeHTTP serves GET /api/v1/stream: query parameters namespace, kind, uid (each
@@ -28,13 +30,13 @@ import (
 func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sub, since, ownDeflate, perr := parseStreamQuery(r)
 	if perr != nil {
-		writeJSON(w, http.StatusBadRequest, perr)
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
 		return
 	}
 	// A browser always sends Origin with a websocket; the page must be gcscope's own
 	// (scheme and host) or an allowed origin. Accept's own check compares hosts only.
 	if why := crossSite(r, h.o.OriginPatterns); why != "" {
-		h.o.Refuse(w, r, http.StatusForbidden, &apiError{Code: codeCSRF, Message: strings.Replace(why, "request", "stream", 1)})
+		h.o.Refuse(w, r, http.StatusForbidden, httpapi.ErrCSRF(strings.Replace(why, "request", "stream", 1)))
 		return
 	}
 	var vis *visibility
@@ -104,13 +106,13 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // parseStreamQuery reads the initial subscription, since, and whether the client takes
 // the stream's own deflate (encoding=deflate: stream_deflate.go) from the query.
-func parseStreamQuery(r *http.Request) (subscription, *uint64, bool, *apiError) {
-	q, perr := strictQuery(r, streamSingle, streamMulti)
+func parseStreamQuery(r *http.Request) (subscription, *uint64, bool, *httpapi.Error) {
+	q, perr := httpapi.StrictQuery(r, streamSingle, streamMulti)
 	if perr != nil {
 		return subscription{}, nil, false, perr
 	}
-	bad := func(msg string) *apiError {
-		return &apiError{Code: codeBadRequest, Message: msg, Allowed: slices.Concat(streamSingle, streamMulti)}
+	bad := func(msg string) *httpapi.Error {
+		return httpapi.ErrBadRequest(msg, slices.Concat(streamSingle, streamMulti)...)
 	}
 	sub := subscription{Namespaces: q["namespace"], Kinds: q["kind"], Queues: true}
 	for _, u := range q["uid"] {

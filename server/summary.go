@@ -7,6 +7,8 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server/registry"
+
+	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // summaryEngine counts its graph without copying it (*gc.GarbageCollector).
@@ -42,7 +44,7 @@ type kindCount struct {
 // handleSummary answers the graph counted (gc.Summary), narrowed to what the user may
 // list before it is added up.
 func (s *Server) handleSummary(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, summarize(summaryOf(clusterFrom(r).Engine)(), visibilityFrom(r)))
+	httpapi.WriteJSON(w, http.StatusOK, summarize(summaryOf(clusterFrom(r).Engine)(), visibilityFrom(r)))
 }
 
 // summaryOf is how e's graph is counted: its own kept counts, else its snapshot counted.
