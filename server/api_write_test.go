@@ -28,10 +28,9 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/httpapi"
 	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/wire"
-
-	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 func TestDeleteRequestValidationAndCSRF(t *testing.T) {

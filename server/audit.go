@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gcscope/gcscope/gc"
-
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 

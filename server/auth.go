@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gcscope/gcscope/server/security"
-
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // anonymous is the user of a server without authentication (loopback only).

@@ -18,9 +18,8 @@ import (
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/gcscope/gcscope/server/registry"
-
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/registry"
 )
 
 // served is a cluster the server serves: its Cluster, and its stream hub and REST mapper,

@@ -15,9 +15,8 @@ import (
 
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
-	"github.com/gcscope/gcscope/server/wire"
-
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 // deleteResponse is the predicted effect and, unless dry run, the outcome.
@@ -66,10 +65,10 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 		fail(http.StatusNotFound, httpapi.ErrNotFound("the object left the graph"))
 		return
 	}
-	prediction, hidden := visibilityFrom(r).prediction(prediction)
+	prediction, hidden := visibilityFrom(r).Prediction(prediction)
 	resp := deleteResponse{DryRun: req.DryRun, Prediction: prediction, Hidden: hidden, Result: "predicted"}
 	if c.Deletions != nil {
-		resp.Consequences = c.Deletions.Consequences(r.Context(), prediction, visibilityFrom(r).fn())
+		resp.Consequences = c.Deletions.Consequences(r.Context(), prediction, visibilityFrom(r).Func())
 	}
 	if req.DryRun && user.Impersonate && !s.opts.ReadOnly && c.Kube != nil {
 		// The prediction is the collector's; whether the user may delete at all is the

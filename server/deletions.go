@@ -7,7 +7,6 @@ import (
 
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
-
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 
@@ -31,7 +30,7 @@ func (s *Server) handleStuck(w http.ResponseWriter, r *http.Request) {
 		}
 		olderThan = d
 	}
-	report := clusterFrom(r).Deletions.Stuck(r.Context(), olderThan, visibilityFrom(r).fn())
+	report := clusterFrom(r).Deletions.Stuck(r.Context(), olderThan, visibilityFrom(r).Func())
 	httpapi.WriteJSON(w, http.StatusOK, report)
 }
 
@@ -64,7 +63,7 @@ type stuckCount struct {
 func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	st := clusterFrom(r).Engine.SyncState()
 	resp := healthResponse{Discovery: st.Discovery, DiscoveryFailures: st.DiscoveryFailures, FailingResources: st.Failing}
-	if vis := visibilityFrom(r); vis != nil && len(st.Failing) > 0 && !vis.everything() {
+	if vis := visibilityFrom(r); vis != nil && len(st.Failing) > 0 && !vis.Everything() {
 		// The apiserver's errors can name what the user may not see (a webhook's Service,
 		// a namespace): the resources failing are said, their errors only to those who may
 		// list everything.
@@ -76,8 +75,8 @@ func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
 	resp.Healthy = st.Discovery == "" && len(st.DiscoveryFailures) == 0 && len(st.Failing) == 0
 	if clusterFrom(r).Deletions != nil {
 		vis := visibilityFrom(r)
-		resp.APIServices = clusterFrom(r).Deletions.APIServices(r.Context(), st.DiscoveryFailures, vis.fn())
-		resp.Stuck = &stuckCount{OlderThan: deletion.DefaultStuckAfter.String(), Total: clusterFrom(r).Deletions.CountStuck(deletion.DefaultStuckAfter, vis.fn())}
+		resp.APIServices = clusterFrom(r).Deletions.APIServices(r.Context(), st.DiscoveryFailures, vis.Func())
+		resp.Stuck = &stuckCount{OlderThan: deletion.DefaultStuckAfter.String(), Total: clusterFrom(r).Deletions.CountStuck(deletion.DefaultStuckAfter, vis.Func())}
 	}
 	httpapi.WriteJSON(w, http.StatusOK, resp)
 }

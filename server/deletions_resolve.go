@@ -8,9 +8,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/gcscope/gcscope/selection"
-	"github.com/gcscope/gcscope/server/wire"
-
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 // A set named by a selector, a manifest, a Helm release or an Argo CD Application is

@@ -12,9 +12,8 @@ import (
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/selection"
-	"github.com/gcscope/gcscope/server/wire"
-
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 // Several objects deleted with one confirmation (the page's multi-select): predicted
@@ -95,7 +94,7 @@ func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 	var uids []types.UID
 	for _, u := range named {
 		n, ok := c.Engine.Node(types.UID(u))
-		if !ok || n.Virtual || !vis.visible(n.ObjectRef) {
+		if !ok || n.Virtual || !vis.Visible(n.ObjectRef) {
 			resp.Missing = append(resp.Missing, u) // a hidden object is answered as one that does not exist
 			continue
 		}
@@ -112,9 +111,9 @@ func (s *Server) handleDeleteSet(w http.ResponseWriter, r *http.Request) {
 	for _, u := range gone {
 		resp.Missing = append(resp.Missing, string(u))
 	}
-	resp.Prediction, resp.Hidden = vis.prediction(prediction)
+	resp.Prediction, resp.Hidden = vis.Prediction(prediction)
 	if c.Deletions != nil {
-		resp.Consequences = c.Deletions.Consequences(r.Context(), resp.Prediction, vis.fn())
+		resp.Consequences = c.Deletions.Consequences(r.Context(), resp.Prediction, vis.Func())
 	}
 	if resp.Set != nil {
 		resp.LeftBehind = append(resp.Set.LeftBehind(resp.Prediction), resp.LeftBehind...)

@@ -13,8 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
-
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/narrow"
 )
 
 // The Graphviz view of the dependency graph, byte for byte as kube-controller-manager
@@ -49,7 +49,7 @@ import (
 
 // writeDOT writes nodes as upstream's garbage collector debug graph does
 // (GET /debug/controllers/garbagecollector/graph). If uids is non-empty only the
-// objects connected to them (closure(nodes, uids), server/closure.go) are drawn.
+// objects connected to them (narrow.Closure(nodes, uids), server/closure.go) are drawn.
 func writeDOT(w io.Writer, nodes []gc.NodeState, uids []types.UID) error {
 	vertices, edges := dotGraph(nodes, uids)
 	// bufio's first write error sticks and comes back from Flush.
@@ -95,7 +95,7 @@ type dotEdge struct {
 func dotGraph(nodes []gc.NodeState, uids []types.UID) ([]dotVertex, []dotEdge) {
 	var keep map[types.UID]bool
 	if len(uids) > 0 {
-		keep = closure(nodes, uids)
+		keep = narrow.Closure(nodes, uids)
 	}
 	hasDependents := map[types.UID]bool{}
 	for _, n := range nodes {
@@ -243,7 +243,7 @@ func (s *Server) handleDOT(w http.ResponseWriter, r *http.Request) {
 		uids = append(uids, types.UID(u))
 	}
 	snap := clusterFrom(r).Engine.Snapshot()
-	nodes := visibilityFrom(r).nodes(snap.Nodes)
+	nodes := visibilityFrom(r).Nodes(snap.Nodes)
 	w.Header().Set("Content-Type", "text/vnd.graphviz")
 	if err := writeDOT(w, nodes, uids); err != nil {
 		s.log.Warn("writing the DOT graph", "err", err)

@@ -10,8 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
-
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/narrow"
 )
 
 // Graph paging: pages hold at most maxGraphLimit nodes; without limit, defaultGraphLimit.
@@ -41,7 +41,7 @@ type graphResponse struct {
 
 // graphFilter selects nodes.
 type graphFilter struct {
-	objectFilter
+	narrow.Filter
 	text   string      // lower-case substring of kind, namespace, name or uid
 	uids   []types.UID // the closure of these
 	limit  int
@@ -53,7 +53,7 @@ func parseGraphFilter(r *http.Request) (graphFilter, *httpapi.Error) {
 	if perr != nil {
 		return graphFilter{}, perr
 	}
-	f := graphFilter{objectFilter: newObjectFilter(q["namespace"], q["kind"]),
+	f := graphFilter{Filter: narrow.NewFilter(q["namespace"], q["kind"]),
 		limit: defaultGraphLimit, text: strings.ToLower(q.Get("q")), cursor: types.UID(q.Get("cursor"))}
 	for _, u := range q["uid"] {
 		f.uids = append(f.uids, types.UID(u))
@@ -69,7 +69,7 @@ func parseGraphFilter(r *http.Request) (graphFilter, *httpapi.Error) {
 }
 
 func (f *graphFilter) match(n *gc.NodeState, inClosure map[types.UID]bool) bool {
-	if !f.pass(&n.ObjectRef) {
+	if !f.Pass(&n.ObjectRef) {
 		return false
 	}
 	if inClosure != nil && !inClosure[n.UID] {
@@ -91,15 +91,15 @@ func (s *Server) handleGraph(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	snap := clusterFrom(r).Engine.Snapshot()
-	if len(f.uids) == 0 && (f.namespaces != nil || f.kinds != nil) {
+	if len(f.uids) == 0 && f.Narrows() {
 		// The namespace and kind filter first: a user's permissions are then asked for
 		// those namespaces and kinds only, not for every one in the cluster.
-		snap.Nodes = slices.DeleteFunc(snap.Nodes, func(n gc.NodeState) bool { return !f.pass(&n.ObjectRef) })
+		snap.Nodes = slices.DeleteFunc(snap.Nodes, func(n gc.NodeState) bool { return !f.Pass(&n.ObjectRef) })
 	}
-	snap.Nodes = visibilityFrom(r).nodes(snap.Nodes) // before the closure: it must not walk through hidden objects
+	snap.Nodes = visibilityFrom(r).Nodes(snap.Nodes) // before the closure: it must not walk through hidden objects
 	var inClosure map[types.UID]bool
 	if len(f.uids) > 0 {
-		inClosure = closure(snap.Nodes, f.uids)
+		inClosure = narrow.Closure(snap.Nodes, f.uids)
 	}
 	resp := graphResponse{Seq: snap.Seq, Nodes: []gc.NodeState{}, Edges: []gc.Edge{}}
 	for i := range snap.Nodes { // sorted by uid: the cursor is the last uid of a page

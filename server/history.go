@@ -11,7 +11,6 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
-
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 
@@ -49,7 +48,7 @@ func (s *Server) handleHistory(w http.ResponseWriter, r *http.Request) {
 		s.writeSearchError(w, err)
 		return
 	}
-	q.Visible = visibilityFrom(r).fn()
+	q.Visible = visibilityFrom(r).Func()
 	page, err := clusterFrom(r).History.Query(r.Context(), q)
 	if err != nil {
 		s.historyError(w, err)
@@ -216,7 +215,7 @@ func (s *Server) handleHistoryState(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	vis := visibilityFrom(r)
-	resp := historyStateResponse{State: st, Nodes: vis.nodes(st.Nodes), Queues: vis.queues(st.Queues)}
+	resp := historyStateResponse{State: st, Nodes: vis.Nodes(st.Nodes), Queues: vis.Queues(st.Queues)}
 	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
-
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 
@@ -47,8 +46,8 @@ func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
 		// A permission that cannot be checked ends the export: a file that silently lacks
 		// objects would look complete.
 		visible = func(ref gc.ObjectRef) bool {
-			ok := vis.visible(ref)
-			if vis.err() != nil {
+			ok := vis.Visible(ref)
+			if vis.Err() != nil {
 				cancel()
 			}
 			return ok

@@ -2,16 +2,14 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
-
-	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
-	"github.com/gcscope/gcscope/server/registry"
-
+	"github.com/gcscope/gcscope/server/access"
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/registry"
 )
 
 // A search of the recording by name, namespace or kind, for a user who may see only part
@@ -31,15 +29,13 @@ func searchesByObject(q *history.Query) bool {
 	return len(q.Names) > 0 || q.NameContains != "" || len(q.Namespaces) > 0 || len(q.Kinds) > 0
 }
 
-// searchTooBroadError is a search that would ask a user's access in too many places.
-type searchTooBroadError struct{}
-
-func (e *searchTooBroadError) Error() string {
+// tooBroadMessage: a search that would ask a user's access in too many places.
+func tooBroadMessage() string {
 	return fmt.Sprintf("this search would check your access in more namespaces than one search may (%d resource and namespace pairs): you may see only some namespaces, so name the ones to search (namespace=)", maxSearchReviews)
 }
 
 // settleSearch asks v every question q's search could need, whatever it matches.
-func settleSearch(ctx context.Context, h registry.History, v *visibility, q *history.Query) error {
+func settleSearch(ctx context.Context, h registry.History, v *access.Visibility, q *history.Query) error {
 	if v == nil || !searchesByObject(q) {
 		return nil
 	}
@@ -47,43 +43,13 @@ func settleSearch(ctx context.Context, h registry.History, v *visibility, q *his
 	if err != nil {
 		return err
 	}
-	return v.settle(places, maxSearchReviews)
-}
-
-// settle asks, in order, whether the user may list each kind of places everywhere, then,
-// for the kinds they may not, in each place's namespace: all of them, or, when that would
-// take more than max reviews, none (a *searchTooBroadError).
-func (v *visibility) settle(places []gc.ObjectRef, max int) error {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	var ask []nsKey
-	for _, p := range places {
-		switch k := v.kind(p); {
-		case !k.mapped:
-			v.mayListEverything()
-		case k.everywhere || !k.namespaced || p.Namespace == "":
-		default:
-			key := nsKey{gr: k.gvr.GroupResource(), ns: p.Namespace}
-			if _, ok := v.byNS[key]; !ok {
-				ask = append(ask, key)
-			}
-		}
-	}
-	if len(ask) > max {
-		return &searchTooBroadError{}
-	}
-	for _, key := range ask {
-		if _, ok := v.byNS[key]; !ok {
-			v.byNS[key] = v.ask(&authorizationv1.ResourceAttributes{Verb: "list", Group: key.gr.Group, Resource: key.gr.Resource, Namespace: key.ns})
-		}
-	}
-	return nil
+	return v.Settle(places, maxSearchReviews)
 }
 
 // writeSearchError answers a search settleSearch refused or could not settle.
 func (s *Server) writeSearchError(w http.ResponseWriter, err error) {
-	if tb, ok := err.(*searchTooBroadError); ok {
-		httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest(tb.Error()))
+	if errors.Is(err, access.ErrTooBroad) {
+		httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest(tooBroadMessage()))
 		return
 	}
 	s.historyError(w, err)

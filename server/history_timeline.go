@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gcscope/gcscope/history"
-
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 
@@ -46,7 +45,7 @@ func (s *Server) handleHistoryTimeline(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	tl, err := clusterFrom(r).History.Timeline(r.Context(), history.TimelineQuery{From: from, To: to, Buckets: buckets, Visible: visibilityFrom(r).fn()})
+	tl, err := clusterFrom(r).History.Timeline(r.Context(), history.TimelineQuery{From: from, To: to, Buckets: buckets, Visible: visibilityFrom(r).Func()})
 	if err != nil {
 		s.historyError(w, err)
 		return
@@ -112,7 +111,7 @@ func (s *Server) handleHistoryCascades(w http.ResponseWriter, r *http.Request) {
 		httpapi.WriteJSON(w, http.StatusBadRequest, httpapi.ErrBadRequest("uid is empty: give an object's uid, or leave uid out for every cascade"))
 		return
 	}
-	q.Visible = visibilityFrom(r).fn()
+	q.Visible = visibilityFrom(r).Func()
 	cs, err := clusterFrom(r).History.Cascades(r.Context(), q)
 	if err != nil {
 		s.historyError(w, err)

@@ -15,7 +15,6 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
-
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 

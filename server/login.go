@@ -4,9 +4,8 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/gcscope/gcscope/web"
-
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/web"
 )
 
 // maxLoginBytes bounds the login form (a token is a few kilobytes at most).

@@ -14,7 +14,6 @@ import (
 
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
-
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 
@@ -38,7 +37,7 @@ func (s *Server) objectCtx(next http.Handler) http.Handler {
 		}
 		n, ok := clusterFrom(r).Engine.Node(types.UID(uid))
 		vis := visibilityFrom(r)
-		if ok && !vis.visible(n.ObjectRef) {
+		if ok && !vis.Visible(n.ObjectRef) {
 			if permissionsFailed(w, vis) {
 				return
 			}
@@ -67,20 +66,20 @@ type objectResponse struct {
 
 func (s *Server) handleObject(w http.ResponseWriter, r *http.Request) {
 	resp := objectResponse{NodeDetail: nodeFrom(r)}
-	resp.Dependents, resp.HiddenDependents = visibilityFrom(r).refs(resp.Dependents)
-	resp.NodeState, _ = resp.NodeState.RedactedFor(visibilityFrom(r).fn())
+	resp.Dependents, resp.HiddenDependents = visibilityFrom(r).Refs(resp.Dependents)
+	resp.NodeState, _ = resp.NodeState.RedactedFor(visibilityFrom(r).Func())
 	httpapi.WriteJSON(w, http.StatusOK, resp)
 }
 
 func (s *Server) handleExplain(w http.ResponseWriter, r *http.Request) {
-	ex, ok := clusterFrom(r).Engine.ExplainFor(nodeFrom(r).UID, visibilityFrom(r).fn())
+	ex, ok := clusterFrom(r).Engine.ExplainFor(nodeFrom(r).UID, visibilityFrom(r).Func())
 	if !ok {
 		httpapi.WriteJSON(w, http.StatusNotFound, httpapi.ErrNotFound("the object left the graph"))
 		return
 	}
 	resp := explainResponse{Explanation: ex}
 	if clusterFrom(r).Deletions != nil {
-		resp.Deletion = clusterFrom(r).Deletions.Explain(r.Context(), ex, visibilityFrom(r).fn())
+		resp.Deletion = clusterFrom(r).Deletions.Explain(r.Context(), ex, visibilityFrom(r).Func())
 		resp.Deletion.Amend(&resp.Explanation)
 	}
 	if resp.Words == nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/access"
 )
 
 // resourceAuthz allows listing one resource in one namespace.
@@ -159,8 +160,8 @@ func TestStreamRedactsAHiddenFormerOwner(t *testing.T) {
 	for _, k := range []string{"ReplicaSet", "Pod"} {
 		mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: k}, meta.RESTScopeNamespace)
 	}
-	e := newStreamEnv(t, 1024, hubOptions{Visibility: func(r *http.Request) *visibility {
-		return newVisibility(context.Background(), anonymous, authz, mapper)
+	e := newStreamEnv(t, 1024, hubOptions{Visibility: func(r *http.Request) *access.Visibility {
+		return access.New(context.Background(), anonymous, authz, mapper)
 	}}).start(t)
 	hidden := gc.ObjectRef{APIVersion: "v1", Kind: "ReplicaSet", Namespace: "b", Name: "secret-rs", UID: "rs-b"}
 	shown := gc.ObjectRef{APIVersion: "v1", Kind: "ReplicaSet", Namespace: "a", Name: "shown-rs", UID: "rs-a"}

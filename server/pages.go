@@ -10,11 +10,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gcscope/gcscope/server/httpapi"
 	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/static"
 	"github.com/gcscope/gcscope/web"
-
-	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // assetURL names an embedded asset with the assets' digest, so a browser never keeps a

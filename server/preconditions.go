@@ -10,6 +10,7 @@ import (
 	"maps"
 	"net/http"
 
+	"github.com/gcscope/gcscope/server/access"
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 
@@ -88,7 +89,7 @@ func failClosed(next http.Handler) http.Handler {
 // time the answer starts; the handler's headers and body are then dropped.
 type failClosedWriter struct {
 	http.ResponseWriter
-	vis     *visibility
+	vis     *access.Visibility
 	header  http.Header // the headers before the handler ran
 	started bool
 	refused bool
@@ -102,7 +103,7 @@ func (w *failClosedWriter) start() {
 		return
 	}
 	w.started = true
-	if err := w.vis.err(); err != nil {
+	if err := w.vis.Err(); err != nil {
 		w.refused = true
 		h := w.ResponseWriter.Header()
 		clear(h)
@@ -132,7 +133,7 @@ func (w *failClosedWriter) Flush() {
 
 // visibilityFrom is what the request's user may list, as withVisibility found it (nil:
 // everything).
-func visibilityFrom(r *http.Request) *visibility {
-	v, _ := r.Context().Value(visibilityKey).(*visibility)
+func visibilityFrom(r *http.Request) *access.Visibility {
+	v, _ := r.Context().Value(visibilityKey).(*access.Visibility)
 	return v
 }

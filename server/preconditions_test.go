@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gcscope/gcscope/gc"
-
+	"github.com/gcscope/gcscope/server/access"
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 
@@ -31,9 +31,9 @@ func readThroughFailClosed(t *testing.T, authz Authorizer) *httptest.ResponseRec
 	t.Helper()
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, meta.RESTScopeNamespace)
-	vis := newVisibility(context.Background(), anonymous, authz, mapper)
+	vis := access.New(context.Background(), anonymous, authz, mapper)
 	h := failClosed(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		visibilityFrom(r).visible(gc.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: "a", Name: "p", UID: "p"})
+		visibilityFrom(r).Visible(gc.ObjectRef{APIVersion: "v1", Kind: "Pod", Namespace: "a", Name: "p", UID: "p"})
 		w.Header().Set("X-Handler", "yes")
 		httpapi.WriteJSON(w, http.StatusOK, map[string]string{"filtered": "an answer that lacks what could not be checked"})
 	}))

@@ -6,13 +6,12 @@ import (
 	"net/http"
 
 	"github.com/gcscope/gcscope/gc"
-
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 func (s *Server) handleQueues(w http.ResponseWriter, r *http.Request) {
 	snap := clusterFrom(r).Engine.Snapshot()
-	queues := visibilityFrom(r).queues(snap.Queues)
+	queues := visibilityFrom(r).Queues(snap.Queues)
 	httpapi.WriteJSON(w, http.StatusOK, queuesResponse{Seq: snap.Seq, Mode: snap.Mode, Queues: queues, Sync: snap.Sync})
 }
 

@@ -5,15 +5,13 @@ import (
 	"fmt"
 	"net/http"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/chi/v5/middleware"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/gcscope/gcscope/scenario"
-	"github.com/gcscope/gcscope/server/wire"
-
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 // scenarioRoutes mounts the player under /api/v1/scenarios.

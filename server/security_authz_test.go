@@ -13,6 +13,8 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/gcscope/gcscope/server/access"
 )
 
 // switchableAuthz allows listing pods in the namespaces of its set, which a test changes.
@@ -38,10 +40,8 @@ func TestStreamFollowsPermissionChanges(t *testing.T) {
 	for _, k := range []string{"Deployment", "ReplicaSet", "Pod"} {
 		mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: k}, meta.RESTScopeNamespace)
 	}
-	e := newStreamEnv(t, 1024, hubOptions{Visibility: func(r *http.Request) *visibility {
-		v := newVisibility(context.Background(), anonymous, authz, mapper)
-		v.ttl = 100 * time.Millisecond
-		return v
+	e := newStreamEnv(t, 1024, hubOptions{Visibility: func(r *http.Request) *access.Visibility {
+		return access.New(context.Background(), anonymous, authz, mapper).RefreshAfter(100 * time.Millisecond)
 	}}).start(t)
 	e.eng.publish(addNode(mkNode("pa", "a", "Pod"))...)
 	e.eng.publish(addNode(mkNode("pb", "b", "Pod"))...)

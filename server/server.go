@@ -16,10 +16,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/access"
+	"github.com/gcscope/gcscope/server/httpapi"
 	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/security"
-
-	"github.com/gcscope/gcscope/server/httpapi"
 )
 
 // EventSource is the part of the engine's feed the stream reads.
@@ -172,7 +172,7 @@ func (s *Server) newHub(c *served, reg prometheus.Registerer) *hub {
 		Batch: o.StreamBatch, Buffer: o.ClientBuffer, OriginPatterns: o.AllowedOrigins,
 		Seats:      s.streamSeats,
 		User:       func(r *http.Request) string { return userFrom(r).Name },
-		Visibility: func(r *http.Request) *visibility { return s.visibilityFor(r, c) },
+		Visibility: func(r *http.Request) *access.Visibility { return s.visibilityFor(r, c) },
 		Refuse: func(w http.ResponseWriter, r *http.Request, status int, e *httpapi.Error) {
 			s.refuse(w, r, "stream", status, e)
 		},

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/gcscope/gcscope/gc"
-
+	"github.com/gcscope/gcscope/server/access"
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 
@@ -32,14 +32,14 @@ func (s *Server) handleShadow(w http.ResponseWriter, r *http.Request) {
 
 // visibleDecisions keeps the decisions on objects vis lets the reader see, with owner
 // look-ups for objects it may not see told without naming them.
-func visibleDecisions(ds []gc.ShadowDecision, vis *visibility) []gc.ShadowDecision {
+func visibleDecisions(ds []gc.ShadowDecision, vis *access.Visibility) []gc.ShadowDecision {
 	if vis == nil {
 		return ds
 	}
 	kept := ds[:0]
 	for _, d := range ds {
-		if vis.visible(d.Action.Object) {
-			d.Action, _ = d.Action.RedactedFor(vis.visible)
+		if vis.Visible(d.Action.Object) {
+			d.Action, _ = d.Action.RedactedFor(vis.Visible)
 			kept = append(kept, d)
 		}
 	}

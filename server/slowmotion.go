@@ -6,9 +6,8 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 
-	"github.com/gcscope/gcscope/server/wire"
-
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 // slowMotionPath is the non-resource URL a user must be allowed to `post` to switch slow

@@ -20,9 +20,8 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
-	"github.com/gcscope/gcscope/server/security"
-
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // Single sign-on (OIDC). The page's sign-in goes through the identity provider with the

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/narrow"
 )
 
 // churnSub is a subscription of the property test and the filter it must amount to.
@@ -173,7 +174,7 @@ func churnClient(t *testing.T, e *streamEnv, id int, sub churnSub, rnd func(int)
 				}
 			}
 			all := slices.Collect(maps.Values(replay))
-			for uid := range closure(all, sub.uids) {
+			for uid := range narrow.Closure(all, sub.uids) {
 				if _, ok := replay[uid]; ok && m.nodes[uid].UID == "" {
 					return fmt.Errorf("seq %d: closure member %s missing", m.seq, uid)
 				}

@@ -201,7 +201,7 @@ func (c *streamClient) writeLoop(ctx context.Context, since *uint64) error {
 				c.closeWith(StatusSignedOut, wire.CloseReason(err.Error()))
 				return nil
 			}
-			if c.view.vis.refresh() {
+			if c.view.vis.Refresh() {
 				// The user's permissions changed: what the client holds is redrawn.
 				if err := c.sendSnapshot(ctx, reasonPermissions); err != nil {
 					return err

@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/narrow"
 )
 
 // encodeEvent encodes e; the only failure json can have here (a time outside years
@@ -293,7 +294,7 @@ const summaryEvery = time.Second
 // summaryFrame is the graph counted, as GET /api/v1/summary answers it.
 type summaryFrame struct {
 	Type string `json:"type"`
-	summaryResponse
+	narrow.Summary
 }
 
 // sendSummary sends a summary subscription the graph counted, for what its user may see:
@@ -304,7 +305,7 @@ func (c *streamClient) sendSummary(ctx context.Context, force bool) error {
 		return nil
 	}
 	c.summaryAt = time.Now()
-	counts := summarize(c.h.o.Summary(), c.view.vis)
+	counts := narrow.Summarize(c.h.o.Summary(), c.view.vis)
 	seq := counts.Seq
 	counts.Seq = 0 // the counts alone say whether anything changed
 	same, _ := json.Marshal(counts)
@@ -313,7 +314,7 @@ func (c *streamClient) sendSummary(ctx context.Context, force bool) error {
 	}
 	c.summarySent = same
 	counts.Seq = seq
-	data, err := json.Marshal(summaryFrame{Type: "summary", summaryResponse: counts})
+	data, err := json.Marshal(summaryFrame{Type: "summary", Summary: counts})
 	if err != nil {
 		return err
 	}

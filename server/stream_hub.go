@@ -15,7 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
-
+	"github.com/gcscope/gcscope/server/access"
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 
@@ -51,7 +51,7 @@ type hubOptions struct {
 	// User names the user of a request, for the per-user bound; nil: one user.
 	User func(*http.Request) string
 	// Visibility is what the request's user may see; nil (or a nil answer): everything.
-	Visibility func(*http.Request) *visibility
+	Visibility func(*http.Request) *access.Visibility
 	// Refuse answers a refused upgrade (and may audit it); nil: the error alone.
 	Refuse func(w http.ResponseWriter, r *http.Request, status int, e *httpapi.Error)
 	// Registerer takes the hub's metrics; nil: not registered.

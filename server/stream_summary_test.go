@@ -11,12 +11,13 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/narrow"
 )
 
 // summaryCounts reads a summary frame's objects per namespace.
 func summaryCounts(t *testing.T, f streamFrame) map[string]int {
 	t.Helper()
-	var s summaryResponse
+	var s narrow.Summary
 	if err := json.Unmarshal(f.raw, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestStreamSummaryFirst(t *testing.T) {
 	}, Subset: func(namespaces []string, uids []types.UID) gc.Snapshot {
 		subsets.Add(1)
 		s := eng.Snapshot()
-		keep := closure(s.Nodes, uids)
+		keep := narrow.Closure(s.Nodes, uids)
 		s.Nodes = slices.DeleteFunc(s.Nodes, func(n gc.NodeState) bool { return !keep[n.UID] && !slices.Contains(namespaces, n.Namespace) })
 		return s
 	}})

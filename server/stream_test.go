@@ -19,7 +19,6 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
-
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 

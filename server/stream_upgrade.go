@@ -18,9 +18,9 @@ import (
 	"github.com/coder/websocket"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/gcscope/gcscope/server/wire"
-
+	"github.com/gcscope/gcscope/server/access"
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 // ServeHTTP serves GET /api/v1/stream: query parameters namespace, kind, uid (each
@@ -39,7 +39,7 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.o.Refuse(w, r, http.StatusForbidden, httpapi.ErrCSRF(strings.Replace(why, "request", "stream", 1)))
 		return
 	}
-	var vis *visibility
+	var vis *access.Visibility
 	if h.o.Visibility != nil {
 		vis = h.o.Visibility(r)
 	}

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/access"
+	"github.com/gcscope/gcscope/server/narrow"
 )
 
 // view is a client's subscription applied: which events it receives, and what it holds.
@@ -19,10 +21,10 @@ type view struct {
 	// none: a summary subscription that names no namespace and no uid: the client is
 	// sent no object (summary frames say what there is).
 	none bool
-	objectFilter
+	narrow.Filter
 	// vis is what the client's user may see (nil: everything): objects it may not see
 	// never leave the server.
-	vis *visibility
+	vis *access.Visibility
 	// closure is the uid component: seeded from a snapshot, it grows as node events
 	// link objects to it, and is recomputed at the next snapshot. Nil without uids.
 	closure map[types.UID]bool
@@ -41,9 +43,9 @@ type view struct {
 	widened bool
 }
 
-func newView(sub subscription, vis *visibility) *view {
+func newView(sub subscription, vis *access.Visibility) *view {
 	names := len(sub.Namespaces) > 0 || len(sub.Kinds) > 0 || len(sub.UIDs) > 0
-	return &view{sub: sub, objectFilter: newObjectFilter(sub.Namespaces, sub.Kinds), vis: vis,
+	return &view{sub: sub, Filter: narrow.NewFilter(sub.Namespaces, sub.Kinds), vis: vis,
 		all: !names && vis == nil && !sub.Summary, none: sub.Summary && len(sub.Namespaces) == 0 && len(sub.UIDs) == 0}
 }
 
@@ -56,9 +58,9 @@ func (v *view) selects(r *gc.ObjectRef) bool {
 	case v.none:
 		return false
 	case v.sub.Summary:
-		return v.passKind(r) && (v.namespaces[r.Namespace] || v.closure[r.UID])
+		return v.PassKind(r) && (v.NamesNamespace(r.Namespace) || v.closure[r.UID])
 	}
-	return v.objectFilter.pass(r) && (v.closure == nil || v.closure[r.UID])
+	return v.Filter.Pass(r) && (v.closure == nil || v.closure[r.UID])
 }
 
 // reset starts the view over from a snapshot's nodes; it returns the nodes the client
@@ -69,9 +71,9 @@ func (v *view) reset(nodes []gc.NodeState) []gc.NodeState {
 	if v.all {
 		return nodes
 	}
-	nodes = v.vis.nodes(nodes) // before the closure: it must not walk through hidden objects
+	nodes = v.vis.Nodes(nodes) // before the closure: it must not walk through hidden objects
 	if len(v.sub.UIDs) > 0 {
-		v.closure = closure(nodes, v.sub.UIDs)
+		v.closure = narrow.Closure(nodes, v.sub.UIDs)
 		for _, u := range v.sub.UIDs {
 			v.closure[u] = true // an object that does not exist yet joins when it appears
 		}
@@ -96,7 +98,7 @@ func (v *view) seedResume(nodes []gc.NodeState, at uint64) {
 }
 
 func (v *view) passNode(n *gc.NodeState) bool {
-	return v.selects(&n.ObjectRef) && v.vis.visible(n.ObjectRef)
+	return v.selects(&n.ObjectRef) && v.vis.Visible(n.ObjectRef)
 }
 
 // needsSnapshot ends a batch: it reports whether the closure took in objects the client
@@ -184,14 +186,14 @@ func (v *view) filterNodeChange(e gc.Event) (out gc.Event, keep, rewritten bool)
 	if e.Node == nil {
 		return e, false, false
 	}
-	if v.closure != nil && v.vis.visible(e.Node.ObjectRef) {
+	if v.closure != nil && v.vis.Visible(e.Node.ObjectRef) {
 		v.grow(&e)
 	}
 	uid := e.Node.UID
 	if v.passNode(e.Node) {
 		v.visible[uid] = true
 		if v.vis != nil {
-			if n, changed := e.Node.RedactedFor(v.vis.visible); changed { // a hidden former owner
+			if n, changed := e.Node.RedactedFor(v.vis.Visible); changed { // a hidden former owner
 				e.Node = &n
 				return e, true, true
 			}
@@ -259,7 +261,7 @@ func (v *view) filterAction(e gc.Event) (out gc.Event, keep, rewritten bool) {
 		return e, false, false
 	}
 	if v.vis != nil {
-		if a, changed := e.Action.RedactedFor(v.vis.visible); changed {
+		if a, changed := e.Action.RedactedFor(v.vis.Visible); changed {
 			e.Action = &a
 			return e, true, true
 		}
@@ -279,7 +281,7 @@ func (v *view) filterShadow(e gc.Event) (out gc.Event, keep, rewritten bool) {
 		return e, false, false
 	}
 	if v.vis != nil {
-		if a, changed := e.Shadow.Action.RedactedFor(v.vis.visible); changed {
+		if a, changed := e.Shadow.Action.RedactedFor(v.vis.Visible); changed {
 			d := *e.Shadow
 			d.Action = a
 			e.Shadow = &d
@@ -291,7 +293,7 @@ func (v *view) filterShadow(e gc.Event) (out gc.Event, keep, rewritten bool) {
 
 // passObject: an object named by a queue transition or an action is in the view.
 func (v *view) passObject(r *gc.ObjectRef) bool {
-	return v.selects(r) && v.vis.visible(*r)
+	return v.selects(r) && v.vis.Visible(*r)
 }
 
 // queues narrows the queues' items and recent actions to the view; the counters stay
@@ -306,7 +308,7 @@ func (v *view) queues(qs []gc.QueueState) []gc.QueueState {
 		q.Recent = slices.DeleteFunc(slices.Clone(q.Recent), func(a gc.Action) bool { return !v.passObject(&a.Object) })
 		if v.vis != nil {
 			for j := range q.Recent {
-				q.Recent[j], _ = q.Recent[j].RedactedFor(v.vis.visible)
+				q.Recent[j], _ = q.Recent[j].RedactedFor(v.vis.Visible)
 			}
 		}
 		out[i] = q

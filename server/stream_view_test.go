@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/access"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
@@ -38,7 +39,7 @@ func restrictedView(t *testing.T) *view {
 	authz.set("a")
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, meta.RESTScopeNamespace)
-	v := newView(wire.Subscription{Queues: true}, newVisibility(context.Background(), anonymous, authz, mapper))
+	v := newView(wire.Subscription{Queues: true}, access.New(context.Background(), anonymous, authz, mapper))
 	v.reset(nil)
 	return v
 }

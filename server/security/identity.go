@@ -1,8 +1,6 @@
 package security
 
 import (
-	authorizationv1 "k8s.io/api/authorization/v1"
-
 	"bufio"
 	"context"
 	"crypto/sha256"
@@ -11,6 +9,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
 )
 
 // User is who made a request.

@@ -1,4 +1,8 @@
-package server
+// Package narrow narrows the engine's graph to what a reader asked for and may see: by
+// namespace and kind (Filter), to the component of some objects (Closure), and counted
+// per namespace and kind (Summarize), as /api/v1/graph, the DOT graph, /summary and the
+// stream all do.
+package narrow
 
 import (
 	"strings"
@@ -8,11 +12,11 @@ import (
 	"github.com/gcscope/gcscope/gc"
 )
 
-// closure returns the objects connected to uids through ownerReferences in either
+// Closure returns the objects connected to uids through ownerReferences in either
 // direction, transitively: the weakly connected component, as upstream's ?uid= debug
 // graph walks owners and dependents. Owners named but not in nodes are included (they
 // are drawn as missing). Unknown uids contribute nothing.
-func closure(nodes []gc.NodeState, uids []types.UID) map[types.UID]bool {
+func Closure(nodes []gc.NodeState, uids []types.UID) map[types.UID]bool {
 	byUID := make(map[types.UID]*gc.NodeState, len(nodes))
 	dependents := map[types.UID][]types.UID{}
 	for i := range nodes {
@@ -50,15 +54,16 @@ func closure(nodes []gc.NodeState, uids []types.UID) map[types.UID]bool {
 	return seen
 }
 
-// objectFilter selects objects by namespace and kind, as /api/v1/graph and the stream do:
+// Filter selects objects by namespace and kind, as /api/v1/graph and the stream do:
 // nil sets select everything, "" selects cluster-scoped objects, kinds ignore case.
-type objectFilter struct {
+type Filter struct {
 	namespaces map[string]bool
 	kinds      map[string]bool // lower-case
 }
 
-func newObjectFilter(namespaces, kinds []string) objectFilter {
-	var f objectFilter
+// NewFilter selects namespaces and kinds (none: all).
+func NewFilter(namespaces, kinds []string) Filter {
+	var f Filter
 	if len(namespaces) > 0 {
 		f.namespaces = map[string]bool{}
 		for _, ns := range namespaces {
@@ -74,10 +79,18 @@ func newObjectFilter(namespaces, kinds []string) objectFilter {
 	return f
 }
 
-func (f objectFilter) pass(r *gc.ObjectRef) bool {
-	return (f.namespaces == nil || f.namespaces[r.Namespace]) && f.passKind(r)
+// Pass reports whether f selects r.
+func (f Filter) Pass(r *gc.ObjectRef) bool {
+	return (f.namespaces == nil || f.namespaces[r.Namespace]) && f.PassKind(r)
 }
 
-func (f objectFilter) passKind(r *gc.ObjectRef) bool {
+// PassKind reports whether f selects r's kind.
+func (f Filter) PassKind(r *gc.ObjectRef) bool {
 	return f.kinds == nil || f.kinds[strings.ToLower(r.Kind)]
 }
+
+// Narrows reports whether f selects less than everything.
+func (f Filter) Narrows() bool { return f.namespaces != nil || f.kinds != nil }
+
+// NamesNamespace reports whether f names namespace ns (none named: false).
+func (f Filter) NamesNamespace(ns string) bool { return f.namespaces[ns] }
