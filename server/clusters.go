@@ -20,6 +20,7 @@ import (
 
 	"github.com/gcscope/gcscope/server/httpapi"
 	"github.com/gcscope/gcscope/server/registry"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // served is a cluster the server serves: its Cluster, and its stream hub and REST mapper,
@@ -95,7 +96,7 @@ func (s *Server) defaultCluster() string {
 // kubeconfig; the user's own navigation, gcscope's page and clients that are not
 // browsers may.
 func (s *Server) mayStart(r *http.Request) bool {
-	return crossSite(r, s.opts.AllowedOrigins) == ""
+	return security.CrossSite(r, s.opts.AllowedOrigins) == ""
 }
 
 // cluster resolves name to what is served of it, starting its engine when start says;

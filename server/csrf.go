@@ -6,11 +6,10 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
-	"net/url"
-	"path"
 	"strings"
 
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // Writes must come from gcscope's own pages: same-origin (Origin, or Sec-Fetch-Site,
@@ -72,7 +71,7 @@ func validSessionID(id string) bool {
 
 // csrfCheck reports why a write request fails the CSRF rules, or "".
 func (s *Server) csrfCheck(r *http.Request) string {
-	if why := crossSite(r, s.opts.AllowedOrigins); why != "" {
+	if why := security.CrossSite(r, s.opts.AllowedOrigins); why != "" {
 		return why
 	}
 	id, err := requestCookie(r, csrfCookie)
@@ -85,80 +84,6 @@ func (s *Server) csrfCheck(r *http.Request) string {
 		return "missing or wrong CSRF token: get one from GET /api/v1/session and send it back in the " + csrfHeader + " header with its cookie"
 	}
 	return ""
-}
-
-// crossSite reports why a request does not come from gcscope's own pages (or an allowed
-// origin), or "" when it does or when no browser header says otherwise.
-func crossSite(r *http.Request, allowedOrigins []string) string {
-	// A browser sends each once; a second one is not a browser's, and whichever one were
-	// read, the other could say another site.
-	if len(r.Header.Values("Origin")) > 1 || len(r.Header.Values("Sec-Fetch-Site")) > 1 {
-		return "more than one Origin or Sec-Fetch-Site header"
-	}
-	if o := r.Header.Get("Origin"); o != "" {
-		if !originAllowed(o, r, allowedOrigins) {
-			return "cross-origin request from " + httpapi.QuoteClip(o)
-		}
-		return ""
-	}
-	if site := r.Header.Get("Sec-Fetch-Site"); site != "" && site != "same-origin" && site != "none" {
-		return "cross-site request (Sec-Fetch-Site: " + httpapi.QuoteClip(site) + ")"
-	}
-	return ""
-}
-
-// ownOrigin is the origin a page gcscope served itself has for this request.
-func ownOrigin(r *http.Request) string {
-	scheme := "http"
-	if r.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + r.Host
-}
-
-// originAllowed: origin (scheme and host) is the request's own, or matches an allowed
-// pattern. A pattern with a scheme ("https://*.example.com") matches scheme and host; one
-// without matches the host over https, or over http when gcscope itself serves http.
-// The Host itself has passed the host allow-list, so "the request's own" is a name
-// gcscope answers to.
-func originAllowed(origin string, r *http.Request, patterns []string) bool {
-	u, err := url.Parse(origin)
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") || u.Path != "" {
-		return false
-	}
-	got := u.Scheme + "://" + withoutDefaultPort(u.Scheme, strings.ToLower(u.Host))
-	own, _ := url.Parse(ownOrigin(r))
-	if got == own.Scheme+"://"+withoutDefaultPort(own.Scheme, strings.ToLower(own.Host)) {
-		return true
-	}
-	host := withoutDefaultPort(u.Scheme, strings.ToLower(u.Host))
-	for _, p := range patterns {
-		p = strings.ToLower(p)
-		if scheme, rest, ok := strings.Cut(p, "://"); ok {
-			if scheme == u.Scheme {
-				if m, _ := path.Match(withoutDefaultPort(scheme, rest), host); m {
-					return true
-				}
-			}
-			continue
-		}
-		if u.Scheme == "https" || r.TLS == nil {
-			if m, _ := path.Match(p, host); m {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func withoutDefaultPort(scheme, host string) string {
-	switch {
-	case scheme == "http" && strings.HasSuffix(host, ":80"):
-		return strings.TrimSuffix(host, ":80")
-	case scheme == "https" && strings.HasSuffix(host, ":443"):
-		return strings.TrimSuffix(host, ":443")
-	}
-	return host
 }
 
 // guardWrite applies the CSRF rules to a write.
@@ -183,7 +108,7 @@ func (s *Server) guardRead(next http.Handler) http.Handler {
 		// refusal as the stream's.
 		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !upgrade {
-			if why := crossSite(r, s.opts.AllowedOrigins); why != "" {
+			if why := security.CrossSite(r, s.opts.AllowedOrigins); why != "" {
 				s.refuse(w, r, "read", http.StatusForbidden, httpapi.ErrForbidden("read gcscope's API from gcscope's own page: "+why))
 				return
 			}

@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/web"
 )
 
@@ -82,13 +83,13 @@ func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request) {
 // crossSiteLogin reports why a login post does not come from gcscope's own form:
 // Sec-Fetch-Site, then Origin, then Referer, whichever the browser sent.
 func crossSiteLogin(r *http.Request, allowedOrigins []string) string {
-	if why := crossSite(r, allowedOrigins); why != "" {
+	if why := security.CrossSite(r, allowedOrigins); why != "" {
 		return why
 	}
 	if r.Header.Get("Origin") == "" && r.Header.Get("Sec-Fetch-Site") == "" {
 		if ref := r.Header.Get("Referer"); ref != "" {
 			u, err := url.Parse(ref)
-			if err != nil || !originAllowed(u.Scheme+"://"+u.Host, r, allowedOrigins) {
+			if err != nil || !security.OriginAllowed(u.Scheme+"://"+u.Host, r, allowedOrigins) {
 				return "cross-site login (Referer " + httpapi.QuoteClip(ref) + ")"
 			}
 		}

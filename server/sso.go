@@ -119,7 +119,7 @@ func (o *SSO) ctx(ctx context.Context) context.Context {
 // redirectURL is where the provider sends the browser back: this gcscope, as the browser
 // reached it.
 func redirectURL(r *http.Request) string {
-	return ownOrigin(r) + "/login/sso/callback"
+	return security.OwnOrigin(r) + "/login/sso/callback"
 }
 
 // ssoFlowCookieFor is the flow cookie holding value (or, with a negative age, its removal).

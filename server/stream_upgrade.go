@@ -20,6 +20,7 @@ import (
 
 	"github.com/gcscope/gcscope/server/access"
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
@@ -35,7 +36,7 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// A browser always sends Origin with a websocket; the page must be gcscope's own
 	// (scheme and host) or an allowed origin. Accept's own check compares hosts only.
-	if why := crossSite(r, h.o.OriginPatterns); why != "" {
+	if why := security.CrossSite(r, h.o.OriginPatterns); why != "" {
 		h.o.Refuse(w, r, http.StatusForbidden, httpapi.ErrCSRF(strings.Replace(why, "request", "stream", 1)))
 		return
 	}
