@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/metadata"
@@ -85,16 +84,19 @@ func play(t *testing.T, id string) scenario.Run {
 func waitState(t *testing.T, id, state string) scenario.Run {
 	t.Helper()
 	var run scenario.Run
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 3*time.Minute, true, func(context.Context) (bool, error) {
+	var failure error // the run can no longer reach state: stop waiting
+	err := testkit.Poll(context.Background(), 3*time.Minute, func() bool {
 		var ok bool
 		if run, ok = player.Status(id); !ok {
-			return false, errors.New("the player forgot the run")
+			failure = errors.New("the player forgot the run")
+		} else if run.State == scenario.RunFailed && state != scenario.RunFailed {
+			failure = errors.New("the run failed: " + run.Error)
 		}
-		if run.State == scenario.RunFailed && state != scenario.RunFailed {
-			return false, errors.New("the run failed: " + run.Error)
-		}
-		return run.State == state, nil
+		return failure != nil || run.State == state
 	})
+	if failure != nil {
+		err = failure
+	}
 	if err != nil {
 		t.Fatalf("run %s did not reach %s: %v\nsteps: %s", id, state, err, steps(run))
 	}
@@ -333,10 +335,9 @@ func TestPlayCRDDeletedUnderItsResources(t *testing.T) {
 	if o := get(t, corev1.SchemeGroupVersion.WithResource("secrets"), object(t, run, "Secret", "g1-credentials")); o != nil {
 		t.Errorf("g1-credentials still exists: %+v", o)
 	}
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
-		return !slices.ContainsFunc(engine.SyncState().Resources, func(r string) bool { return strings.HasPrefix(r, run.ID+".gcscope.io/") }), nil
-	})
-	if err != nil {
+	if testkit.Poll(context.Background(), time.Minute, func() bool {
+		return !slices.ContainsFunc(engine.SyncState().Resources, func(r string) bool { return strings.HasPrefix(r, run.ID+".gcscope.io/") })
+	}) != nil {
 		t.Errorf("the engine still monitors the deleted CRD's resource: %v", engine.SyncState().Resources)
 	}
 }
@@ -375,11 +376,10 @@ func TestCleanupStopsRunsReleasesHoldsAndDeletesNamespaces(t *testing.T) {
 	if len(player.Runs()) != 0 {
 		t.Errorf("runs after cleaning all: %+v", player.Runs())
 	}
-	err = wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		list, err := client.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: scenario.LabelRun})
-		return err == nil && len(list.Items) == 0, nil
-	})
-	if err != nil {
+	if testkit.Poll(context.Background(), 2*time.Minute, func() bool {
+		list, err := client.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{LabelSelector: scenario.LabelRun})
+		return err == nil && len(list.Items) == 0
+	}) != nil {
 		list, _ := client.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{LabelSelector: scenario.LabelRun})
 		t.Errorf("played namespaces left after cleanup: %+v", list.Items)
 	}
@@ -417,9 +417,9 @@ func trueCondition(t *testing.T, ns *corev1.Namespace, ct corev1.NamespaceCondit
 // waitNamespaceGone waits until the run's namespace is gone.
 func waitNamespaceGone(t *testing.T, id string) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := client.CoreV1().Namespaces().Get(ctx, id, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
+	err := testkit.Poll(context.Background(), 2*time.Minute, func() bool {
+		_, err := client.CoreV1().Namespaces().Get(context.Background(), id, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
 	})
 	if err != nil {
 		t.Errorf("namespace %s is still there: %v", id, err)
@@ -492,9 +492,9 @@ func TestPlayNamespaceHeldByAFinalizer(t *testing.T) {
 	if d := run.Steps[4].Detail; !strings.Contains(d, "NamespaceFinalizersRemaining") || !strings.Contains(d, scenario.FinalizerManager) {
 		t.Errorf("the step that waits does not explain the hold: %q", d)
 	}
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	err := testkit.Poll(context.Background(), time.Minute, func() bool {
 		n, ok := engine.Node(ledger.UID)
-		return ok && n.BeingDeleted && slices.Contains(n.Finalizers, scenario.ControllerFinalizer), nil
+		return ok && n.BeingDeleted && slices.Contains(n.Finalizers, scenario.ControllerFinalizer)
 	})
 	if err != nil {
 		n, _ := engine.Node(ledger.UID)

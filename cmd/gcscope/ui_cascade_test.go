@@ -11,10 +11,10 @@ import (
 	"github.com/chromedp/chromedp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // drawnInTime is how late the canvas may draw a state the stream delivered; a browser
@@ -210,28 +210,26 @@ func deploymentTree(t *testing.T, kube kubernetes.Interface, name string) (strin
 // and its dependents gone, or (Orphan) still there without a reference to it.
 func waitCascadeDone(t *testing.T, kube kubernetes.Interface, name string, policy metav1.DeletionPropagation, dep string, dependents []string) {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+	ctx := context.Background()
+	testkit.EventuallyWithin(t, 2*time.Minute, fmt.Sprintf("the %s deletion of demo-web/%s to finish in the apiserver", policy, name), func() bool {
 		if _, err := kube.AppsV1().Deployments("demo-web").Get(ctx, name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
-			return false, nil
+			return false
 		}
 		objs, err := demoWebObjects(ctx, kube)
 		if err != nil {
-			return false, nil
+			return false
 		}
 		for _, d := range dependents {
 			m, exists := objs[d]
 			if policy != metav1.DeletePropagationOrphan && exists {
-				return false, nil
+				return false
 			}
 			if policy == metav1.DeletePropagationOrphan && (!exists || slices.ContainsFunc(m.OwnerReferences, func(r metav1.OwnerReference) bool { return string(r.UID) == dep })) {
-				return false, nil
+				return false
 			}
 		}
-		return true, nil
+		return true
 	})
-	if err != nil {
-		t.Fatalf("the %s deletion of demo-web/%s did not finish in the apiserver", policy, name)
-	}
 }
 
 // countOwnedBy is how many of uids were the Deployment's direct dependents (its

@@ -14,7 +14,6 @@ import (
 	"github.com/chromedp/chromedp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -169,10 +168,10 @@ func TestUISeveralClusters(t *testing.T) {
 		click(`#delete-form input[value="Background"]`),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#delete-summary")?.textContent.startsWith("Background")`, chromedp.WithPollingTimeout(30*time.Second)),
 		click("#delete-confirm"), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		_, err := west.CoreV1().ConfigMaps("default").Get(ctx, westDoomed.Name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	}); err != nil {
+	if testkit.Poll(context.Background(), 30*time.Second, func() bool {
+		_, err := west.CoreV1().ConfigMaps("default").Get(context.Background(), westDoomed.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	}) != nil {
 		t.Error("the delete from west's page did not happen in west")
 	}
 	d.run(t, "the page sees it go", chromedp.Poll[chromedp.Void](`!`+has(string(westDoomed.UID)), chromedp.WithPollingTimeout(30*time.Second)))
@@ -194,13 +193,13 @@ func TestUISeveralClusters(t *testing.T) {
 func waitLocation(t *testing.T, tab context.Context, want string) {
 	t.Helper()
 	var at string
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	if testkit.Poll(context.Background(), 30*time.Second, func() bool {
 		c, cancel := context.WithTimeout(tab, 5*time.Second)
 		defer cancel()
 		href, err := chromedp.Run(c, chromedp.Evaluate[string](`document.readyState === "complete" ? location.href : ""`))
 		at = fmt.Sprint(href, err)
-		return err == nil && href == want, nil
-	}); err != nil {
+		return err == nil && href == want
+	}) != nil {
 		t.Fatalf("the tab is not at %s: last at %s", want, at)
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/chromedp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
 	"github.com/gcscope/gcscope/internal/testkit"
@@ -182,12 +181,11 @@ func graphOf(t *testing.T, url string) graphDoc {
 func waitDrawnEquals(t *testing.T, d uiDriver, uids []string) {
 	t.Helper()
 	var drawn []string
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	if testkit.Poll(context.Background(), 30*time.Second, func() bool {
 		d.eval(t, `window.gcscope.drawnUIDs()`, &drawn)
 		slices.Sort(drawn)
-		return slices.Equal(drawn, uids), nil
-	})
-	if err != nil {
+		return slices.Equal(drawn, uids)
+	}) != nil {
 		browsertest.Screenshot(t, d.ctx, d.failShot)
 		t.Fatalf("the page draws %d objects, want %d: only drawn %v, not drawn %v", len(drawn), len(uids), minus(drawn, uids), minus(uids, drawn))
 	}

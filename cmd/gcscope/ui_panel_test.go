@@ -20,7 +20,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcscope/gcscope/cluster/demo"
 	"github.com/gcscope/gcscope/internal/browsertest"
@@ -218,9 +217,9 @@ func TestUIPanelWordsAndOffline(t *testing.T) {
 	if _, err := kube.CoreV1().Pods(demo.NamespaceStuck).Patch(ctx, pod.Name, types.JSONPatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
 		t.Fatalf("applying the shown patch: %v", err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	err = testkit.Poll(ctx, time.Minute, func() bool {
 		_, err := kube.AppsV1().Deployments(demo.NamespaceStuck).Get(ctx, "stuck", metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
+		return apierrors.IsNotFound(err)
 	})
 	if err != nil {
 		t.Errorf("after the shown patch, the stuck Deployment is still there: %v", err)

@@ -15,7 +15,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
@@ -93,13 +92,12 @@ func TestUIXResume(t *testing.T) {
 	converged := func() {
 		t.Helper()
 		var all, held []string
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+		if testkit.Poll(ctx, time.Minute, func() bool {
 			all = apiUIDs(t, base+"/api/v1/graph?limit=100000")
 			d.eval(t, `[...window.gcscope.store.nodes.keys()]`, &held)
 			slices.Sort(held)
-			return slices.Equal(held, all), nil
-		})
-		if err != nil {
+			return slices.Equal(held, all)
+		}) != nil {
 			browsertest.Screenshot(t, page.Ctx, "ui-resume-failed")
 			t.Fatalf("the page holds %d objects, the engine %d: only in the page %v, only in the engine %v", len(held), len(all), minus(held, all), minus(all, held))
 		}

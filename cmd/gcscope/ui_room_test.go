@@ -8,9 +8,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/scenario"
 )
 
@@ -47,7 +47,7 @@ func TestUIURLWinsAndTheSmallOnes(t *testing.T) {
 	d.run(t, "play the scenario", chromedp.Navigate(base+"/"), uiReady, click("#play-button"),
 		click(`#play-menu .play-item[data-scenario="`+scenario.NamespaceHeld+`"]`), chromedp.WaitVisible(chromedp.CSS("#scenario-card")))
 	var run scenario.Run
-	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(context.Context) (bool, error) {
+	if testkit.Poll(ctx, 2*time.Minute, func() bool {
 		var list struct {
 			Runs []scenario.Run `json:"runs"`
 		}
@@ -57,8 +57,8 @@ func TestUIURLWinsAndTheSmallOnes(t *testing.T) {
 				run = r
 			}
 		}
-		return run.State == "waiting" && run.Focus != "", nil
-	}); err != nil {
+		return run.State == "waiting" && run.Focus != ""
+	}) != nil {
 		t.Fatalf("the scenario does not wait for the user: %+v", run)
 	}
 

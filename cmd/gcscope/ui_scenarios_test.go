@@ -13,9 +13,9 @@ import (
 	"github.com/chromedp/chromedp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/scenario"
 )
 
@@ -73,10 +73,7 @@ func TestUIScenarioPlayer(t *testing.T) {
 
 	// Slow motion off first (the delay flag starts it on), so that the menu's box turns it on.
 	d.run(t, "slow motion off", click("#slow-motion"))
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true,
-		func(context.Context) (bool, error) { return !slowMotion(), nil }); err != nil {
-		t.Fatal("the header's switch did not turn slow motion off")
-	}
+	testkit.EventuallyWithin(t, 10*time.Second, "the header's switch to turn slow motion off", func() bool { return !slowMotion() })
 	// The header's menu of scenarios is not a second "▶ Play" beside the timeline's.
 	var labels []string
 	d.eval(t, `[...document.querySelectorAll("button")].filter((b) => b.offsetParent).map((b) => b.textContent.trim())`, &labels)
@@ -116,7 +113,7 @@ func TestUIScenarioPlayer(t *testing.T) {
 
 	// The run, as the server reports it; its main object is the Deployment.
 	var r scenario.Run
-	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	if testkit.Poll(context.Background(), time.Minute, func() bool {
 		var list struct {
 			Runs []scenario.Run `json:"runs"`
 		}
@@ -126,8 +123,8 @@ func TestUIScenarioPlayer(t *testing.T) {
 				r = x
 			}
 		}
-		return r.Focus != "", nil
-	}); err != nil {
+		return r.Focus != ""
+	}) != nil {
 		t.Fatalf("no foreground-held run with a main object: %+v", r)
 	}
 	dep := string(r.Focus)
@@ -156,15 +153,16 @@ func TestUIScenarioPlayer(t *testing.T) {
 	browsertest.Screenshot(t, ctx, "ui-scenario-held")
 
 	d.run(t, "release the hold", click("#scenario-release"))
-	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
-		_, err := kube.AppsV1().Deployments(r.ID).Get(ctx, "web", metav1.GetOptions{})
+	if testkit.Poll(context.Background(), 2*time.Minute, func() bool {
+		bg := context.Background()
+		_, err := kube.AppsV1().Deployments(r.ID).Get(bg, "web", metav1.GetOptions{})
 		if !apierrors.IsNotFound(err) {
-			return false, nil
+			return false
 		}
-		rss, err1 := kube.AppsV1().ReplicaSets(r.ID).List(ctx, metav1.ListOptions{})
-		pods, err2 := kube.CoreV1().Pods(r.ID).List(ctx, metav1.ListOptions{})
-		return err1 == nil && err2 == nil && len(rss.Items) == 0 && len(pods.Items) == 0, nil
-	}); err != nil {
+		rss, err1 := kube.AppsV1().ReplicaSets(r.ID).List(bg, metav1.ListOptions{})
+		pods, err2 := kube.CoreV1().Pods(r.ID).List(bg, metav1.ListOptions{})
+		return err1 == nil && err2 == nil && len(rss.Items) == 0 && len(pods.Items) == 0
+	}) != nil {
 		browsertest.Screenshot(t, ctx, "ui-scenario-stuck")
 		t.Fatal("the cascade did not finish in the apiserver after the release")
 	}
@@ -180,10 +178,10 @@ func TestUIScenarioPlayer(t *testing.T) {
 	browsertest.Screenshot(t, ctx, "ui-scenario-done")
 
 	d.run(t, "clean up", click("#scenario-cleanup"), chromedp.WaitNotVisible(chromedp.CSS("#scenario-card")))
-	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-		ns, err := kube.CoreV1().Namespaces().Get(ctx, r.ID, metav1.GetOptions{})
-		return apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp != nil), nil
-	}); err != nil {
+	if testkit.Poll(context.Background(), time.Minute, func() bool {
+		ns, err := kube.CoreV1().Namespaces().Get(context.Background(), r.ID, metav1.GetOptions{})
+		return apierrors.IsNotFound(err) || (err == nil && ns.DeletionTimestamp != nil)
+	}) != nil {
 		t.Errorf("namespace %s not deleted by the clean-up", r.ID)
 	}
 	page.NoErrorsExcept(t, explainOvertaken)

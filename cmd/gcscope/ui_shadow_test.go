@@ -10,9 +10,9 @@ import (
 	"github.com/chromedp/chromedp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // TestUIShadowAgainstUpstream runs gcscope as `make run ARGS="--embedded-collector=upstream"`
@@ -54,13 +54,10 @@ func TestUIShadowAgainstUpstream(t *testing.T) {
 	if err := kube.AppsV1().Deployments("demo-web").Delete(ctx, "frontend", metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
 		t.Fatal(err)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 90*time.Second, true, func(ctx context.Context) (bool, error) {
+	testkit.EventuallyWithin(t, 90*time.Second, "kube-controller-manager's collector to finish the foreground deletion of frontend", func() bool {
 		_, err := kube.AppsV1().Deployments("demo-web").Get(ctx, "frontend", metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
+		return apierrors.IsNotFound(err)
 	})
-	if err != nil {
-		t.Fatal("kube-controller-manager's collector did not finish the foreground deletion of frontend")
-	}
 	// The collector deleted the two ReplicaSets in the foreground, then their nine Pods,
 	// then removed three foregroundDeletion finalizers: 14 decisions, which gcscope's engine
 	// makes too, unless the cluster's collector acted before its worker looked (then it

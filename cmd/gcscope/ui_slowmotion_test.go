@@ -15,7 +15,6 @@ import (
 	"github.com/chromedp/chromedp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
 	"github.com/gcscope/gcscope/internal/testkit"
@@ -47,12 +46,10 @@ func TestUIXSlowMotion(t *testing.T) {
 	}
 	waitSlowMotion := func(what string, on bool) {
 		t.Helper()
-		if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		testkit.EventuallyWithin(t, 10*time.Second, fmt.Sprintf("%s: the engine's slow motion to be %v", what, on), func() bool {
 			_, now := session()
-			return now == on, nil
-		}); err != nil {
-			t.Fatalf("%s: the engine's slow motion is not %v", what, on)
-		}
+			return now == on
+		})
 	}
 	if d, on := session(); d != delay.String() || on {
 		t.Fatalf("the embedded default: action delay %q, slow motion %v; want %v, off", d, on, delay)

@@ -21,9 +21,9 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // TestUISingleSignOn signs a user in through a real OpenID provider (zitadel's, run in
@@ -123,10 +123,10 @@ func TestUISingleSignOn(t *testing.T) {
 		click(`#delete-form input[value="Background"]`),
 		chromedp.Poll[chromedp.Void](`document.querySelector("#delete-summary")?.textContent.startsWith("Background")`, chromedp.WithPollingTimeout(30*time.Second)),
 		click("#delete-confirm"), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
-	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+	if testkit.Poll(ctx, 30*time.Second, func() bool {
 		_, err := kube.CoreV1().ConfigMaps("team").Get(ctx, "mine", metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
-	}); err != nil {
+		return apierrors.IsNotFound(err)
+	}) != nil {
 		t.Error("the user's delete of team/mine did not happen")
 	}
 	if status := del(string(theirs.UID)); status != http.StatusForbidden && status != http.StatusNotFound {

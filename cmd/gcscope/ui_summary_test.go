@@ -13,9 +13,9 @@ import (
 	"github.com/chromedp/chromedp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // TestUISummaryFirst follows a page summary first (--ui-full-graph=1: the cluster is
@@ -131,16 +131,15 @@ func poll(expr string) chromedp.Action[chromedp.Void] {
 	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingTimeout(60*time.Second))
 }
 
-// waitFor polls cond every 100 ms for 30 s; it fails the test with cond's last words.
+// waitFor polls cond for 30 s; it fails the test with cond's last words.
 func waitFor(t *testing.T, what string, cond func() (bool, string)) {
 	t.Helper()
 	var last string
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	if testkit.Poll(context.Background(), 30*time.Second, func() bool {
 		ok, why := cond()
 		last = why
-		return ok, nil
-	})
-	if err != nil {
+		return ok
+	}) != nil {
 		t.Fatalf("%s: %s", what, last)
 	}
 }

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
 )
 
 // TestUIEndToEnd drives the UI in headless Chromium against gcscope on its embedded
@@ -34,13 +34,12 @@ func TestUIEndToEnd(t *testing.T) {
 	drawnEqualsAPI := func(query string) int {
 		t.Helper()
 		var api, drawn []string
-		err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		if testkit.Poll(context.Background(), 30*time.Second, func() bool {
 			api = apiUIDs(t, base+"/api/v1/graph?limit=100000"+query)
 			d.eval(t, `window.gcscope.drawnUIDs()`, &drawn)
 			slices.Sort(drawn)
-			return slices.Equal(api, drawn), nil
-		})
-		if err != nil {
+			return slices.Equal(api, drawn)
+		}) != nil {
 			t.Fatalf("filter %q: the page draws %d objects, the API has %d; only drawn: %v; only in the API: %v",
 				query, len(drawn), len(api), minus(drawn, api), minus(api, drawn))
 		}

@@ -21,7 +21,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
 
@@ -120,7 +119,8 @@ func waitSettled(t *testing.T, engine *gc.GarbageCollector, within time.Duration
 	t.Helper()
 	var last gc.ShadowReport
 	quiet := 0
-	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, within, true, func(context.Context) (bool, error) {
+	// At a fixed pace: eight quiet checks are two quiet seconds.
+	if testkit.PollEvery(context.Background(), 250*time.Millisecond, within, func() bool {
 		r := engine.ShadowReport()
 		open := slices.DeleteFunc(slices.Clone(r.Open), stillOpen)
 		if r.Counts == last.Counts && len(open) == 0 {
@@ -129,10 +129,9 @@ func waitSettled(t *testing.T, engine *gc.GarbageCollector, within time.Duration
 			quiet = 0
 		}
 		last = r
-		return quiet >= 8, nil // 2 s without a change
-	})
-	if err != nil {
-		t.Fatalf("shadow decisions still open: %+v\nopen: %s", last.Counts, describe(last.Open))
+		return quiet >= 8 // 2 s without a change
+	}) != nil {
+		t.Fatalf("shadow decisions not settled within %s (still open, or still moving): %+v\nopen: %s", within, last.Counts, describe(last.Open))
 	}
 	return last
 }
@@ -159,13 +158,10 @@ func TestShadowAgreesWithUpstream(t *testing.T) {
 	// The controllers are up once the service-account controller has made the default
 	// namespace's ServiceAccount. Before that, Pods cannot be created, and the ReplicaSet
 	// controller's retries back off for minutes.
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	testkit.EventuallyWithin(t, time.Minute, "kube-controller-manager's controllers to start (the default ServiceAccount to appear)", func() bool {
 		_, err := client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
-		return err == nil, nil
+		return err == nil
 	})
-	if err != nil {
-		t.Fatalf("kube-controller-manager's controllers did not start: %v", err)
-	}
 
 	player, err := scenario.NewPlayer(c.RESTConfig(), scenario.Options{Engine: engine, Logger: logger, StepTimeout: 2 * time.Minute, MaxActive: 8})
 	if err != nil {
@@ -197,21 +193,26 @@ func TestShadowAgreesWithUpstream(t *testing.T) {
 	finish := func(id string) {
 		t.Helper()
 		released := false
-		err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 2*time.Minute, true, func(ctx context.Context) (bool, error) {
+		var failure error // the run cannot be done: stop waiting
+		err := testkit.Poll(ctx, 2*time.Minute, func() bool {
 			run, _ := player.Status(id)
 			switch {
 			case run.State == scenario.RunWaiting && !released: // a hold for the user to release
 				released = true
-				_, err := player.Release(ctx, id)
-				return false, err
+				_, failure = player.Release(ctx, id)
+				return failure != nil
 			case run.State == scenario.RunFailed:
-				return false, errors.New(run.Error)
+				failure = errors.New(run.Error)
+				return true
 			}
-			return run.State == scenario.RunDone, nil
+			return run.State == scenario.RunDone
 		})
+		if failure != nil {
+			err = failure
+		}
 		if err != nil {
 			run, _ := player.Status(id)
-			t.Fatalf("scenario run %s under the upstream collector: %v (%+v)", id, err, run.Steps)
+			t.Fatalf("scenario run %s under the upstream collector not done: %v (%+v)", id, err, run.Steps)
 		}
 	}
 	for _, id := range runs {
@@ -231,14 +232,13 @@ func TestShadowAgreesWithUpstream(t *testing.T) {
 	// decisions stay open, never diverged: the cluster's collector is stuck on them. (Once in
 	// a while its 30 s discovery falls within the CRD's life; then both are confirmed.)
 	inCRDRun := func(d gc.ShadowDecision) bool { return d.Action.Object.Namespace == crdRun }
-	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+	if testkit.Poll(ctx, time.Minute, func() bool {
 		r := engine.ShadowReport()
 		open := slices.DeleteFunc(slices.Clone(r.Open), func(d gc.ShadowDecision) bool { return !inCRDRun(d) })
 		confirmed := tl.confirmedIn(crdRun)
-		return len(open)+confirmed == 2, nil
-	})
-	if err != nil {
-		t.Fatalf("gcscope's decisions on the ConfigMap and Secret of the deleted CRD's Gear: %s", describe(engine.ShadowReport().Open))
+		return len(open)+confirmed == 2
+	}) != nil {
+		t.Fatalf("gcscope's two decisions on the ConfigMap and Secret of the deleted CRD's Gear, open or confirmed, not there within 1m: %s", describe(engine.ShadowReport().Open))
 	}
 	for _, d := range engine.ShadowReport().Open {
 		if inCRDRun(d) && (d.Action.Verb != gc.VerbDelete || d.Action.Policy != "Background") {
@@ -302,13 +302,10 @@ func cascade(t *testing.T, client kubernetes.Interface, ns string, policy metav1
 	if err := cms.Delete(ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil {
 		t.Fatal(err)
 	}
-	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+	testkit.EventuallyWithin(t, time.Minute, fmt.Sprintf("the %s cascade in %s to delete its owner", policy, ns), func() bool {
 		_, err := cms.Get(ctx, owner.Name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err), nil
+		return apierrors.IsNotFound(err)
 	})
-	if err != nil {
-		t.Fatalf("the %s cascade in %s did not delete its owner: %v", policy, ns, err)
-	}
 }
 
 // decisionsTotal reads gcscope_shadow_decisions_total{outcome} from the engine's registry.
@@ -351,22 +348,20 @@ func TestShadowOverdueWithoutACollector(t *testing.T) {
 	}
 
 	var r gc.ShadowReport
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	if testkit.Poll(ctx, 30*time.Second, func() bool {
 		r = engine.ShadowReport()
-		return r.Counts.Pending == 1, nil
-	})
-	if err != nil {
+		return r.Counts.Pending == 1
+	}) != nil {
 		t.Fatalf("no pending decision for the dangling ConfigMap: %+v", r)
 	}
 	if d := r.Open[0]; d.Action.Object.UID != orphan.UID || d.Action.Verb != gc.VerbDelete || d.Action.Policy != "Background" {
 		t.Fatalf("the open decision: %s", describe(r.Open))
 	}
 	decided := r.Open[0].DecidedAt
-	err = wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+	if testkit.Poll(ctx, 30*time.Second, func() bool {
 		r = engine.ShadowReport()
-		return r.Counts.Overdue == 1, nil
-	})
-	if err != nil {
+		return r.Counts.Overdue == 1
+	}) != nil {
 		t.Fatalf("the decision did not turn overdue: %+v", r)
 	}
 	if since := time.Since(decided); since < overdue {
