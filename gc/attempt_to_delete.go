@@ -62,17 +62,7 @@ func (gc *GarbageCollector) attemptToDeleteWorker(ctx context.Context, item *nod
 	case errors.Is(err, errEnqueuedVirtualDeleteEvent):
 		return forgetItem // the graph builder takes it from here
 	case errors.Is(err, errNamespacedOwnerOfClusterScopedObject):
-		// Retrying cannot fix it. If the item is the virtual owner that cluster-scoped
-		// dependents named, have them checked: each gets its Warning event.
-		gc.graph.mu.RLock()
-		deps := item.dependentList()
-		virtual := item.virtual
-		gc.graph.mu.RUnlock()
-		if virtual {
-			for _, d := range deps {
-				gc.attemptToDelete.Add(d)
-			}
-		}
+		// Retrying cannot fix it; nothing else is done with the item (as upstream's worker).
 		return forgetItem
 	case ctx.Err() != nil:
 		return forgetItem
