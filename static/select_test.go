@@ -38,10 +38,13 @@ var ui struct {
 	env    *testkit.Env
 	engine *gc.GarbageCollector
 	base   string
+	// historyBase is a second gcscope on the same engine, recording it (--history).
+	historyBase string
 }
 
 var uiOptions = testkit.Options{Controllers: true, Setup: func(ctx context.Context, e *testkit.Env) error {
-	engine, err := gc.NewForConfig(e.Config, gc.Options{})
+	// Slow motion offered, switched off: TestOneCascadeOneCount switches it on.
+	engine, err := gc.NewForConfig(e.Config, gc.Options{ActionDelay: slowMotion, SlowMotionOff: true})
 	if err != nil {
 		return err
 	}
@@ -58,7 +61,7 @@ var uiOptions = testkit.Options{Controllers: true, Setup: func(ctx context.Conte
 	ts := httptest.NewServer(s)
 	e.Cleanup(ts.Close)
 	ui.env, ui.engine, ui.base = e, engine, ts.URL
-	return nil
+	return startHistoryUI(e, engine, x)
 }}
 
 // uiPage is the page on the shared gcscope, a browser of w×h px on it.
