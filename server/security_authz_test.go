@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gcscope/gcscope/server/access"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 // switchableAuthz allows listing pods in the namespaces of its set, which a test changes.
@@ -61,8 +62,8 @@ func TestStreamFollowsPermissionChanges(t *testing.T) {
 			t.Fatal(err)
 		}
 		if f.Type == "snapshot" {
-			if f.Reason != reasonPermissions {
-				t.Fatalf("snapshot for %q, want %q", f.Reason, reasonPermissions)
+			if f.Reason != string(wire.ReasonPermissions) {
+				t.Fatalf("snapshot for %q, want %q", f.Reason, string(wire.ReasonPermissions))
 			}
 			break
 		}

@@ -27,7 +27,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
-	"github.com/gcscope/gcscope/server/narrow"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 // rbacWorld is two namespaces of objects (alpha-* in A, bravo-* in B) and users with
@@ -208,7 +208,7 @@ func TestPerUserReadsOnEverySurface(t *testing.T) {
 	// The summary counts what each user may list, and nothing else.
 	for user, ns := range ownNS {
 		code, body := get(user, "/api/v1/summary")
-		var sum narrow.Summary
+		var sum wire.Summary
 		if code != 200 || json.Unmarshal([]byte(body), &sum) != nil {
 			t.Fatalf("summary as %s: %d %s", user, code, body)
 		}

@@ -74,13 +74,3 @@ func (c StreamCompression) mode() websocket.CompressionMode {
 	}
 	return websocket.CompressionDisabled
 }
-
-// Snapshot reasons: why a client is sent a snapshot.
-const (
-	reasonInitial     = "initial"     // the connection starts (no since, since not held, or per-user reads)
-	reasonSubscribe   = "subscribe"   // the client changed its subscription
-	reasonBehind      = "behind"      // the client's queue overflowed: it did not read fast enough
-	reasonStale       = "stale"       // the events the client needs have left the feed (or the hub fell behind it)
-	reasonComponent   = "component"   // the uid closure took in objects the client has not seen
-	reasonPermissions = "permissions" // what the user may list changed
-)

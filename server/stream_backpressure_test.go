@@ -17,6 +17,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 // smallBuffers makes the kernel buffer little for a connection, so that a client that
@@ -92,7 +93,7 @@ func TestStreamStalledClientDoesNotBlockHub(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if sm.frames["snapshot/"+reasonBehind] == 0 {
+	if sm.frames["snapshot/"+string(wire.ReasonBehind)] == 0 {
 		t.Fatalf("the stalled client got frames %v; want a resync snapshot", sm.frames)
 	}
 	if len(sm.nodes) != 300 {
@@ -144,7 +145,7 @@ func TestStreamHubFallingBehindResyncsClients(t *testing.T) {
 	}
 	last := e.eng.publish(evs...)
 	c.untilSeq(m, last)
-	if m.frames["snapshot/"+reasonStale] != 1 || len(m.nodes) != 40 {
+	if m.frames["snapshot/"+string(wire.ReasonStale)] != 1 || len(m.nodes) != 40 {
 		t.Fatalf("frames %v, %d nodes; want one stale snapshot with 40 nodes", m.frames, len(m.nodes))
 	}
 }

@@ -5,6 +5,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net"
 	"sync"
@@ -32,8 +33,8 @@ type streamClient struct {
 	batches chan *batch   // bounded; the hub never waits on it
 	wake    chan struct{} // one pending wake-up for the writer
 	// resync, when set, is the reason the writer must send a snapshot: the hub dropped
-	// the client's batches (reasonBehind) or fell behind the feed itself (reasonStale).
-	resync atomic.Pointer[string]
+	// the client's batches (wire.ReasonBehind) or fell behind the feed itself (wire.ReasonStale).
+	resync atomic.Pointer[wire.SnapshotReason]
 
 	// Between the reader and the writer, under mu.
 	mu     sync.Mutex
@@ -65,11 +66,14 @@ func (c *streamClient) offer(b *batch) {
 }
 
 // The reasons the hub gives a writer for a resync.
-var resyncBehind, resyncStale = reasonBehind, reasonStale
+var resyncBehind, resyncStale = wire.ReasonBehind, wire.ReasonStale
+
+// pongFrame is every pong, encoded once.
+var pongFrame, _ = json.Marshal(wire.PongFrame{Type: wire.FramePong})
 
 // markBehind drops the queued batches (dropped events are counted, plus extra) and has
 // the writer send a snapshot, for reason.
-func (c *streamClient) markBehind(reason *string, extra int) {
+func (c *streamClient) markBehind(reason *wire.SnapshotReason, extra int) {
 	dropped := extra
 	for drained := false; !drained; {
 		select {
@@ -203,7 +207,7 @@ func (c *streamClient) writeLoop(ctx context.Context, since *uint64) error {
 			}
 			if c.view.vis.Refresh() {
 				// The user's permissions changed: what the client holds is redrawn.
-				if err := c.sendSnapshot(ctx, reasonPermissions); err != nil {
+				if err := c.sendSnapshot(ctx, wire.ReasonPermissions); err != nil {
 					return err
 				}
 			}
@@ -243,13 +247,13 @@ func (c *streamClient) serveRequests(ctx context.Context) error {
 	c.pongs, c.newSub = 0, nil
 	c.mu.Unlock()
 	for range pongs {
-		if err := c.write(ctx, "pong", []byte(`{"type":"pong"}`)); err != nil {
+		if err := c.write(ctx, wire.FramePong, pongFrame); err != nil {
 			return err
 		}
 	}
 	if sub != nil {
 		c.view = newView(*sub, c.view.vis)
-		return c.sendSnapshot(ctx, reasonSubscribe)
+		return c.sendSnapshot(ctx, wire.ReasonSubscribe)
 	}
 	return nil
 }
@@ -264,10 +268,10 @@ func (c *streamClient) serveRequests(ctx context.Context) error {
 func (c *streamClient) start(ctx context.Context, since *uint64) error {
 	feed := c.h.o.Feed
 	if since == nil || len(c.view.sub.UIDs) > 0 || c.view.vis != nil || *since > feed.LastSeq() {
-		return c.sendSnapshot(ctx, reasonInitial)
+		return c.sendSnapshot(ctx, wire.ReasonInitial)
 	}
 	if _, err := feed.Since(*since, 1); err != nil {
-		return c.sendSnapshot(ctx, reasonStale)
+		return c.sendSnapshot(ctx, wire.ReasonStale)
 	}
 	c.seq, c.sent = *since, *since
 	if err := c.sendSummary(ctx, true); err != nil {
@@ -296,7 +300,7 @@ func (c *streamClient) catchUp(ctx context.Context, target uint64) error {
 		events, err := c.h.o.Feed.Since(c.seq, maxFrameEvents)
 		if errors.Is(err, gc.ErrTooOld) {
 			c.h.metrics.resyncs.Inc()
-			return c.sendSnapshot(ctx, reasonStale)
+			return c.sendSnapshot(ctx, wire.ReasonStale)
 		}
 		if err != nil {
 			return err
@@ -306,7 +310,7 @@ func (c *streamClient) catchUp(ctx context.Context, target uint64) error {
 		}
 		c.add(events, nil)
 		if c.view.needsSnapshot() {
-			return c.sendSnapshot(ctx, reasonComponent)
+			return c.sendSnapshot(ctx, wire.ReasonComponent)
 		}
 		if err := c.flush(ctx, true); err != nil {
 			return err
@@ -364,7 +368,7 @@ func (c *streamClient) deliver(ctx context.Context, b *batch) error {
 		if frame == nil {
 			break // nothing of it for this client: its seq goes on in the next frame
 		}
-		if err := c.writeFrame(ctx, "deltas", frame, func() []byte { return b.deflatedFrame(c.view.sub.Queues) }); err != nil {
+		if err := c.writeFrame(ctx, wire.FrameDeltas, frame, func() []byte { return b.deflatedFrame(c.view.sub.Queues) }); err != nil {
 			return err
 		}
 		c.seq, c.sent = b.to, b.to
@@ -394,7 +398,7 @@ func (c *streamClient) deliver(ctx context.Context, b *batch) error {
 		}
 		c.seq = b.to
 		if c.view.needsSnapshot() {
-			return c.sendSnapshot(ctx, reasonComponent)
+			return c.sendSnapshot(ctx, wire.ReasonComponent)
 		}
 		if len(c.pending) >= maxFrameEvents {
 			if err := c.flush(ctx, false); err != nil {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 // TestStreamCompressionChoice: by default, and when on, the stream deflates for a client
@@ -93,7 +94,7 @@ func TestStreamCompressionChoice(t *testing.T) {
 func TestWriteSnapshotIsJSON(t *testing.T) {
 	for _, n := range []int{0, 1, 2, snapshotPieceNodes - 1, snapshotPieceNodes, snapshotPieceNodes + 1, 2*snapshotPieceNodes + 7} {
 		for _, queues := range []bool{false, true} {
-			f := snapshotFrame{Type: "snapshot", Reason: reasonInitial, Seq: 4711, Mode: gc.ModeActive, Nodes: []gc.NodeState{},
+			f := wire.SnapshotFrame{Type: wire.FrameSnapshot, Reason: wire.ReasonInitial, Seq: 4711, Mode: gc.ModeActive, Nodes: []gc.NodeState{},
 				Sync: gc.SyncState{Resources: []string{"v1/pods"}, Unsynced: []string{}}}
 			for i := range n {
 				f.Nodes = append(f.Nodes, *mkNode(fmt.Sprintf("uid-%05d", i), "ns", "Pod", "owner"))

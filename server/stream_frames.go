@@ -17,6 +17,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server/narrow"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 // encodeEvent encodes e; the only failure json can have here (a time outside years
@@ -53,7 +54,7 @@ func (c *streamClient) flush(ctx context.Context, force bool) error {
 	buf := deltasFrame(c.sent+1, c.seq, c.pending)
 	clear(c.pending)
 	c.pending = c.pending[:0]
-	if err := c.write(ctx, "deltas", buf); err != nil {
+	if err := c.write(ctx, wire.FrameDeltas, buf); err != nil {
 		return err
 	}
 	c.sent = c.seq
@@ -67,7 +68,9 @@ func deltasFrame(from, seq uint64, events [][]byte) []byte {
 		size += len(p) + 1
 	}
 	buf := make([]byte, 0, size)
-	buf = append(buf, `{"type":"deltas","from":`...)
+	buf = append(buf, `{"type":"`...)
+	buf = append(buf, wire.FrameDeltas...)
+	buf = append(buf, `","from":`...)
 	buf = strconv.AppendUint(buf, from, 10)
 	buf = append(buf, `,"seq":`...)
 	buf = strconv.AppendUint(buf, seq, 10)
@@ -81,26 +84,15 @@ func deltasFrame(from, seq uint64, events [][]byte) []byte {
 	return append(buf, "]}"...)
 }
 
-// snapshotFrame is the "snapshot" frame.
-type snapshotFrame struct {
-	Type   string          `json:"type"`
-	Reason string          `json:"reason"`
-	Seq    uint64          `json:"seq"`
-	Mode   gc.Mode         `json:"mode"`
-	Nodes  []gc.NodeState  `json:"nodes"`
-	Queues []gc.QueueState `json:"queues,omitempty"`
-	Sync   gc.SyncState    `json:"sync"`
-}
-
 // sendSnapshot sends a fresh snapshot through the client's view and restarts the
 // client's sequence from it.
-func (c *streamClient) sendSnapshot(ctx context.Context, reason string) error {
+func (c *streamClient) sendSnapshot(ctx context.Context, reason wire.SnapshotReason) error {
 	if err := c.sendSummary(ctx, true); err != nil {
 		return err
 	}
 	c.resync.Store(nil) // a resync asked for until now is answered by this snapshot
 	s := c.viewSnapshot(c.seq)
-	f := snapshotFrame{Type: "snapshot", Reason: reason, Seq: s.Seq, Mode: s.Mode, Nodes: c.view.reset(s.Nodes), Sync: s.Sync}
+	f := wire.SnapshotFrame{Type: wire.FrameSnapshot, Reason: reason, Seq: s.Seq, Mode: s.Mode, Nodes: c.view.reset(s.Nodes), Sync: s.Sync}
 	if f.Nodes == nil {
 		f.Nodes = []gc.NodeState{}
 	}
@@ -120,7 +112,7 @@ func (c *streamClient) sendSnapshot(ctx context.Context, reason string) error {
 		return err
 	}
 	c.sent = s.Seq
-	c.wrote("snapshot")
+	c.wrote(wire.FrameSnapshot)
 	return nil
 }
 
@@ -147,7 +139,7 @@ const snapshotPieceNodes = 1024
 // snapshot, are encoded a piece at a time, so that, written to a message, the first
 // pieces are on their way (deflated, when the connection is) while the next are encoded,
 // and the whole encoding is never held at once.
-func writeSnapshot(w io.Writer, f snapshotFrame) error {
+func writeSnapshot(w io.Writer, f wire.SnapshotFrame) error {
 	nodes := f.Nodes
 	f.Nodes = []gc.NodeState{}
 	frame, err := json.Marshal(f)
@@ -186,14 +178,14 @@ func writeSnapshot(w io.Writer, f snapshotFrame) error {
 	return err
 }
 
-func (c *streamClient) write(ctx context.Context, typ string, data []byte) error {
+func (c *streamClient) write(ctx context.Context, typ wire.FrameType, data []byte) error {
 	return c.writeFrame(ctx, typ, data, func() []byte { return deflated(data) })
 }
 
 // writeFrame sends frame: as deflate makes it (once for every client that is sent a
 // shared frame) to a client on the stream's own deflate, else as text, a large one in
 // pieces (permessage-deflate then compresses each while the next is handed over).
-func (c *streamClient) writeFrame(ctx context.Context, typ string, frame []byte, deflate func() []byte) error {
+func (c *streamClient) writeFrame(ctx context.Context, typ wire.FrameType, frame []byte, deflate func() []byte) error {
 	wctx, cancel := context.WithTimeout(ctx, c.h.o.WriteTimeout)
 	defer cancel()
 	var err error
@@ -216,9 +208,9 @@ func (c *streamClient) writeFrame(ctx context.Context, typ string, frame []byte,
 }
 
 // wrote counts a frame of typ written.
-func (c *streamClient) wrote(typ string) {
+func (c *streamClient) wrote(typ wire.FrameType) {
 	c.lastSent = time.Now()
-	c.h.metrics.frames.WithLabelValues(typ).Inc()
+	c.h.metrics.frames.WithLabelValues(string(typ)).Inc()
 }
 
 // message is one text message to the client. A small one is written whole when closed;
@@ -291,12 +283,6 @@ func (m *message) Close() error {
 // while they change.
 const summaryEvery = time.Second
 
-// summaryFrame is the graph counted, as GET /api/v1/summary answers it.
-type summaryFrame struct {
-	Type string `json:"type"`
-	narrow.Summary
-}
-
 // sendSummary sends a summary subscription the graph counted, for what its user may see:
 // always with force (before each snapshot), else when summaryEvery has passed and the
 // counts changed since the last one.
@@ -314,9 +300,9 @@ func (c *streamClient) sendSummary(ctx context.Context, force bool) error {
 	}
 	c.summarySent = same
 	counts.Seq = seq
-	data, err := json.Marshal(summaryFrame{Type: "summary", Summary: counts})
+	data, err := json.Marshal(wire.SummaryFrame{Type: wire.FrameSummary, Summary: counts})
 	if err != nil {
 		return err
 	}
-	return c.write(ctx, "summary", data)
+	return c.write(ctx, wire.FrameSummary, data)
 }

@@ -12,12 +12,13 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/server/narrow"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 // summaryCounts reads a summary frame's objects per namespace.
 func summaryCounts(t *testing.T, f streamFrame) map[string]int {
 	t.Helper()
-	var s narrow.Summary
+	var s wire.Summary
 	if err := json.Unmarshal(f.raw, &s); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +92,7 @@ func TestStreamSummaryFirst(t *testing.T) {
 
 	c.send(map[string]any{"type": "subscribe", "summary": true, "namespaces": []string{"a"}})
 	var types []string
-	for snap.Reason != reasonSubscribe {
+	for snap.Reason != string(wire.ReasonSubscribe) {
 		f := c.next()
 		if f.Type == "summary" || f.Type == "snapshot" {
 			types = append(types, f.Type)
@@ -128,7 +129,7 @@ func TestStreamSummaryFirst(t *testing.T) {
 	last = e.eng.publish(addNode(mkNode("b-pod3", "b", "Pod", "b-rs"))...)
 	c.untilSeq(m, last)
 	c.send(map[string]any{"type": "subscribe", "summary": true, "namespaces": []string{"a"}, "uids": []string{"b-pod3"}})
-	for snap.Seq < last || snap.Reason != reasonSubscribe || len(snap.Nodes) < 5 {
+	for snap.Seq < last || snap.Reason != string(wire.ReasonSubscribe) || len(snap.Nodes) < 5 {
 		if f := c.next(); f.Type == "snapshot" {
 			snap = f
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/wire"
 )
 
 func TestStreamSnapshotThenDeltas(t *testing.T) {
@@ -29,7 +30,7 @@ func TestStreamSnapshotThenDeltas(t *testing.T) {
 
 	c := e.dial(t, "")
 	f := c.next()
-	if f.Type != "snapshot" || f.Reason != reasonInitial || f.Seq != last || f.Mode != gc.ModeActive {
+	if f.Type != "snapshot" || f.Reason != string(wire.ReasonInitial) || f.Seq != last || f.Mode != gc.ModeActive {
 		t.Fatalf("first frame: %s; want the initial snapshot at seq %d", f.raw, last)
 	}
 	if got := nodeUIDs(f.Nodes); !slices.Equal(got, []string{"d1", "r1"}) {
@@ -117,7 +118,7 @@ func TestStreamResumeSince(t *testing.T) {
 	if got := uidsOf(m.nodes); !slices.Equal(got, []string{"a2", "a3"}) {
 		t.Fatalf("after resume the client holds %v", got)
 	}
-	if m.frames["snapshot/"+reasonInitial] != 1 || len(m.frames) != 2 {
+	if m.frames["snapshot/"+string(wire.ReasonInitial)] != 1 || len(m.frames) != 2 {
 		t.Fatalf("frames %v: want one snapshot (the first connection) and deltas", m.frames)
 	}
 
@@ -132,7 +133,7 @@ func TestStreamResumeSince(t *testing.T) {
 		last = e.eng.publish(addNode(mkNode("b"+strconv.Itoa(i), "b", "Pod"))...)
 	}
 	c = e.dial(t, "since="+strconv.FormatUint(mid, 10))
-	if f := c.next(); f.Type != "snapshot" || f.Reason != reasonStale || f.Seq < last {
+	if f := c.next(); f.Type != "snapshot" || f.Reason != string(wire.ReasonStale) || f.Seq < last {
 		t.Fatalf("too old since: %s; want a stale snapshot", f.raw)
 	}
 	// Since in the future: a snapshot.
@@ -165,7 +166,7 @@ func TestStreamResumeWithFilterSendsLeavingNodesAsRemovals(t *testing.T) {
 
 	c = e.dial(t, "namespace=a&since="+strconv.FormatUint(mid, 10))
 	events := c.untilSeq(m, last)
-	if m.frames["snapshot/"+reasonInitial] != 1 {
+	if m.frames["snapshot/"+string(wire.ReasonInitial)] != 1 {
 		t.Fatalf("frames %v: the resume sent a snapshot", m.frames)
 	}
 	if got := uidsOf(m.nodes); !slices.Equal(got, []string{"p", "r"}) {
@@ -259,7 +260,7 @@ func TestStreamFiltersUIDClosure(t *testing.T) {
 	if got := uidsOf(m.nodes); !slices.Equal(got, []string{"dep", "other", "other-child", "p1", "p2", "rs"}) {
 		t.Fatalf("after adoption: %v", got)
 	}
-	if m.frames["snapshot/"+reasonComponent] != 1 {
+	if m.frames["snapshot/"+string(wire.ReasonComponent)] != 1 {
 		t.Fatalf("frames %v: want one component snapshot", m.frames)
 	}
 
@@ -304,7 +305,7 @@ func TestStreamQueuesOffAndSubscribeFrame(t *testing.T) {
 			snap = f
 		}
 	}
-	if pongs != 1 || snap.Reason != reasonSubscribe || len(snap.Queues) != 3 {
+	if pongs != 1 || snap.Reason != string(wire.ReasonSubscribe) || len(snap.Queues) != 3 {
 		t.Fatalf("pongs %d, snapshot %s", pongs, snap.raw)
 	}
 	if got := nodeUIDs(snap.Nodes); !slices.Equal(got, []string{"b1"}) {

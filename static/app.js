@@ -5767,7 +5767,7 @@ async function inflate(buf) {
 
 // src/conn.js
 function wireStream(page2, parts) {
-  const { live: live2, liveCascades: liveCascades2, perf, view: view2 } = page2;
+  const { live: live2 } = page2;
   const body = document.body;
   const conn = $("conn");
   let connState = "connecting", connDetail = "";
@@ -5780,6 +5780,7 @@ function wireStream(page2, parts) {
     conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
   }
   const { detail } = page2;
+  const handlers2 = frameHandlers(page2, parts);
   const stream2 = new Stream({
     // It resumes from the live seq, whatever the page shows.
     seq: () => live2.seq,
@@ -5790,38 +5791,56 @@ function wireStream(page2, parts) {
       showConn2();
     },
     onFrame(f) {
-      if (f.type === "summary") {
-        for (const ns of detail.onSummary(f)) live2.markNamespace(ns);
-        if (detail.mode === "summary" && perf.snapshotMs === null) {
-          perf.snapshotMs = performance.now();
-          page2.firstSnapshotPending = true;
-        }
-        if (page2.store === live2) page2.fillFilterOptions();
-      } else if (f.type === "snapshot") {
-        const asked = detail.mode === "summary" && f.reason === "subscribe";
-        live2.applySnapshot(f, !asked);
-        for (const ns of detail.onSnapshot()) live2.markNamespace(ns);
-        if (f.reason === "permissions") liveCascades2.reset();
-        if (asked) liveCascades2.forgetUnheld();
-        liveCascades2.observe([...live2.nodes.keys()], performance.now());
-        if (perf.snapshotMs === null && detail.mode === "full" && f.reason === "subscribe") {
-          perf.snapshotMs = performance.now();
-          page2.firstSnapshotPending = true;
-        }
-        if (page2.store !== live2) return;
-        page2.layoutDue = true;
-        page2.fillFilterOptions();
-        if (view2.sel) parts.objectPanel.show(view2.sel);
-        if (view2.q) page2.runSearch();
-      } else if (f.type === "deltas") {
-        live2.applyEvents(f.events);
-        if (page2.tracer && page2.store === live2) page2.tracer.engine();
-      }
+      const handle = handlers2[
+        /** @type {FrameType} */
+        f.type
+      ];
+      if (handle) handle(
+        /** @type {any} */
+        f
+      );
     }
   });
   detail.send = (frame) => stream2.send(frame);
   conn.addEventListener("click", () => livePast() ? page2.travelUI?.backToLive() : stream2.retry());
   return { stream: stream2, showConn: showConn2 };
+}
+function frameHandlers(page2, parts) {
+  const { live: live2, liveCascades: liveCascades2, perf, view: view2, detail } = page2;
+  return {
+    summary(f) {
+      for (const ns of detail.onSummary(f)) live2.markNamespace(ns);
+      if (detail.mode === "summary" && perf.snapshotMs === null) {
+        perf.snapshotMs = performance.now();
+        page2.firstSnapshotPending = true;
+      }
+      if (page2.store === live2) page2.fillFilterOptions();
+    },
+    snapshot(f) {
+      const asked = detail.mode === "summary" && f.reason === "subscribe";
+      live2.applySnapshot(f, !asked);
+      for (const ns of detail.onSnapshot()) live2.markNamespace(ns);
+      if (f.reason === "permissions") liveCascades2.reset();
+      if (asked) liveCascades2.forgetUnheld();
+      liveCascades2.observe([...live2.nodes.keys()], performance.now());
+      if (perf.snapshotMs === null && detail.mode === "full" && f.reason === "subscribe") {
+        perf.snapshotMs = performance.now();
+        page2.firstSnapshotPending = true;
+      }
+      if (page2.store !== live2) return;
+      page2.layoutDue = true;
+      page2.fillFilterOptions();
+      if (view2.sel) parts.objectPanel.show(view2.sel);
+      if (view2.q) page2.runSearch();
+    },
+    deltas(f) {
+      live2.applyEvents(f.events);
+      if (page2.tracer && page2.store === live2) page2.tracer.engine();
+    },
+    // The answer to the stream's ping: that the connection is alive is all it says.
+    pong() {
+    }
+  };
 }
 
 // src/clusters.js

@@ -5,10 +5,12 @@
 // committed bundle is current. The UI has no third-party front-end dependencies.
 package static
 
-// src/events.gen.js, the feed's event types and the JSDoc typedefs of their payloads, is
-// generated from gc/events.go first.
+// src/events.gen.js, the feed's event types and the JSDoc typedefs of their payloads, and
+// src/frames.gen.js, the stream's frame types and snapshot reasons with the frames'
+// typedefs, are generated first from gc/events.go and server/wire/frames.go.
 //
 //go:generate go run ../gc/internal/eventsjs -o src/events.gen.js
+//go:generate go run ../server/wire/internal/framesjs -o src/frames.gen.js
 //go:generate go run github.com/evanw/esbuild/cmd/esbuild@v0.28.2 src/main.js --bundle --format=esm --target=es2022 --charset=utf8 --legal-comments=none --log-level=warning --outfile=app.js
 
 import (

@@ -7,13 +7,15 @@ import { Stream } from "./stream.js";
 import { $ } from "./dom.js";
 
 /** @typedef {import("./page.js").Page} Page */
+/** @typedef {import("./frames.gen.js").FrameType} FrameType */
+/** @typedef {import("./frames.gen.js").Frame} Frame */
 
 /**
  * Makes the stream (not yet open) and the dot that says its state.
  * @param {Page} page @param {{objectPanel: import("./panel.js").ObjectPanel}} parts
  */
 export function wireStream(page, parts) {
-  const { live, liveCascades, perf, view } = page;
+  const { live } = page;
   const body = document.body;
   const conn = $("conn");
   /** The stream's state and what it said of it. */
@@ -29,6 +31,7 @@ export function wireStream(page, parts) {
     conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
   }
   const { detail } = page;
+  const handlers = frameHandlers(page, parts);
   const stream = new Stream({
     // It resumes from the live seq, whatever the page shows.
     seq: () => live.seq,
@@ -39,43 +42,61 @@ export function wireStream(page, parts) {
       showConn();
     },
     onFrame(f) {
-      if (f.type === "summary") {
-        for (const ns of detail.onSummary(f)) live.markNamespace(ns);
-        if (detail.mode === "summary" && perf.snapshotMs === null) {
-          // Summary first: the counts are the first frame's content.
-          perf.snapshotMs = performance.now();
-          page.firstSnapshotPending = true;
-        }
-        if (page.store === live) page.fillFilterOptions();
-      } else if (f.type === "snapshot") {
-        // Summary first: a snapshot of what the page asked for replaces what it held.
-        const asked = detail.mode === "summary" && f.reason === "subscribe";
-        live.applySnapshot(f, !asked);
-        for (const ns of detail.onSnapshot()) live.markNamespace(ns);
-        // What the user may see changed: objects gone from view are not deleted.
-        if (f.reason === "permissions") liveCascades.reset();
-        if (asked) liveCascades.forgetUnheld();
-        // A reload mid-cascade: pick up the cascades under way.
-        liveCascades.observe([...live.nodes.keys()], performance.now());
-        // A summary-first stream's first snapshot holds nothing: on a small cluster the
-        // first frame is the snapshot of everything the page then asks for.
-        if (perf.snapshotMs === null && detail.mode === "full" && f.reason === "subscribe") {
-          perf.snapshotMs = performance.now();
-          page.firstSnapshotPending = true;
-        }
-        if (page.store !== live) return;
-        page.layoutDue = true;
-        page.fillFilterOptions();
-        if (view.sel) parts.objectPanel.show(view.sel);
-        // ?q= highlights its matches once there is something to match.
-        if (view.q) page.runSearch();
-      } else if (f.type === "deltas") {
-        live.applyEvents(f.events);
-        if (page.tracer && page.store === live) page.tracer.engine();
-      }
+      const handle = handlers[/** @type {FrameType} */ (f.type)];
+      if (handle) handle(/** @type {any} */ (f));
     },
   });
   detail.send = (frame) => stream.send(frame);
   conn.addEventListener("click", () => (livePast() ? page.travelUI?.backToLive() : stream.retry()));
   return { stream, showConn };
+}
+
+/**
+ * What the page does with each type of frame the server sends: one handler for every type
+ * of the stream's vocabulary (frames.gen.js; a test walks FRAME_TYPES against these).
+ * @param {Page} page @param {{objectPanel: import("./panel.js").ObjectPanel}} parts
+ * @returns {{[T in FrameType]: (f: Extract<Frame, {type: T}>) => void}}
+ */
+export function frameHandlers(page, parts) {
+  const { live, liveCascades, perf, view, detail } = page;
+  return {
+    summary(f) {
+      for (const ns of detail.onSummary(f)) live.markNamespace(ns);
+      if (detail.mode === "summary" && perf.snapshotMs === null) {
+        // Summary first: the counts are the first frame's content.
+        perf.snapshotMs = performance.now();
+        page.firstSnapshotPending = true;
+      }
+      if (page.store === live) page.fillFilterOptions();
+    },
+    snapshot(f) {
+      // Summary first: a snapshot of what the page asked for replaces what it held.
+      const asked = detail.mode === "summary" && f.reason === "subscribe";
+      live.applySnapshot(f, !asked);
+      for (const ns of detail.onSnapshot()) live.markNamespace(ns);
+      // What the user may see changed: objects gone from view are not deleted.
+      if (f.reason === "permissions") liveCascades.reset();
+      if (asked) liveCascades.forgetUnheld();
+      // A reload mid-cascade: pick up the cascades under way.
+      liveCascades.observe([...live.nodes.keys()], performance.now());
+      // A summary-first stream's first snapshot holds nothing: on a small cluster the
+      // first frame is the snapshot of everything the page then asks for.
+      if (perf.snapshotMs === null && detail.mode === "full" && f.reason === "subscribe") {
+        perf.snapshotMs = performance.now();
+        page.firstSnapshotPending = true;
+      }
+      if (page.store !== live) return;
+      page.layoutDue = true;
+      page.fillFilterOptions();
+      if (view.sel) parts.objectPanel.show(view.sel);
+      // ?q= highlights its matches once there is something to match.
+      if (view.q) page.runSearch();
+    },
+    deltas(f) {
+      live.applyEvents(f.events);
+      if (page.tracer && page.store === live) page.tracer.engine();
+    },
+    // The answer to the stream's ping: that the connection is alive is all it says.
+    pong() {},
+  };
 }

@@ -16,9 +16,9 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/internal/jsdoc"
 )
 
 func main() {
@@ -61,96 +61,13 @@ func generate() []byte {
 	}
 	b.WriteString("});\n\n")
 
-	g := &typedefs{done: map[reflect.Type]bool{}}
+	g := jsdoc.New(map[reflect.Type]string{reflect.TypeFor[gc.EventType](): "EventType"})
 	quoted := make([]string, len(types))
 	for i, t := range types {
 		quoted[i] = strconv.Quote(string(t))
 	}
-	g.defs = append(g.defs, "EventType", strings.Join(quoted, "|"))
-	g.add(reflect.TypeFor[gc.Event]())
-	b.WriteString("/**\n")
-	for i := 0; i < len(g.defs); i += 2 {
-		fmt.Fprintf(&b, " * @typedef {%s} %s\n", g.defs[i+1], g.defs[i])
-	}
-	b.WriteString(" */\n")
+	g.Declare("EventType", strings.Join(quoted, "|"))
+	g.Add(reflect.TypeFor[gc.Event]())
+	b.WriteString(g.Comment())
 	return b.Bytes()
-}
-
-// typedefs collects a typedef for each struct reachable from the event, in the order met.
-type typedefs struct {
-	defs []string // name, type, name, type...
-	done map[reflect.Type]bool
-}
-
-var (
-	timeType     = reflect.TypeFor[time.Time]()
-	durationType = reflect.TypeFor[time.Duration]()
-	eventType    = reflect.TypeFor[gc.EventType]()
-)
-
-// add declares struct type t (and those it refers to) once.
-func (g *typedefs) add(t reflect.Type) {
-	if g.done[t] {
-		return
-	}
-	g.done[t] = true
-	i := len(g.defs)
-	g.defs = append(g.defs, t.Name(), "") // its place, before those it refers to
-	var embedded, fields []string
-	for f := range t.Fields() {
-		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
-		switch {
-		case !f.IsExported() || name == "-":
-			continue
-		case f.Anonymous && name == "":
-			g.add(f.Type)
-			embedded = append(embedded, f.Type.Name())
-			continue
-		case name == "":
-			name = f.Name
-		}
-		optional := f.Type.Kind() == reflect.Pointer || strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")
-		field := name
-		if optional {
-			field += "?"
-		}
-		fields = append(fields, field+": "+g.js(f.Type))
-	}
-	def := "{" + strings.Join(fields, ", ") + "}"
-	if len(embedded) > 0 {
-		def = strings.Join(embedded, " & ") + " & " + def
-	}
-	g.defs[i+1] = def
-}
-
-// js is the JSDoc type of a value of Go type t as encoding/json writes it.
-func (g *typedefs) js(t reflect.Type) string {
-	switch {
-	case t == eventType:
-		return "EventType"
-	case t == timeType:
-		return "string" // RFC 3339
-	case t == durationType:
-		return "number" // nanoseconds
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		return g.js(t.Elem())
-	case reflect.String:
-		return "string"
-	case reflect.Bool:
-		return "boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return "number"
-	case reflect.Slice, reflect.Array:
-		return g.js(t.Elem()) + "[]"
-	case reflect.Map:
-		return "Record<string, " + g.js(t.Elem()) + ">"
-	case reflect.Struct:
-		g.add(t)
-		return t.Name()
-	}
-	log.Fatalf("eventsjs: no JavaScript type for Go type %s", t)
-	return ""
 }

@@ -1,0 +1,54 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"testing"
+
+	"github.com/gcscope/gcscope/server/wire"
+)
+
+// TestTheStreamWritesItsDeclaredFrames walks wire.FrameTypes: in one session (a summary
+// subscription, an event, a ping) the server sends a frame of each declared type and of
+// no other, and each decodes into its declared shape with no key the shape lacks (the
+// deltas frame is written by hand, byte by byte). Every snapshot's reason is declared.
+func TestTheStreamWritesItsDeclaredFrames(t *testing.T) {
+	e := newStreamEnv(t, 1024, hubOptions{}).start(t)
+	e.eng.publish(addNode(mkNode("a-pod", "a", "Pod"))...)
+	c := e.dial(t, "summary=true")
+	shapes := map[wire.FrameType]any{
+		wire.FrameSnapshot: &wire.SnapshotFrame{}, wire.FrameDeltas: &wire.DeltasFrame{},
+		wire.FrameSummary: &wire.SummaryFrame{}, wire.FramePong: &wire.PongFrame{},
+	}
+	seen := map[wire.FrameType]bool{}
+	asked := false
+	for len(seen) < len(wire.FrameTypes()) {
+		f := c.next()
+		typ := wire.FrameType(f.Type)
+		shape, declared := shapes[typ]
+		if !declared || !slices.Contains(wire.FrameTypes(), typ) {
+			t.Fatalf("a frame of undeclared type %q: %s", f.Type, f.raw)
+		}
+		dec := json.NewDecoder(bytes.NewReader(f.raw))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(shape); err != nil {
+			t.Errorf("a %s frame does not decode into its declared shape: %v\n%s", typ, err, f.raw)
+		}
+		if typ == wire.FrameSnapshot && !slices.Contains(wire.SnapshotReasons(), wire.SnapshotReason(f.Reason)) {
+			t.Errorf("a snapshot for an undeclared reason %q", f.Reason)
+		}
+		seen[typ] = true
+		if typ == wire.FrameSnapshot && !asked {
+			// Hold namespace a, then make an event there and ping.
+			asked = true
+			c.send(map[string]any{"type": "subscribe", "namespaces": []string{"a"}, "summary": true})
+			e.eng.publish(addNode(mkNode("a-pod-2", "a", "Pod"))...)
+			c.send(map[string]any{"type": "ping"})
+		}
+	}
+	var d wire.DeltasFrame
+	if err := json.Unmarshal(deltasFrame(3, 5, [][]byte{[]byte(`{"seq":4}`)}), &d); err != nil || d.Type != wire.FrameDeltas || d.From != 3 || d.Seq != 5 || len(d.Events) != 1 {
+		t.Errorf("deltasFrame decodes to %+v, %v", d, err)
+	}
+}
