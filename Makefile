@@ -18,7 +18,7 @@ TEST_LDFLAGS ?= -s -w
 # more than they compute (at one per core, two cores were 1.2 busy over a whole run).
 TEST_P ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2); echo $$(( n * 3 / 2 )))
 
-.PHONY: run build plugin dist dist-archives test browser fuzz generate manifests bench difftest chaostest predictcheck lint clean
+.PHONY: run build plugin dist dist-archives test browser fuzz generate manifests bench difftest chaostest predictcheck lint typecheck clean
 
 run: build ## build and start gcscope on its embedded control plane (ARGS="..." adds flags)
 	./$(BIN) $(ARGS)
@@ -136,9 +136,33 @@ bench: browser ## run the benchmarks, the side-by-side ones with the upstream co
 	$(GO) test -run '^$$' -bench '$(SIDE_BENCH)' -benchtime 1x -timeout 90m ./internal/difftest/
 	$(GO) test -run '^$$' -bench '$(RENDER_BENCH)' -benchtime 1x -timeout 30m ./web/
 
-lint: ## go vet and a gofmt check
+lint: typecheck ## go vet, a gofmt check, and the type check of the UI's JavaScript
 	$(GO) vet ./...
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+
+# The type check of the UI's modules (static/src, each `// @ts-check`): TypeScript's compiler,
+# pinned in static/package.json and static/package-lock.json, checks them as
+# static/tsconfig.json says (strict) and emits nothing; esbuild alone builds app.js. npm ci
+# installs it into static/node_modules (git-ignored) whenever the lock file changed; Debian's
+# nodejs and npm are installed first when node or npm is missing, as `browser` does for chromium.
+TSC_STAMP := static/node_modules/.package-lock.json
+typecheck: $(TSC_STAMP) ## type-check the UI's JavaScript (static/src) with TypeScript's compiler (tsc --noEmit, checkJs)
+	cd static && node_modules/.bin/tsc -p tsconfig.json
+
+$(TSC_STAMP): static/package.json static/package-lock.json
+	@if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then \
+		command -v apt-get >/dev/null 2>&1 || { echo "typecheck: no node or npm on PATH and no apt-get to install them: install Node.js (18 or later) and npm"; exit 1; }; \
+		sudo=; \
+		if [ "$$(id -u)" != 0 ]; then \
+			command -v sudo >/dev/null 2>&1 || { echo "typecheck: installing nodejs and npm needs root or sudo"; exit 1; }; \
+			sudo=sudo; \
+		fi; \
+		echo "typecheck: installing Debian's nodejs and npm for the type check"; \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get update || exit 1; \
+		$$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends nodejs npm || exit 1; \
+	fi
+	cd static && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
 
 clean:
 	rm -rf bin $(DIST)

@@ -460,8 +460,8 @@ func (c *storageCheck) round(ctx context.Context, r *rand.Rand, res *predictResu
 	if err != nil {
 		return what, nil, err
 	}
-	// What a controller makes again at its next sync: the check makes it sync, as any change
-	// of its object would.
+	// What a controller makes again at its next sync (or has not yet, in its backoff): the
+	// check makes it sync, as any change of its object would.
 	if nudged, err := c.nudge(ctx, cons, after); err != nil {
 		return what, nil, err
 	} else if nudged {
@@ -472,14 +472,14 @@ func (c *storageCheck) round(ctx context.Context, r *rand.Rand, res *predictResu
 	return what, c.judgeStorage(pred, cons, before, after), nil
 }
 
-// nudge annotates each StatefulSet said to bring back, at its next sync, an object not
-// made again yet: an update its controller syncs on.
+// nudge annotates each StatefulSet said to bring back an object not made again yet: an
+// update its controller syncs on at once. That is the moment a next-sync recreation waits
+// for; and an at-once one still missing then is the controller's retry backoff after a
+// failed create (a loaded machine met one past the settling limit), which the update
+// cuts short.
 func (c *storageCheck) nudge(ctx context.Context, cons deletion.Consequences, st storageState) (bool, error) {
 	nudged := false
 	for _, rc := range cons.Recreated {
-		if rc.When != deletion.RecreatedAtNextSync {
-			continue
-		}
 		if o, ok := st.objects[rc.Object.Kind+"/"+rc.Object.Name]; ok && o.uid != rc.Object.UID {
 			continue
 		}

@@ -26,6 +26,9 @@ import { cycleEdges } from "./cycles.js";
  * @typedef {{counts: Map<string, NamespaceCount>, holds: (ns: string) => boolean}} Counted  summary first: the
  *   namespaces counted, and whether the page holds each one's objects
  * @typedef {{loner: (n: NodeState) => boolean, expanded: Set<string>, status: (ns: string) => string}} LayoutOptions
+ * @typedef {{node: NodeState, ghost: boolean, key: string}} Member an object of a box, with its sort key
+ * @typedef {{w: number, h: number, inner: string[], leaves: string[], cw: number}} Extent a subtree's size: its
+ *   owners (inner) and leaves, and the width of its children (cw)
  *   status: what the box of namespace ns says after its title besides its count (a deletion's
  *   progress, at its widest), so that the box is made wide enough for it too
  */
@@ -203,9 +206,9 @@ export function lonerKey(ns, kind) {
 function layoutGroup(ns, members, opts) {
   /** @type {Group} */
   const g = { ns, title: ns || "cluster-scoped", x: 0, y: 0, w: 0, h: 0, items: [], blocks: [], owned: 0, cycles: new Set() };
-  /** @type {Map<string, {node: NodeState, ghost: boolean, key: string}>} */
+  /** @type {Map<string, Member>} */
   const byUID = new Map();
-  /** loners by kind, set apart from the trees. @type {Map<string, {node: NodeState, ghost: boolean, key: string}[]>} */
+  /** loners by kind, set apart from the trees. @type {Map<string, Member[]>} */
   const loners = new Map();
   for (const m of members) {
     const e = { ...m, key: sortKey(m.node) };
@@ -234,7 +237,7 @@ function layoutGroup(ns, members, opts) {
     const ctl = owners.find((o) => o.controller);
     if (ctl) p = ctl.uid;
     else if (owners.length) {
-      p = owners.reduce((a, b) => (/** @type {any} */ (byUID.get(a.uid)).key <= /** @type {any} */ (byUID.get(b.uid)).key ? a : b)).uid;
+      p = owners.reduce((a, b) => (/** @type {Member} */ (byUID.get(a.uid)).key <= /** @type {Member} */ (byUID.get(b.uid)).key ? a : b)).uid;
     }
     parent.set(uid, p);
   }
@@ -253,17 +256,20 @@ function layoutGroup(ns, members, opts) {
     }
   }
   const byKey = (/** @type {string} */ a, /** @type {string} */ b) => {
-    const x = /** @type {any} */ (byUID.get(a)).key, y = /** @type {any} */ (byUID.get(b)).key;
+    const x = /** @type {Member} */ (byUID.get(a)).key, y = /** @type {Member} */ (byUID.get(b)).key;
     return x < y ? -1 : x > y ? 1 : 0;
   };
   roots.sort(byKey);
   for (const c of children.values()) c.sort(byKey);
 
-  /** @type {Map<string, {w: number, h: number, inner: string[], leaves: string[], cw: number}>} */
+  /** @type {Map<string, Extent>} */
   const size = new Map();
   const measure = (/** @type {string} */ u) => {
     const kids = children.get(u) || [];
-    const inner = [], leaves = [];
+    /** @type {string[]} */
+    const inner = [];
+    /** @type {string[]} */
+    const leaves = [];
     for (const k of kids) (children.has(k) ? inner : leaves).push(k);
     let cw = 0, ch = 0;
     for (const k of inner) {
@@ -282,14 +288,14 @@ function layoutGroup(ns, members, opts) {
     return s;
   };
   const place = (/** @type {string} */ u, /** @type {number} */ x, /** @type {number} */ y, /** @type {Block|null} */ block) => {
-    const s = /** @type {any} */ (size.get(u));
-    const m = /** @type {any} */ (byUID.get(u));
+    const s = /** @type {Extent} */ (size.get(u));
+    const m = /** @type {Member} */ (byUID.get(u));
     g.items.push({ uid: u, node: m.node, ghost: m.ghost, group: g, x: x + (s.w - NODE_W) / 2, y, parent: parent.get(u) || null, block });
     let cx = x + (s.w - s.cw) / 2;
     const cy = y + NODE_H + GAP_Y;
     for (const k of s.inner) {
       place(k, cx, cy, null);
-      cx += /** @type {any} */ (size.get(k)).w + GAP_X;
+      cx += /** @type {Extent} */ (size.get(k)).w + GAP_X;
     }
     if (s.leaves.length) {
       const cols = Math.min(s.leaves.length, LEAF_COLS), rows = Math.ceil(s.leaves.length / LEAF_COLS);
@@ -300,7 +306,7 @@ function layoutGroup(ns, members, opts) {
         g.blocks.push(b);
       }
       s.leaves.forEach((k, i) => {
-        const lm = /** @type {any} */ (byUID.get(k));
+        const lm = /** @type {Member} */ (byUID.get(k));
         g.items.push({ uid: k, node: lm.node, ghost: lm.ghost, group: g, parent: u, block: b,
           x: cx + (i % LEAF_COLS) * (NODE_W + GAP_X), y: cy + Math.floor(i / LEAF_COLS) * (NODE_H + LEAF_GAP_Y) });
       });
@@ -333,7 +339,7 @@ function layoutGroup(ns, members, opts) {
   }
   const kinds = [...loners.keys()].sort((a, b) => (sortKey(/** @type {any} */ ({ kind: a, name: "", uid: "" })) < sortKey(/** @type {any} */ ({ kind: b, name: "", uid: "" })) ? -1 : 1));
   for (const kind of kinds) {
-    const l = /** @type {{node: NodeState, ghost: boolean, key: string}[]} */ (loners.get(kind));
+    const l = /** @type {Member[]} */ (loners.get(kind));
     l.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     const key = lonerKey(ns, kind);
     const open = opts.expanded.has(key);
@@ -379,13 +385,13 @@ export function groupCount(g) {
   return n ? `${n} of ${g.total}` : String(g.total);
 }
 
-/** @type {CanvasRenderingContext2D|null|undefined} */
+/** @type {OffscreenCanvasRenderingContext2D|null|undefined} */
 let measureCtx;
 
 /** How wide a box's title is drawn, in world units (see Renderer.drawTitles). @param {string} title @param {number} count */
 export function titleWidth(title, count) {
   const text = `${title}  ·  ${count}`;
-  if (measureCtx === undefined) measureCtx = typeof OffscreenCanvas === "function" ? /** @type {any} */ (new OffscreenCanvas(1, 1).getContext("2d")) : null;
+  if (measureCtx === undefined) measureCtx = typeof OffscreenCanvas === "function" ? new OffscreenCanvas(1, 1).getContext("2d") : null;
   if (!measureCtx) return text.length * TITLE_FONT * 0.62;
   measureCtx.font = `600 ${TITLE_FONT}px system-ui, sans-serif`;
   return measureCtx.measureText(text).width + 16;
@@ -412,7 +418,7 @@ function breakCycles(parent, byUID) {
     }
     if (u !== null && state.get(u) === 1) {
       const circle = path.slice(path.indexOf(u));
-      const low = circle.reduce((a, b) => (/** @type {any} */ (byUID.get(a)).key <= /** @type {any} */ (byUID.get(b)).key ? a : b));
+      const low = circle.reduce((a, b) => (/** @type {Member} */ (byUID.get(a)).key <= /** @type {Member} */ (byUID.get(b)).key ? a : b));
       parent.set(low, null);
     }
     for (const p of path) state.set(p, 2);

@@ -177,7 +177,8 @@ export class ObjectPanel {
   /** The uids of the blockers the explanation names, at any depth. @returns {Set<string>} */
   blockerUids() {
     const ex = this.explanation;
-    if (this.namedBlockers?.ex === ex) return this.namedBlockers.uids;
+    const named = this.namedBlockers;
+    if (named && named.ex === ex) return named.uids;
     /** @type {Set<string>} */
     const uids = new Set();
     const visit = (/** @type {any[]|undefined} */ bs) => bs?.forEach((b) => { if (b.object?.uid) uids.add(b.object.uid); visit(b.blockers); });

@@ -61,7 +61,8 @@ export class Renderer {
      * test asks (recordDrawn), so the frame loop pays nothing for it otherwise. Tests read
      * it (window.gcscope.drawn) to check what the user saw, not what the store holds.
      * label: the two lines of its box, as drawn (when it was drawn near enough to have them).
-     * @type {Map<string, {state: string, x: number, y: number, at: number, multi?: boolean, label?: string[]}>|null}
+     * orphaned: drawn with the orphan mark.
+     * @type {Map<string, {state: string, x: number, y: number, at: number, multi?: boolean, orphaned?: boolean, label?: string[]}>|null}
      */
     this.drawnState = null;
     /**

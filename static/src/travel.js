@@ -51,7 +51,7 @@ export class TimeTravel {
     this.clock = { rec: 0, wall: 0 };
     this.lastSeekMs = 0;
     /** the events applied since the last seek, for step back: [session, seq, type] */
-    /** @type {{session: number, seq: number, time: number, type: string}[]} */ this.appliedLog = [];
+    /** @type {{session: number, seq: number, time: number, type: import("./events.gen.js").EventType}[]} */ this.appliedLog = [];
   }
 
   /**

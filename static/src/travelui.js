@@ -248,12 +248,12 @@ export class TravelUI {
     this.travel.play({ until: end + 1500 });
   }
 
-  /** "Replay the last cascade" of an object, live or gone. @param {string} uid */
   /** The last recorded cascade uid took part in, or null. @param {string} uid */
   lastCascadeOf(uid) {
     return lastCascadeOf(uid);
   }
 
+  /** "Replay the last cascade" of an object, live or gone. @param {string} uid */
   async replayLastCascade(uid) {
     try {
       const c = await lastCascadeOf(uid);
