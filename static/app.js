@@ -1234,8 +1234,8 @@ function layoutGroup(ns, members, opts) {
     if (ctl) p = ctl.uid;
     else if (owners.length) {
       p = owners.reduce((a, b) => (
-        /** @type {any} */
-        byUID.get(a.uid).key <= /** @type {any} */
+        /** @type {Member} */
+        byUID.get(a.uid).key <= /** @type {Member} */
         byUID.get(b.uid).key ? a : b
       )).uid;
     }
@@ -1254,10 +1254,10 @@ function layoutGroup(ns, members, opts) {
   }
   const byKey = (a, b) => {
     const x2 = (
-      /** @type {any} */
+      /** @type {Member} */
       byUID.get(a).key
     ), y2 = (
-      /** @type {any} */
+      /** @type {Member} */
       byUID.get(b).key
     );
     return x2 < y2 ? -1 : x2 > y2 ? 1 : 0;
@@ -1267,7 +1267,8 @@ function layoutGroup(ns, members, opts) {
   const size = /* @__PURE__ */ new Map();
   const measure = (u) => {
     const kids = children.get(u) || [];
-    const inner = [], leaves = [];
+    const inner = [];
+    const leaves = [];
     for (const k of kids) (children.has(k) ? inner : leaves).push(k);
     let cw = 0, ch = 0;
     for (const k of inner) {
@@ -1287,11 +1288,11 @@ function layoutGroup(ns, members, opts) {
   };
   const place = (u, x2, y2, block) => {
     const s = (
-      /** @type {any} */
+      /** @type {Extent} */
       size.get(u)
     );
     const m = (
-      /** @type {any} */
+      /** @type {Member} */
       byUID.get(u)
     );
     g.items.push({ uid: u, node: m.node, ghost: m.ghost, group: g, x: x2 + (s.w - NODE_W) / 2, y: y2, parent: parent.get(u) || null, block });
@@ -1299,7 +1300,7 @@ function layoutGroup(ns, members, opts) {
     const cy = y2 + NODE_H + GAP_Y;
     for (const k of s.inner) {
       place(k, cx, cy, null);
-      cx += /** @type {any} */
+      cx += /** @type {Extent} */
       size.get(k).w + GAP_X;
     }
     if (s.leaves.length) {
@@ -1311,7 +1312,7 @@ function layoutGroup(ns, members, opts) {
       }
       s.leaves.forEach((k, i) => {
         const lm = (
-          /** @type {any} */
+          /** @type {Member} */
           byUID.get(k)
         );
         g.items.push({
@@ -1360,7 +1361,7 @@ function layoutGroup(ns, members, opts) {
   ) ? -1 : 1);
   for (const kind of kinds) {
     const l = (
-      /** @type {{node: NodeState, ghost: boolean, key: string}[]} */
+      /** @type {Member[]} */
       loners.get(kind)
     );
     l.sort((a, b2) => a.key < b2.key ? -1 : a.key > b2.key ? 1 : 0);
@@ -1409,10 +1410,7 @@ function groupCount(g) {
 var measureCtx;
 function titleWidth(title, count) {
   const text = `${title}  ·  ${count}`;
-  if (measureCtx === void 0) measureCtx = typeof OffscreenCanvas === "function" ? (
-    /** @type {any} */
-    new OffscreenCanvas(1, 1).getContext("2d")
-  ) : null;
+  if (measureCtx === void 0) measureCtx = typeof OffscreenCanvas === "function" ? new OffscreenCanvas(1, 1).getContext("2d") : null;
   if (!measureCtx) return text.length * TITLE_FONT * 0.62;
   measureCtx.font = `600 ${TITLE_FONT}px system-ui, sans-serif`;
   return measureCtx.measureText(text).width + 16;
@@ -1434,8 +1432,8 @@ function breakCycles(parent, byUID) {
     if (u !== null && state.get(u) === 1) {
       const circle = path2.slice(path2.indexOf(u));
       const low = circle.reduce((a, b) => (
-        /** @type {any} */
-        byUID.get(a).key <= /** @type {any} */
+        /** @type {Member} */
+        byUID.get(a).key <= /** @type {Member} */
         byUID.get(b).key ? a : b
       ));
       parent.set(low, null);
@@ -3100,7 +3098,8 @@ var ObjectPanel = class {
   /** The uids of the blockers the explanation names, at any depth. @returns {Set<string>} */
   blockerUids() {
     const ex = this.explanation;
-    if (this.namedBlockers?.ex === ex) return this.namedBlockers.uids;
+    const named = this.namedBlockers;
+    if (named && named.ex === ex) return named.uids;
     const uids = /* @__PURE__ */ new Set();
     const visit = (bs) => bs?.forEach((b) => {
       if (b.object?.uid) uids.add(b.object.uid);
@@ -7809,11 +7808,11 @@ var TravelUI = class {
     const end = c.end ?? this.timeline.recordedNewest();
     this.travel.play({ until: end + 1500 });
   }
-  /** "Replay the last cascade" of an object, live or gone. @param {string} uid */
   /** The last recorded cascade uid took part in, or null. @param {string} uid */
   lastCascadeOf(uid) {
     return lastCascadeOf(uid);
   }
+  /** "Replay the last cascade" of an object, live or gone. @param {string} uid */
   async replayLastCascade(uid) {
     try {
       const c = await lastCascadeOf(uid);
