@@ -31,6 +31,9 @@ type served struct {
 	status registry.Status // for a cluster not open yet
 	hub    *hub
 	mapper restMapper
+	// deletes is the cluster's deleter, made on first use (delete.go).
+	deletes     *deleter
+	deletesOnce sync.Once
 
 	from    *registry.Cluster  // what the registry's Open gave
 	stopHub context.CancelFunc // ends hub.run

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -12,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/transport"
 
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
@@ -105,14 +107,38 @@ func (s *Server) handleDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 // deleter performs deletes on the cluster with a UID precondition, as the requesting user
-// when the authenticator asks for impersonation.
+// when the authenticator asks for impersonation. One per cluster: its transport (and so
+// its connections) is made once and shared by every delete, each user's impersonation
+// wrapped around it per request.
 type deleter struct {
 	config *rest.Config
 	mapper meta.RESTMapper
+
+	once  sync.Once
+	base  http.RoundTripper  // the cluster's transport, without impersonation
+	plain metadata.Interface // deletes as gcscope itself
+	err   error
 }
 
+// deleter is c's deleter, made on first use.
 func (c *served) deleter() *deleter {
-	return &deleter{config: c.Kube, mapper: c.restMapper()}
+	c.deletesOnce.Do(func() { c.deletes = &deleter{config: c.Kube, mapper: c.restMapper()} })
+	return c.deletes
+}
+
+// client is the metadata client deletes go through, as user.
+func (d *deleter) client(user *User) (metadata.Interface, error) {
+	d.once.Do(func() {
+		if d.base, d.err = rest.TransportFor(d.config); d.err != nil {
+			return
+		}
+		d.plain, d.err = metadata.NewForConfigAndClient(d.config, &http.Client{Transport: d.base, Timeout: d.config.Timeout})
+	})
+	if d.err != nil || !user.Impersonate {
+		return d.plain, d.err
+	}
+	imp := transport.ImpersonationConfig{UserName: user.Name, UID: user.UID, Groups: user.Groups, Extra: user.Extra}
+	return metadata.NewForConfigAndClient(d.config, &http.Client{Transport: transport.NewImpersonatingRoundTripper(imp, d.base), Timeout: d.config.Timeout})
 }
 
 // delete deletes ref with policy as user; with dryRun (metav1.DryRunAll) the apiserver
@@ -126,11 +152,7 @@ func (d *deleter) delete(ctx context.Context, user *User, ref gc.ObjectRef, poli
 	if err != nil {
 		return fmt.Errorf("kind %s of %s is not served: %w", ref.Kind, ref.APIVersion, err)
 	}
-	cfg := rest.CopyConfig(d.config)
-	if user.Impersonate {
-		cfg.Impersonate = rest.ImpersonationConfig{UserName: user.Name, UID: user.UID, Groups: user.Groups, Extra: user.Extra}
-	}
-	client, err := metadata.NewForConfig(cfg)
+	client, err := d.client(user)
 	if err != nil {
 		return err
 	}

@@ -16,18 +16,7 @@ import (
 // recorded moment; without to, until now. With --auth=kubernetes it holds only the
 // objects the user may list (events and checkpoints alike).
 func (s *Server) handleHistoryExport(w http.ResponseWriter, r *http.Request) {
-	v, perr := httpapi.StrictQuery(r, []string{"from", "to", "last"}, nil)
-	if perr != nil {
-		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
-		return
-	}
-	now := time.Now()
-	from, to, perr := parseRange(v, now)
-	if perr != nil {
-		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
-		return
-	}
-	from, to, ok := s.defaultRange(w, from, to, clusterFrom(r).History.Status(), now)
+	_, from, to, _, ok := s.historyWindow(w, r)
 	if !ok {
 		return
 	}

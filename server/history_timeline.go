@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -20,15 +21,8 @@ type timelineResponse struct {
 // events, deletes and errors per bucket, the cascades and the gaps. Without from (or
 // last), from the oldest recorded moment; without to, until now.
 func (s *Server) handleHistoryTimeline(w http.ResponseWriter, r *http.Request) {
-	v, perr := httpapi.StrictQuery(r, []string{"from", "to", "last", "buckets"}, nil)
-	if perr != nil {
-		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
-		return
-	}
-	now := time.Now()
-	from, to, perr := parseRange(v, now)
-	if perr != nil {
-		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
+	v, from, to, status, ok := s.historyWindow(w, r, "buckets")
+	if !ok {
 		return
 	}
 	buckets := history.DefaultBuckets
@@ -40,17 +34,31 @@ func (s *Server) handleHistoryTimeline(w http.ResponseWriter, r *http.Request) {
 		}
 		buckets = n
 	}
-	status := clusterFrom(r).History.Status()
-	from, to, ok := s.defaultRange(w, from, to, status, now)
-	if !ok {
-		return
-	}
 	tl, err := clusterFrom(r).History.Timeline(r.Context(), history.TimelineQuery{From: from, To: to, Buckets: buckets, Visible: visibilityFrom(r).Func()})
 	if err != nil {
 		s.historyError(w, err)
 		return
 	}
 	httpapi.WriteJSON(w, http.StatusOK, timelineResponse{Timeline: tl, Recording: status})
+}
+
+// historyWindow reads the window a request names (from, to, last, and the parameters of
+// its own in extra) and fills its missing ends from the cluster's recording (defaultRange);
+// false when it has answered 400.
+func (s *Server) historyWindow(w http.ResponseWriter, r *http.Request, extra ...string) (v url.Values, from, to time.Time, status history.Status, ok bool) {
+	v, perr := httpapi.StrictQuery(r, append([]string{"from", "to", "last"}, extra...), nil)
+	if perr != nil {
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
+		return nil, from, to, status, false
+	}
+	now := time.Now()
+	if from, to, perr = parseRange(v, now); perr != nil {
+		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
+		return nil, from, to, status, false
+	}
+	status = clusterFrom(r).History.Status()
+	from, to, ok = s.defaultRange(w, from, to, status, now)
+	return v, from, to, status, ok
 }
 
 // defaultRange fills a range's missing ends: from the recording's oldest moment (or an

@@ -1,5 +1,6 @@
-// Package wire parses what clients send gcscope's server: websocket frames and the delete
-// request body. Strict, and small enough to fuzz on its own.
+// Package wire is what crosses the wire between gcscope's server and its clients: it parses
+// what clients send (websocket frames, the delete and set bodies; strict, and small enough
+// to fuzz on its own), and declares what the stream sends (frames.go).
 package wire
 
 import (
