@@ -30,7 +30,7 @@ var Store = class {
     this.resetQueues([]);
   }
   /**
-   * @param {any} frame a snapshot frame
+   * @param {SnapshotFrame} frame
    * @param {boolean} [fade] objects missing from it fade out as removals do; false when the
    *   page asked for other objects (summary first: detail.js), those it no longer holds are not gone
    */
@@ -69,7 +69,7 @@ var Store = class {
     this.queuesChanged = true;
   }
   /** Every type of events.gen.js's EVENT_TYPES has its case (static/store_events_test.go).
-   * @param {any[]} events the events of a deltas frame, in order */
+   * @param {Event[]} events the events of a deltas frame, in order */
   applyEvents(events) {
     const now = performance.now();
     for (const e of events) {
@@ -78,23 +78,41 @@ var Store = class {
       switch (e.type) {
         case "nodeAdded":
         case "nodeUpdated":
-          this.upsert(e.node, now);
+          this.upsert(
+            /** @type {NodeState} */
+            e.node,
+            now
+          );
           break;
         case "nodeRemoved":
-          this.remove(e.node.uid, now);
+          this.remove(
+            /** @type {NodeState} */
+            e.node.uid,
+            now
+          );
           break;
         case "edgeAdded":
         case "edgeRemoved":
-          this.patchEdge(e.type === "edgeAdded", e.edge);
+          this.patchEdge(
+            e.type === "edgeAdded",
+            /** @type {Edge} */
+            e.edge
+          );
           break;
         case "queue":
-          this.applyQueueEvent(e.queue, Date.parse(e.time) || Date.now());
+          this.applyQueueEvent(
+            /** @type {QueueTransition} */
+            e.queue,
+            Date.parse(e.time) || Date.now()
+          );
           break;
         case "action":
-          this.addAction({ ...e.action, time: Date.parse(e.time) || Date.now() });
+          this.addAction({ .../** @type {GcAction} */
+          e.action, time: Date.parse(e.time) || Date.now() });
           break;
         case "sync":
-          this.sync = e.sync;
+          this.sync = /** @type {SyncState} */
+          e.sync;
           this.queuesChanged = true;
           this.syncChanged = true;
           break;
@@ -232,12 +250,15 @@ var Store = class {
     this.removedAt = lastRemoval;
     return gone;
   }
-  /** @param {any[]} queues the snapshot's queue states */
+  /** @param {QueueState[]} queues the snapshot's queue states */
   resetQueues(queues) {
     const old = this.queues;
     this.queues = /* @__PURE__ */ new Map();
     for (const name of QUEUE_NAMES) {
-      const q = queues.find((x) => x.name === name) || {};
+      const q = (
+        /** @type {Partial<QueueState>} */
+        queues.find((x) => x.name === name) || {}
+      );
       const items = /* @__PURE__ */ new Map();
       for (const it of q.items || []) {
         const queuedItems = it.queuedItems ?? (it.queued ? 1 : 0), inFlightItems = it.inFlightItems ?? (it.inFlight ? 1 : 0);
@@ -270,7 +291,7 @@ var Store = class {
       this.actions.reverse();
     }
   }
-  /** The engine's queue mirror (gc/feed.go), applied to one transition. @param {any} e @param {number} now */
+  /** The engine's queue mirror (gc/feed.go), applied to one transition. @param {QueueTransition} e @param {number} now */
   applyQueueEvent(e, now) {
     const q = this.queues.get(e.queue);
     if (!q) return;
@@ -329,7 +350,7 @@ var Store = class {
   /**
    * A queue event's counts are the whole queue's just after it, also when this client is
    * sent only some objects' transitions: they set the queue's.
-   * @param {any} q @param {{depth: number, inFlight: number}|undefined} counts
+   * @param {Queue} q @param {QueueCounts|undefined} counts
    */
   takeCounts(q, counts) {
     if (counts) {
@@ -2517,7 +2538,7 @@ var Detail = class {
   /**
    * A summary frame: the counts; the first one decides the mode. Returns the namespaces
    * whose counts changed (their boxes are laid out again).
-   * @param {{objects: number, namespaces: NamespaceCount[], kinds: {kind: string}[]}} f
+   * @param {import("./frames.gen.js").Summary} f
    */
   onSummary(f) {
     const changed = /* @__PURE__ */ new Set();
@@ -5790,14 +5811,11 @@ function wireStream(page2, parts) {
       showConn2();
     },
     onFrame(f) {
-      const handle = handlers2[
-        /** @type {FrameType} */
-        f.type
-      ];
-      if (handle) handle(
-        /** @type {any} */
-        f
+      const handle = (
+        /** @type {((f: Frame) => void)|undefined} */
+        handlers2[f.type]
       );
+      if (handle) handle(f);
     }
   });
   detail.send = (frame) => stream2.send(frame);

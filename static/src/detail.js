@@ -11,7 +11,7 @@
 /** @typedef {import("./page.js").Page} Page */
 /**
  * A namespace counted (GET /api/v1/summary's namespaces).
- * @typedef {{name: string, objects: number, beingDeleted?: number, deletingDependents?: number, virtual?: number}} NamespaceCount
+ * @typedef {import("./frames.gen.js").NamespaceCount} NamespaceCount
  * @typedef {{namespaces: string[], uids: string[], kinds: string[]}} Wanted
  */
 
@@ -59,7 +59,7 @@ export class Detail {
   /**
    * A summary frame: the counts; the first one decides the mode. Returns the namespaces
    * whose counts changed (their boxes are laid out again).
-   * @param {{objects: number, namespaces: NamespaceCount[], kinds: {kind: string}[]}} f
+   * @param {import("./frames.gen.js").Summary} f
    */
   onSummary(f) {
     /** @type {Set<string>} */

@@ -9,10 +9,19 @@
  * @typedef {import("./events.gen.js").OwnerRef} OwnerRef
  * @typedef {import("./events.gen.js").ObjectRef} ObjectRef
  * @typedef {import("./events.gen.js").NodeState} NodeState
+ * @typedef {import("./events.gen.js").Event} Event
+ * @typedef {import("./events.gen.js").Edge} Edge
+ * @typedef {import("./events.gen.js").SyncState} SyncState
+ * @typedef {import("./events.gen.js").Action} GcAction
+ * @typedef {import("./events.gen.js").QueueEvent} QueueEvent
+ * @typedef {import("./events.gen.js").QueueCounts} QueueCounts
+ * @typedef {import("./frames.gen.js").SnapshotFrame} SnapshotFrame
+ * @typedef {import("./frames.gen.js").QueueState} QueueState
+ * @typedef {QueueEvent & {passed?: number}} QueueTransition a queue event; op "passed" (the stream's alone,
+ *   docs/stream.md) counts graphChanges items that came and went within a frame
  * @typedef {{object: ObjectRef, change?: string, queued?: boolean, inFlight?: boolean, queuedItems: number, inFlightItems: number,
  *   backoffUntil?: number|null, retries?: number, since: number}} QueueItem
- * @typedef {{queue: string, verb: string, object: ObjectRef, policy?: string, finalizer?: string, refs?: string[],
- *   reason?: string, error?: string, shadow?: boolean, duration?: number, time?: number}} Action
+ * @typedef {GcAction & {time?: number}} Action a worker's action; time: when it came (epoch ms), none in a snapshot
  * @typedef {{name: string, depth: number, inFlight: number, adds: number, retries: number, items: Map<string, QueueItem>,
  *   history: number[], maxHistory: number}} Queue
  */
@@ -75,7 +84,7 @@ export class Store {
   }
 
   /**
-   * @param {any} frame a snapshot frame
+   * @param {SnapshotFrame} frame
    * @param {boolean} [fade] objects missing from it fade out as removals do; false when the
    *   page asked for other objects (summary first: detail.js), those it no longer holds are not gone
    */
@@ -118,7 +127,7 @@ export class Store {
   }
 
   /** Every type of events.gen.js's EVENT_TYPES has its case (static/store_events_test.go).
-   * @param {any[]} events the events of a deltas frame, in order */
+   * @param {Event[]} events the events of a deltas frame, in order */
   applyEvents(events) {
     const now = performance.now();
     for (const e of events) {
@@ -126,26 +135,27 @@ export class Store {
       // seq): an event is applied once, in order, or not at all.
       if (e.seq <= this.seq) continue;
       this.applied++;
+      // An event carries its type's payload (events.gen.js's PAYLOAD_OF): the casts say which.
       switch (e.type) {
         case "nodeAdded":
         case "nodeUpdated":
-          this.upsert(e.node, now);
+          this.upsert(/** @type {NodeState} */ (e.node), now);
           break;
         case "nodeRemoved":
-          this.remove(e.node.uid, now);
+          this.remove(/** @type {NodeState} */ (e.node).uid, now);
           break;
         case "edgeAdded":
         case "edgeRemoved":
-          this.patchEdge(e.type === "edgeAdded", e.edge);
+          this.patchEdge(e.type === "edgeAdded", /** @type {Edge} */ (e.edge));
           break;
         case "queue":
-          this.applyQueueEvent(e.queue, Date.parse(e.time) || Date.now());
+          this.applyQueueEvent(/** @type {QueueTransition} */ (e.queue), Date.parse(e.time) || Date.now());
           break;
         case "action":
-          this.addAction({ ...e.action, time: Date.parse(e.time) || Date.now() });
+          this.addAction({ .../** @type {GcAction} */ (e.action), time: Date.parse(e.time) || Date.now() });
           break;
         case "sync":
-          this.sync = e.sync;
+          this.sync = /** @type {SyncState} */ (e.sync);
           this.queuesChanged = true;
           this.syncChanged = true;
           break;
@@ -290,12 +300,12 @@ export class Store {
     return gone;
   }
 
-  /** @param {any[]} queues the snapshot's queue states */
+  /** @param {QueueState[]} queues the snapshot's queue states */
   resetQueues(queues) {
     const old = this.queues;
     this.queues = new Map();
     for (const name of QUEUE_NAMES) {
-      const q = queues.find((x) => x.name === name) || {};
+      const q = /** @type {Partial<QueueState>} */ (queues.find((x) => x.name === name) || {});
       /** @type {Map<string, QueueItem>} */
       const items = new Map();
       for (const it of q.items || []) {
@@ -315,7 +325,7 @@ export class Store {
     }
   }
 
-  /** The engine's queue mirror (gc/feed.go), applied to one transition. @param {any} e @param {number} now */
+  /** The engine's queue mirror (gc/feed.go), applied to one transition. @param {QueueTransition} e @param {number} now */
   applyQueueEvent(e, now) {
     const q = this.queues.get(e.queue);
     if (!q) return;
@@ -378,7 +388,7 @@ export class Store {
   /**
    * A queue event's counts are the whole queue's just after it, also when this client is
    * sent only some objects' transitions: they set the queue's.
-   * @param {any} q @param {{depth: number, inFlight: number}|undefined} counts
+   * @param {Queue} q @param {QueueCounts|undefined} counts
    */
   takeCounts(q, counts) {
     if (counts) {

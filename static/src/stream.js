@@ -18,7 +18,8 @@ const OFFLINE_AFTER_MS = 1000;
 
 /**
  * @typedef {"connecting"|"live"|"reconnecting"|"offline"} ConnState
- * @typedef {{onFrame: (f: any) => void, onState: (s: ConnState, detail: string) => void, seq: () => number,
+ * @typedef {import("./frames.gen.js").Frame} Frame
+ * @typedef {{onFrame: (f: Frame) => void, onState: (s: ConnState, detail: string) => void, seq: () => number,
  *   query?: () => URLSearchParams}} Handlers  query: the subscription to open (and resume) with
  */
 
@@ -106,6 +107,7 @@ export class Stream {
 
   /** Handles one frame's text. @param {string} text */
   frame(text) {
+    /** @type {Frame} the server sends only its declared frames (frames.gen.js) */
     const f = JSON.parse(text);
     if (f.type === "snapshot") this.hadSnapshot = true;
     this.h.onFrame(f);
