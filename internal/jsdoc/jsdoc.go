@@ -4,11 +4,29 @@
 package jsdoc
 
 import (
+	"flag"
 	"fmt"
+	"log"
+	"os"
 	"reflect"
 	"strings"
 	"time"
 )
+
+// Main is a generator command's main: it writes generate's text to the file -o names, or
+// to standard output.
+func Main(generate func() []byte) {
+	out := flag.String("o", "", "the file to write (standard output when empty)")
+	flag.Parse()
+	src := generate()
+	if *out == "" {
+		os.Stdout.Write(src)
+		return
+	}
+	if err := os.WriteFile(*out, src, 0o644); err != nil {
+		log.Fatal(err)
+	}
+}
 
 // Typedefs collects a typedef for each struct reachable from those added, in the order met.
 type Typedefs struct {

@@ -9,10 +9,7 @@ package main
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
-	"log"
-	"os"
 	"reflect"
 	"strconv"
 	"strings"
@@ -21,18 +18,7 @@ import (
 	"github.com/gcscope/gcscope/internal/jsdoc"
 )
 
-func main() {
-	out := flag.String("o", "", "the file to write (standard output when empty)")
-	flag.Parse()
-	src := generate()
-	if *out == "" {
-		os.Stdout.Write(src)
-		return
-	}
-	if err := os.WriteFile(*out, src, 0o644); err != nil {
-		log.Fatal(err)
-	}
-}
+func main() { jsdoc.Main(generate) }
 
 // generate is the file's text.
 func generate() []byte {

@@ -9,9 +9,6 @@ package main
 
 import (
 	"bytes"
-	"flag"
-	"log"
-	"os"
 	"reflect"
 	"slices"
 	"strconv"
@@ -22,18 +19,7 @@ import (
 	"github.com/gcscope/gcscope/server/wire"
 )
 
-func main() {
-	out := flag.String("o", "", "the file to write (standard output when empty)")
-	flag.Parse()
-	src := generate()
-	if *out == "" {
-		os.Stdout.Write(src)
-		return
-	}
-	if err := os.WriteFile(*out, src, 0o644); err != nil {
-		log.Fatal(err)
-	}
-}
+func main() { jsdoc.Main(generate) }
 
 // frames are the shape of each frame type.
 var frames = []struct {
