@@ -76,7 +76,7 @@ func TestUIRevokedAccessIsNotACascadeDone(t *testing.T) {
 		t.Fatal(err)
 	}
 	entries := `[...document.querySelectorAll('#cascades [data-owner="` + string(owner.UID) + `"]')]`
-	poll("the cascade part done, held", entries+`.map((e) => e.dataset.state + " " + e.querySelector(".muted").textContent).join("|").startsWith("running 1/2 ")`, 30*time.Second)
+	poll("the cascade part done, held", entries+`.map((e) => e.dataset.state + " " + e.querySelector(".muted").textContent).join("|").startsWith("running 1 of 3 gone")`, 30*time.Second)
 
 	if err := kube.RbacV1().RoleBindings(ns).Delete(ctx, binding.Name, metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

@@ -46,7 +46,7 @@ type titleChange struct {
 // the page drew, frame by frame:
 //   - the dialog predicts every object of the namespace, step by step (its Pods first),
 //     says the order in words and that the ConfigMap will wait on its finalizer;
-//   - the namespace's box goes Terminating with its progress ("5 of 6 gone": the page saw
+//   - the namespace's box goes Terminating with its progress ("5 of 7 gone": the Namespace and its content; the page saw
 //     it begin, so it knows how many there were), never going back, says what holds it,
 //     and the cascades strip names it "namespace deletion"; every state the stream
 //     delivered for its members was drawn within 100 ms;
@@ -157,11 +157,13 @@ func TestUIStuckNamespace(t *testing.T) {
 	d.run(t, "delete the namespace", click("#delete-confirm"), chromedp.WaitNotVisible(chromedp.CSS("#delete-dialog")))
 
 	// --- Terminating: the box says so with its progress, and what holds it.
-	progress := fmt.Sprintf("%d of %d gone", total-1, total)
+	// The Namespace and its content are the deletion's members: all of the content but the
+	// held ConfigMap gone, the Namespace not yet.
+	progress := fmt.Sprintf("%d of %d gone", total-1, total+1)
 	poll("the box Terminating", drawnTitle+`.text.includes("Terminating")`, 20*time.Second)
 	poll("the box held by the finalizer", drawnTitle+`.text.includes("`+progress+`") && `+drawnTitle+`.caption.includes("held by finalizer `+stuckFinalizer+`")`, 60*time.Second)
 	poll("the cascades strip", `(() => { const s = document.querySelector('#cascades [data-policy="Namespace"][data-state="running"]')?.textContent || "";
-		return s.includes("namespace deletion") && s.includes("`+fmt.Sprintf("%d/%d", total-1, total)+`"); })()`, 5*time.Second)
+		return s.includes("namespace deletion") && s.includes("`+progress+`"); })()`, 5*time.Second)
 	browsertest.Screenshot(t, page.Ctx, "ui-stuck-terminating")
 
 	// The Namespace's panel: the held ConfigMap, its finalizer and who added it.
@@ -215,7 +217,8 @@ func TestUIStuckNamespace(t *testing.T) {
 	d.run(t, "select from the stuck view", click(`#stuck-groups .stuck-group li[data-uid="`+heldUID+`"] a`))
 	poll("the ConfigMap selected, its panel shown", `window.gcscope.view.sel === "`+heldUID+`" && !document.querySelector("#object-panel").hidden`, 10*time.Second)
 
-	// --- A page opened mid-deletion cannot know what went before it: "1 left", no "of".
+	// --- A page opened mid-deletion cannot know what went before it: "2 left" (the held
+	// ConfigMap and the Namespace itself, a member as in "5 of 7 gone"), no "of".
 	reopened, closeReopened := chromedp.NewContext(page.Ctx)
 	// Its first action opens the tab, which lives as long as that action's context: this one.
 	if err := chromedp.Do(reopened); err != nil {
@@ -226,7 +229,7 @@ func TestUIStuckNamespace(t *testing.T) {
 	d2.run(t, "open a second page mid-deletion", chromedp.Navigate(base+"/?ns="+ns+"&sel="+heldUID+"&tab=stuck"), uiReady,
 		chromedp.WaitVisible(chromedp.CSS("#stuck-panel")))
 	d2.eval(t, `(window.gcscope.recordDrawn(), true)`, &ok)
-	d2.run(t, "its box says what is left", chromedp.Poll[chromedp.Void](drawnTitle+`.text.includes("Terminating") && `+drawnTitle+`.text.includes("1 left")`,
+	d2.run(t, "its box says what is left", chromedp.Poll[chromedp.Void](drawnTitle+`.text.includes("Terminating") && `+drawnTitle+`.text.includes("2 left")`,
 		chromedp.WithPollingTimeout(20*time.Second)))
 	var reopenedTitle string
 	d2.eval(t, drawnTitle+`.text`, &reopenedTitle)
@@ -270,9 +273,9 @@ func TestUIStuckNamespace(t *testing.T) {
 }
 
 // assertNamespaceDrawn checks the titles drawn for namespace ns: its plain title until
-// the delete, then "Terminating · N of total gone" with N never going down (the page saw
-// the deletion begin: it has its baseline and never says only "K left"), N at total before
-// the box goes, and no box after.
+// the delete, then "Terminating · N of total+1 gone" (its content and the Namespace) with N
+// never going down (the page saw the deletion begin: it has its baseline and never says only
+// "K left"), N at total (the content all gone) before the box goes, and no box after.
 func assertNamespaceDrawn(t *testing.T, titles []titleChange, ns string, total int) {
 	t.Helper()
 	count := regexp.MustCompile(`(\d+) of (\d+) gone`)
@@ -303,15 +306,15 @@ func assertNamespaceDrawn(t *testing.T, titles []titleChange, ns string, total i
 			continue
 		}
 		n, of := atoi(m[1]), atoi(m[2])
-		if of != total {
-			t.Errorf("the box drawn %q: the namespace had %d objects", c.Text, total)
+		if of != total+1 { // the Namespace and its content
+			t.Errorf("the box drawn %q: the namespace had %d objects, and is one itself", c.Text, total)
 		}
 		if n < gone {
 			t.Errorf("the progress went back from %d to %d gone at %.0f ms", gone, n, c.T)
 		}
 		gone = n
 		heldShown = heldShown || (n == total-1 && strings.Contains(c.Caption, "held by finalizer "+stuckFinalizer))
-		allGone = allGone || n == total
+		allGone = allGone || n >= total // its content all gone (the Namespace goes with its box)
 	}
 	last := titleChange{}
 	if len(titles) > 0 {
