@@ -273,10 +273,10 @@ func TestUIHistory(t *testing.T) {
 			present++
 		}
 	}
-	// Its dependents are counted, not its owner (there at that moment).
-	if wantCount := fmt.Sprintf("%d/%d · ", objects-present, objects-1); objects != len(tree) || !strings.HasPrefix(paused.Strip, wantCount) {
-		t.Errorf("at the half-done moment (%d of the tree's %d objects there) the strip says %q: want %q…, the recorded cascade's %d dependents counted",
-			present, len(tree), paused.Strip, wantCount, objects-1)
+	// Its members are counted, its owner (there at that moment) among them.
+	if wantCount := fmt.Sprintf("%d of %d gone · ", objects-present, objects); objects != len(tree) || !strings.HasPrefix(paused.Strip, wantCount) {
+		t.Errorf("at the half-done moment (%d of the tree's %d objects there) the strip says %q: want %q…, the recorded cascade's %d members counted",
+			present, len(tree), paused.Strip, wantCount, objects)
 	}
 	// The strip's and the panel's bars are drawn that far along.
 	var fill struct{ Strip, Panel []float64 }
@@ -410,7 +410,7 @@ func TestUIHistory(t *testing.T) {
 	// Part done, then held by a finalizer: it has no time left to estimate (a trial read
 	// "~53 s left" after 53 s of it, growing with the wait).
 	heldEntry := `document.querySelector('#cascades [data-owner=` + jsQuoted(string(held.UID)) + `]')`
-	poll("the held deletion part done in the strip", heldEntry+`?.querySelector(".muted")?.textContent.startsWith("1/2 ")`, 20*time.Second)
+	poll("the held deletion part done in the strip", heldEntry+`?.querySelector(".muted")?.textContent.startsWith("1 of 3 gone")`, 20*time.Second)
 	d.run(t, "held a while", chromedp.Sleep(1500*time.Millisecond))
 	var heldTitle string
 	d.eval(t, heldEntry+`.title`, &heldTitle)
