@@ -107,9 +107,6 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	})
 }
 
-// errNotSignedIn: a stream's credentials are no longer accepted (security/sessions.go, stream_client.go).
-var errNotSignedIn = errors.New("your sign-in is no longer accepted (signed out, gcscope restarted, or the token was revoked or expired): sign in again")
-
 // credentialsOf returns a check of r's credentials as they are now (the session its
 // cookie names, or its bearer token), for a stream to run again while it lasts; nil
 // without authentication.
@@ -122,7 +119,7 @@ func (s *Server) credentialsOf(r *http.Request) func(context.Context) error {
 		// its cache while it can.
 		_, err := s.opts.Auth.Authenticate(ctx, s.bearerToken(r))
 		if errors.Is(err, errUnauthenticated) {
-			return errNotSignedIn
+			return security.ErrNotSignedIn
 		}
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/gcscope/gcscope/server/httpapi"
 	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/security"
+	"github.com/gcscope/gcscope/server/stream"
 )
 
 // served is a cluster the server serves: its Cluster, and its stream hub and REST mapper,
@@ -29,14 +30,14 @@ type served struct {
 	registry.Cluster
 	name   string
 	status registry.Status // for a cluster not open yet
-	hub    *hub
+	hub    *stream.Hub
 	mapper restMapper
 	// deletes is the cluster's deleter, made on first use (delete.go).
 	deletes     *deleter
 	deletesOnce sync.Once
 
 	from    *registry.Cluster  // what the registry's Open gave
-	stopHub context.CancelFunc // ends hub.run
+	stopHub context.CancelFunc // ends hub.Run
 }
 
 type clusterKey struct{}
@@ -158,7 +159,7 @@ func (f *hubs) start(sv *served) {
 	}
 	ctx, cancel := context.WithCancel(f.run)
 	sv.stopHub = cancel
-	go sv.hub.run(ctx)
+	go sv.hub.Run(ctx)
 }
 
 // runAll runs the hubs of the clusters opened so far, and of those opened later, until
@@ -172,6 +173,11 @@ func (f *hubs) runAll(ctx context.Context) {
 	f.waiting = nil
 	f.mu.Unlock()
 	<-ctx.Done()
+}
+
+// handleStream serves the request's cluster's stream (GET /api/v1/stream: server/stream).
+func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
+	clusterFrom(r).hub.ServeHTTP(w, r)
 }
 
 // opened is every cluster served so far, in the order the registry lists them.

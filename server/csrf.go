@@ -104,7 +104,7 @@ func (s *Server) guardWrite(next http.Handler) http.Handler {
 // are not browsers send neither Origin nor Sec-Fetch-Site and pass.
 func (s *Server) guardRead(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		// The stream's handshake checks its own Origin (stream_upgrade.go), and audits a
+		// The stream's handshake checks its own Origin (server/stream/upgrade.go), and audits a
 		// refusal as the stream's.
 		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 		if (r.Method == http.MethodGet || r.Method == http.MethodHead) && !upgrade {

@@ -18,6 +18,7 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 )
 
 // TestAStalledExportIsCut: an export whose client stops reading holds its slot (one of
@@ -29,7 +30,7 @@ func TestAStalledExportIsCut(t *testing.T) {
 
 	// 20,000 events that deflate badly: a file of megabytes, far more than the buffers.
 	// (Published a ring's part at a time, each recorded before the next.)
-	st, _ := recordFakeStore(t, func(f *fakeEngine, recording *history.Store) {
+	st, _ := recordFakeStore(t, func(f *streamtest.Engine, recording *history.Store) {
 		for chunk := range 20 {
 			var evs []gc.Event
 			for i := range 1000 {
@@ -38,17 +39,17 @@ func TestAStalledExportIsCut(t *testing.T) {
 				evs = append(evs, gc.Event{Type: gc.ActionTaken, Action: &gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbKeep,
 					Object: cmRef("shop", fmt.Sprintf("cm-%d-%d", chunk, i)), Reason: hex.EncodeToString(noise)}})
 			}
-			last := f.publish(evs...)
+			last := f.Publish(evs...)
 			testkit.Eventually(t, "the recorder to take a chunk", func() bool { return recording.Status().Seq >= last })
 		}
 	})
 	srv := New(Options{History: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ts := httptest.NewUnstartedServer(srv)
-	ts.Listener = smallBuffers{ts.Listener}
+	ts.Listener = streamtest.SmallBuffers{Listener: ts.Listener}
 	ts.Start()
 	t.Cleanup(ts.Close)
 
-	dialer := net.Dialer{Control: smallReceiveBuffer}
+	dialer := net.Dialer{Control: streamtest.SmallReceiveBuffer}
 	conn, err := dialer.DialContext(context.Background(), "tcp", ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)

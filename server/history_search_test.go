@@ -12,6 +12,7 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 )
 
 // countingAuthz allows listing in one namespace and counts the questions it is asked.
@@ -35,9 +36,9 @@ func (a *countingAuthz) count() int {
 }
 
 // recordConfigMaps records a ConfigMap named name in each of namespaces.
-func recordConfigMaps(f *fakeEngine, name string, namespaces ...string) {
+func recordConfigMaps(f *streamtest.Engine, name string, namespaces ...string) {
 	for _, ns := range namespaces {
-		f.publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: cmRef(ns, name), Observed: true}})
+		f.Publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: cmRef(ns, name), Observed: true}})
 	}
 }
 
@@ -52,7 +53,7 @@ func TestASearchOfTheRecordingAsksTheSameWhateverItFinds(t *testing.T) {
 	for i := range hidden {
 		hidden[i] = fmt.Sprintf("team-%02d", i)
 	}
-	st, _ := recordFake(t, func(f *fakeEngine) {
+	st, _ := recordFake(t, func(f *streamtest.Engine) {
 		recordConfigMaps(f, "payroll-keys", hidden...)
 		recordConfigMaps(f, "payroll-mine", "mine")
 		recordConfigMaps(f, "plain", "mine")
@@ -108,7 +109,7 @@ func TestASearchTooBroadForTheUsersAccessIsRefused(t *testing.T) {
 	for i := range many {
 		many[i] = fmt.Sprintf("tenant-%03d", i)
 	}
-	st, _ := recordFake(t, func(f *fakeEngine) {
+	st, _ := recordFake(t, func(f *streamtest.Engine) {
 		recordConfigMaps(f, "ledger", many...)
 		recordConfigMaps(f, "ledger", "mine")
 	})

@@ -20,23 +20,19 @@ import (
 	"github.com/gcscope/gcscope/history"
 	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 )
 
-// feedEngine is the fake engine as the recorder sees one.
-type feedEngine struct{ *fakeEngine }
-
-func (f feedEngine) Feed() *gc.Feed { return f.feed }
-
 // recordFake records what publish publishes on a fake engine into a fresh history.
-func recordFake(t *testing.T, publish func(f *fakeEngine)) (*history.Store, *fakeEngine) {
+func recordFake(t *testing.T, publish func(f *streamtest.Engine)) (*history.Store, *streamtest.Engine) {
 	t.Helper()
-	return recordFakeStore(t, func(f *fakeEngine, _ *history.Store) { publish(f) })
+	return recordFakeStore(t, func(f *streamtest.Engine, _ *history.Store) { publish(f) })
 }
 
 // recordFakeStore is recordFake for a publisher that watches the recording as it goes.
-func recordFakeStore(t *testing.T, publish func(f *fakeEngine, st *history.Store)) (*history.Store, *fakeEngine) {
+func recordFakeStore(t *testing.T, publish func(f *streamtest.Engine, st *history.Store)) (*history.Store, *streamtest.Engine) {
 	t.Helper()
-	f := newFakeEngine(1 << 12)
+	f := streamtest.NewEngine(1 << 12)
 	st, err := history.Open(history.Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +40,7 @@ func recordFakeStore(t *testing.T, publish func(f *fakeEngine, st *history.Store
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- history.NewRecorder(st, feedEngine{f}, history.RecorderOptions{FlushInterval: 5 * time.Millisecond}).Run(ctx)
+		done <- history.NewRecorder(st, f, history.RecorderOptions{FlushInterval: 5 * time.Millisecond}).Run(ctx)
 	}()
 	t.Cleanup(func() { cancel(); <-done; st.Close() })
 	testkit.Eventually(t, "the recorder to start", func() bool { return st.Status().State == history.StateRecording })
@@ -84,17 +80,17 @@ func TestHistoryRoutes(t *testing.T) {
 	owner, child, other := cmRef("shop", "owner"), cmRef("shop", "child"), cmRef("shop", "other")
 	var mid gc.Snapshot
 	var midTime time.Time
-	st, f := recordFake(t, func(f *fakeEngine) {
+	st, f := recordFake(t, func(f *streamtest.Engine) {
 		for _, r := range []gc.ObjectRef{owner, child, other} {
-			f.publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: r, Observed: true}})
+			f.Publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: r, Observed: true}})
 		}
-		f.publish(gc.Event{Type: gc.NodeRemoved, Node: &gc.NodeState{ObjectRef: owner, Observed: true}})
+		f.Publish(gc.Event{Type: gc.NodeRemoved, Node: &gc.NodeState{ObjectRef: owner, Observed: true}})
 		mid = f.Snapshot()
-		evs, _ := f.feed.Since(mid.Seq-1, 1)
+		evs, _ := f.Feed().Since(mid.Seq-1, 1)
 		midTime = evs[0].Time
-		f.publish(historyAction(gc.VerbDelete, child, ""))
-		f.publish(historyAction(gc.VerbDelete, other, "the object has been modified"))
-		f.publish(gc.Event{Type: gc.NodeRemoved, Node: &gc.NodeState{ObjectRef: child, Observed: true}})
+		f.Publish(historyAction(gc.VerbDelete, child, ""))
+		f.Publish(historyAction(gc.VerbDelete, other, "the object has been modified"))
+		f.Publish(gc.Event{Type: gc.NodeRemoved, Node: &gc.NodeState{ObjectRef: child, Observed: true}})
 	})
 	_, c := historyServer(t, Options{History: st})
 
@@ -241,14 +237,14 @@ func TestHistoryOffAnswers503(t *testing.T) {
 func TestHistoryPerUser(t *testing.T) {
 	w := newRBACWorld(t)
 	a, b := cmRef(w.nsA, "recorded-a"), cmRef(w.nsB, "recorded-b")
-	st, _ := recordFake(t, func(f *fakeEngine) {
-		f.publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: a, Observed: true}})
-		f.publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: b, Observed: true}})
+	st, _ := recordFake(t, func(f *streamtest.Engine) {
+		f.Publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: a, Observed: true}})
+		f.Publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: b, Observed: true}})
 		// A look-up of a's owner made for b: bob sees it, without a named.
-		f.publish(gc.Event{Type: gc.ActionTaken, Action: &gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbGet, Object: b, For: &a,
+		f.Publish(gc.Event{Type: gc.ActionTaken, Action: &gc.Action{Queue: gc.AttemptToDelete, Verb: gc.VerbGet, Object: b, For: &a,
 			Reason: "look up owner of ConfigMap recorded-a: found"}})
-		f.publish(historyAction(gc.VerbDelete, a, ""))
-		f.publish(historyAction(gc.VerbDelete, b, ""))
+		f.Publish(historyAction(gc.VerbDelete, a, ""))
+		f.Publish(historyAction(gc.VerbDelete, b, ""))
 	})
 	ts, _ := w.e.serve(t, Options{History: st, Auth: NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
 		Authorizer: NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews())})

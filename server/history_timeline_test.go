@@ -16,17 +16,18 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 )
 
 // publishCascade publishes a background cascade: owner deleted, then child deleted by the
 // collector because of it.
-func publishCascade(f *fakeEngine, owner, child gc.ObjectRef) {
-	f.publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: owner, Observed: true}})
-	f.publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: child, Observed: true,
+func publishCascade(f *streamtest.Engine, owner, child gc.ObjectRef) {
+	f.Publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: owner, Observed: true}})
+	f.Publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: child, Observed: true,
 		Owners: []gc.OwnerRef{{APIVersion: owner.APIVersion, Kind: owner.Kind, Name: owner.Name, UID: owner.UID}}}})
-	f.publish(gc.Event{Type: gc.NodeRemoved, Node: &gc.NodeState{ObjectRef: owner, Observed: true}})
-	f.publish(historyAction(gc.VerbDelete, child, ""))
-	f.publish(gc.Event{Type: gc.NodeRemoved, Node: &gc.NodeState{ObjectRef: child, Observed: true}})
+	f.Publish(gc.Event{Type: gc.NodeRemoved, Node: &gc.NodeState{ObjectRef: owner, Observed: true}})
+	f.Publish(historyAction(gc.VerbDelete, child, ""))
+	f.Publish(gc.Event{Type: gc.NodeRemoved, Node: &gc.NodeState{ObjectRef: child, Observed: true}})
 }
 
 func getJSON(t *testing.T, c *client, path string, header http.Header, v any) {
@@ -65,10 +66,10 @@ func exported(t *testing.T, c *client, query string, header http.Header) (string
 
 func TestHistoryTimelineCascadesAndExportRoutes(t *testing.T) {
 	owner, child, other := cmRef("shop", "owner"), cmRef("shop", "child"), cmRef("shop", "other")
-	st, f := recordFake(t, func(f *fakeEngine) {
-		f.publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: other, Observed: true}})
+	st, f := recordFake(t, func(f *streamtest.Engine) {
+		f.Publish(gc.Event{Type: gc.NodeAdded, Node: &gc.NodeState{ObjectRef: other, Observed: true}})
 		publishCascade(f, owner, child)
-		f.publish(historyAction(gc.VerbDelete, other, "the object has been modified"))
+		f.Publish(historyAction(gc.VerbDelete, other, "the object has been modified"))
 	})
 	srv := New(Options{History: st, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	ts := httptest.NewServer(srv)
@@ -191,7 +192,7 @@ func TestHistoryTimelineCascadesExportPerUser(t *testing.T) {
 	w := newRBACWorld(t)
 	aOwner, aChild := cmRef(w.nsA, "cascade-owner"), cmRef(w.nsA, "cascade-child")
 	bOwner, bChild := cmRef(w.nsB, "cascade-owner"), cmRef(w.nsB, "cascade-child")
-	st, f := recordFake(t, func(f *fakeEngine) {
+	st, f := recordFake(t, func(f *streamtest.Engine) {
 		publishCascade(f, aOwner, aChild)
 		publishCascade(f, bOwner, bChild)
 	})

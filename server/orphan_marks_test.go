@@ -10,15 +10,12 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
-	"github.com/gcscope/gcscope/server/access"
 )
 
 // resourceAuthz allows listing one resource in one namespace.
@@ -149,51 +146,5 @@ func TestOrphanMarksInTheAPI(t *testing.T) {
 	}
 	if n := strings.Count(audit.String(), `"action":"dismissOrphanMarks"`); n != 4 {
 		t.Errorf("audit log has %d refused dismissals, want 4 (no token, cross-origin, cross-site, unknown object):\n%s", n, audit)
-	}
-}
-
-// The stream tells a user the mark without the former owner it may not see.
-func TestStreamRedactsAHiddenFormerOwner(t *testing.T) {
-	authz := &switchableAuthz{}
-	authz.set("a")
-	mapper := meta.NewDefaultRESTMapper(nil)
-	for _, k := range []string{"ReplicaSet", "Pod"} {
-		mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: k}, meta.RESTScopeNamespace)
-	}
-	e := newStreamEnv(t, 1024, hubOptions{Visibility: func(r *http.Request) *access.Visibility {
-		return access.New(context.Background(), anonymous, authz, mapper)
-	}}).start(t)
-	hidden := gc.ObjectRef{APIVersion: "v1", Kind: "ReplicaSet", Namespace: "b", Name: "secret-rs", UID: "rs-b"}
-	shown := gc.ObjectRef{APIVersion: "v1", Kind: "ReplicaSet", Namespace: "a", Name: "shown-rs", UID: "rs-a"}
-	mark := func(o gc.ObjectRef) gc.OrphanMark {
-		return gc.OrphanMark{Owner: o, Cause: gc.OrphanDelete, By: "the garbage collector", At: time.Unix(1, 0),
-			Reason: "the Orphan delete of ReplicaSet " + o.Name}
-	}
-	first := mkNode("pa", "a", "Pod")
-	first.Orphaned = []gc.OrphanMark{mark(hidden)}
-	e.eng.publish(addNode(first)...)
-	c := e.dial(t, "")
-	m := newStreamModel()
-	if err := m.apply(c.next()); err != nil {
-		t.Fatal(err)
-	}
-	if got := m.nodes["pa"].Orphaned; len(got) != 1 || !got[0].OwnerHidden || got[0].Owner.Name != "" || strings.Contains(got[0].Reason, "secret-rs") {
-		t.Errorf("snapshot's mark = %+v, want the former owner hidden", got)
-	}
-	updated := *first
-	updated.Orphaned = []gc.OrphanMark{mark(hidden), mark(shown)}
-	e.eng.publish(gc.Event{Type: gc.NodeUpdated, Node: &updated})
-	for len(m.nodes["pa"].Orphaned) < 2 {
-		f := c.next()
-		if strings.Contains(string(f.raw), "secret-rs") || strings.Contains(string(f.raw), "rs-b") {
-			t.Errorf("a frame names the hidden former owner: %s", f.raw)
-		}
-		if err := m.apply(f); err != nil {
-			t.Fatal(err)
-		}
-	}
-	got := m.nodes["pa"].Orphaned
-	if !got[0].OwnerHidden || got[1].OwnerHidden || got[1].Owner != shown {
-		t.Errorf("updated marks = %+v, want the first hidden and the second naming %+v", got, shown)
 	}
 }

@@ -6,57 +6,19 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
-	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/server/registry"
 )
-
-func TestStreamClientCaps(t *testing.T) {
-	e := newStreamEnv(t, 1024, hubOptions{MaxClients: 3, MaxClientsPerUser: 2,
-		User: func(r *http.Request) string { return r.Header.Get("X-Test-User") }}).start(t)
-	as := func(user string) *websocket.DialOptions {
-		return &websocket.DialOptions{HTTPHeader: http.Header{"X-Test-User": {user}}}
-	}
-	// closedWith dials and expects the server to close at once with 1013 and a reason.
-	closedWith := func(user, wantReason string) {
-		t.Helper()
-		c := e.dialWith(t, "", as(user))
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_, _, err := c.conn.Read(ctx)
-		var ce websocket.CloseError
-		if !errors.As(err, &ce) || ce.Code != websocket.StatusTryAgainLater || !strings.Contains(ce.Reason, wantReason) {
-			t.Fatalf("user %s over the cap: %v; want close 1013 saying %q", user, err, wantReason)
-		}
-	}
-	alice1 := e.dialWith(t, "", as("alice"))
-	alice1.next()
-	e.dialWith(t, "", as("alice")).next()
-	closedWith("alice", "too many streams for this user")
-	bob := e.dialWith(t, "", as("bob"))
-	if f := bob.next(); f.Type != "snapshot" {
-		t.Fatalf("bob under his cap: %s", f.raw)
-	}
-	closedWith("carol", "the server holds its maximum of 3")
-	// A closed stream frees its place.
-	alice1.conn.Close(websocket.StatusNormalClosure, "bye")
-	testkit.Eventually(t, "the server to release alice's stream", func() bool { return e.hub.clientCount() == 2 })
-	if f := e.dialWith(t, "", as("carol")).next(); f.Type != "snapshot" {
-		t.Fatalf("carol after a stream closed: %s", f.raw)
-	}
-}
 
 // slashEngine answers for an object whose uid has a "/" in it (bad data a fake cluster
 // can hold), and otherwise is the real engine.

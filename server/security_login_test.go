@@ -21,6 +21,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/stream"
 )
 
 const loginToken = "login-token-0123456789"
@@ -261,8 +262,8 @@ func TestStreamEndsWithTheSignIn(t *testing.T) {
 			continue
 		}
 		var ce websocket.CloseError
-		if !errors.As(err, &ce) || ce.Code != StatusSignedOut || !strings.Contains(ce.Reason, "sign in again") {
-			t.Fatalf("after sign-out the stream ended with %v; want a close with StatusSignedOut (4401) saying to sign in again", err)
+		if !errors.As(err, &ce) || ce.Code != stream.StatusSignedOut || !strings.Contains(ce.Reason, "sign in again") {
+			t.Fatalf("after sign-out the stream ended with %v; want a close with stream.StatusSignedOut (4401) saying to sign in again", err)
 		}
 		t.Logf("closed %v after the sign-out: %q", time.Since(signedOut).Round(time.Millisecond), ce.Reason)
 		return

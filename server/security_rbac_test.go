@@ -27,6 +27,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
@@ -408,9 +409,9 @@ func TestPerUserStream(t *testing.T) {
 	follow := func(user string, s *stream, have, gone string) string {
 		t.Helper()
 		var all strings.Builder
-		m := newStreamModel()
+		m := streamtest.NewModel()
 		holds := func(name string) bool {
-			for _, n := range m.nodes {
+			for _, n := range m.Nodes {
 				if n.Name == name {
 					return true
 				}
@@ -420,18 +421,18 @@ func TestPerUserStream(t *testing.T) {
 		take := func(data []byte) {
 			all.Write(data)
 			all.WriteByte('\n')
-			var f streamFrame
+			var f streamtest.Frame
 			if err := json.Unmarshal(data, &f); err != nil {
 				t.Fatal(err)
 			}
-			f.raw = data
-			if err := m.apply(f); err != nil {
+			f.Raw = data
+			if err := m.Apply(f); err != nil {
 				t.Fatalf("%s: %v", user, err)
 			}
 		}
 		take(s.first)
 		deadline := time.After(time.Minute)
-		for !m.started || !holds(have) || holds(gone) {
+		for !m.Started || !holds(have) || holds(gone) {
 			select {
 			case data, ok := <-s.frames:
 				if !ok {
@@ -515,7 +516,7 @@ func TestPerUserStream(t *testing.T) {
 			if !ok {
 				t.Fatal("the stream of the user with no RBAC closed")
 			}
-			var frame streamFrame
+			var frame streamtest.Frame
 			json.Unmarshal(f, &frame)
 			if len(frame.Nodes) > 0 || slicesContainNodeEvent(frame.Events) {
 				t.Errorf("the user with no RBAC received objects: %.300s", f)
@@ -528,7 +529,7 @@ func TestPerUserStream(t *testing.T) {
 	for drained := false; !drained; {
 		select {
 		case f := <-nobody.frames:
-			var frame streamFrame
+			var frame streamtest.Frame
 			json.Unmarshal(f, &frame)
 			if len(frame.Nodes) > 0 || slicesContainNodeEvent(frame.Events) {
 				t.Errorf("the user with no RBAC received objects: %.300s", f)

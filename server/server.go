@@ -20,14 +20,8 @@ import (
 	"github.com/gcscope/gcscope/server/httpapi"
 	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/security"
+	"github.com/gcscope/gcscope/server/stream"
 )
-
-// EventSource is the part of the engine's feed the stream reads.
-type EventSource interface {
-	LastSeq() uint64
-	Since(seq uint64, max int) ([]gc.Event, error)
-	Wait(ctx context.Context, seq uint64) error
-}
 
 // Options are what the server needs from the rest of gcscope.
 type Options struct {
@@ -78,8 +72,8 @@ type Options struct {
 	// considered behind and resynced with a snapshot; 0: 256.
 	ClientBuffer int
 	// StreamCompression says whether the stream's frames are deflated for browsers that
-	// offer permessage-deflate; the zero value is the default (see StreamCompression).
-	StreamCompression StreamCompression
+	// offer permessage-deflate; the zero value is the default (see stream.Compression).
+	StreamCompression stream.Compression
 	// StreamCredentialsInterval is how often an open stream's credentials are checked
 	// again with authentication; default 30 s.
 	StreamCredentialsInterval time.Duration
@@ -115,7 +109,7 @@ type Server struct {
 	// exports holds a token per history export in progress (maxExports).
 	exports chan struct{}
 	// streamSeats bound the streams of every cluster together.
-	streamSeats *streamSeats
+	streamSeats *stream.Seats
 
 	// The clusters served (a registry of one without Options.Clusters), and those opened.
 	clusters registry.Clusters
@@ -135,7 +129,7 @@ func New(o Options) *Server {
 	s.processKey = newProcessKey()
 	s.sessions = security.NewSessions()
 	s.metrics = newServerMetrics()
-	s.streamSeats = newStreamSeats(o.MaxStreams, o.MaxStreamsPerUser) // every cluster's streams together
+	s.streamSeats = stream.NewSeats(o.MaxStreams, o.MaxStreamsPerUser) // every cluster's streams together
 	s.hubs = &hubs{by: map[string]*served{}}
 	if o.Clusters != nil {
 		s.clusters, s.several = o.Clusters, true
@@ -153,7 +147,7 @@ func New(o Options) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // newHub makes the stream hub of c's engine.
-func (s *Server) newHub(c *served, reg prometheus.Registerer) *hub {
+func (s *Server) newHub(c *served, reg prometheus.Registerer) *stream.Hub {
 	o := s.opts
 	var bare func() gc.Snapshot
 	if e, ok := c.Engine.(interface{ SnapshotWithoutNodes() gc.Snapshot }); ok {
@@ -165,7 +159,7 @@ func (s *Server) newHub(c *served, reg prometheus.Registerer) *hub {
 	}); ok {
 		subset = e.SnapshotOf
 	}
-	return newHub(hubOptions{
+	return stream.New(stream.Options{
 		Bare:     bare,
 		Subset:   subset,
 		Snapshot: c.Engine.Snapshot, Summary: summaryOf(c.Engine), Feed: c.Engine.Feed(), Logger: o.Logger,

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/stream"
 )
 
 // engineStreamClient applies the stream's frames to a local copy of the graph, as the UI does.
@@ -163,7 +164,7 @@ func TestStreamFollowsTheRealEngineUnderChurn(t *testing.T) {
 	passed, transitions := 0, 0
 	for _, ev := range all.events {
 		if ev.Queue != nil && ev.Queue.Queue == gc.GraphChanges {
-			if ev.Queue.Op == QueuePassed {
+			if ev.Queue.Op == stream.QueuePassed {
 				passed++
 			} else {
 				transitions++

@@ -20,6 +20,7 @@ import (
 
 	"github.com/gcscope/gcscope/internal/browsertest"
 	"github.com/gcscope/gcscope/server"
+	"github.com/gcscope/gcscope/server/stream"
 )
 
 // The first-frame benchmark: a page whose cost follows what is on screen, not the
@@ -114,7 +115,7 @@ func sizeName(n int) string {
 // with m, then the frame rates under its events.
 func loadFirstFrame(b *testing.B, eng *synthEngine, n int, l link, m *mutator) firstFrameResult {
 	name := fmt.Sprintf("%s over %s", sizeName(n), l.name)
-	srv, stopHub := runServer(eng, server.Options{StreamCompression: server.StreamCompressionOn})
+	srv, stopHub := runServer(eng, server.Options{StreamCompression: stream.CompressionOn})
 	ts := httptest.NewServer(srv) // 127.0.0.1
 	px := startLinkProxy(b, ts.Listener.Addr().String(), l)
 	defer func() {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/gcscope/gcscope/internal/browsertest"
 	"github.com/gcscope/gcscope/server"
+	"github.com/gcscope/gcscope/server/stream"
 )
 
 // The snapshot benchmark: what the stream's compression (its own deflate, which the page
@@ -121,13 +122,13 @@ type wsTiming struct {
 // variant is a way the server streams the snapshot.
 type variant struct {
 	name        string
-	compression server.StreamCompression
+	compression stream.Compression
 }
 
 // snapshotVariants: the first is the baseline of the ratios.
 var snapshotVariants = []variant{
-	{name: "off", compression: server.StreamCompressionOff},
-	{name: "on", compression: server.StreamCompressionOn},
+	{name: "off", compression: stream.CompressionOff},
+	{name: "on", compression: stream.CompressionOn},
 }
 
 func BenchmarkUISnapshot(b *testing.B) {
@@ -188,7 +189,7 @@ func reportSnapshot(b *testing.B, l link, results [][]loadResult) {
 			}
 			loads = append(loads, fmt.Sprintf("%.0f → %.0f → %.0f → %.0f", r.open, r.received, r.applied, r.firstFrame))
 		}
-		if failed > 0 && v.compression != server.StreamCompressionOff {
+		if failed > 0 && v.compression != stream.CompressionOff {
 			b.Errorf("%s, %s: %d of %d loads showed no first frame", l.name, v.name, failed, len(rs))
 		}
 		b.ReportMetric(med(rs, first), "first-frame-ms-"+v.name)
@@ -282,7 +283,7 @@ func loadSnapshot(b *testing.B, eng *synthEngine, l link, v variant) loadResult 
 	if !strings.Contains(t.URL, "encoding=deflate") {
 		b.Fatalf("%s: the page's stream %q does not ask for the stream's own deflate", name, t.URL)
 	}
-	if wantDeflate := c == server.StreamCompressionOn; r.snapshotDeflated != wantDeflate || r.extensions != "" {
+	if wantDeflate := c == stream.CompressionOn; r.snapshotDeflated != wantDeflate || r.extensions != "" {
 		b.Fatalf("%s: the snapshot came deflated by the stream: %v, by the websocket: %q; want %v by the stream only", name, r.snapshotDeflated, r.extensions, wantDeflate)
 	}
 	as := "as text, MiB of chars"

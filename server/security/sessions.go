@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"sync"
 	"time"
 )
@@ -132,3 +133,7 @@ func (ss *Sessions) End(id string) {
 	defer ss.mu.Unlock()
 	delete(ss.ids, id)
 }
+
+// ErrNotSignedIn: a stream's credentials are no longer accepted (the stream closes with its
+// text).
+var ErrNotSignedIn = errors.New("your sign-in is no longer accepted (signed out, gcscope restarted, or the token was revoked or expired): sign in again")

@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"bufio"
@@ -29,14 +29,15 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 )
 
 // benchNodes publishes n nodes and returns them, for updates to pick from.
-func benchNodes(eng *fakeEngine, n int) []*gc.NodeState {
+func benchNodes(eng *streamtest.Engine, n int) []*gc.NodeState {
 	nodes := make([]*gc.NodeState, n)
 	for i := range nodes {
-		nodes[i] = mkNode("bench-"+strconv.Itoa(i), "ns-"+strconv.Itoa(i%10), "Pod")
-		eng.publish(gc.Event{Type: gc.NodeAdded, Node: nodes[i]})
+		nodes[i] = streamtest.MakeNode("bench-"+strconv.Itoa(i), "ns-"+strconv.Itoa(i%10), "Pod")
+		eng.Publish(gc.Event{Type: gc.NodeAdded, Node: nodes[i]})
 	}
 	return nodes
 }
@@ -60,8 +61,8 @@ func BenchmarkStreamLatency(b *testing.B) {
 		duration = 2 * time.Second
 	)
 	for range b.N {
-		e := newStreamEnv(b, 1<<16, hubOptions{Batch: defaultStreamBatch})
-		e.eng.noLog = true
+		e := newStreamEnv(b, 1<<16, Options{Batch: defaultStreamBatch})
+		e.eng.NoLog = true
 		e.start(b)
 		nodes := benchNodes(e.eng, 1000)
 
@@ -113,7 +114,7 @@ func BenchmarkStreamLatency(b *testing.B) {
 			for want := int(elapsed.Seconds() * rate); published < want; published++ {
 				n := *nodes[rng.IntN(len(nodes))]
 				n.Finalizers = []string{"f" + strconv.Itoa(published)}
-				e.eng.publish(gc.Event{Type: gc.NodeUpdated, Node: &n})
+				e.eng.Publish(gc.Event{Type: gc.NodeUpdated, Node: &n})
 			}
 			<-tick.C
 		}
@@ -157,15 +158,15 @@ func BenchmarkStalledClient(b *testing.B) {
 		dropped         float64 // events the hub dropped from client queues (the stalled client's)
 	}
 	measure := func(stalled bool) result {
-		e := newStreamEnv(b, 1<<18, hubOptions{Batch: defaultStreamBatch})
-		e.eng.noLog = true
+		e := newStreamEnv(b, 1<<18, Options{Batch: defaultStreamBatch})
+		e.eng.NoLog = true
 		e.start(b)
 		defer e.stop()
 		nodes := benchNodes(e.eng, 1000)
 		if stalled {
 			// Only this client has a small receive buffer: it stalls the server's writes
 			// to it soon; the reading client is not slowed by its own connection.
-			e.dialWith(b, "", smallReadBufferDialer()) // never reads
+			e.dialWith(b, "", streamtest.SmallReadBufferDialer()) // never reads
 		}
 		healthy := e.dial(b, "")
 		first, err := healthy.read()
@@ -181,7 +182,7 @@ func BenchmarkStalledClient(b *testing.B) {
 		tick := time.NewTicker(time.Millisecond)
 		for elapsed := time.Duration(0); elapsed < window; elapsed = time.Since(start) {
 			for want := int(elapsed.Seconds() * paced); n < want; n++ {
-				e.eng.publish(gc.Event{Type: gc.NodeUpdated, Node: nodes[n%len(nodes)]})
+				e.eng.Publish(gc.Event{Type: gc.NodeUpdated, Node: nodes[n%len(nodes)]})
 			}
 			<-tick.C
 		}
@@ -216,7 +217,7 @@ func BenchmarkStalledClient(b *testing.B) {
 		start = time.Now()
 		n = 0
 		for ; n%256 != 0 || time.Since(start) < window; n++ {
-			e.eng.publish(gc.Event{Type: gc.NodeUpdated, Node: nodes[n%len(nodes)]})
+			e.eng.Publish(gc.Event{Type: gc.NodeUpdated, Node: nodes[n%len(nodes)]})
 		}
 		r.published = float64(n) / time.Since(start).Seconds()
 		r.dropped = counterValue(b, e.reg, "gcscope_stream_events_dropped_total")
@@ -370,8 +371,8 @@ func BenchmarkStreamFanOut(b *testing.B) {
 	}
 	duration := time.Duration(seconds) * time.Second
 	for range b.N {
-		e := newStreamEnv(b, 1<<18, hubOptions{Batch: batch, QuickBatch: quick, MaxClients: clients + 1, MaxClientsPerUser: clients + 1})
-		e.eng.noLog = true
+		e := newStreamEnv(b, 1<<18, Options{Batch: batch, QuickBatch: quick, MaxClients: clients + 1, MaxClientsPerUser: clients + 1})
+		e.eng.NoLog = true
 		e.start(b)
 		mix := newChurnMix()
 
@@ -448,7 +449,7 @@ func BenchmarkStreamFanOut(b *testing.B) {
 		tick := time.NewTicker(time.Millisecond)
 		for elapsed := time.Duration(0); elapsed < duration; elapsed = time.Since(start) {
 			for want := int(elapsed.Seconds() * float64(rate)); writes < want; writes++ {
-				e.eng.publish(mix.write()...)
+				e.eng.Publish(mix.write()...)
 			}
 			<-tick.C
 		}
@@ -456,7 +457,7 @@ func BenchmarkStreamFanOut(b *testing.B) {
 		// A last event gives every client a frame to end on, whatever it has received (a
 		// client may be waiting for a frame when the target is set).
 		target.Store(e.eng.LastSeq() + 1)
-		e.eng.publish(syncEvent("v1/pods"))
+		e.eng.Publish(streamtest.SyncEvent("v1/pods"))
 		wg.Wait()
 		cpu := testkit.ProcessCPU() - cpu0
 		b.StopTimer()
@@ -620,8 +621,8 @@ func benchStreamFanOutCPU(b *testing.B, deflate string) {
 			*v.to = n
 		}
 	}
-	e := newStreamEnv(b, 1<<18, hubOptions{Batch: time.Millisecond, MaxClients: clients, MaxClientsPerUser: clients})
-	e.eng.noLog = true
+	e := newStreamEnv(b, 1<<18, Options{Batch: time.Millisecond, MaxClients: clients, MaxClientsPerUser: clients})
+	e.eng.NoLog = true
 	e.start(b)
 	mix := newChurnMix()
 	cs := make([]*rawStreamClient, clients)
@@ -651,7 +652,7 @@ func benchStreamFanOutCPU(b *testing.B, deflate string) {
 		for range writes {
 			evs = append(evs, mix.write()...)
 		}
-		e.eng.publish(evs...)
+		e.eng.Publish(evs...)
 		testkit.PollEvery(context.Background(), 100*time.Microsecond, time.Minute, received(int64(i+2)))
 	}
 	cpu := testkit.ProcessCPU() - cpu0

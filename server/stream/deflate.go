@@ -1,4 +1,4 @@
-package server
+package stream
 
 // The stream's own deflate (?encoding=deflate): a frame is deflated once and the same
 // bytes are sent to every client that receives it, as a binary message the page inflates

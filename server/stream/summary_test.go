@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"encoding/json"
@@ -12,14 +12,15 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/server/narrow"
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
 // summaryCounts reads a summary frame's objects per namespace.
-func summaryCounts(t *testing.T, f streamFrame) map[string]int {
+func summaryCounts(t *testing.T, f streamtest.Frame) map[string]int {
 	t.Helper()
 	var s wire.Summary
-	if err := json.Unmarshal(f.raw, &s); err != nil {
+	if err := json.Unmarshal(f.Raw, &s); err != nil {
 		t.Fatal(err)
 	}
 	out := map[string]int{}
@@ -35,8 +36,8 @@ func summaryCounts(t *testing.T, f streamFrame) map[string]int {
 // of them) and then deltas of that namespace alone.
 func TestStreamSummaryFirst(t *testing.T) {
 	var bare, subsets atomic.Int32 // snapshots taken without the nodes, and of some namespaces
-	var eng *fakeEngine
-	e := newStreamEnv(t, 1024, hubOptions{Bare: func() gc.Snapshot {
+	var eng *streamtest.Engine
+	e := newStreamEnv(t, 1024, Options{Bare: func() gc.Snapshot {
 		bare.Add(1)
 		s := eng.Snapshot()
 		s.Nodes = []gc.NodeState{}
@@ -50,36 +51,36 @@ func TestStreamSummaryFirst(t *testing.T) {
 	}})
 	eng = e.eng
 	e.start(t)
-	e.eng.publish(addNode(mkNode("a-pod", "a", "Pod"))...)
-	e.eng.publish(addNode(mkNode("b-pod", "b", "Pod"))...)
+	e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("a-pod", "a", "Pod"))...)
+	e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("b-pod", "b", "Pod"))...)
 
 	c := e.dial(t, "summary=true")
 	f := c.next()
 	if f.Type != "summary" {
-		t.Fatalf("first frame %s, want a summary", f.raw)
+		t.Fatalf("first frame %s, want a summary", f.Raw)
 	}
 	if got := summaryCounts(t, f); got["a"] != 1 || got["b"] != 1 || len(got) != 2 {
 		t.Fatalf("first summary counts %v, want a:1 b:1", got)
 	}
 	snap := c.next()
 	if snap.Type != "snapshot" || len(snap.Nodes) != 0 {
-		t.Fatalf("second frame %s, want a snapshot without nodes", snap.raw)
+		t.Fatalf("second frame %s, want a snapshot without nodes", snap.Raw)
 	}
 	if bare.Load() != 1 {
 		t.Errorf("the snapshot of a client that holds nothing was taken with the nodes (%d without)", bare.Load())
 	}
-	m := newStreamModel()
-	m.apply(snap)
+	m := streamtest.NewModel()
+	m.Apply(snap)
 
-	last := e.eng.publish(addNode(mkNode("a-pod2", "a", "Pod"))...)
+	last := e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("a-pod2", "a", "Pod"))...)
 	for {
 		f := c.next()
-		if err := m.apply(f); err != nil {
+		if err := m.Apply(f); err != nil {
 			t.Fatal(err)
 		}
 		for _, ev := range f.Events {
 			if ev.Node != nil || ev.Edge != nil {
-				t.Fatalf("a summary subscription naming nothing was sent %s", f.raw)
+				t.Fatalf("a summary subscription naming nothing was sent %s", f.Raw)
 			}
 		}
 		if f.Type == "summary" {
@@ -107,9 +108,9 @@ func TestStreamSummaryFirst(t *testing.T) {
 	if got := nodeUIDs(snap.Nodes); !slices.Equal(got, []string{"a-pod", "a-pod2"}) {
 		t.Fatalf("namespace a's snapshot: %v", got)
 	}
-	m.apply(snap)
-	e.eng.publish(addNode(mkNode("b-pod2", "b", "Pod"))...)
-	last = e.eng.publish(addNode(mkNode("a-pod3", "a", "Pod"))...)
+	m.Apply(snap)
+	e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("b-pod2", "b", "Pod"))...)
+	last = e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("a-pod3", "a", "Pod"))...)
 	var sent []string
 	for _, ev := range c.untilSeq(m, last) {
 		if ev.Node != nil {
@@ -125,8 +126,8 @@ func TestStreamSummaryFirst(t *testing.T) {
 
 	// The names add up: namespace a, and the component of an object the page follows in
 	// namespace b (its owner and its dependents), not the rest of b.
-	e.eng.publish(addNode(mkNode("b-rs", "b", "ReplicaSet"))...)
-	last = e.eng.publish(addNode(mkNode("b-pod3", "b", "Pod", "b-rs"))...)
+	e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("b-rs", "b", "ReplicaSet"))...)
+	last = e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("b-pod3", "b", "Pod", "b-rs"))...)
 	c.untilSeq(m, last)
 	c.send(map[string]any{"type": "subscribe", "summary": true, "namespaces": []string{"a"}, "uids": []string{"b-pod3"}})
 	for snap.Seq < last || snap.Reason != string(wire.ReasonSubscribe) || len(snap.Nodes) < 5 {
@@ -137,10 +138,10 @@ func TestStreamSummaryFirst(t *testing.T) {
 	if got := nodeUIDs(snap.Nodes); !slices.Equal(got, []string{"a-pod", "a-pod2", "a-pod3", "b-pod3", "b-rs"}) {
 		t.Fatalf("namespace a and b-pod3's component: %v", got)
 	}
-	m.apply(snap)
-	e.eng.publish(addNode(mkNode("b-pod4", "b", "Pod", "b-rs"))...)
-	e.eng.publish(addNode(mkNode("b-pod5", "b", "Pod"))...)
-	last = e.eng.publish(addNode(mkNode("a-pod4", "a", "Pod"))...)
+	m.Apply(snap)
+	e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("b-pod4", "b", "Pod", "b-rs"))...)
+	e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("b-pod5", "b", "Pod"))...)
+	last = e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("a-pod4", "a", "Pod"))...)
 	sent = nil
 	for _, ev := range c.untilSeq(m, last) {
 		if ev.Node != nil {
@@ -156,17 +157,17 @@ func TestStreamSummaryFirst(t *testing.T) {
 	before := subsets.Load()
 	r := e.dial(t, fmt.Sprintf("summary=true&namespace=a&since=%d", last))
 	if f := r.next(); f.Type != "summary" {
-		t.Fatalf("a resumed summary subscription's first frame: %s", f.raw)
+		t.Fatalf("a resumed summary subscription's first frame: %s", f.Raw)
 	}
 	// The summary goes first; what the client holds is taken just after it.
 	testkit.Eventually(t, "the resume to take what the client holds from the engine's index", func() bool { return subsets.Load() > before })
 	if subsets.Load() != before+1 {
 		t.Errorf("the resume took what the client holds %d times from the engine's index, want once", subsets.Load()-before)
 	}
-	rm := newStreamModel()
-	rm.seq, rm.started = last, true
-	e.eng.publish(addNode(mkNode("b-pod6", "b", "Pod"))...)
-	last = e.eng.publish(addNode(mkNode("a-pod5", "a", "Pod"))...)
+	rm := streamtest.NewModel()
+	rm.Seq, rm.Started = last, true
+	e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("b-pod6", "b", "Pod"))...)
+	last = e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("a-pod5", "a", "Pod"))...)
 	sent = nil
 	for _, ev := range r.untilSeq(rm, last) {
 		if ev.Node != nil {

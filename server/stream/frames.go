@@ -1,4 +1,4 @@
-package server
+package stream
 
 // The stream's frames on the wire: events encoded once, deltas and snapshot frames,
 // and large messages handed to the connection a piece at a time.
@@ -221,7 +221,7 @@ func (c *streamClient) wrote(typ wire.FrameType) {
 type message struct {
 	ctx     context.Context // bounds the whole message
 	conn    *websocket.Conn
-	deflate bool // the stream's own deflate (stream_deflate.go): a binary message
+	deflate bool // the stream's own deflate (deflate.go): a binary message
 	buf     []byte
 	w       io.WriteCloser // once the message is large
 }

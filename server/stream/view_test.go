@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server/access"
+	"github.com/gcscope/gcscope/server/security"
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
@@ -39,7 +41,7 @@ func restrictedView(t *testing.T) *view {
 	authz.set("a")
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, meta.RESTScopeNamespace)
-	v := newView(wire.Subscription{Queues: true}, access.New(context.Background(), anonymous, authz, mapper))
+	v := newView(wire.Subscription{Queues: true}, access.New(context.Background(), &security.User{Name: "local"}, authz, mapper))
 	v.reset(nil)
 	return v
 }
@@ -47,7 +49,7 @@ func restrictedView(t *testing.T) *view {
 // TestViewDropsUnknownEventTypes: an event of a type the server does not know may name
 // anything; neither a restricted viewer nor one that sees everything receives it.
 func TestViewDropsUnknownEventTypes(t *testing.T) {
-	unknown := gc.Event{Seq: 1, Type: gc.EventType("somethingNew"), Node: mkNode("pb", "b", "Pod")}
+	unknown := gc.Event{Seq: 1, Type: gc.EventType("somethingNew"), Node: streamtest.MakeNode("pb", "b", "Pod")}
 	if _, keep, _ := restrictedView(t).filter(unknown); keep {
 		t.Errorf("a restricted viewer received an event of unknown type %q", unknown.Type)
 	}
@@ -61,7 +63,7 @@ func TestViewDropsUnknownEventTypes(t *testing.T) {
 // TestViewRulesForARestrictedViewer: each known type is decided by its rule: what the
 // user may see passes, what it may not does not.
 func TestViewRulesForARestrictedViewer(t *testing.T) {
-	seen, hidden := mkNode("pa", "a", "Pod"), mkNode("pb", "b", "Pod")
+	seen, hidden := streamtest.MakeNode("pa", "a", "Pod"), streamtest.MakeNode("pb", "b", "Pod")
 	v := restrictedView(t)
 	cases := []struct {
 		e    gc.Event
@@ -71,11 +73,11 @@ func TestViewRulesForARestrictedViewer(t *testing.T) {
 		{gc.Event{Type: gc.NodeAdded, Node: hidden}, false},
 		{gc.Event{Type: gc.EdgeAdded, Edge: &gc.Edge{Dependent: "pa", Owner: "x"}}, true},
 		{gc.Event{Type: gc.EdgeAdded, Edge: &gc.Edge{Dependent: "pb", Owner: "x"}}, false},
-		{queueEvent(seen.ObjectRef), true},
-		{queueEvent(hidden.ObjectRef), false},
-		{actionEvent(seen.ObjectRef), true},
-		{actionEvent(hidden.ObjectRef), false},
-		{syncEvent("v1/pods"), true},
+		{streamtest.QueueEvent(seen.ObjectRef), true},
+		{streamtest.QueueEvent(hidden.ObjectRef), false},
+		{streamtest.ActionEvent(seen.ObjectRef), true},
+		{streamtest.ActionEvent(hidden.ObjectRef), false},
+		{streamtest.SyncEvent("v1/pods"), true},
 		{gc.Event{Type: gc.ShadowChange, Shadow: &gc.ShadowDecision{Action: gc.Action{Object: hidden.ObjectRef}}}, false},
 		{gc.Event{Type: gc.EdgeRemoved, Edge: &gc.Edge{Dependent: "pa", Owner: "x"}}, true},
 		{gc.Event{Type: gc.NodeRemoved, Node: seen}, true},

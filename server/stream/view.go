@@ -1,4 +1,4 @@
-package server
+package stream
 
 // The per-user view: which events and nodes one client receives, given its
 // subscription and what its user may see.

@@ -1,4 +1,4 @@
-package server
+package stream
 
 // One stream client's goroutines: the reader (client frames), the keepalive, and the
 // writer, which alone owns the client's subscription state.
@@ -15,12 +15,13 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
 // streamClient is one websocket connection.
 type streamClient struct {
-	h    *hub
+	h    *Hub
 	user string // for the per-user bound
 	// credentials checks the client's credentials again (nil: never), last at credentialsAt.
 	credentials   func(context.Context) error
@@ -227,14 +228,14 @@ func (c *streamClient) writeLoop(ctx context.Context, since *uint64) error {
 const StatusSignedOut websocket.StatusCode = 4401
 
 // recheckCredentials asks again, every CredentialsInterval, whether the client's
-// credentials are still good; it answers errNotSignedIn when they are not (a cluster that
+// credentials are still good; it answers security.ErrNotSignedIn when they are not (a cluster that
 // cannot be asked right now keeps the stream going).
 func (c *streamClient) recheckCredentials(ctx context.Context) error {
 	if c.credentials == nil || time.Since(c.credentialsAt) < c.h.o.CredentialsInterval {
 		return nil
 	}
 	c.credentialsAt = time.Now()
-	if err := c.credentials(ctx); errors.Is(err, errNotSignedIn) {
+	if err := c.credentials(ctx); errors.Is(err, security.ErrNotSignedIn) {
 		return err
 	}
 	return nil

@@ -1,4 +1,4 @@
-package server
+package stream
 
 // The stream hub: reads the engine's feed and hands each batch to every client
 // without waiting for any.
@@ -19,8 +19,8 @@ import (
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 
-// hubOptions configure the stream hub.
-type hubOptions struct {
+// Options configure the stream hub.
+type Options struct {
 	Snapshot func() gc.Snapshot // the engine's consistent snapshot
 	Summary  func() gc.Summary  // the engine's graph counted (summary subscriptions)
 	// Bare is Snapshot without the nodes, for a client that holds none (a summary
@@ -47,7 +47,7 @@ type hubOptions struct {
 	// user (default 32); a client over either is closed with StatusTryAgainLater. Seats,
 	// when set, are shared with other hubs and bound them all together instead.
 	MaxClients, MaxClientsPerUser int
-	Seats                         *streamSeats
+	Seats                         *Seats
 	// User names the user of a request, for the per-user bound; nil: one user.
 	User func(*http.Request) string
 	// Visibility is what the request's user may see; nil (or a nil answer): everything.
@@ -63,18 +63,18 @@ type hubOptions struct {
 	// WriteTimeout is closed. Default 20 s.
 	PingInterval time.Duration
 	// Compression: whether frames are deflated for clients that offer it.
-	Compression StreamCompression
+	Compression Compression
 	// Credentials returns a check of the request's credentials (nil: never checked
 	// again), run every CredentialsInterval (default 30 s): a stream outlives its
 	// upgrade by hours, and a token revoked (or a session signed out) since must not
-	// keep receiving. A check that answers errNotSignedIn closes the stream, with its text.
+	// keep receiving. A check that answers security.ErrNotSignedIn closes the stream, with its text.
 	Credentials         func(*http.Request) func(context.Context) error
 	CredentialsInterval time.Duration
 }
 
-// hub fans the engine's feed out to the stream's clients.
-type hub struct {
-	o       hubOptions
+// Hub fans the engine's feed out to the stream's clients.
+type Hub struct {
+	o       Options
 	log     *slog.Logger
 	metrics *streamMetrics
 	// ctx ends every client when run returns.
@@ -91,7 +91,7 @@ type hub struct {
 	snap   *gc.Snapshot // the latest snapshot, shared by clients that resync together
 }
 
-func newHub(o hubOptions) *hub {
+func New(o Options) *Hub {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -115,7 +115,7 @@ func newHub(o hubOptions) *hub {
 		o.PingInterval = defaultPingInterval
 	}
 	if o.Seats == nil {
-		o.Seats = newStreamSeats(o.MaxClients, o.MaxClientsPerUser)
+		o.Seats = NewSeats(o.MaxClients, o.MaxClientsPerUser)
 	}
 	if o.User == nil {
 		o.User = func(*http.Request) string { return "" }
@@ -125,7 +125,7 @@ func newHub(o hubOptions) *hub {
 			httpapi.WriteJSON(w, status, e)
 		}
 	}
-	h := &hub{o: o, log: o.Logger, metrics: newStreamMetrics(o.Registerer), clients: map[*streamClient]struct{}{}}
+	h := &Hub{o: o, log: o.Logger, metrics: newStreamMetrics(o.Registerer), clients: map[*streamClient]struct{}{}}
 	h.ctx, h.cancel = context.WithCancel(context.Background())
 	// The hub follows the feed from here, not from whenever run starts: a client admitted
 	// before then gets a snapshot at the feed's seq of the moment, and the events after it
@@ -177,7 +177,7 @@ func (b *batch) everything(queues bool) [][]byte { return b.sharedFor(queues).ev
 
 func (b *batch) frame(queues bool) []byte { return b.sharedFor(queues).frame }
 
-// deflatedFrame is frame deflated (stream_deflate.go), once for every client that asked.
+// deflatedFrame is frame deflated (deflate.go), once for every client that asked.
 func (b *batch) deflatedFrame(queues bool) []byte {
 	f := b.sharedFor(queues)
 	f.zonce.Do(func() { f.deflated = deflated(f.frame) })
@@ -210,7 +210,7 @@ func (b *batch) sharedFor(queues bool) *sharedFrame {
 
 // run reads the feed and fans it out until ctx ends; then it closes every client. It
 // never waits for a client.
-func (h *hub) run(ctx context.Context) {
+func (h *Hub) Run(ctx context.Context) {
 	defer h.cancel()
 	h.running.Store(true)
 	defer h.running.Store(false)
@@ -251,7 +251,7 @@ func (h *hub) run(ctx context.Context) {
 
 // holdAfter is how long the hub lets events gather after a flush: QuickBatch while every
 // client keeps up, Batch once one lags.
-func (h *hub) holdAfter(lagging bool) time.Duration {
+func (h *Hub) holdAfter(lagging bool) time.Duration {
 	if lagging {
 		return h.o.Batch
 	}
@@ -260,7 +260,7 @@ func (h *hub) holdAfter(lagging bool) time.Duration {
 
 // fanOut offers b to every client; it reports whether a client had not yet taken the
 // batch before it (its writer is still busy with earlier ones).
-func (h *hub) fanOut(b *batch) (lagging bool) {
+func (h *Hub) fanOut(b *batch) (lagging bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for c := range h.clients {
@@ -272,7 +272,7 @@ func (h *hub) fanOut(b *batch) (lagging bool) {
 	return lagging
 }
 
-func (h *hub) resyncAll() {
+func (h *Hub) resyncAll() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for c := range h.clients {
@@ -281,7 +281,7 @@ func (h *hub) resyncAll() {
 }
 
 // add admits c, or says why not: the server's or the user's bound of clients is reached.
-func (h *hub) add(c *streamClient) string {
+func (h *Hub) add(c *streamClient) string {
 	if why := h.o.Seats.take(c.user); why != "" {
 		h.metrics.refused.Inc()
 		return why
@@ -293,7 +293,7 @@ func (h *hub) add(c *streamClient) string {
 	return ""
 }
 
-func (h *hub) remove(c *streamClient) {
+func (h *Hub) remove(c *streamClient) {
 	h.mu.Lock()
 	delete(h.clients, c)
 	h.mu.Unlock()
@@ -302,7 +302,7 @@ func (h *hub) remove(c *streamClient) {
 }
 
 // clientCount is how many clients are connected.
-func (h *hub) clientCount() int {
+func (h *Hub) clientCount() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.clients)
@@ -311,7 +311,7 @@ func (h *hub) clientCount() int {
 // snapshot returns a snapshot at atLeast or later and no older than the batches already
 // handed out, so that the next batch a client receives continues it. Clients that resync
 // together share one; it must not be modified.
-func (h *hub) snapshot(atLeast uint64) *gc.Snapshot {
+func (h *Hub) snapshot(atLeast uint64) *gc.Snapshot {
 	h.snapMu.Lock()
 	defer h.snapMu.Unlock()
 	if s := h.snap; s != nil && s.Seq >= atLeast {

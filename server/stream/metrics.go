@@ -1,4 +1,4 @@
-package server
+package stream
 
 // The stream hub's metrics.
 

@@ -1,4 +1,4 @@
-package server
+package stream
 
 // graphChanges items that come and go within one frame are sent as a count.
 

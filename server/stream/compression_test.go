@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
@@ -26,23 +27,23 @@ import (
 func TestStreamCompressionChoice(t *testing.T) {
 	const nodes = 6000 // a snapshot of about 640 KB: written in pieces
 	for _, c := range []struct {
-		mode   StreamCompression
+		mode   Compression
 		offers bool
 		want   bool
 	}{
-		{StreamCompressionDefault, true, true},
-		{StreamCompressionDefault, false, false},
-		{StreamCompressionOn, true, true},
-		{StreamCompressionOn, false, false},
-		{StreamCompressionOff, true, false},
+		{CompressionDefault, true, true},
+		{CompressionDefault, false, false},
+		{CompressionOn, true, true},
+		{CompressionOn, false, false},
+		{CompressionOff, true, false},
 	} {
 		t.Run(fmt.Sprintf("mode=%d/offers=%v", c.mode, c.offers), func(t *testing.T) {
-			e := newStreamEnv(t, 1<<14, hubOptions{Compression: c.mode})
+			e := newStreamEnv(t, 1<<14, Options{Compression: c.mode})
 			var written atomic.Int64
 			e.srv.Listener = &writeCountingListener{Listener: e.srv.Listener, n: &written}
 			e.start(t)
 			for i := range nodes {
-				e.eng.publish(addNode(mkNode(fmt.Sprintf("uid-%05d", i), "ns-"+strconv.Itoa(i%10), "Pod"))...)
+				e.eng.Publish(streamtest.AddNode(streamtest.MakeNode(fmt.Sprintf("uid-%05d", i), "ns-"+strconv.Itoa(i%10), "Pod"))...)
 			}
 			want := e.eng.Snapshot()
 
@@ -75,15 +76,15 @@ func TestStreamCompressionChoice(t *testing.T) {
 			}
 			// The snapshot was deflated on the wire, or not: JSON this repetitive deflates
 			// more than 3×.
-			onWire, size := written.Load(), int64(len(f.raw))
+			onWire, size := written.Load(), int64(len(f.Raw))
 			if deflated := onWire < size/3; deflated != c.want {
 				t.Errorf("%d bytes on the wire for a snapshot of %d: deflated %v, want %v", onWire, size, deflated, c.want)
 			}
 			t.Logf("snapshot of %d bytes: %d on the wire (%q)", size, onWire, ext)
 
-			seq := e.eng.publish(gc.Event{Type: gc.NodeRemoved, Node: mkNode("uid-00000", "ns-0", "Pod")})
+			seq := e.eng.Publish(gc.Event{Type: gc.NodeRemoved, Node: streamtest.MakeNode("uid-00000", "ns-0", "Pod")})
 			if f := ws.next(); f.Type != "deltas" || f.Seq != seq || len(f.Events) != 1 || f.Events[0].Node.UID != types.UID("uid-00000") {
-				t.Fatalf("after the snapshot: %s", f.raw)
+				t.Fatalf("after the snapshot: %s", f.Raw)
 			}
 		})
 	}
@@ -97,7 +98,7 @@ func TestWriteSnapshotIsJSON(t *testing.T) {
 			f := wire.SnapshotFrame{Type: wire.FrameSnapshot, Reason: wire.ReasonInitial, Seq: 4711, Mode: gc.ModeActive, Nodes: []gc.NodeState{},
 				Sync: gc.SyncState{Resources: []string{"v1/pods"}, Unsynced: []string{}}}
 			for i := range n {
-				f.Nodes = append(f.Nodes, *mkNode(fmt.Sprintf("uid-%05d", i), "ns", "Pod", "owner"))
+				f.Nodes = append(f.Nodes, *streamtest.MakeNode(fmt.Sprintf("uid-%05d", i), "ns", "Pod", "owner"))
 			}
 			if queues {
 				// Names that look like the frame's own keys must not confuse it.
@@ -151,11 +152,11 @@ func (c *writeCountingConn) Write(p []byte) (int, error) {
 // pieces) among them, and smaller ones as text. With compression off it gets text alone.
 func TestStreamOwnDeflate(t *testing.T) {
 	const nodes = 6000 // a snapshot of about 640 KB: written in pieces
-	for _, mode := range []StreamCompression{StreamCompressionDefault, StreamCompressionOff} {
+	for _, mode := range []Compression{CompressionDefault, CompressionOff} {
 		t.Run(fmt.Sprintf("mode=%d", mode), func(t *testing.T) {
-			e := newStreamEnv(t, 1<<14, hubOptions{Compression: mode}).start(t)
+			e := newStreamEnv(t, 1<<14, Options{Compression: mode}).start(t)
 			for i := range nodes {
-				e.eng.publish(addNode(mkNode(fmt.Sprintf("uid-%05d", i), "ns-"+strconv.Itoa(i%10), "Pod"))...)
+				e.eng.Publish(streamtest.AddNode(streamtest.MakeNode(fmt.Sprintf("uid-%05d", i), "ns-"+strconv.Itoa(i%10), "Pod"))...)
 			}
 			offers := &websocket.DialOptions{CompressionMode: websocket.CompressionNoContextTakeover}
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -171,20 +172,20 @@ func TestStreamOwnDeflate(t *testing.T) {
 			}
 			own := &testWS{t: t, conn: conn}
 			plain := e.dial(t, "")
-			want := mode != StreamCompressionOff
+			want := mode != CompressionOff
 
 			snap, plainSnap := own.next(), plain.next()
-			if snap.Type != "snapshot" || len(snap.Nodes) != nodes || !bytes.Equal(snap.raw, plainSnap.raw) {
-				t.Fatalf("snapshot: %s with %d nodes, the same JSON as a text client's %v", snap.Type, len(snap.Nodes), bytes.Equal(snap.raw, plainSnap.raw))
+			if snap.Type != "snapshot" || len(snap.Nodes) != nodes || !bytes.Equal(snap.Raw, plainSnap.Raw) {
+				t.Fatalf("snapshot: %s with %d nodes, the same JSON as a text client's %v", snap.Type, len(snap.Nodes), bytes.Equal(snap.Raw, plainSnap.Raw))
 			}
-			if (snap.deflated != nil) != want || (want && len(snap.deflated) > len(snap.raw)/3) {
-				t.Errorf("snapshot of %d bytes: a binary message of %d deflated bytes; want deflated %v (to less than a third)", len(snap.raw), len(snap.deflated), want)
+			if (snap.Deflated != nil) != want || (want && len(snap.Deflated) > len(snap.Raw)/3) {
+				t.Errorf("snapshot of %d bytes: a binary message of %d deflated bytes; want deflated %v (to less than a third)", len(snap.Raw), len(snap.Deflated), want)
 			}
 
 			// A batch large enough to be deflated, then, once it arrived, one small event.
 			var many []gc.Event
 			for i := range 20 {
-				many = append(many, addNode(mkNode(fmt.Sprintf("late-%02d", i), "ns-late", "ConfigMap"))...)
+				many = append(many, streamtest.AddNode(streamtest.MakeNode(fmt.Sprintf("late-%02d", i), "ns-late", "ConfigMap"))...)
 			}
 			for _, step := range []struct {
 				name     string
@@ -192,15 +193,15 @@ func TestStreamOwnDeflate(t *testing.T) {
 				deflated bool
 			}{
 				{"20 nodes added", many, want},
-				{"one removed", []gc.Event{{Type: gc.NodeRemoved, Node: mkNode("uid-00000", "ns-0", "Pod")}}, false},
+				{"one removed", []gc.Event{{Type: gc.NodeRemoved, Node: streamtest.MakeNode("uid-00000", "ns-0", "Pod")}}, false},
 			} {
-				e.eng.publish(step.events...)
+				e.eng.Publish(step.events...)
 				got, text := nextDeltas(t, own, plain)
-				if !bytes.Equal(got.raw, text.raw) {
-					t.Errorf("%s: the deflating client's frame inflates to\n%.300s\na text client's is\n%.300s", step.name, got.raw, text.raw)
+				if !bytes.Equal(got.Raw, text.Raw) {
+					t.Errorf("%s: the deflating client's frame inflates to\n%.300s\na text client's is\n%.300s", step.name, got.Raw, text.Raw)
 				}
-				if (got.deflated != nil) != step.deflated {
-					t.Errorf("%s: a frame of %d bytes arrived deflated %v; want %v", step.name, len(got.raw), got.deflated != nil, step.deflated)
+				if (got.Deflated != nil) != step.deflated {
+					t.Errorf("%s: a frame of %d bytes arrived deflated %v; want %v", step.name, len(got.Raw), got.Deflated != nil, step.deflated)
 				}
 			}
 		})
@@ -208,7 +209,7 @@ func TestStreamOwnDeflate(t *testing.T) {
 }
 
 // nextDeltas reads the next frame of each of two clients: deltas frames of the same events.
-func nextDeltas(t *testing.T, a, b *testWS) (streamFrame, streamFrame) {
+func nextDeltas(t *testing.T, a, b *testWS) (streamtest.Frame, streamtest.Frame) {
 	t.Helper()
 	fa, fb := a.next(), b.next()
 	if fa.Type != "deltas" || fb.Type != "deltas" || fa.From != fb.From || fa.Seq != fb.Seq {
@@ -223,11 +224,11 @@ func nextDeltas(t *testing.T, a, b *testWS) (streamFrame, streamFrame) {
 // deflated once for them all), where it used to join the batches that waited into a
 // frame of its own and deflate it for itself alone.
 func TestALaggingDeflatingClientTakesEachBatchsFrame(t *testing.T) {
-	e := newStreamEnv(t, 1<<16, hubOptions{})
-	e.srv.Listener = smallBuffers{e.srv.Listener}
+	e := newStreamEnv(t, 1<<16, Options{})
+	e.srv.Listener = streamtest.SmallBuffers{Listener: e.srv.Listener}
 	e.start(t)
 	healthy := e.dial(t, "encoding=deflate")
-	lagging := e.dialWith(t, "encoding=deflate", smallReadBufferDialer())
+	lagging := e.dialWith(t, "encoding=deflate", streamtest.SmallReadBufferDialer())
 	healthy.next()
 	lagging.next()
 
@@ -242,14 +243,14 @@ func TestALaggingDeflatingClientTakesEachBatchsFrame(t *testing.T) {
 	for i := range batches {
 		var evs []gc.Event
 		for j := range 60 {
-			evs = append(evs, addNode(mkNode(fmt.Sprintf("b%02d-%02d-%x", i, j, i*7919+j*104729), fmt.Sprintf("ns-%d-%d", i, j%7), "ConfigMap"))...)
+			evs = append(evs, streamtest.AddNode(streamtest.MakeNode(fmt.Sprintf("b%02d-%02d-%x", i, j, i*7919+j*104729), fmt.Sprintf("ns-%d-%d", i, j%7), "ConfigMap"))...)
 		}
-		seq := e.eng.publish(evs...)
+		seq := e.eng.Publish(evs...)
 		f := healthy.next()
-		if f.Type != "deltas" || f.Seq != seq || f.deflated == nil {
-			t.Fatalf("batch %d: the healthy client got %s to %d (deflated %v); want its deflated deltas to %d", i, f.Type, f.Seq, f.deflated != nil, seq)
+		if f.Type != "deltas" || f.Seq != seq || f.Deflated == nil {
+			t.Fatalf("batch %d: the healthy client got %s to %d (deflated %v); want its deflated deltas to %d", i, f.Type, f.Seq, f.Deflated != nil, seq)
 		}
-		frames = append(frames, sent{f.From, f.Seq, string(f.deflated)})
+		frames = append(frames, sent{f.From, f.Seq, string(f.Deflated)})
 	}
 	var got []sent
 	for len(got) == 0 || got[len(got)-1].seq < frames[len(frames)-1].seq {
@@ -257,7 +258,7 @@ func TestALaggingDeflatingClientTakesEachBatchsFrame(t *testing.T) {
 		if f.Type != "deltas" {
 			t.Fatalf("the lagging client got a %s frame (reason %q) after %d deltas", f.Type, f.Reason, len(got))
 		}
-		got = append(got, sent{f.From, f.Seq, string(f.deflated)})
+		got = append(got, sent{f.From, f.Seq, string(f.Deflated)})
 	}
 	if len(got) != len(frames) {
 		t.Errorf("the lagging client got %d frames for %d batches", len(got), len(frames))

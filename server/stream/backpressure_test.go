@@ -1,15 +1,12 @@
-package server
+package stream
 
 // Slow clients and a slow hub: a client that does not read is resynced and never holds
 // up the hub or the others; a hub behind the feed resyncs everyone.
 
 import (
 	"context"
-	"net"
-	"net/http"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,43 +14,18 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
-// smallBuffers makes the kernel buffer little for a connection, so that a client that
-// does not read blocks the server's writes after a few frames.
-type smallBuffers struct{ net.Listener }
-
-func (l smallBuffers) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if tc, ok := c.(*net.TCPConn); ok {
-		tc.SetWriteBuffer(4096)
-	}
-	return c, err
-}
-
-// smallReadBufferDialer dials with a small receive buffer, set before the connection is
-// made (shrinking it afterwards can leave the TCP window shut).
-func smallReadBufferDialer() *websocket.DialOptions {
-	d := &net.Dialer{Control: smallReceiveBuffer}
-	return &websocket.DialOptions{HTTPClient: &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}}
-}
-
-// smallReceiveBuffer is a net.Dialer's Control that makes the receive buffer little.
-func smallReceiveBuffer(_, _ string, c syscall.RawConn) error {
-	var err error
-	c.Control(func(fd uintptr) { err = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
-	return err
-}
-
 func TestStreamStalledClientDoesNotBlockHub(t *testing.T) {
-	e := newStreamEnv(t, 1<<16, hubOptions{Buffer: 4})
-	e.srv.Listener = smallBuffers{e.srv.Listener}
+	e := newStreamEnv(t, 1<<16, Options{Buffer: 4})
+	e.srv.Listener = streamtest.SmallBuffers{Listener: e.srv.Listener}
 	e.start(t)
-	stalled := e.dialWith(t, "", smallReadBufferDialer())
+	stalled := e.dialWith(t, "", streamtest.SmallReadBufferDialer())
 	healthy := e.dial(t, "")
-	hm := newStreamModel()
-	hm.apply(healthy.next())
+	hm := streamtest.NewModel()
+	hm.Apply(healthy.next())
 
 	// Publish fat events while the stalled client reads nothing: publishing never waits,
 	// and the healthy client keeps receiving. Every 10 events the publisher lets the hub
@@ -65,9 +37,9 @@ func TestStreamStalledClientDoesNotBlockHub(t *testing.T) {
 	go func() {
 		var last uint64
 		for i := range 300 {
-			n := mkNode("s"+strconv.Itoa(i), "a", "Pod")
+			n := streamtest.MakeNode("s"+strconv.Itoa(i), "a", "Pod")
 			n.Finalizers = []string{fat}
-			last = e.eng.publish(addNode(n)...)
+			last = e.eng.Publish(streamtest.AddNode(n)...)
 			if i%10 == 9 {
 				e.untilHandedOut(last)
 			}
@@ -81,23 +53,23 @@ func TestStreamStalledClientDoesNotBlockHub(t *testing.T) {
 		t.Fatal("the publisher was blocked")
 	}
 	healthy.untilSeq(hm, last)
-	if len(hm.nodes) != 300 {
-		t.Fatalf("the healthy client holds %d nodes, want 300", len(hm.nodes))
+	if len(hm.Nodes) != 300 {
+		t.Fatalf("the healthy client holds %d nodes, want 300", len(hm.Nodes))
 	}
 
 	// The stalled client reads now: what it gets includes a resync snapshot, and it ends
 	// with the engine's state.
-	sm := newStreamModel()
-	for sm.seq < last || !sm.started {
-		if err := sm.apply(stalled.next()); err != nil {
+	sm := streamtest.NewModel()
+	for sm.Seq < last || !sm.Started {
+		if err := sm.Apply(stalled.next()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if sm.frames["snapshot/"+string(wire.ReasonBehind)] == 0 {
-		t.Fatalf("the stalled client got frames %v; want a resync snapshot", sm.frames)
+	if sm.Frames["snapshot/"+string(wire.ReasonBehind)] == 0 {
+		t.Fatalf("the stalled client got frames %v; want a resync snapshot", sm.Frames)
 	}
-	if len(sm.nodes) != 300 {
-		t.Fatalf("the resynced client holds %d nodes, want 300", len(sm.nodes))
+	if len(sm.Nodes) != 300 {
+		t.Fatalf("the resynced client holds %d nodes, want 300", len(sm.Nodes))
 	}
 	if v := counterValue(t, e.reg, "gcscope_stream_resyncs_total"); v < 1 {
 		t.Fatalf("resyncs_total %v", v)
@@ -113,19 +85,19 @@ func TestStreamStalledClientDoesNotBlockHub(t *testing.T) {
 // when run started, losing those events: a client waited for them for ever (the flake
 // of TestStreamQueuesOffAndSubscribeFrame on a loaded machine).
 func TestStreamClientAdmittedBeforeTheHubRuns(t *testing.T) {
-	e := newStreamEnv(t, 1024, hubOptions{})
+	e := newStreamEnv(t, 1024, Options{})
 	e.srv.Start()
 	t.Cleanup(e.srv.Close)
-	e.eng.publish(addNode(mkNode("a1", "a", "Pod"))...)
+	e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("a1", "a", "Pod"))...)
 	c := e.dial(t, "")
-	m := newStreamModel()
-	if err := m.apply(c.next()); err != nil {
+	m := streamtest.NewModel()
+	if err := m.Apply(c.next()); err != nil {
 		t.Fatal(err)
 	}
-	last := e.eng.publish(syncEvent("v1/pods"))
+	last := e.eng.Publish(streamtest.SyncEvent("v1/pods"))
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { e.hub.run(ctx); close(done) }()
+	go func() { e.hub.Run(ctx); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	events := c.untilSeq(m, last)
 	if len(events) != 1 || events[0].Type != gc.SyncChange {
@@ -134,24 +106,24 @@ func TestStreamClientAdmittedBeforeTheHubRuns(t *testing.T) {
 }
 
 func TestStreamHubFallingBehindResyncsClients(t *testing.T) {
-	e := newStreamEnv(t, 16, hubOptions{}).start(t)
+	e := newStreamEnv(t, 16, Options{}).start(t)
 	c := e.dial(t, "")
-	m := newStreamModel()
-	m.apply(c.next())
+	m := streamtest.NewModel()
+	m.Apply(c.next())
 	// 40 events at once overflow the 16-event ring before the hub reads any.
 	var evs []gc.Event
 	for i := range 40 {
-		evs = append(evs, addNode(mkNode("o"+strconv.Itoa(i), "a", "Pod"))...)
+		evs = append(evs, streamtest.AddNode(streamtest.MakeNode("o"+strconv.Itoa(i), "a", "Pod"))...)
 	}
-	last := e.eng.publish(evs...)
+	last := e.eng.Publish(evs...)
 	c.untilSeq(m, last)
-	if m.frames["snapshot/"+string(wire.ReasonStale)] != 1 || len(m.nodes) != 40 {
-		t.Fatalf("frames %v, %d nodes; want one stale snapshot with 40 nodes", m.frames, len(m.nodes))
+	if m.Frames["snapshot/"+string(wire.ReasonStale)] != 1 || len(m.Nodes) != 40 {
+		t.Fatalf("frames %v, %d nodes; want one stale snapshot with 40 nodes", m.Frames, len(m.Nodes))
 	}
 }
 
 func TestStreamMetrics(t *testing.T) {
-	e := newStreamEnv(t, 1024, hubOptions{}).start(t)
+	e := newStreamEnv(t, 1024, Options{}).start(t)
 	c := e.dial(t, "")
 	c.next()
 	if v := counterValue(t, e.reg, "gcscope_stream_clients"); v != 1 {
@@ -160,7 +132,7 @@ func TestStreamMetrics(t *testing.T) {
 	// The server counts a frame once its write returns, which may be after the client read it.
 	testkit.Eventually(t, "one frame counted", func() bool { return counterValue(t, e.reg, "gcscope_stream_frames_total") == 1 })
 	// A second hub on the same registry shares the metrics instead of panicking.
-	newHub(hubOptions{Snapshot: e.eng.Snapshot, Feed: e.eng, Registerer: e.reg})
+	New(Options{Snapshot: e.eng.Snapshot, Feed: e.eng, Registerer: e.reg})
 	c.conn.Close(websocket.StatusNormalClosure, "")
 	testkit.Eventually(t, "the client is gone", func() bool { return counterValue(t, e.reg, "gcscope_stream_clients") == 0 })
 }

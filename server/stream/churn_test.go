@@ -1,4 +1,4 @@
-package server
+package stream
 
 // The stream's property test: clients with random subscriptions follow a random churn,
 // pausing and resuming, and always hold the engine's state through their filter.
@@ -20,6 +20,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server/narrow"
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 )
 
 // churnSub is a subscription of the property test and the filter it must amount to.
@@ -34,8 +35,8 @@ type churnSub struct {
 // the engine's state at that frame's seq, through the client's filter.
 func TestStreamPropertyChurn(t *testing.T) {
 	// Small socket buffers and client queues: clients that pause fall behind.
-	e := newStreamEnv(t, 4096, hubOptions{Buffer: 8})
-	e.srv.Listener = smallBuffers{e.srv.Listener}
+	e := newStreamEnv(t, 4096, Options{Buffer: 8})
+	e.srv.Listener = streamtest.SmallBuffers{Listener: e.srv.Listener}
 	e.start(t)
 	rng := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
 	var rngMu sync.Mutex
@@ -46,7 +47,7 @@ func TestStreamPropertyChurn(t *testing.T) {
 	}
 	namespaces := []string{"a", "b", "c", ""}
 	kinds := []string{"Pod", "ReplicaSet", "Deployment"}
-	e.eng.publish(addNode(mkNode("seed", "a", "Deployment"))...)
+	e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("seed", "a", "Deployment"))...)
 
 	// The churn: random adds, updates (some moving a node to another namespace or kind,
 	// as a virtual node's identity is corrected), removals, re-parenting, queue, action
@@ -68,12 +69,12 @@ func TestStreamPropertyChurn(t *testing.T) {
 				for range rnd(3) {
 					owners = append(owners, string(live[rnd(len(live))]))
 				}
-				n := mkNode("n"+strconv.Itoa(i), namespaces[rnd(4)], kinds[rnd(3)], owners...)
-				e.eng.publish(addNode(n)...)
+				n := streamtest.MakeNode("n"+strconv.Itoa(i), namespaces[rnd(4)], kinds[rnd(3)], owners...)
+				e.eng.Publish(streamtest.AddNode(n)...)
 				live = append(live, n.UID)
 			case op < 70:
 				uid := live[rnd(len(live))]
-				cur, _ := e.eng.node(uid)
+				cur, _ := e.eng.Node(uid)
 				n := cur
 				n.Finalizers = []string{"f" + strconv.Itoa(i)}
 				if rnd(10) == 0 {
@@ -91,20 +92,20 @@ func TestStreamPropertyChurn(t *testing.T) {
 					}
 				}
 				evs = append(evs, gc.Event{Type: gc.NodeUpdated, Node: &n})
-				e.eng.publish(evs...)
+				e.eng.Publish(evs...)
 			case op < 88:
 				k := 1 + rnd(len(live)-1) // the seed stays, for the closure subscription
-				cur, _ := e.eng.node(live[k])
+				cur, _ := e.eng.Node(live[k])
 				live = slices.Delete(live, k, k+1)
-				e.eng.publish(removeNode(&cur)...)
+				e.eng.Publish(streamtest.RemoveNode(&cur)...)
 			case op < 94:
-				cur, _ := e.eng.node(live[rnd(len(live))])
-				e.eng.publish(queueEvent(cur.ObjectRef))
+				cur, _ := e.eng.Node(live[rnd(len(live))])
+				e.eng.Publish(streamtest.QueueEvent(cur.ObjectRef))
 			case op < 99:
-				cur, _ := e.eng.node(live[rnd(len(live))])
-				e.eng.publish(actionEvent(cur.ObjectRef))
+				cur, _ := e.eng.Node(live[rnd(len(live))])
+				e.eng.Publish(streamtest.ActionEvent(cur.ObjectRef))
 			default:
-				e.eng.publish(syncEvent("v1/pods", strconv.Itoa(i)))
+				e.eng.Publish(streamtest.SyncEvent("v1/pods", strconv.Itoa(i)))
 			}
 		}
 	}()
@@ -134,11 +135,11 @@ func TestStreamPropertyChurn(t *testing.T) {
 // churnClient follows the stream as one client of the property test: it checks every
 // frame against the engine's history, pauses now and then, and reconnects with since.
 func churnClient(t *testing.T, e *streamEnv, id int, sub churnSub, rnd func(int) int, churnDone <-chan struct{}) {
-	m := newStreamModel()
+	m := streamtest.NewModel()
 	replay := map[types.UID]gc.NodeState{} // the engine's state at replayed
 	var replayed uint64
 	var history []gc.Event
-	check := func(f streamFrame) error {
+	check := func(f streamtest.Frame) error {
 		for _, ev := range f.Events {
 			if ev.Type == gc.NodeAdded || ev.Type == gc.NodeUpdated {
 				if sub.pass != nil && !sub.pass(*ev.Node) {
@@ -152,31 +153,31 @@ func churnClient(t *testing.T, e *streamEnv, id int, sub churnSub, rnd func(int)
 				return fmt.Errorf("queues=false received %s", ev.Type)
 			}
 		}
-		if err := m.apply(f); err != nil {
+		if err := m.Apply(f); err != nil {
 			return err
 		}
 		if f.Type != "snapshot" && f.Type != "deltas" {
 			return nil
 		}
-		for replayed < m.seq {
+		for replayed < m.Seq {
 			if int(replayed) >= len(history) {
-				history = e.eng.history()
+				history = e.eng.History()
 			}
-			applyEvent(replay, history[replayed])
+			streamtest.ApplyEvent(replay, history[replayed])
 			replayed++
 		}
 		if sub.uids != nil {
 			// The client holds the closure of its uids, possibly with objects that have
 			// left it since, each as the engine has it.
-			for uid, n := range m.nodes {
+			for uid, n := range m.Nodes {
 				if want, ok := replay[uid]; !ok || !equalNode(n, want) {
-					return fmt.Errorf("seq %d: holds %s as %+v, engine has %+v (%v)", m.seq, uid, n, want, ok)
+					return fmt.Errorf("seq %d: holds %s as %+v, engine has %+v (%v)", m.Seq, uid, n, want, ok)
 				}
 			}
 			all := slices.Collect(maps.Values(replay))
 			for uid := range narrow.Closure(all, sub.uids) {
-				if _, ok := replay[uid]; ok && m.nodes[uid].UID == "" {
-					return fmt.Errorf("seq %d: closure member %s missing", m.seq, uid)
+				if _, ok := replay[uid]; ok && m.Nodes[uid].UID == "" {
+					return fmt.Errorf("seq %d: closure member %s missing", m.Seq, uid)
 				}
 			}
 			return nil
@@ -187,13 +188,13 @@ func churnClient(t *testing.T, e *streamEnv, id int, sub churnSub, rnd func(int)
 				want[uid] = n
 			}
 		}
-		if len(want) != len(m.nodes) {
+		if len(want) != len(m.Nodes) {
 			return fmt.Errorf("seq %d (%s): client holds %d nodes, engine %d through the filter\nclient %v\nengine %v",
-				m.seq, f.Type, len(m.nodes), len(want), uidsOf(m.nodes), uidsOf(want))
+				m.Seq, f.Type, len(m.Nodes), len(want), uidsOf(m.Nodes), uidsOf(want))
 		}
 		for uid, n := range want {
-			if got, ok := m.nodes[uid]; !ok || !equalNode(got, n) {
-				return fmt.Errorf("seq %d: %s is %+v, engine %+v", m.seq, uid, got, n)
+			if got, ok := m.Nodes[uid]; !ok || !equalNode(got, n) {
+				return fmt.Errorf("seq %d: %s is %+v, engine %+v", m.Seq, uid, got, n)
 			}
 		}
 		return nil
@@ -203,7 +204,7 @@ func churnClient(t *testing.T, e *streamEnv, id int, sub churnSub, rnd func(int)
 	for conn := 0; ; conn++ {
 		var opts *websocket.DialOptions
 		if id%2 == 0 {
-			opts = smallReadBufferDialer()
+			opts = streamtest.SmallReadBufferDialer()
 		}
 		ws := e.dialWith(t, query, opts)
 		reconnect := false
@@ -219,9 +220,9 @@ func churnClient(t *testing.T, e *streamEnv, id int, sub churnSub, rnd func(int)
 			}
 			select {
 			case <-churnDone:
-				if m.seq == e.eng.LastSeq() {
+				if m.Seq == e.eng.LastSeq() {
 					ws.conn.Close(websocket.StatusNormalClosure, "")
-					t.Logf("client %d (%s): %d connections, frames %v, %d nodes at seq %d", id, sub.query, conn+1, m.frames, len(m.nodes), m.seq)
+					t.Logf("client %d (%s): %d connections, frames %v, %d nodes at seq %d", id, sub.query, conn+1, m.Frames, len(m.Nodes), m.Seq)
 					return
 				}
 			default:
@@ -234,7 +235,7 @@ func churnClient(t *testing.T, e *streamEnv, id int, sub churnSub, rnd func(int)
 			}
 		}
 		ws.conn.Close(websocket.StatusNormalClosure, "")
-		q := "since=" + strconv.FormatUint(m.seq, 10)
+		q := "since=" + strconv.FormatUint(m.Seq, 10)
 		if sub.query != "" {
 			q = sub.query + "&" + q
 		}

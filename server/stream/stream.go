@@ -1,21 +1,27 @@
-package server
-
-// The live stream, GET /api/v1/stream: a websocket that carries a snapshot of the engine,
+// Package stream is the live stream, GET /api/v1/stream: a websocket that carries a snapshot of the engine,
 // then the feed's events in batches ("deltas"), narrowed to what the client subscribed
 // to. docs/stream.md is the frame schema.
 //
-// One hub goroutine (run) reads the feed and hands each batch to every client without
+// One hub goroutine (Hub.Run) reads the feed and hands each batch to every client without
 // waiting: a batch goes into the client's bounded queue, or, when that queue is full, the
 // client's queue is emptied and the client is marked behind. Each client has its own
 // writer goroutine (the ServeHTTP goroutine), which alone owns the client's subscription
 // state: it filters the batches, encodes at the edge, writes with a timeout, and answers
 // "behind" with a fresh snapshot. A slow browser costs that browser a resync, never the
 // hub or the engine a stall.
+//
+// The server composes it: New takes what it needs of the server as Options (who the
+// user is, what they may see, how a refusal is answered and audited, how credentials are
+// checked again), so that the stream knows nothing of sessions or routes.
+package stream
 
 import (
+	"context"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/gcscope/gcscope/gc"
 )
 
 const (
@@ -48,29 +54,36 @@ const (
 	streamPiece = 256 << 10
 )
 
-// StreamCompression says whether the stream's frames are deflated (permessage-deflate,
+// Compression says whether the stream's frames are deflated (permessage-deflate,
 // RFC 7692) for clients that offer it (every current browser).
-type StreamCompression int
+type Compression int
 
 const (
-	// StreamCompressionDefault is StreamCompressionOn. Measured end to end at 150,000
+	// CompressionDefault is CompressionOn. Measured end to end at 150,000
 	// objects (docs/performance.md, "The snapshot on the wire"): deflate cuts the
 	// snapshot 5×, which halves the time to the first frame at 100 Mbit/s and makes it
 	// possible at all at 20 Mbit/s (undeflated, it outlasts the write timeout), for little
 	// or nothing on loopback. Whether a client is near cannot be told from its address:
 	// behind kubectl port-forward, a remote browser connects from loopback.
-	StreamCompressionDefault StreamCompression = iota
-	// StreamCompressionOff never deflates.
-	StreamCompressionOff
-	// StreamCompressionOn deflates every frame of 512 bytes or more, each on its own
+	CompressionDefault Compression = iota
+	// CompressionOff never deflates.
+	CompressionOff
+	// CompressionOn deflates every frame of 512 bytes or more, each on its own
 	// (no context takeover: a connection holds no compressor between frames).
-	StreamCompressionOn
+	CompressionOn
 )
 
 // mode is the websocket library's compression mode for c.
-func (c StreamCompression) mode() websocket.CompressionMode {
-	if c == StreamCompressionOn || c == StreamCompressionDefault {
+func (c Compression) mode() websocket.CompressionMode {
+	if c == CompressionOn || c == CompressionDefault {
 		return websocket.CompressionNoContextTakeover
 	}
 	return websocket.CompressionDisabled
+}
+
+// EventSource is the part of the engine's feed the stream reads.
+type EventSource interface {
+	LastSeq() uint64
+	Since(seq uint64, max int) ([]gc.Event, error)
+	Wait(ctx context.Context, seq uint64) error
 }

@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
@@ -14,8 +15,8 @@ import (
 // no other, and each decodes into its declared shape with no key the shape lacks (the
 // deltas frame is written by hand, byte by byte). Every snapshot's reason is declared.
 func TestTheStreamWritesItsDeclaredFrames(t *testing.T) {
-	e := newStreamEnv(t, 1024, hubOptions{}).start(t)
-	e.eng.publish(addNode(mkNode("a-pod", "a", "Pod"))...)
+	e := newStreamEnv(t, 1024, Options{}).start(t)
+	e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("a-pod", "a", "Pod"))...)
 	c := e.dial(t, "summary=true")
 	shapes := map[wire.FrameType]any{
 		wire.FrameSnapshot: &wire.SnapshotFrame{}, wire.FrameDeltas: &wire.DeltasFrame{},
@@ -28,12 +29,12 @@ func TestTheStreamWritesItsDeclaredFrames(t *testing.T) {
 		typ := wire.FrameType(f.Type)
 		shape, declared := shapes[typ]
 		if !declared || !slices.Contains(wire.FrameTypes(), typ) {
-			t.Fatalf("a frame of undeclared type %q: %s", f.Type, f.raw)
+			t.Fatalf("a frame of undeclared type %q: %s", f.Type, f.Raw)
 		}
-		dec := json.NewDecoder(bytes.NewReader(f.raw))
+		dec := json.NewDecoder(bytes.NewReader(f.Raw))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(shape); err != nil {
-			t.Errorf("a %s frame does not decode into its declared shape: %v\n%s", typ, err, f.raw)
+			t.Errorf("a %s frame does not decode into its declared shape: %v\n%s", typ, err, f.Raw)
 		}
 		if typ == wire.FrameSnapshot && !slices.Contains(wire.SnapshotReasons(), wire.SnapshotReason(f.Reason)) {
 			t.Errorf("a snapshot for an undeclared reason %q", f.Reason)
@@ -43,7 +44,7 @@ func TestTheStreamWritesItsDeclaredFrames(t *testing.T) {
 			// Hold namespace a, then make an event there and ping.
 			asked = true
 			c.send(map[string]any{"type": "subscribe", "namespaces": []string{"a"}, "summary": true})
-			e.eng.publish(addNode(mkNode("a-pod-2", "a", "Pod"))...)
+			e.eng.Publish(streamtest.AddNode(streamtest.MakeNode("a-pod-2", "a", "Pod"))...)
 			c.send(map[string]any{"type": "ping"})
 		}
 	}

@@ -1,13 +1,13 @@
-package server
+package stream
 
 import (
 	"fmt"
 	"sync"
 )
 
-// streamSeats bounds the stream clients of every cluster's hub together: in all, and per
+// Seats bounds the stream clients of every cluster's hub together: in all, and per
 // user. A bound per hub would let one user hold the per-user bound once per cluster.
-type streamSeats struct {
+type Seats struct {
 	max, perUser int
 
 	mu     sync.Mutex
@@ -15,18 +15,18 @@ type streamSeats struct {
 	byUser map[string]int
 }
 
-func newStreamSeats(max, perUser int) *streamSeats {
+func NewSeats(max, perUser int) *Seats {
 	if max <= 0 {
 		max = defaultMaxClients
 	}
 	if perUser <= 0 {
 		perUser = defaultMaxClientsPerUser
 	}
-	return &streamSeats{max: max, perUser: perUser, byUser: map[string]int{}}
+	return &Seats{max: max, perUser: perUser, byUser: map[string]int{}}
 }
 
 // take gives user a seat, or says why not.
-func (s *streamSeats) take(user string) string {
+func (s *Seats) take(user string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -41,7 +41,7 @@ func (s *streamSeats) take(user string) string {
 }
 
 // give returns a seat user took.
-func (s *streamSeats) give(user string) {
+func (s *Seats) give(user string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.taken--

@@ -1,4 +1,4 @@
-package server
+package stream
 
 // The stream's handshake: the query, the origin check, the websocket upgrade, and the
 // admission of a client under the bounds of clients.
@@ -28,7 +28,7 @@ import (
 // repeatable), queues, summary, since and encoding are checked before the upgrade (400
 // when invalid);
 // websocket.Accept refuses a cross-origin request (403) unless OriginPatterns allow it.
-func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	sub, since, ownDeflate, perr := parseStreamQuery(r)
 	if perr != nil {
 		httpapi.WriteJSON(w, http.StatusBadRequest, perr)
@@ -106,7 +106,7 @@ func (h *hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // parseStreamQuery reads the initial subscription, since, and whether the client takes
-// the stream's own deflate (encoding=deflate: stream_deflate.go) from the query.
+// the stream's own deflate (encoding=deflate: deflate.go) from the query.
 func parseStreamQuery(r *http.Request) (subscription, *uint64, bool, *httpapi.Error) {
 	q, perr := httpapi.StrictQuery(r, streamSingle, streamMulti)
 	if perr != nil {
@@ -175,7 +175,3 @@ var (
 	streamSingle = []string{"queues", "since", "summary", "encoding"}
 	streamMulti  = []string{"namespace", "kind", "uid"}
 )
-
-func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
-	clusterFrom(r).hub.ServeHTTP(w, r)
-}

@@ -1,4 +1,4 @@
-package server
+package stream
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/gc/feedtest"
+	"github.com/gcscope/gcscope/server/stream/streamtest"
 )
 
 // TestBatchFrameIsEveryClientsFrame: the deltas frame a batch encodes once for the clients
@@ -24,8 +25,8 @@ func TestBatchFrameIsEveryClientsFrame(t *testing.T) {
 		events = append(events, e)
 	}
 	seq++
-	events = append(events, gc.Event{Seq: seq, Type: gc.EventType("somethingNew"), Node: mkNode("x", "a", "Pod")})
-	queueOnly := []gc.Event{queueEvent(mkNode("q", "a", "Pod").ObjectRef), actionEvent(mkNode("q", "a", "Pod").ObjectRef)}
+	events = append(events, gc.Event{Seq: seq, Type: gc.EventType("somethingNew"), Node: streamtest.MakeNode("x", "a", "Pod")})
+	queueOnly := []gc.Event{streamtest.QueueEvent(streamtest.MakeNode("q", "a", "Pod").ObjectRef), streamtest.ActionEvent(streamtest.MakeNode("q", "a", "Pod").ObjectRef)}
 	queueOnly[0].Seq, queueOnly[1].Seq = seq+1, seq+2
 
 	for _, events := range [][]gc.Event{events, queueOnly} {
