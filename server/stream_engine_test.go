@@ -206,32 +206,40 @@ func TestStreamFollowsTheRealEngineUnderChurn(t *testing.T) {
 	if err := e.client.CoreV1().ConfigMaps(ns).Delete(ctx, owner.Name, metav1.DeleteOptions{PropagationPolicy: &fg}); err != nil {
 		t.Fatal(err)
 	}
-	testkit.Eventually(t, "the owner's removal arrives", func() bool {
+	// The worker's action can reach the stream after the informer's removal of the owner:
+	// wait until every step is there (or the limit says which is missing).
+	wants := []string{"owner deletingDependents", "owner queued", "child removed", "foregroundDeletion removed", "owner removed"}
+	seen := map[string]bool{}
+	shown := func() bool {
 		mine.mu.Lock()
 		defer mine.mu.Unlock()
-		_, present := mine.nodes[owner.UID]
-		return !present && len(mine.events) > from
-	})
-	mine.mu.Lock()
-	seen := map[string]bool{}
-	for _, ev := range mine.events[from:] {
-		switch {
-		case ev.Type == gc.NodeUpdated && ev.Node.UID == owner.UID && ev.Node.DeletingDependents:
-			seen["owner deletingDependents"] = true
-		case ev.Type == gc.NodeRemoved && ev.Node.UID == child.UID:
-			seen["child removed"] = true
-		case ev.Type == gc.NodeRemoved && ev.Node.UID == owner.UID:
-			seen["owner removed"] = seen["child removed"]
-		case ev.Type == gc.QueueChange && ev.Queue.Queue == gc.AttemptToDelete && ev.Queue.Object.UID == owner.UID:
-			seen["owner queued"] = true
-		case ev.Type == gc.ActionTaken && ev.Action.Verb == gc.VerbRemoveFinalizer && ev.Action.Object.UID == owner.UID:
-			seen["foregroundDeletion removed"] = true
+		clear(seen)
+		for _, ev := range mine.events[from:] {
+			switch {
+			case ev.Type == gc.NodeUpdated && ev.Node.UID == owner.UID && ev.Node.DeletingDependents:
+				seen["owner deletingDependents"] = true
+			case ev.Type == gc.NodeRemoved && ev.Node.UID == child.UID:
+				seen["child removed"] = true
+			case ev.Type == gc.NodeRemoved && ev.Node.UID == owner.UID:
+				seen["owner removed"] = seen["child removed"]
+			case ev.Type == gc.QueueChange && ev.Queue.Queue == gc.AttemptToDelete && ev.Queue.Object.UID == owner.UID:
+				seen["owner queued"] = true
+			case ev.Type == gc.ActionTaken && ev.Action.Verb == gc.VerbRemoveFinalizer && ev.Action.Object.UID == owner.UID:
+				seen["foregroundDeletion removed"] = true
+			}
 		}
+		for _, want := range wants {
+			if !seen[want] {
+				return false
+			}
+		}
+		return true
 	}
-	mine.mu.Unlock()
-	for _, want := range []string{"owner deletingDependents", "owner queued", "child removed", "foregroundDeletion removed", "owner removed"} {
-		if !seen[want] {
-			t.Errorf("the stream did not show %q (after the child's removal for the owner's): %v", want, seen)
+	if err := testkit.Poll(ctx, time.Minute, shown); err != nil {
+		for _, want := range wants {
+			if !seen[want] {
+				t.Errorf("the stream did not show %q (after the child's removal for the owner's): %v", want, seen)
+			}
 		}
 	}
 }
