@@ -175,11 +175,11 @@ func TestOneCascadeOneCount(t *testing.T) {
 		}
 		if disagree(c) {
 			// The strip and the panel redraw within a tenth of a second of the canvas (the box
-			// and the history count at once): read again once that tenth has passed. A step
-			// of slow motion lasts far longer, so they must agree by then.
-			time.Sleep(150 * time.Millisecond)
-			p.run("a frame", browsertest.Frames(1))
-			if c2 := read(); disagree(c2) {
+			// and the history count at once): they must come to agree within 200 ms, that tenth
+			// with room for a frame. A step of slow motion lasts far longer.
+			var c2 counts
+			agreed := func() bool { c2 = read(); return !disagree(c2) }
+			if testkit.PollEvery(context.Background(), 10*time.Millisecond, 200*time.Millisecond, agreed) != nil {
 				browsertest.Screenshot(t, p.ctx, "ui-one-count-disagree")
 				t.Fatalf("the places disagree at one moment, a tenth of a second after they first did (%+v): %+v", c, c2)
 			}
