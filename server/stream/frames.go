@@ -61,6 +61,9 @@ func (c *streamClient) flush(ctx context.Context, force bool) error {
 	return nil
 }
 
+// deltasPrefix opens every deltas frame.
+const deltasPrefix = `{"type":"` + string(wire.FrameDeltas) + `","from":`
+
 // deltasFrame is the deltas frame covering from … seq with the encoded events.
 func deltasFrame(from, seq uint64, events [][]byte) []byte {
 	size := 64
@@ -68,9 +71,7 @@ func deltasFrame(from, seq uint64, events [][]byte) []byte {
 		size += len(p) + 1
 	}
 	buf := make([]byte, 0, size)
-	buf = append(buf, `{"type":"`...)
-	buf = append(buf, wire.FrameDeltas...)
-	buf = append(buf, `","from":`...)
+	buf = append(buf, deltasPrefix...)
 	buf = strconv.AppendUint(buf, from, 10)
 	buf = append(buf, `,"seq":`...)
 	buf = strconv.AppendUint(buf, seq, 10)
