@@ -3,6 +3,7 @@ var QUEUE_NAMES = ["graphChanges", "attemptToDelete", "attemptToOrphan"];
 var GC_FINALIZERS = ["foregroundDeletion", "orphan"];
 var GHOST_MS = 1600;
 var BORN_MS = 1200;
+var DELETION_SEEN_MS = 250;
 var MAX_ACTIONS = 200;
 var HISTORY = 300;
 var Store = class {
@@ -11,6 +12,7 @@ var Store = class {
     this.byNamespace = /* @__PURE__ */ new Map();
     this.dependents = /* @__PURE__ */ new Map();
     this.ghosts = /* @__PURE__ */ new Map();
+    this.held = /* @__PURE__ */ new Map();
     this.born = /* @__PURE__ */ new Map();
     this.queues = /* @__PURE__ */ new Map();
     this.actions = [];
@@ -134,6 +136,7 @@ var Store = class {
     } else {
       this.born.set(n.uid, now);
       this.ghosts.delete(n.uid);
+      this.held.delete(n.uid);
     }
     this.nodes.set(n.uid, n);
     this.link(n);
@@ -162,6 +165,17 @@ var Store = class {
     this.born.delete(uid);
     this.ghosts.set(uid, { node: n, at: now, removed: true, deletingSince });
     this.touched.add(uid);
+    for (const [u, h2] of this.held) if (h2.owners.includes(uid)) this.release(u);
+    const owners = (n.owners || []).map((o) => o.uid);
+    const ownerGone = owners.some((o) => (this.ghosts.get(o)?.at ?? -Infinity) >= /** @type {number} */
+    deletingSince);
+    if (deletingSince !== void 0 && now < deletingSince + DELETION_SEEN_MS && !ownerGone) {
+      this.held.set(uid, { until: deletingSince + DELETION_SEEN_MS, owners });
+    }
+  }
+  /** Ends uid's hold: from now on it is shown removed. @param {string} uid */
+  release(uid) {
+    if (this.held.delete(uid)) this.touched.add(uid);
   }
   /** @param {boolean} added @param {{dependent: string, owner: string, controller?: boolean, blockOwnerDeletion?: boolean}} e */
   patchEdge(added, e) {
@@ -247,6 +261,7 @@ var Store = class {
       }
     }
     for (const [uid, t] of this.born) if (now - t > BORN_MS) this.born.delete(uid);
+    for (const [uid, h2] of this.held) if (now >= h2.until || !this.ghosts.has(uid)) this.release(uid);
     this.removedAt = lastRemoval;
     return gone;
   }
@@ -765,10 +780,10 @@ var Cascades = class {
     let gone = 0, orphaned = 0;
     for (const u of c.members) {
       const n = store.nodes.get(u);
-      if (!n) gone++;
+      if (!n) gone += this.goneNow(u) ? 1 : 0;
       else if (!this.hangsFrom(c, n)) orphaned++;
     }
-    c.ownerGone = !store.nodes.has(c.owner);
+    c.ownerGone = this.goneNow(c.owner);
     if (c.ownerGone) gone++;
     const seen = c.members.size + 1;
     const before = Math.max(0, (this.recorded?.(c.owner, t)?.objects ?? 0) - seen);
@@ -795,8 +810,8 @@ var Cascades = class {
       if (!c.members.has(u)) c.members.add(u);
     }
     let gone = 0;
-    for (const u of c.members) if (!store.nodes.has(u)) gone++;
-    c.ownerGone = !store.nodes.has(c.owner);
+    for (const u of c.members) if (this.goneNow(u)) gone++;
+    c.ownerGone = this.goneNow(c.owner);
     if (c.ownerGone) gone++;
     c.gone = gone;
     c.orphaned = 0;
@@ -806,6 +821,14 @@ var Cascades = class {
     const left = c.total - gone;
     c.eta = c.baseline && !held && gone > 0 && left > 0 ? (t - c.start) / gone * left : null;
   }
+  /**
+   * Whether uid is gone as the page shows it: out of the graph, and not held being deleted
+   * (DELETION_SEEN_MS), so a count never runs ahead of the boxes it counts.
+   * @param {string} uid
+   */
+  goneNow(uid) {
+    return !this.store.nodes.has(uid) && !this.store.held.has(uid);
+  }
   /** The deletion of namespace name, running or recently finished, if the page follows one. @param {string} name */
   ofNamespace(name) {
     for (const c of this.active.values()) if (c.policy === "Namespace" && c.ref.name === name) return c;
@@ -813,7 +836,7 @@ var Cascades = class {
   }
   /** A cascade is over when nothing of it is left to do. @param {Cascade} c */
   settled(c) {
-    return !this.store.nodes.has(c.owner) && c.gone + c.orphaned >= c.total;
+    return this.goneNow(c.owner) && c.gone + c.orphaned >= c.total;
   }
   /**
    * Whether member n still hangs from the cascade: a valid reference of it names the owner
@@ -1646,7 +1669,6 @@ ${text}`, { ns: g.ns, text: t, left: cx - half, right: cx + half, y });
 }
 
 // src/render.js
-var DELETION_SEEN_MS = 250;
 var COLLAPSE_PX = 70;
 var CELL_PX = 14;
 var MIN_K = 5e-3;
@@ -2106,25 +2128,14 @@ var Renderer = class {
     c.blockCounts = /* @__PURE__ */ new Map();
   }
   /**
-   * The state to draw: the store's now (an item's copy is as old as its layout); but an
-   * object removed less than DELETION_SEEN_MS after the page saw its deletion begin is
-   * drawn being deleted until then (or until an owner of it is removed): a Pod no kubelet
-   * runs is removed a millisecond after its deletion began, in the same frame, and would
-   * go from normal to removed unseen.
+   * The state to draw: the store's now (an item's copy is as old as its layout), or, for an
+   * object removed just after its deletion began, being deleted while the store holds it
+   * (DELETION_SEEN_MS).
    * @param {Item} it
    */
   itemState(it) {
     const cur = this.store.current(it.uid);
-    if (cur && !cur.ghost) return stateOf(this.store, cur.node);
-    const g = this.store.ghosts.get(it.uid);
-    const since2 = g?.deletingSince;
-    if (since2 === void 0 || this.drawClock >= since2 + DELETION_SEEN_MS) return "removed";
-    const ownerGone = (g?.node.owners || []).some((o) => (this.store.ghosts.get(o.uid)?.at ?? -Infinity) >= since2);
-    return ownerGone ? "removed" : stateOf(
-      this.store,
-      /** @type {any} */
-      g.node
-    );
+    return cur && (!cur.ghost || this.store.held.has(it.uid)) ? stateOf(this.store, cur.node) : "removed";
   }
   /** @param {Item} it @param {string} state @param {number} now */
   record(it, state, now) {
@@ -2343,7 +2354,7 @@ var Renderer = class {
   drawItem(it, now, px, labels) {
     const { ctx, store, colors: C } = this;
     const cur = store.current(it.uid);
-    const ghost = !cur || cur.ghost;
+    const ghost = !cur || cur.ghost && !store.held.has(it.uid);
     const n = cur ? cur.node : it.node, x = it.group.x + it.x, y = it.group.y + it.y;
     const st = this.itemState(it);
     this.record(it, st, now);

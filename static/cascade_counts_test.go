@@ -8,6 +8,7 @@ package static_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +78,7 @@ const countsJS = `(() => {
     panel: cut(document.getElementById("cascade-progress")?.textContent),
     history: rc ? cut(g.timeline().hooks.count(rc)) : "",
     rows: [...new Set([...document.querySelectorAll('#history-panel [data-cascade-count]')].filter((el) => rc && el.dataset.cascadeCount === String(rc.id)).map((el) => cut(el.textContent)))],
+    drawnGone: MEMBERS.filter((u) => g.drawn(u)?.state === "removed").length,
     recorded: rc ? rc.deleted + " of " + (rc.objects - kept) + " gone" + (kept ? " · " + kept + " kept" : "") : "",
     at: Date.now(),
   };
@@ -84,7 +87,10 @@ const countsJS = `(() => {
 type counts struct {
 	Strip, Box, Panel, History, Recorded string
 	Rows                                 []string
-	At                                   float64
+	// DrawnGone: how many of the members the canvas last drew removed (the box's count is
+	// drawn in the same frame, so they must agree).
+	DrawnGone int
+	At        float64
 }
 
 var countRE = regexp.MustCompile(`^(\d+) of (\d+) gone`)
@@ -124,11 +130,16 @@ func TestOneCascadeOneCount(t *testing.T) {
 	t.Cleanup(func() {
 		ui.env.Client.RbacV1().ClusterRoles().Delete(context.Background(), role.Name, metav1.DeleteOptions{})
 	})
+	var members []string // those the delete takes
 	testkit.Eventually(t, "the engine observes the Deployment, its ReplicaSet and 4 Pods, and the ClusterRole", func() bool {
 		pods, err := ui.env.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
 		rss, err2 := ui.env.Client.AppsV1().ReplicaSets(ns).List(ctx, metav1.ListOptions{})
 		if err != nil || err2 != nil || len(pods.Items) != 4 || len(rss.Items) != 1 {
 			return false
+		}
+		members = []string{string(dep.UID), string(rss.Items[0].UID)}
+		for _, p := range pods.Items {
+			members = append(members, string(p.UID))
 		}
 		for _, u := range []string{string(dep.UID), string(role.UID), string(rss.Items[0].UID), string(pods.Items[0].UID), string(pods.Items[3].UID)} {
 			if n, ok := ui.engine.Node(types.UID(u)); !ok || !n.Observed {
@@ -140,9 +151,9 @@ func TestOneCascadeOneCount(t *testing.T) {
 
 	p := openAt(t, ui.historyBase, 1600, 1000, "?ns="+ns)
 	owner := strconv.Quote(string(dep.UID))
-	read := func() counts {
-		return eval[counts](p, regexp.MustCompile(`OWNER`).ReplaceAllLiteralString(countsJS, owner))
-	}
+	memberList, _ := json.Marshal(members)
+	js := strings.NewReplacer("OWNER", owner, "MEMBERS", string(memberList)).Replace(countsJS)
+	read := func() counts { return eval[counts](p, js) }
 	eval[bool](p, `(window.gcscope.recordDrawn(), true)`)
 	p.until("the timeline loaded", `!!window.gcscope.timeline()?.data`)
 
@@ -172,6 +183,10 @@ func TestOneCascadeOneCount(t *testing.T) {
 		c := read()
 		if c.Strip == "" || c.Box == "" && c.Strip != "6 of 6 gone · 1 kept" {
 			continue // drawn in the next frame
+		}
+		if m := countRE.FindStringSubmatch(c.Box); m != nil && m[1] != strconv.Itoa(c.DrawnGone) {
+			browsertest.Screenshot(t, p.ctx, "ui-one-count-box-ahead")
+			t.Fatalf("the box says %q while the canvas draws %d of its members removed, in the same frame", c.Box, c.DrawnGone)
 		}
 		if disagree(c) {
 			// The strip and the panel redraw within a tenth of a second of the canvas (the box
@@ -230,7 +245,7 @@ func TestOneCascadeOneCount(t *testing.T) {
 	p.until("time travel at the moment", fmt.Sprintf(`(() => { const tr = window.gcscope.travel(); return tr.active && Math.abs(tr.at - %f) < 1 && !!document.querySelector('#cascades button[data-owner="' + %s + '"]'); })()`, at, owner))
 	p.run("frames", browsertest.Frames(3))
 	var tc counts
-	p.until("the moment's cascade drawn", `(() => { const c = `+regexp.MustCompile(`OWNER`).ReplaceAllLiteralString(countsJS, owner)+`; return !!c.strip && !!c.box && !!c.panel; })()`)
+	p.until("the moment's cascade drawn", `(() => { const c = `+js+`; return !!c.strip && !!c.box && !!c.panel; })()`)
 	tc = read()
 	browsertest.Screenshot(t, p.ctx, "ui-one-count-time-travel")
 	if tc.Strip != mid.Strip || tc.Box != mid.Strip || tc.Panel != mid.Strip {

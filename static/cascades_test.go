@@ -48,7 +48,7 @@ func TestACascadeSeenAfterItsFirstRemovalCountsIt(t *testing.T) {
 // Pod went, and once all went and the ReplicaSet too. Then an Orphan delete of a Deployment
 // whose ReplicaSet is orphaned.
 const countsProbe = `(async () => {
-  const { Store } = await import("/store.js");
+  const { Store, DELETION_SEEN_MS } = await import("/store.js");
   const { Cascades, CascadeStrip, countText } = await import("/cascades.js");
   const rs = { apiVersion: "apps/v1", kind: "ReplicaSet", namespace: "web", name: "web-7d9", uid: "rs" };
   const rsRef = { apiVersion: "apps/v1", kind: "ReplicaSet", name: "web-7d9", uid: "rs", controller: true, blockOwnerDeletion: true };
@@ -62,7 +62,9 @@ const countsProbe = `(async () => {
   const c = new Cascades(s);
   c.observe([...s.nodes.keys()], performance.now());
   const strip = new CascadeStrip(document.createElement("div"), c, () => {});
-  const said = (uid) => {
+  // shown: once what was removed as its deletion began has been shown being deleted.
+  const said = (uid, shown = true) => {
+    if (shown) s.expire(performance.now() + DELETION_SEEN_MS);
     c.observe(s.touched, performance.now());
     s.touched.clear();
     strip.render();
@@ -77,24 +79,26 @@ const countsProbe = `(async () => {
   s.applyEvents([{ seq: 3, type: "nodeRemoved", node: pod("p1") }]);
   const onePodGone = said("rs");
   s.applyEvents([{ seq: 4, type: "nodeRemoved", node: pod("p2") }, { seq: 5, type: "nodeRemoved", node: pod("p3") }, { seq: 6, type: "nodeRemoved", node: rs }]);
+  const ownerHeld = said("rs", false);
   const allGone = said("rs");
   s.applyEvents([{ seq: 7, type: "nodeUpdated", node: { ...dep, deletionTimestamp: now, finalizers: ["orphan"], beingDeleted: true } }]);
   const orphanBegun = said("dep");
   s.applyEvents([{ seq: 8, type: "nodeUpdated", node: { ...rs2, owners: [] } }]);
   const orphaned = said("dep");
   s.applyEvents([{ seq: 9, type: "nodeRemoved", node: dep }]);
-  return { begun, onePodGone, allGone, orphanBegun, orphaned, orphanDone: said("dep") };
+  return { begun, onePodGone, ownerHeld, allGone, orphanBegun, orphaned, orphanDone: said("dep") };
 })()`
 
 // TestCascadeCountsAreOneDefinition: the strip and the owner's box count a cascade alike,
 // by the one definition (cascades.js): its members, the owner included; of those that do
 // not stay, how many are gone; what stays (kept through an invalid reference, orphaned)
-// apart. Before, they counted the dependents only and left the kept ClusterRole out, where
+// apart. An owner removed as its deletion began is counted gone once the page has shown it
+// being deleted (DELETION_SEEN_MS), as the canvas draws it. Before, they counted the dependents only and left the kept ClusterRole out, where
 // the history counted it among 7 objects and the dialog predicted 6 deleted.
 func TestCascadeCountsAreOneDefinition(t *testing.T) {
 	page, ctx := modulePage(t)
 	type said struct{ Box, Strip string }
-	got, err := chromedp.Run(ctx, chromedp.Evaluate[struct{ Begun, OnePodGone, AllGone, OrphanBegun, Orphaned, OrphanDone said }](countsProbe, chromedp.EvalAwaitPromise))
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[struct{ Begun, OnePodGone, OwnerHeld, AllGone, OrphanBegun, Orphaned, OrphanDone said }](countsProbe, chromedp.EvalAwaitPromise))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,6 +109,7 @@ func TestCascadeCountsAreOneDefinition(t *testing.T) {
 	}{
 		{"begun", got.Begun, "0 of 4 gone · 1 kept"},
 		{"one Pod gone", got.OnePodGone, "1 of 4 gone · 1 kept"},
+		{"all gone, the ReplicaSet just as its deletion began", got.OwnerHeld, "3 of 4 gone · 1 kept"},
 		{"all gone, the ReplicaSet too", got.AllGone, "4 of 4 gone · 1 kept"},
 		{"an Orphan delete begun", got.OrphanBegun, "0 of 2 gone"},
 		{"its ReplicaSet orphaned", got.Orphaned, "0 of 1 gone · 1 orphaned"},

@@ -311,7 +311,7 @@ func byUID(cs []stateChange) map[string][]stateChange {
 // stream's at that moment or just before (no state drawn late, out of order or invented).
 //
 // An object removed less than deletionSeenMs after its deletion began may be drawn being
-// deleted until then (static/src/render.js, DELETION_SEEN_MS; sooner when an owner of it
+// deleted until then (static/src/store.js, DELETION_SEEN_MS; sooner when an owner of it
 // is removed), and removed after: a Pod no kubelet runs is removed a millisecond after its
 // deletion began, in the same frame. (TestUIReadsAsANewUserExpects checks that it is.)
 func assertDrawnInTime(t *testing.T, log traceLog) {

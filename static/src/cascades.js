@@ -245,10 +245,10 @@ export class Cascades {
     let gone = 0, orphaned = 0;
     for (const u of c.members) {
       const n = store.nodes.get(u);
-      if (!n) gone++;
+      if (!n) gone += this.goneNow(u) ? 1 : 0;
       else if (!this.hangsFrom(c, n)) orphaned++;
     }
-    c.ownerGone = !store.nodes.has(c.owner);
+    c.ownerGone = this.goneNow(c.owner);
     if (c.ownerGone) gone++;
     // Seen from its middle (time travel): the recording's members the moment does not show
     // went before it, deleted (or, in an Orphan cascade, let go of).
@@ -280,8 +280,8 @@ export class Cascades {
       if (!c.members.has(u)) c.members.add(u);
     }
     let gone = 0;
-    for (const u of c.members) if (!store.nodes.has(u)) gone++;
-    c.ownerGone = !store.nodes.has(c.owner);
+    for (const u of c.members) if (this.goneNow(u)) gone++;
+    c.ownerGone = this.goneNow(c.owner);
     if (c.ownerGone) gone++;
     c.gone = gone;
     c.orphaned = 0;
@@ -292,6 +292,15 @@ export class Cascades {
     c.eta = c.baseline && !held && gone > 0 && left > 0 ? ((t - c.start) / gone) * left : null;
   }
 
+  /**
+   * Whether uid is gone as the page shows it: out of the graph, and not held being deleted
+   * (DELETION_SEEN_MS), so a count never runs ahead of the boxes it counts.
+   * @param {string} uid
+   */
+  goneNow(uid) {
+    return !this.store.nodes.has(uid) && !this.store.held.has(uid);
+  }
+
   /** The deletion of namespace name, running or recently finished, if the page follows one. @param {string} name */
   ofNamespace(name) {
     for (const c of this.active.values()) if (c.policy === "Namespace" && c.ref.name === name) return c;
@@ -300,7 +309,7 @@ export class Cascades {
 
   /** A cascade is over when nothing of it is left to do. @param {Cascade} c */
   settled(c) {
-    return !this.store.nodes.has(c.owner) && c.gone + c.orphaned >= c.total;
+    return this.goneNow(c.owner) && c.gone + c.orphaned >= c.total;
   }
 
   /**

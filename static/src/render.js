@@ -12,9 +12,6 @@ import { progress, cascadeCaption, countText } from "./cascades.js";
 import { drawTitles, drawCounts, namespaceDeletion } from "./titles.js";
 import { clamp, truncate, truncateMiddle } from "./textfit.js";
 
-/** An object's deletion is drawn at least this long, its removal after (itemState). */
-export const DELETION_SEEN_MS = 250;
-
 /** @typedef {import("./layout.js").Item} Item */
 /** @typedef {import("./layout.js").Block} Block */
 /** @typedef {import("./layout.js").Group} Group */
@@ -519,25 +516,14 @@ export class Renderer {
   }
 
   /**
-   * The state to draw: the store's now (an item's copy is as old as its layout); but an
-   * object removed less than DELETION_SEEN_MS after the page saw its deletion begin is
-   * drawn being deleted until then (or until an owner of it is removed): a Pod no kubelet
-   * runs is removed a millisecond after its deletion began, in the same frame, and would
-   * go from normal to removed unseen.
+   * The state to draw: the store's now (an item's copy is as old as its layout), or, for an
+   * object removed just after its deletion began, being deleted while the store holds it
+   * (DELETION_SEEN_MS).
    * @param {Item} it
    */
   itemState(it) {
     const cur = this.store.current(it.uid);
-    if (cur && !cur.ghost) return stateOf(this.store, cur.node);
-    const g = this.store.ghosts.get(it.uid);
-    const since = g?.deletingSince;
-    // The frame's clock, not the time now: a slow frame would draw it removed sooner than
-    // the frame says it was drawn.
-    if (since === undefined || this.drawClock >= since + DELETION_SEEN_MS) return "removed";
-    // Not past an owner removed since (a foreground cascade's next step): the order of
-    // removals stays the stream's.
-    const ownerGone = (g?.node.owners || []).some((o) => (this.store.ghosts.get(o.uid)?.at ?? -Infinity) >= since);
-    return ownerGone ? "removed" : stateOf(this.store, /** @type {any} */ (g).node);
+    return cur && (!cur.ghost || this.store.held.has(it.uid)) ? stateOf(this.store, cur.node) : "removed";
   }
 
   /** @param {Item} it @param {string} state @param {number} now */
@@ -767,7 +753,7 @@ export class Renderer {
     // The state drawn is the store's, now: the item only holds the position (and the copy
     // of the object) of the last layout, which a cascade does not redo.
     const cur = store.current(it.uid);
-    const ghost = !cur || cur.ghost;
+    const ghost = !cur || (cur.ghost && !store.held.has(it.uid)); // held: drawn as it was, until the hold ends
     const n = cur ? cur.node : it.node, x = it.group.x + it.x, y = it.group.y + it.y;
     const st = this.itemState(it);
     this.record(it, st, now);

@@ -35,6 +35,13 @@ export const GC_FINALIZERS = ["foregroundDeletion", "orphan"];
 export const GHOST_MS = 1600;
 /** How long a new object is highlighted. */
 export const BORN_MS = 1200;
+/**
+ * An object's deletion is shown at least this long, its removal after: a Pod no kubelet
+ * runs is removed a millisecond after its deletion began, in the same frame, and would go
+ * from normal to removed unseen. While held, the canvas draws it being deleted and its
+ * cascade counts it not yet gone (Store.held), so a box and its count agree in every frame.
+ */
+export const DELETION_SEEN_MS = 250;
 
 const MAX_ACTIONS = 200;
 /** Queue depth samples kept: one a second, five minutes. */
@@ -52,6 +59,10 @@ export class Store {
      * missing from a snapshot). deletingSince: when the page saw its deletion begin, if it did.
      * @type {Map<string, {node: NodeState, at: number, removed?: boolean, deletingSince?: number}>} */
     this.ghosts = new Map();
+    /** removed objects still shown being deleted (DELETION_SEEN_MS): until when, and their
+     * owners (the removal of one ends the hold: a foreground cascade's next step, whose order
+     * stays the stream's). @type {Map<string, {until: number, owners: string[]}>} */
+    this.held = new Map();
     /** @type {Map<string, number>} */ this.born = new Map();
     /** @type {Map<string, Queue>} */ this.queues = new Map();
     /** newest first. @type {Action[]} */ this.actions = [];
@@ -178,6 +189,7 @@ export class Store {
     } else {
       this.born.set(n.uid, now);
       this.ghosts.delete(n.uid);
+      this.held.delete(n.uid);
     }
     this.nodes.set(n.uid, n);
     this.link(n);
@@ -208,6 +220,18 @@ export class Store {
     this.born.delete(uid);
     this.ghosts.set(uid, { node: n, at: now, removed: true, deletingSince });
     this.touched.add(uid);
+    for (const [u, h] of this.held) if (h.owners.includes(uid)) this.release(u);
+    const owners = (n.owners || []).map((o) => o.uid);
+    // Not when an owner went since its deletion began: it would be shown after that owner.
+    const ownerGone = owners.some((o) => (this.ghosts.get(o)?.at ?? -Infinity) >= /** @type {number} */ (deletingSince));
+    if (deletingSince !== undefined && now < deletingSince + DELETION_SEEN_MS && !ownerGone) {
+      this.held.set(uid, { until: deletingSince + DELETION_SEEN_MS, owners });
+    }
+  }
+
+  /** Ends uid's hold: from now on it is shown removed. @param {string} uid */
+  release(uid) {
+    if (this.held.delete(uid)) this.touched.add(uid);
   }
 
   /** @param {boolean} added @param {{dependent: string, owner: string, controller?: boolean, blockOwnerDeletion?: boolean}} e */
@@ -296,6 +320,7 @@ export class Store {
       }
     }
     for (const [uid, t] of this.born) if (now - t > BORN_MS) this.born.delete(uid);
+    for (const [uid, h] of this.held) if (now >= h.until || !this.ghosts.has(uid)) this.release(uid);
     this.removedAt = lastRemoval;
     return gone;
   }
