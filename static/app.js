@@ -1668,14 +1668,483 @@ ${text}`, { ns: g.ns, text: t, left: cx - half, right: cx + half, y });
   ctx.textAlign = "start";
 }
 
+// src/nodes.js
+function itemState(r, it) {
+  const cur = r.store.current(it.uid);
+  return cur && (!cur.ghost || r.store.held.has(it.uid)) ? stateOf(r.store, cur.node) : "removed";
+}
+function record(r, it, state, now) {
+  r.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: r.drawClock, multi: r.multi.has(it.uid), orphaned: false });
+}
+function itemColor(r, it, now) {
+  const C = r.colors;
+  const st = itemState(r, it);
+  if (st === "removed") return C["--st-removed"];
+  const pv = r.preview.get(it.uid);
+  if (pv) return C[PREVIEW[pv].color];
+  if (st === "normal") return kindColor(it.node.kind, 45, 55);
+  return C[STATE_COLOR[st]];
+}
+function ringed(r) {
+  const out = [...r.matches, ...r.multi, ...r.preview.keys()];
+  if (r.selected) out.push(r.selected);
+  return out;
+}
+function drawRing(r, it, px) {
+  const { ctx, colors: C } = r;
+  const sel = it.uid === r.selected;
+  const pv = r.preview.get(it.uid);
+  const multi = r.multi.has(it.uid);
+  const x = it.group.x + it.x, y = it.group.y + it.y;
+  ctx.strokeStyle = sel || multi && !pv ? C["--accent"] : pv ? C[PREVIEW[pv].color] : C["--match"];
+  const off = (sel ? 3 : multi && !pv ? 4 : 6) * px;
+  ctx.lineWidth = (sel || multi ? 3 : 2) * px;
+  if (multi && !sel && !pv) ctx.setLineDash([7 * px, 4 * px]);
+  ctx.strokeRect(x - off, y - off, NODE_W + 2 * off, NODE_H + 2 * off);
+  ctx.setLineDash([]);
+  if (multi) {
+    const r2 = Math.max(7, 7 * px), cx = x - off, cy = y - off;
+    ctx.fillStyle = C["--accent"];
+    ctx.beginPath();
+    ctx.arc(cx, cy, r2, 0, 2 * Math.PI);
+    ctx.fill();
+    ctx.strokeStyle = C["--node-bg"];
+    ctx.lineWidth = r2 * 0.3;
+    ctx.beginPath();
+    ctx.moveTo(cx - r2 * 0.45, cy);
+    ctx.lineTo(cx - r2 * 0.1, cy + r2 * 0.38);
+    ctx.lineTo(cx + r2 * 0.5, cy - r2 * 0.35);
+    ctx.stroke();
+  }
+}
+function drawItem(r, it, now, px, labels) {
+  const { ctx, store, colors: C } = r;
+  const cur = store.current(it.uid);
+  const ghost = !cur || cur.ghost && !store.held.has(it.uid);
+  const n = cur ? cur.node : it.node, x = it.group.x + it.x, y = it.group.y + it.y;
+  const st = itemState(r, it);
+  record(r, it, st, now);
+  const stColor = C[STATE_COLOR[st]];
+  let alpha = 1;
+  if (ghost) {
+    const g = store.ghosts.get(it.uid);
+    alpha = g ? Math.max(0.05, 1 - (now - g.at) / GHOST_MS) : 0.05;
+  }
+  ctx.globalAlpha = alpha;
+  ctx.fillStyle = ghost ? C["--st-removed-fill"] : C["--node-bg"];
+  ctx.beginPath();
+  ctx.roundRect(x, y, NODE_W, NODE_H, 6);
+  ctx.fill();
+  ctx.fillStyle = kindColor(n.kind, 55, 50);
+  ctx.fillRect(x, y + 3, 5, NODE_H - 6);
+  ctx.strokeStyle = stColor;
+  ctx.lineWidth = (st === "normal" ? 1 : 2.5) * px;
+  if (st === "virtual") ctx.setLineDash([5 * px, 3 * px]);
+  ctx.stroke();
+  ctx.setLineDash([]);
+  const born = store.born.get(it.uid);
+  if (born !== void 0) {
+    ctx.globalAlpha = Math.max(0, 1 - (now - born) / BORN_MS);
+    ctx.strokeStyle = C["--accent"];
+    ctx.lineWidth = 4 * px;
+    ctx.strokeRect(x - 4 * px, y - 4 * px, NODE_W + 8 * px, NODE_H + 8 * px);
+    ctx.globalAlpha = alpha;
+  }
+  const pv = r.preview.get(it.uid);
+  if (pv) {
+    ctx.globalAlpha = 0.28;
+    ctx.fillStyle = C[PREVIEW[pv].color];
+    ctx.fillRect(x, y, NODE_W, NODE_H);
+    ctx.globalAlpha = alpha;
+  }
+  if (it.uid === r.selected || r.matches.has(it.uid) || pv || r.multi.has(it.uid)) drawRing(r, it, px);
+  else if (it.uid === r.hover) {
+    ctx.strokeStyle = C["--accent"];
+    ctx.lineWidth = 1.5 * px;
+    ctx.strokeRect(x - 2 * px, y - 2 * px, NODE_W + 4 * px, NODE_H + 4 * px);
+  }
+  let mx = x + NODE_W - 9;
+  if (!ghost && hasInvalidOwner(store, n)) {
+    ctx.fillStyle = C["--st-invalid"];
+    ctx.beginPath();
+    ctx.moveTo(mx, y + 3);
+    ctx.lineTo(mx + 6, y + 14);
+    ctx.lineTo(mx - 6, y + 14);
+    ctx.closePath();
+    ctx.fill();
+    mx -= 15;
+  }
+  const qs = store.queueStatus(it.uid);
+  if (qs.length) {
+    const backoff = qs.some((q) => q.item.backoffUntil != null && !q.item.inFlight && !q.item.queued);
+    ctx.fillStyle = backoff ? C["--st-backoff"] : C["--st-queued"];
+    ctx.beginPath();
+    ctx.arc(mx, y + 9, 5, 0, 2 * Math.PI);
+    ctx.fill();
+    mx -= 15;
+  }
+  const orphaned = !ghost && isOrphaned(n);
+  if (orphaned) {
+    ctx.strokeStyle = C["--st-orphaned"];
+    ctx.lineWidth = 3;
+    ctx.setLineDash([6, 4]);
+    ctx.beginPath();
+    ctx.moveTo(x + 8, y + 1.5);
+    ctx.lineTo(x + NODE_W - 8, y + 1.5);
+    ctx.stroke();
+    ctx.setLineDash([]);
+    ctx.fillStyle = C["--st-orphaned"];
+    ctx.beginPath();
+    ctx.moveTo(mx, y + 3);
+    ctx.lineTo(mx + 6, y + 9);
+    ctx.lineTo(mx, y + 15);
+    ctx.lineTo(mx - 6, y + 9);
+    ctx.closePath();
+    ctx.fill();
+    const d = r.drawnState?.get(it.uid);
+    if (d) d.orphaned = true;
+  }
+  const cascade = r.cascades?.active.get(it.uid);
+  if (cascade) {
+    ctx.fillStyle = C["--muted"];
+    ctx.globalAlpha = alpha * 0.35;
+    ctx.fillRect(x + 6, y + NODE_H - 5, NODE_W - 12, 3);
+    ctx.globalAlpha = alpha;
+    ctx.fillStyle = stColor;
+    ctx.fillRect(x + 6, y + NODE_H - 5, (NODE_W - 12) * progress(cascade), 3);
+  }
+  if (labels) {
+    ctx.textBaseline = "alphabetic";
+    ctx.fillStyle = C["--muted"];
+    ctx.font = "11px system-ui, sans-serif";
+    let kindLabel = n.kind + (st === "normal" ? orphaned ? " · orphaned" : "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
+    if (cascade) {
+      kindLabel = `${n.kind} · ${countText(cascade)}`;
+      if (ctx.measureText(kindLabel).width > NODE_W - 30) kindLabel = countText(cascade);
+    }
+    if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
+    const kindShown = truncate(ctx, kindLabel, NODE_W - 30);
+    ctx.fillText(kindShown, x + 11, y + 15);
+    ctx.fillStyle = C["--fg"];
+    ctx.font = (n.virtual ? "italic " : "") + "600 13px system-ui, sans-serif";
+    const nameShown = truncateMiddle(ctx, n.name || "(unnamed)", NODE_W - 16);
+    ctx.fillText(nameShown, x + 11, y + 32);
+    const drawn = r.drawnState?.get(it.uid);
+    if (drawn) drawn.label = [kindShown, nameShown];
+    if (cascade && cascade.end === null) {
+      ctx.font = "10px system-ui, sans-serif";
+      const full = cascadeCaption(cascade, r.cascades?.now() ?? Date.now()), cut = full.lastIndexOf(" · ");
+      const caption = cut > 0 && ctx.measureText(full).width > NODE_W + 40 ? truncate(ctx, full.slice(0, cut), NODE_W + 40 - ctx.measureText(full.slice(cut)).width) + full.slice(cut) : truncate(ctx, full, NODE_W + 40);
+      r.drawnCaptions?.set(it.uid, caption);
+      const w = ctx.measureText(caption).width + 10;
+      ctx.fillStyle = C["--group-bg"];
+      ctx.globalAlpha = alpha * 0.9;
+      ctx.fillRect(x + NODE_W / 2 - w / 2, y + NODE_H + 3, w, 14);
+      ctx.globalAlpha = alpha;
+      ctx.fillStyle = stColor;
+      ctx.textAlign = "center";
+      ctx.fillText(caption, x + NODE_W / 2, y + NODE_H + 14);
+      ctx.textAlign = "start";
+    }
+  }
+  ctx.globalAlpha = 1;
+}
+var STATE_COLOR = Object.fromEntries(STATES.map((s) => [s.id, s.color]));
+var kindColors = /* @__PURE__ */ new Map();
+function kindColor(kind, s, l) {
+  const key = `${kind}/${s}/${l}`;
+  let c = kindColors.get(key);
+  if (!c) kindColors.set(key, c = `hsl(${kindHue(kind)} ${s}% ${l}%)`);
+  return c;
+}
+
+// src/blocks.js
+function drawBlock(r, b, px, ctx = r.ctx) {
+  const C = r.colors;
+  const x = b.group.x + b.x, y = b.group.y + b.y;
+  ctx.fillStyle = C["--node-bg"];
+  ctx.strokeStyle = C["--node-border"];
+  ctx.lineWidth = 1.5 * px;
+  ctx.beginPath();
+  ctx.roundRect(x, y, b.w, b.h, 10);
+  ctx.fill();
+  ctx.stroke();
+  const cache = (
+    /** @type {any} */
+    b.group.cache
+  );
+  let counts = cache?.blockCounts.get(b);
+  if (!counts) {
+    counts = blockCounts(r, b);
+    cache?.blockCounts.set(b, counts);
+  }
+  let bx = x + 8;
+  const bw = b.w - 16, bh = Math.min(14, b.h / 4);
+  for (const [col, c] of counts) {
+    ctx.fillStyle = col;
+    const w = bw * c / b.uids.length;
+    ctx.fillRect(bx, y + b.h - bh - 8, w, bh);
+    bx += w;
+  }
+}
+function drawBlockRing(r, b, px) {
+  const { ctx, colors: C } = r;
+  const multi = r.multi.size > 0 && b.uids.some((u) => r.multi.has(u)) && !(r.selected && b.uids.includes(r.selected));
+  ctx.strokeStyle = multi ? C["--accent"] : C["--match"];
+  ctx.lineWidth = 3 * px;
+  if (multi) ctx.setLineDash([7 * px, 4 * px]);
+  ctx.strokeRect(b.group.x + b.x - 6 * px, b.group.y + b.y - 6 * px, b.w + 12 * px, b.h + 12 * px);
+  ctx.setLineDash([]);
+}
+function blockCounts(r, b) {
+  const { store, colors: C } = r;
+  const counts = /* @__PURE__ */ new Map();
+  for (const u of b.uids) {
+    const n = store.nodes.get(u);
+    const col = !n ? C["--st-removed"] : r.preview.has(u) ? C[PREVIEW[
+      /** @type {PreviewKind} */
+      r.preview.get(u)
+    ].color] : C[STATE_COLOR[stateOf(store, n)]];
+    counts.set(col, (counts.get(col) || 0) + 1);
+  }
+  return counts;
+}
+function drawBlockLabel(r, b) {
+  const { ctx, cam, colors: C } = r;
+  const sx = (b.group.x + b.x) * cam.k + cam.x, sy = (b.group.y + b.y) * cam.k + cam.y;
+  const sw = b.w * cam.k, sh = b.h * cam.k;
+  if (sw < 40 || sh < 16) return;
+  const kinds = /* @__PURE__ */ new Map();
+  for (const u of b.uids) {
+    const k = r.store.nodes.get(u)?.kind || r.store.ghosts.get(u)?.node.kind || "?";
+    kinds.set(k, (kinds.get(k) || 0) + 1);
+  }
+  const text = [...kinds].map(([k, c]) => `${c} ${k}${c === 1 ? "" : "s"}`).join(", ");
+  ctx.font = `600 ${clamp(sh * 0.18, 11, 16)}px system-ui, sans-serif`;
+  ctx.fillStyle = C["--fg"];
+  ctx.textAlign = "center";
+  ctx.fillText(truncate(ctx, text, sw - 10), sx + sw / 2, sy + Math.min(sh * 0.35, 24));
+  ctx.textAlign = "start";
+}
+
+// src/cells.js
+var BITMAP_BUDGET_MS = 6;
+var STALE_MS = 100;
+var BITMAP_MAX = 4096;
+function drawCells(r, visible, now, px) {
+  const ctx = r.ctx;
+  let drawn = 0;
+  const budgetEnd = performance.now() + BITMAP_BUDGET_MS;
+  for (const g of visible) {
+    if (g.summary) continue;
+    const bm = groupBitmap(r, g, now, budgetEnd);
+    ctx.drawImage(bm.canvas, g.x, g.y, g.w, g.h);
+    drawn += bm.count;
+  }
+  const rings = ringed(r);
+  if (rings.length) {
+    const shown = new Set(visible);
+    for (const u of rings) {
+      const it = r.layout.items.get(u);
+      if (!it || !shown.has(it.group)) continue;
+      if (it.block && r.collapsed(it.block)) drawBlockRing(r, it.block, px);
+      else drawRing(r, it, px);
+    }
+  }
+  r.drawn = drawn;
+}
+function groupBitmap(r, g, now, budgetEnd) {
+  const kb = 2 ** (Math.ceil(Math.log2(r.cam.k) * 2) / 2);
+  const key = `${cacheKey(r)}/${kb}/${r.dpr}`;
+  let c = (
+    /** @type {any} */
+    g.cache
+  );
+  if (c && c.key === key && !c.stale) return c;
+  if (c && c.canvas && performance.now() > budgetEnd && (!c.stale || now - c.stale < STALE_MS)) return c;
+  const scale = Math.min(kb * r.dpr, BITMAP_MAX / g.w, BITMAP_MAX / g.h);
+  const w = Math.max(1, Math.ceil(g.w * scale)), h2 = Math.max(1, Math.ceil(g.h * scale));
+  const canvas = c?.canvas && c.canvas.width === w && c.canvas.height === h2 ? c.canvas : r.bitmap(w, h2);
+  const bctx = (
+    /** @type {OffscreenCanvasRenderingContext2D} */
+    canvas.getContext("2d")
+  );
+  bctx.setTransform(1, 0, 0, 1, 0, 0);
+  bctx.clearRect(0, 0, w, h2);
+  bctx.setTransform(scale, 0, 0, scale, -g.x * scale, -g.y * scale);
+  c = { canvas, key, count: 0, stale: 0, blockCounts: /* @__PURE__ */ new Map() };
+  g.cache = c;
+  const cells = /* @__PURE__ */ new Map();
+  for (const it of g.items) {
+    if (it.block && r.collapsed(it.block)) continue;
+    const col = itemColor(r, it, now);
+    record(r, it, itemState(r, it), now);
+    let p = cells.get(col);
+    if (!p) cells.set(col, p = new Path2D());
+    p.rect(g.x + it.x, g.y + it.y, NODE_W, NODE_H);
+    c.count++;
+  }
+  for (const [col, p] of cells) {
+    bctx.fillStyle = col;
+    bctx.fill(p);
+  }
+  for (const b of g.blocks) if (r.collapsed(b)) drawBlock(
+    r,
+    b,
+    1 / kb,
+    /** @type {any} */
+    bctx
+  );
+  return c;
+}
+function cacheKey(r) {
+  return `${r.expanded.size}/${r.previewVersion}/${r.colors["--bg"]}/${r.leafSetsCollapse()}`;
+}
+function markStale(r, uid) {
+  const it = r.layout.items.get(uid);
+  const c = it && /** @type {any} */
+  it.group.cache;
+  if (!c) return;
+  if (!c.stale) c.stale = performance.now();
+  c.blockCounts = /* @__PURE__ */ new Map();
+}
+
+// src/boxes.js
+function boxesBitmap(r) {
+  const b = r.layout.bounds, need = r.cam.k * r.dpr;
+  const key = `${r.layout.version}/${r.dpr}/${r.colors["--bg"]}`;
+  const had = r.boxes;
+  if (had?.key === key && had.scale >= need && had.scale <= 2.9 * need) return had;
+  const kb = 2 ** (Math.ceil(Math.log2(r.cam.k) * 2) / 2 + 0.5);
+  const pad = 4 / kb;
+  const scale = kb * r.dpr;
+  const w = Math.ceil((b.w + 2 * pad) * scale), h2 = Math.ceil((b.h + 2 * pad) * scale);
+  if (w > BITMAP_MAX || h2 > BITMAP_MAX || r.layout.groups.size < 2) return null;
+  const canvas = r.boxes?.canvas.width === w && r.boxes.canvas.height === h2 ? r.boxes.canvas : r.bitmap(w, h2);
+  const bctx = (
+    /** @type {OffscreenCanvasRenderingContext2D} */
+    canvas.getContext("2d")
+  );
+  bctx.setTransform(1, 0, 0, 1, 0, 0);
+  bctx.clearRect(0, 0, w, h2);
+  bctx.setTransform(scale, 0, 0, scale, (pad - b.x) * scale, (pad - b.y) * scale);
+  const boxes = new Path2D(), shaded = new Path2D();
+  for (const g of r.layout.groups.values()) addBox(boxes, shaded, g);
+  drawBoxes(bctx, r.colors, boxes, shaded, 1 / kb);
+  r.boxes = { canvas, key, pad, scale };
+  return r.boxes;
+}
+function addBox(boxes, shaded, g) {
+  boxes.rect(g.x, g.y, g.w, g.h);
+  if (g.summary) shaded.rect(g.x + GROUP_PAD / 2, g.y + GROUP_TITLE, g.w - GROUP_PAD, g.h - GROUP_TITLE - GROUP_PAD / 2);
+}
+function drawBoxes(ctx, C, boxes, shaded, px) {
+  ctx.fillStyle = C["--group-bg"];
+  ctx.fill(boxes);
+  ctx.strokeStyle = C["--group-border"];
+  ctx.lineWidth = px;
+  ctx.stroke(boxes);
+  ctx.fillStyle = C["--node-bg"];
+  ctx.globalAlpha = 0.45;
+  ctx.fill(shaded);
+  ctx.globalAlpha = 1;
+}
+
+// src/edges.js
+function drawEdges(r, items, blocks, px) {
+  const { ctx, layout: layout2, colors: C } = r;
+  const paths = {
+    ctl: new Path2D(),
+    plain: new Path2D(),
+    ctlBlock: new Path2D(),
+    plainBlock: new Path2D(),
+    hi: new Path2D(),
+    cycle: new Path2D(),
+    cycleHead: new Path2D(),
+    hiHead: new Path2D()
+  };
+  const seenBlocks = /* @__PURE__ */ new Set();
+  const curve = (p, x0, y0, x1, y1) => {
+    const my = (y0 + y1) / 2;
+    p.moveTo(x0, y0);
+    p.bezierCurveTo(x0, my, x1, my, x1, y1);
+  };
+  for (const it of items) {
+    const n = r.store.current(it.uid)?.node || it.node;
+    const x1 = it.group.x + it.x, y1 = it.group.y + it.y;
+    for (const o of n.owners || []) {
+      const ob = layout2.box(o.uid);
+      if (!ob) continue;
+      const hi = r.selected === it.uid || r.selected === o.uid;
+      const key = cycleKey(it.uid, o.uid);
+      const cycle = it.group.cycles.has(key);
+      if (cycle && ob.y + NODE_H > y1) {
+        let b;
+        if (o.uid === it.uid) {
+          const xs2 = x1 + NODE_W - 56, xe2 = x1 + NODE_W - 16;
+          b = [xs2, y1, xs2 - 8, y1 - 34, xe2 + 8, y1 - 34, xe2, y1];
+        } else {
+          const left = ob.x <= x1;
+          const xs2 = left ? ob.x : ob.x + NODE_W, ys2 = ob.y + NODE_H * 0.65;
+          const xe2 = left ? x1 : x1 + NODE_W, ye = y1 + NODE_H * 0.35;
+          const out = left ? Math.min(xs2, xe2) - CYCLE_BULGE : Math.max(xs2, xe2) + CYCLE_BULGE;
+          b = [xs2, ys2, out, ys2, out, ye, xe2, ye];
+        }
+        const p = hi ? paths.hi : paths.cycle;
+        p.moveTo(b[0], b[1]);
+        p.bezierCurveTo(b[2], b[3], b[4], b[5], b[6], b[7]);
+        arrowhead(hi ? paths.hiHead : paths.cycleHead, b[6], b[7], b[4], b[5], 8 * px);
+        r.drawnEdges?.set(key, { cycle, back: true, x: (b[0] + 3 * b[2] + 3 * b[4] + b[6]) / 8, y: (b[1] + 3 * b[3] + 3 * b[5] + b[7]) / 8 });
+        continue;
+      }
+      const stroke = cycle ? "cycle" : (o.controller ? "ctl" : "plain") + (o.blockOwnerDeletion ? "Block" : "");
+      const xs = ob.x + NODE_W / 2, ys = ob.y + NODE_H, xe = x1 + NODE_W / 2;
+      curve(hi ? paths.hi : (
+        /** @type {any} */
+        paths[stroke]
+      ), xs, ys, xe, y1);
+      r.drawnEdges?.set(key, { cycle, back: false, x: (xs + xe) / 2, y: (ys + y1) / 2 });
+    }
+  }
+  for (const b of blocks) {
+    if (seenBlocks.has(b)) continue;
+    seenBlocks.add(b);
+    const ob = layout2.box(b.parent);
+    if (ob) curve(paths.ctlBlock, ob.x + NODE_W / 2, ob.y + NODE_H, b.group.x + b.x + b.w / 2, b.group.y + b.y);
+  }
+  const strokes = (
+    /** @type {const} */
+    [["ctl", false, false], ["plain", true, false], ["ctlBlock", false, true], ["plainBlock", true, true]]
+  );
+  for (const [key, dash, strong] of strokes) {
+    ctx.strokeStyle = strong ? C["--edge-block"] : C["--edge"];
+    ctx.lineWidth = (strong ? 1.8 : 1) * px;
+    ctx.setLineDash(dash ? [6 * px, 4 * px] : []);
+    ctx.stroke(paths[key]);
+  }
+  ctx.setLineDash([]);
+  ctx.strokeStyle = ctx.fillStyle = C["--edge-cycle"];
+  ctx.lineWidth = 2 * px;
+  ctx.stroke(paths.cycle);
+  ctx.fill(paths.cycleHead);
+  ctx.strokeStyle = ctx.fillStyle = C["--accent"];
+  ctx.lineWidth = 2.5 * px;
+  ctx.stroke(paths.hi);
+  ctx.fill(paths.hiHead);
+}
+function arrowhead(p, x, y, fx, fy, s) {
+  const d = Math.hypot(x - fx, y - fy) || 1, ux = (x - fx) / d, uy = (y - fy) / d;
+  p.moveTo(x, y);
+  p.lineTo(x - ux * s - uy * s * 0.55, y - uy * s + ux * s * 0.55);
+  p.lineTo(x - ux * s + uy * s * 0.55, y - uy * s - ux * s * 0.55);
+  p.closePath();
+}
+
 // src/render.js
 var COLLAPSE_PX = 70;
 var CELL_PX = 14;
 var MIN_K = 5e-3;
 var MAX_K = 3;
-var BITMAP_BUDGET_MS = 6;
-var STALE_MS = 100;
-var BITMAP_MAX = 4096;
 var ZOOM_COLUMN = 60;
 var READABLE_K = 0.6;
 var Renderer = class {
@@ -1872,7 +2341,11 @@ var Renderer = class {
   /** A set of loners is one count box until expanded; a set of leaf siblings while too small to read. @param {Block} b */
   collapsed(b) {
     if (b.loner) return !this.expanded.has(b.parent);
-    return !this.expanded.has(b.parent) && NODE_W * this.cam.k < COLLAPSE_PX;
+    return !this.expanded.has(b.parent) && this.leafSetsCollapse();
+  }
+  /** Whether sets of leaf siblings are too small to read at this zoom (drawn as their count). */
+  leafSetsCollapse() {
+    return NODE_W * this.cam.k < COLLAPSE_PX;
   }
   /**
    * @param {number} sx @param {number} sy
@@ -1966,7 +2439,7 @@ var Renderer = class {
     ctx.setTransform(this.dpr * cam.k, 0, 0, this.dpr * cam.k, this.dpr * cam.x, this.dpr * cam.y);
     const visible = [];
     const terminating = [];
-    const bm = cellMode ? this.boxesBitmap() : null;
+    const bm = cellMode ? boxesBitmap(this) : null;
     const boxes = new Path2D(), shaded = new Path2D();
     for (const g of this.layout.groups.values()) {
       if (g.x > vx1 || g.y > vy1 || g.x + g.w < vx0 || g.y + g.h < vy0) continue;
@@ -1982,27 +2455,8 @@ var Renderer = class {
     ctx.strokeStyle = C["--st-deleting"];
     ctx.lineWidth = 2.5 * px;
     for (const g of terminating) ctx.strokeRect(g.x, g.y, g.w, g.h);
-    if (cellMode) {
-      let drawn = 0;
-      const budgetEnd = performance.now() + BITMAP_BUDGET_MS;
-      for (const g of visible) {
-        if (g.summary) continue;
-        const bm2 = this.groupBitmap(g, now, budgetEnd);
-        ctx.drawImage(bm2.canvas, g.x, g.y, g.w, g.h);
-        drawn += bm2.count;
-      }
-      const ringed = this.ringed();
-      if (ringed.length) {
-        const shown = new Set(visible);
-        for (const u of ringed) {
-          const it = this.layout.items.get(u);
-          if (!it || !shown.has(it.group)) continue;
-          if (it.block && this.collapsed(it.block)) this.drawBlockRing(it.block, px);
-          else this.drawRing(it, px);
-        }
-      }
-      this.drawn = drawn;
-    } else {
+    if (cellMode) drawCells(this, visible, now, px);
+    else {
       const items = [];
       const blocks = [];
       for (const g of visible) {
@@ -2013,133 +2467,19 @@ var Renderer = class {
         }
       }
       this.drawn = items.length;
-      this.drawEdges(items, blocks, px);
+      drawEdges(this, items, blocks, px);
       for (const b of blocks) {
-        this.drawBlock(b, px);
-        if (this.selected && b.uids.includes(this.selected) || this.matches.size && b.uids.some((u) => this.matches.has(u)) || this.multi.size && b.uids.some((u) => this.multi.has(u))) this.drawBlockRing(b, px);
+        drawBlock(this, b, px);
+        if (this.selected && b.uids.includes(this.selected) || this.matches.size && b.uids.some((u) => this.matches.has(u)) || this.multi.size && b.uids.some((u) => this.multi.has(u))) drawBlockRing(this, b, px);
       }
-      for (const it of items) this.drawItem(it, now, px, labels);
+      for (const it of items) drawItem(this, it, now, px, labels);
     }
     function inView(x, y, w, h2) {
       return !(x > vx1 || y > vy1 || x + w < vx0 || y + h2 < vy0);
     }
     drawTitles(this, visible);
     drawCounts(this, visible);
-    for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
-  }
-  /** Objects drawn with a ring: the selection, the objects selected together, search matches, the delete preview. */
-  ringed() {
-    const out = [...this.matches, ...this.multi, ...this.preview.keys()];
-    if (this.selected) out.push(this.selected);
-    return out;
-  }
-  /**
-   * The far-out drawing of a namespace: a bitmap of its cells (by state colour, or kind
-   * when normal) and its collapsed sets, at the current zoom rounded up to a step of √2
-   * (never blurrier than the screen). After invalidate it is stale: redrawn in this frame
-   * while the frame's budget lasts, else drawn as it was, for at most STALE_MS.
-   * @param {Group} g @param {number} now @param {number} budgetEnd performance.now() deadline
-   * @returns {{canvas: OffscreenCanvas, key: string, count: number, stale: number, blockCounts: Map<Block, Map<string, number>>}}
-   */
-  groupBitmap(g, now, budgetEnd) {
-    const kb = 2 ** (Math.ceil(Math.log2(this.cam.k) * 2) / 2);
-    const key = `${this.cacheKey()}/${kb}/${this.dpr}`;
-    let c = (
-      /** @type {any} */
-      g.cache
-    );
-    if (c && c.key === key && !c.stale) return c;
-    if (c && c.canvas && performance.now() > budgetEnd && (!c.stale || now - c.stale < STALE_MS)) return c;
-    const scale = Math.min(kb * this.dpr, BITMAP_MAX / g.w, BITMAP_MAX / g.h);
-    const w = Math.max(1, Math.ceil(g.w * scale)), h2 = Math.max(1, Math.ceil(g.h * scale));
-    const canvas = c?.canvas && c.canvas.width === w && c.canvas.height === h2 ? c.canvas : this.bitmap(w, h2);
-    const bctx = (
-      /** @type {OffscreenCanvasRenderingContext2D} */
-      canvas.getContext("2d")
-    );
-    bctx.setTransform(1, 0, 0, 1, 0, 0);
-    bctx.clearRect(0, 0, w, h2);
-    bctx.setTransform(scale, 0, 0, scale, -g.x * scale, -g.y * scale);
-    c = { canvas, key, count: 0, stale: 0, blockCounts: /* @__PURE__ */ new Map() };
-    g.cache = c;
-    const cells = /* @__PURE__ */ new Map();
-    for (const it of g.items) {
-      if (it.block && this.collapsed(it.block)) continue;
-      const col = this.itemColor(it, now);
-      this.record(it, this.itemState(it), now);
-      let p = cells.get(col);
-      if (!p) cells.set(col, p = new Path2D());
-      p.rect(g.x + it.x, g.y + it.y, NODE_W, NODE_H);
-      c.count++;
-    }
-    for (const [col, p] of cells) {
-      bctx.fillStyle = col;
-      bctx.fill(p);
-    }
-    for (const b of g.blocks) if (this.collapsed(b)) this.drawBlock(
-      b,
-      1 / kb,
-      /** @type {any} */
-      bctx
-    );
-    return c;
-  }
-  /**
-   * Every namespace's box drawn once into a bitmap of the whole layout, a little sharper
-   * than the current zoom, redrawn when a box moves or the zoom leaves its range; null
-   * when such a bitmap would be too large (nearer, few boxes are on screen).
-   * @returns {{canvas: OffscreenCanvas, pad: number, scale: number}|null}
-   */
-  boxesBitmap() {
-    const b = this.layout.bounds, need = this.cam.k * this.dpr;
-    const key = `${this.layout.version}/${this.dpr}/${this.colors["--bg"]}`;
-    const had = this.boxes;
-    if (had?.key === key && had.scale >= need && had.scale <= 2.9 * need) return had;
-    const kb = 2 ** (Math.ceil(Math.log2(this.cam.k) * 2) / 2 + 0.5);
-    const pad = 4 / kb;
-    const scale = kb * this.dpr;
-    const w = Math.ceil((b.w + 2 * pad) * scale), h2 = Math.ceil((b.h + 2 * pad) * scale);
-    if (w > BITMAP_MAX || h2 > BITMAP_MAX || this.layout.groups.size < 2) return null;
-    const canvas = this.boxes?.canvas.width === w && this.boxes.canvas.height === h2 ? this.boxes.canvas : this.bitmap(w, h2);
-    const bctx = (
-      /** @type {OffscreenCanvasRenderingContext2D} */
-      canvas.getContext("2d")
-    );
-    bctx.setTransform(1, 0, 0, 1, 0, 0);
-    bctx.clearRect(0, 0, w, h2);
-    bctx.setTransform(scale, 0, 0, scale, (pad - b.x) * scale, (pad - b.y) * scale);
-    const boxes = new Path2D(), shaded = new Path2D();
-    for (const g of this.layout.groups.values()) addBox(boxes, shaded, g);
-    drawBoxes(bctx, this.colors, boxes, shaded, 1 / kb);
-    this.boxes = { canvas, key, pad, scale };
-    return this.boxes;
-  }
-  /** What every namespace cache depends on besides its own members. */
-  cacheKey() {
-    return `${this.expanded.size}/${this.previewVersion}/${this.colors["--bg"]}/${NODE_W * this.cam.k < COLLAPSE_PX}`;
-  }
-  /** Marks the cached drawing of the namespace holding uid stale. @param {string} uid */
-  invalidate(uid) {
-    const it = this.layout.items.get(uid);
-    const c = it && /** @type {any} */
-    it.group.cache;
-    if (!c) return;
-    if (!c.stale) c.stale = performance.now();
-    c.blockCounts = /* @__PURE__ */ new Map();
-  }
-  /**
-   * The state to draw: the store's now (an item's copy is as old as its layout), or, for an
-   * object removed just after its deletion began, being deleted while the store holds it
-   * (DELETION_SEEN_MS).
-   * @param {Item} it
-   */
-  itemState(it) {
-    const cur = this.store.current(it.uid);
-    return cur && (!cur.ghost || this.store.held.has(it.uid)) ? stateOf(this.store, cur.node) : "removed";
-  }
-  /** @param {Item} it @param {string} state @param {number} now */
-  record(it, state, now) {
-    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: this.drawClock, multi: this.multi.has(it.uid), orphaned: false });
+    for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) drawBlockLabel(this, b);
   }
   /** Starts keeping drawnState, and redraws everything so that it starts complete. */
   recordDrawn() {
@@ -2150,370 +2490,11 @@ var Renderer = class {
     this.drawnCounts ??= /* @__PURE__ */ new Map();
     this.redrawAll();
   }
-  /** The fill of a far-out cell: its state, or its kind's colour when normal. @param {Item} it @param {number} now */
-  itemColor(it, now) {
-    const C = this.colors;
-    const st = this.itemState(it);
-    if (st === "removed") return C["--st-removed"];
-    const pv = this.preview.get(it.uid);
-    if (pv) return C[PREVIEW[pv].color];
-    if (st === "normal") return kindColor(it.node.kind, 45, 55);
-    return C[STATE_COLOR[st]];
-  }
-  /** @param {Item[]} items @param {Block[]} blocks @param {number} px */
-  drawEdges(items, blocks, px) {
-    const { ctx, layout: layout2, colors: C } = this;
-    const paths = {
-      ctl: new Path2D(),
-      plain: new Path2D(),
-      ctlBlock: new Path2D(),
-      plainBlock: new Path2D(),
-      hi: new Path2D(),
-      cycle: new Path2D(),
-      cycleHead: new Path2D(),
-      hiHead: new Path2D()
-    };
-    const seenBlocks = /* @__PURE__ */ new Set();
-    const curve = (p, x0, y0, x1, y1) => {
-      const my = (y0 + y1) / 2;
-      p.moveTo(x0, y0);
-      p.bezierCurveTo(x0, my, x1, my, x1, y1);
-    };
-    for (const it of items) {
-      const n = this.store.current(it.uid)?.node || it.node;
-      const x1 = it.group.x + it.x, y1 = it.group.y + it.y;
-      for (const o of n.owners || []) {
-        const ob = layout2.box(o.uid);
-        if (!ob) continue;
-        const hi = this.selected === it.uid || this.selected === o.uid;
-        const key = cycleKey(it.uid, o.uid);
-        const cycle = it.group.cycles.has(key);
-        if (cycle && ob.y + NODE_H > y1) {
-          let b;
-          if (o.uid === it.uid) {
-            const xs2 = x1 + NODE_W - 56, xe2 = x1 + NODE_W - 16;
-            b = [xs2, y1, xs2 - 8, y1 - 34, xe2 + 8, y1 - 34, xe2, y1];
-          } else {
-            const left = ob.x <= x1;
-            const xs2 = left ? ob.x : ob.x + NODE_W, ys2 = ob.y + NODE_H * 0.65;
-            const xe2 = left ? x1 : x1 + NODE_W, ye = y1 + NODE_H * 0.35;
-            const out = left ? Math.min(xs2, xe2) - CYCLE_BULGE : Math.max(xs2, xe2) + CYCLE_BULGE;
-            b = [xs2, ys2, out, ys2, out, ye, xe2, ye];
-          }
-          const p = hi ? paths.hi : paths.cycle;
-          p.moveTo(b[0], b[1]);
-          p.bezierCurveTo(b[2], b[3], b[4], b[5], b[6], b[7]);
-          arrowhead(hi ? paths.hiHead : paths.cycleHead, b[6], b[7], b[4], b[5], 8 * px);
-          this.drawnEdges?.set(key, { cycle, back: true, x: (b[0] + 3 * b[2] + 3 * b[4] + b[6]) / 8, y: (b[1] + 3 * b[3] + 3 * b[5] + b[7]) / 8 });
-          continue;
-        }
-        const stroke = cycle ? "cycle" : (o.controller ? "ctl" : "plain") + (o.blockOwnerDeletion ? "Block" : "");
-        const xs = ob.x + NODE_W / 2, ys = ob.y + NODE_H, xe = x1 + NODE_W / 2;
-        curve(hi ? paths.hi : (
-          /** @type {any} */
-          paths[stroke]
-        ), xs, ys, xe, y1);
-        this.drawnEdges?.set(key, { cycle, back: false, x: (xs + xe) / 2, y: (ys + y1) / 2 });
-      }
-    }
-    for (const b of blocks) {
-      if (seenBlocks.has(b)) continue;
-      seenBlocks.add(b);
-      const ob = layout2.box(b.parent);
-      if (ob) curve(paths.ctlBlock, ob.x + NODE_W / 2, ob.y + NODE_H, b.group.x + b.x + b.w / 2, b.group.y + b.y);
-    }
-    const strokes = (
-      /** @type {const} */
-      [["ctl", false, false], ["plain", true, false], ["ctlBlock", false, true], ["plainBlock", true, true]]
-    );
-    for (const [key, dash, strong] of strokes) {
-      ctx.strokeStyle = strong ? C["--edge-block"] : C["--edge"];
-      ctx.lineWidth = (strong ? 1.8 : 1) * px;
-      ctx.setLineDash(dash ? [6 * px, 4 * px] : []);
-      ctx.stroke(paths[key]);
-    }
-    ctx.setLineDash([]);
-    ctx.strokeStyle = ctx.fillStyle = C["--edge-cycle"];
-    ctx.lineWidth = 2 * px;
-    ctx.stroke(paths.cycle);
-    ctx.fill(paths.cycleHead);
-    ctx.strokeStyle = ctx.fillStyle = C["--accent"];
-    ctx.lineWidth = 2.5 * px;
-    ctx.stroke(paths.hi);
-    ctx.fill(paths.hiHead);
-  }
-  /** @param {Block} b @param {number} px @param {CanvasRenderingContext2D} [ctx] where to draw (a namespace's bitmap) */
-  drawBlock(b, px, ctx = this.ctx) {
-    const C = this.colors;
-    const x = b.group.x + b.x, y = b.group.y + b.y;
-    ctx.fillStyle = C["--node-bg"];
-    ctx.strokeStyle = C["--node-border"];
-    ctx.lineWidth = 1.5 * px;
-    ctx.beginPath();
-    ctx.roundRect(x, y, b.w, b.h, 10);
-    ctx.fill();
-    ctx.stroke();
-    const cache = (
-      /** @type {any} */
-      b.group.cache
-    );
-    let counts = cache?.blockCounts.get(b);
-    if (!counts) {
-      counts = this.blockCounts(b);
-      cache?.blockCounts.set(b, counts);
-    }
-    let bx = x + 8;
-    const bw = b.w - 16, bh = Math.min(14, b.h / 4);
-    for (const [col, c] of counts) {
-      ctx.fillStyle = col;
-      const w = bw * c / b.uids.length;
-      ctx.fillRect(bx, y + b.h - bh - 8, w, bh);
-      bx += w;
-    }
-  }
-  /**
-   * The ring around a collapsed set that holds the selection or a search match (dashed in
-   * the accent colour when it holds objects selected together). @param {Block} b @param {number} px
-   */
-  drawBlockRing(b, px) {
-    const { ctx, colors: C } = this;
-    const multi = this.multi.size > 0 && b.uids.some((u) => this.multi.has(u)) && !(this.selected && b.uids.includes(this.selected));
-    ctx.strokeStyle = multi ? C["--accent"] : C["--match"];
-    ctx.lineWidth = 3 * px;
-    if (multi) ctx.setLineDash([7 * px, 4 * px]);
-    ctx.strokeRect(b.group.x + b.x - 6 * px, b.group.y + b.y - 6 * px, b.w + 12 * px, b.h + 12 * px);
-    ctx.setLineDash([]);
-  }
-  /** How many members of b are in each state colour. @param {Block} b */
-  blockCounts(b) {
-    const { store, colors: C } = this;
-    const counts = /* @__PURE__ */ new Map();
-    for (const u of b.uids) {
-      const n = store.nodes.get(u);
-      const col = !n ? C["--st-removed"] : this.preview.has(u) ? C[PREVIEW[
-        /** @type {PreviewKind} */
-        this.preview.get(u)
-      ].color] : C[STATE_COLOR[stateOf(store, n)]];
-      counts.set(col, (counts.get(col) || 0) + 1);
-    }
-    return counts;
-  }
-  /** @param {Block} b */
-  drawBlockLabel(b) {
-    const { ctx, cam, colors: C } = this;
-    const sx = (b.group.x + b.x) * cam.k + cam.x, sy = (b.group.y + b.y) * cam.k + cam.y;
-    const sw = b.w * cam.k, sh = b.h * cam.k;
-    if (sw < 40 || sh < 16) return;
-    const kinds = /* @__PURE__ */ new Map();
-    for (const u of b.uids) {
-      const k = this.store.nodes.get(u)?.kind || this.store.ghosts.get(u)?.node.kind || "?";
-      kinds.set(k, (kinds.get(k) || 0) + 1);
-    }
-    const text = [...kinds].map(([k, c]) => `${c} ${k}${c === 1 ? "" : "s"}`).join(", ");
-    ctx.font = `600 ${clamp(sh * 0.18, 11, 16)}px system-ui, sans-serif`;
-    ctx.fillStyle = C["--fg"];
-    ctx.textAlign = "center";
-    ctx.fillText(truncate(ctx, text, sw - 10), sx + sw / 2, sy + Math.min(sh * 0.35, 24));
-    ctx.textAlign = "start";
-  }
-  /**
-   * The selection's ring hugs the box; a search match's or preview's is thinner and
-   * farther out, so that the box's own border (its state) always shows between them. An
-   * object selected together with others (for a set delete) has a dashed ring in the
-   * accent colour and a tick at its top left corner.
-   * @param {Item} it @param {number} px
-   */
-  drawRing(it, px) {
-    const { ctx, colors: C } = this;
-    const sel = it.uid === this.selected;
-    const pv = this.preview.get(it.uid);
-    const multi = this.multi.has(it.uid);
-    const x = it.group.x + it.x, y = it.group.y + it.y;
-    ctx.strokeStyle = sel || multi && !pv ? C["--accent"] : pv ? C[PREVIEW[pv].color] : C["--match"];
-    const off = (sel ? 3 : multi && !pv ? 4 : 6) * px;
-    ctx.lineWidth = (sel || multi ? 3 : 2) * px;
-    if (multi && !sel && !pv) ctx.setLineDash([7 * px, 4 * px]);
-    ctx.strokeRect(x - off, y - off, NODE_W + 2 * off, NODE_H + 2 * off);
-    ctx.setLineDash([]);
-    if (multi) {
-      const r = Math.max(7, 7 * px), cx = x - off, cy = y - off;
-      ctx.fillStyle = C["--accent"];
-      ctx.beginPath();
-      ctx.arc(cx, cy, r, 0, 2 * Math.PI);
-      ctx.fill();
-      ctx.strokeStyle = C["--node-bg"];
-      ctx.lineWidth = r * 0.3;
-      ctx.beginPath();
-      ctx.moveTo(cx - r * 0.45, cy);
-      ctx.lineTo(cx - r * 0.1, cy + r * 0.38);
-      ctx.lineTo(cx + r * 0.5, cy - r * 0.35);
-      ctx.stroke();
-    }
-  }
-  /** @param {Item} it @param {number} now @param {number} px @param {boolean} labels */
-  drawItem(it, now, px, labels) {
-    const { ctx, store, colors: C } = this;
-    const cur = store.current(it.uid);
-    const ghost = !cur || cur.ghost && !store.held.has(it.uid);
-    const n = cur ? cur.node : it.node, x = it.group.x + it.x, y = it.group.y + it.y;
-    const st = this.itemState(it);
-    this.record(it, st, now);
-    const stColor = C[STATE_COLOR[st]];
-    let alpha = 1;
-    if (ghost) {
-      const g = store.ghosts.get(it.uid);
-      alpha = g ? Math.max(0.05, 1 - (now - g.at) / GHOST_MS) : 0.05;
-    }
-    ctx.globalAlpha = alpha;
-    ctx.fillStyle = ghost ? C["--st-removed-fill"] : C["--node-bg"];
-    ctx.beginPath();
-    ctx.roundRect(x, y, NODE_W, NODE_H, 6);
-    ctx.fill();
-    ctx.fillStyle = kindColor(n.kind, 55, 50);
-    ctx.fillRect(x, y + 3, 5, NODE_H - 6);
-    ctx.strokeStyle = stColor;
-    ctx.lineWidth = (st === "normal" ? 1 : 2.5) * px;
-    if (st === "virtual") ctx.setLineDash([5 * px, 3 * px]);
-    ctx.stroke();
-    ctx.setLineDash([]);
-    const born = store.born.get(it.uid);
-    if (born !== void 0) {
-      ctx.globalAlpha = Math.max(0, 1 - (now - born) / BORN_MS);
-      ctx.strokeStyle = C["--accent"];
-      ctx.lineWidth = 4 * px;
-      ctx.strokeRect(x - 4 * px, y - 4 * px, NODE_W + 8 * px, NODE_H + 8 * px);
-      ctx.globalAlpha = alpha;
-    }
-    const pv = this.preview.get(it.uid);
-    if (pv) {
-      ctx.globalAlpha = 0.28;
-      ctx.fillStyle = C[PREVIEW[pv].color];
-      ctx.fillRect(x, y, NODE_W, NODE_H);
-      ctx.globalAlpha = alpha;
-    }
-    if (it.uid === this.selected || this.matches.has(it.uid) || pv || this.multi.has(it.uid)) this.drawRing(it, px);
-    else if (it.uid === this.hover) {
-      ctx.strokeStyle = C["--accent"];
-      ctx.lineWidth = 1.5 * px;
-      ctx.strokeRect(x - 2 * px, y - 2 * px, NODE_W + 4 * px, NODE_H + 4 * px);
-    }
-    let mx = x + NODE_W - 9;
-    if (!ghost && hasInvalidOwner(store, n)) {
-      ctx.fillStyle = C["--st-invalid"];
-      ctx.beginPath();
-      ctx.moveTo(mx, y + 3);
-      ctx.lineTo(mx + 6, y + 14);
-      ctx.lineTo(mx - 6, y + 14);
-      ctx.closePath();
-      ctx.fill();
-      mx -= 15;
-    }
-    const qs = store.queueStatus(it.uid);
-    if (qs.length) {
-      const backoff = qs.some((q) => q.item.backoffUntil != null && !q.item.inFlight && !q.item.queued);
-      ctx.fillStyle = backoff ? C["--st-backoff"] : C["--st-queued"];
-      ctx.beginPath();
-      ctx.arc(mx, y + 9, 5, 0, 2 * Math.PI);
-      ctx.fill();
-      mx -= 15;
-    }
-    const orphaned = !ghost && isOrphaned(n);
-    if (orphaned) {
-      ctx.strokeStyle = C["--st-orphaned"];
-      ctx.lineWidth = 3;
-      ctx.setLineDash([6, 4]);
-      ctx.beginPath();
-      ctx.moveTo(x + 8, y + 1.5);
-      ctx.lineTo(x + NODE_W - 8, y + 1.5);
-      ctx.stroke();
-      ctx.setLineDash([]);
-      ctx.fillStyle = C["--st-orphaned"];
-      ctx.beginPath();
-      ctx.moveTo(mx, y + 3);
-      ctx.lineTo(mx + 6, y + 9);
-      ctx.lineTo(mx, y + 15);
-      ctx.lineTo(mx - 6, y + 9);
-      ctx.closePath();
-      ctx.fill();
-      const d = this.drawnState?.get(it.uid);
-      if (d) d.orphaned = true;
-    }
-    const cascade = this.cascades?.active.get(it.uid);
-    if (cascade) {
-      ctx.fillStyle = C["--muted"];
-      ctx.globalAlpha = alpha * 0.35;
-      ctx.fillRect(x + 6, y + NODE_H - 5, NODE_W - 12, 3);
-      ctx.globalAlpha = alpha;
-      ctx.fillStyle = stColor;
-      ctx.fillRect(x + 6, y + NODE_H - 5, (NODE_W - 12) * progress(cascade), 3);
-    }
-    if (labels) {
-      ctx.textBaseline = "alphabetic";
-      ctx.fillStyle = C["--muted"];
-      ctx.font = "11px system-ui, sans-serif";
-      let kindLabel = n.kind + (st === "normal" ? orphaned ? " · orphaned" : "" : " · " + (STATES.find((s) => s.id === st)?.label || st));
-      if (cascade) {
-        kindLabel = `${n.kind} · ${countText(cascade)}`;
-        if (ctx.measureText(kindLabel).width > NODE_W - 30) kindLabel = countText(cascade);
-      }
-      if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
-      const kindShown = truncate(ctx, kindLabel, NODE_W - 30);
-      ctx.fillText(kindShown, x + 11, y + 15);
-      ctx.fillStyle = C["--fg"];
-      ctx.font = (n.virtual ? "italic " : "") + "600 13px system-ui, sans-serif";
-      const nameShown = truncateMiddle(ctx, n.name || "(unnamed)", NODE_W - 16);
-      ctx.fillText(nameShown, x + 11, y + 32);
-      const drawn = this.drawnState?.get(it.uid);
-      if (drawn) drawn.label = [kindShown, nameShown];
-      if (cascade && cascade.end === null) {
-        ctx.font = "10px system-ui, sans-serif";
-        const full = cascadeCaption(cascade, this.cascades?.now() ?? Date.now()), cut = full.lastIndexOf(" · ");
-        const caption = cut > 0 && ctx.measureText(full).width > NODE_W + 40 ? truncate(ctx, full.slice(0, cut), NODE_W + 40 - ctx.measureText(full.slice(cut)).width) + full.slice(cut) : truncate(ctx, full, NODE_W + 40);
-        this.drawnCaptions?.set(it.uid, caption);
-        const w = ctx.measureText(caption).width + 10;
-        ctx.fillStyle = C["--group-bg"];
-        ctx.globalAlpha = alpha * 0.9;
-        ctx.fillRect(x + NODE_W / 2 - w / 2, y + NODE_H + 3, w, 14);
-        ctx.globalAlpha = alpha;
-        ctx.fillStyle = stColor;
-        ctx.textAlign = "center";
-        ctx.fillText(caption, x + NODE_W / 2, y + NODE_H + 14);
-        ctx.textAlign = "start";
-      }
-    }
-    ctx.globalAlpha = 1;
+  /** Marks the cached drawing of the namespace holding uid stale. @param {string} uid */
+  invalidate(uid) {
+    markStale(this, uid);
   }
 };
-var STATE_COLOR = Object.fromEntries(STATES.map((s) => [s.id, s.color]));
-var kindColors = /* @__PURE__ */ new Map();
-function kindColor(kind, s, l) {
-  const key = `${kind}/${s}/${l}`;
-  let c = kindColors.get(key);
-  if (!c) kindColors.set(key, c = `hsl(${kindHue(kind)} ${s}% ${l}%)`);
-  return c;
-}
-function arrowhead(p, x, y, fx, fy, s) {
-  const d = Math.hypot(x - fx, y - fy) || 1, ux = (x - fx) / d, uy = (y - fy) / d;
-  p.moveTo(x, y);
-  p.lineTo(x - ux * s - uy * s * 0.55, y - uy * s + ux * s * 0.55);
-  p.lineTo(x - ux * s + uy * s * 0.55, y - uy * s - ux * s * 0.55);
-  p.closePath();
-}
-function addBox(boxes, shaded, g) {
-  boxes.rect(g.x, g.y, g.w, g.h);
-  if (g.summary) shaded.rect(g.x + GROUP_PAD / 2, g.y + GROUP_TITLE, g.w - GROUP_PAD, g.h - GROUP_TITLE - GROUP_PAD / 2);
-}
-function drawBoxes(ctx, C, boxes, shaded, px) {
-  ctx.fillStyle = C["--group-bg"];
-  ctx.fill(boxes);
-  ctx.strokeStyle = C["--group-border"];
-  ctx.lineWidth = px;
-  ctx.stroke(boxes);
-  ctx.fillStyle = C["--node-bg"];
-  ctx.globalAlpha = 0.45;
-  ctx.fill(shaded);
-  ctx.globalAlpha = 1;
-}
 
 // src/detail.js
 var FULL_LIMIT = 2e4;

@@ -4,13 +4,20 @@
 // name, state and markers; edges when they can be told apart. Only what is on screen is
 // drawn, so a frame costs about what the user can see, not the size of the cluster.
 
-import { NODE_W, NODE_H, LONER_CAPTION, CYCLE_BULGE, GROUP_PAD, GROUP_TITLE } from "./layout.js";
-import { cycleKey } from "./cycles.js";
-import { GHOST_MS, BORN_MS } from "./store.js";
-import { stateOf, hasInvalidOwner, kindHue, STATES, PREVIEW, isOrphaned } from "./states.js";
-import { progress, cascadeCaption, countText } from "./cascades.js";
+// The renderer holds the camera, what is drawn highlighted and hit testing, and draws a
+// frame from the modules that each draw one thing: boxes.js (namespaces' boxes), cells.js
+// (far out, namespaces as bitmaps of cells), edges.js (owner references), blocks.js
+// (collapsed sets), nodes.js (objects) and titles.js (namespaces' titles and counts).
+
+import { NODE_W, NODE_H, LONER_CAPTION } from "./layout.js";
+import { STATES, PREVIEW } from "./states.js";
 import { drawTitles, drawCounts, namespaceDeletion } from "./titles.js";
-import { clamp, truncate, truncateMiddle } from "./textfit.js";
+import { clamp } from "./textfit.js";
+import { addBox, drawBoxes, boxesBitmap } from "./boxes.js";
+import { drawCells, markStale } from "./cells.js";
+import { drawEdges } from "./edges.js";
+import { drawBlock, drawBlockRing, drawBlockLabel } from "./blocks.js";
+import { drawItem } from "./nodes.js";
 
 /** @typedef {import("./layout.js").Item} Item */
 /** @typedef {import("./layout.js").Block} Block */
@@ -22,12 +29,6 @@ const COLLAPSE_PX = 70;
 /** Below this on-screen width a box is a plain cell. */
 const CELL_PX = 14;
 const MIN_K = 0.005, MAX_K = 3;
-/** Far out, redrawing stale namespace bitmaps stops after this long in a frame... */
-const BITMAP_BUDGET_MS = 6;
-/** ...but none stays stale longer than this. */
-const STALE_MS = 100;
-/** The largest side of a namespace's bitmap, in pixels. */
-const BITMAP_MAX = 4096;
 /** The width the zoom buttons take at the right of the graph (app.css .zoom: 32 px wide, 12 px in, and a gap). */
 const ZOOM_COLUMN = 60;
 /** The lowest zoom at which a box's labels are drawn (NODE_H * k >= 22) with a margin. */
@@ -255,7 +256,12 @@ export class Renderer {
   /** A set of loners is one count box until expanded; a set of leaf siblings while too small to read. @param {Block} b */
   collapsed(b) {
     if (b.loner) return !this.expanded.has(b.parent);
-    return !this.expanded.has(b.parent) && NODE_W * this.cam.k < COLLAPSE_PX;
+    return !this.expanded.has(b.parent) && this.leafSetsCollapse();
+  }
+
+  /** Whether sets of leaf siblings are too small to read at this zoom (drawn as their count). */
+  leafSetsCollapse() {
+    return NODE_W * this.cam.k < COLLAPSE_PX;
   }
 
   /**
@@ -350,7 +356,7 @@ export class Renderer {
     const visible = [];
     /** @type {Group[]} */
     const terminating = [];
-    const bm = cellMode ? this.boxesBitmap() : null;
+    const bm = cellMode ? boxesBitmap(this) : null;
     const boxes = new Path2D(), shaded = new Path2D();
     for (const g of this.layout.groups.values()) {
       if (g.x > vx1 || g.y > vy1 || g.x + g.w < vx0 || g.y + g.h < vy0) continue;
@@ -369,30 +375,8 @@ export class Renderer {
     for (const g of terminating) ctx.strokeRect(g.x, g.y, g.w, g.h);
 
     // Items on screen, by drawing class.
-    if (cellMode) {
-      // Far out: each namespace is a bitmap of its cells and collapsed sets, drawn at about
-      // the current zoom and redrawn only when something in it changed (within a budget per
-      // frame; see groupBitmap), so a frame under heavy churn is mostly copies.
-      let drawn = 0;
-      const budgetEnd = performance.now() + BITMAP_BUDGET_MS;
-      for (const g of visible) {
-        if (g.summary) continue;
-        const bm = this.groupBitmap(g, now, budgetEnd);
-        ctx.drawImage(bm.canvas, g.x, g.y, g.w, g.h);
-        drawn += bm.count;
-      }
-      const ringed = this.ringed();
-      if (ringed.length) {
-        const shown = new Set(visible);
-        for (const u of ringed) {
-          const it = this.layout.items.get(u);
-          if (!it || !shown.has(it.group)) continue;
-          if (it.block && this.collapsed(it.block)) this.drawBlockRing(it.block, px);
-          else this.drawRing(it, px);
-        }
-      }
-      this.drawn = drawn;
-    } else {
+    if (cellMode) drawCells(this, visible, now, px);
+    else {
       /** @type {Item[]} */
       const items = [];
       /** @type {Block[]} */
@@ -405,13 +389,13 @@ export class Renderer {
         }
       }
       this.drawn = items.length;
-      this.drawEdges(items, blocks, px);
+      drawEdges(this, items, blocks, px);
       for (const b of blocks) {
-        this.drawBlock(b, px);
+        drawBlock(this, b, px);
         if ((this.selected && b.uids.includes(this.selected)) || (this.matches.size && b.uids.some((u) => this.matches.has(u))) ||
-          (this.multi.size && b.uids.some((u) => this.multi.has(u)))) this.drawBlockRing(b, px);
+          (this.multi.size && b.uids.some((u) => this.multi.has(u)))) drawBlockRing(this, b, px);
       }
-      for (const it of items) this.drawItem(it, now, px, labels);
+      for (const it of items) drawItem(this, it, now, px, labels);
     }
     function inView(/** @type {number} */ x, /** @type {number} */ y, /** @type {number} */ w, /** @type {number} */ h) {
       return !(x > vx1 || y > vy1 || x + w < vx0 || y + h < vy0);
@@ -419,120 +403,7 @@ export class Renderer {
 
     drawTitles(this, visible);
     drawCounts(this, visible);
-    for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) this.drawBlockLabel(b);
-  }
-
-  /** Objects drawn with a ring: the selection, the objects selected together, search matches, the delete preview. */
-  ringed() {
-    const out = [...this.matches, ...this.multi, ...this.preview.keys()];
-    if (this.selected) out.push(this.selected);
-    return out;
-  }
-
-  /**
-   * The far-out drawing of a namespace: a bitmap of its cells (by state colour, or kind
-   * when normal) and its collapsed sets, at the current zoom rounded up to a step of √2
-   * (never blurrier than the screen). After invalidate it is stale: redrawn in this frame
-   * while the frame's budget lasts, else drawn as it was, for at most STALE_MS.
-   * @param {Group} g @param {number} now @param {number} budgetEnd performance.now() deadline
-   * @returns {{canvas: OffscreenCanvas, key: string, count: number, stale: number, blockCounts: Map<Block, Map<string, number>>}}
-   */
-  groupBitmap(g, now, budgetEnd) {
-    const kb = 2 ** (Math.ceil(Math.log2(this.cam.k) * 2) / 2);
-    const key = `${this.cacheKey()}/${kb}/${this.dpr}`;
-    let c = /** @type {any} */ (g).cache;
-    if (c && c.key === key && !c.stale) return c;
-    if (c && c.canvas && performance.now() > budgetEnd && (!c.stale || now - c.stale < STALE_MS)) return c;
-    // Large namespaces are drawn a little coarser rather than into huge bitmaps.
-    const scale = Math.min(kb * this.dpr, BITMAP_MAX / g.w, BITMAP_MAX / g.h);
-    const w = Math.max(1, Math.ceil(g.w * scale)), h = Math.max(1, Math.ceil(g.h * scale));
-    const canvas = c?.canvas && c.canvas.width === w && c.canvas.height === h ? c.canvas : this.bitmap(w, h);
-    const bctx = /** @type {OffscreenCanvasRenderingContext2D} */ (canvas.getContext("2d"));
-    bctx.setTransform(1, 0, 0, 1, 0, 0);
-    bctx.clearRect(0, 0, w, h);
-    bctx.setTransform(scale, 0, 0, scale, -g.x * scale, -g.y * scale);
-    c = { canvas, key, count: 0, stale: 0, blockCounts: new Map() };
-    /** @type {any} */ (g).cache = c;
-    /** @type {Map<string, Path2D>} */
-    const cells = new Map();
-    for (const it of g.items) {
-      if (it.block && this.collapsed(it.block)) continue;
-      const col = this.itemColor(it, now);
-      this.record(it, this.itemState(it), now);
-      let p = cells.get(col);
-      if (!p) cells.set(col, (p = new Path2D()));
-      p.rect(g.x + it.x, g.y + it.y, NODE_W, NODE_H);
-      c.count++;
-    }
-    for (const [col, p] of cells) {
-      bctx.fillStyle = col;
-      bctx.fill(p);
-    }
-    for (const b of g.blocks) if (this.collapsed(b)) this.drawBlock(b, 1 / kb, /** @type {any} */ (bctx));
-    return c;
-  }
-
-  /**
-   * Every namespace's box drawn once into a bitmap of the whole layout, a little sharper
-   * than the current zoom, redrawn when a box moves or the zoom leaves its range; null
-   * when such a bitmap would be too large (nearer, few boxes are on screen).
-   * @returns {{canvas: OffscreenCanvas, pad: number, scale: number}|null}
-   */
-  boxesBitmap() {
-    const b = this.layout.bounds, need = this.cam.k * this.dpr;
-    const key = `${this.layout.version}/${this.dpr}/${this.colors["--bg"]}`;
-    // Kept while it is sharp enough and not much sharper than the screen (zooming redraws it every second step of √2).
-    const had = this.boxes;
-    if (had?.key === key && had.scale >= need && had.scale <= 2.9 * need) return had;
-    const kb = 2 ** (Math.ceil(Math.log2(this.cam.k) * 2) / 2 + 0.5);
-    const pad = 4 / kb; // room for the borders
-    const scale = kb * this.dpr;
-    const w = Math.ceil((b.w + 2 * pad) * scale), h = Math.ceil((b.h + 2 * pad) * scale);
-    if (w > BITMAP_MAX || h > BITMAP_MAX || this.layout.groups.size < 2) return null;
-    const canvas = this.boxes?.canvas.width === w && this.boxes.canvas.height === h ? this.boxes.canvas : this.bitmap(w, h);
-    const bctx = /** @type {OffscreenCanvasRenderingContext2D} */ (canvas.getContext("2d"));
-    bctx.setTransform(1, 0, 0, 1, 0, 0);
-    bctx.clearRect(0, 0, w, h);
-    bctx.setTransform(scale, 0, 0, scale, (pad - b.x) * scale, (pad - b.y) * scale);
-    const boxes = new Path2D(), shaded = new Path2D();
-    for (const g of this.layout.groups.values()) addBox(boxes, shaded, g);
-    drawBoxes(bctx, this.colors, boxes, shaded, 1 / kb);
-    this.boxes = { canvas, key, pad, scale };
-    return this.boxes;
-  }
-
-  /** What every namespace cache depends on besides its own members. */
-  cacheKey() {
-    return `${this.expanded.size}/${this.previewVersion}/${this.colors["--bg"]}/${NODE_W * this.cam.k < COLLAPSE_PX}`;
-  }
-
-  /** Marks the cached drawing of the namespace holding uid stale. @param {string} uid */
-  invalidate(uid) {
-    const it = this.layout.items.get(uid);
-    const c = it && /** @type {any} */ (it.group).cache;
-    if (!c) return;
-    if (!c.stale) c.stale = performance.now();
-    c.blockCounts = new Map();
-  }
-
-  /**
-   * The state to draw: the store's now (an item's copy is as old as its layout), or, for an
-   * object removed just after its deletion began, being deleted while the store holds it
-   * (DELETION_SEEN_MS).
-   * @param {Item} it
-   */
-  itemState(it) {
-    const cur = this.store.current(it.uid);
-    return cur && (!cur.ghost || this.store.held.has(it.uid)) ? stateOf(this.store, cur.node) : "removed";
-  }
-
-  /** @param {Item} it @param {string} state @param {number} now */
-  record(it, state, now) {
-    // at: when the frame was drawn, on the clock the stream's arrivals are timed with (a
-    // frame's own timestamp is its start, which can precede a message handled in it).
-    // multi: drawn as one of the objects selected together.
-    // orphaned: drawn with the orphan mark (drawItem; a far-out cell has no marks).
-    this.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: this.drawClock, multi: this.multi.has(it.uid), orphaned: false });
+    for (const g of visible) for (const b of g.blocks) if (this.collapsed(b)) drawBlockLabel(this, b);
   }
 
   /** Starts keeping drawnState, and redraws everything so that it starts complete. */
@@ -545,409 +416,8 @@ export class Renderer {
     this.redrawAll();
   }
 
-  /** The fill of a far-out cell: its state, or its kind's colour when normal. @param {Item} it @param {number} now */
-  itemColor(it, now) {
-    const C = this.colors;
-    const st = this.itemState(it);
-    if (st === "removed") return C["--st-removed"];
-    const pv = this.preview.get(it.uid);
-    if (pv) return C[PREVIEW[pv].color];
-    if (st === "normal") return kindColor(it.node.kind, 45, 55);
-    return C[STATE_COLOR[st]];
+  /** Marks the cached drawing of the namespace holding uid stale. @param {string} uid */
+  invalidate(uid) {
+    markStale(this, uid);
   }
-
-  /** @param {Item[]} items @param {Block[]} blocks @param {number} px */
-  drawEdges(items, blocks, px) {
-    const { ctx, layout, colors: C } = this;
-    const paths = { ctl: new Path2D(), plain: new Path2D(), ctlBlock: new Path2D(), plainBlock: new Path2D(), hi: new Path2D(),
-      cycle: new Path2D(), cycleHead: new Path2D(), hiHead: new Path2D() };
-    const seenBlocks = new Set();
-    const curve = (/** @type {Path2D} */ p, /** @type {number} */ x0, /** @type {number} */ y0, /** @type {number} */ x1, /** @type {number} */ y1) => {
-      const my = (y0 + y1) / 2;
-      p.moveTo(x0, y0);
-      p.bezierCurveTo(x0, my, x1, my, x1, y1);
-    };
-    // Edges of the objects on screen, to their owners (which may be off screen). One on an
-    // ownership cycle has a colour of its own; the one of a cycle that runs back up (its
-    // owner is not above it) goes around the outside of the subtree it closes (on the side
-    // its owner leans to), to an arrowhead at its dependent.
-    for (const it of items) {
-      const n = this.store.current(it.uid)?.node || it.node;
-      const x1 = it.group.x + it.x, y1 = it.group.y + it.y;
-      for (const o of n.owners || []) {
-        const ob = layout.box(o.uid);
-        if (!ob) continue;
-        const hi = this.selected === it.uid || this.selected === o.uid;
-        const key = cycleKey(it.uid, o.uid);
-        const cycle = it.group.cycles.has(key);
-        if (cycle && ob.y + NODE_H > y1) {
-          // A self-reference loops over its box's top; the edge back up to an ancestor goes
-          // around the outside of its subtree (the layout leaves room, CYCLE_ROOM).
-          /** @type {number[]} the curve: from, two controls, to */
-          let b;
-          if (o.uid === it.uid) {
-            const xs = x1 + NODE_W - 56, xe = x1 + NODE_W - 16;
-            b = [xs, y1, xs - 8, y1 - 34, xe + 8, y1 - 34, xe, y1];
-          } else {
-            const left = ob.x <= x1;
-            const xs = left ? ob.x : ob.x + NODE_W, ys = ob.y + NODE_H * 0.65;
-            const xe = left ? x1 : x1 + NODE_W, ye = y1 + NODE_H * 0.35;
-            const out = left ? Math.min(xs, xe) - CYCLE_BULGE : Math.max(xs, xe) + CYCLE_BULGE;
-            b = [xs, ys, out, ys, out, ye, xe, ye];
-          }
-          const p = hi ? paths.hi : paths.cycle;
-          p.moveTo(b[0], b[1]);
-          p.bezierCurveTo(b[2], b[3], b[4], b[5], b[6], b[7]);
-          arrowhead(hi ? paths.hiHead : paths.cycleHead, b[6], b[7], b[4], b[5], 8 * px);
-          // The curve's middle (t = 1/2).
-          this.drawnEdges?.set(key, { cycle, back: true, x: (b[0] + 3 * b[2] + 3 * b[4] + b[6]) / 8, y: (b[1] + 3 * b[3] + 3 * b[5] + b[7]) / 8 });
-          continue;
-        }
-        const stroke = cycle ? "cycle" : (o.controller ? "ctl" : "plain") + (o.blockOwnerDeletion ? "Block" : "");
-        const xs = ob.x + NODE_W / 2, ys = ob.y + NODE_H, xe = x1 + NODE_W / 2;
-        curve(hi ? paths.hi : /** @type {any} */ (paths)[stroke], xs, ys, xe, y1);
-        this.drawnEdges?.set(key, { cycle, back: false, x: (xs + xe) / 2, y: (ys + y1) / 2 });
-      }
-    }
-    // A collapsed set hangs from its parent by one edge.
-    for (const b of blocks) {
-      if (seenBlocks.has(b)) continue;
-      seenBlocks.add(b);
-      const ob = layout.box(b.parent);
-      if (ob) curve(paths.ctlBlock, ob.x + NODE_W / 2, ob.y + NODE_H, b.group.x + b.x + b.w / 2, b.group.y + b.y);
-    }
-    const strokes = /** @type {const} */ ([["ctl", false, false], ["plain", true, false], ["ctlBlock", false, true], ["plainBlock", true, true]]);
-    for (const [key, dash, strong] of strokes) {
-      ctx.strokeStyle = strong ? C["--edge-block"] : C["--edge"];
-      ctx.lineWidth = (strong ? 1.8 : 1) * px;
-      ctx.setLineDash(dash ? [6 * px, 4 * px] : []);
-      ctx.stroke(paths[key]);
-    }
-    ctx.setLineDash([]);
-    ctx.strokeStyle = ctx.fillStyle = C["--edge-cycle"];
-    ctx.lineWidth = 2 * px;
-    ctx.stroke(paths.cycle);
-    ctx.fill(paths.cycleHead);
-    ctx.strokeStyle = ctx.fillStyle = C["--accent"];
-    ctx.lineWidth = 2.5 * px;
-    ctx.stroke(paths.hi);
-    ctx.fill(paths.hiHead);
-  }
-
-  /** @param {Block} b @param {number} px @param {CanvasRenderingContext2D} [ctx] where to draw (a namespace's bitmap) */
-  drawBlock(b, px, ctx = this.ctx) {
-    const C = this.colors;
-    const x = b.group.x + b.x, y = b.group.y + b.y;
-    ctx.fillStyle = C["--node-bg"];
-    ctx.strokeStyle = C["--node-border"];
-    ctx.lineWidth = 1.5 * px;
-    ctx.beginPath();
-    ctx.roundRect(x, y, b.w, b.h, 10);
-    ctx.fill();
-    ctx.stroke();
-    // A bar of its members' states, so a cascade shows even from far out.
-    const cache = /** @type {any} */ (b.group).cache;
-    /** @type {Map<string, number>|undefined} */
-    let counts = cache?.blockCounts.get(b);
-    if (!counts) {
-      counts = this.blockCounts(b);
-      cache?.blockCounts.set(b, counts);
-    }
-    let bx = x + 8;
-    const bw = b.w - 16, bh = Math.min(14, b.h / 4);
-    for (const [col, c] of counts) {
-      ctx.fillStyle = col;
-      const w = (bw * c) / b.uids.length;
-      ctx.fillRect(bx, y + b.h - bh - 8, w, bh);
-      bx += w;
-    }
-  }
-
-  /**
-   * The ring around a collapsed set that holds the selection or a search match (dashed in
-   * the accent colour when it holds objects selected together). @param {Block} b @param {number} px
-   */
-  drawBlockRing(b, px) {
-    const { ctx, colors: C } = this;
-    const multi = this.multi.size > 0 && b.uids.some((u) => this.multi.has(u)) && !(this.selected && b.uids.includes(this.selected));
-    ctx.strokeStyle = multi ? C["--accent"] : C["--match"];
-    ctx.lineWidth = 3 * px;
-    if (multi) ctx.setLineDash([7 * px, 4 * px]);
-    ctx.strokeRect(b.group.x + b.x - 6 * px, b.group.y + b.y - 6 * px, b.w + 12 * px, b.h + 12 * px);
-    ctx.setLineDash([]);
-  }
-
-  /** How many members of b are in each state colour. @param {Block} b */
-  blockCounts(b) {
-    const { store, colors: C } = this;
-    /** @type {Map<string, number>} */
-    const counts = new Map();
-    for (const u of b.uids) {
-      const n = store.nodes.get(u);
-      const col = !n ? C["--st-removed"] : this.preview.has(u) ? C[PREVIEW[/** @type {PreviewKind} */ (this.preview.get(u))].color]
-        : C[STATE_COLOR[stateOf(store, n)]];
-      counts.set(col, (counts.get(col) || 0) + 1);
-    }
-    return counts;
-  }
-
-  /** @param {Block} b */
-  drawBlockLabel(b) {
-    const { ctx, cam, colors: C } = this;
-    const sx = (b.group.x + b.x) * cam.k + cam.x, sy = (b.group.y + b.y) * cam.k + cam.y;
-    const sw = b.w * cam.k, sh = b.h * cam.k;
-    if (sw < 40 || sh < 16) return;
-    /** @type {Map<string, number>} */
-    const kinds = new Map();
-    for (const u of b.uids) {
-      const k = this.store.nodes.get(u)?.kind || this.store.ghosts.get(u)?.node.kind || "?";
-      kinds.set(k, (kinds.get(k) || 0) + 1);
-    }
-    const text = [...kinds].map(([k, c]) => `${c} ${k}${c === 1 ? "" : "s"}`).join(", ");
-    ctx.font = `600 ${clamp(sh * 0.18, 11, 16)}px system-ui, sans-serif`;
-    ctx.fillStyle = C["--fg"];
-    ctx.textAlign = "center";
-    ctx.fillText(truncate(ctx, text, sw - 10), sx + sw / 2, sy + Math.min(sh * 0.35, 24));
-    ctx.textAlign = "start";
-  }
-
-  /**
-   * The selection's ring hugs the box; a search match's or preview's is thinner and
-   * farther out, so that the box's own border (its state) always shows between them. An
-   * object selected together with others (for a set delete) has a dashed ring in the
-   * accent colour and a tick at its top left corner.
-   * @param {Item} it @param {number} px
-   */
-  drawRing(it, px) {
-    const { ctx, colors: C } = this;
-    const sel = it.uid === this.selected;
-    const pv = this.preview.get(it.uid);
-    const multi = this.multi.has(it.uid);
-    const x = it.group.x + it.x, y = it.group.y + it.y;
-    ctx.strokeStyle = sel || (multi && !pv) ? C["--accent"] : pv ? C[PREVIEW[pv].color] : C["--match"];
-    const off = (sel ? 3 : multi && !pv ? 4 : 6) * px;
-    ctx.lineWidth = (sel || multi ? 3 : 2) * px;
-    if (multi && !sel && !pv) ctx.setLineDash([7 * px, 4 * px]);
-    ctx.strokeRect(x - off, y - off, NODE_W + 2 * off, NODE_H + 2 * off);
-    ctx.setLineDash([]);
-    if (multi) {
-      // The tick: a disc in the accent colour, its mark in the node's background.
-      const r = Math.max(7, 7 * px), cx = x - off, cy = y - off;
-      ctx.fillStyle = C["--accent"];
-      ctx.beginPath();
-      ctx.arc(cx, cy, r, 0, 2 * Math.PI);
-      ctx.fill();
-      ctx.strokeStyle = C["--node-bg"];
-      ctx.lineWidth = r * 0.3;
-      ctx.beginPath();
-      ctx.moveTo(cx - r * 0.45, cy);
-      ctx.lineTo(cx - r * 0.1, cy + r * 0.38);
-      ctx.lineTo(cx + r * 0.5, cy - r * 0.35);
-      ctx.stroke();
-    }
-  }
-
-  /** @param {Item} it @param {number} now @param {number} px @param {boolean} labels */
-  drawItem(it, now, px, labels) {
-    const { ctx, store, colors: C } = this;
-    // The state drawn is the store's, now: the item only holds the position (and the copy
-    // of the object) of the last layout, which a cascade does not redo.
-    const cur = store.current(it.uid);
-    const ghost = !cur || (cur.ghost && !store.held.has(it.uid)); // held: drawn as it was, until the hold ends
-    const n = cur ? cur.node : it.node, x = it.group.x + it.x, y = it.group.y + it.y;
-    const st = this.itemState(it);
-    this.record(it, st, now);
-    const stColor = C[STATE_COLOR[st]];
-    let alpha = 1;
-    if (ghost) {
-      const g = store.ghosts.get(it.uid);
-      alpha = g ? Math.max(0.05, 1 - (now - g.at) / GHOST_MS) : 0.05;
-    }
-    ctx.globalAlpha = alpha;
-    ctx.fillStyle = ghost ? C["--st-removed-fill"] : C["--node-bg"];
-    ctx.beginPath();
-    ctx.roundRect(x, y, NODE_W, NODE_H, 6);
-    ctx.fill();
-    // Kind stripe.
-    ctx.fillStyle = kindColor(n.kind, 55, 50);
-    ctx.fillRect(x, y + 3, 5, NODE_H - 6);
-    ctx.strokeStyle = stColor;
-    ctx.lineWidth = (st === "normal" ? 1 : 2.5) * px;
-    if (st === "virtual") ctx.setLineDash([5 * px, 3 * px]);
-    ctx.stroke();
-    ctx.setLineDash([]);
-
-    const born = store.born.get(it.uid);
-    if (born !== undefined) {
-      ctx.globalAlpha = Math.max(0, 1 - (now - born) / BORN_MS);
-      ctx.strokeStyle = C["--accent"];
-      ctx.lineWidth = 4 * px;
-      ctx.strokeRect(x - 4 * px, y - 4 * px, NODE_W + 8 * px, NODE_H + 8 * px);
-      ctx.globalAlpha = alpha;
-    }
-    const pv = this.preview.get(it.uid);
-    if (pv) {
-      ctx.globalAlpha = 0.28;
-      ctx.fillStyle = C[PREVIEW[pv].color];
-      ctx.fillRect(x, y, NODE_W, NODE_H);
-      ctx.globalAlpha = alpha;
-    }
-    if (it.uid === this.selected || this.matches.has(it.uid) || pv || this.multi.has(it.uid)) this.drawRing(it, px);
-    else if (it.uid === this.hover) {
-      ctx.strokeStyle = C["--accent"];
-      ctx.lineWidth = 1.5 * px;
-      ctx.strokeRect(x - 2 * px, y - 2 * px, NODE_W + 4 * px, NODE_H + 4 * px);
-    }
-
-    // Markers, top right: invalid reference, queue state.
-    let mx = x + NODE_W - 9;
-    if (!ghost && hasInvalidOwner(store, n)) {
-      ctx.fillStyle = C["--st-invalid"];
-      ctx.beginPath();
-      ctx.moveTo(mx, y + 3);
-      ctx.lineTo(mx + 6, y + 14);
-      ctx.lineTo(mx - 6, y + 14);
-      ctx.closePath();
-      ctx.fill();
-      mx -= 15;
-    }
-    const qs = store.queueStatus(it.uid);
-    if (qs.length) {
-      const backoff = qs.some((q) => q.item.backoffUntil != null && !q.item.inFlight && !q.item.queued);
-      ctx.fillStyle = backoff ? C["--st-backoff"] : C["--st-queued"];
-      ctx.beginPath();
-      ctx.arc(mx, y + 9, 5, 0, 2 * Math.PI);
-      ctx.fill();
-      mx -= 15;
-    }
-    // Orphaned (the collector removed its reference to an owner): its top edge, where the
-    // owner's reference came in, dashed in the mark's colour (a cut reference), a diamond
-    // among the markers, and its kind line says so (below).
-    const orphaned = !ghost && isOrphaned(n);
-    if (orphaned) {
-      ctx.strokeStyle = C["--st-orphaned"];
-      ctx.lineWidth = 3;
-      ctx.setLineDash([6, 4]);
-      ctx.beginPath();
-      ctx.moveTo(x + 8, y + 1.5);
-      ctx.lineTo(x + NODE_W - 8, y + 1.5);
-      ctx.stroke();
-      ctx.setLineDash([]);
-      ctx.fillStyle = C["--st-orphaned"];
-      ctx.beginPath();
-      ctx.moveTo(mx, y + 3);
-      ctx.lineTo(mx + 6, y + 9);
-      ctx.lineTo(mx, y + 15);
-      ctx.lineTo(mx - 6, y + 9);
-      ctx.closePath();
-      ctx.fill();
-      const d = this.drawnState?.get(it.uid);
-      if (d) d.orphaned = true;
-    }
-
-    // A cascade in progress: a bar along the bottom, and its count in the label.
-    const cascade = this.cascades?.active.get(it.uid);
-    if (cascade) {
-      ctx.fillStyle = C["--muted"];
-      ctx.globalAlpha = alpha * 0.35;
-      ctx.fillRect(x + 6, y + NODE_H - 5, NODE_W - 12, 3);
-      ctx.globalAlpha = alpha;
-      ctx.fillStyle = stColor;
-      ctx.fillRect(x + 6, y + NODE_H - 5, (NODE_W - 12) * progress(cascade), 3);
-    }
-
-    if (labels) {
-      ctx.textBaseline = "alphabetic";
-      ctx.fillStyle = C["--muted"];
-      ctx.font = "11px system-ui, sans-serif";
-      let kindLabel = n.kind + (st === "normal" ? (orphaned ? " · orphaned" : "") : " · " + (STATES.find((s) => s.id === st)?.label || st));
-      if (cascade) {
-        // Its count whole, before its kind: "Deployment · 5 of 6 gone · 1 kept", else "5 of 6 gone · 1 kept".
-        kindLabel = `${n.kind} · ${countText(cascade)}`;
-        if (ctx.measureText(kindLabel).width > NODE_W - 30) kindLabel = countText(cascade);
-      }
-      if (pv) kindLabel = `${PREVIEW[pv].label} · ${n.kind}`;
-      const kindShown = truncate(ctx, kindLabel, NODE_W - 30);
-      ctx.fillText(kindShown, x + 11, y + 15);
-      ctx.fillStyle = C["--fg"];
-      ctx.font = (n.virtual ? "italic " : "") + "600 13px system-ui, sans-serif";
-      const nameShown = truncateMiddle(ctx, n.name || "(unnamed)", NODE_W - 16);
-      ctx.fillText(nameShown, x + 11, y + 32);
-      const drawn = this.drawnState?.get(it.uid);
-      if (drawn) drawn.label = [kindShown, nameShown];
-      if (cascade && cascade.end === null) {
-        // Under the box, in the gap above its dependents: what it waits on, and how long.
-        ctx.font = "10px system-ui, sans-serif";
-        // Elapsed on the clock of the moment shown: frozen while time travel is paused. Too
-        // long, what it waits on is cut short, not how long.
-        const full = cascadeCaption(cascade, this.cascades?.now() ?? Date.now()), cut = full.lastIndexOf(" · ");
-        const caption = cut > 0 && ctx.measureText(full).width > NODE_W + 40
-          ? truncate(ctx, full.slice(0, cut), NODE_W + 40 - ctx.measureText(full.slice(cut)).width) + full.slice(cut)
-          : truncate(ctx, full, NODE_W + 40);
-        this.drawnCaptions?.set(it.uid, caption);
-        const w = ctx.measureText(caption).width + 10;
-        ctx.fillStyle = C["--group-bg"];
-        ctx.globalAlpha = alpha * 0.9;
-        ctx.fillRect(x + NODE_W / 2 - w / 2, y + NODE_H + 3, w, 14);
-        ctx.globalAlpha = alpha;
-        ctx.fillStyle = stColor;
-        ctx.textAlign = "center";
-        ctx.fillText(caption, x + NODE_W / 2, y + NODE_H + 14);
-        ctx.textAlign = "start";
-      }
-    }
-    ctx.globalAlpha = 1;
-  }
-}
-
-/** Each state's colour property. */
-const STATE_COLOR = Object.fromEntries(STATES.map((s) => [s.id, s.color]));
-
-/** @type {Map<string, string>} */
-const kindColors = new Map();
-
-/** A kind's colour, made once (frames draw tens of thousands of cells). @param {string} kind @param {number} s @param {number} l */
-function kindColor(kind, s, l) {
-  const key = `${kind}/${s}/${l}`;
-  let c = kindColors.get(key);
-  if (!c) kindColors.set(key, (c = `hsl(${kindHue(kind)} ${s}% ${l}%)`));
-  return c;
-}
-
-/**
- * A filled arrowhead of size s at (x, y), pointing away from (fx, fy).
- * @param {Path2D} p @param {number} x @param {number} y @param {number} fx @param {number} fy @param {number} s
- */
-function arrowhead(p, x, y, fx, fy, s) {
-  const d = Math.hypot(x - fx, y - fy) || 1, ux = (x - fx) / d, uy = (y - fy) / d;
-  p.moveTo(x, y);
-  p.lineTo(x - ux * s - uy * s * 0.55, y - uy * s + ux * s * 0.55);
-  p.lineTo(x - ux * s + uy * s * 0.55, y - uy * s - ux * s * 0.55);
-  p.closePath();
-}
-
-/**
- * Adds a namespace's box to the boxes' path, and, summary first, its shading to the
- * shaded path (a namespace the page holds no object of).
- * @param {Path2D} boxes @param {Path2D} shaded @param {Group} g
- */
-function addBox(boxes, shaded, g) {
-  boxes.rect(g.x, g.y, g.w, g.h);
-  if (g.summary) shaded.rect(g.x + GROUP_PAD / 2, g.y + GROUP_TITLE, g.w - GROUP_PAD, g.h - GROUP_TITLE - GROUP_PAD / 2);
-}
-
-/**
- * @param {CanvasRenderingContext2D|OffscreenCanvasRenderingContext2D} ctx @param {Record<string, string>} C
- * @param {Path2D} boxes @param {Path2D} shaded @param {number} px one screen pixel in world units
- */
-function drawBoxes(ctx, C, boxes, shaded, px) {
-  ctx.fillStyle = C["--group-bg"];
-  ctx.fill(boxes);
-  ctx.strokeStyle = C["--group-border"];
-  ctx.lineWidth = px;
-  ctx.stroke(boxes);
-  ctx.fillStyle = C["--node-bg"];
-  ctx.globalAlpha = 0.45;
-  ctx.fill(shaded);
-  ctx.globalAlpha = 1;
 }
