@@ -1,3 +1,134 @@
+// src/dom.js
+var handlers = /* @__PURE__ */ new WeakMap();
+function h(tag, attrs, ...children) {
+  const [name, ...classes] = tag.split(".");
+  const el = document.createElement(name);
+  if (classes.length) el.className = classes.join(" ");
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === void 0 || v === null || v === false) continue;
+    if (k.startsWith("on") && typeof v === "function") {
+      el.addEventListener(k.slice(2), v);
+      handlers.set(el, { ...handlers.get(el), [k.slice(2)]: v });
+    } else if (k === "dataset") Object.assign(el.dataset, v);
+    else if (k === "style") {
+      for (const decl of String(v).split(";")) {
+        const i = decl.indexOf(":");
+        if (i > 0) el.style.setProperty(decl.slice(0, i).trim(), decl.slice(i + 1).trim());
+      }
+    } else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const c of children) if (c !== null && c !== void 0 && c !== false) el.append(c);
+  return el;
+}
+function patchChildren(parent, children) {
+  let i = 0;
+  for (const c of children) {
+    const n = typeof c === "string" ? document.createTextNode(c) : c;
+    const cur = parent.childNodes[i++];
+    if (!cur) parent.appendChild(n);
+    else if (cur === n) continue;
+    else if (!n.isConnected && cur.nodeType === Node.TEXT_NODE && n.nodeType === Node.TEXT_NODE) {
+      if (cur.nodeValue !== n.nodeValue) cur.nodeValue = n.nodeValue;
+    } else if (!n.isConnected && cur instanceof Element && n instanceof Element && sameKind(cur, n)) morph(cur, n);
+    else parent.replaceChild(n, cur);
+  }
+  while (parent.childNodes.length > i) parent.lastChild?.remove();
+}
+function sameKind(a, b) {
+  return a.tagName === b.tagName && a.id === b.id && a.getAttribute("data-uid") === b.getAttribute("data-uid") && a.getAttribute("data-owner") === b.getAttribute("data-owner");
+}
+function morph(el, fresh) {
+  for (const { name } of [...el.attributes]) if (!fresh.hasAttribute(name)) el.removeAttribute(name);
+  for (const { name, value } of fresh.attributes) {
+    if (el.getAttribute(name) === value) continue;
+    if (name === "style") el.style.cssText = /** @type {HTMLElement} */
+    fresh.style.cssText;
+    else el.setAttribute(name, value);
+  }
+  const had = handlers.get(el) || {}, has = handlers.get(fresh) || {};
+  for (const type of /* @__PURE__ */ new Set([...Object.keys(had), ...Object.keys(has)])) {
+    if (had[type] === has[type]) continue;
+    if (had[type]) el.removeEventListener(type, had[type]);
+    if (has[type]) el.addEventListener(type, has[type]);
+  }
+  handlers.set(el, has);
+  patchChildren(el, [...fresh.childNodes]);
+}
+function $(id) {
+  return (
+    /** @type {HTMLElement} */
+    document.getElementById(id)
+  );
+}
+function describe(o) {
+  return `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
+}
+function duration(ns) {
+  const ms = ns / 1e6;
+  if (ms < 1) return `${Math.round(ns / 1e3)} µs`;
+  if (ms < 1e3) return `${Math.round(ms)} ms`;
+  return `${(ms / 1e3).toFixed(1)} s`;
+}
+function clock(t) {
+  const d = new Date(t);
+  return hms(t) + "." + String(d.getMilliseconds()).padStart(3, "0");
+}
+function hms(t) {
+  return new Date(t).toTimeString().slice(0, 8);
+}
+
+// src/notices.js
+function updateEmpty(page2) {
+  const el = $("empty");
+  if (page2.layout.items.size || page2.layout.groups.size) {
+    el.hidden = true;
+    return;
+  }
+  el.hidden = false;
+  const { view: view2, store } = page2;
+  const focused = view2.focus ? store.current(view2.focus) : null;
+  const waiting = document.body.classList.contains("cluster-waiting");
+  el.textContent = waiting ? `The engine of ${document.body.dataset.cluster} is not running yet: the banner above says why.` : page2.perf.snapshotMs === null ? "Waiting for the engine's first snapshot…" : view2.focus && (!focused || focused.ghost) ? `${focused ? describe(focused.node) : "The object you focused on"} was deleted, and with it what it owned. Esc shows everything.` : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
+}
+var toastTimer;
+function toast(text) {
+  const el = $("toast");
+  el.textContent = text;
+  el.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => el.hidden = true, 6e3);
+}
+
+// src/page.js
+function newView() {
+  return { ns: [], kind: [], q: "", focus: null, sel: null };
+}
+function newPage(parts) {
+  const body = document.body;
+  const replay2 = body.dataset.replay === "true";
+  return {
+    replay: replay2,
+    readOnly: body.dataset.readOnly === "true" || replay2,
+    hasHistory: body.dataset.history === "true" || replay2,
+    ...parts,
+    store: parts.live,
+    cascades: parts.liveCascades,
+    atURL: "",
+    focusSet: null,
+    perf: { snapshotMs: null, firstFrameMs: null, applied: 0, drawn: 0, layoutMs: 0 },
+    firstSnapshotPending: false,
+    layoutDue: false,
+    centerDue: null,
+    travelUI: null,
+    toast
+  };
+}
+function firstContent(page2) {
+  if (page2.perf.snapshotMs !== null) return;
+  page2.perf.snapshotMs = performance.now();
+  page2.firstSnapshotPending = true;
+}
+
 // src/store.js
 var QUEUE_NAMES = ["graphChanges", "attemptToDelete", "attemptToOrphan"];
 var GC_FINALIZERS = ["foregroundDeletion", "orphan"];
@@ -423,85 +554,6 @@ function sameOwners(a, b) {
     if (x[i].uid !== y[i].uid || !!x[i].controller !== !!y[i].controller) return false;
   }
   return true;
-}
-
-// src/dom.js
-var handlers = /* @__PURE__ */ new WeakMap();
-function h(tag, attrs, ...children) {
-  const [name, ...classes] = tag.split(".");
-  const el = document.createElement(name);
-  if (classes.length) el.className = classes.join(" ");
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === void 0 || v === null || v === false) continue;
-    if (k.startsWith("on") && typeof v === "function") {
-      el.addEventListener(k.slice(2), v);
-      handlers.set(el, { ...handlers.get(el), [k.slice(2)]: v });
-    } else if (k === "dataset") Object.assign(el.dataset, v);
-    else if (k === "style") {
-      for (const decl of String(v).split(";")) {
-        const i = decl.indexOf(":");
-        if (i > 0) el.style.setProperty(decl.slice(0, i).trim(), decl.slice(i + 1).trim());
-      }
-    } else el.setAttribute(k, v === true ? "" : String(v));
-  }
-  for (const c of children) if (c !== null && c !== void 0 && c !== false) el.append(c);
-  return el;
-}
-function patchChildren(parent, children) {
-  let i = 0;
-  for (const c of children) {
-    const n = typeof c === "string" ? document.createTextNode(c) : c;
-    const cur = parent.childNodes[i++];
-    if (!cur) parent.appendChild(n);
-    else if (cur === n) continue;
-    else if (!n.isConnected && cur.nodeType === Node.TEXT_NODE && n.nodeType === Node.TEXT_NODE) {
-      if (cur.nodeValue !== n.nodeValue) cur.nodeValue = n.nodeValue;
-    } else if (!n.isConnected && cur instanceof Element && n instanceof Element && sameKind(cur, n)) morph(cur, n);
-    else parent.replaceChild(n, cur);
-  }
-  while (parent.childNodes.length > i) parent.lastChild?.remove();
-}
-function sameKind(a, b) {
-  return a.tagName === b.tagName && a.id === b.id && a.getAttribute("data-uid") === b.getAttribute("data-uid") && a.getAttribute("data-owner") === b.getAttribute("data-owner");
-}
-function morph(el, fresh) {
-  for (const { name } of [...el.attributes]) if (!fresh.hasAttribute(name)) el.removeAttribute(name);
-  for (const { name, value } of fresh.attributes) {
-    if (el.getAttribute(name) === value) continue;
-    if (name === "style") el.style.cssText = /** @type {HTMLElement} */
-    fresh.style.cssText;
-    else el.setAttribute(name, value);
-  }
-  const had = handlers.get(el) || {}, has = handlers.get(fresh) || {};
-  for (const type of /* @__PURE__ */ new Set([...Object.keys(had), ...Object.keys(has)])) {
-    if (had[type] === has[type]) continue;
-    if (had[type]) el.removeEventListener(type, had[type]);
-    if (has[type]) el.addEventListener(type, has[type]);
-  }
-  handlers.set(el, has);
-  patchChildren(el, [...fresh.childNodes]);
-}
-function $(id) {
-  return (
-    /** @type {HTMLElement} */
-    document.getElementById(id)
-  );
-}
-function describe(o) {
-  return `${o.kind} ${o.namespace ? o.namespace + "/" : ""}${o.name}`;
-}
-function duration(ns) {
-  const ms = ns / 1e6;
-  if (ms < 1) return `${Math.round(ns / 1e3)} µs`;
-  if (ms < 1e3) return `${Math.round(ms)} ms`;
-  return `${(ms / 1e3).toFixed(1)} s`;
-}
-function clock(t) {
-  const d = new Date(t);
-  return hms(t) + "." + String(d.getMilliseconds()).padStart(3, "0");
-}
-function hms(t) {
-  return new Date(t).toTimeString().slice(0, 8);
 }
 
 // src/states.js
@@ -1964,15 +2016,15 @@ function groupBitmap(r, g, now, budgetEnd) {
   if (c && c.canvas && performance.now() > budgetEnd && (!c.stale || now - c.stale < STALE_MS)) return c;
   const scale = Math.min(kb * r.dpr, BITMAP_MAX / g.w, BITMAP_MAX / g.h);
   const w = Math.max(1, Math.ceil(g.w * scale)), h2 = Math.max(1, Math.ceil(g.h * scale));
-  const canvas = c?.canvas && c.canvas.width === w && c.canvas.height === h2 ? c.canvas : r.bitmap(w, h2);
+  const canvas2 = c?.canvas && c.canvas.width === w && c.canvas.height === h2 ? c.canvas : r.bitmap(w, h2);
   const bctx = (
     /** @type {OffscreenCanvasRenderingContext2D} */
-    canvas.getContext("2d")
+    canvas2.getContext("2d")
   );
   bctx.setTransform(1, 0, 0, 1, 0, 0);
   bctx.clearRect(0, 0, w, h2);
   bctx.setTransform(scale, 0, 0, scale, -g.x * scale, -g.y * scale);
-  c = { canvas, key, count: 0, stale: 0, blockCounts: /* @__PURE__ */ new Map() };
+  c = { canvas: canvas2, key, count: 0, stale: 0, blockCounts: /* @__PURE__ */ new Map() };
   g.cache = c;
   const cells = /* @__PURE__ */ new Map();
   for (const it of g.items) {
@@ -2020,10 +2072,10 @@ function boxesBitmap(r) {
   const scale = kb * r.dpr;
   const w = Math.ceil((b.w + 2 * pad) * scale), h2 = Math.ceil((b.h + 2 * pad) * scale);
   if (w > BITMAP_MAX || h2 > BITMAP_MAX || r.layout.groups.size < 2) return null;
-  const canvas = r.boxes?.canvas.width === w && r.boxes.canvas.height === h2 ? r.boxes.canvas : r.bitmap(w, h2);
+  const canvas2 = r.boxes?.canvas.width === w && r.boxes.canvas.height === h2 ? r.boxes.canvas : r.bitmap(w, h2);
   const bctx = (
     /** @type {OffscreenCanvasRenderingContext2D} */
-    canvas.getContext("2d")
+    canvas2.getContext("2d")
   );
   bctx.setTransform(1, 0, 0, 1, 0, 0);
   bctx.clearRect(0, 0, w, h2);
@@ -2031,7 +2083,7 @@ function boxesBitmap(r) {
   const boxes = new Path2D(), shaded = new Path2D();
   for (const g of r.layout.groups.values()) addBox(boxes, shaded, g);
   drawBoxes(bctx, r.colors, boxes, shaded, 1 / kb);
-  r.boxes = { canvas, key, pad, scale };
+  r.boxes = { canvas: canvas2, key, pad, scale };
   return r.boxes;
 }
 function addBox(boxes, shaded, g) {
@@ -2153,10 +2205,10 @@ var Renderer = class {
    * @param {import("./store.js").Store} store
    * @param {import("./layout.js").Layout} layout
    */
-  constructor(canvas, store, layout2) {
-    this.canvas = canvas;
+  constructor(canvas2, store, layout2) {
+    this.canvas = canvas2;
     this.ctx = /** @type {CanvasRenderingContext2D} */
-    canvas.getContext("2d", { alpha: false });
+    canvas2.getContext("2d", { alpha: false });
     this.store = store;
     this.layout = layout2;
     this.cam = { x: 0, y: 0, k: 1 };
@@ -2185,8 +2237,8 @@ var Renderer = class {
     this.drawn = 0;
     this.drawClock = 0;
     this.contextLosses = 0;
-    canvas.addEventListener("contextlost", () => this.contextLosses++);
-    canvas.addEventListener("contextrestored", () => this.redrawAll());
+    canvas2.addEventListener("contextlost", () => this.contextLosses++);
+    canvas2.addEventListener("contextrestored", () => this.redrawAll());
     this.readColors();
     this.resize();
   }
@@ -2399,19 +2451,19 @@ var Renderer = class {
    */
   drawWhole(k) {
     const b = this.layout.bounds, pad = 24;
-    const canvas = document.createElement("canvas");
-    canvas.width = Math.ceil((b.w + 2 * pad) * k);
-    canvas.height = Math.ceil((b.h + 2 * pad) * k);
-    const ctx = canvas.getContext("2d");
-    if (!ctx) throw new Error(`no canvas of ${canvas.width} × ${canvas.height} px`);
+    const canvas2 = document.createElement("canvas");
+    canvas2.width = Math.ceil((b.w + 2 * pad) * k);
+    canvas2.height = Math.ceil((b.h + 2 * pad) * k);
+    const ctx = canvas2.getContext("2d");
+    if (!ctx) throw new Error(`no canvas of ${canvas2.width} × ${canvas2.height} px`);
     const { cam, w, h: h2, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles, drawnCounts } = this;
     const screen = this.ctx;
     try {
       Object.assign(this, {
         ctx,
         cam: { k, x: (pad - b.x) * k, y: (pad - b.y) * k },
-        w: canvas.width,
-        h: canvas.height,
+        w: canvas2.width,
+        h: canvas2.height,
         dpr: 1,
         drawnState: null,
         drawnEdges: null,
@@ -2423,7 +2475,7 @@ var Renderer = class {
     } finally {
       Object.assign(this, { ctx: screen, cam, w, h: h2, dpr, drawn, drawnState, drawnEdges, drawnCaptions, drawnTitles, drawnCounts, dirty: true });
     }
-    return canvas;
+    return canvas2;
   }
   /** @param {number} now */
   draw(now) {
@@ -2502,9 +2554,14 @@ var DETAIL_BUDGET = 2e4;
 var DETAIL_K = 0.15;
 var SETTLE_MS = 150;
 var Detail = class {
-  /** @param {Page} page @param {() => number} [fullLimit] */
-  constructor(page2, fullLimit = () => Number(document.body.dataset.fullLimit) || FULL_LIMIT) {
+  /**
+   * @param {{view: import("./page.js").View, renderer: import("./render.js").Renderer, layout: import("./layout.js").Layout}} page what the page shows
+   * @param {(frame: object) => void} send a frame to the stream (a subscribe)
+   * @param {() => number} [fullLimit]
+   */
+  constructor(page2, send, fullLimit = () => Number(document.body.dataset.fullLimit) || FULL_LIMIT) {
     this.page = page2;
+    this.send = send;
     this.fullLimit = fullLimit;
     this.mode = "";
     this.counts = /* @__PURE__ */ new Map();
@@ -2512,8 +2569,6 @@ var Detail = class {
     this.kinds = [];
     this.asked = { namespaces: [], uids: [], kinds: [] };
     this.answered = null;
-    this.send = () => {
-    };
     this.timer = void 0;
     this.detailMs = null;
   }
@@ -2623,63 +2678,6 @@ var Detail = class {
 };
 function same(a, b) {
   return a.namespaces.join("\n") === b.namespaces.join("\n") && a.uids.join("\n") === b.uids.join("\n") && a.kinds.join("\n") === b.kinds.join("\n");
-}
-
-// src/page.js
-function newPage() {
-  const body = document.body;
-  const replay2 = body.dataset.replay === "true";
-  const live2 = new Store();
-  const liveCascades2 = new Cascades(live2);
-  const layout2 = new Layout();
-  const canvas = (
-    /** @type {HTMLCanvasElement} */
-    $("graph")
-  );
-  const renderer2 = new Renderer(canvas, live2, layout2);
-  renderer2.cascades = liveCascades2;
-  const unset = () => {
-    throw new Error("page step not wired");
-  };
-  const page2 = {
-    replay: replay2,
-    readOnly: body.dataset.readOnly === "true" || replay2,
-    hasHistory: body.dataset.history === "true" || replay2,
-    live: live2,
-    liveCascades: liveCascades2,
-    store: live2,
-    cascades: liveCascades2,
-    layout: layout2,
-    canvas,
-    renderer: renderer2,
-    view: { ns: [], kind: [], q: "", focus: null, sel: null },
-    atURL: "",
-    focusSet: null,
-    perf: { snapshotMs: null, firstFrameMs: null, applied: 0, drawn: 0, layoutMs: 0 },
-    firstSnapshotPending: false,
-    layoutDue: false,
-    centerDue: null,
-    travelUI: null,
-    tracer: null,
-    select: unset,
-    setFocus: unset,
-    viewChanged: unset,
-    writeURL: unset,
-    relayout: unset,
-    updateEmpty: unset,
-    runSearch: unset,
-    fillFilterOptions: unset,
-    refreshFilters: unset,
-    legend: unset,
-    toast: unset,
-    detail: (
-      /** @type {any} */
-      null
-    )
-  };
-  const detail = page2.detail = new Detail(page2);
-  renderer2.countsNote = (ns) => detail.loading(ns) ? "loading its objects…" : renderer2.cam.k < DETAIL_K ? "zoom in to load its objects" : "";
-  return page2;
 }
 
 // src/actionresult.js
@@ -4076,9 +4074,9 @@ var TYPED_CONFIRM_OVER = 20;
 var setPhrase = (n) => `delete ${n} object${n === 1 ? "" : "s"}`;
 var DeleteDialog = class {
   /** @param {import("./store.js").Store} store @param {DialogHooks} hooks */
-  constructor(store, hooks) {
+  constructor(store, hooks2) {
     this.store = store;
-    this.hooks = hooks;
+    this.hooks = hooks2;
     this.dialog = /** @type {HTMLDialogElement|null} */
     document.getElementById("delete-dialog");
     this.uid = null;
@@ -4394,11 +4392,11 @@ var Glance = class {
    * @param {import("./store.js").Store} store the live state
    * @param {GlanceHooks} hooks
    */
-  constructor(el, cascades, store, hooks) {
+  constructor(el, cascades, store, hooks2) {
     this.el = el;
     this.cascades = cascades;
     this.store = store;
-    this.hooks = hooks;
+    this.hooks = hooks2;
     this.key = "";
   }
   /** Draws it again when what it says changed. */
@@ -4558,8 +4556,8 @@ var ScenarioPlayer = class {
   /**
    * @param {{select: (uid: string) => void, has: (uid: string) => boolean, toast: (text: string) => void}} hooks
    */
-  constructor(hooks) {
-    this.hooks = hooks;
+  constructor(hooks2) {
+    this.hooks = hooks2;
     this.button = /** @type {HTMLButtonElement|null} */
     document.getElementById("play-button");
     this.menu = /** @type {HTMLElement} */
@@ -5020,10 +5018,10 @@ var StuckView = class {
    * @param {HTMLElement|null} badge the tab's count
    * @param {{select: (uid: string) => void, known: (uid: string) => boolean}} hooks
    */
-  constructor(el, badge, hooks) {
+  constructor(el, badge, hooks2) {
     this.el = el;
     this.badge = badge;
-    this.hooks = hooks;
+    this.hooks = hooks2;
     this.threshold = DEFAULT_THRESHOLD;
     this.counted = 0;
     this.shown = false;
@@ -5365,9 +5363,16 @@ var Shortcuts = class {
 };
 
 // src/view.js
-function wireView(page2, parts) {
-  const { view: view2, renderer: renderer2, layout: layout2 } = page2;
-  page2.writeURL = () => {
+var PageView = class {
+  /** @param {Page} page @param {ViewParts} parts */
+  constructor(page2, parts) {
+    this.page = page2;
+    this.parts = parts;
+    $("focus-clear").addEventListener("click", () => this.setFocus(null));
+  }
+  writeURL() {
+    const { page: page2 } = this;
+    const { view: view2 } = page2;
     const p = new URLSearchParams();
     if (document.body.dataset.cluster) p.set("cluster", document.body.dataset.cluster);
     for (const n of view2.ns) p.append("ns", n);
@@ -5381,22 +5386,30 @@ function wireView(page2, parts) {
     if (t && new URLSearchParams(location.search).get("theme")) p.set("theme", t);
     const url = location.pathname + (p.size ? "?" + p : "");
     if (url !== location.pathname + location.search) history.replaceState(null, "", url);
-  };
-  page2.viewChanged = () => {
-    page2.store.dirtyNamespaces.add("*");
-    page2.layoutDue = true;
-    page2.writeURL();
-    parts.syncFilterControls();
-    updateFocusChip2();
-  };
-  page2.select = (uid, center = false, keepTab = false) => {
+  }
+  /** The user changed the view: lay out again, write the URL. */
+  changed() {
+    this.page.store.dirtyNamespaces.add("*");
+    this.page.layoutDue = true;
+    this.writeURL();
+    this.parts.syncFilters();
+    this.updateFocusChip();
+  }
+  /**
+   * Selects an object (null: none), centring on it when asked. The object panel comes to the
+   * front, unless the history view asked (keepTab: the user goes on down its list).
+   * @param {string|null} uid @param {boolean} [center] @param {boolean} [keepTab]
+   */
+  select(uid, center = false, keepTab = false) {
+    const { page: page2, parts } = this;
+    const { view: view2, renderer: renderer2 } = page2;
     page2.centerDue = null;
     if (uid && !keepTab && parts.tabs.shown() !== "object") parts.tabs.show("object");
     view2.sel = uid;
     renderer2.selected = uid;
     renderer2.dirty = true;
     parts.objectPanel.show(uid);
-    if (uid && center && !revealAndCenter(page2, uid)) {
+    if (uid && center && !revealAndCenter(page2, parts.relayout, uid)) {
       const n = page2.store.nodes.get(uid);
       if (n && keep(page2, n)) {
         page2.centerDue = uid;
@@ -5404,49 +5417,50 @@ function wireView(page2, parts) {
         view2.ns = [];
         view2.kind = [];
         if (view2.focus && page2.focusSet && !page2.focusSet.has(uid)) view2.focus = null;
-        page2.viewChanged();
-        page2.relayout(performance.now());
+        this.changed();
+        parts.relayout(performance.now());
         renderer2.centerOn(uid);
       } else if (page2.detail.mode === "summary") {
         page2.centerDue = uid;
       }
     }
-    page2.writeURL();
-  };
-  page2.setFocus = (uid) => {
-    view2.focus = uid;
-    if (uid && !view2.sel) page2.select(uid);
-    page2.viewChanged();
-    page2.relayout(performance.now());
-    renderer2.fit(layout2.bounds);
-  };
-  function updateFocusChip2() {
+    this.writeURL();
+  }
+  /** @param {string|null} uid */
+  setFocus(uid) {
+    const { page: page2 } = this;
+    page2.view.focus = uid;
+    if (uid && !page2.view.sel) this.select(uid);
+    this.changed();
+    this.parts.relayout(performance.now());
+    page2.renderer.fit(page2.layout.bounds);
+  }
+  updateFocusChip() {
+    const { view: view2 } = this.page;
     const chip = $("focus-chip");
     chip.hidden = !view2.focus;
     if (view2.focus) {
-      const n = page2.store.nodes.get(view2.focus);
+      const n = this.page.store.nodes.get(view2.focus);
       $("focus-name").textContent = n ? describe(n) : view2.focus;
     }
   }
-  $("focus-clear").addEventListener("click", () => page2.setFocus(null));
-  return {
-    updateFocusChip: updateFocusChip2,
-    /** Reads the view from the URL. */
-    readURL() {
-      const p = new URLSearchParams(location.search);
-      view2.ns = p.getAll("ns");
-      view2.kind = p.getAll("kind");
-      view2.q = p.get("q") || "";
-      view2.focus = p.get("focus");
-      view2.sel = p.get("sel");
-      page2.atURL = p.get("at") || "";
-      const theme2 = p.get("theme");
-      if (theme2 === "dark" || theme2 === "light") parts.setTheme(theme2, false);
-      const tab = p.get("tab");
-      if (tab && parts.tabs.has(tab)) parts.tabs.show(tab);
-    }
-  };
-}
+  /** Reads the view from the URL. */
+  readURL() {
+    const { page: page2, parts } = this;
+    const { view: view2 } = page2;
+    const p = new URLSearchParams(location.search);
+    view2.ns = p.getAll("ns");
+    view2.kind = p.getAll("kind");
+    view2.q = p.get("q") || "";
+    view2.focus = p.get("focus");
+    view2.sel = p.get("sel");
+    page2.atURL = p.get("at") || "";
+    const theme2 = p.get("theme");
+    if (theme2 === "dark" || theme2 === "light") parts.setTheme(theme2, false);
+    const tab = p.get("tab");
+    if (tab && parts.tabs.has(tab)) parts.tabs.show(tab);
+  }
+};
 function keep(page2, n) {
   const { view: view2, focusSet } = page2;
   if (view2.ns.length && !view2.ns.includes(n.namespace || "")) return false;
@@ -5454,24 +5468,24 @@ function keep(page2, n) {
   if (focusSet && !focusSet.has(n.uid)) return false;
   return true;
 }
-function revealAndCenter(page2, uid, k) {
+function revealAndCenter(page2, relayout2, uid, k) {
   const { layout: layout2, renderer: renderer2 } = page2;
   const b = layout2.items.get(uid)?.block;
   if (b?.loner && renderer2.collapsed(b)) {
     renderer2.expanded.add(b.parent);
     page2.store.dirtyNamespaces.add(b.group.ns);
-    page2.relayout(performance.now());
+    relayout2(performance.now());
   }
   return renderer2.centerOn(uid, k);
 }
-function toggleLoners(page2, b) {
+function toggleLoners(page2, relayout2, b) {
   const { layout: layout2, renderer: renderer2 } = page2;
   const open = !renderer2.expanded.has(b.parent);
   if (open) renderer2.expanded.add(b.parent);
   else renderer2.expanded.delete(b.parent);
   page2.store.dirtyNamespaces.add(b.group.ns);
   const at = { x: b.group.x + b.x, y: b.group.y + b.y };
-  page2.relayout(performance.now());
+  relayout2(performance.now());
   const nb = layout2.groups.get(b.group.ns)?.blocks.find((x) => x.parent === b.parent);
   if (!nb) return;
   if (open) renderer2.fit({ x: nb.group.x + nb.x, y: nb.group.y + nb.y, w: nb.w, h: nb.h }, true, 1);
@@ -5479,13 +5493,13 @@ function toggleLoners(page2, b) {
 }
 
 // src/frame.js
-function startFrames(page2, p) {
+function newFrames(page2, p) {
   const { live: live2, liveCascades: liveCascades2, layout: layout2, renderer: renderer2, view: view2, perf } = page2;
   let lastLiveCascades = 0;
   let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0, lastStuckCount = -Infinity, lastGlance = -Infinity;
   let fittedOnce = false;
   let lastShown = "";
-  page2.relayout = (now, dirty = page2.store.dirtyNamespaces) => {
+  function relayout2(now, dirty = page2.store.dirtyNamespaces) {
     const store = page2.store;
     const anchorUID = renderer2.centerItem();
     const before = anchorUID ? layout2.box(anchorUID) : null;
@@ -5513,12 +5527,12 @@ function startFrames(page2, p) {
     page2.layoutDue = store.dirtyNamespaces.size > 0;
     if (!fittedOnce && (layout2.items.size || counted3 && layout2.groups.size)) {
       fittedOnce = true;
-      if (!(view2.sel && revealAndCenter(page2, view2.sel, 1))) {
+      if (!(view2.sel && revealAndCenter(page2, relayout2, view2.sel, 1))) {
         renderer2.open(layout2.workloadBounds());
         if (view2.sel && counted3) page2.centerDue = view2.sel;
       }
     } else if (page2.centerDue && layout2.items.has(page2.centerDue)) {
-      revealAndCenter(page2, page2.centerDue);
+      revealAndCenter(page2, relayout2, page2.centerDue);
       page2.centerDue = null;
     } else if (anchorUID) renderer2.anchor(anchorUID, before);
     else if (anchorNS !== null && nsAt) {
@@ -5526,8 +5540,8 @@ function startFrames(page2, p) {
       if (g && (g.x !== nsAt.x || g.y !== nsAt.y)) renderer2.pan((nsAt.x - g.x) * renderer2.cam.k, (nsAt.y - g.y) * renderer2.cam.k);
     }
     renderer2.dirty = true;
-    page2.updateEmpty();
-  };
+    updateEmpty(page2);
+  }
   function settledDirty(now) {
     const dirty = page2.store.dirtyNamespaces;
     if (dirty.has("*")) return dirty;
@@ -5557,7 +5571,7 @@ function startFrames(page2, p) {
     }
     if (page2.layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) {
       const ready = settledDirty(now);
-      if (ready.size) page2.relayout(now, ready);
+      if (ready.size) relayout2(now, ready);
     }
     if ((cascades.changed || cascades.active.size) && now - lastStrip > (cascades.changed ? 100 : 250)) {
       cascades.changed = false;
@@ -5597,7 +5611,7 @@ function startFrames(page2, p) {
     }
     if (now - lastFilters > 2e3) {
       lastFilters = now;
-      page2.fillFilterOptions();
+      p.filters.fill();
     }
     const shown = `${renderer2.cam.x}/${renderer2.cam.y}/${renderer2.cam.k}/${view2.sel}/${view2.focus}/${view2.ns}/${view2.kind}/${layout2.bounds.w}/${layout2.bounds.h}`;
     if (shown !== lastShown) {
@@ -5616,7 +5630,7 @@ function startFrames(page2, p) {
     }
     requestAnimationFrame(tick);
   }
-  requestAnimationFrame(tick);
+  return { relayout: relayout2, start: () => requestAnimationFrame(tick) };
 }
 
 // src/stream.js
@@ -5778,30 +5792,13 @@ async function inflate(buf) {
 }
 
 // src/conn.js
-function wireStream(page2, parts) {
-  const { live: live2 } = page2;
-  const body = document.body;
-  const conn = $("conn");
-  let connState = "connecting", connDetail = "";
-  const livePast = () => body.classList.contains("travel") && connState === "live";
-  function showConn2() {
-    if (page2.replay) return;
-    const past = livePast();
-    conn.dataset.state = connState;
-    conn.textContent = past ? "○ live underneath" : connState === "live" ? "● live" : connState === "connecting" ? "connecting…" : connState === "offline" ? "offline — click to retry" : "reconnecting…";
-    conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
-  }
-  const { detail } = page2;
-  const handlers2 = frameHandlers(page2, parts);
-  const stream2 = new Stream({
+function connect(s, on) {
+  const handlers2 = frameHandlers(s, on.applied);
+  return new Stream({
     // It resumes from the live seq, whatever the page shows.
-    seq: () => live2.seq,
-    query: () => detail.query(),
-    onState(state, words) {
-      connState = state;
-      connDetail = words;
-      showConn2();
-    },
+    seq: () => s.live.seq,
+    query: () => s.detail.query(),
+    onState: on.onState,
     onFrame(f) {
       const handle = (
         /** @type {((f: Frame) => void)|undefined} */
@@ -5810,47 +5807,66 @@ function wireStream(page2, parts) {
       if (handle) handle(f);
     }
   });
-  detail.send = (frame) => stream2.send(frame);
-  conn.addEventListener("click", () => livePast() ? page2.travelUI?.backToLive() : stream2.retry());
-  return { stream: stream2, showConn: showConn2 };
 }
-function frameHandlers(page2, parts) {
-  const { live: live2, liveCascades: liveCascades2, perf, view: view2, detail } = page2;
+function frameHandlers(s, applied) {
+  const { live: live2, liveCascades: liveCascades2, detail: detail2 } = s;
   return {
     summary(f) {
-      for (const ns of detail.onSummary(f)) live2.markNamespace(ns);
-      if (detail.mode === "summary" && perf.snapshotMs === null) {
-        perf.snapshotMs = performance.now();
-        page2.firstSnapshotPending = true;
-      }
-      if (page2.store === live2) page2.fillFilterOptions();
+      for (const ns of detail2.onSummary(f)) live2.markNamespace(ns);
+      applied(f);
     },
     snapshot(f) {
-      const asked = detail.mode === "summary" && f.reason === "subscribe";
+      const asked = detail2.mode === "summary" && f.reason === "subscribe";
       live2.applySnapshot(f, !asked);
-      for (const ns of detail.onSnapshot()) live2.markNamespace(ns);
+      for (const ns of detail2.onSnapshot()) live2.markNamespace(ns);
       if (f.reason === "permissions") liveCascades2.reset();
       if (asked) liveCascades2.forgetUnheld();
       liveCascades2.observe([...live2.nodes.keys()], performance.now());
-      if (perf.snapshotMs === null && detail.mode === "full" && f.reason === "subscribe") {
-        perf.snapshotMs = performance.now();
-        page2.firstSnapshotPending = true;
-      }
-      if (page2.store !== live2) return;
-      page2.layoutDue = true;
-      page2.fillFilterOptions();
-      if (view2.sel) parts.objectPanel.show(view2.sel);
-      if (view2.q) page2.runSearch();
+      applied(f);
     },
     deltas(f) {
       live2.applyEvents(f.events);
-      if (page2.tracer && page2.store === live2) page2.tracer.engine();
+      applied(f);
     },
     // The answer to the stream's ping: that the connection is alive is all it says.
     pong() {
     }
   };
 }
+
+// src/conndot.js
+var ConnDot = class {
+  /**
+   * @param {{replay: boolean, backToLive: () => void, retry: () => void}} parts
+   *   replay: a recording, whose TravelUI owns the dot; backToLive: leave time travel; retry: open the stream now
+   */
+  constructor(parts) {
+    this.parts = parts;
+    this.el = $("conn");
+    this.state = "connecting";
+    this.detail = "";
+    this.el.addEventListener("click", () => this.livePast() ? parts.backToLive() : parts.retry());
+  }
+  /** Time travel over a live stream: what is drawn is past, the live state goes on underneath. */
+  livePast() {
+    return document.body.classList.contains("travel") && this.state === "live";
+  }
+  /** The stream's state changed. @param {string} state @param {string} words */
+  set(state, words) {
+    this.state = state;
+    this.detail = words;
+    this.show();
+  }
+  /** Says the stream's state, and in time travel that what is drawn is past. */
+  show() {
+    if (this.parts.replay) return;
+    const { el, state } = this;
+    const past = this.livePast();
+    el.dataset.state = state;
+    el.textContent = past ? "○ live underneath" : state === "live" ? "● live" : state === "connecting" ? "connecting…" : state === "offline" ? "offline — click to retry" : "reconnecting…";
+    el.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : this.detail;
+  }
+};
 
 // src/clusters.js
 var POLL_MS3 = 2e3;
@@ -5945,17 +5961,16 @@ function searchScore(n, q) {
   return (n.kind + "\0" + (n.namespace || "") + "\0" + n.uid).toLowerCase().includes(q) ? 4 : -1;
 }
 var Search = class {
-  /** Puts runSearch into page. @param {Page} page */
-  constructor(page2) {
+  /** @param {Page} page @param {SearchParts} parts */
+  constructor(page2, parts) {
     this.page = page2;
+    this.parts = parts;
     this.input = /** @type {HTMLInputElement} */
     $("search");
     this.results = $("search-results");
     this.resultUIDs = [];
     this.timer = void 0;
     this.asked = "";
-    this.selectAll = null;
-    page2.runSearch = () => this.run();
     const input = this.input;
     input.addEventListener("input", () => this.run());
     input.addEventListener("focus", () => {
@@ -5975,7 +5990,7 @@ var Search = class {
       results.replaceChildren(h("li.muted", null, "searching the cluster…"));
       results.hidden = document.activeElement !== input;
       this.timer = setTimeout(() => this.runOnServer(q), 200);
-      page2.writeURL();
+      this.parts.writeURL();
       return;
     }
     if (q) {
@@ -6021,7 +6036,7 @@ var Search = class {
       h("span.muted", null, ` for “${input.value.trim()}”: deleted objects too`)
     ));
     results.hidden = !q || document.activeElement !== input;
-    page2.writeURL();
+    this.parts.writeURL();
   }
   /**
    * Summary first: the server's search of the whole graph (GET /api/v1/graph?q=, what the
@@ -6085,7 +6100,7 @@ var Search = class {
           ev.preventDefault();
           results.hidden = true;
           input.blur();
-          page2.travelUI?.travel.seek(t - 1e-3).then(() => page2.select(n.uid, true));
+          page2.travelUI?.travel.seek(t - 1e-3).then(() => this.parts.select(n.uid, true));
         } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
       }));
       if (!events.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object whose name contains “${name}”`));
@@ -6097,20 +6112,20 @@ var Search = class {
   }
   /** The row that selects every match drawn, for a set delete (the bar over the graph has the same button). */
   appendSelectAll() {
-    const n = this.selectAll?.count() || 0;
+    const n = this.parts.selectAll?.count() || 0;
     if (!n) return;
     this.results.append(h("li.select-all", { role: "option", id: "search-select-all", onmousedown: (ev) => {
       ev.preventDefault();
       this.results.hidden = true;
       this.input.blur();
-      this.selectAll?.run();
+      this.parts.selectAll?.run();
     } }, h("b", null, `Select all ${n.toLocaleString("en-US")} matching`), h("span.muted", null, " drawn, to delete them together")));
   }
   /** @param {string} uid */
   choose(uid) {
     this.results.hidden = true;
     this.input.blur();
-    this.page.select(uid, true);
+    this.parts.select(uid, true);
   }
   /** The / key: to the search box. */
   focus() {
@@ -6132,22 +6147,36 @@ var Search = class {
 };
 
 // src/filters.js
-function wireFilters(page2) {
-  const { view: view2, renderer: renderer2, layout: layout2 } = page2;
-  const nsSelect = (
-    /** @type {HTMLSelectElement} */
-    $("filter-ns")
-  );
-  const kindSelect = (
-    /** @type {HTMLSelectElement} */
-    $("filter-kind")
-  );
-  let filterKey = "";
-  function syncFilterControls2() {
-    nsSelect.value = view2.ns.length === 1 ? view2.ns[0] : "*";
-    kindSelect.value = view2.kind.length === 1 ? view2.kind[0] : "*";
+var Filters = class {
+  /**
+   * @param {Page} page
+   * @param {(which: "ns"|"kind") => void} chose the user chose an option: view.ns or view.kind changed
+   */
+  constructor(page2, chose) {
+    this.page = page2;
+    this.nsSelect = /** @type {HTMLSelectElement} */
+    $("filter-ns");
+    this.kindSelect = /** @type {HTMLSelectElement} */
+    $("filter-kind");
+    this.key = "";
+    const { view: view2 } = page2;
+    const onChange = (select, which) => select.addEventListener("change", () => {
+      view2[which] = select.value === "*" ? [] : [select.value];
+      chose(which);
+    });
+    onChange(this.nsSelect, "ns");
+    onChange(this.kindSelect, "kind");
   }
-  page2.fillFilterOptions = () => {
+  /** The controls say the view's filters. */
+  sync() {
+    const { view: view2 } = this.page;
+    this.nsSelect.value = view2.ns.length === 1 ? view2.ns[0] : "*";
+    this.kindSelect.value = view2.kind.length === 1 ? view2.kind[0] : "*";
+  }
+  /** The options: the namespaces and kinds of the state shown, and those the view filters on. */
+  fill() {
+    const { page: page2 } = this;
+    const { view: view2 } = page2;
     const nss = new Set(view2.ns), kinds = new Set(view2.kind);
     for (const n of page2.store.nodes.values()) {
       nss.add(n.namespace || "");
@@ -6159,29 +6188,22 @@ function wireFilters(page2) {
     }
     const nsList = [...nss].sort(), kindList = [...kinds].sort();
     const key = nsList.join(",") + "|" + kindList.join(",");
-    if (key === filterKey) return;
-    filterKey = key;
-    nsSelect.replaceChildren(h("option", { value: "*" }, "all"), ...nsList.map((ns) => h("option", { value: ns }, ns || "(cluster-scoped)")));
-    kindSelect.replaceChildren(h("option", { value: "*" }, "all"), ...kindList.map((k) => h("option", { value: k }, k)));
-    syncFilterControls2();
-  };
-  page2.refreshFilters = () => {
-    filterKey = "";
-    page2.fillFilterOptions();
-  };
-  const onChange = (select, which) => select.addEventListener("change", () => {
-    view2[which] = select.value === "*" ? [] : [select.value];
-    page2.viewChanged();
-    page2.relayout(performance.now());
-    renderer2.fit(layout2.bounds);
-  });
-  onChange(nsSelect, "ns");
-  onChange(kindSelect, "kind");
-  return syncFilterControls2;
-}
+    if (key === this.key) return;
+    this.key = key;
+    this.nsSelect.replaceChildren(h("option", { value: "*" }, "all"), ...nsList.map((ns) => h("option", { value: ns }, ns || "(cluster-scoped)")));
+    this.kindSelect.replaceChildren(h("option", { value: "*" }, "all"), ...kindList.map((k) => h("option", { value: k }, k)));
+    this.sync();
+  }
+  /** The options rebuilt, whatever they were (another store is shown). */
+  refresh() {
+    this.key = "";
+    this.fill();
+  }
+};
 
 // src/pointer.js
-function wirePointer(page2, selection2) {
+function wirePointer(page2, parts) {
+  const { selection: selection2, view: view2 } = parts;
   const rd = page2.renderer;
   const tooltip = $("tooltip");
   let drag = null;
@@ -6244,25 +6266,25 @@ ${progressText(nsDel, page2.cascades.now())}` + (nsDel.baseline ? "" : "\n(the p
       else if (hit?.block) selection2.toggleAll(hit.block.uids);
       return;
     }
-    if (hit?.block?.loner) toggleLoners(page2, hit.block);
+    if (hit?.block?.loner) toggleLoners(page2, parts.relayout, hit.block);
     else if (hit?.block) {
       rd.expanded.add(hit.block.parent);
       const b = hit.block;
       rd.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
-    } else if (hit?.item) page2.select(hit.item.uid);
+    } else if (hit?.item) view2.select(hit.item.uid);
     else if (hit?.group?.summary) rd.fit(hit.group);
     else if (hit?.group?.ns && page2.cascades.ofNamespace(hit.group.ns)?.end === null) {
-      page2.select(
+      view2.select(
         /** @type {any} */
         page2.cascades.ofNamespace(hit.group.ns).owner
       );
-    } else page2.select(null);
+    } else view2.select(null);
   });
   page2.canvas.addEventListener("dblclick", (ev) => {
     if (ev.shiftKey || ev.ctrlKey || ev.metaKey) return;
     const r = page2.canvas.getBoundingClientRect();
     const hit = rd.hit(ev.clientX - r.left, ev.clientY - r.top);
-    if (hit?.item) page2.setFocus(hit.item.uid);
+    if (hit?.item) view2.setFocus(hit.item.uid);
   });
   page2.canvas.addEventListener("wheel", (ev) => {
     ev.preventDefault();
@@ -6290,9 +6312,9 @@ var Selection = class {
    * @param {Page} page
    * @param {{openSet: (uids: string[]) => void}} hooks
    */
-  constructor(page2, hooks) {
+  constructor(page2, hooks2) {
     this.page = page2;
-    this.hooks = hooks;
+    this.hooks = hooks2;
     this.uids = /* @__PURE__ */ new Set();
     page2.renderer.multi = this.uids;
     this.counted = { key: "", matching: (
@@ -6505,36 +6527,9 @@ function renderLegend(renderer2) {
   $("legend-body").replaceChildren(...rows);
 }
 
-// src/notices.js
-function wireNotices(page2) {
-  page2.updateEmpty = () => {
-    const el = $("empty");
-    if (page2.layout.items.size || page2.layout.groups.size) {
-      el.hidden = true;
-      return;
-    }
-    el.hidden = false;
-    const { view: view2, store } = page2;
-    const focused = view2.focus ? store.current(view2.focus) : null;
-    const waiting = document.body.classList.contains("cluster-waiting");
-    el.textContent = waiting ? `The engine of ${document.body.dataset.cluster} is not running yet: the banner above says why.` : page2.perf.snapshotMs === null ? "Waiting for the engine's first snapshot…" : view2.focus && (!focused || focused.ghost) ? `${focused ? describe(focused.node) : "The object you focused on"} was deleted, and with it what it owned. Esc shows everything.` : store.nodes.size ? "No object matches the filters. Clear them (Esc) to see everything." : "The graph is empty.";
-  };
-  let toastTimer;
-  page2.toast = (text) => {
-    const el = $("toast");
-    el.textContent = text;
-    el.hidden = false;
-    clearTimeout(toastTimer);
-    toastTimer = setTimeout(() => el.hidden = true, 6e3);
-  };
-}
-
 // src/theme.js
-function wireTheme(page2) {
-  const readColors = () => {
-    page2.renderer.readColors();
-    page2.travelUI?.timeline.readColors();
-  };
+function wireTheme(parts) {
+  const { readColors } = parts;
   function setTheme(t, remember) {
     document.documentElement.dataset.theme = t;
     if (remember) localStorage.setItem("gcscope-theme", t);
@@ -6543,7 +6538,7 @@ function wireTheme(page2) {
   function toggleTheme() {
     const cur = document.documentElement.dataset.theme || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
     setTheme(cur === "dark" ? "light" : "dark", true);
-    page2.writeURL();
+    parts.writeURL();
   }
   $("theme-toggle").addEventListener("click", toggleTheme);
   matchMedia("(prefers-color-scheme: dark)").addEventListener("change", readColors);
@@ -6605,16 +6600,16 @@ function path(x0, y0, x1, y1, color, w, dash) {
   const my = (y0 + y1) / 2;
   return `<path d="M${x0} ${y0}C${x0} ${my} ${x1} ${my} ${x1} ${y1}" fill="none" stroke="${color}" stroke-width="${w}"${dash ? ' stroke-dasharray="6 4"' : ""}/>`;
 }
-function viewPNG(canvas) {
-  return new Promise((resolve, reject) => canvas.toBlob((b) => b ? resolve(b) : reject(new Error("the canvas could not be encoded")), "image/png"));
+function viewPNG(canvas2) {
+  return new Promise((resolve, reject) => canvas2.toBlob((b) => b ? resolve(b) : reject(new Error("the canvas could not be encoded")), "image/png"));
 }
 var WHOLE_MAX_PIXELS = 4e7;
 var LEGIBLE_K = 0.55;
 async function wholePNG(r) {
   const b = r.layout.bounds;
   const k = Math.min(1, Math.sqrt(WHOLE_MAX_PIXELS / Math.max(1, (b.w + 48) * (b.h + 48))));
-  const canvas = r.drawWhole(k);
-  return { blob: await viewPNG(canvas), k, legible: k >= LEGIBLE_K, width: canvas.width, height: canvas.height };
+  const canvas2 = r.drawWhole(k);
+  return { blob: await viewPNG(canvas2), k, legible: k >= LEGIBLE_K, width: canvas2.width, height: canvas2.height };
 }
 function graphDOT(nodes) {
   const q = (s) => JSON.stringify(s);
@@ -6687,8 +6682,8 @@ var IDLE_SKIP_MS = 2500;
 var NODE_EVENTS = EVENT_TYPES.filter((t) => PAYLOAD_OF[t] === "node" || PAYLOAD_OF[t] === "edge");
 var TimeTravel = class {
   /** @param {Hooks} hooks */
-  constructor(hooks) {
-    this.hooks = hooks;
+  constructor(hooks2) {
+    this.hooks = hooks2;
     this.store = new Store();
     this.cascades = new Cascades(this.store, () => this.at);
     this.active = false;
@@ -6999,12 +6994,12 @@ var PAD_TOP = 4;
 var MIN_SPAN_MS = 500;
 var Timeline = class {
   /** @param {HTMLCanvasElement} canvas @param {HTMLElement} tooltip @param {TimelineHooks} hooks */
-  constructor(canvas, tooltip, hooks) {
-    this.canvas = canvas;
+  constructor(canvas2, tooltip, hooks2) {
+    this.canvas = canvas2;
     this.ctx = /** @type {CanvasRenderingContext2D} */
-    canvas.getContext("2d");
+    canvas2.getContext("2d");
     this.tooltip = tooltip;
-    this.hooks = hooks;
+    this.hooks = hooks2;
     this.range = 36e5;
     this.from = Date.now() - this.range;
     this.to = Date.now() + this.range * 0.04;
@@ -7024,12 +7019,12 @@ var Timeline = class {
     this.fetchMs = 0;
     this.dotsDrawn = [];
     this.readColors();
-    canvas.addEventListener("pointerdown", (ev) => this.down(ev));
-    canvas.addEventListener("pointermove", (ev) => this.move(ev));
-    canvas.addEventListener("pointerup", (ev) => this.up(ev));
-    canvas.addEventListener("pointerleave", () => this.tooltip.hidden = true);
-    canvas.addEventListener("wheel", (ev) => this.wheel(ev), { passive: false });
-    new ResizeObserver(() => this.resize()).observe(canvas);
+    canvas2.addEventListener("pointerdown", (ev) => this.down(ev));
+    canvas2.addEventListener("pointermove", (ev) => this.move(ev));
+    canvas2.addEventListener("pointerup", (ev) => this.up(ev));
+    canvas2.addEventListener("pointerleave", () => this.tooltip.hidden = true);
+    canvas2.addEventListener("wheel", (ev) => this.wheel(ev), { passive: false });
+    new ResizeObserver(() => this.resize()).observe(canvas2);
     setInterval(() => {
       if (!this.followNow || document.hidden) return;
       this.setWindow(...this.following(), true);
@@ -7428,9 +7423,9 @@ var VERBS = (
 );
 var HistoryView = class {
   /** @param {HTMLElement} el @param {HistoryHooks} hooks */
-  constructor(el, hooks) {
+  constructor(el, hooks2) {
     this.el = el;
-    this.hooks = hooks;
+    this.hooks = hooks2;
     this.from = 0;
     this.to = 0;
     this.title = "in the last hour";
@@ -7957,16 +7952,16 @@ var TravelUI = class {
 };
 
 // src/timetravel.js
-function wireTimeTravel(page2, v) {
+function newTimeTravel(page2, v) {
   function refreshViews() {
     v.queuesPanel.lastActionsKey = "";
     v.queuesPanel.render(true);
     page2.cascades.changed = true;
     v.cascadeStrip.render();
     v.objectPanel.show(page2.view.sel);
-    page2.refreshFilters();
-    if (page2.view.q) page2.runSearch();
-    page2.updateEmpty();
+    v.filters.refresh();
+    if (page2.view.q) v.search.run();
+    updateEmpty(page2);
   }
   function showStore(s, c) {
     page2.store = s;
@@ -7978,37 +7973,32 @@ function wireTimeTravel(page2, v) {
     v.cascadeStrip.cascades = c;
     s.touched.clear();
     s.dirtyNamespaces.add("*");
-    page2.relayout(performance.now());
+    v.relayout(performance.now());
     refreshViews();
   }
-  page2.travelUI = new TravelUI({
+  return new TravelUI({
     replay: page2.replay,
     live: page2.live,
     liveCascades: page2.liveCascades,
     showStore,
     seeked(ms) {
       v.seeked(ms);
-      if (page2.perf.snapshotMs === null) {
-        page2.perf.snapshotMs = performance.now();
-        page2.firstSnapshotPending = true;
-      }
-      page2.relayout(performance.now());
+      firstContent(page2);
+      v.relayout(performance.now());
       refreshViews();
-      page2.tracer?.engine();
+      v.applied();
     },
-    applied() {
-      page2.tracer?.engine();
-    },
+    applied: v.applied,
     showConn: v.showConn,
-    select: (uid, center, keepTab) => page2.select(uid, center, keepTab),
-    writeURL: () => page2.writeURL(),
-    toast: (text) => page2.toast(text),
+    select: (uid, center, keepTab) => v.view.select(uid, center, keepTab),
+    writeURL: () => v.view.writeURL(),
+    toast: page2.toast,
     tabs: v.tabs
   });
 }
 
 // src/testhooks.js
-function trace(page2, uids) {
+function trace(page2, uids, current) {
   const { renderer: renderer2, layout: layout2 } = page2;
   renderer2.recordDrawn();
   const lastEngine = {};
@@ -8054,7 +8044,7 @@ function trace(page2, uids) {
     }
   };
   const drawn = () => {
-    if (page2.tracer !== t) return;
+    if (current() !== t) return;
     t.frames.push(performance.now());
     for (const u of uids) {
       const d = renderer2.drawnState?.get(u);
@@ -8071,14 +8061,15 @@ function trace(page2, uids) {
     }
     requestAnimationFrame(drawn);
   };
-  page2.tracer = t;
-  t.engine();
   requestAnimationFrame(drawn);
+  return t;
 }
 function testHooks(page2, parts) {
   const { renderer: renderer2, layout: layout2, live: live2, view: view2, perf } = page2;
   const { stuckView: stuckView2, tabs: tabs2 } = parts;
-  const api2 = {
+  let tracer = null;
+  const current = () => tracer;
+  const api = {
     ready: false,
     perf,
     /** The uids drawn now (after filters and focus; removed ones fading out excluded). */
@@ -8111,17 +8102,17 @@ function testHooks(page2, parts) {
     tabs: tabs2,
     cascades: page2.liveCascades,
     /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
-    trace: (uids) => trace(page2, uids),
+    trace: (uids) => {
+      tracer = trace(page2, uids, current);
+      tracer.engine();
+    },
     /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}], placed: [{uid, x, y, t}], frames: [t]}. */
     traceLog: () => {
-      const t = (
-        /** @type {Trace|null} */
-        page2.tracer
-      );
+      const t = tracer;
       return { engine: t?.engineLog || [], drawn: t?.drawnLog || [], placed: t?.placedLog || [], frames: t?.frames || [] };
     },
     /** @param {string} uid */
-    select: (uid) => page2.select(uid, true),
+    select: (uid) => parts.select(uid),
     /** The objects selected together (shift-click), in the order they were. */
     selected: () => [...parts.selection.uids],
     /**
@@ -8177,8 +8168,8 @@ function testHooks(page2, parts) {
       []
     )
   };
-  window.gcscope = api2;
-  return api2;
+  window.gcscope = api;
+  return { api, engineChanged: () => tracer?.engine() };
 }
 
 // src/sidepanel.js
@@ -8202,9 +8193,22 @@ function wireSidePanel() {
 }
 
 // src/main.js
-var page = newPage();
-var { live, liveCascades, renderer, layout, view, replay } = page;
-var show = (uid) => page.select(uid, true);
+var live = new Store();
+var liveCascades = new Cascades(live);
+var layout = new Layout();
+var canvas = (
+  /** @type {HTMLCanvasElement} */
+  $("graph")
+);
+var renderer = new Renderer(canvas, live, layout);
+renderer.cascades = liveCascades;
+var view = newView();
+var detail = new Detail({ view, renderer, layout }, (frame) => stream.send(frame));
+renderer.countsNote = (ns) => detail.loading(ns) ? "loading its objects…" : renderer.cam.k < DETAIL_K ? "zoom in to load its objects" : "";
+var page = newPage({ live, liveCascades, layout, canvas, renderer, view, detail });
+var { replay } = page;
+var show = (uid) => pageView.select(uid, true);
+var legend = () => renderLegend(renderer);
 var tabs = new Tabs();
 var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), page.store, {
   readOnly: page.readOnly,
@@ -8213,7 +8217,7 @@ var objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), pag
   // Offered only when the recording holds a cascade the object took part in.
   hasCascade: page.hasHistory ? async (uid) => !!await page.travelUI?.lastCascadeOf(uid) : void 0,
   select: show,
-  focus: (uid) => page.setFocus(uid),
+  focus: (uid) => pageView.setFocus(uid),
   del: (uid) => dialog.open(uid),
   cascade(uid) {
     const c = page.cascades.of(uid);
@@ -8241,7 +8245,7 @@ var dialog = new DeleteDialog(live, {
     renderer.preview = m;
     renderer.previewVersion++;
     renderer.dirty = true;
-    page.legend();
+    legend();
   },
   select: show,
   done(uid, policy, n) {
@@ -8258,17 +8262,64 @@ var dialog = new DeleteDialog(live, {
   }
 });
 var selection = new Selection(page, { openSet: (uids) => dialog.openSet(uids) });
-page.legend = () => renderLegend(renderer);
-wireNotices(page);
-var theme = wireTheme(page);
-var syncFilterControls = wireFilters(page);
-var { readURL, updateFocusChip } = wireView(page, { tabs, objectPanel, setTheme: theme.setTheme, syncFilterControls });
-var search = new Search(page);
-search.selectAll = { count: () => selection.matchCount(), run: () => selection.selectMatching() };
-wirePointer(page, selection);
+var theme = wireTheme({
+  readColors() {
+    renderer.readColors();
+    page.travelUI?.timeline.readColors();
+  },
+  writeURL: () => pageView.writeURL()
+});
+var filters = new Filters(page, () => {
+  pageView.changed();
+  frames.relayout(performance.now());
+  renderer.fit(layout.bounds);
+});
+var frames = newFrames(page, {
+  cascadeStrip,
+  objectPanel,
+  health,
+  discoveryBanner,
+  stuckView,
+  queuesPanel,
+  selection,
+  filters,
+  glance: new Glance($("glance"), liveCascades, live, {
+    // what needs attention, while nothing is selected
+    select: show,
+    showStuck: () => tabs.show("stuck"),
+    stuck: () => ({ count: stuckView.counted, threshold: stuckView.threshold })
+  }),
+  drew(now) {
+    if (page.travelUI?.travel.playing && hooks.api.playFrames.length < 1e5) hooks.api.playFrames.push(now);
+  },
+  firstDrawn: () => hooks.api.ready = true
+});
+var relayout = (now) => frames.relayout(now);
+var pageView = new PageView(page, { tabs, objectPanel, setTheme: theme.setTheme, syncFilters: () => filters.sync(), relayout });
+var search = new Search(page, {
+  select: (uid, center) => pageView.select(uid, center),
+  writeURL: () => pageView.writeURL(),
+  selectAll: { count: () => selection.matchCount(), run: () => selection.selectMatching() }
+});
+wirePointer(page, { selection, view: pageView, relayout });
 wireSidePanel();
 var exportMenu = wireExportMenu(page);
-var { stream, showConn } = wireStream(page, { objectPanel });
+function liveApplied(f) {
+  const shown = page.store === live;
+  if (f.type === "summary") {
+    if (detail.mode === "summary") firstContent(page);
+    if (shown) filters.fill();
+  } else if (f.type === "snapshot") {
+    if (detail.mode === "full" && f.reason === "subscribe") firstContent(page);
+    if (!shown) return;
+    page.layoutDue = true;
+    filters.fill();
+    if (view.sel) objectPanel.show(view.sel);
+    if (view.q) search.run();
+  } else if (f.type === "deltas" && shown) hooks.engineChanged();
+}
+var connDot = new ConnDot({ replay, backToLive: () => page.travelUI?.backToLive(), retry: () => stream.retry() });
+var stream = connect(page, { applied: liveApplied, onState: (state, words) => connDot.set(state, words) });
 var clusters = new ClusterPicker();
 var slow = (
   /** @type {HTMLInputElement|null} */
@@ -8293,7 +8344,7 @@ var helpDialog = (
 var shortcuts = new Shortcuts(shortcutTable({
   replay,
   selected: () => view.sel,
-  focus: (uid) => page.setFocus(uid),
+  focus: (uid) => pageView.setFocus(uid),
   del: (uid) => dialog.open(uid),
   // read-only: a preview
   delSelected() {
@@ -8305,12 +8356,12 @@ var shortcuts = new Shortcuts(shortcutTable({
     if (!exportMenu.hidden) exportMenu.hidden = true;
     else if (selection.clear()) return true;
     else if (page.travelUI?.travel.active && !replay) return false;
-    else if (view.focus) page.setFocus(null);
+    else if (view.focus) pageView.setFocus(null);
     else if (view.ns.length || view.kind.length) {
       view.ns = [];
       view.kind = [];
-      page.viewChanged();
-    } else page.select(null);
+      pageView.changed();
+    } else pageView.select(null);
     return true;
   },
   search,
@@ -8331,42 +8382,36 @@ shortcuts.listen();
 search.input.addEventListener("keydown", (ev) => shortcuts.handle(ev, "search"));
 shortcuts.renderHelp($("help-keys"));
 $("help-button").addEventListener("click", () => helpDialog.showModal());
-var api = testHooks(page, { stuckView, tabs, shortcuts, selection });
-var glance = new Glance($("glance"), liveCascades, live, {
-  select: show,
-  showStuck: () => tabs.show("stuck"),
-  stuck: () => ({ count: stuckView.counted, threshold: stuckView.threshold })
-});
-startFrames(page, {
-  cascadeStrip,
-  objectPanel,
-  health,
-  discoveryBanner,
-  stuckView,
-  queuesPanel,
-  glance,
-  selection,
-  drew(now) {
-    if (page.travelUI?.travel.playing && api.playFrames.length < 1e5) api.playFrames.push(now);
-  },
-  firstDrawn: () => api.ready = true
-});
+var hooks = testHooks(page, { stuckView, tabs, shortcuts, selection, select: show });
 if (page.hasHistory) {
-  wireTimeTravel(page, { objectPanel, queuesPanel, cascadeStrip, tabs, showConn, seeked: (ms) => api.seeks.push(ms) });
+  page.travelUI = newTimeTravel(page, {
+    objectPanel,
+    queuesPanel,
+    cascadeStrip,
+    tabs,
+    filters,
+    search,
+    view: pageView,
+    relayout,
+    showConn: () => connDot.show(),
+    seeked: (ms) => hooks.api.seeks.push(ms),
+    applied: () => hooks.engineChanged()
+  });
 }
-readURL();
+frames.start();
+pageView.readURL();
 search.input.value = view.q;
 renderer.selected = view.sel;
-updateFocusChip();
-page.legend();
-page.updateEmpty();
+pageView.updateFocusChip();
+legend();
+updateEmpty(page);
 clusters.follow();
 if (replay) page.travelUI?.startReplay(parseTime(page.atURL), view.sel);
 else if (!clusters.waiting) {
   stream.open();
   const at = parseTime(page.atURL);
   if (page.travelUI && Number.isFinite(at)) page.travelUI.travel.seek(at).then(() => {
-    if (view.sel) page.select(view.sel, true, true);
+    if (view.sel) pageView.select(view.sel, true, true);
   });
 }
-if (view.q) page.runSearch();
+if (view.q) search.run();

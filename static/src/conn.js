@@ -1,46 +1,36 @@
 // @ts-check
-// The page's stream (stream.js) and the connection's dot in the header. The stream always
-// feeds the live store, whatever the page shows: time travel shows another one and loses
-// nothing of the live state meanwhile.
+// The page's stream (stream.js) turned into store updates: each frame is applied to the
+// live store, its cascades and what summary first holds (detail.js), and then said to
+// main.js, which refreshes what shows them. The stream always feeds the live store,
+// whatever the page shows: time travel shows another one and loses nothing of the live
+// state meanwhile.
 
 import { Stream } from "./stream.js";
-import { $ } from "./dom.js";
 
-/** @typedef {import("./page.js").Page} Page */
 /** @typedef {import("./frames.gen.js").FrameType} FrameType */
 /** @typedef {import("./frames.gen.js").Frame} Frame */
 
 /**
- * Makes the stream (not yet open) and the dot that says its state.
- * @param {Page} page @param {{objectPanel: import("./panel.js").ObjectPanel}} parts
+ * What the stream writes.
+ * @typedef {object} LiveStores
+ * @property {import("./store.js").Store} live
+ * @property {import("./cascades.js").Cascades} liveCascades
+ * @property {import("./detail.js").Detail} detail
  */
-export function wireStream(page, parts) {
-  const { live } = page;
-  const body = document.body;
-  const conn = $("conn");
-  /** The stream's state and what it said of it. */
-  let connState = "connecting", connDetail = "";
-  /** Time travel over a live stream: what is drawn is past, the live state goes on underneath. */
-  const livePast = () => body.classList.contains("travel") && connState === "live";
-  /** The connection's dot: the stream's state, and in time travel that what is drawn is past. */
-  function showConn() {
-    if (page.replay) return; // TravelUI.startReplay owns it
-    const past = livePast();
-    conn.dataset.state = connState;
-    conn.textContent = past ? "○ live underneath" : connState === "live" ? "● live" : connState === "connecting" ? "connecting…" : connState === "offline" ? "offline — click to retry" : "reconnecting…";
-    conn.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : connDetail;
-  }
-  const { detail } = page;
-  const handlers = frameHandlers(page, parts);
-  const stream = new Stream({
+
+/**
+ * The stream (not yet open), its frames applied to the stores.
+ * @param {LiveStores} s
+ * @param {{applied: (f: Frame) => void, onState: (state: import("./stream.js").ConnState, words: string) => void}} on
+ *   applied: a frame was applied to the stores; onState: the stream's state changed
+ */
+export function connect(s, on) {
+  const handlers = frameHandlers(s, on.applied);
+  return new Stream({
     // It resumes from the live seq, whatever the page shows.
-    seq: () => live.seq,
-    query: () => detail.query(),
-    onState(state, words) {
-      connState = state;
-      connDetail = words;
-      showConn();
-    },
+    seq: () => s.live.seq,
+    query: () => s.detail.query(),
+    onState: on.onState,
     onFrame(f) {
       // Each handler takes its own type's frame (the table's type says so); a type this
       // page does not know (a newer server's) has none.
@@ -48,28 +38,21 @@ export function wireStream(page, parts) {
       if (handle) handle(f);
     },
   });
-  detail.send = (frame) => stream.send(frame);
-  conn.addEventListener("click", () => (livePast() ? page.travelUI?.backToLive() : stream.retry()));
-  return { stream, showConn };
 }
 
 /**
  * What the page does with each type of frame the server sends: one handler for every type
- * of the stream's vocabulary (frames.gen.js; a test walks FRAME_TYPES against these).
- * @param {Page} page @param {{objectPanel: import("./panel.js").ObjectPanel}} parts
+ * of the stream's vocabulary (frames.gen.js; a test walks FRAME_TYPES against these). Each
+ * changes the stores only, then says so (applied).
+ * @param {LiveStores} s @param {(f: Frame) => void} applied
  * @returns {{[T in FrameType]: (f: Extract<Frame, {type: T}>) => void}}
  */
-export function frameHandlers(page, parts) {
-  const { live, liveCascades, perf, view, detail } = page;
+export function frameHandlers(s, applied) {
+  const { live, liveCascades, detail } = s;
   return {
     summary(f) {
       for (const ns of detail.onSummary(f)) live.markNamespace(ns);
-      if (detail.mode === "summary" && perf.snapshotMs === null) {
-        // Summary first: the counts are the first frame's content.
-        perf.snapshotMs = performance.now();
-        page.firstSnapshotPending = true;
-      }
-      if (page.store === live) page.fillFilterOptions();
+      applied(f);
     },
     snapshot(f) {
       // Summary first: a snapshot of what the page asked for replaces what it held.
@@ -81,22 +64,11 @@ export function frameHandlers(page, parts) {
       if (asked) liveCascades.forgetUnheld();
       // A reload mid-cascade: pick up the cascades under way.
       liveCascades.observe([...live.nodes.keys()], performance.now());
-      // A summary-first stream's first snapshot holds nothing: on a small cluster the
-      // first frame is the snapshot of everything the page then asks for.
-      if (perf.snapshotMs === null && detail.mode === "full" && f.reason === "subscribe") {
-        perf.snapshotMs = performance.now();
-        page.firstSnapshotPending = true;
-      }
-      if (page.store !== live) return;
-      page.layoutDue = true;
-      page.fillFilterOptions();
-      if (view.sel) parts.objectPanel.show(view.sel);
-      // ?q= highlights its matches once there is something to match.
-      if (view.q) page.runSearch();
+      applied(f);
     },
     deltas(f) {
       live.applyEvents(f.events);
-      if (page.tracer && page.store === live) page.tracer.engine();
+      applied(f);
     },
     // The answer to the stream's ping: that the connection is alive is all it says.
     pong() {},

@@ -8,7 +8,6 @@
 // selected and focused objects, and the namespaces the filter names: at most DETAIL_BUDGET
 // objects by the counts, the namespaces nearest the middle of the screen first.
 
-/** @typedef {import("./page.js").Page} Page */
 /**
  * A namespace counted (GET /api/v1/summary's namespaces).
  * @typedef {import("./frames.gen.js").NamespaceCount} NamespaceCount
@@ -25,9 +24,14 @@ export const DETAIL_K = 0.15;
 const SETTLE_MS = 150;
 
 export class Detail {
-  /** @param {Page} page @param {() => number} [fullLimit] */
-  constructor(page, fullLimit = () => Number(document.body.dataset.fullLimit) || FULL_LIMIT) {
+  /**
+   * @param {{view: import("./page.js").View, renderer: import("./render.js").Renderer, layout: import("./layout.js").Layout}} page what the page shows
+   * @param {(frame: object) => void} send a frame to the stream (a subscribe)
+   * @param {() => number} [fullLimit]
+   */
+  constructor(page, send, fullLimit = () => Number(document.body.dataset.fullLimit) || FULL_LIMIT) {
     this.page = page;
+    this.send = send;
     this.fullLimit = fullLimit;
     /** "" until the first summary; then "full" (every object held) or "summary". @type {""|"full"|"summary"} */
     this.mode = "";
@@ -39,7 +43,6 @@ export class Detail {
     /** What the stream was last asked for, and what its last snapshot answered. @type {Wanted} */
     this.asked = { namespaces: [], uids: [], kinds: [] };
     /** @type {Wanted|null} */ this.answered = null;
-    /** @type {(frame: object) => void} */ this.send = () => {};
     /** @type {ReturnType<typeof setTimeout>|undefined} */ this.timer = undefined;
     /** performance.now() of the first snapshot of some detail (a subscribe's), for the benchmarks. @type {number|null} */
     this.detailMs = null;

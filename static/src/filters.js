@@ -1,24 +1,43 @@
 // @ts-check
 // The namespace and kind filters in the header: their options are what the state shown
-// holds (and what the view filters on); a choice lays out again and fits the view.
+// holds (and what the view filters on); a choice changes the view (main.js lays it out
+// again and fits it).
 
 import { h, $ } from "./dom.js";
 
 /** @typedef {import("./page.js").Page} Page */
 
-/** Puts fillFilterOptions and refreshFilters into page; returns syncFilterControls. @param {Page} page */
-export function wireFilters(page) {
-  const { view, renderer, layout } = page;
-  const nsSelect = /** @type {HTMLSelectElement} */ ($("filter-ns"));
-  const kindSelect = /** @type {HTMLSelectElement} */ ($("filter-kind"));
-  let filterKey = "";
-
-  function syncFilterControls() {
-    nsSelect.value = view.ns.length === 1 ? view.ns[0] : "*";
-    kindSelect.value = view.kind.length === 1 ? view.kind[0] : "*";
+export class Filters {
+  /**
+   * @param {Page} page
+   * @param {(which: "ns"|"kind") => void} chose the user chose an option: view.ns or view.kind changed
+   */
+  constructor(page, chose) {
+    this.page = page;
+    this.nsSelect = /** @type {HTMLSelectElement} */ ($("filter-ns"));
+    this.kindSelect = /** @type {HTMLSelectElement} */ ($("filter-kind"));
+    /** the options last filled in, to fill them again only when they change */ this.key = "";
+    const { view } = page;
+    /** @param {HTMLSelectElement} select @param {"ns"|"kind"} which */
+    const onChange = (select, which) => select.addEventListener("change", () => {
+      view[which] = select.value === "*" ? [] : [select.value];
+      chose(which);
+    });
+    onChange(this.nsSelect, "ns");
+    onChange(this.kindSelect, "kind");
   }
 
-  page.fillFilterOptions = () => {
+  /** The controls say the view's filters. */
+  sync() {
+    const { view } = this.page;
+    this.nsSelect.value = view.ns.length === 1 ? view.ns[0] : "*";
+    this.kindSelect.value = view.kind.length === 1 ? view.kind[0] : "*";
+  }
+
+  /** The options: the namespaces and kinds of the state shown, and those the view filters on. */
+  fill() {
+    const { page } = this;
+    const { view } = page;
     const nss = new Set(view.ns), kinds = new Set(view.kind);
     for (const n of page.store.nodes.values()) {
       nss.add(n.namespace || "");
@@ -31,25 +50,16 @@ export function wireFilters(page) {
     }
     const nsList = [...nss].sort(), kindList = [...kinds].sort();
     const key = nsList.join(",") + "|" + kindList.join(",");
-    if (key === filterKey) return;
-    filterKey = key;
-    nsSelect.replaceChildren(h("option", { value: "*" }, "all"), ...nsList.map((ns) => h("option", { value: ns }, ns || "(cluster-scoped)")));
-    kindSelect.replaceChildren(h("option", { value: "*" }, "all"), ...kindList.map((k) => h("option", { value: k }, k)));
-    syncFilterControls();
-  };
-  page.refreshFilters = () => {
-    filterKey = "";
-    page.fillFilterOptions();
-  };
+    if (key === this.key) return;
+    this.key = key;
+    this.nsSelect.replaceChildren(h("option", { value: "*" }, "all"), ...nsList.map((ns) => h("option", { value: ns }, ns || "(cluster-scoped)")));
+    this.kindSelect.replaceChildren(h("option", { value: "*" }, "all"), ...kindList.map((k) => h("option", { value: k }, k)));
+    this.sync();
+  }
 
-  /** @param {HTMLSelectElement} select @param {"ns"|"kind"} which */
-  const onChange = (select, which) => select.addEventListener("change", () => {
-    view[which] = select.value === "*" ? [] : [select.value];
-    page.viewChanged();
-    page.relayout(performance.now());
-    renderer.fit(layout.bounds);
-  });
-  onChange(nsSelect, "ns");
-  onChange(kindSelect, "kind");
-  return syncFilterControls;
+  /** The options rebuilt, whatever they were (another store is shown). */
+  refresh() {
+    this.key = "";
+    this.fill();
+  }
 }

@@ -6,6 +6,7 @@
 import { GHOST_MS } from "./store.js";
 import { namespaceStatus } from "./cascades.js";
 import { keep, revealAndCenter } from "./view.js";
+import { updateEmpty } from "./notices.js";
 
 /** @typedef {import("./page.js").Page} Page */
 
@@ -20,23 +21,28 @@ import { keep, revealAndCenter } from "./view.js";
  * @property {import("./queues.js").QueuesPanel} queuesPanel
  * @property {import("./glance.js").Glance} glance what needs attention, while nothing is selected
  * @property {import("./selection.js").Selection} [selection] the objects selected together: its bar counts what matches
+ * @property {import("./filters.js").Filters} filters their options follow what the state shown holds
  * @property {(now: number) => void} drew a frame was drawn (tests count them while playing)
  * @property {() => void} firstDrawn the first snapshot is drawn
  */
 
 /**
- * Puts relayout into page and starts the frame loop.
+ * The frame loop (start) and the layout it keeps (relayout); the panels given are refreshed
+ * from what the stores say changed.
  * @param {Page} page @param {FramePanels} p
  */
-export function startFrames(page, p) {
+export function newFrames(page, p) {
   const { live, liveCascades, layout, renderer, view, perf } = page;
   let lastLiveCascades = 0;
   let lastLayout = 0, layoutCost = 0, lastQueues = -Infinity, lastFilters = 0, lastCascades = 0, lastStrip = 0, lastStuckCount = -Infinity, lastGlance = -Infinity;
   let fittedOnce = false;
   let lastShown = "";
 
-  /** Lays out again the dirty namespaces given (all of them by default: the user acted). */
-  page.relayout = (now, dirty = page.store.dirtyNamespaces) => {
+  /**
+   * Lays out again the dirty namespaces given (all of them by default: the user acted).
+   * @param {number} now @param {Set<string>} [dirty]
+   */
+  function relayout(now, dirty = page.store.dirtyNamespaces) {
     const store = page.store;
     const anchorUID = renderer.centerItem();
     const before = anchorUID ? layout.box(anchorUID) : null;
@@ -66,12 +72,12 @@ export function startFrames(page, p) {
     page.layoutDue = store.dirtyNamespaces.size > 0;
     if (!fittedOnce && (layout.items.size || (counted && layout.groups.size))) {
       fittedOnce = true;
-      if (!(view.sel && revealAndCenter(page, view.sel, 1))) {
+      if (!(view.sel && revealAndCenter(page, relayout, view.sel, 1))) {
         renderer.open(layout.workloadBounds());
         if (view.sel && counted) page.centerDue = view.sel; // summary first: once its component is here
       }
     } else if (page.centerDue && layout.items.has(page.centerDue)) {
-      revealAndCenter(page, page.centerDue);
+      revealAndCenter(page, relayout, page.centerDue);
       page.centerDue = null;
     } else if (anchorUID) renderer.anchor(anchorUID, before);
     else if (anchorNS !== null && nsAt) {
@@ -79,8 +85,8 @@ export function startFrames(page, p) {
       if (g && (g.x !== nsAt.x || g.y !== nsAt.y)) renderer.pan((nsAt.x - g.x) * renderer.cam.k, (nsAt.y - g.y) * renderer.cam.k);
     }
     renderer.dirty = true;
-    page.updateEmpty();
-  };
+    updateEmpty(page);
+  }
 
   /**
    * The dirty namespaces whose layout may change now: not one in the middle of a cascade (a
@@ -125,7 +131,7 @@ export function startFrames(page, p) {
     // quarter of the time.
     if (page.layoutDue && now - lastLayout >= Math.max(60, 4 * layoutCost)) {
       const ready = settledDirty(now);
-      if (ready.size) page.relayout(now, ready);
+      if (ready.size) relayout(now, ready);
     }
     // A cascade's step is said within a tenth of a second of the canvas drawing it (its
     // owner's box counts it at once); its clock ticks four times a second.
@@ -171,7 +177,7 @@ export function startFrames(page, p) {
     }
     if (now - lastFilters > 2000) {
       lastFilters = now;
-      page.fillFilterOptions();
+      p.filters.fill();
     }
     // Summary first: what the page holds follows what it shows (detail.js).
     const shown = `${renderer.cam.x}/${renderer.cam.y}/${renderer.cam.k}/${view.sel}/${view.focus}/${view.ns}/${view.kind}/${layout.bounds.w}/${layout.bounds.h}`;
@@ -191,5 +197,5 @@ export function startFrames(page, p) {
     }
     requestAnimationFrame(tick);
   }
-  requestAnimationFrame(tick);
+  return { relayout, start: () => requestAnimationFrame(tick) };
 }

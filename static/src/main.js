@@ -1,15 +1,21 @@
 // @ts-check
-// gcscope's UI, its composition root: makes the page's state (page.js) and the panels, and
-// hands them to the modules that follow the stream (conn.js), draw frames (frame.js), keep
-// the view in the URL (view.js), take the user's input (pointer.js, search.js, filters.js,
-// shortcuts.js), and travel in time (timetravel.js). Entry point of the bundle that
-// `make generate` builds into static/app.js.
+// gcscope's UI, wired in one place: this module builds the stores (store.js, cascades.js,
+// detail.js), the drawing (layout.js, render.js) and the views (the panels, the filters, the
+// search, the view in the URL, the frame loop), and connects them. Data flows one way: the
+// stream's frames change the stores (conn.js), and the stores' changes reach the views,
+// through the frame loop (frame.js) or, for a whole snapshot, from liveApplied below. The
+// other modules only define behaviour: each takes what it calls as arguments. Entry point
+// of the bundle that `make generate` builds into static/app.js.
 
-import { newPage } from "./page.js";
+import { newPage, newView, firstContent } from "./page.js";
+import { Store } from "./store.js";
+import { Cascades, CascadeStrip, progress, progressText } from "./cascades.js";
+import { Layout } from "./layout.js";
+import { Renderer } from "./render.js";
+import { Detail, DETAIL_K } from "./detail.js";
 import { ObjectPanel } from "./panel.js";
 import { QueuesPanel } from "./queues.js";
 import { DeleteDialog } from "./dialog.js";
-import { CascadeStrip, progress, progressText } from "./cascades.js";
 import { Glance } from "./glance.js";
 import { CollectorHealth } from "./health.js";
 import { $, describe } from "./dom.js";
@@ -20,26 +26,41 @@ import { Tabs } from "./tabs.js";
 import { StuckView } from "./stuck.js";
 import { DiscoveryBanner } from "./banner.js";
 import { Shortcuts, shortcutTable } from "./shortcuts.js";
-import { wireView } from "./view.js";
-import { startFrames } from "./frame.js";
-import { wireStream } from "./conn.js";
+import { PageView } from "./view.js";
+import { newFrames } from "./frame.js";
+import { connect } from "./conn.js";
+import { ConnDot } from "./conndot.js";
 import { ClusterPicker } from "./clusters.js";
 import { Search } from "./search.js";
-import { wireFilters } from "./filters.js";
+import { Filters } from "./filters.js";
 import { wirePointer } from "./pointer.js";
 import { Selection } from "./selection.js";
 import { renderLegend } from "./legend.js";
-import { wireNotices } from "./notices.js";
+import { updateEmpty } from "./notices.js";
 import { wireTheme } from "./theme.js";
 import { wireExportMenu } from "./exportmenu.js";
-import { wireTimeTravel } from "./timetravel.js";
+import { newTimeTravel } from "./timetravel.js";
 import { testHooks } from "./testhooks.js";
 import { wireSidePanel } from "./sidepanel.js";
 
-const page = newPage();
-const { live, liveCascades, renderer, layout, view, replay } = page;
+// --- the stores and the drawing ---
+
+/** The live state: the stream keeps it, whatever the page shows. */
+const live = new Store();
+const liveCascades = new Cascades(live);
+const layout = new Layout();
+const canvas = /** @type {HTMLCanvasElement} */ ($("graph"));
+const renderer = new Renderer(canvas, live, layout);
+renderer.cascades = liveCascades;
+const view = newView();
+// Summary first: what the page holds of a large cluster, asked of the stream (made below).
+const detail = new Detail({ view, renderer, layout }, (frame) => stream.send(frame));
+renderer.countsNote = (ns) => detail.loading(ns) ? "loading its objects…" : renderer.cam.k < DETAIL_K ? "zoom in to load its objects" : "";
+const page = newPage({ live, liveCascades, layout, canvas, renderer, view, detail });
+const { replay } = page;
 /** Select and centre on uid: what every list and link in the page does. @param {string} uid */
-const show = (uid) => page.select(uid, true);
+const show = (uid) => pageView.select(uid, true);
+const legend = () => renderLegend(renderer);
 
 // --- panels ---
 
@@ -52,7 +73,7 @@ const objectPanel = new ObjectPanel($("object-body"), $("object-placeholder"), p
   // Offered only when the recording holds a cascade the object took part in.
   hasCascade: page.hasHistory ? async (uid) => !!(await page.travelUI?.lastCascadeOf(uid)) : undefined,
   select: show,
-  focus: (uid) => page.setFocus(uid),
+  focus: (uid) => pageView.setFocus(uid),
   del: (uid) => dialog.open(uid),
   cascade(uid) {
     const c = page.cascades.of(uid);
@@ -83,7 +104,7 @@ const dialog = new DeleteDialog(live, {
     renderer.preview = m;
     renderer.previewVersion++;
     renderer.dirty = true;
-    page.legend();
+    legend();
   },
   select: show,
   done(uid, policy, n) {
@@ -104,17 +125,69 @@ const selection = new Selection(page, { openSet: (uids) => dialog.openSet(uids) 
 
 // --- the view, the input, the stream ---
 
-page.legend = () => renderLegend(renderer);
-wireNotices(page);
-const theme = wireTheme(page);
-const syncFilterControls = wireFilters(page);
-const { readURL, updateFocusChip } = wireView(page, { tabs, objectPanel, setTheme: theme.setTheme, syncFilterControls });
-const search = new Search(page);
-search.selectAll = { count: () => selection.matchCount(), run: () => selection.selectMatching() };
-wirePointer(page, selection);
+const theme = wireTheme({
+  readColors() {
+    renderer.readColors();
+    page.travelUI?.timeline.readColors();
+  },
+  writeURL: () => pageView.writeURL(),
+});
+const filters = new Filters(page, () => {
+  pageView.changed();
+  frames.relayout(performance.now());
+  renderer.fit(layout.bounds);
+});
+/** The frame loop (started below) and the layout it keeps. */
+const frames = newFrames(page, {
+  cascadeStrip, objectPanel, health, discoveryBanner, stuckView, queuesPanel, selection, filters,
+  glance: new Glance($("glance"), liveCascades, live, { // what needs attention, while nothing is selected
+    select: show,
+    showStuck: () => tabs.show("stuck"),
+    stuck: () => ({ count: stuckView.counted, threshold: stuckView.threshold }),
+  }),
+  drew(now) {
+    if (page.travelUI?.travel.playing && hooks.api.playFrames.length < 100_000) hooks.api.playFrames.push(now);
+  },
+  firstDrawn: () => (hooks.api.ready = true),
+});
+const relayout = (/** @type {number} */ now) => frames.relayout(now);
+const pageView = new PageView(page, { tabs, objectPanel, setTheme: theme.setTheme, syncFilters: () => filters.sync(), relayout });
+const search = new Search(page, {
+  select: (uid, center) => pageView.select(uid, center),
+  writeURL: () => pageView.writeURL(),
+  selectAll: { count: () => selection.matchCount(), run: () => selection.selectMatching() },
+});
+wirePointer(page, { selection, view: pageView, relayout });
 wireSidePanel();
 const exportMenu = wireExportMenu(page);
-const { stream, showConn } = wireStream(page, { objectPanel });
+
+/**
+ * A frame of the stream was applied to the live store: what shows the live store follows.
+ * The frame loop picks up the objects that changed; a snapshot (or summary first, the
+ * counts) changes what the filters offer, and may hold the selected object or the search's
+ * matches at last.
+ * @param {import("./frames.gen.js").Frame} f
+ */
+function liveApplied(f) {
+  const shown = page.store === live;
+  if (f.type === "summary") {
+    // Summary first: the counts are the first frame's content.
+    if (detail.mode === "summary") firstContent(page);
+    if (shown) filters.fill();
+  } else if (f.type === "snapshot") {
+    // A summary-first stream's first snapshot holds nothing: on a small cluster the
+    // first frame is the snapshot of everything the page then asks for.
+    if (detail.mode === "full" && f.reason === "subscribe") firstContent(page);
+    if (!shown) return;
+    page.layoutDue = true;
+    filters.fill();
+    if (view.sel) objectPanel.show(view.sel);
+    // ?q= highlights its matches once there is something to match.
+    if (view.q) search.run();
+  } else if (f.type === "deltas" && shown) hooks.engineChanged();
+}
+const connDot = new ConnDot({ replay, backToLive: () => page.travelUI?.backToLive(), retry: () => stream.retry() });
+const stream = connect(page, { applied: liveApplied, onState: (state, words) => connDot.set(state, words) });
 const clusters = new ClusterPicker();
 
 // --- slow motion ---
@@ -141,7 +214,7 @@ const helpDialog = /** @type {HTMLDialogElement} */ ($("help-dialog"));
 const shortcuts = new Shortcuts(shortcutTable({
   replay,
   selected: () => view.sel,
-  focus: (uid) => page.setFocus(uid),
+  focus: (uid) => pageView.setFocus(uid),
   del: (uid) => dialog.open(uid), // read-only: a preview
   delSelected() {
     if (!selection.size) return false;
@@ -152,12 +225,12 @@ const shortcuts = new Shortcuts(shortcutTable({
     if (!exportMenu.hidden) exportMenu.hidden = true;
     else if (selection.clear()) return true;
     else if (page.travelUI?.travel.active && !replay) return false; // back to live: time travel's row
-    else if (view.focus) page.setFocus(null);
+    else if (view.focus) pageView.setFocus(null);
     else if (view.ns.length || view.kind.length) {
       view.ns = [];
       view.kind = [];
-      page.viewChanged();
-    } else page.select(null);
+      pageView.changed();
+    } else pageView.select(null);
     return true;
   },
   search,
@@ -179,40 +252,33 @@ search.input.addEventListener("keydown", (ev) => shortcuts.handle(ev, "search"))
 shortcuts.renderHelp($("help-keys"));
 $("help-button").addEventListener("click", () => helpDialog.showModal());
 
-// --- hooks for tests, the frame loop, time travel ---
+// --- hooks for tests, time travel, the frame loop ---
 
-const api = testHooks(page, { stuckView, tabs, shortcuts, selection });
-// What needs attention: the side panel's first words while nothing is selected.
-const glance = new Glance($("glance"), liveCascades, live, {
-  select: show,
-  showStuck: () => tabs.show("stuck"),
-  stuck: () => ({ count: stuckView.counted, threshold: stuckView.threshold }),
-});
-startFrames(page, {
-  cascadeStrip, objectPanel, health, discoveryBanner, stuckView, queuesPanel, glance, selection,
-  drew(now) {
-    if (page.travelUI?.travel.playing && api.playFrames.length < 100_000) api.playFrames.push(now);
-  },
-  firstDrawn: () => (api.ready = true),
-});
+const hooks = testHooks(page, { stuckView, tabs, shortcuts, selection, select: show });
 if (page.hasHistory) {
-  wireTimeTravel(page, { objectPanel, queuesPanel, cascadeStrip, tabs, showConn, seeked: (ms) => api.seeks.push(ms) });
+  page.travelUI = newTimeTravel(page, {
+    objectPanel, queuesPanel, cascadeStrip, tabs, filters, search, view: pageView, relayout,
+    showConn: () => connDot.show(),
+    seeked: (ms) => hooks.api.seeks.push(ms),
+    applied: () => hooks.engineChanged(),
+  });
 }
+frames.start();
 
 // --- start ---
 
-readURL();
+pageView.readURL();
 search.input.value = view.q;
 renderer.selected = view.sel;
-updateFocusChip();
-page.legend();
-page.updateEmpty();
+pageView.updateFocusChip();
+legend();
+updateEmpty(page);
 clusters.follow();
 if (replay) page.travelUI?.startReplay(parseTime(page.atURL), view.sel);
 else if (!clusters.waiting) { // a cluster whose engine is starting has no stream yet (clusters.js)
   stream.open();
   // ?at=: opened at a recorded moment (the live state loads underneath all the same).
   const at = parseTime(page.atURL);
-  if (page.travelUI && Number.isFinite(at)) page.travelUI.travel.seek(at).then(() => { if (view.sel) page.select(view.sel, true, true); });
+  if (page.travelUI && Number.isFinite(at)) page.travelUI.travel.seek(at).then(() => { if (view.sel) pageView.select(view.sel, true, true); });
 }
-if (view.q) page.runSearch();
+if (view.q) search.run();

@@ -12,9 +12,10 @@ import { toggleLoners } from "./view.js";
 
 /**
  * @param {import("./page.js").Page} page
- * @param {import("./selection.js").Selection} selection
+ * @param {{selection: import("./selection.js").Selection, view: import("./view.js").PageView, relayout: (now: number) => void}} parts
  */
-export function wirePointer(page, selection) {
+export function wirePointer(page, parts) {
+  const { selection, view } = parts;
   const rd = page.renderer;
   const tooltip = $("tooltip");
   /** @type {{x: number, y: number, moved: boolean, id: number}|null} */
@@ -82,23 +83,23 @@ export function wirePointer(page, selection) {
       else if (hit?.block) selection.toggleAll(hit.block.uids);
       return;
     }
-    if (hit?.block?.loner) toggleLoners(page, hit.block);
+    if (hit?.block?.loner) toggleLoners(page, parts.relayout, hit.block);
     else if (hit?.block) {
       rd.expanded.add(hit.block.parent);
       const b = hit.block;
       rd.fit({ x: b.group.x + b.x, y: b.group.y + b.y, w: b.w, h: b.h });
-    } else if (hit?.item) page.select(hit.item.uid);
+    } else if (hit?.item) view.select(hit.item.uid);
     else if (hit?.group?.summary) rd.fit(hit.group); // summary first: near enough, its objects load
     else if (hit?.group?.ns && page.cascades.ofNamespace(hit.group.ns)?.end === null) {
       // A namespace being deleted: its box stands for its Namespace (which is drawn apart, cluster-scoped).
-      page.select(/** @type {any} */ (page.cascades.ofNamespace(hit.group.ns)).owner);
-    } else page.select(null);
+      view.select(/** @type {any} */ (page.cascades.ofNamespace(hit.group.ns)).owner);
+    } else view.select(null);
   });
   page.canvas.addEventListener("dblclick", (ev) => {
     if (ev.shiftKey || ev.ctrlKey || ev.metaKey) return; // two quick clicks of a selection
     const r = page.canvas.getBoundingClientRect();
     const hit = rd.hit(ev.clientX - r.left, ev.clientY - r.top);
-    if (hit?.item) page.setFocus(hit.item.uid);
+    if (hit?.item) view.setFocus(hit.item.uid);
   });
   page.canvas.addEventListener("wheel", (ev) => {
     ev.preventDefault();

@@ -27,22 +27,25 @@ function searchScore(n, q) {
   return (n.kind + "\u0000" + (n.namespace || "") + "\u0000" + n.uid).toLowerCase().includes(q) ? 4 : -1;
 }
 
+/**
+ * What the search needs of the rest of the page.
+ * @typedef {object} SearchParts
+ * @property {(uid: string, center: boolean) => void} select
+ * @property {() => void} writeURL the query is part of the view
+ * @property {{count: () => number, run: () => void}} [selectAll] "Select all N matching" (selection.js), the list's
+ *   last row when the search matches objects drawn: how many it would take, and taking them
+ */
+
 export class Search {
-  /** Puts runSearch into page. @param {Page} page */
-  constructor(page) {
+  /** @param {Page} page @param {SearchParts} parts */
+  constructor(page, parts) {
     this.page = page;
+    this.parts = parts;
     this.input = /** @type {HTMLInputElement} */ ($("search"));
     this.results = $("search-results");
     /** @type {string[]} */ this.resultUIDs = [];
     /** @type {ReturnType<typeof setTimeout>|undefined} */ this.timer = undefined;
     /** the server search last asked for (summary first) */ this.asked = "";
-    /**
-     * "Select all N matching" (selection.js), the list's last row when the search matches
-     * objects drawn: how many it would take, and taking them.
-     * @type {{count: () => number, run: () => void}|null}
-     */
-    this.selectAll = null;
-    page.runSearch = () => this.run();
     const input = this.input;
     input.addEventListener("input", () => this.run());
     input.addEventListener("focus", () => { if (input.value) this.run(); });
@@ -62,7 +65,7 @@ export class Search {
       results.replaceChildren(h("li.muted", null, "searching the cluster…"));
       results.hidden = document.activeElement !== input;
       this.timer = setTimeout(() => this.runOnServer(q), 200);
-      page.writeURL();
+      this.parts.writeURL();
       return;
     }
     if (q) {
@@ -90,7 +93,7 @@ export class Search {
       onmousedown: (/** @type {Event} */ ev) => { ev.preventDefault(); this.searchRecording(input.value.trim()); } },
     h("b", null, "Search the recording"), h("span.muted", null, ` for “${input.value.trim()}”: deleted objects too`)));
     results.hidden = !q || document.activeElement !== input;
-    page.writeURL();
+    this.parts.writeURL();
   }
 
   /**
@@ -143,7 +146,7 @@ export class Search {
           ev.preventDefault();
           results.hidden = true;
           input.blur();
-          page.travelUI?.travel.seek(t - 0.001).then(() => page.select(n.uid, true));
+          page.travelUI?.travel.seek(t - 0.001).then(() => this.parts.select(n.uid, true));
         } }, h("b", null, n.name), h("span.muted", null, ` ${n.kind}${n.namespace ? " · " + n.namespace : ""} · removed ${clock(t)}`));
       }));
       if (!events.length) results.replaceChildren(h("li.muted", null, `the recording holds no removal of an object whose name contains “${name}”`));
@@ -155,13 +158,13 @@ export class Search {
 
   /** The row that selects every match drawn, for a set delete (the bar over the graph has the same button). */
   appendSelectAll() {
-    const n = this.selectAll?.count() || 0;
+    const n = this.parts.selectAll?.count() || 0;
     if (!n) return;
     this.results.append(h("li.select-all", { role: "option", id: "search-select-all", onmousedown: (/** @type {Event} */ ev) => {
       ev.preventDefault();
       this.results.hidden = true;
       this.input.blur();
-      this.selectAll?.run();
+      this.parts.selectAll?.run();
     } }, h("b", null, `Select all ${n.toLocaleString("en-US")} matching`), h("span.muted", null, " drawn, to delete them together")));
   }
 
@@ -169,7 +172,7 @@ export class Search {
   choose(uid) {
     this.results.hidden = true;
     this.input.blur();
-    this.page.select(uid, true);
+    this.parts.select(uid, true);
   }
 
   /** The / key: to the search box. */

@@ -16,10 +16,10 @@ import { cycleKey } from "./cycles.js";
  * animation frame ran, all on performance.now()'s clock, so a test can check that every
  * state was drawn in time (in milliseconds, and in frames of a browser that runs late)
  * and that nothing moved.
- * @param {Page} page @param {string[]} uids
+ * @param {Page} page @param {string[]} uids @param {() => Trace|null} current the trace running (a newer one stops this one)
+ * @returns {Trace}
  */
-
-function trace(page, uids) {
+function trace(page, uids, current) {
   const { renderer, layout } = page;
   renderer.recordDrawn();
   /** @type {Record<string, string>} */
@@ -56,7 +56,7 @@ function trace(page, uids) {
     },
   };
   const drawn = () => {
-    if (page.tracer !== t) return;
+    if (current() !== t) return;
     t.frames.push(performance.now());
     for (const u of uids) {
       const d = renderer.drawnState?.get(u);
@@ -73,21 +73,24 @@ function trace(page, uids) {
     }
     requestAnimationFrame(drawn);
   };
-  page.tracer = t;
-  t.engine();
   requestAnimationFrame(drawn);
+  return t;
 }
 
 /**
  * Puts the hooks on window.gcscope and returns them (the frame loop and time travel feed
- * ready, playFrames and seeks).
+ * ready, playFrames and seeks), with engineChanged: the store shown changed (main.js calls
+ * it on the stream's deltas and time travel's seeks), for the trace running.
  * @param {Page} page
  * @param {{stuckView: import("./stuck.js").StuckView, tabs: import("./tabs.js").Tabs, shortcuts: import("./shortcuts.js").Shortcuts,
- *   selection: import("./selection.js").Selection}} parts
+ *   selection: import("./selection.js").Selection, select: (uid: string) => void}} parts
  */
 export function testHooks(page, parts) {
   const { renderer, layout, live, view, perf } = page;
   const { stuckView, tabs } = parts;
+  /** @type {Trace|null} */
+  let tracer = null;
+  const current = () => tracer;
   const api = {
     ready: false,
     perf,
@@ -121,14 +124,17 @@ export function testHooks(page, parts) {
     tabs,
     cascades: page.liveCascades,
     /** Starts tracing uids' states: the stream's and the canvas's (see trace). @param {string[]} uids */
-    trace: (uids) => trace(page, uids),
+    trace: (uids) => {
+      tracer = trace(page, uids, current);
+      tracer.engine();
+    },
     /** The trace so far: {engine: [{uid, state, t}], drawn: [{uid, state, x, y, t}], placed: [{uid, x, y, t}], frames: [t]}. */
     traceLog: () => {
-      const t = /** @type {Trace|null} */ (page.tracer);
+      const t = tracer;
       return { engine: t?.engineLog || [], drawn: t?.drawnLog || [], placed: t?.placedLog || [], frames: t?.frames || [] };
     },
     /** @param {string} uid */
-    select: (uid) => page.select(uid, true),
+    select: (uid) => parts.select(uid),
     /** The objects selected together (shift-click), in the order they were. */
     selected: () => [...parts.selection.uids],
     /**
@@ -174,5 +180,5 @@ export function testHooks(page, parts) {
     playFrames: /** @type {number[]} */ ([]),
   };
   /** @type {any} */ (window).gcscope = api;
-  return api;
+  return { api, engineChanged: () => tracer?.engine() };
 }

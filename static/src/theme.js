@@ -4,12 +4,12 @@
 
 import { $ } from "./dom.js";
 
-/** @param {import("./page.js").Page} page */
-export function wireTheme(page) {
-  const readColors = () => {
-    page.renderer.readColors();
-    page.travelUI?.timeline.readColors();
-  };
+/**
+ * @param {{readColors: () => void, writeURL: () => void}} parts readColors: the canvases read their colours again;
+ *   writeURL: the theme the user chose is in the URL when the URL named one
+ */
+export function wireTheme(parts) {
+  const { readColors } = parts;
   /** @param {"light"|"dark"} t @param {boolean} remember */
   function setTheme(t, remember) {
     document.documentElement.dataset.theme = t;
@@ -19,7 +19,7 @@ export function wireTheme(page) {
   function toggleTheme() {
     const cur = document.documentElement.dataset.theme || (matchMedia("(prefers-color-scheme: dark)").matches ? "dark" : "light");
     setTheme(cur === "dark" ? "light" : "dark", true);
-    page.writeURL();
+    parts.writeURL();
   }
   $("theme-toggle").addEventListener("click", toggleTheme);
   matchMedia("(prefers-color-scheme: dark)").addEventListener("change", readColors);

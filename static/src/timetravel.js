@@ -4,6 +4,8 @@
 // itself out again around them, the view staying put.
 
 import { TravelUI } from "./travelui.js";
+import { firstContent } from "./page.js";
+import { updateEmpty } from "./notices.js";
 
 /** @typedef {import("./page.js").Page} Page */
 /** @typedef {import("./store.js").Store} Store */
@@ -16,15 +18,20 @@ import { TravelUI } from "./travelui.js";
  * @property {import("./queues.js").QueuesPanel} queuesPanel
  * @property {import("./cascades.js").CascadeStrip} cascadeStrip
  * @property {import("./tabs.js").Tabs} tabs
+ * @property {import("./filters.js").Filters} filters
+ * @property {import("./search.js").Search} search
+ * @property {import("./view.js").PageView} view select and the URL
+ * @property {(now: number) => void} relayout
  * @property {() => void} showConn
  * @property {(ms: number) => void} seeked a seek took ms (tests keep them)
+ * @property {() => void} applied the store shown changed (a seek, or playing): a test's trace follows it
  */
 
 /**
- * Makes the page's TravelUI, into page.travelUI.
+ * Makes the page's TravelUI (main.js puts it in page.travelUI).
  * @param {Page} page @param {StoreViews} v
  */
-export function wireTimeTravel(page, v) {
+export function newTimeTravel(page, v) {
   /** The panels, strip, filters and search after the store shown was replaced. */
   function refreshViews() {
     v.queuesPanel.lastActionsKey = "";
@@ -32,9 +39,9 @@ export function wireTimeTravel(page, v) {
     page.cascades.changed = true;
     v.cascadeStrip.render();
     v.objectPanel.show(page.view.sel);
-    page.refreshFilters();
-    if (page.view.q) page.runSearch();
-    page.updateEmpty();
+    v.filters.refresh();
+    if (page.view.q) v.search.run();
+    updateEmpty(page);
   }
 
   /**
@@ -52,32 +59,27 @@ export function wireTimeTravel(page, v) {
     v.cascadeStrip.cascades = c;
     s.touched.clear();
     s.dirtyNamespaces.add("*");
-    page.relayout(performance.now());
+    v.relayout(performance.now());
     refreshViews();
   }
 
-  page.travelUI = new TravelUI({
+  return new TravelUI({
     replay: page.replay,
     live: page.live,
     liveCascades: page.liveCascades,
     showStore,
     seeked(ms) {
       v.seeked(ms);
-      if (page.perf.snapshotMs === null) {
-        page.perf.snapshotMs = performance.now();
-        page.firstSnapshotPending = true;
-      }
-      page.relayout(performance.now());
+      firstContent(page);
+      v.relayout(performance.now());
       refreshViews();
-      page.tracer?.engine();
+      v.applied();
     },
-    applied() {
-      page.tracer?.engine();
-    },
+    applied: v.applied,
     showConn: v.showConn,
-    select: (uid, center, keepTab) => page.select(uid, center, keepTab),
-    writeURL: () => page.writeURL(),
-    toast: (text) => page.toast(text),
+    select: (uid, center, keepTab) => v.view.select(uid, center, keepTab),
+    writeURL: () => v.view.writeURL(),
+    toast: page.toast,
     tabs: v.tabs,
   });
 }

@@ -9,15 +9,27 @@ import { isoTime } from "./history.js";
 /** @typedef {import("./page.js").Page} Page */
 
 /**
- * Puts the view's steps into page: select, setFocus, viewChanged, writeURL.
- * @param {Page} page
- * @param {{tabs: import("./tabs.js").Tabs, objectPanel: import("./panel.js").ObjectPanel,
- *   setTheme: (t: "light"|"dark", remember: boolean) => void, syncFilterControls: () => void}} parts
+ * What the view needs of the rest of the page.
+ * @typedef {object} ViewParts
+ * @property {import("./tabs.js").Tabs} tabs
+ * @property {import("./panel.js").ObjectPanel} objectPanel
+ * @property {(t: "light"|"dark", remember: boolean) => void} setTheme
+ * @property {() => void} syncFilters the filter controls say the view's filters
+ * @property {(now: number) => void} relayout lays everything out again (frame.js)
  */
-export function wireView(page, parts) {
-  const { view, renderer, layout } = page;
 
-  page.writeURL = () => {
+/** The view's steps: select, focus, the view changed, the URL written and read. */
+export class PageView {
+  /** @param {Page} page @param {ViewParts} parts */
+  constructor(page, parts) {
+    this.page = page;
+    this.parts = parts;
+    $("focus-clear").addEventListener("click", () => this.setFocus(null));
+  }
+
+  writeURL() {
+    const { page } = this;
+    const { view } = page;
     const p = new URLSearchParams();
     // With several clusters the URL names the one the page shows.
     if (document.body.dataset.cluster) p.set("cluster", document.body.dataset.cluster);
@@ -33,28 +45,32 @@ export function wireView(page, parts) {
     if (t && new URLSearchParams(location.search).get("theme")) p.set("theme", t);
     const url = location.pathname + (p.size ? "?" + p : "");
     if (url !== location.pathname + location.search) history.replaceState(null, "", url);
-  };
+  }
 
-  page.viewChanged = () => {
-    page.store.dirtyNamespaces.add("*");
-    page.layoutDue = true;
-    page.writeURL();
-    parts.syncFilterControls();
-    updateFocusChip();
-  };
+  /** The user changed the view: lay out again, write the URL. */
+  changed() {
+    this.page.store.dirtyNamespaces.add("*");
+    this.page.layoutDue = true;
+    this.writeURL();
+    this.parts.syncFilters();
+    this.updateFocusChip();
+  }
 
   /**
    * Selects an object (null: none), centring on it when asked. The object panel comes to the
    * front, unless the history view asked (keepTab: the user goes on down its list).
+   * @param {string|null} uid @param {boolean} [center] @param {boolean} [keepTab]
    */
-  page.select = (uid, center = false, keepTab = false) => {
+  select(uid, center = false, keepTab = false) {
+    const { page, parts } = this;
+    const { view, renderer } = page;
     page.centerDue = null;
     if (uid && !keepTab && parts.tabs.shown() !== "object") parts.tabs.show("object");
     view.sel = uid;
     renderer.selected = uid;
     renderer.dirty = true;
     parts.objectPanel.show(uid);
-    if (uid && center && !revealAndCenter(page, uid)) {
+    if (uid && center && !revealAndCenter(page, parts.relayout, uid)) {
       const n = page.store.nodes.get(uid);
       if (n && keep(page, n)) {
         // Not laid out yet (a scenario's object, selected as soon as the page has it, in a
@@ -65,55 +81,56 @@ export function wireView(page, parts) {
         view.ns = [];
         view.kind = [];
         if (view.focus && page.focusSet && !page.focusSet.has(uid)) view.focus = null;
-        page.viewChanged();
-        page.relayout(performance.now());
+        this.changed();
+        parts.relayout(performance.now());
         renderer.centerOn(uid);
       } else if (page.detail.mode === "summary") {
         // Summary first: the page asks for its component (detail.js), centred once here.
         page.centerDue = uid;
       }
     }
-    page.writeURL();
-  };
+    this.writeURL();
+  }
 
-  page.setFocus = (uid) => {
-    view.focus = uid;
-    if (uid && !view.sel) page.select(uid);
-    page.viewChanged();
-    page.relayout(performance.now());
-    renderer.fit(layout.bounds);
-  };
+  /** @param {string|null} uid */
+  setFocus(uid) {
+    const { page } = this;
+    page.view.focus = uid;
+    if (uid && !page.view.sel) this.select(uid);
+    this.changed();
+    this.parts.relayout(performance.now());
+    page.renderer.fit(page.layout.bounds);
+  }
 
-  function updateFocusChip() {
+  updateFocusChip() {
+    const { view } = this.page;
     const chip = $("focus-chip");
     chip.hidden = !view.focus;
     if (view.focus) {
-      const n = page.store.nodes.get(view.focus);
+      const n = this.page.store.nodes.get(view.focus);
       $("focus-name").textContent = n ? describe(n) : view.focus;
     }
   }
-  $("focus-clear").addEventListener("click", () => page.setFocus(null));
 
-  return {
-    updateFocusChip,
-    /** Reads the view from the URL. */
-    readURL() {
-      const p = new URLSearchParams(location.search);
-      view.ns = p.getAll("ns");
-      view.kind = p.getAll("kind");
-      view.q = p.get("q") || "";
-      view.focus = p.get("focus");
-      view.sel = p.get("sel");
-      /** a recorded moment to travel to (with --history), RFC 3339 */
-      page.atURL = p.get("at") || "";
-      const theme = p.get("theme");
-      if (theme === "dark" || theme === "light") parts.setTheme(theme, false);
-      // ?tab= opens the page on a tab of the side panel (an alert's runbook links
-      // ?tab=stuck); read once, not written back as tabs change.
-      const tab = p.get("tab");
-      if (tab && parts.tabs.has(tab)) parts.tabs.show(tab);
-    },
-  };
+  /** Reads the view from the URL. */
+  readURL() {
+    const { page, parts } = this;
+    const { view } = page;
+    const p = new URLSearchParams(location.search);
+    view.ns = p.getAll("ns");
+    view.kind = p.getAll("kind");
+    view.q = p.get("q") || "";
+    view.focus = p.get("focus");
+    view.sel = p.get("sel");
+    /** a recorded moment to travel to (with --history), RFC 3339 */
+    page.atURL = p.get("at") || "";
+    const theme = p.get("theme");
+    if (theme === "dark" || theme === "light") parts.setTheme(theme, false);
+    // ?tab= opens the page on a tab of the side panel (an alert's runbook links
+    // ?tab=stuck); read once, not written back as tabs change.
+    const tab = p.get("tab");
+    if (tab && parts.tabs.has(tab)) parts.tabs.show(tab);
+  }
 }
 
 /** The filter the layout applies: the API's namespace and kind filters, and the focus. @param {Page} page @param {import("./store.js").NodeState} n */
@@ -127,15 +144,15 @@ export function keep(page, n) {
 
 /**
  * Centres on uid, first opening the set of loners it is folded into.
- * @param {Page} page @param {string} uid @param {number} [k]
+ * @param {Page} page @param {(now: number) => void} relayout @param {string} uid @param {number} [k]
  */
-export function revealAndCenter(page, uid, k) {
+export function revealAndCenter(page, relayout, uid, k) {
   const { layout, renderer } = page;
   const b = layout.items.get(uid)?.block;
   if (b?.loner && renderer.collapsed(b)) {
     renderer.expanded.add(b.parent);
     page.store.dirtyNamespaces.add(b.group.ns);
-    page.relayout(performance.now());
+    relayout(performance.now());
   }
   return renderer.centerOn(uid, k);
 }
@@ -143,16 +160,16 @@ export function revealAndCenter(page, uid, k) {
 /**
  * Opens or folds a set of loners (objects of one kind with no owner and no dependent).
  * Only its namespace is laid out again; the view stays on the set.
- * @param {Page} page @param {import("./layout.js").Block} b
+ * @param {Page} page @param {(now: number) => void} relayout @param {import("./layout.js").Block} b
  */
-export function toggleLoners(page, b) {
+export function toggleLoners(page, relayout, b) {
   const { layout, renderer } = page;
   const open = !renderer.expanded.has(b.parent);
   if (open) renderer.expanded.add(b.parent);
   else renderer.expanded.delete(b.parent);
   page.store.dirtyNamespaces.add(b.group.ns);
   const at = { x: b.group.x + b.x, y: b.group.y + b.y };
-  page.relayout(performance.now());
+  relayout(performance.now());
   const nb = layout.groups.get(b.group.ns)?.blocks.find((x) => x.parent === b.parent);
   if (!nb) return;
   if (open) renderer.fit({ x: nb.group.x + nb.x, y: nb.group.y + nb.y, w: nb.w, h: nb.h }, true, 1);
