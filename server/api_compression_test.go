@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/objects"
 	"github.com/gcscope/gcscope/static"
 )
 
@@ -46,7 +47,7 @@ func TestAPIResponsesGzippedWhenAsked(t *testing.T) {
 	explain := "/api/v1/objects/" + string(owner.UID) + "/explain"
 	testkit.Eventually(t, "the engine sees all the dependents", func() bool {
 		body, _ := get(explain, "")
-		var ex explainResponse
+		var ex objects.ExplainResponse
 		return json.Unmarshal(body, &ex) == nil && len(ex.Dependents) == dependents
 	})
 

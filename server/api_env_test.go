@@ -29,6 +29,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/edge"
 )
 
 type apiEnv struct {
@@ -191,9 +192,9 @@ func (c *client) login(token string, header http.Header) int {
 }
 
 // session fetches the CSRF token (and its cookie), as the page does.
-func (c *client) session() sessionResponse {
+func (c *client) session() edge.SessionResponse {
 	c.t.Helper()
-	var s sessionResponse
+	var s edge.SessionResponse
 	if code := c.getJSON("/api/v1/session", &s); code != http.StatusOK {
 		c.t.Fatalf("session: %d", code)
 	}
@@ -204,7 +205,7 @@ func (c *client) session() sessionResponse {
 // deleteObj posts a delete the way the UI does: same origin, with the CSRF token.
 func (c *client) deleteObj(uid types.UID, body any) (int, []byte) {
 	c.t.Helper()
-	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}, csrfHeader: {c.csrf}}
+	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}, edge.CSRFHeader: {c.csrf}}
 	return c.do(http.MethodPost, "/api/v1/objects/"+string(uid)+"/delete", body, h)
 }
 

@@ -28,8 +28,11 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/edge"
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/objects"
 	"github.com/gcscope/gcscope/server/registry"
+	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
@@ -46,7 +49,7 @@ func TestDeleteRequestValidationAndCSRF(t *testing.T) {
 	}
 	c.session()
 	// Cross-origin, even with the token.
-	h := http.Header{"Origin": {"http://evil.example"}, csrfHeader: {c.csrf}}
+	h := http.Header{"Origin": {"http://evil.example"}, edge.CSRFHeader: {c.csrf}}
 	if code, body := c.do("POST", "/api/v1/objects/"+string(cm.UID)+"/delete", `{"propagationPolicy":"Background"}`, h); code != 403 || !strings.Contains(string(body), "cross-origin") {
 		t.Errorf("cross-origin: %d %s", code, body)
 	}
@@ -62,7 +65,7 @@ func TestDeleteRequestValidationAndCSRF(t *testing.T) {
 		{`{"propagationPolicy":"Orphan","force":true}`, 400, "unknown field"},
 		{`not json`, 400, "bad_request"},
 		{`{"propagationPolicy":"Orphan"}{}`, 400, "more than one JSON value"},
-		{strings.Repeat(" ", maxBodyBytes+1) + `{}`, 400, "larger than"},
+		{strings.Repeat(" ", edge.MaxBodyBytes+1) + `{}`, 400, "larger than"},
 	}
 	for _, tc := range cases {
 		code, body := c.deleteObj(cm.UID, tc.body)
@@ -106,7 +109,7 @@ func TestDeleteDryRunPredictsAndForegroundDeletes(t *testing.T) {
 	testkit.Eventually(t, "the engine observes "+invalid.Name, func() bool { n, ok := e.engine.Node(invalid.UID); return ok && n.Observed })
 
 	code, body := c.deleteObj(owner.UID, wire.DeleteRequest{PropagationPolicy: "Foreground", DryRun: true})
-	var resp deleteResponse
+	var resp objects.DeleteResponse
 	json.Unmarshal(body, &resp)
 	if code != 200 || !resp.DryRun || resp.Result != "predicted" {
 		t.Fatalf("dry run: %d %s", code, body)
@@ -139,7 +142,7 @@ func TestDeleteDryRunPredictsAndForegroundDeletes(t *testing.T) {
 	if got := objNames(p.TargetWaitsFor); !sameSet(got, []string{"held"}) {
 		t.Errorf("predicted target waits for: %v", got)
 	}
-	var orphan deleteResponse
+	var orphan objects.DeleteResponse
 	_, body = c.deleteObj(owner.UID, wire.DeleteRequest{PropagationPolicy: "Orphan", DryRun: true})
 	json.Unmarshal(body, &orphan)
 	if got := objNames(orphan.Prediction.Orphaned); !sameSet(got, []string{"child", "shared", invalid.Name}) || len(orphan.Prediction.Deleted) != 1 {
@@ -188,9 +191,9 @@ func TestDeleteDryRunPredictsAndForegroundDeletes(t *testing.T) {
 	if !slices.Equal(removed, []string{"held", "child", "owner"}) {
 		t.Errorf("removed in the order %v, want the predicted steps' held, child, owner", removed)
 	}
-	var entries []auditEntry
+	var entries []edge.Entry
 	for _, line := range strings.Split(strings.TrimSpace(audit.String()), "\n") {
-		var a auditEntry
+		var a edge.Entry
 		if err := json.Unmarshal([]byte(line), &a); err != nil {
 			t.Fatalf("audit line is not JSON: %q", line)
 		}
@@ -234,7 +237,7 @@ func TestTokenFileAuthentication(t *testing.T) {
 	e := env(t)
 	path := filepath.Join(t.TempDir(), "tokens")
 	os.WriteFile(path, []byte("# operators\n0123456789abcdef0123 alice\n\n"), 0o600)
-	tf, err := LoadTokenFile(path)
+	tf, err := security.LoadTokenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +252,7 @@ func TestTokenFileAuthentication(t *testing.T) {
 	if code, _ := c.do("GET", "/healthz", nil, nil); code != 200 {
 		t.Errorf("healthz needs no token: %d", code)
 	}
-	var s sessionResponse
+	var s edge.SessionResponse
 	code, body := c.do("GET", "/api/v1/session", nil, http.Header{"Authorization": {"Bearer 0123456789abcdef0123"}})
 	json.Unmarshal(body, &s)
 	if code != 200 || s.User.Name != "alice" {
@@ -263,12 +266,12 @@ func TestTokenFileAuthentication(t *testing.T) {
 	if code, _ := c.do("GET", "/api/v1/queues", nil, nil); code != 200 {
 		t.Errorf("after login: %d", code)
 	}
-	if _, err := LoadTokenFile(filepath.Join(t.TempDir(), "missing")); err == nil {
+	if _, err := security.LoadTokenFile(filepath.Join(t.TempDir(), "missing")); err == nil {
 		t.Error("a missing token file loads")
 	}
 	short := filepath.Join(t.TempDir(), "short")
 	os.WriteFile(short, []byte("abc\n"), 0o600)
-	if _, err := LoadTokenFile(short); err == nil || !strings.Contains(err.Error(), "shorter than 16") {
+	if _, err := security.LoadTokenFile(short); err == nil || !strings.Contains(err.Error(), "shorter than 16") {
 		t.Errorf("short token: %v", err)
 	}
 }
@@ -285,17 +288,17 @@ func TestImpersonatedDeleteDeniedByRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, audit := e.serve(t, Options{Auth: NewTokenReviewer(e.client.AuthenticationV1().TokenReviews())})
+	ts, audit := e.serve(t, Options{Auth: security.NewTokenReviewer(e.client.AuthenticationV1().TokenReviews())})
 	c := newClient(t, ts)
 	bearer := http.Header{"Authorization": {"Bearer " + tok.Status.Token}}
-	var s sessionResponse
+	var s edge.SessionResponse
 	code, body := c.do("GET", "/api/v1/session", nil, bearer)
 	json.Unmarshal(body, &s)
 	if code != 200 || s.User.Name != "system:serviceaccount:"+ns+":viewer" || !s.User.Impersonate {
 		t.Fatalf("session as the service account: %d %s", code, body)
 	}
 	cm := e.configMap(t, ns, "target", nil)
-	h := http.Header{"Authorization": bearer["Authorization"], "Origin": {ts.URL}, csrfHeader: {s.CSRFToken}}
+	h := http.Header{"Authorization": bearer["Authorization"], "Origin": {ts.URL}, edge.CSRFHeader: {s.CSRFToken}}
 	code, body = c.do("POST", "/api/v1/objects/"+string(cm.UID)+"/delete", `{"propagationPolicy":"Background","dryRun":false}`, h)
 	var apiErr httpapi.Error
 	json.Unmarshal(body, &apiErr)
@@ -330,7 +333,7 @@ func TestSlowMotionSwitch(t *testing.T) {
 	post := func(c *client, body string, withToken bool) (int, string) {
 		h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}}
 		if withToken {
-			h.Set(csrfHeader, c.csrf)
+			h.Set(edge.CSRFHeader, c.csrf)
 		}
 		code, out := c.do(http.MethodPost, "/api/v1/slow-motion", body, h)
 		return code, string(out)

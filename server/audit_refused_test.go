@@ -3,6 +3,8 @@ package server
 import (
 	"net/http"
 	"testing"
+
+	"github.com/gcscope/gcscope/server/edge"
 )
 
 // TestEveryRefusedWriteIsAudited: a write refused where no handler writes its audit line (a
@@ -15,7 +17,7 @@ func TestEveryRefusedWriteIsAudited(t *testing.T) {
 	c := newClient(t, ts)
 	cm := e.configMap(t, e.namespace(t), "target", nil)
 	c.session()
-	h := http.Header{csrfHeader: {c.csrf}}
+	h := http.Header{edge.CSRFHeader: {c.csrf}}
 	path := "/api/v1/objects/" + string(cm.UID) + "/delete"
 	body := `{"propagationPolicy":"Background","dryRun":true}`
 	for _, tc := range []struct {

@@ -12,76 +12,36 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
 	"sync"
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/gcscope/gcscope/server/edge"
 	"github.com/gcscope/gcscope/server/httpapi"
 	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/security"
+	"github.com/gcscope/gcscope/server/served"
 	"github.com/gcscope/gcscope/server/stream"
 )
 
-// served is a cluster the server serves: its Cluster, and its stream hub and REST mapper,
-// made once for it. A cluster not open yet is served with no Cluster and its status.
-type served struct {
-	registry.Cluster
-	name   string
-	status registry.Status // for a cluster not open yet
-	hub    *stream.Hub
-	mapper restMapper
-	// deletes is the cluster's deleter, made on first use (delete.go).
-	deletes     *deleter
-	deletesOnce sync.Once
-
+// openCluster is a cluster the server has opened: what its requests see (served.Cluster),
+// and its stream hub. A cluster not open yet is served with no Cluster and its status.
+type openCluster struct {
+	*served.Cluster
+	hub     *stream.Hub
 	from    *registry.Cluster  // what the registry's Open gave
 	stopHub context.CancelFunc // ends hub.Run
 }
 
-type clusterKey struct{}
-
-// clusterFrom is the cluster of a request (inCluster). Routes outside any cluster have
-// the default one.
-func clusterFrom(r *http.Request) *served {
-	if c, ok := r.Context().Value(clusterKey{}).(*served); ok {
-		return c
-	}
-	return &served{}
-}
-
-// pending reports whether the cluster has no engine yet because it is starting or failed.
-func (c *served) pending() bool {
-	return c.Engine == nil && c.status.State != "" && c.status.State != registry.Ready
-}
-
-// notReady answers 503 for a cluster without an engine yet, with when to ask again.
-func notReady(w http.ResponseWriter, c *served) {
-	msg := fmt.Sprintf("cluster %q is %s", c.name, c.status.State)
-	if c.status.State == registry.Failed {
-		msg = fmt.Sprintf("cluster %q failed to start", c.name)
-	}
-	switch {
-	case c.status.State == registry.Idle:
-		msg += ": its engine starts when gcscope's page (or a client that is not a browser) opens it, not on another site's request"
-	case c.status.Reason != "":
-		msg += ": " + c.status.Reason
-	}
-	if c.status.State != registry.Idle { // asked again, an idle cluster stays idle
-		w.Header().Set("Retry-After", strconv.Itoa(2))
-	}
-	httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.ErrClusterNotReady(msg))
-}
-
-// hubs are the clusters opened so far: a served per cluster, with its stream hub.
+// hubs are the clusters opened so far, with their stream hubs.
 type hubs struct {
 	mu sync.Mutex
-	by map[string]*served
+	by map[string]*openCluster
 	// run is the context the hubs run in, once Server.Run has it; hubs of clusters opened
 	// before wait in waiting.
 	run     context.Context
-	waiting []*served
+	waiting []*openCluster
 }
 
 // defaultCluster is the name of the cluster the routes under /api/v1 serve.
@@ -105,7 +65,7 @@ func (s *Server) mayStart(r *http.Request) bool {
 
 // cluster resolves name to what is served of it, starting its engine when start says;
 // false for no such cluster.
-func (s *Server) cluster(name string, start bool) (*served, bool) {
+func (s *Server) cluster(name string, start bool) (*served.Cluster, bool) {
 	c, st, known := s.clusters.Open(name, start)
 	if !known {
 		return nil, false
@@ -118,21 +78,22 @@ func (s *Server) cluster(name string, start bool) (*served, bool) {
 		if ok { // its engine failed: so do its streams, and the page waits for it again
 			f.retire(old)
 		}
-		return &served{name: name, status: st}, true
+		return &served.Cluster{Name: name, Status: st}, true
 	}
 	if ok && old.from == c {
-		return old, true
+		return old.Cluster, true
 	}
 	if ok {
 		f.retire(old) // the cluster was started again: its old engine's streams end
 	}
-	sv := &served{Cluster: *c, name: name, from: c}
+	sv := &openCluster{Cluster: &served.Cluster{Cluster: *c, Name: name}, from: c}
 	if c.Engine != nil {
 		reg := prometheus.Registerer(s.metrics.registry)
 		if s.several {
 			reg = prometheus.WrapRegistererWith(prometheus.Labels{"cluster": name}, reg)
 		}
-		sv.hub = s.newHub(sv, reg)
+		sv.hub = s.newHub(sv.Cluster, reg)
+		sv.Stream = sv.hub
 	}
 	f.by[name] = sv
 	if f.run != nil {
@@ -140,20 +101,20 @@ func (s *Server) cluster(name string, start bool) (*served, bool) {
 	} else {
 		f.waiting = append(f.waiting, sv)
 	}
-	return sv, true
+	return sv.Cluster, true
 }
 
 // retire ends the streams of a cluster whose engine is gone; f.mu held.
-func (f *hubs) retire(sv *served) {
+func (f *hubs) retire(sv *openCluster) {
 	if sv.stopHub != nil {
 		sv.stopHub()
 	}
-	f.waiting = slices.DeleteFunc(f.waiting, func(w *served) bool { return w == sv })
-	delete(f.by, sv.name)
+	f.waiting = slices.DeleteFunc(f.waiting, func(w *openCluster) bool { return w == sv })
+	delete(f.by, sv.Name)
 }
 
 // start runs sv's hub until the server stops or sv is replaced; f.mu held.
-func (f *hubs) start(sv *served) {
+func (f *hubs) start(sv *openCluster) {
 	if sv.hub == nil {
 		return
 	}
@@ -177,15 +138,15 @@ func (f *hubs) runAll(ctx context.Context) {
 
 // handleStream serves the request's cluster's stream (GET /api/v1/stream: server/stream).
 func (s *Server) handleStream(w http.ResponseWriter, r *http.Request) {
-	clusterFrom(r).hub.ServeHTTP(w, r)
+	edge.ClusterFrom(r).Stream.ServeHTTP(w, r)
 }
 
 // opened is every cluster served so far, in the order the registry lists them.
-func (s *Server) opened() []*served {
+func (s *Server) opened() []*openCluster {
 	f := s.hubs
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []*served
+	var out []*openCluster
 	for _, st := range s.clusters.List() {
 		if sv, ok := f.by[st.Name]; ok {
 			out = append(out, sv)
@@ -211,18 +172,18 @@ func (s *Server) inNamedCluster(next http.Handler) http.Handler {
 func (s *Server) servingCluster(next http.Handler, named func(*http.Request) (string, bool)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name, ok := named(r)
-		var c *served
+		var c *served.Cluster
 		if ok {
 			c, ok = s.cluster(name, s.mayStart(r))
 		}
-		if t := trailOf(r); t != nil && ok {
-			t.cluster.Store(&name)
+		if ok {
+			edge.MarkCluster(r, name)
 		}
 		if !ok {
 			httpapi.WriteJSON(w, http.StatusNotFound, httpapi.ErrNotFound(fmt.Sprintf("no cluster named %s: GET /api/v1/clusters lists them", httpapi.QuoteClip(name))))
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clusterKey{}, c)))
+		next.ServeHTTP(w, edge.WithCluster(r, c))
 	})
 }
 

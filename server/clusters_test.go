@@ -17,6 +17,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/gcscope/gcscope/server/edge"
 	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/wire"
 )
@@ -212,9 +213,9 @@ func TestSeveralClustersScopeEveryRoute(t *testing.T) {
 	}
 
 	// A write names its cluster in the audit log.
-	var sess sessionResponse
+	var sess edge.SessionResponse
 	c.getJSON("/api/v1/clusters/west/session", &sess)
-	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}, csrfHeader: {sess.CSRFToken}}
+	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}, edge.CSRFHeader: {sess.CSRFToken}}
 	start := len(audit.String()) // after the refused reads' lines
 	if code, body := c.do(http.MethodPost, "/api/v1/clusters/west/objects/"+string(cm.UID)+"/delete", wire.DeleteRequest{PropagationPolicy: "Background", DryRun: true}, h); code != 200 {
 		t.Errorf("dry run on west: %d %s", code, body)

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/deletions"
+	"github.com/gcscope/gcscope/server/edge"
 )
 
 // TestDeleteASetNamedAsItsToolNamesIt: POST /api/v1/deletions takes a set as kubectl
@@ -30,8 +32,8 @@ func TestDeleteASetNamedAsItsToolNamesIt(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}, csrfHeader: {c.csrf}}
-	post := func(body any) (int, deleteSetResponse, string) { t.Helper(); return postSet(c, h, body) }
+	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}, edge.CSRFHeader: {c.csrf}}
+	post := func(body any) (int, deletions.DeleteSetResponse, string) { t.Helper(); return postSet(c, h, body) }
 
 	code, r, raw := post(map[string]any{"selector": map[string]any{"types": []string{"configmaps"}, "labelSelector": "app=web", "namespace": ns},
 		"propagationPolicy": "Background", "dryRun": true})
@@ -82,7 +84,7 @@ func TestASetIsReadAsItsUser(t *testing.T) {
 	as := http.Header{"Authorization": {"Bearer " + w.tokens["alice"]}}
 	cs := c.sessionAs(as)
 	as.Set("Origin", ts.URL)
-	as.Set(csrfHeader, cs.CSRFToken)
+	as.Set(edge.CSRFHeader, cs.CSRFToken)
 	as.Set("Content-Type", "application/json")
 	body := map[string]any{"selector": map[string]any{"types": []string{"configmaps"}, "labelSelector": "x!=y", "namespace": w.nsB}, "propagationPolicy": "Background", "dryRun": true}
 	code, raw := c.do(http.MethodPost, "/api/v1/deletions", body, as)

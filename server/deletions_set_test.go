@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/deletions"
+	"github.com/gcscope/gcscope/server/edge"
 )
 
 // TestDeleteASet: two owners and a ConfigMap both own, named together, are predicted
@@ -25,8 +27,8 @@ func TestDeleteASet(t *testing.T) {
 	a := e.configMap(t, ns, "a", nil)
 	b := e.configMap(t, ns, "b", nil)
 	shared := e.configMap(t, ns, "shared", nil, a, b)
-	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}, csrfHeader: {c.csrf}}
-	post := func(body any) (int, deleteSetResponse, string) { t.Helper(); return postSet(c, h, body) }
+	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}, edge.CSRFHeader: {c.csrf}}
+	post := func(body any) (int, deletions.DeleteSetResponse, string) { t.Helper(); return postSet(c, h, body) }
 
 	for _, tc := range []struct {
 		body any
@@ -43,7 +45,7 @@ func TestDeleteASet(t *testing.T) {
 		}
 	}
 	if code, _ := c.do(http.MethodPost, "/api/v1/deletions", map[string]any{"uids": []string{string(a.UID)}, "propagationPolicy": "Background", "dryRun": false},
-		http.Header{"Origin": {"https://evil.example"}, "Content-Type": {"application/json"}, csrfHeader: {c.csrf}}); code != http.StatusForbidden {
+		http.Header{"Origin": {"https://evil.example"}, "Content-Type": {"application/json"}, edge.CSRFHeader: {c.csrf}}); code != http.StatusForbidden {
 		t.Errorf("a set delete from another site: %d, want 403", code)
 	}
 
@@ -55,7 +57,7 @@ func TestDeleteASet(t *testing.T) {
 		t.Fatal("a dry run deleted something")
 	}
 	code, r, raw = post(map[string]any{"uids": []string{string(a.UID), string(b.UID)}, "propagationPolicy": "Background", "dryRun": false})
-	if code != http.StatusOK || len(r.Outcomes) != 2 || slices.ContainsFunc(r.Outcomes, func(o setOutcome) bool { return o.Result != "deletion started" }) {
+	if code != http.StatusOK || len(r.Outcomes) != 2 || slices.ContainsFunc(r.Outcomes, func(o deletions.SetOutcome) bool { return o.Result != "deletion started" }) {
 		t.Fatalf("delete of a and b: %d %s", code, raw)
 	}
 	testkit.Eventually(t, "a, b and shared gone", func() bool {
@@ -73,16 +75,16 @@ func TestDeleteASet(t *testing.T) {
 }
 
 // postSet posts a set delete with h.
-func postSet(c *client, h http.Header, body any) (int, deleteSetResponse, string) {
+func postSet(c *client, h http.Header, body any) (int, deletions.DeleteSetResponse, string) {
 	c.t.Helper()
 	code, raw := c.do(http.MethodPost, "/api/v1/deletions", body, h)
-	var r deleteSetResponse
+	var r deletions.DeleteSetResponse
 	json.Unmarshal(raw, &r)
 	return code, r, string(raw)
 }
 
 // deletedNames are the names a set's prediction deletes, sorted.
-func deletedNames(r deleteSetResponse) []string {
+func deletedNames(r deletions.DeleteSetResponse) []string {
 	var out []string
 	for _, d := range r.Prediction.Deleted {
 		out = append(out, d.Object.Name)

@@ -24,7 +24,9 @@ import (
 	"github.com/gcscope/gcscope/deletion"
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/objects"
 	"github.com/gcscope/gcscope/server/registry"
+	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
@@ -68,7 +70,7 @@ func TestExplainNamesWhoAddedTheFinalizer(t *testing.T) {
 		return n.BeingDeleted && slices.Contains(n.Finalizers, hold)
 	})
 
-	var ex explainResponse
+	var ex objects.ExplainResponse
 	if code := c.getJSON("/api/v1/objects/"+string(cm.UID)+"/explain", &ex); code != http.StatusOK {
 		t.Fatalf("explain: %d", code)
 	}
@@ -149,7 +151,7 @@ func TestNamespaceDeletePredictsItsContent(t *testing.T) {
 	testkit.Eventually(t, "the engine observes the namespace", func() bool { _, ok := e.engine.Node(nsObj.UID); return ok })
 
 	code, body := c.deleteObj(nsObj.UID, wire.DeleteRequest{PropagationPolicy: "Background", DryRun: true})
-	var resp deleteResponse
+	var resp objects.DeleteResponse
 	if err := json.Unmarshal(body, &resp); err != nil || code != http.StatusOK {
 		t.Fatalf("dry run: %d %s", code, body)
 	}
@@ -173,8 +175,8 @@ func TestNamespaceDeletePredictsItsContent(t *testing.T) {
 // only what the user may list, and count the rest.
 func TestStuckListIsPerUser(t *testing.T) {
 	w := newRBACWorld(t)
-	ts, _ := w.e.serve(t, Options{Auth: NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
-		Authorizer: NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews()), Deletions: w.e.deletions(t)})
+	ts, _ := w.e.serve(t, Options{Auth: security.NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: security.NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews()), Deletions: w.e.deletions(t)})
 	c := newClient(t, ts)
 	stuckAs := func(user string) (deletion.StuckReport, string) {
 		t.Helper()
@@ -244,8 +246,8 @@ func TestVerdictsRestOnWhatTheUserMayList(t *testing.T) {
 	})
 	x := e.deletions(t)
 	admin, _ := e.serve(t, Options{Deletions: x})
-	perUser, _ := e.serve(t, Options{Deletions: x, Auth: NewTokenReviewer(e.client.AuthenticationV1().TokenReviews()),
-		Authorizer: NewAccessReviewer(e.client.AuthorizationV1().SubjectAccessReviews())})
+	perUser, _ := e.serve(t, Options{Deletions: x, Auth: security.NewTokenReviewer(e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: security.NewAccessReviewer(e.client.AuthorizationV1().SubjectAccessReviews())})
 	verdicts := func(ts *httptest.Server, h http.Header) (stuck, explained map[string]deletion.Liveness) {
 		t.Helper()
 		c := newClient(t, ts)
@@ -262,7 +264,7 @@ func TestVerdictsRestOnWhatTheUserMayList(t *testing.T) {
 		}
 		for _, u := range held {
 			code, body := c.do(http.MethodGet, "/api/v1/objects/"+string(u)+"/explain", nil, h)
-			var ex explainResponse
+			var ex objects.ExplainResponse
 			if code != http.StatusOK || json.Unmarshal(body, &ex) != nil || ex.Deletion == nil || len(ex.Deletion.Origins) != 1 {
 				t.Fatalf("explain %s: %d %s", u, code, body)
 			}
@@ -364,7 +366,7 @@ func TestHealthSaysFailingErrorsOnlyToThoseWhoSeeEverything(t *testing.T) {
 	e := env(t)
 	secret := `conversion webhook for widgets.example.com failed: Post "https://widget-converter.secret-ns.svc:443/convert": connection refused`
 	for _, tc := range []struct {
-		authz    Authorizer
+		authz    security.Authorizer
 		wantText bool
 	}{{nil, true}, {&countingAuthz{allow: "mine"}, false}} {
 		s := New(Options{Engine: failingEngine{e.engine, map[string]string{"example.com/v1/widgets": secret}}, Authorizer: tc.authz,

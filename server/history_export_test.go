@@ -18,15 +18,16 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/recording"
 	"github.com/gcscope/gcscope/server/stream/streamtest"
 )
 
 // TestAStalledExportIsCut: an export whose client stops reading holds its slot (one of
-// maxExports) only until exportStall has passed without the client taking more; then the
+// recording.MaxExports) only until recording.ExportStall has passed without the client taking more; then the
 // connection is cut, so the client sees a broken transfer, and the slot is free again.
 func TestAStalledExportIsCut(t *testing.T) {
-	defer func(d time.Duration) { exportStall = d }(exportStall)
-	exportStall = 500 * time.Millisecond
+	defer func(d time.Duration) { recording.ExportStall = d }(recording.ExportStall)
+	recording.ExportStall = 500 * time.Millisecond
 
 	// 20,000 events that deflate badly: a file of megabytes, far more than the buffers.
 	// (Published a ring's part at a time, each recorded before the next.)
@@ -66,7 +67,7 @@ func TestAStalledExportIsCut(t *testing.T) {
 	// it is stalled, not finished. A sleep, not a condition: what is checked is that
 	// something does not happen (the export ending) before the stall's write deadline,
 	// which is a real socket's, out of reach of a fake clock or a synctest bubble.
-	time.Sleep(exportStall / 2)
+	time.Sleep(recording.ExportStall / 2)
 	if n := len(srv.exports); n != 1 {
 		t.Fatalf("half the stall in, %d exports in progress; want 1 (stalled): the file fit in the buffers", n)
 	}

@@ -12,6 +12,8 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/recording"
+	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/server/stream/streamtest"
 )
 
@@ -22,7 +24,7 @@ type countingAuthz struct {
 	asked int
 }
 
-func (a *countingAuthz) Allowed(_ context.Context, _ *User, res *authorizationv1.ResourceAttributes, _ *authorizationv1.NonResourceAttributes) (bool, error) {
+func (a *countingAuthz) Allowed(_ context.Context, _ *security.User, res *authorizationv1.ResourceAttributes, _ *authorizationv1.NonResourceAttributes) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.asked++
@@ -101,11 +103,11 @@ func TestASearchOfTheRecordingAsksTheSameWhateverItFinds(t *testing.T) {
 }
 
 // TestASearchTooBroadForTheUsersAccessIsRefused: when the user's access would have to be
-// asked in more places than maxSearchReviews, a search by name is refused (whatever it
+// asked in more places than recording.MaxSearchReviews, a search by name is refused (whatever it
 // would find) with how to narrow it, and a search of the user's namespace still answers.
 func TestASearchTooBroadForTheUsersAccessIsRefused(t *testing.T) {
 	e := env(t)
-	many := make([]string, maxSearchReviews+1)
+	many := make([]string, recording.MaxSearchReviews+1)
 	for i := range many {
 		many[i] = fmt.Sprintf("tenant-%03d", i)
 	}

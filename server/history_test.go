@@ -20,6 +20,8 @@ import (
 	"github.com/gcscope/gcscope/history"
 	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/recording"
+	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/server/stream/streamtest"
 )
 
@@ -66,10 +68,10 @@ func historyServer(t *testing.T, o Options) (*httptest.Server, *client) {
 	return ts, newClient(t, ts)
 }
 
-func getHistory(t *testing.T, c *client, query string, header http.Header) historyResponse {
+func getHistory(t *testing.T, c *client, query string, header http.Header) recording.HistoryResponse {
 	t.Helper()
 	code, body := c.do("GET", "/api/v1/history?"+query, nil, header)
-	var resp historyResponse
+	var resp recording.HistoryResponse
 	if code != http.StatusOK || json.Unmarshal(body, &resp) != nil {
 		t.Fatalf("GET /api/v1/history?%s: %d %s", query, code, body)
 	}
@@ -150,8 +152,8 @@ func TestHistoryRoutes(t *testing.T) {
 		"last=1h&from=" + url.QueryEscape(time.Now().Format(time.RFC3339)): nil,
 		"cursor=-3":       nil,
 		"session=zero":    nil,
-		"bogus=1":         append(slices.Clone(historySingle), historyMulti...),
-		"limit=1&limit=2": append(slices.Clone(historySingle), historyMulti...),
+		"bogus=1":         append(slices.Clone(recording.HistorySingle), recording.HistoryMulti...),
+		"limit=1&limit=2": append(slices.Clone(recording.HistorySingle), recording.HistoryMulti...),
 	} {
 		code, body := c.do("GET", "/api/v1/history?"+query, nil, nil)
 		var e httpapi.Error
@@ -161,8 +163,8 @@ func TestHistoryRoutes(t *testing.T) {
 	}
 	// A search as long as the longest name is a search; 500,000 characters (once a 503
 	// with the store's "pattern too complex") is a 400 that says the limit.
-	if code, body := c.do("GET", "/api/v1/history?nameContains="+strings.Repeat("a", maxNameContains), nil, nil); code != http.StatusOK {
-		t.Errorf("nameContains of %d characters: %d %s", maxNameContains, code, body)
+	if code, body := c.do("GET", "/api/v1/history?nameContains="+strings.Repeat("a", recording.MaxNameContains), nil, nil); code != http.StatusOK {
+		t.Errorf("nameContains of %d characters: %d %s", recording.MaxNameContains, code, body)
 	}
 	if code, body := c.do("GET", "/api/v1/history?nameContains="+strings.Repeat("a", 500_000), nil, nil); code != http.StatusBadRequest ||
 		!strings.Contains(string(body), "at most 253") {
@@ -170,10 +172,10 @@ func TestHistoryRoutes(t *testing.T) {
 	}
 
 	// The state at the moment the owner had just gone.
-	state := func(query string) historyStateResponse {
+	state := func(query string) recording.HistoryStateResponse {
 		t.Helper()
 		code, body := c.do("GET", "/api/v1/history/state?"+query, nil, nil)
-		var s historyStateResponse
+		var s recording.HistoryStateResponse
 		if code != http.StatusOK || json.Unmarshal(body, &s) != nil {
 			t.Fatalf("state ?%s: %d %s", query, code, body)
 		}
@@ -246,8 +248,8 @@ func TestHistoryPerUser(t *testing.T) {
 		f.Publish(historyAction(gc.VerbDelete, a, ""))
 		f.Publish(historyAction(gc.VerbDelete, b, ""))
 	})
-	ts, _ := w.e.serve(t, Options{History: st, Auth: NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
-		Authorizer: NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews())})
+	ts, _ := w.e.serve(t, Options{History: st, Auth: security.NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: security.NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews())})
 	c := newClient(t, ts)
 	as := func(user string) http.Header { return http.Header{"Authorization": {"Bearer " + w.tokens[user]}} }
 	for user, want := range map[string]struct {
@@ -270,7 +272,7 @@ func TestHistoryPerUser(t *testing.T) {
 			}
 		}
 		code, body := c.do("GET", "/api/v1/history/state?session=1&seq=5", nil, as(user))
-		var s historyStateResponse
+		var s recording.HistoryStateResponse
 		if code != http.StatusOK || json.Unmarshal(body, &s) != nil {
 			t.Fatalf("state as %s: %d %s", user, code, body)
 		}

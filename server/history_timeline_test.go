@@ -16,6 +16,8 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/history"
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/recording"
+	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/server/stream/streamtest"
 )
 
@@ -76,7 +78,7 @@ func TestHistoryTimelineCascadesAndExportRoutes(t *testing.T) {
 	t.Cleanup(ts.Close)
 	c := newClient(t, ts)
 
-	var tl timelineResponse
+	var tl recording.TimelineResponse
 	getJSON(t, c, "/api/v1/history/timeline?buckets=10", nil, &tl)
 	events, deletes, errs := 0, 0, 0
 	for _, b := range tl.Buckets {
@@ -88,7 +90,7 @@ func TestHistoryTimelineCascadesAndExportRoutes(t *testing.T) {
 	if len(tl.Cascades) != 1 || tl.Cascades[0].Root != owner || tl.Cascades[0].Objects != 2 || tl.Cascades[0].Deleted != 2 || tl.Cascades[0].Policy != "Background" {
 		t.Fatalf("timeline cascades: %+v", tl.Cascades)
 	}
-	var def timelineResponse
+	var def recording.TimelineResponse
 	getJSON(t, c, "/api/v1/history/timeline?last=1h", nil, &def)
 	if len(def.Buckets) != history.DefaultBuckets || def.Bucket != time.Hour/history.DefaultBuckets {
 		t.Fatalf("the last hour: %d buckets of %s", len(def.Buckets), def.Bucket)
@@ -96,13 +98,13 @@ func TestHistoryTimelineCascadesAndExportRoutes(t *testing.T) {
 
 	id := tl.Cascades[0].ID
 	for _, uid := range []string{string(owner.UID), string(child.UID)} {
-		var cs cascadesResponse
+		var cs recording.CascadesResponse
 		getJSON(t, c, "/api/v1/history/cascades?uid="+uid, nil, &cs)
 		if len(cs.Cascades) != 1 || cs.Cascades[0].ID != id {
 			t.Fatalf("cascades of %s: %+v", uid, cs.Cascades)
 		}
 	}
-	var none cascadesResponse
+	var none recording.CascadesResponse
 	getJSON(t, c, "/api/v1/history/cascades?uid="+string(other.UID), nil, &none)
 	if none.Cascades == nil || len(none.Cascades) != 0 {
 		t.Fatalf("cascades of an object never in one: %+v", none.Cascades)
@@ -132,7 +134,7 @@ func TestHistoryTimelineCascadesAndExportRoutes(t *testing.T) {
 	if err := json.Unmarshal([]byte(day[:strings.IndexByte(day, '\n')]), &head); err != nil {
 		t.Fatal(err)
 	}
-	if want := "attachment; filename=gcscope-history-" + fileTime(head.From) + "-" + fileTime(head.To) + ".jsonl.gz"; dh.Get("Content-Disposition") != want ||
+	if want := "attachment; filename=gcscope-history-" + recording.FileTime(head.From) + "-" + recording.FileTime(head.To) + ".jsonl.gz"; dh.Get("Content-Disposition") != want ||
 		time.Since(head.From) > time.Hour {
 		t.Fatalf("the last 24 h of a recording begun %s ago: named %q, its header from %s; want named %q after the recording's start",
 			time.Since(tl.From).Round(time.Second), dh.Get("Content-Disposition"), head.From, want)
@@ -170,16 +172,16 @@ func TestHistoryTimelineCascadesAndExportRoutes(t *testing.T) {
 	if _, h := exported(t, c, "", http.Header{"Sec-Fetch-Site": {"same-origin"}}); h.Get("Content-Type") != "application/gzip" {
 		t.Errorf("a same-origin export: %v", h)
 	}
-	// At most maxExports at once.
-	for range maxExports {
+	// At most recording.MaxExports at once.
+	for range recording.MaxExports {
 		srv.exports <- struct{}{}
 	}
 	code, body := c.do("GET", "/api/v1/history/export", nil, nil)
-	for range maxExports {
+	for range recording.MaxExports {
 		<-srv.exports
 	}
 	if code != http.StatusTooManyRequests || !strings.Contains(string(body), "exports are in progress") {
-		t.Errorf("an export beyond %d at once: %d %s, want 429", maxExports, code, body)
+		t.Errorf("an export beyond %d at once: %d %s, want 429", recording.MaxExports, code, body)
 	}
 	// A window before the recording: nothing to export.
 	old := url.QueryEscape(time.Now().Add(-48 * time.Hour).Format(time.RFC3339))
@@ -196,8 +198,8 @@ func TestHistoryTimelineCascadesExportPerUser(t *testing.T) {
 		publishCascade(f, aOwner, aChild)
 		publishCascade(f, bOwner, bChild)
 	})
-	ts, _ := w.e.serve(t, Options{History: st, Auth: NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
-		Authorizer: NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews())})
+	ts, _ := w.e.serve(t, Options{History: st, Auth: security.NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: security.NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews())})
 	c := newClient(t, ts)
 	as := func(user string) http.Header { return http.Header{"Authorization": {"Bearer " + w.tokens[user]}} }
 	for user, want := range map[string]struct {
@@ -205,7 +207,7 @@ func TestHistoryTimelineCascadesExportPerUser(t *testing.T) {
 		root  gc.ObjectRef
 		other gc.ObjectRef
 	}{"alice": {w.nsA, aOwner, bChild}, "bob": {w.nsB, bOwner, aChild}, "nobody": {"", gc.ObjectRef{}, aChild}} {
-		var tl timelineResponse
+		var tl recording.TimelineResponse
 		getJSON(t, c, "/api/v1/history/timeline", as(user), &tl)
 		total := 0
 		for _, b := range tl.Buckets {
@@ -215,9 +217,9 @@ func TestHistoryTimelineCascadesExportPerUser(t *testing.T) {
 		if total != int(f.LastSeq()) {
 			t.Errorf("%s's timeline counts %d events, want all %d (counts name nothing)", user, total, f.LastSeq())
 		}
-		var cs cascadesResponse
+		var cs recording.CascadesResponse
 		getJSON(t, c, "/api/v1/history/cascades", as(user), &cs)
-		var byUID cascadesResponse
+		var byUID recording.CascadesResponse
 		getJSON(t, c, "/api/v1/history/cascades?uid="+string(want.other.UID), as(user), &byUID)
 		file, _ := exported(t, c, "", as(user))
 		for what, got := range map[string]string{"timeline": string(raw), "export": file} {

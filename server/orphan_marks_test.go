@@ -16,12 +16,15 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/edge"
+	"github.com/gcscope/gcscope/server/objects"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // resourceAuthz allows listing one resource in one namespace.
 type resourceAuthz struct{ resource, ns string }
 
-func (a resourceAuthz) Allowed(_ context.Context, _ *User, res *authorizationv1.ResourceAttributes, _ *authorizationv1.NonResourceAttributes) (bool, error) {
+func (a resourceAuthz) Allowed(_ context.Context, _ *security.User, res *authorizationv1.ResourceAttributes, _ *authorizationv1.NonResourceAttributes) (bool, error) {
 	return res != nil && res.Resource == a.resource && res.Namespace == a.ns, nil
 }
 
@@ -29,7 +32,7 @@ func (a resourceAuthz) Allowed(_ context.Context, _ *User, res *authorizationv1.
 // headers.
 func (c *client) dismissMarks(uid types.UID, extra http.Header) (int, []byte) {
 	c.t.Helper()
-	h := http.Header{"Origin": {c.base}, csrfHeader: {c.csrf}}
+	h := http.Header{"Origin": {c.base}, edge.CSRFHeader: {c.csrf}}
 	for k, v := range extra {
 		h[k] = v
 	}
@@ -69,7 +72,7 @@ func TestOrphanMarksInTheAPI(t *testing.T) {
 	// Everyone sees everything: the former owner is named.
 	ts, audit := e.serve(t, Options{})
 	c := newClient(t, ts)
-	var obj objectResponse
+	var obj objects.ObjectResponse
 	if code := c.getJSON(path, &obj); code != 200 {
 		t.Fatalf("GET object: %d", code)
 	}
@@ -78,7 +81,7 @@ func TestOrphanMarksInTheAPI(t *testing.T) {
 		!obj.Orphaned[0].Controller || obj.Orphaned[0].At.Before(before.Add(-time.Second)) {
 		t.Errorf("object's orphaned = %+v, want the mark naming %+v", obj.Orphaned, want)
 	}
-	var ex explainResponse
+	var ex objects.ExplainResponse
 	if code := c.getJSON(path+"/explain", &ex); code != 200 || len(ex.Object.Orphaned) != 1 || ex.Object.Orphaned[0].Owner != want {
 		t.Errorf("explain: %d, object's orphaned = %+v", code, ex.Object.Orphaned)
 	}
@@ -95,7 +98,7 @@ func TestOrphanMarksInTheAPI(t *testing.T) {
 			t.Fatalf("GET %s as the limited user: %d %s", p, code, body)
 		}
 		if strings.HasSuffix(p, "/explain") {
-			var x explainResponse
+			var x objects.ExplainResponse
 			if err := json.Unmarshal(body, &x); err != nil {
 				t.Fatal(err)
 			}
@@ -133,11 +136,11 @@ func TestOrphanMarksInTheAPI(t *testing.T) {
 	rc := newClient(t, ro)
 	rc.session()
 	code, body := rc.dismissMarks(dep.UID, nil)
-	var resp dismissResponse
+	var resp objects.DismissResponse
 	if code != 200 || json.Unmarshal(body, &resp) != nil || resp.Dismissed != 1 {
 		t.Errorf("dismiss (read-only server): %d %s, want 200 with dismissed 1", code, body)
 	}
-	obj = objectResponse{}
+	obj = objects.ObjectResponse{}
 	if c.getJSON(path, &obj); len(obj.Orphaned) != 0 {
 		t.Errorf("object's orphaned after dismissal = %+v, want none", obj.Orphaned)
 	}

@@ -10,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gcscope/gcscope/server/edge"
 	"github.com/gcscope/gcscope/server/httpapi"
 	"github.com/gcscope/gcscope/server/registry"
+	"github.com/gcscope/gcscope/server/served"
 	"github.com/gcscope/gcscope/static"
 	"github.com/gcscope/gcscope/web"
 )
@@ -27,24 +29,24 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := web.Page{Title: "ownership graph", Version: s.opts.Version, ReadOnly: s.opts.ReadOnly,
-		CSRFToken: s.csrfToken(w, r), Asset: assetURL, FullGraph: s.opts.PageFullGraph}
+		CSRFToken: s.edge.CSRFToken(w, r), Asset: assetURL, FullGraph: s.opts.PageFullGraph}
 	if c.Engine != nil {
 		p.Mode = string(c.Engine.Mode())
 	}
-	if e, ok := c.slowMotion(); ok {
+	if e, ok := c.SlowMotion(); ok {
 		p.ActionDelay, p.SlowMotion = c.Engine.ActionDelay().String(), e.SlowMotion()
 	}
 	p.Scenarios = c.Scenarios != nil
 	if s.opts.Auth != nil {
-		p.User = userFrom(r).Name
+		p.User = edge.UserFrom(r).Name
 	}
 	p.History = c.History != nil
 	p.Replay = s.opts.Replay
 	if s.several {
-		p.Title = c.name + " · ownership graph"
-		p.Cluster, p.ClusterState, p.ClusterReason = c.name, string(registry.Ready), ""
+		p.Title = c.Name + " · ownership graph"
+		p.Cluster, p.ClusterState, p.ClusterReason = c.Name, string(registry.Ready), ""
 		if c.Engine == nil {
-			p.ClusterState, p.ClusterReason = string(c.status.State), c.status.Reason
+			p.ClusterState, p.ClusterReason = string(c.Status.State), c.Status.Reason
 		}
 		for _, st := range s.clusters.List() {
 			p.Clusters = append(p.Clusters, web.ClusterOption{Name: st.Name, Server: st.Server, State: string(st.State), Reason: st.Reason})
@@ -90,7 +92,7 @@ func (s *Server) clusterMAC(name string) string {
 // pageCluster is the cluster the page shows: the one ?cluster= names; without it, the
 // one this browser looked at last, else the default, and the page is sent to its URL
 // (with several clusters the URL always names one). Opening it starts its engine.
-func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, bool) {
+func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served.Cluster, bool) {
 	if !s.several { // one cluster: the URL need not name it
 		return s.cluster(s.defaultCluster(), true)
 	}
@@ -102,7 +104,7 @@ func (s *Server) pageCluster(w http.ResponseWriter, r *http.Request) (*served, b
 	name := q.Get("cluster")
 	if name == "" {
 		name = s.defaultCluster()
-		if v, err := requestCookie(r, clusterCookie); err == nil {
+		if v, err := edge.RequestCookie(r, clusterCookie); err == nil {
 			if last, ok := s.clusterOfCookie(v); ok && s.known(last) {
 				name = last
 			}

@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	authorizationv1 "k8s.io/api/authorization/v1"
 
+	"github.com/gcscope/gcscope/server/edge"
 	"github.com/gcscope/gcscope/server/httpapi"
 )
 
@@ -37,11 +38,11 @@ const metricsPath = "/metrics"
 
 func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Authorizer != nil {
-		u := userFrom(r)
+		u := edge.UserFrom(r)
 		ok, err := s.opts.Authorizer.Allowed(r.Context(), u, nil, &authorizationv1.NonResourceAttributes{Verb: "get", Path: metricsPath})
 		switch {
 		case err != nil:
-			writeUnchecked(w, err)
+			edge.WriteUnchecked(w, err)
 			return
 		case !ok:
 			httpapi.WriteJSON(w, http.StatusForbidden, httpapi.ErrForbidden(fmt.Sprintf("%s may not get %s: grant it a ClusterRole with nonResourceURLs [%q] and verbs [get]", u.Name, metricsPath, metricsPath)))
@@ -58,7 +59,7 @@ func (s *Server) handleMetrics(w http.ResponseWriter, r *http.Request) {
 			gs = append(gs, c.History.Registry())
 		}
 		if s.several {
-			gatherers = append(gatherers, labelled{gs, c.name}) // each engine's series, told apart
+			gatherers = append(gatherers, labelled{gs, c.Name}) // each engine's series, told apart
 		} else {
 			gatherers = append(gatherers, gs...)
 		}

@@ -16,6 +16,8 @@ import (
 	"testing"
 
 	"github.com/gcscope/gcscope/scenario"
+	"github.com/gcscope/gcscope/server/demo"
+	"github.com/gcscope/gcscope/server/edge"
 	"github.com/gcscope/gcscope/server/registry"
 )
 
@@ -95,7 +97,7 @@ func (c *client) write(path, body string, token bool) (int, string) {
 	c.t.Helper()
 	h := http.Header{"Origin": {c.base}, "Content-Type": {"application/json"}}
 	if token {
-		h.Set(csrfHeader, c.csrf)
+		h.Set(edge.CSRFHeader, c.csrf)
 	}
 	code, out := c.do(http.MethodPost, path, body, h)
 	return code, string(out)
@@ -126,7 +128,7 @@ func TestScenarioRoutesExistOnlyWithAPlayer(t *testing.T) {
 	if _, page := c.do(http.MethodGet, "/", nil, nil); !strings.Contains(string(page), `id="play-button"`) {
 		t.Error("the page has no Play menu with a player")
 	}
-	var list scenariosResponse
+	var list demo.ScenariosResponse
 	if code := c.getJSON("/api/v1/scenarios", &list); code != http.StatusOK || len(list.Scenarios) != 1 || len(list.Runs) != 1 {
 		t.Errorf("GET /api/v1/scenarios: %d %+v", code, list)
 	}
@@ -155,7 +157,7 @@ func TestScenarioWritesAreGuardedAndAudited(t *testing.T) {
 	if code, body := c.write("/api/v1/scenarios/dangling/play", `{}`, false); code != http.StatusForbidden || !strings.Contains(body, `"csrf"`) {
 		t.Errorf("play without the CSRF token: %d %s", code, body)
 	}
-	h := http.Header{"Origin": {"http://evil.example"}, csrfHeader: {c.csrf}}
+	h := http.Header{"Origin": {"http://evil.example"}, edge.CSRFHeader: {c.csrf}}
 	if code, body := c.do(http.MethodPost, "/api/v1/scenarios/cleanup", `{}`, h); code != http.StatusForbidden || !strings.Contains(string(body), "cross-origin") {
 		t.Errorf("cleanup from another origin: %d %s", code, body)
 	}

@@ -45,10 +45,10 @@ type fakeReviews struct {
 	refuse atomic.Bool // every token is refused (revoked)
 }
 
-func (f *fakeReviews) reviewer() *TokenReviewer { return f.reviewerAt(nil) }
+func (f *fakeReviews) reviewer() *security.TokenReviewer { return f.reviewerAt(nil) }
 
 // reviewerAt is reviewer keeping its answers as time goes by now.
-func (f *fakeReviews) reviewerAt(now func() time.Time) *TokenReviewer {
+func (f *fakeReviews) reviewerAt(now func() time.Time) *security.TokenReviewer {
 	cs := fake.NewClientset()
 	cs.PrependReactor("create", "tokenreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
 		f.calls.Add(1)
@@ -70,11 +70,10 @@ func (f *fakeReviews) reviewerAt(now func() time.Time) *TokenReviewer {
 func TestFailedAuthenticationsAreLimitedPerAddress(t *testing.T) {
 	f := &fakeReviews{}
 	audit := &lockedBuffer{}
-	s := New(Options{Auth: f.reviewer(), Audit: audit})
 	now := time.Unix(1000, 0)
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	s.failures = security.NewFailureLimiter(clock)
+	s := newServer(Options{Auth: f.reviewer(), Audit: audit}, security.NewFailureLimiter(clock))
 	s.failures.HoldTime = 0
 	ask := func(ip, token, method string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, "/api/v1/session", nil)
@@ -138,8 +137,7 @@ func TestSignedInUsersOutliveAFlood(t *testing.T) {
 	var mu sync.Mutex
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	later := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
-	s := New(Options{Auth: f.reviewerAt(clock)})
-	s.failures = security.NewFailureLimiter(clock)
+	s := newServer(Options{Auth: f.reviewerAt(clock)}, security.NewFailureLimiter(clock))
 	s.failures.HoldTime = 0
 	addr := 0
 	ask := func(token string) *httptest.ResponseRecorder {
@@ -319,14 +317,14 @@ func randomBytes(n int) []byte {
 	return b
 }
 
-// reviewServer serves gcscope as --auth=kubernetes does (ClusterReviewers), with its
+// reviewServer serves gcscope as --auth=kubernetes does (security.ClusterReviewers), with its
 // reviews counted.
 func (e *apiEnv) reviewServer(t testing.TB) (*httptest.Server, *reviewCounts) {
 	t.Helper()
 	cfg := rest.CopyConfig(e.config)
 	counter := &reviewCounts{}
 	cfg.Wrap(counter.wrap)
-	auth, authz, err := ClusterReviewers(cfg)
+	auth, authz, err := security.ClusterReviewers(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,26 +4,14 @@ package server
 
 import (
 	"context"
-	"slices"
 	"sync"
 	"testing"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+
+	"github.com/gcscope/gcscope/server/graph"
+	"github.com/gcscope/gcscope/server/security"
 )
-
-// switchableAuthz allows listing pods in the namespaces of its set, which a test changes.
-type switchableAuthz struct {
-	mu  sync.Mutex
-	nss []string
-}
-
-func (a *switchableAuthz) set(nss ...string) { a.mu.Lock(); a.nss = nss; a.mu.Unlock() }
-
-func (a *switchableAuthz) Allowed(_ context.Context, _ *User, res *authorizationv1.ResourceAttributes, _ *authorizationv1.NonResourceAttributes) (bool, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return res != nil && res.Namespace != "" && slices.Contains(a.nss, res.Namespace), nil
-}
 
 // recordingAuthz allows listing in one namespace, and records the namespaces it is asked
 // about.
@@ -33,7 +21,7 @@ type recordingAuthz struct {
 	asked map[string]bool
 }
 
-func (a *recordingAuthz) Allowed(_ context.Context, _ *User, res *authorizationv1.ResourceAttributes, _ *authorizationv1.NonResourceAttributes) (bool, error) {
+func (a *recordingAuthz) Allowed(_ context.Context, _ *security.User, res *authorizationv1.ResourceAttributes, _ *authorizationv1.NonResourceAttributes) (bool, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if res == nil {
@@ -54,7 +42,7 @@ func TestAFilteredGraphAsksOnlyAboutItsNamespace(t *testing.T) {
 	e.configMap(t, nsB, "theirs", nil)
 	authz := &recordingAuthz{allow: nsA, asked: map[string]bool{}}
 	ts, _ := e.serve(t, Options{Authorizer: authz})
-	var g graphResponse
+	var g graph.GraphResponse
 	if code := newClient(t, ts).getJSON("/api/v1/graph?namespace="+nsA, &g); code != 200 {
 		t.Fatalf("graph: %d", code)
 	}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/gcscope/gcscope/server/edge"
 )
 
 // TestAnAmbiguousSessionIsRefused: a session cookie planted ahead of the user's own (a
@@ -65,11 +67,11 @@ func TestAnAmbiguousCSRFCookieIsRefused(t *testing.T) {
 	c.session()
 	path := "/api/v1/objects/" + string(cm.UID) + "/delete"
 	body := `{"propagationPolicy":"Background","dryRun":true}`
-	if code, out := c.do("POST", path, body, http.Header{csrfHeader: {c.csrf}}); code != http.StatusOK {
+	if code, out := c.do("POST", path, body, http.Header{edge.CSRFHeader: {c.csrf}}); code != http.StatusOK {
 		t.Fatalf("the page's own CSRF cookie and token: %d %s", code, out)
 	}
 	// The cookie jar sends the page's cookie; the planted one comes in a header beside it.
-	planted := http.Header{csrfHeader: {c.csrf}, "Cookie": {csrfCookie + "=" + strings.Repeat("A", 43)}}
+	planted := http.Header{edge.CSRFHeader: {c.csrf}, "Cookie": {edge.CSRFCookie + "=" + strings.Repeat("A", 43)}}
 	before := len(auditEntries(t, audit.String()))
 	code, out := c.do("POST", path, body, planted)
 	if code != http.StatusForbidden || !strings.Contains(string(out), "2 gcscope_csrf cookies") {

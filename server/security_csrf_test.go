@@ -17,6 +17,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/edge"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // issued is a CSRF session: its cookie and the token the server gave for it.
@@ -37,12 +39,12 @@ func issue(t *testing.T, base string, h http.Header) issued {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var s sessionResponse
+	var s edge.SessionResponse
 	if err := json.NewDecoder(resp.Body).Decode(&s); err != nil || resp.StatusCode != 200 {
 		t.Fatalf("session: %d %v", resp.StatusCode, err)
 	}
 	for _, c := range resp.Cookies() {
-		if c.Name == csrfCookie {
+		if c.Name == edge.CSRFCookie {
 			if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
 				t.Errorf("csrf cookie %+v: want HttpOnly and SameSite=Strict", c)
 			}
@@ -60,7 +62,7 @@ func postDelete(t *testing.T, base string, uid types.UID, body string, cookie *h
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Origin", base)
 	if token != "" {
-		req.Header.Set(csrfHeader, token)
+		req.Header.Set(edge.CSRFHeader, token)
 	}
 	if cookie != nil {
 		req.AddCookie(&http.Cookie{Name: cookie.Name, Value: cookie.Value})
@@ -85,7 +87,7 @@ func TestCSRFForgeriesAreRefused(t *testing.T) {
 	cm := e.configMap(t, ns, "target", nil)
 	testkit.Eventually(t, "the engine to observe the target", func() bool { _, ok := e.engine.Node(cm.UID); return ok })
 	real := `{"propagationPolicy":"Background","dryRun":false}`
-	planted := base64.RawURLEncoding.EncodeToString([]byte(strings.Repeat("p", sessionIDBytes)))
+	planted := base64.RawURLEncoding.EncodeToString([]byte(strings.Repeat("p", edge.SessionIDBytes)))
 	a, b := issue(t, ts.URL, nil), issue(t, ts.URL, nil)
 	foreign := issue(t, other.URL, nil)
 
@@ -95,7 +97,7 @@ func TestCSRFForgeriesAreRefused(t *testing.T) {
 		h      http.Header
 		want   string
 	}{
-		"planted cookie with the same value in the header (double submit)": {&http.Cookie{Name: csrfCookie, Value: planted}, planted, nil, "CSRF token"},
+		"planted cookie with the same value in the header (double submit)": {&http.Cookie{Name: edge.CSRFCookie, Value: planted}, planted, nil, "CSRF token"},
 		"session A's token with session B's cookie":                        {b.cookie, a.token, nil, "CSRF token"},
 		"a token another gcscope issued":                                   {foreign.cookie, foreign.token, nil, "CSRF token"},
 		"no token":                                                         {a.cookie, "", nil, "CSRF token"},
@@ -135,7 +137,7 @@ func TestCSRFTokenIsBoundToTheUser(t *testing.T) {
 	e := env(t)
 	path := filepath.Join(t.TempDir(), "tokens")
 	os.WriteFile(path, []byte("alice-token-0123456789 alice\nbob-token-0123456789 bob\n"), 0o600)
-	tf, err := LoadTokenFile(path)
+	tf, err := security.LoadTokenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}

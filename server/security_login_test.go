@@ -21,6 +21,8 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/edge"
+	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/server/stream"
 )
 
@@ -30,7 +32,7 @@ func loginServer(t *testing.T) (*httptest.Server, *lockedBuffer) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "tokens")
 	os.WriteFile(path, []byte(loginToken+" alice\n"), 0o600)
-	tf, err := LoadTokenFile(path)
+	tf, err := security.LoadTokenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +83,7 @@ func postNoRedirect(t *testing.T, target, body string, h http.Header, cookies ..
 
 func sessionCookieOf(resp *http.Response) *http.Cookie {
 	for _, c := range resp.Cookies() {
-		if c.Name == sessionCookie {
+		if c.Name == edge.SessionCookie {
 			return c
 		}
 	}
@@ -188,7 +190,7 @@ func TestSessionCookieIsNotTheToken(t *testing.T) {
 	if code := get(c); code != http.StatusOK {
 		t.Fatalf("signed in with the session cookie: %d, want 200", code)
 	}
-	if !slices.ContainsFunc(auditEntries(t, audit.String()), func(a auditEntry) bool {
+	if !slices.ContainsFunc(auditEntries(t, audit.String()), func(a edge.Entry) bool {
 		return a.Action == "login" && a.Result == "ok" && a.User == "alice"
 	}) {
 		t.Errorf("the sign-in is not audited: %s", audit)
@@ -200,7 +202,7 @@ func TestSessionCookieIsNotTheToken(t *testing.T) {
 	}
 	c = sessionCookieOf(again)
 	for name, forged := range map[string]string{"the token itself": loginToken, "an id gcscope never issued": strings.Repeat("A", len(c.Value))} {
-		if code := get(&http.Cookie{Name: sessionCookie, Value: forged}); code != http.StatusUnauthorized {
+		if code := get(&http.Cookie{Name: edge.SessionCookie, Value: forged}); code != http.StatusUnauthorized {
 			t.Errorf("a session cookie holding %s: %d, want 401", name, code)
 		}
 	}
@@ -228,7 +230,7 @@ func TestStreamEndsWithTheSignIn(t *testing.T) {
 	e := env(t)
 	path := filepath.Join(t.TempDir(), "tokens")
 	os.WriteFile(path, []byte(loginToken+" alice\n"), 0o600)
-	tf, err := LoadTokenFile(path)
+	tf, err := security.LoadTokenFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,13 +272,13 @@ func TestStreamEndsWithTheSignIn(t *testing.T) {
 	}
 }
 
-// countingTokenFile is a TokenFile that counts the tokens it is asked to authenticate.
+// countingTokenFile is a security.TokenFile that counts the tokens it is asked to authenticate.
 type countingTokenFile struct {
-	*TokenFile
+	*security.TokenFile
 	calls atomic.Int32
 }
 
-func (c *countingTokenFile) Authenticate(ctx context.Context, token string) (*User, error) {
+func (c *countingTokenFile) Authenticate(ctx context.Context, token string) (*security.User, error) {
 	c.calls.Add(1)
 	return c.TokenFile.Authenticate(ctx, token)
 }

@@ -27,6 +27,11 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/demo"
+	"github.com/gcscope/gcscope/server/edge"
+	"github.com/gcscope/gcscope/server/graph"
+	"github.com/gcscope/gcscope/server/objects"
+	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/server/stream/streamtest"
 	"github.com/gcscope/gcscope/server/wire"
 )
@@ -154,8 +159,8 @@ func newRBACWorld(t *testing.T) *rbacWorld {
 
 // serve starts gcscope as --auth=kubernetes runs it: TokenReview and SubjectAccessReview.
 func (w *rbacWorld) serve(t *testing.T) *httptest.Server {
-	ts, _ := w.e.serve(t, Options{Auth: NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
-		Authorizer: NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews())})
+	ts, _ := w.e.serve(t, Options{Auth: security.NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: security.NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews())})
 	return ts
 }
 
@@ -172,7 +177,7 @@ func TestPerUserReadsOnEverySurface(t *testing.T) {
 	graphNames := func(user string) []string {
 		t.Helper()
 		code, body := get(user, "/api/v1/graph")
-		var g graphResponse
+		var g graph.GraphResponse
 		if code != 200 || json.Unmarshal([]byte(body), &g) != nil {
 			t.Fatalf("graph as %s: %d %s", user, code, body)
 		}
@@ -255,7 +260,7 @@ func TestPerUserReadsOnEverySurface(t *testing.T) {
 	}
 
 	// Explanations and predictions count what they leave out.
-	var ex explainResponse
+	var ex objects.ExplainResponse
 	_, body := get("carol", "/api/v1/objects/"+string(w.uids["alpha-fg"])+"/explain")
 	json.Unmarshal([]byte(body), &ex)
 	if ex.HiddenBlockers != 1 || len(ex.Blockers) != 1 || ex.Blockers[0].Object.Name != "alpha-held-cm" ||
@@ -265,9 +270,9 @@ func TestPerUserReadsOnEverySurface(t *testing.T) {
 	cs := c.sessionAs(as("carol"))
 	h := as("carol")
 	h.Set("Origin", ts.URL)
-	h.Set(csrfHeader, cs.CSRFToken)
+	h.Set(edge.CSRFHeader, cs.CSRFToken)
 	code, pbody := c.do("POST", "/api/v1/objects/"+string(w.uids["alpha-owner"])+"/delete", `{"propagationPolicy":"Background","dryRun":true}`, h)
-	var pred deleteResponse
+	var pred objects.DeleteResponse
 	json.Unmarshal(pbody, &pred)
 	if code != 200 || pred.Hidden != 1 || len(pred.Prediction.Deleted) != 2 || strings.Contains(string(pbody), "secret") {
 		t.Errorf("carol's prediction for alpha-owner: %d %s; want the owner and its ConfigMap, and 1 hidden", code, pbody)
@@ -300,8 +305,8 @@ func TestPerUserReadsOnEverySurface(t *testing.T) {
 	})
 	hb := as("bob")
 	hb.Set("Origin", ts.URL)
-	hb.Set(csrfHeader, c.sessionAs(as("bob")).CSRFToken)
-	var bobPred deleteResponse
+	hb.Set(edge.CSRFHeader, c.sessionAs(as("bob")).CSRFToken)
+	var bobPred objects.DeleteResponse
 	if code, body := c.do("POST", "/api/v1/objects/"+string(w.uids["bravo-owner"])+"/delete", `{"propagationPolicy":"Background","dryRun":true}`, hb); code != 200 ||
 		json.Unmarshal(body, &bobPred) != nil || bobPred.Refusal != "" {
 		t.Errorf("bob, granted delete, previews bravo-owner's delete: %d, refusal %q; want none", code, bobPred.Refusal)
@@ -311,7 +316,7 @@ func TestPerUserReadsOnEverySurface(t *testing.T) {
 	}
 	h = as("bob")
 	h.Set("Origin", ts.URL)
-	h.Set(csrfHeader, c.sessionAs(as("bob")).CSRFToken)
+	h.Set(edge.CSRFHeader, c.sessionAs(as("bob")).CSRFToken)
 	if code, body := c.do("POST", "/api/v1/objects/"+string(w.uids["alpha-owner"])+"/delete", `{"propagationPolicy":"Background","dryRun":true}`, h); code != 404 {
 		t.Errorf("bob predicts alice's object: %d %s; want 404", code, body)
 	}
@@ -329,9 +334,9 @@ func TestPerUserReadsOnEverySurface(t *testing.T) {
 }
 
 // sessionAs fetches a session with extra headers.
-func (c *client) sessionAs(h http.Header) sessionResponse {
+func (c *client) sessionAs(h http.Header) edge.SessionResponse {
 	c.t.Helper()
-	var s sessionResponse
+	var s edge.SessionResponse
 	code, body := c.do("GET", "/api/v1/session", nil, h)
 	if code != 200 || json.Unmarshal(body, &s) != nil {
 		c.t.Fatalf("session: %d %s", code, body)
@@ -560,13 +565,13 @@ func TestSlowMotionNeedsRBAC(t *testing.T) {
 	}
 	audit := &lockedBuffer{}
 	ts := httptest.NewServer(New(Options{Engine: slow, Kube: w.e.config, Audit: audit,
-		Auth:       NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
-		Authorizer: NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews()),
+		Auth:       security.NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: security.NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews()),
 		Logger:     slog.New(slog.NewTextHandler(io.Discard, nil))}))
 	t.Cleanup(ts.Close)
 	ctx := context.Background()
 	cr, err := w.e.client.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{GenerateName: "gcscope-slow-motion-"},
-		Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{slowMotionPath}, Verbs: []string{"post"}}}}, metav1.CreateOptions{})
+		Rules: []rbacv1.PolicyRule{{NonResourceURLs: []string{demo.SlowMotionPath}, Verbs: []string{"post"}}}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -584,12 +589,12 @@ func TestSlowMotionNeedsRBAC(t *testing.T) {
 		h := http.Header{"Authorization": {"Bearer " + w.tokens[user]}}
 		s := c.sessionAs(h)
 		h.Set("Origin", ts.URL)
-		h.Set(csrfHeader, s.CSRFToken)
+		h.Set(edge.CSRFHeader, s.CSRFToken)
 		code, out := c.do(http.MethodPost, "/api/v1/slow-motion", body, h)
 		return code, string(out)
 	}
 	for _, user := range []string{"alice", "nobody"} {
-		if code, body := post(user, `{"enabled":false}`); code != http.StatusForbidden || !strings.Contains(body, slowMotionPath) || !slow.SlowMotion() {
+		if code, body := post(user, `{"enabled":false}`); code != http.StatusForbidden || !strings.Contains(body, demo.SlowMotionPath) || !slow.SlowMotion() {
 			t.Errorf("%s switches slow motion off: %d %s (engine: %v); want 403 naming the permission, and the engine unchanged", user, code, body, slow.SlowMotion())
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/gcscope/gcscope/internal/testkit"
+	"github.com/gcscope/gcscope/server/edge"
 )
 
 // rebound is a client whose every connection goes to ts, whatever host its URLs name:
@@ -64,10 +65,10 @@ func TestRebindingPageGetsNothingAndChangesNothing(t *testing.T) {
 	if code != http.StatusMisdirectedRequest || strings.Contains(body, "csrfToken") {
 		t.Fatalf("session through a rebound name: %d %s; want 421 and no token", code, body)
 	}
-	var s sessionResponse
+	var s edge.SessionResponse
 	json.Unmarshal([]byte(body), &s)
 	code, body = do("POST", "/api/v1/objects/"+string(cm.UID)+"/delete", `{"propagationPolicy":"Background","dryRun":false}`,
-		http.Header{"Content-Type": {"application/json"}, csrfHeader: {s.CSRFToken}})
+		http.Header{"Content-Type": {"application/json"}, edge.CSRFHeader: {s.CSRFToken}})
 	if code != http.StatusMisdirectedRequest {
 		t.Errorf("delete through a rebound name: %d %s; want 421", code, body)
 	}
@@ -142,14 +143,14 @@ func TestStreamOriginComparesSchemeAndHost(t *testing.T) {
 }
 
 // auditEntries parses the audit log's lines.
-func auditEntries(t *testing.T, log string) []auditEntry {
+func auditEntries(t *testing.T, log string) []edge.Entry {
 	t.Helper()
-	var out []auditEntry
+	var out []edge.Entry
 	for _, line := range strings.Split(strings.TrimSpace(log), "\n") {
 		if line == "" {
 			continue
 		}
-		var a auditEntry
+		var a edge.Entry
 		if err := json.Unmarshal([]byte(line), &a); err != nil {
 			t.Fatalf("audit line is not JSON: %q", line)
 		}

@@ -1,7 +1,10 @@
-// Package server is gcscope's HTTP face: the JSON API over the engine's read API, the
-// live websocket stream of its feed, the DOT debug graph, metrics, and the safety around
-// writes (authentication, Origin and CSRF checks, read-only mode, audit). It never
-// reaches into the engine: it uses gc's exported read API and event types only.
+// Package server is gcscope's HTTP face, composed here from rooms of its own: New builds
+// them (server.go) and routes.go mounts them, the whole URL table in one place. The
+// request edge (authentication, CSRF, Host and Origin checks, audit) is server/edge; the
+// API's resources are server/objects, server/deletions, server/graph, server/recording
+// and server/demo; the live stream is server/stream. This package keeps the clusters
+// served (clusters.go), the page (pages.go), the probes and the metrics. It never reaches
+// into the engine: it uses gc's exported read API and event types only.
 package server
 
 import (
@@ -17,9 +20,16 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server/access"
+	"github.com/gcscope/gcscope/server/deletions"
+	"github.com/gcscope/gcscope/server/demo"
+	"github.com/gcscope/gcscope/server/edge"
+	"github.com/gcscope/gcscope/server/graph"
 	"github.com/gcscope/gcscope/server/httpapi"
+	"github.com/gcscope/gcscope/server/objects"
+	"github.com/gcscope/gcscope/server/recording"
 	"github.com/gcscope/gcscope/server/registry"
 	"github.com/gcscope/gcscope/server/security"
+	"github.com/gcscope/gcscope/server/served"
 	"github.com/gcscope/gcscope/server/stream"
 )
 
@@ -34,7 +44,7 @@ type Options struct {
 	Ready func() error
 	// Version is gcscope's own version.
 	Version    string
-	Authorizer Authorizer
+	Authorizer security.Authorizer
 	// ReadOnly rejects every write to the cluster and to the engine's settings (dismissing
 	// orphan marks, gcscope's own memory, stays allowed); the engine itself goes on
 	// collecting.
@@ -43,10 +53,10 @@ type Options struct {
 	// credentials: give it only for gcscope's embedded cluster.
 	Scenarios registry.ScenarioPlayer
 	// Auth authenticates requests; nil means none (loopback only, enforced by the caller).
-	Auth Authenticator
-	// SSO, with Auth, signs users in through an OpenID provider (sso.go): its ID token is
-	// their credential, reviewed by Auth as a pasted token is.
-	SSO *SSO
+	Auth security.Authenticator
+	// SSO, with Auth, signs users in through an OpenID provider (server/edge/sso.go): its
+	// ID token is their credential, reviewed by Auth as a pasted token is.
+	SSO *security.SSO
 	// Listen is the address gcscope listens on: its host is a Host the server answers to.
 	Listen string
 	// AllowedHosts are further Host names the server answers to (path.Match patterns,
@@ -96,8 +106,7 @@ type Server struct {
 	opts    Options
 	log     *slog.Logger
 	handler http.Handler
-	audit   *auditLog
-	hosts   *security.HostPolicy
+	audit   *edge.Audit
 	// failures bounds failed authentications per remote address.
 	failures *security.FailureLimiter
 	// processKey signs what gcscope hands the browser and must get back unchanged (CSRF
@@ -106,7 +115,7 @@ type Server struct {
 	// sessions are the browsers signed in through /login.
 	sessions *security.Sessions
 	metrics  *serverMetrics
-	// exports holds a token per history export in progress (maxExports).
+	// exports holds a token per history export in progress (recording.MaxExports).
 	exports chan struct{}
 	// streamSeats bound the streams of every cluster together.
 	streamSeats *stream.Seats
@@ -115,22 +124,42 @@ type Server struct {
 	clusters registry.Clusters
 	several  bool // Options.Clusters: the page has a picker, the metrics a cluster label
 	hubs     *hubs
+
+	// The rooms routes.go mounts.
+	edge      *edge.Edge
+	objects   *objects.Resource
+	deletions *deletions.Resource
+	graph     *graph.Resource
+	recording *recording.Resource
+	demo      *demo.Resource
 }
 
 // New builds the server. Run its hub with Run.
-func New(o Options) *Server {
+func New(o Options) *Server { return newServer(o, security.NewFailureLimiter(nil)) }
+
+// newServer is New with the limiter of failed authentications given (tests give one with
+// a clock of their own).
+func newServer(o Options, failures *security.FailureLimiter) *Server {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Server{opts: o, log: o.Logger, exports: make(chan struct{}, maxExports)}
-	s.audit = newAuditLog(o.Audit, o.Logger)
-	s.hosts = security.NewHostPolicy(o.Listen, o.AllowedHosts)
-	s.failures = security.NewFailureLimiter(nil)
-	s.processKey = newProcessKey()
+	s := &Server{opts: o, log: o.Logger, exports: recording.NewExports()}
+	s.audit = edge.NewAudit(o.Audit, o.Logger)
+	s.failures = failures
+	s.processKey = security.NewProcessKey()
 	s.sessions = security.NewSessions()
 	s.metrics = newServerMetrics()
+	s.edge = edge.New(edge.Options{Logger: o.Logger, Version: o.Version, ReadOnly: o.ReadOnly, Replay: o.Replay,
+		Auth: o.Auth, SSO: o.SSO, AllowedOrigins: o.AllowedOrigins, Hosts: security.NewHostPolicy(o.Listen, o.AllowedHosts),
+		Failures: s.failures, Sessions: s.sessions, ProcessKey: s.processKey, Audit: s.audit, Asset: assetURL,
+		Throttled: s.metrics.authThrottled, Observe: s.metrics.observe})
+	s.objects = objects.New(objects.Deps{Edge: s.edge, Audit: s.audit, ReadOnly: o.ReadOnly, Log: o.Logger})
+	s.deletions = deletions.New(deletions.Deps{Edge: s.edge, Audit: s.audit, ReadOnly: o.ReadOnly})
+	s.graph = graph.New(graph.Deps{Edge: s.edge, Log: o.Logger})
+	s.recording = recording.New(recording.Deps{Edge: s.edge, Log: o.Logger, Version: o.Version, Replay: o.Replay, Exports: s.exports})
+	s.demo = demo.New(demo.Deps{Edge: s.edge, Audit: s.audit, ReadOnly: o.ReadOnly})
 	s.streamSeats = stream.NewSeats(o.MaxStreams, o.MaxStreamsPerUser) // every cluster's streams together
-	s.hubs = &hubs{by: map[string]*served{}}
+	s.hubs = &hubs{by: map[string]*openCluster{}}
 	if o.Clusters != nil {
 		s.clusters, s.several = o.Clusters, true
 		s.metrics.registry.MustRegister(clusterStates{o.Clusters})
@@ -147,7 +176,7 @@ func New(o Options) *Server {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.handler.ServeHTTP(w, r) }
 
 // newHub makes the stream hub of c's engine.
-func (s *Server) newHub(c *served, reg prometheus.Registerer) *stream.Hub {
+func (s *Server) newHub(c *served.Cluster, reg prometheus.Registerer) *stream.Hub {
 	o := s.opts
 	var bare func() gc.Snapshot
 	if e, ok := c.Engine.(interface{ SnapshotWithoutNodes() gc.Snapshot }); ok {
@@ -162,17 +191,17 @@ func (s *Server) newHub(c *served, reg prometheus.Registerer) *stream.Hub {
 	return stream.New(stream.Options{
 		Bare:     bare,
 		Subset:   subset,
-		Snapshot: c.Engine.Snapshot, Summary: summaryOf(c.Engine), Feed: c.Engine.Feed(), Logger: o.Logger,
+		Snapshot: c.Engine.Snapshot, Summary: graph.SummaryOf(c.Engine), Feed: c.Engine.Feed(), Logger: o.Logger,
 		Batch: o.StreamBatch, Buffer: o.ClientBuffer, OriginPatterns: o.AllowedOrigins,
 		Seats:      s.streamSeats,
-		User:       func(r *http.Request) string { return userFrom(r).Name },
-		Visibility: func(r *http.Request) *access.Visibility { return s.visibilityFor(r, c) },
+		User:       func(r *http.Request) string { return edge.UserFrom(r).Name },
+		Visibility: func(r *http.Request) *access.Visibility { return s.edge.VisibilityFor(r, c) },
 		Refuse: func(w http.ResponseWriter, r *http.Request, status int, e *httpapi.Error) {
-			s.refuse(w, r, "stream", status, e)
+			s.audit.Refuse(w, r, "stream", status, e)
 		},
 		Registerer:          reg,
 		Compression:         o.StreamCompression,
-		Credentials:         s.credentialsOf,
+		Credentials:         s.edge.Credentials,
 		CredentialsInterval: o.StreamCredentialsInterval,
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gcscope/gcscope/server/edge"
 	"github.com/gcscope/gcscope/web"
 )
 
@@ -68,7 +69,7 @@ func TestIndexPageAndStaticAssets(t *testing.T) {
 	if _, ro := get(t, New(Options{ReadOnly: true}), "/"); !strings.Contains(ro, `id="delete-dialog"`) || strings.Contains(ro, `id="delete-confirm"`) || !strings.Contains(ro, "read-only") {
 		t.Error("the read-only page does not preview deletes, offers to confirm one, or does not say it is read-only")
 	}
-	if c := rec.Result().Cookies(); len(c) != 1 || c[0].Name != csrfCookie || !strings.Contains(body, `data-csrf-token="`+h.csrfMAC(c[0].Value, req)+`"`) {
+	if c := rec.Result().Cookies(); len(c) != 1 || c[0].Name != edge.CSRFCookie || !strings.Contains(body, `data-csrf-token="`+h.edge.CSRFTokenFor(c[0].Value, req)+`"`) {
 		t.Errorf("the page's CSRF token is not the one issued for its cookie: %v", c)
 	}
 	// Shadow mode says that deletes from the page are real.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server/registry"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // shadowReporting is the test's engine with a shadow report of its own making.
@@ -48,8 +49,8 @@ func TestShadowReportPerUser(t *testing.T) {
 			shadowDecision(w.nsB, "bravo-owner", w.uids["bravo-owner"], gc.ShadowDiverged, nil),
 		}}}
 	s := New(Options{Engine: engine, Kube: w.e.config, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Auth:       NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
-		Authorizer: NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews())})
+		Auth:       security.NewTokenReviewer(w.e.client.AuthenticationV1().TokenReviews()),
+		Authorizer: security.NewAccessReviewer(w.e.client.AuthorizationV1().SubjectAccessReviews())})
 	ctx, cancel := context.WithCancel(context.Background())
 	go s.Run(ctx)
 	ts := httptest.NewServer(s)

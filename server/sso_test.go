@@ -23,6 +23,7 @@ import (
 	"github.com/zitadel/oidc/v3/example/server/storage"
 	"golang.org/x/oauth2"
 
+	"github.com/gcscope/gcscope/server/edge"
 	"github.com/gcscope/gcscope/server/security"
 )
 
@@ -48,21 +49,21 @@ type idTokenReviewer struct {
 	last     string
 }
 
-func (a *idTokenReviewer) Authenticate(ctx context.Context, token string) (*User, error) {
+func (a *idTokenReviewer) Authenticate(ctx context.Context, token string) (*security.User, error) {
 	a.mu.Lock()
 	a.last = token
 	a.mu.Unlock()
 	id, err := a.verifier.Verify(ctx, token)
 	if err != nil {
-		return nil, errUnauthenticated
+		return nil, security.ErrUnauthenticated
 	}
-	return &User{Name: "oidc:" + id.Subject}, nil // the apiserver's default --oidc-username-claim is sub
+	return &security.User{Name: "oidc:" + id.Subject}, nil // the apiserver's default --oidc-username-claim is sub
 }
 
 type ssoRig struct {
 	gcscope, provider *httptest.Server
 	server            *Server
-	sso               *SSO
+	sso               *security.SSO
 	reviewer          *idTokenReviewer
 	audit             *lockedBuffer
 	tokenHits         atomic.Int64 // requests to the provider's token endpoint
@@ -93,14 +94,14 @@ func newSSORig(t *testing.T) *ssoRig {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	sso, err := NewSSO(ctx, SSOConfig{IssuerURL: issuer, ClientID: ssoClientID, ClientSecret: ssoSecret,
+	sso, err := security.NewSSO(ctx, security.SSOConfig{IssuerURL: issuer, ClientID: ssoClientID, ClientSecret: ssoSecret,
 		Scopes: []string{"email", "offline_access"}, CAFile: ca, Name: "Example"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	rig.sso = sso
-	if !strings.HasSuffix(sso.oauth.Endpoint.TokenURL, ssoTokenPath) {
-		t.Fatalf("the provider's token endpoint is %s, not at %s: count its requests there", sso.oauth.Endpoint.TokenURL, ssoTokenPath)
+	if !strings.HasSuffix(sso.OAuth2().Endpoint.TokenURL, ssoTokenPath) {
+		t.Fatalf("the provider's token endpoint is %s, not at %s: count its requests there", sso.OAuth2().Endpoint.TokenURL, ssoTokenPath)
 	}
 	prov, err := oidc.NewProvider(oidc.ClientContext(ctx, rig.provider.Client()), issuer)
 	if err != nil {
@@ -254,14 +255,14 @@ func TestSingleSignOnRenewsTheIDToken(t *testing.T) {
 	}
 	first := lastToken()
 	// Its expiry near (the clock an hour on): renewed before the request is reviewed.
-	rig.sso.now = func() time.Time { return time.Now().Add(time.Hour) }
+	rig.sso.SetClock(func() time.Time { return time.Now().Add(time.Hour) })
 	code, s := rig.session(t, b)
-	rig.sso.now = time.Now
+	rig.sso.SetClock(time.Now)
 	if second := lastToken(); code != http.StatusOK || !strings.Contains(s, "oidc:id1") || second == first {
 		t.Fatalf("near its expiry: /api/v1/session %d %s, the ID token renewed: %v; want the user, with a new ID token", code, s, second != first)
 	}
 	// A refresh token the provider does not take ends the session (Sessions.Token).
-	src := &ssoToken{sso: rig.sso, cfg: rig.sso.oauth, token: &oauth2.Token{RefreshToken: "not-a-refresh-token"}}
+	src := rig.sso.Renewing(rig.sso.OAuth2(), &oauth2.Token{RefreshToken: "not-a-refresh-token"}, "")
 	if tok, err := src.Token(context.Background()); err == nil {
 		t.Fatalf("a refresh token the provider does not know renewed the ID token: %q", tok)
 	}
@@ -339,7 +340,7 @@ func (rig *ssoRig) authorize(t *testing.T, b *http.Client, start, username strin
 // client ID and the redirect URL are no secret): state, nonce ("": none asked) and PKCE
 // verifier are the maker's.
 func (rig *ssoRig) ownAuthorization(state, nonce, verifier string) string {
-	cfg := rig.sso.oauth
+	cfg := rig.sso.OAuth2()
 	cfg.RedirectURL = rig.gcscope.URL + "/login/sso/callback"
 	opts := []oauth2.AuthCodeOption{oauth2.S256ChallengeOption(verifier)}
 	if nonce != "" {
@@ -353,10 +354,10 @@ func (rig *ssoRig) ownAuthorization(state, nonce, verifier string) string {
 func (rig *ssoRig) providerTokens(t *testing.T, username string) (oauth2.Config, *oauth2.Token) {
 	t.Helper()
 	verifier := oauth2.GenerateVerifier()
-	back := rig.authorize(t, rig.browser(t), rig.ownAuthorization(randomString(), randomString(), verifier), username)
-	cfg := rig.sso.oauth
+	back := rig.authorize(t, rig.browser(t), rig.ownAuthorization(security.RandomString(), security.RandomString(), verifier), username)
+	cfg := rig.sso.OAuth2()
 	cfg.RedirectURL = rig.gcscope.URL + "/login/sso/callback"
-	tok, err := cfg.Exchange(rig.sso.ctx(context.Background()), back.Query().Get("code"), oauth2.VerifierOption(verifier))
+	tok, err := cfg.Exchange(rig.sso.ClientContext(context.Background()), back.Query().Get("code"), oauth2.VerifierOption(verifier))
 	if err != nil || tok.RefreshToken == "" {
 		t.Fatalf("the provider's tokens for %s: %v (a refresh token: %v)", username, err, tok != nil && tok.RefreshToken != "")
 	}
@@ -434,22 +435,22 @@ func (rig *ssoRig) audited(parts ...string) bool {
 func TestSSOPlantedFlowCookie(t *testing.T) {
 	made := func(nonce string, mac bool) func(*testing.T, *ssoRig) (map[string]string, *url.URL) {
 		return func(t *testing.T, rig *ssoRig) (map[string]string, *url.URL) {
-			state, verifier := randomString(), oauth2.GenerateVerifier()
+			state, verifier := security.RandomString(), oauth2.GenerateVerifier()
 			back := rig.authorize(t, rig.browser(t), rig.ownAuthorization(state, nonce, verifier), "test-user2")
 			flow := state + "." + nonce + "." + verifier
 			if mac {
-				flow += "." + strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10) + "." + randomString()
+				flow += "." + strconv.FormatInt(time.Now().Add(time.Minute).Unix(), 10) + "." + security.RandomString()
 			}
-			return map[string]string{ssoFlowCookie: flow}, back
+			return map[string]string{edge.SSOFlowCookie: flow}, back
 		}
 	}
 	issuedElsewhere := func(withBrowserID bool) func(*testing.T, *ssoRig) (map[string]string, *url.URL) {
 		return func(t *testing.T, rig *ssoRig) (map[string]string, *url.URL) {
 			attacker := rig.browser(t)
 			back := rig.authorize(t, attacker, rig.gcscope.URL+"/login/sso", "test-user2")
-			planted := map[string]string{ssoFlowCookie: rig.cookieOf(t, attacker, ssoFlowCookie)}
+			planted := map[string]string{edge.SSOFlowCookie: rig.cookieOf(t, attacker, edge.SSOFlowCookie)}
 			if withBrowserID {
-				planted[ssoBrowserCookie] = rig.cookieOf(t, attacker, ssoBrowserCookie)
+				planted[edge.SSOBrowserCookie] = rig.cookieOf(t, attacker, edge.SSOBrowserCookie)
 			}
 			return planted, back
 		}
@@ -458,9 +459,9 @@ func TestSSOPlantedFlowCookie(t *testing.T) {
 		name  string
 		plant func(*testing.T, *ssoRig) (map[string]string, *url.URL)
 	}{
-		{"made up", made(randomString(), false)},
+		{"made up", made(security.RandomString(), false)},
 		{"made up, with no nonce", made("", false)},
-		{"made up, with a MAC of its own", made(randomString(), true)},
+		{"made up, with a MAC of its own", made(security.RandomString(), true)},
 		{"issued to another browser", issuedElsewhere(false)},
 		{"issued to another browser, with its browser id", issuedElsewhere(true)},
 	} {
@@ -492,9 +493,9 @@ func TestSSODuplicateFlowCookies(t *testing.T) {
 	rig.startFlow(t, victim)
 	attacker := rig.browser(t)
 	back := rig.authorize(t, attacker, rig.gcscope.URL+"/login/sso", "test-user2")
-	rig.plant(victim, ssoFlowCookie, rig.cookieOf(t, attacker, ssoFlowCookie))
+	rig.plant(victim, edge.SSOFlowCookie, rig.cookieOf(t, attacker, edge.SSOFlowCookie))
 	code, page := open(t, victim, back.String())
-	if code != http.StatusBadRequest || !strings.Contains(page, "2 "+ssoFlowCookie+" cookies") {
+	if code != http.StatusBadRequest || !strings.Contains(page, "2 "+edge.SSOFlowCookie+" cookies") {
 		t.Errorf("a callback with two flow cookies: %d, want 400 saying so:\n%s", code, page)
 	}
 	rig.wantUser(t, victim, "oidc:id1")
@@ -507,11 +508,11 @@ func TestSSOFlowWithoutNonce(t *testing.T) {
 	rig := newSSORig(t)
 	b := rig.browser(t)
 	rig.startFlow(t, b)
-	state, verifier := randomString(), oauth2.GenerateVerifier()
+	state, verifier := security.RandomString(), oauth2.GenerateVerifier()
 	back := rig.authorize(t, rig.browser(t), rig.ownAuthorization(state, "", verifier), rig.user1())
-	flow := rig.server.ssoFlowValue(rig.cookieOf(t, b, ssoBrowserCookie), ssoFlow{state: state, verifier: verifier, expires: time.Now().Add(time.Minute)})
+	flow := security.SSOFlow{State: state, Verifier: verifier, Expires: time.Now().Add(time.Minute)}.Seal(rig.server.processKey, rig.cookieOf(t, b, edge.SSOBrowserCookie))
 	u, _ := url.Parse(rig.gcscope.URL)
-	b.Jar.SetCookies(u, []*http.Cookie{ssoFlowCookieFor(&http.Request{}, flow, 60)}) // in place of gcscope's
+	b.Jar.SetCookies(u, []*http.Cookie{edge.SSOFlowCookieFor(&http.Request{}, flow, 60)}) // in place of gcscope's
 	code, page := open(t, b, back.String())
 	if code < 400 || !strings.Contains(page, "Single sign-on failed") {
 		t.Errorf("a flow with no nonce: %d, want it refused:\n%s", code, page)
@@ -551,7 +552,7 @@ func TestSSOStartFromAnotherSite(t *testing.T) {
 			t.Errorf("%s: %s: %s (to %q); want 403 and the login page with its button:\n%s", h[0], h[1], resp.Status, resp.Header.Get("Location"), page)
 		}
 		for _, c := range resp.Cookies() {
-			if c.Name == ssoFlowCookie {
+			if c.Name == edge.SSOFlowCookie {
 				t.Errorf("%s: %s: a flow cookie was set", h[0], h[1])
 			}
 		}
@@ -578,15 +579,15 @@ func TestSSOCallbackThrottled(t *testing.T) {
 	rig.server.failures.HoldTime = 0 // 429s are not held back here (the tarpit's own tests are in security/)
 	b := rig.browser(t)
 	to := rig.startFlow(t, b)
-	flow, browser := rig.cookieOf(t, b, ssoFlowCookie), rig.cookieOf(t, b, ssoBrowserCookie)
+	flow, browser := rig.cookieOf(t, b, edge.SSOFlowCookie), rig.cookieOf(t, b, edge.SSOBrowserCookie)
 	const n = 3 * security.FailureBurst
 	var last *http.Response
 	var err error
 	throttled := 0
 	for range n {
 		req, _ := http.NewRequest(http.MethodGet, rig.gcscope.URL+"/login/sso/callback?code=not-a-code&state="+url.QueryEscape(to.Query().Get("state")), nil)
-		req.AddCookie(&http.Cookie{Name: ssoFlowCookie, Value: flow})
-		req.AddCookie(&http.Cookie{Name: ssoBrowserCookie, Value: browser})
+		req.AddCookie(&http.Cookie{Name: edge.SSOFlowCookie, Value: flow})
+		req.AddCookie(&http.Cookie{Name: edge.SSOBrowserCookie, Value: browser})
 		if last, err = http.DefaultClient.Do(req); err != nil {
 			t.Fatal(err)
 		}
@@ -648,7 +649,7 @@ func TestSSOCallbacksFromOtherSitesLockNoOneOut(t *testing.T) {
 func TestSSORenewalOutlivesTheRequest(t *testing.T) {
 	rig := newSSORig(t)
 	cfg, tok := rig.providerTokens(t, rig.user1())
-	src := &ssoToken{sso: rig.sso, cfg: cfg, subject: "id1", token: tok} // no expiry: due
+	src := rig.sso.Renewing(cfg, tok, "id1") // no expiry: due
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if id, err := src.Token(ctx); err != nil || id == "" {
@@ -662,7 +663,7 @@ func TestSSORenewalOfAnotherUser(t *testing.T) {
 	rig := newSSORig(t)
 	cfg, tok := rig.providerTokens(t, rig.user1())
 	sessions := security.NewSessions()
-	id := sessions.StartFrom(&ssoToken{sso: rig.sso, cfg: cfg, subject: "id2", token: tok}, "sso oidc:id2")
+	id := sessions.StartFrom(rig.sso.Renewing(cfg, tok, "id2"), "sso oidc:id2")
 	if got := sessions.Token(context.Background(), id); got != "" {
 		t.Fatalf("id2's session renewed to an ID token of id1's: %q", got)
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gcscope/gcscope/gc"
-	"github.com/gcscope/gcscope/server"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // version is gcscope's version, set at link time by the Makefile.
@@ -55,7 +55,7 @@ type config struct {
 
 	// The server, besides serveFlags.
 	auth           string
-	oidc           server.SSOConfig // single sign-on, with --auth=kubernetes
+	oidc           security.SSOConfig // single sign-on, with --auth=kubernetes
 	oidcSecretFile string
 	auditLog       string
 	maxStreams     int

@@ -21,6 +21,7 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/scenario"
 	"github.com/gcscope/gcscope/server"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // scenarioPause is how long a played scenario's step stays on screen before the next
@@ -164,14 +165,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	opts.Engine, opts.Kube, opts.Deletions, opts.History, opts.ClusterName = engine, restConfig, parts.deletions, parts.history, name
 	if cfg.auth == "kubernetes" {
 		// Each user reads what it may list.
-		tokens, access, err := server.ClusterReviewers(restConfig)
+		tokens, access, err := security.ClusterReviewers(restConfig)
 		if err != nil {
 			return err
 		}
 		opts.Auth, opts.Authorizer = tokens, access
 	}
 	if cfg.oidc.IssuerURL != "" {
-		if opts.SSO, err = server.NewSSO(ctx, cfg.oidc); err != nil {
+		if opts.SSO, err = security.NewSSO(ctx, cfg.oidc); err != nil {
 			return fmt.Errorf("--oidc-issuer-url: %w", err)
 		}
 	}

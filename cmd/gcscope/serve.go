@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/gcscope/gcscope/server"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // serveFlags are the serving flags of gcscope and gcscope replay.
@@ -120,11 +121,11 @@ func (s *serveFlags) logger(stderr io.Writer) *slog.Logger {
 }
 
 // authenticator reads --auth-token-file; without it, nil: no token is asked for.
-func (s *serveFlags) authenticator() (server.Authenticator, error) {
+func (s *serveFlags) authenticator() (security.Authenticator, error) {
 	if s.authTokenFile == "" {
 		return nil, nil
 	}
-	tokens, err := server.LoadTokenFile(s.authTokenFile)
+	tokens, err := security.LoadTokenFile(s.authTokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("--auth-token-file: %v", err)
 	}
@@ -132,7 +133,7 @@ func (s *serveFlags) authenticator() (server.Authenticator, error) {
 }
 
 // options are the server's options the serving flags decide.
-func (s *serveFlags) options(log *slog.Logger, auth server.Authenticator, audit io.Writer) server.Options {
+func (s *serveFlags) options(log *slog.Logger, auth security.Authenticator, audit io.Writer) server.Options {
 	return server.Options{
 		Logger: log, Version: version, ReadOnly: s.readOnly, Auth: auth, Audit: audit,
 		Listen: s.listen, AllowedOrigins: s.allowedOrigins, AllowedHosts: s.allowedHosts,

@@ -4,6 +4,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -127,15 +128,29 @@ func TestNoErrorLiteralOutsideTheConstructors(t *testing.T) {
 			return true
 		})
 	}
-	dirs, err := filepath.Glob("../*")
+	// Every package under server/, at any depth (testdata and this package left out).
+	var dirs []string
+	err := filepath.WalkDir("..", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case !d.IsDir():
+			return nil
+		case d.Name() == "testdata" || path == filepath.Join("..", "httpapi"):
+			return filepath.SkipDir
+		}
+		dirs = append(dirs, path)
+		return nil
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dirs = append(dirs, "..")
-	for _, dir := range dirs {
-		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() || filepath.Base(dir) == "httpapi" {
-			continue
+	for _, want := range []string{"..", "../edge", "../objects", "../stream/streamtest"} {
+		if !slices.Contains(dirs, filepath.Clean(want)) {
+			t.Fatalf("the walk of server/ missed %s: %v", want, dirs)
 		}
+	}
+	for _, dir := range dirs {
 		for _, f := range parseSource(t, dir) {
 			ast.Inspect(f, func(n ast.Node) bool {
 				switch n := n.(type) {

@@ -9,12 +9,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
-	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -22,28 +20,15 @@ import (
 	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/server/access"
 	"github.com/gcscope/gcscope/server/security"
+	"github.com/gcscope/gcscope/server/security/securitytest"
 	"github.com/gcscope/gcscope/server/stream/streamtest"
 	"github.com/gcscope/gcscope/server/wire"
 )
 
-// switchableAuthz allows listing pods in the namespaces of its set, which a test changes.
-type switchableAuthz struct {
-	mu  sync.Mutex
-	nss []string
-}
-
-func (a *switchableAuthz) set(nss ...string) { a.mu.Lock(); a.nss = nss; a.mu.Unlock() }
-
-func (a *switchableAuthz) Allowed(_ context.Context, _ *security.User, res *authorizationv1.ResourceAttributes, _ *authorizationv1.NonResourceAttributes) (bool, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return res != nil && res.Namespace != "" && slices.Contains(a.nss, res.Namespace), nil
-}
-
 // The stream tells a user the mark without the former owner it may not see.
 func TestStreamRedactsAHiddenFormerOwner(t *testing.T) {
-	authz := &switchableAuthz{}
-	authz.set("a")
+	authz := &securitytest.SwitchableAuthz{}
+	authz.Set("a")
 	mapper := meta.NewDefaultRESTMapper(nil)
 	for _, k := range []string{"ReplicaSet", "Pod"} {
 		mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: k}, meta.RESTScopeNamespace)
@@ -89,8 +74,8 @@ func TestStreamRedactsAHiddenFormerOwner(t *testing.T) {
 // TestStreamFollowsPermissionChanges: when what the user may list changes, the client is
 // sent a new snapshot that holds exactly what it may now see.
 func TestStreamFollowsPermissionChanges(t *testing.T) {
-	authz := &switchableAuthz{}
-	authz.set("a")
+	authz := &securitytest.SwitchableAuthz{}
+	authz.Set("a")
 	mapper := meta.NewDefaultRESTMapper(nil)
 	for _, k := range []string{"Deployment", "ReplicaSet", "Pod"} {
 		mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: k}, meta.RESTScopeNamespace)
@@ -109,7 +94,7 @@ func TestStreamFollowsPermissionChanges(t *testing.T) {
 	if got := uidsOf(m.Nodes); !slices.Equal(got, []string{"pa"}) {
 		t.Fatalf("first snapshot holds %v, want [pa]", got)
 	}
-	authz.set("b")
+	authz.Set("b")
 	for {
 		f := c.next()
 		if err := m.Apply(f); err != nil {

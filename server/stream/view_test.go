@@ -10,6 +10,7 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/server/access"
 	"github.com/gcscope/gcscope/server/security"
+	"github.com/gcscope/gcscope/server/security/securitytest"
 	"github.com/gcscope/gcscope/server/stream/streamtest"
 	"github.com/gcscope/gcscope/server/wire"
 )
@@ -37,8 +38,8 @@ func TestViewHasARuleForEveryEventType(t *testing.T) {
 // subscribed to everything (queues included).
 func restrictedView(t *testing.T) *view {
 	t.Helper()
-	authz := &switchableAuthz{}
-	authz.set("a")
+	authz := &securitytest.SwitchableAuthz{}
+	authz.Set("a")
 	mapper := meta.NewDefaultRESTMapper(nil)
 	mapper.Add(schema.GroupVersionKind{Version: "v1", Kind: "Pod"}, meta.RESTScopeNamespace)
 	v := newView(wire.Subscription{Queues: true}, access.New(context.Background(), &security.User{Name: "local"}, authz, mapper))
