@@ -1,0 +1,157 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/go-chi/chi/v5/middleware"
+
+	"github.com/gcscope/gcscope/server/httpapi"
+)
+
+// The remote's CSRF rules are gcscope's own: a write carries the token of the session its
+// csrf cookie names, bound to the user's bearer token (server/csrf.go). The hub has checked
+// the browser's token for the hub; for the remote it asks the remote's /session as the
+// user, just before the write, and sends that pair (never the browser's cookie).
+const (
+	csrfCookie = "gcscope_csrf"
+	csrfHeader = "X-CSRF-Token"
+)
+
+type remoteCSRF struct{ cookie, token string }
+
+// Write is a proxied write, for the hub's audit line (the remote writes its own).
+type Write struct {
+	Cluster string
+	Path    string // below the cluster's /api/v1
+	Status  int
+	Error   string // the remote's (or the hub's) message when Status >= 400
+	// Policy and DryRun are as the body asked, when it could be read.
+	Policy string
+	DryRun *bool
+}
+
+// write forwards a write: its body read whole (bounded), the remote's CSRF pair fetched
+// as the user, then the request proxied; the hub's audit line says how it went.
+func (rm *Remote) write(w http.ResponseWriter, r *http.Request, call Call, out *outgoing) {
+	rec := Write{Cluster: rm.cfg.Name, Path: call.Path}
+	audit := func(status int, msg string) {
+		if call.Audit != nil {
+			rec.Status, rec.Error = status, msg
+			call.Audit(rec)
+		}
+	}
+	fail := func(status int, e *httpapi.Error) {
+		audit(status, e.Message)
+		httpapi.WriteJSON(w, status, e)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, rm.limits.MaxWriteBytes))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			fail(http.StatusRequestEntityTooLarge, httpapi.ErrBadRequest(fmt.Sprintf("the request body is over %d bytes", rm.limits.MaxWriteBytes)))
+			return
+		}
+		fail(http.StatusBadRequest, httpapi.ErrBadRequest("reading the request body: "+err.Error()))
+		return
+	}
+	var asked struct {
+		PropagationPolicy string `json:"propagationPolicy"`
+		DryRun            *bool  `json:"dryRun"`
+	}
+	if json.Unmarshal(body, &asked) == nil {
+		rec.Policy, rec.DryRun = asked.PropagationPolicy, asked.DryRun
+	}
+
+	csrf, err := rm.csrfFor(r.Context(), out.token)
+	if err != nil {
+		var refused *errRefused
+		switch {
+		case errors.As(err, &refused):
+			fail(http.StatusForbidden, httpapi.ErrForbidden(refused.msg))
+		default:
+			rm.probeNow()
+			fail(http.StatusBadGateway, httpapi.ErrUnavailable(fmt.Sprintf("cluster %q (%s) did not answer: %v", rm.cfg.Name, rm.base, err)))
+		}
+		return
+	}
+	out.csrf = csrf
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	r.ContentLength = int64(len(body))
+
+	// The answer's status and the start of its body, for the audit line.
+	ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
+	head := &headOf{max: 4 << 10}
+	ww.Tee(head)
+	rm.proxy(ww, r, call, out)
+	status := ww.Status()
+	var msg string
+	if status >= http.StatusBadRequest {
+		msg = errorMessage(bytes.NewReader(head.b))
+	}
+	audit(status, msg)
+}
+
+// csrfFor asks the remote's /session, as the user whose token it is, for its CSRF cookie
+// and token.
+func (rm *Remote) csrfFor(ctx context.Context, token string) (*remoteCSRF, error) {
+	ctx, cancel := context.WithTimeout(ctx, rm.limits.ResponseTimeout)
+	defer cancel()
+	u, _ := rm.endpoint("/api/v1/session")
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", "gcscope-hub")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := rm.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	switch resp.StatusCode {
+	case http.StatusOK:
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return nil, &errRefused{fmt.Sprintf("cluster %q does not accept your credential: %s", rm.cfg.Name, errorMessage(resp.Body))}
+	default:
+		return nil, fmt.Errorf("its /session answered %d: %s", resp.StatusCode, errorMessage(resp.Body))
+	}
+	var s struct {
+		CSRFToken string `json:"csrfToken"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&s); err != nil {
+		return nil, fmt.Errorf("its /session: %w", err)
+	}
+	for _, c := range resp.Cookies() {
+		if c.Name == csrfCookie && s.CSRFToken != "" {
+			return &remoteCSRF{cookie: c.Value, token: s.CSRFToken}, nil
+		}
+	}
+	return nil, errors.New("its /session set no CSRF cookie")
+}
+
+// headOf keeps the first max bytes written to it.
+type headOf struct {
+	b   []byte
+	max int
+}
+
+func (h *headOf) Write(p []byte) (int, error) {
+	if room := h.max - len(h.b); room > 0 {
+		h.b = append(h.b, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+// isUpgrade reports whether r asks for a websocket.
+func isUpgrade(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+}
