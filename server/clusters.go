@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/go-chi/chi/v5"
@@ -20,6 +21,7 @@ import (
 	"github.com/gcscope/gcscope/server/edge"
 	"github.com/gcscope/gcscope/server/httpapi"
 	"github.com/gcscope/gcscope/server/registry"
+	"github.com/gcscope/gcscope/server/remote"
 	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/server/served"
 	"github.com/gcscope/gcscope/server/stream"
@@ -172,6 +174,10 @@ func (s *Server) inNamedCluster(next http.Handler) http.Handler {
 func (s *Server) servingCluster(next http.Handler, named func(*http.Request) (string, bool)) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name, ok := named(r)
+		if rm, isRemote := s.opts.Remotes.Lookup(name); ok && isRemote {
+			s.serveRemote(w, r, rm)
+			return
+		}
 		var c *served.Cluster
 		if ok {
 			c, ok = s.cluster(name, s.mayStart(r))
@@ -191,9 +197,71 @@ type clustersResponse struct {
 	Clusters []registry.Status `json:"clusters"`
 }
 
-// handleClusters lists the clusters and where each is; it starts none.
+// handleClusters lists the clusters and where each is; it starts none. A remote that
+// refuses the user is listed so (each asked within a bound, together).
 func (s *Server) handleClusters(w http.ResponseWriter, r *http.Request) {
-	httpapi.WriteJSON(w, http.StatusOK, clustersResponse{Clusters: s.clusters.List()})
+	list := s.clusters.List()
+	if s.opts.Remotes != nil {
+		list = s.opts.Remotes.ForUser(r.Context(), list, s.remoteCredential(r))
+	}
+	httpapi.WriteJSON(w, http.StatusOK, clustersResponse{Clusters: list})
+}
+
+// serveRemote hands a request to a remote cluster (server/remote) once the hub's own
+// checks have passed (Host, Origin, authentication: before this); a write's CSRF token is
+// checked here, as GuardWrite does on the local routes, the hub's --read-only holds for
+// remotes too, and its audit line names user and cluster.
+func (s *Server) serveRemote(w http.ResponseWriter, r *http.Request, rm *remote.Remote) {
+	name := rm.Name()
+	edge.MarkCluster(r, name)
+	r = edge.WithCluster(r, &served.Cluster{Name: name})
+	proxy := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The path below the cluster's /api/v1: /api/v1/clusters/NAME/graph and, for the
+		// default cluster, /api/v1/graph are /graph (the DOT graph's /debug/... stays).
+		path := r.URL.EscapedPath()
+		if seg := chi.URLParam(r, "cluster"); seg != "" {
+			path = strings.TrimPrefix(path, "/api/v1/clusters/"+seg)
+		} else {
+			path = strings.TrimPrefix(path, "/api/v1")
+		}
+		rm.Serve(w, r, remote.Call{
+			Path: path, User: edge.UserFrom(r).Name, Credential: s.remoteCredential(r),
+			ReadOnly:  s.opts.ReadOnly,
+			CSRFToken: func() string { return s.edge.CSRFToken(w, r) },
+			Recheck:   s.edge.Credentials(r),
+			Audit: func(wr remote.Write) {
+				e := edge.EntryFor(r, edge.WriteAction(r))
+				e.Policy, e.DryRun, e.Status, e.Error, e.Result = wr.Policy, wr.DryRun, wr.Status, wr.Error, "ok"
+				switch {
+				case wr.Status == 0 || wr.Status >= http.StatusInternalServerError:
+					e.Result = "error"
+				case wr.Status >= http.StatusBadRequest:
+					e.Result = "denied"
+				}
+				s.audit.Write(e)
+			},
+		})
+	})
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		s.edge.GuardWrite(proxy).ServeHTTP(w, r)
+		return
+	}
+	proxy.ServeHTTP(w, r)
+}
+
+// remoteCredential is what a remote may be given of r's user: the token the hub
+// authenticated them with (none without authentication), and whether it is single
+// sign-on's ID token.
+func (s *Server) remoteCredential(r *http.Request) remote.Credential {
+	if s.opts.Auth == nil {
+		return remote.Credential{}
+	}
+	token := s.edge.Token(r)
+	c := remote.Credential{Token: token}
+	if s.opts.SSO != nil {
+		c.IDToken = remote.IsIDTokenOf(token, s.opts.SSO.Issuer())
+	}
+	return c
 }
 
 // clusterStateDesc: a cluster's state, for alerts on a cluster that failed or cannot see

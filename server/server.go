@@ -28,6 +28,7 @@ import (
 	"github.com/gcscope/gcscope/server/objects"
 	"github.com/gcscope/gcscope/server/recording"
 	"github.com/gcscope/gcscope/server/registry"
+	"github.com/gcscope/gcscope/server/remote"
 	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/server/served"
 	"github.com/gcscope/gcscope/server/stream"
@@ -99,6 +100,10 @@ type Options struct {
 	Clusters registry.Clusters
 	// ClusterName names the one cluster without Clusters (its kubeconfig context, say).
 	ClusterName string
+	// Remotes are clusters served by other gcscopes (--remote): listed after the local
+	// ones (Clusters, or Engine's; neither: a hub of remotes alone) and proxied
+	// (server/remote). Their names must differ from the local ones'.
+	Remotes *remote.Set
 }
 
 // Server serves gcscope's HTTP surface.
@@ -160,12 +165,25 @@ func newServer(o Options, failures *security.FailureLimiter) *Server {
 	s.demo = demo.New(demo.Deps{Edge: s.edge, Audit: s.audit, ReadOnly: o.ReadOnly})
 	s.streamSeats = stream.NewSeats(o.MaxStreams, o.MaxStreamsPerUser) // every cluster's streams together
 	s.hubs = &hubs{by: map[string]*openCluster{}}
-	if o.Clusters != nil {
+	local := o.Clusters != nil || o.Engine != nil || o.Remotes == nil
+	switch {
+	case o.Clusters != nil:
 		s.clusters, s.several = o.Clusters, true
-		s.metrics.registry.MustRegister(clusterStates{o.Clusters})
-	} else {
+	case local:
 		s.clusters = registry.One(o.ClusterName, &registry.Cluster{Engine: o.Engine, Kube: o.Kube, Authorizer: o.Authorizer,
 			Scenarios: o.Scenarios, Deletions: o.Deletions, History: o.History}, o.Ready)
+	}
+	if o.Remotes != nil {
+		joined, err := remote.Join(s.clusters, o.Remotes)
+		if err != nil {
+			panic(err) // cmd/gcscope refuses such flags first
+		}
+		s.clusters, s.several = joined, true
+	}
+	if s.several {
+		s.metrics.registry.MustRegister(clusterStates{s.clusters})
+	}
+	if o.Clusters == nil && local {
 		s.cluster(o.ClusterName, true) // its engine runs already: its hub is made now, as its metrics
 	}
 	s.handler = s.routes()

@@ -32,6 +32,10 @@ func (e *Edge) StartUnauthenticated(next http.Handler) http.Handler {
 // (security.Sessions).
 const SessionCookie = "gcscope_session"
 
+// Token is the credential r's user authenticated with: requestToken's token ("" when the
+// session is ambiguous). A hub hands it to the remote cluster the user asks (server/remote).
+func (e *Edge) Token(r *http.Request) string { return e.bearerToken(r) }
+
 // bearerToken is requestToken's token ("" when the session is ambiguous).
 func (e *Edge) bearerToken(r *http.Request) string {
 	t, _ := e.requestToken(r)

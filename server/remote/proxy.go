@@ -34,6 +34,10 @@ type Call struct {
 	// Recheck asks the hub whether the user's credentials are still good, for a relayed
 	// stream (nil: never asked).
 	Recheck func(context.Context) error
+	// ReadOnly is the hub's --read-only: every write is refused at the hub but a dry run
+	// (a prediction) and the dismissal of orphan marks (the remote gcscope's own memory),
+	// whatever the remote allows.
+	ReadOnly bool
 }
 
 // outgoing is what Rewrite adds to a proxied request.

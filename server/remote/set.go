@@ -67,8 +67,11 @@ func (s *Set) Run(ctx context.Context) {
 	wg.Wait()
 }
 
-// Lookup is the remote named name.
+// Lookup is the remote named name (none in a nil Set).
 func (s *Set) Lookup(name string) (*Remote, bool) {
+	if s == nil {
+		return nil, false
+	}
 	rm, ok := s.by[name]
 	return rm, ok
 }

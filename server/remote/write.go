@@ -68,6 +68,10 @@ func (rm *Remote) write(w http.ResponseWriter, r *http.Request, call Call, out *
 	if json.Unmarshal(body, &asked) == nil {
 		rec.Policy, rec.DryRun = asked.PropagationPolicy, asked.DryRun
 	}
+	if call.ReadOnly && (asked.DryRun == nil || !*asked.DryRun) && !strings.HasSuffix(call.Path, "/orphan-marks/dismiss") {
+		fail(http.StatusForbidden, httpapi.ErrReadOnly("this hub is read-only (--read-only): it predicts deletes on its clusters but makes none"))
+		return
+	}
 
 	csrf, err := rm.csrfFor(r.Context(), out.token)
 	if err != nil {

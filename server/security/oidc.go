@@ -54,6 +54,9 @@ type SSO struct {
 	now      func() time.Time
 }
 
+// Issuer is the provider's issuer URL (an ID token's iss).
+func (s *SSO) Issuer() string { return s.cfg.IssuerURL }
+
 // NewSSO reads the provider's discovery document (so a wrong issuer fails at start-up,
 // not at the first sign-in).
 func NewSSO(ctx context.Context, cfg SSOConfig) (*SSO, error) {
