@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/gcscope/gcscope/gc"
+	"github.com/gcscope/gcscope/server/remote"
 	"github.com/gcscope/gcscope/server/security"
 )
 
@@ -33,6 +35,8 @@ type config struct {
 	allContexts     bool     // every context of the kubeconfig
 	startContexts   string   // several contexts: "opened" (each when first opened) or "all"
 	inCluster       bool
+	remoteSpecs     []string        // --remote, as given
+	remotes         []remote.Config // --remote: clusters served by other gcscopes, through this one
 	dataDir         string
 	writeKubeconfig string
 	demo            bool
@@ -70,7 +74,12 @@ type config struct {
 }
 
 // embedded reports whether gcscope boots its own control plane.
-func (c *config) embedded() bool {
+func (c *config) embedded() bool { return c.noClusterFlags() && len(c.remoteSpecs) == 0 }
+
+// hubOnly reports whether gcscope serves remote gcscopes alone (--remote, no cluster flags).
+func (c *config) hubOnly() bool { return c.noClusterFlags() && len(c.remoteSpecs) > 0 }
+
+func (c *config) noClusterFlags() bool {
 	return c.kubeconfig == "" && len(c.contexts) == 0 && !c.allContexts && !c.inCluster
 }
 
@@ -114,6 +123,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.allContexts, "all-contexts", false, "serve every context of the kubeconfig, each with its own engine (the current context is the default one)")
 	fs.StringVar(&c.startContexts, "start-contexts", "opened", "with several contexts: when each engine starts: opened (the default context's at start-up, each other's when the page or the API first opens it) or all (every one at start-up)")
 	fs.BoolVar(&c.inCluster, "in-cluster", false, "use the service account of the pod gcscope runs in")
+	fs.Var(listFlag{&c.remoteSpecs}, "remote", "NAME=URL[,ca=FILE][,forward=token|id-token]: also serve the cluster of the gcscope at URL (its API and stream through this one, as each user: their own credential is forwarded, never gcscope's); repeatable; with no cluster flags, gcscope is a hub of remotes alone")
 	fs.StringVar(&c.dataDir, "data-dir", "", "keep gcscope's state here across restarts: the history, and the embedded cluster's etcd data, credentials and logs (default: a temporary dir removed on exit)")
 	fs.StringVar(&c.writeKubeconfig, "write-kubeconfig", "", "embedded cluster: also write an admin kubeconfig to this path")
 	fs.BoolVar(&c.demo, "demo", true, "create the demo workloads (default true for the embedded cluster, false otherwise)")
@@ -219,6 +229,9 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	if err := c.checkContexts(set); err != nil {
 		return nil, usageError{err}
 	}
+	if err := c.checkRemotes(); err != nil {
+		return nil, usageError{err}
+	}
 	if !c.embedded() {
 		if set["write-kubeconfig"] {
 			return nil, usageError{errors.New("--write-kubeconfig applies to the embedded cluster only; drop it or drop --kubeconfig/--context/--in-cluster")}
@@ -302,6 +315,29 @@ func (c *config) parseOIDC(scopes string) error {
 		c.oidc.ClientSecret = strings.TrimSpace(string(b))
 	}
 	c.oidc.Scopes = commaList(scopes)
+	return nil
+}
+
+// checkRemotes reads --remote.
+func (c *config) checkRemotes() error {
+	for _, spec := range c.remoteSpecs {
+		rc, err := remote.ParseSpec(spec)
+		if err != nil {
+			return err
+		}
+		if slices.Contains(c.contexts, rc.Name) {
+			return fmt.Errorf("--remote %q has the name of a --context", rc.Name)
+		}
+		c.remotes = append(c.remotes, rc)
+	}
+	switch {
+	case len(c.remotes) == 0:
+	case c.allContexts:
+		return errors.New("--remote with --all-contexts: name the contexts with --context each (a remote's name must differ from every context's)")
+	case c.hubOnly() && (c.auth == "kubernetes" || c.oidc.IssuerURL != ""):
+		// There is no cluster of its own to review tokens with.
+		return errors.New("a hub of remotes alone authenticates with --auth-token-file (or none, on loopback); --auth=kubernetes and --oidc-* need a cluster of its own")
+	}
 	return nil
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/scenario"
 	"github.com/gcscope/gcscope/server"
+	"github.com/gcscope/gcscope/server/remote"
 	"github.com/gcscope/gcscope/server/security"
 )
 
@@ -80,6 +81,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	common := cfg.options(log, tokens, audit)
 	common.MaxStreams, common.MaxStreamsPerUser, common.PageFullGraph = cfg.maxStreams, cfg.maxUserStreams, cfg.pageFullGraph
+	if len(cfg.remotes) > 0 {
+		set, err := remote.NewSet(cfg.remotes, remote.Options{Logger: log.With("component", "remote"), AllowedOrigins: cfg.allowedOrigins})
+		if err != nil {
+			return err
+		}
+		probeCtx, stopProbes := context.WithCancel(context.Background())
+		defer stopProbes()
+		go set.Run(probeCtx)
+		common.Remotes = set
+	}
+	if cfg.hubOnly() {
+		// No cluster of its own: the remotes' engines are in their clusters.
+		handler := server.New(common)
+		hubCtx, stopHubs := context.WithCancel(context.Background())
+		defer stopHubs()
+		go handler.Run(hubCtx)
+		return serve(ctx, stdout, serving{ln: ln, scheme: scheme, handler: handler, log: log, what: "a hub of remote gcscopes", started: func() error { return nil }})
+	}
 	if cfg.several() {
 		fl, err := startFleet(cfg, getenv, log, stdout)
 		if err != nil {
