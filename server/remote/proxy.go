@@ -88,6 +88,12 @@ func (rm *Remote) proxy(w http.ResponseWriter, r *http.Request, call Call, out *
 			pr.Out.URL, _ = pr.Out.URL.Parse(out.url)
 			pr.Out.Host = ""
 			pr.Out.Header = requestHeaders(pr.In.Header, out)
+			// The browser's framing and trailers are its connection's (a write's body was
+			// read whole: its length is known); a read has no body for the remote.
+			pr.Out.TransferEncoding, pr.Out.Trailer = nil, nil
+			if pr.In.Method == http.MethodGet || pr.In.Method == http.MethodHead {
+				pr.Out.Body, pr.Out.ContentLength = http.NoBody, 0
+			}
 		},
 		Transport:      rm.client.Transport,
 		FlushInterval:  -1, // a history export streams: pass its bytes on as they come
@@ -152,7 +158,8 @@ func (rm *Remote) answer(resp *http.Response, call Call) error {
 		}
 	}
 	resp.Header = h
-	resp.Body = &boundedBody{rc: resp.Body, left: rm.limits.MaxResponseBytes, name: rm.cfg.Name}
+	resp.Trailer = nil // nor its trailers (boundedBody drops those that come after the body)
+	resp.Body = &boundedBody{rc: resp.Body, resp: resp, left: rm.limits.MaxResponseBytes, name: rm.cfg.Name}
 	if call.Path == "/session" && resp.StatusCode == http.StatusOK && call.CSRFToken != nil {
 		return rewriteSession(resp, call.CSRFToken())
 	}
@@ -223,26 +230,36 @@ func errorMessage(body io.Reader) string {
 }
 
 // boundedBody cuts a response past its bound: the copy to the browser fails, and the
-// proxy aborts the response rather than pass on a truncated one as whole.
+// proxy aborts the response rather than pass on a truncated one as whole. It also drops
+// the trailers the remote sends after the body (net/http stores them in resp.Trailer as
+// the body ends, where the proxy would copy them to the browser).
 type boundedBody struct {
 	rc   io.ReadCloser
+	resp *http.Response
 	left int64
 	name string
 }
 
 func (b *boundedBody) Read(p []byte) (int, error) {
-	if b.left <= 0 {
+	if b.left < 0 {
 		return 0, fmt.Errorf("cluster %q: the answer is larger than the hub passes on", b.name)
 	}
-	if int64(len(p)) > b.left {
+	if int64(len(p)) > b.left+1 {
 		p = p[:b.left+1] // one byte more tells a body of exactly the bound from a longer one
 	}
 	n, err := b.rc.Read(p)
 	b.left -= int64(n)
+	if err != nil {
+		b.resp.Trailer = nil
+	}
 	if b.left < 0 {
-		return n - 1, fmt.Errorf("cluster %q: the answer is larger than the hub passes on", b.name)
+		return max(n-1, 0), fmt.Errorf("cluster %q: the answer is larger than the hub passes on", b.name)
 	}
 	return n, err
 }
 
-func (b *boundedBody) Close() error { return b.rc.Close() }
+func (b *boundedBody) Close() error {
+	err := b.rc.Close()
+	b.resp.Trailer = nil
+	return err
+}

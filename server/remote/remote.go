@@ -208,20 +208,39 @@ func (rm *Remote) Name() string { return rm.cfg.Name }
 func (rm *Remote) URL() string { return rm.base.String() }
 
 // endpoint is the remote's URL of escaped, a path below its base URL as sent (escaped,
-// starting with "/"): /api/v1/graph, /readyz. A "." or ".." segment, escaped or not, is
-// refused: the hub reaches the remote's API, nothing beside it.
+// starting with "/"): /api/v1/graph, /readyz. A "." or ".." segment is refused, as sent
+// and as any server or proxy in front of the remote could read it: unescaped once or
+// more (%2e%2e, %252e%252e), with escaped slashes (..%2F) and backslashes (..%5C) taken
+// as separators. The hub reaches the remote's API, nothing beside it; no path of the API
+// holds such a segment or a "%".
 func (rm *Remote) endpoint(escaped string) (*url.URL, error) {
 	raw := rm.base.EscapedPath() + escaped
 	p, err := url.PathUnescape(raw)
 	if err != nil {
 		return nil, fmt.Errorf("path %q: %w", escaped, err)
 	}
-	for seg := range strings.SplitSeq(strings.ReplaceAll(strings.ReplaceAll(escaped, "%2e", "."), "%2E", "."), "/") {
-		if seg == "." || seg == ".." {
-			return nil, fmt.Errorf("path %q: a %q segment", escaped, seg)
-		}
+	if seg := dotSegment(escaped); seg != "" {
+		return nil, fmt.Errorf("path %q: a %q segment", escaped, seg)
 	}
 	u := *rm.base
 	u.Path, u.RawPath = p, raw
 	return &u, nil
+}
+
+// dotSegment is the first "." or ".." segment of path as sent or as unescaped any number
+// of times, splitting at "/" and "\"; "" when there is none.
+func dotSegment(path string) string {
+	for range 8 { // each round unescapes once more; a path escaped 8 times over is refused below
+		for seg := range strings.FieldsFuncSeq(path, func(r rune) bool { return r == '/' || r == '\\' }) {
+			if seg == "." || seg == ".." {
+				return seg
+			}
+		}
+		next, err := url.PathUnescape(path)
+		if err != nil || next == path {
+			return ""
+		}
+		path = next
+	}
+	return path
 }

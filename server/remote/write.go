@@ -93,7 +93,16 @@ func (rm *Remote) write(w http.ResponseWriter, r *http.Request, call Call, out *
 	ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 	head := &headOf{max: 4 << 10}
 	ww.Tee(head)
+	// An answer cut off (over its bound, the remote gone) aborts the handler with a panic:
+	// the write may have been made all the same, so its audit line is written first.
+	cut := true
+	defer func() {
+		if cut {
+			audit(ww.Status(), "the remote's answer was cut off before its end")
+		}
+	}()
 	rm.proxy(ww, r, call, out)
+	cut = false
 	status := ww.Status()
 	var msg string
 	if status >= http.StatusBadRequest {
