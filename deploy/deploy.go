@@ -7,7 +7,8 @@
 //	gcscope-monitoring.yaml  the monitoring add-ons alone (ServiceMonitor, PrometheusRule,
 //	                     Grafana dashboard), to apply beside gcscope.yaml
 //
-// and testdata/monitoring-*.yaml, other settings of the monitoring add-ons, for the tests.
+// and testdata/monitoring-*.yaml, other settings of the monitoring add-ons, and
+// testdata/hub.yaml, hub mode (hub.remotes), for the tests.
 //
 // `make manifests` (or `make generate`, which runs go generate ./...) renders them again;
 // CI fails when they differ from what is committed. The test beside them applies them to an

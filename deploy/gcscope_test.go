@@ -30,6 +30,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
@@ -48,7 +49,8 @@ type gcscopeProc struct {
 	stderr *bytes.Buffer
 }
 
-var servingLine = regexp.MustCompile(`serving on (https://127\.0\.0\.1:\d+)`)
+// "gcscope v0.1.0 serving on URL", "… serving a hub of remote gcscopes on URL".
+var servingLine = regexp.MustCompile(`serving (?:.* )?on (https://127\.0\.0\.1:\d+)`)
 
 // startGcscope runs gcscope with the container args of m's Deployment and the token of the
 // chart's ServiceAccount (and nothing else): see the comment at the top of the file. drop
@@ -99,9 +101,16 @@ func startGcscope(t testing.TB, m *manifest, saToken string, drop ...string) *gc
 		}
 	}
 
+	return launch(t, dir, args, c.Env, pool)
+}
+
+// launch runs the gcscope binary with args and env (HOME is dir) until the test ends, and
+// returns it once it serves, with a client that trusts pool.
+func launch(t testing.TB, dir string, args []string, env []corev1.EnvVar, pool *x509.CertPool) *gcscopeProc {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir}
-	for _, e := range c.Env {
+	for _, e := range env {
 		cmd.Env = append(cmd.Env, e.Name+"="+e.Value)
 	}
 	stdout, err := cmd.StdoutPipe()

@@ -40,12 +40,13 @@ var variants = []struct {
 	file, what string
 	set        []string
 	only       []string
+	setFile    []string // --set-file, key=path (relative to deploy/)
 }{
-	{"gcscope.yaml", "The chart's defaults: the engine in shadow mode, the UI and API read-only.", nil, nil},
-	{"gcscope-writes.yaml", "writes.enabled=true: deletes from the UI and API are made as the signed-in user (impersonation).", []string{"writes.enabled=true"}, nil},
-	{"gcscope-active.yaml", "gc.mode=active: the engine deletes and patches with its own ServiceAccount (only where no other collector runs).", []string{"gc.mode=active"}, nil},
+	{"gcscope.yaml", "The chart's defaults: the engine in shadow mode, the UI and API read-only.", nil, nil, nil},
+	{"gcscope-writes.yaml", "writes.enabled=true: deletes from the UI and API are made as the signed-in user (impersonation).", []string{"writes.enabled=true"}, nil, nil},
+	{"gcscope-active.yaml", "gc.mode=active: the engine deletes and patches with its own ServiceAccount (only where no other collector runs).", []string{"gc.mode=active"}, nil, nil},
 	{"gcscope-monitoring.yaml", "The monitoring add-ons alone, to apply beside gcscope.yaml where the prometheus-operator's CRDs are: a ServiceMonitor (scraping with the token of a ServiceAccount of its own, which may get /metrics), a PrometheusRule (shadow mode's alerts included) and the Grafana dashboard's ConfigMap.",
-		monitoringOn, monitoringTemplates},
+		monitoringOn, monitoringTemplates, nil},
 	// The other ways of the monitoring values, for deploy's tests: Prometheus's own token,
 	// alerts linking to the page, active mode, no history, the dashboard elsewhere.
 	{"testdata/monitoring-prometheus-token.yaml", "Test data: the monitoring add-ons with Prometheus's own token, an external URL, active mode and no history.",
@@ -61,7 +62,20 @@ var variants = []struct {
 			"monitoring.dashboard.namespace=monitoring",
 			"monitoring.dashboard.annotations.grafana_folder=Kubernetes",
 			"gc.mode=active", "history.enabled=false"),
-		monitoringTemplates},
+		monitoringTemplates, nil},
+	// Hub mode, for deploy's tests: three remotes, their CAs from a Secret, a ConfigMap and
+	// the values (a PEM file), one forwarding ID tokens only.
+	{"testdata/hub.yaml", "Test data: hub mode over three remote gcscopes (hub.remotes), users from a token file.",
+		[]string{
+			"hub.authTokenSecret.name=gcscope-hub-users",
+			"hub.remotes[0].name=east", "hub.remotes[0].url=https://gcscope.east.example.com",
+			"hub.remotes[0].caSecret.name=east-gcscope-ca",
+			"hub.remotes[1].name=west", "hub.remotes[1].url=https://gcscope.west.example.com/gcscope/",
+			"hub.remotes[1].caConfigMap.name=west-gcscope-ca", "hub.remotes[1].caConfigMap.key=ca.pem",
+			"hub.remotes[1].forward=id-token",
+			"hub.remotes[2].name=north", "hub.remotes[2].url=https://gcscope.north.example.com",
+			"hub.remotes[2].forward=token",
+		}, nil, []string{"hub.remotes[2].ca=testdata/hub-remote-ca.pem"}},
 }
 
 func main() {
@@ -82,12 +96,18 @@ func run() error {
 		for _, s := range sets {
 			args = append(args, "--set", s)
 		}
+		for _, s := range v.setFile {
+			args = append(args, "--set-file", s)
+		}
 		if _, err := helmRun(append(args, chart)...); err != nil {
 			return err
 		}
 		args = []string{"template", release, chart, "--kube-version", kubeVersion, "--namespace", namespace}
 		for _, s := range sets {
 			args = append(args, "--set", s)
+		}
+		for _, s := range v.setFile {
+			args = append(args, "--set-file", s)
 		}
 		for _, t := range v.only {
 			args = append(args, "--show-only", t)
@@ -102,6 +122,9 @@ func run() error {
 		only := ""
 		for _, t := range v.only {
 			only += " --show-only " + t
+		}
+		for _, s := range v.setFile {
+			only += " --set-file " + s
 		}
 		fmt.Fprintf(&b, "# helm template %s charts/gcscope --namespace %s --set %s%s\n", release, namespace, strings.Join(sets, " --set "), only)
 		fmt.Fprintf(&b, "# Change the chart, then run `make manifests`. docs/install.md says how to install.\n")

@@ -91,3 +91,40 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- $unit := get (dict "s" 1 "m" 60 "h" 3600 "d" 86400) (regexFind "[smhd]$" $d) }}
 {{- mul $n $unit }}
 {{- end }}
+
+{{/* "true" when the release is a hub over remote gcscopes (hub.remotes), "" otherwise. */}}
+{{- define "gcscope.hub" -}}
+{{- if .Values.hub.remotes }}true{{ end }}
+{{- end }}
+
+{{/* The --remote flag of each of hub.remotes, checked; with its CA mounted at
+     /etc/gcscope/remotes/INDEX/ca.crt (the volumes are the Deployment's). */}}
+{{- define "gcscope.remoteArgs" -}}
+{{- $seen := dict }}
+{{- range $i, $r := .Values.hub.remotes }}
+{{- if hasKey $seen $r.name }}
+{{- fail (printf "hub.remotes: %q is given twice" $r.name) }}
+{{- end }}
+{{- $_ := set $seen $r.name true }}
+{{- $cas := 0 }}
+{{- if $r.caSecret }}{{ $cas = add1 $cas }}{{ end }}
+{{- if $r.caConfigMap }}{{ $cas = add1 $cas }}{{ end }}
+{{- if $r.ca }}{{ $cas = add1 $cas }}{{ end }}
+{{- if gt $cas 1 }}
+{{- fail (printf "hub.remotes %q: give one of caSecret, caConfigMap and ca" $r.name) }}
+{{- end }}
+{{- $spec := printf "%s=%s" $r.name (trimSuffix "/" $r.url) }}
+{{- if gt $cas 0 }}
+{{- $spec = printf "%s,ca=/etc/gcscope/remotes/%d/ca.crt" $spec $i }}
+{{- end }}
+{{- with $r.forward }}
+{{- $spec = printf "%s,forward=%s" $spec . }}
+{{- end }}
+- {{ printf "--remote=%s" $spec | quote }}
+{{ end }}
+{{- end }}
+
+{{/* The ConfigMap holding the PEM of the remotes given as hub.remotes[].ca. */}}
+{{- define "gcscope.hubCAConfigMapName" -}}
+{{- printf "%s-remote-cas" (include "gcscope.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
