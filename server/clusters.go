@@ -226,7 +226,7 @@ func (s *Server) serveRemote(w http.ResponseWriter, r *http.Request, rm *remote.
 		}
 		rm.Serve(w, r, remote.Call{
 			Path: path, User: edge.UserFrom(r).Name, Credential: s.remoteCredential(r),
-			ReadOnly:  s.opts.ReadOnly,
+			ReadOnly: s.opts.ReadOnly, Seats: s.streamSeats,
 			CSRFToken: func() string { return s.edge.CSRFToken(w, r) },
 			Recheck:   s.edge.Credentials(r),
 			Audit: func(wr remote.Write) {

@@ -28,8 +28,8 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/server"
-	"github.com/gcscope/gcscope/server/security"
 	"github.com/gcscope/gcscope/server/remote"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // A cluster's control plane and the engine started on it.

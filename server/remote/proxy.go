@@ -15,6 +15,7 @@ import (
 
 	"github.com/gcscope/gcscope/server/httpapi"
 	"github.com/gcscope/gcscope/server/registry"
+	"github.com/gcscope/gcscope/server/stream"
 )
 
 // Call is one request to a remote, as the hub's server hands it over once its own checks
@@ -38,6 +39,9 @@ type Call struct {
 	// (a prediction) and the dismissal of orphan marks (the remote gcscope's own memory),
 	// whatever the remote allows.
 	ReadOnly bool
+	// Seats are the hub's own bounds of streams (--max-streams, --max-streams-per-user),
+	// which a relayed stream counts against as a local one does (nil: none).
+	Seats *stream.Seats
 }
 
 // outgoing is what Rewrite adds to a proxied request.

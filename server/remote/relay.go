@@ -54,6 +54,13 @@ func (rm *Remote) relay(w http.ResponseWriter, r *http.Request, call Call) {
 		httpapi.WriteJSON(w, http.StatusForbidden, httpapi.ErrCSRF(strings.Replace(why, "request", "stream", 1)))
 		return
 	}
+	if call.Seats != nil {
+		if why := call.Seats.Take(call.User); why != "" {
+			httpapi.WriteJSON(w, http.StatusServiceUnavailable, httpapi.ErrUnavailable(why))
+			return
+		}
+		defer call.Seats.Give(call.User)
+	}
 	select {
 	case rm.streams <- struct{}{}:
 		defer func() { <-rm.streams }()

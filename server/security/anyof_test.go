@@ -9,7 +9,9 @@ import (
 // authFunc is an Authenticator of a function.
 type authFunc func(ctx context.Context, token string) (*User, error)
 
-func (f authFunc) Authenticate(ctx context.Context, token string) (*User, error) { return f(ctx, token) }
+func (f authFunc) Authenticate(ctx context.Context, token string) (*User, error) {
+	return f(ctx, token)
+}
 
 // accepting accepts token as name; any other token is unauthenticated.
 func accepting(token, name string) Authenticator {

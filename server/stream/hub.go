@@ -282,7 +282,7 @@ func (h *Hub) resyncAll() {
 
 // add admits c, or says why not: the server's or the user's bound of clients is reached.
 func (h *Hub) add(c *streamClient) string {
-	if why := h.o.Seats.take(c.user); why != "" {
+	if why := h.o.Seats.Take(c.user); why != "" {
 		h.metrics.refused.Inc()
 		return why
 	}
@@ -297,7 +297,7 @@ func (h *Hub) remove(c *streamClient) {
 	h.mu.Lock()
 	delete(h.clients, c)
 	h.mu.Unlock()
-	h.o.Seats.give(c.user)
+	h.o.Seats.Give(c.user)
 	h.metrics.clients.Dec()
 }
 

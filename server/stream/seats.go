@@ -25,8 +25,8 @@ func NewSeats(max, perUser int) *Seats {
 	return &Seats{max: max, perUser: perUser, byUser: map[string]int{}}
 }
 
-// take gives user a seat, or says why not.
-func (s *Seats) take(user string) string {
+// Take gives user a seat, or says why not (a stream relayed by a hub takes one too: server/remote).
+func (s *Seats) Take(user string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -40,8 +40,8 @@ func (s *Seats) take(user string) string {
 	return ""
 }
 
-// give returns a seat user took.
-func (s *Seats) give(user string) {
+// Give returns a seat user took.
+func (s *Seats) Give(user string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.taken--
