@@ -5633,8 +5633,125 @@ function newFrames(page2, p) {
   return { relayout: relayout2, start: () => requestAnimationFrame(tick) };
 }
 
+// src/clusters.js
+var POLL_MS3 = 2e3;
+var ClusterPicker = class {
+  constructor() {
+    this.select = /** @type {HTMLSelectElement|null} */
+    document.getElementById("cluster-picker");
+    this.cluster = document.body.dataset.cluster || "";
+    this.banner = document.getElementById("cluster-banner");
+    if (this.banner) document.body.classList.add("cluster-waiting");
+    this.clusters = [];
+    this.select?.addEventListener("change", () => this.go(
+      /** @type {HTMLSelectElement} */
+      this.select.value
+    ));
+  }
+  /** Whether the page has a picker (several clusters). */
+  get present() {
+    return this.select !== null;
+  }
+  /** Whether the page's cluster has no engine yet: the page waits, and opens no stream. */
+  get waiting() {
+    return this.banner !== null;
+  }
+  /** Goes to name's page. @param {string} name */
+  go(name) {
+    if (name === this.cluster) return;
+    const p = new URLSearchParams({ cluster: name });
+    const theme2 = new URLSearchParams(location.search).get("theme");
+    if (theme2) p.set("theme", theme2);
+    location.assign(`/?${p}`);
+  }
+  /** Opens the picker (the c key). */
+  open() {
+    const s = this.select;
+    if (!s) return;
+    s.focus();
+    try {
+      s.showPicker();
+    } catch {
+    }
+  }
+  /** Follows the clusters' states: the picker's words, and the waiting page's banner. */
+  follow() {
+    if (!this.present) return;
+    const poll = async () => {
+      try {
+        const r = (
+          /** @type {{clusters: ClusterStatus[]}} */
+          await get("/api/v1/clusters")
+        );
+        this.update(r.clusters);
+      } catch {
+      }
+      setTimeout(poll, POLL_MS3);
+    };
+    poll();
+  }
+  /** @param {ClusterStatus[]} clusters */
+  update(clusters2) {
+    this.clusters = clusters2;
+    for (const c of clusters2) {
+      const o = [...this.select?.options || []].find((o2) => o2.value === c.name);
+      if (!o) continue;
+      o.textContent = label(c);
+      o.dataset.state = c.state;
+      o.title = [c.server, c.reason].filter(Boolean).join(" — ");
+    }
+    const mine = clusters2.find((c) => c.name === this.cluster);
+    if (this.banner && mine && mine.state !== document.body.dataset.clusterState) location.reload();
+    else if (!this.banner && mine) this.showRefused(mine.state === "refused" ? mine : null);
+  }
+  /**
+   * Says above the graph that the page's cluster does not accept the user's credential, or
+   * takes it back (c null) once it does.
+   * @param {ClusterStatus|null} c
+   */
+  showRefused(c) {
+    let el = document.getElementById("cluster-refused");
+    if (!c) {
+      if (el) el.hidden = true;
+      return;
+    }
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "cluster-refused";
+      el.className = "banner cluster-banner";
+      el.dataset.state = "refused";
+      el.setAttribute("role", "alert");
+      const next = document.getElementById("discovery-banner");
+      if (next) next.before(el);
+      else document.body.prepend(el);
+    }
+    const name = document.createElement("b");
+    name.textContent = c.name;
+    el.replaceChildren("The cluster ", name, ` does not accept your credential: ${refusalWhy(c.reason)}. You are still signed in here: the other clusters of the picker are yours to open, and this page tries again.`);
+    el.hidden = false;
+  }
+};
+function refusalWhy(reason) {
+  const why = (reason || "").replace(/^(?:cluster "(?:[^"\\]|\\.)*" )?(?:does not accept|no longer accepts) your credential:\s*/, "");
+  return why || "no reason given";
+}
+function label(c) {
+  switch (c.state) {
+    case "ready":
+      return c.reason ? `${c.name} (unhealthy)` : c.name;
+    case "idle":
+      return `${c.name} (not started)`;
+    default:
+      return `${c.name} (${c.state})`;
+  }
+}
+
 // src/stream.js
 var OFFLINE_AFTER_MS = 1e3;
+var REFUSED_RETRY_MS = 15e3;
+var SIGNED_OUT = 4401;
+var REFUSED = 4403;
+var TRY_AGAIN_LATER = 1013;
 var Stream = class {
   /** @param {Handlers} h */
   constructor(h2) {
@@ -5648,6 +5765,8 @@ var Stream = class {
     this.liveAt = 0;
     this.lostAt = 0;
     this.retryText = "";
+    this.down = { kind: "lost", why: "" };
+    this.refusals = 0;
     this.handled = Promise.resolve();
     this.inflating = 0;
   }
@@ -5665,6 +5784,8 @@ var Stream = class {
     this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
     ws.onopen = () => {
       this.attempt = 0;
+      this.down = { kind: "lost", why: "" };
+      this.refusals = 0;
       this.liveAt = Date.now();
       this.online();
       this.h.onState("live", "live");
@@ -5692,17 +5813,30 @@ var Stream = class {
       if (this.ws !== ws) return;
       this.ws = null;
       if (this.closed) return;
-      if (ev.code === 4401) return this.signedOut(ev.reason);
-      if (document.getElementById("sign-out") && this.attempt >= 1) {
-        fetch(apiPath("/api/v1/session"), { credentials: "same-origin" }).then((r) => {
-          if (r.status === 401 && !this.closed) this.signedOut("");
+      if (ev.code === SIGNED_OUT) return this.signedOut(ev.reason);
+      if (this.attempt >= 1 && (document.getElementById("sign-out") || document.body.dataset.cluster)) {
+        fetch(apiPath("/api/v1/session"), { credentials: "same-origin" }).then(async (r) => {
+          if (this.closed) return;
+          if (r.status === 401 && document.getElementById("sign-out")) this.signedOut("");
+          else if (r.status === 403) {
+            const body = await r.json().catch(() => null);
+            if (body?.error !== "forbidden" || this.ws) return;
+            this.down = { kind: "refused", why: refusalWhy(body.message) };
+            this.offline();
+          }
         }, () => {
         });
       }
-      const delay = Math.min(15e3, 500 * 2 ** this.attempt) * (0.75 + Math.random() / 2);
+      if (ev.code === REFUSED) this.down = { kind: "refused", why: refusalWhy(ev.reason) };
+      else if (ev.code === TRY_AGAIN_LATER && ev.reason) this.down = { kind: "away", why: ev.reason };
+      else if (!(ev.code === 1006 && this.down.kind === "refused")) this.down = { kind: "lost", why: "" };
+      const refused = this.down.kind === "refused";
+      const base = refused ? REFUSED_RETRY_MS * 2 ** Math.min(this.refusals++, 2) : Math.min(15e3, 500 * 2 ** this.attempt);
+      const delay = base * (0.75 + Math.random() / 2);
       this.attempt++;
       const why = ev.reason ? `: ${ev.reason}` : ev.code === 1006 ? ": connection lost" : ` (${ev.code})`;
-      this.h.onState(this.attempt > 6 ? "offline" : "reconnecting", `disconnected${why}; retrying in ${Math.round(delay / 1e3)} s`);
+      if (refused) this.h.onState("offline", `cluster ${this.clusterName()} refuses your credential: ${this.down.why}; retrying in ${Math.round(delay / 1e3)} s`);
+      else this.h.onState(this.attempt > 6 ? "offline" : "reconnecting", `disconnected${why}; retrying in ${Math.round(delay / 1e3)} s`);
       this.retryText = `retrying at ${clock(Date.now() + delay).slice(0, 8)}`;
       this.offline();
       this.timer = setTimeout(() => this.handled.then(() => {
@@ -5716,9 +5850,21 @@ var Stream = class {
     if (f.type === "snapshot") this.hadSnapshot = true;
     this.h.onFrame(f);
   }
-  /** The stream is down: after OFFLINE_AFTER_MS, the page says the graph is stale. */
+  /** The name of the page's cluster, for the note. */
+  clusterName() {
+    return document.body.dataset.cluster || "of this page";
+  }
+  /**
+   * The stream is down: after OFFLINE_AFTER_MS, the page says the graph is stale; at once
+   * when the cluster refuses the user (no blip).
+   */
   offline() {
     if (!this.lostAt) this.lostAt = Date.now();
+    if (this.down.kind === "refused") {
+      clearTimeout(this.offlineTimer);
+      this.offlineTimer = void 0;
+      document.body.classList.add("offline");
+    }
     if (document.body.classList.contains("offline")) return this.note();
     if (this.offlineTimer !== void 0) return;
     this.offlineTimer = setTimeout(() => {
@@ -5746,7 +5892,14 @@ var Stream = class {
       (document.getElementById("graph-pane") || document.body).append(el);
     }
     const as = this.liveAt ? ` as of ${clock(this.liveAt).slice(0, 8)}` : "";
-    el.textContent = `Offline: the connection to gcscope was lost at ${clock(this.lostAt).slice(0, 8)}. The graph is dimmed: it shows the engine's state${as} and may be stale. Reconnecting (${this.retryText}; click the dot at the top right to retry now)…`;
+    const at = clock(this.lostAt).slice(0, 8);
+    const { kind, why } = this.down;
+    if (kind === "refused") {
+      el.textContent = `The cluster ${this.clusterName()} refuses your credential now: ${why}. You are still signed in to gcscope. The graph is dimmed: it shows the cluster${as} and no longer follows it. Trying again (${this.retryText}; click the dot at the top right to retry now)…`;
+    } else {
+      const lost = kind === "away" ? `Offline at ${at}: ${why}.` : `Offline: the connection to gcscope was lost at ${at}.`;
+      el.textContent = `${lost} The graph is dimmed: it shows the engine's state${as} and may be stale. Reconnecting (${this.retryText}; click the dot at the top right to retry now)…`;
+    }
     el.hidden = false;
   }
   /**
@@ -5867,88 +6020,6 @@ var ConnDot = class {
     el.title = past ? "Time travel: the page shows a recorded moment while the live stream goes on underneath. Click (or Esc) to go back to live." : this.detail;
   }
 };
-
-// src/clusters.js
-var POLL_MS3 = 2e3;
-var ClusterPicker = class {
-  constructor() {
-    this.select = /** @type {HTMLSelectElement|null} */
-    document.getElementById("cluster-picker");
-    this.cluster = document.body.dataset.cluster || "";
-    this.banner = document.getElementById("cluster-banner");
-    if (this.banner) document.body.classList.add("cluster-waiting");
-    this.clusters = [];
-    this.select?.addEventListener("change", () => this.go(
-      /** @type {HTMLSelectElement} */
-      this.select.value
-    ));
-  }
-  /** Whether the page has a picker (several clusters). */
-  get present() {
-    return this.select !== null;
-  }
-  /** Whether the page's cluster has no engine yet: the page waits, and opens no stream. */
-  get waiting() {
-    return this.banner !== null;
-  }
-  /** Goes to name's page. @param {string} name */
-  go(name) {
-    if (name === this.cluster) return;
-    const p = new URLSearchParams({ cluster: name });
-    const theme2 = new URLSearchParams(location.search).get("theme");
-    if (theme2) p.set("theme", theme2);
-    location.assign(`/?${p}`);
-  }
-  /** Opens the picker (the c key). */
-  open() {
-    const s = this.select;
-    if (!s) return;
-    s.focus();
-    try {
-      s.showPicker();
-    } catch {
-    }
-  }
-  /** Follows the clusters' states: the picker's words, and the waiting page's banner. */
-  follow() {
-    if (!this.present) return;
-    const poll = async () => {
-      try {
-        const r = (
-          /** @type {{clusters: ClusterStatus[]}} */
-          await get("/api/v1/clusters")
-        );
-        this.update(r.clusters);
-      } catch {
-      }
-      setTimeout(poll, POLL_MS3);
-    };
-    poll();
-  }
-  /** @param {ClusterStatus[]} clusters */
-  update(clusters2) {
-    this.clusters = clusters2;
-    for (const c of clusters2) {
-      const o = [...this.select?.options || []].find((o2) => o2.value === c.name);
-      if (!o) continue;
-      o.textContent = label(c);
-      o.dataset.state = c.state;
-      o.title = [c.server, c.reason].filter(Boolean).join(" — ");
-    }
-    const mine = clusters2.find((c) => c.name === this.cluster);
-    if (this.banner && mine && mine.state !== document.body.dataset.clusterState) location.reload();
-  }
-};
-function label(c) {
-  switch (c.state) {
-    case "ready":
-      return c.reason ? `${c.name} (unhealthy)` : c.name;
-    case "idle":
-      return `${c.name} (not started)`;
-    default:
-      return `${c.name} (${c.state})`;
-  }
-}
 
 // src/search.js
 var SERVER_RESULTS = 200;

@@ -86,7 +86,49 @@ export class ClusterPicker {
     // served again, as it now is.
     const mine = clusters.find((c) => c.name === this.cluster);
     if (this.banner && mine && mine.state !== document.body.dataset.clusterState) location.reload();
+    // The page is rendered with the hub's state of a remote, not the user's: that it
+    // refuses this user is only known here, and said instead of an endless "connecting".
+    else if (!this.banner && mine) this.showRefused(mine.state === "refused" ? mine : null);
   }
+
+  /**
+   * Says above the graph that the page's cluster does not accept the user's credential, or
+   * takes it back (c null) once it does.
+   * @param {ClusterStatus|null} c
+   */
+  showRefused(c) {
+    let el = document.getElementById("cluster-refused");
+    if (!c) {
+      if (el) el.hidden = true;
+      return;
+    }
+    if (!el) {
+      el = document.createElement("div");
+      el.id = "cluster-refused";
+      el.className = "banner cluster-banner";
+      el.dataset.state = "refused";
+      el.setAttribute("role", "alert");
+      const next = document.getElementById("discovery-banner"); // where the page's banners are
+      if (next) next.before(el);
+      else document.body.prepend(el);
+    }
+    const name = document.createElement("b");
+    name.textContent = c.name;
+    el.replaceChildren("The cluster ", name, ` does not accept your credential: ${refusalWhy(c.reason)}. ` +
+      "You are still signed in here: the other clusters of the picker are yours to open, and this page tries again.");
+    el.hidden = false;
+  }
+}
+
+/**
+ * Why a cluster refuses the user's credential, without the words the page says itself
+ * (the hub's reasons start "does not accept your credential: " or
+ * `cluster "NAME" no longer accepts your credential: `).
+ * @param {string|undefined} reason
+ */
+export function refusalWhy(reason) {
+  const why = (reason || "").replace(/^(?:cluster "(?:[^"\\]|\\.)*" )?(?:does not accept|no longer accepts) your credential:\s*/, "");
+  return why || "no reason given";
 }
 
 /** How the picker names a cluster: with its state unless it is ready. @param {ClusterStatus} c */

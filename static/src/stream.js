@@ -11,10 +11,22 @@
 // after it are handled, in order.
 
 import { apiPath } from "./api.js";
+import { refusalWhy } from "./clusters.js";
 import { clock } from "./dom.js";
 
 /** A drop shorter than this (a slow client handed a fresh snapshot) is not called offline. */
 const OFFLINE_AFTER_MS = 1000;
+
+/**
+ * The first retry after the cluster refused the user's credential: the hub keeps its
+ * answer about a user 15 s, and nothing changes faster for retrying sooner.
+ */
+const REFUSED_RETRY_MS = 15000;
+
+/** The close codes the page acts on (docs/api.md). */
+const SIGNED_OUT = 4401; // gcscope ended the sign-in
+const REFUSED = 4403; // a hub's remote no longer accepts the user, still signed in to the hub
+const TRY_AGAIN_LATER = 1013; // a hub's remote went away
 
 /**
  * @typedef {"connecting"|"live"|"reconnecting"|"offline"} ConnState
@@ -36,6 +48,13 @@ export class Stream {
     /** when the stream was last live (epoch ms), 0 before */ this.liveAt = 0;
     this.lostAt = 0;
     this.retryText = "";
+    /**
+     * Why the stream is down, for the note: the connection to gcscope, the cluster behind a
+     * hub gone away (1013), or the cluster refusing the user (4403); why is the server's.
+     * @type {{kind: "lost"|"away"|"refused", why: string}}
+     */
+    this.down = { kind: "lost", why: "" };
+    /** closes since the last open with the cluster refusing the user, for their backoff */ this.refusals = 0;
     /** the frames handled in order: resolved once the last one received is @type {Promise<void>} */
     this.handled = Promise.resolve();
     /** binary frames received and not yet handled */ this.inflating = 0;
@@ -55,6 +74,8 @@ export class Stream {
     this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
     ws.onopen = () => {
       this.attempt = 0;
+      this.down = { kind: "lost", why: "" };
+      this.refusals = 0;
       this.liveAt = Date.now();
       this.online();
       this.h.onState("live", "live");
@@ -85,17 +106,34 @@ export class Stream {
       this.ws = null;
       if (this.closed) return;
       // The server ended the sign-in (4401), or a stream that keeps failing may have
-      // been refused for it (a browser cannot read the upgrade's 401): ask.
-      if (ev.code === 4401) return this.signedOut(ev.reason);
-      if (document.getElementById("sign-out") && this.attempt >= 1) {
-        fetch(apiPath("/api/v1/session"), { credentials: "same-origin" }).then((r) => {
-          if (r.status === 401 && !this.closed) this.signedOut("");
+      // been refused for it (a browser cannot read the upgrade's 401): ask. Through a
+      // hub, the session of a remote that refuses the user answers 403 (not 401): the
+      // user stays signed in to the hub, and the page says the cluster refuses them.
+      if (ev.code === SIGNED_OUT) return this.signedOut(ev.reason);
+      if (this.attempt >= 1 && (document.getElementById("sign-out") || document.body.dataset.cluster)) {
+        fetch(apiPath("/api/v1/session"), { credentials: "same-origin" }).then(async (r) => {
+          if (this.closed) return;
+          if (r.status === 401 && document.getElementById("sign-out")) this.signedOut("");
+          else if (r.status === 403) {
+            const body = await r.json().catch(() => null);
+            if (body?.error !== "forbidden" || this.ws) return;
+            this.down = { kind: "refused", why: refusalWhy(body.message) };
+            this.offline();
+          }
         }, () => {});
       }
-      const delay = Math.min(15000, 500 * 2 ** this.attempt) * (0.75 + Math.random() / 2);
+      // A refused handshake (403) reads as 1006 here: the refusal holds until a stream opens.
+      if (ev.code === REFUSED) this.down = { kind: "refused", why: refusalWhy(ev.reason) };
+      else if (ev.code === TRY_AGAIN_LATER && ev.reason) this.down = { kind: "away", why: ev.reason };
+      else if (!(ev.code === 1006 && this.down.kind === "refused")) this.down = { kind: "lost", why: "" };
+      const refused = this.down.kind === "refused";
+      // Refused: retried slowly, in 15, 30, then 60 s (a new credential or a changed RBAC is not a blip).
+      const base = refused ? REFUSED_RETRY_MS * 2 ** Math.min(this.refusals++, 2) : Math.min(15000, 500 * 2 ** this.attempt);
+      const delay = base * (0.75 + Math.random() / 2);
       this.attempt++;
       const why = ev.reason ? `: ${ev.reason}` : ev.code === 1006 ? ": connection lost" : ` (${ev.code})`;
-      this.h.onState(this.attempt > 6 ? "offline" : "reconnecting", `disconnected${why}; retrying in ${Math.round(delay / 1000)} s`);
+      if (refused) this.h.onState("offline", `cluster ${this.clusterName()} refuses your credential: ${this.down.why}; retrying in ${Math.round(delay / 1000)} s`);
+      else this.h.onState(this.attempt > 6 ? "offline" : "reconnecting", `disconnected${why}; retrying in ${Math.round(delay / 1000)} s`);
       this.retryText = `retrying at ${clock(Date.now() + delay).slice(0, 8)}`;
       this.offline();
       // Opened again from the last frame handled, once those still inflating are.
@@ -113,9 +151,22 @@ export class Stream {
     this.h.onFrame(f);
   }
 
-  /** The stream is down: after OFFLINE_AFTER_MS, the page says the graph is stale. */
+  /** The name of the page's cluster, for the note. */
+  clusterName() {
+    return document.body.dataset.cluster || "of this page";
+  }
+
+  /**
+   * The stream is down: after OFFLINE_AFTER_MS, the page says the graph is stale; at once
+   * when the cluster refuses the user (no blip).
+   */
   offline() {
     if (!this.lostAt) this.lostAt = Date.now();
+    if (this.down.kind === "refused") {
+      clearTimeout(this.offlineTimer);
+      this.offlineTimer = undefined;
+      document.body.classList.add("offline");
+    }
     if (document.body.classList.contains("offline")) return this.note();
     if (this.offlineTimer !== undefined) return;
     this.offlineTimer = setTimeout(() => {
@@ -145,8 +196,16 @@ export class Stream {
       (document.getElementById("graph-pane") || document.body).append(el);
     }
     const as = this.liveAt ? ` as of ${clock(this.liveAt).slice(0, 8)}` : "";
-    el.textContent = `Offline: the connection to gcscope was lost at ${clock(this.lostAt).slice(0, 8)}. ` +
-      `The graph is dimmed: it shows the engine's state${as} and may be stale. Reconnecting (${this.retryText}; click the dot at the top right to retry now)…`;
+    const at = clock(this.lostAt).slice(0, 8);
+    const { kind, why } = this.down;
+    if (kind === "refused") {
+      // Not a sign-out: the user is still signed in to gcscope (the hub), only this cluster refuses them.
+      el.textContent = `The cluster ${this.clusterName()} refuses your credential now: ${why}. You are still signed in to gcscope. ` +
+        `The graph is dimmed: it shows the cluster${as} and no longer follows it. Trying again (${this.retryText}; click the dot at the top right to retry now)…`;
+    } else {
+      const lost = kind === "away" ? `Offline at ${at}: ${why}.` : `Offline: the connection to gcscope was lost at ${at}.`;
+      el.textContent = `${lost} The graph is dimmed: it shows the engine's state${as} and may be stale. Reconnecting (${this.retryText}; click the dot at the top right to retry now)…`;
+    }
     el.hidden = false;
   }
 
