@@ -129,9 +129,96 @@ function firstContent(page2) {
   page2.firstSnapshotPending = true;
 }
 
+// src/states.js
+var GC_FINALIZERS = ["foregroundDeletion", "orphan"];
+var STATES = (
+  /** @type {const} */
+  [
+    { id: "normal", label: "normal", color: "--node-border", help: "observed, not being deleted" },
+    { id: "deleting", label: "being deleted", color: "--st-deleting", help: "has a deletionTimestamp" },
+    { id: "foreground", label: "deleting dependents", color: "--st-foreground", help: "foreground deletion in progress" },
+    { id: "waiting", label: "waiting on blocking dependents", color: "--st-waiting", help: "foreground deletion waits for dependents with blockOwnerDeletion" },
+    { id: "held", label: "held by finalizers", color: "--st-held", help: "being deleted, but another controller's finalizer keeps it" },
+    { id: "virtual", label: "virtual / missing owner", color: "--st-virtual", help: "named as an owner, never observed" },
+    { id: "removed", label: "removed", color: "--st-removed", help: "just deleted; fades out" }
+  ]
+);
+var MARKERS = (
+  /** @type {const} */
+  [
+    { id: "invalid", label: "invalid owner reference", color: "--st-invalid", help: "owner in another namespace, or a namespaced owner of a cluster-scoped object" },
+    { id: "queued", label: "in a work queue", color: "--st-queued", help: "queued or being worked on" },
+    { id: "backoff", label: "in backoff", color: "--st-backoff", help: "a retry is scheduled" },
+    {
+      id: "orphaned",
+      label: "orphaned (owner reference removed)",
+      color: "--st-orphaned",
+      help: "the garbage collector removed its reference to an owner (an Orphan delete, or an absent or deleting owner): its panel says which, by whom and when, until dismissed or a day old"
+    }
+  ]
+);
+function isOrphaned(n) {
+  return !!n?.orphaned?.length;
+}
+var EDGES = (
+  /** @type {const} */
+  [
+    { id: "controller", label: "controller reference", dash: false, strong: false },
+    { id: "plain", label: "other owner reference", dash: true, strong: false },
+    { id: "block", label: "blockOwnerDeletion", dash: false, strong: true },
+    {
+      id: "cycle",
+      label: "on an ownership cycle",
+      dash: false,
+      strong: false,
+      help: "The reference that closes the cycle runs back up around the outside, its arrowhead at the dependent"
+    }
+  ]
+);
+function holdingFinalizers(n) {
+  return (n.finalizers || []).filter((f) => !GC_FINALIZERS.includes(f));
+}
+function stateOf(store, n) {
+  if (n.virtual) return "virtual";
+  if (n.deletingDependents && (n.finalizers || []).includes("foregroundDeletion")) return blockingDependents(store, n.uid).length ? "waiting" : "foreground";
+  if (n.beingDeleted) return holdingFinalizers(n).length ? "held" : "deleting";
+  return "normal";
+}
+function blockingDependents(store, uid) {
+  const out = [];
+  for (const d of store.dependents.get(uid) || []) {
+    const n = store.nodes.get(d);
+    if (n && (n.owners || []).some((o) => o.uid === uid && o.blockOwnerDeletion)) out.push(n);
+  }
+  return out;
+}
+function invalidReason(n, owner) {
+  if (!owner || owner.virtual || !owner.namespace) return "";
+  if (!n.namespace) return `a cluster-scoped object cannot be owned by namespaced ${owner.kind} ${owner.namespace}/${owner.name}`;
+  if (owner.namespace !== n.namespace) return `owner ${owner.kind} ${owner.name} is in namespace ${owner.namespace}, not ${n.namespace}`;
+  return "";
+}
+function hasInvalidOwner(store, n) {
+  return (n.owners || []).some((o) => invalidReason(n, store.nodes.get(o.uid)) !== "");
+}
+function kindHue(kind) {
+  let h2 = 0;
+  for (let i = 0; i < kind.length; i++) h2 = h2 * 31 + kind.charCodeAt(i) >>> 0;
+  return h2 % 360;
+}
+var PREVIEW = (
+  /** @type {const} */
+  {
+    target: { label: "to delete", color: "--pv-deleted" },
+    deleted: { label: "goes", color: "--pv-deleted" },
+    orphaned: { label: "orphaned", color: "--pv-orphaned" },
+    kept: { label: "kept (another owner, or an invalid reference)", color: "--pv-kept" },
+    waiting: { label: "waits on finalizer", color: "--pv-waiting" }
+  }
+);
+
 // src/store.js
 var QUEUE_NAMES = ["graphChanges", "attemptToDelete", "attemptToOrphan"];
-var GC_FINALIZERS = ["foregroundDeletion", "orphan"];
 var GHOST_MS = 1600;
 var BORN_MS = 1200;
 var DELETION_SEEN_MS = 250;
@@ -143,7 +230,7 @@ var Store = class {
     this.byNamespace = /* @__PURE__ */ new Map();
     this.dependents = /* @__PURE__ */ new Map();
     this.ghosts = /* @__PURE__ */ new Map();
-    this.held = /* @__PURE__ */ new Map();
+    this.shownDeleting = /* @__PURE__ */ new Map();
     this.born = /* @__PURE__ */ new Map();
     this.queues = /* @__PURE__ */ new Map();
     this.actions = [];
@@ -267,7 +354,7 @@ var Store = class {
     } else {
       this.born.set(n.uid, now);
       this.ghosts.delete(n.uid);
-      this.held.delete(n.uid);
+      this.shownDeleting.delete(n.uid);
     }
     this.nodes.set(n.uid, n);
     this.link(n);
@@ -288,6 +375,7 @@ var Store = class {
   remove(uid, now) {
     const n = this.nodes.get(uid);
     if (!n) return;
+    const shown = stateOf(this, n);
     this.unlink(n);
     this.index(n, false);
     const deletingSince = this.deleting.get(uid);
@@ -296,17 +384,17 @@ var Store = class {
     this.born.delete(uid);
     this.ghosts.set(uid, { node: n, at: now, removed: true, deletingSince });
     this.touched.add(uid);
-    for (const [u, h2] of this.held) if (h2.owners.includes(uid)) this.release(u);
+    for (const [u, h2] of this.shownDeleting) if (h2.owners.includes(uid)) this.release(u);
     const owners = (n.owners || []).map((o) => o.uid);
     const ownerGone = owners.some((o) => (this.ghosts.get(o)?.at ?? -Infinity) >= /** @type {number} */
     deletingSince);
     if (deletingSince !== void 0 && now < deletingSince + DELETION_SEEN_MS && !ownerGone) {
-      this.held.set(uid, { until: deletingSince + DELETION_SEEN_MS, owners });
+      this.shownDeleting.set(uid, { until: deletingSince + DELETION_SEEN_MS, state: shown, owners });
     }
   }
   /** Ends uid's hold: from now on it is shown removed. @param {string} uid */
   release(uid) {
-    if (this.held.delete(uid)) this.touched.add(uid);
+    if (this.shownDeleting.delete(uid)) this.touched.add(uid);
   }
   /** @param {boolean} added @param {{dependent: string, owner: string, controller?: boolean, blockOwnerDeletion?: boolean}} e */
   patchEdge(added, e) {
@@ -392,7 +480,7 @@ var Store = class {
       }
     }
     for (const [uid, t] of this.born) if (now - t > BORN_MS) this.born.delete(uid);
-    for (const [uid, h2] of this.held) if (now >= h2.until || !this.ghosts.has(uid)) this.release(uid);
+    for (const [uid, h2] of this.shownDeleting) if (now >= h2.until || !this.ghosts.has(uid)) this.release(uid);
     this.removedAt = lastRemoval;
     return gone;
   }
@@ -555,93 +643,6 @@ function sameOwners(a, b) {
   }
   return true;
 }
-
-// src/states.js
-var STATES = (
-  /** @type {const} */
-  [
-    { id: "normal", label: "normal", color: "--node-border", help: "observed, not being deleted" },
-    { id: "deleting", label: "being deleted", color: "--st-deleting", help: "has a deletionTimestamp" },
-    { id: "foreground", label: "deleting dependents", color: "--st-foreground", help: "foreground deletion in progress" },
-    { id: "waiting", label: "waiting on blocking dependents", color: "--st-waiting", help: "foreground deletion waits for dependents with blockOwnerDeletion" },
-    { id: "held", label: "held by finalizers", color: "--st-held", help: "being deleted, but another controller's finalizer keeps it" },
-    { id: "virtual", label: "virtual / missing owner", color: "--st-virtual", help: "named as an owner, never observed" },
-    { id: "removed", label: "removed", color: "--st-removed", help: "just deleted; fades out" }
-  ]
-);
-var MARKERS = (
-  /** @type {const} */
-  [
-    { id: "invalid", label: "invalid owner reference", color: "--st-invalid", help: "owner in another namespace, or a namespaced owner of a cluster-scoped object" },
-    { id: "queued", label: "in a work queue", color: "--st-queued", help: "queued or being worked on" },
-    { id: "backoff", label: "in backoff", color: "--st-backoff", help: "a retry is scheduled" },
-    {
-      id: "orphaned",
-      label: "orphaned (owner reference removed)",
-      color: "--st-orphaned",
-      help: "the garbage collector removed its reference to an owner (an Orphan delete, or an absent or deleting owner): its panel says which, by whom and when, until dismissed or a day old"
-    }
-  ]
-);
-function isOrphaned(n) {
-  return !!n?.orphaned?.length;
-}
-var EDGES = (
-  /** @type {const} */
-  [
-    { id: "controller", label: "controller reference", dash: false, strong: false },
-    { id: "plain", label: "other owner reference", dash: true, strong: false },
-    { id: "block", label: "blockOwnerDeletion", dash: false, strong: true },
-    {
-      id: "cycle",
-      label: "on an ownership cycle",
-      dash: false,
-      strong: false,
-      help: "The reference that closes the cycle runs back up around the outside, its arrowhead at the dependent"
-    }
-  ]
-);
-function holdingFinalizers(n) {
-  return (n.finalizers || []).filter((f) => !GC_FINALIZERS.includes(f));
-}
-function stateOf(store, n) {
-  if (n.virtual) return "virtual";
-  if (n.deletingDependents && (n.finalizers || []).includes("foregroundDeletion")) return blockingDependents(store, n.uid).length ? "waiting" : "foreground";
-  if (n.beingDeleted) return holdingFinalizers(n).length ? "held" : "deleting";
-  return "normal";
-}
-function blockingDependents(store, uid) {
-  const out = [];
-  for (const d of store.dependents.get(uid) || []) {
-    const n = store.nodes.get(d);
-    if (n && (n.owners || []).some((o) => o.uid === uid && o.blockOwnerDeletion)) out.push(n);
-  }
-  return out;
-}
-function invalidReason(n, owner) {
-  if (!owner || owner.virtual || !owner.namespace) return "";
-  if (!n.namespace) return `a cluster-scoped object cannot be owned by namespaced ${owner.kind} ${owner.namespace}/${owner.name}`;
-  if (owner.namespace !== n.namespace) return `owner ${owner.kind} ${owner.name} is in namespace ${owner.namespace}, not ${n.namespace}`;
-  return "";
-}
-function hasInvalidOwner(store, n) {
-  return (n.owners || []).some((o) => invalidReason(n, store.nodes.get(o.uid)) !== "");
-}
-function kindHue(kind) {
-  let h2 = 0;
-  for (let i = 0; i < kind.length; i++) h2 = h2 * 31 + kind.charCodeAt(i) >>> 0;
-  return h2 % 360;
-}
-var PREVIEW = (
-  /** @type {const} */
-  {
-    target: { label: "to delete", color: "--pv-deleted" },
-    deleted: { label: "goes", color: "--pv-deleted" },
-    orphaned: { label: "orphaned", color: "--pv-orphaned" },
-    kept: { label: "kept (another owner, or an invalid reference)", color: "--pv-kept" },
-    waiting: { label: "waits on finalizer", color: "--pv-waiting" }
-  }
-);
 
 // src/cascades.js
 var KEEP_MS = 12e4;
@@ -879,7 +880,7 @@ var Cascades = class {
    * @param {string} uid
    */
   goneNow(uid) {
-    return !this.store.nodes.has(uid) && !this.store.held.has(uid);
+    return !this.store.nodes.has(uid) && !this.store.shownDeleting.has(uid);
   }
   /** The deletion of namespace name, running or recently finished, if the page follows one. @param {string} name */
   ofNamespace(name) {
@@ -1723,7 +1724,9 @@ ${text}`, { ns: g.ns, text: t, left: cx - half, right: cx + half, y });
 // src/nodes.js
 function itemState(r, it) {
   const cur = r.store.current(it.uid);
-  return cur && (!cur.ghost || r.store.held.has(it.uid)) ? stateOf(r.store, cur.node) : "removed";
+  if (!cur) return "removed";
+  if (!cur.ghost) return stateOf(r.store, cur.node);
+  return r.store.shownDeleting.get(it.uid)?.state ?? "removed";
 }
 function record(r, it, state, now) {
   r.drawnState?.set(it.uid, { state, x: it.group.x + it.x, y: it.group.y + it.y, at: r.drawClock, multi: r.multi.has(it.uid), orphaned: false });
@@ -1772,7 +1775,7 @@ function drawRing(r, it, px) {
 function drawItem(r, it, now, px, labels) {
   const { ctx, store, colors: C } = r;
   const cur = store.current(it.uid);
-  const ghost = !cur || cur.ghost && !store.held.has(it.uid);
+  const ghost = !cur || cur.ghost && !store.shownDeleting.has(it.uid);
   const n = cur ? cur.node : it.node, x = it.group.x + it.x, y = it.group.y + it.y;
   const st = itemState(r, it);
   record(r, it, st, now);
@@ -8104,6 +8107,11 @@ function trace(page2, uids, current) {
           const was = stateOf(page2.store, g.node);
           t.engineLog.push({ uid: u, state: was, t: g.deletingSince });
           lastEngine[u] = was;
+        }
+        const shown = n ? void 0 : page2.store.shownDeleting.get(u)?.state;
+        if (shown !== void 0 && g && lastEngine[u] !== shown && lastEngine[u] !== "removed") {
+          t.engineLog.push({ uid: u, state: shown, t: Math.max(g.at, lastT[u] ?? -Infinity) });
+          lastEngine[u] = shown;
         }
         const began = n ? page2.store.deleting.get(u) : void 0;
         if (lastEngine[u] !== st) {

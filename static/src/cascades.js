@@ -298,7 +298,7 @@ export class Cascades {
    * @param {string} uid
    */
   goneNow(uid) {
-    return !this.store.nodes.has(uid) && !this.store.held.has(uid);
+    return !this.store.nodes.has(uid) && !this.store.shownDeleting.has(uid);
   }
 
   /** The deletion of namespace name, running or recently finished, if the page follows one. @param {string} name */

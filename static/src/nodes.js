@@ -21,7 +21,9 @@ import { truncate, truncateMiddle } from "./textfit.js";
  */
 export function itemState(r, it) {
   const cur = r.store.current(it.uid);
-  return cur && (!cur.ghost || r.store.held.has(it.uid)) ? stateOf(r.store, cur.node) : "removed";
+  if (!cur) return "removed";
+  if (!cur.ghost) return stateOf(r.store, cur.node);
+  return r.store.shownDeleting.get(it.uid)?.state ?? "removed"; // as it was when removed, until the hold ends
 }
 
 /** @param {Renderer} r @param {Item} it @param {string} state @param {number} now */
@@ -93,7 +95,7 @@ export function drawItem(r, it, now, px, labels) {
   // The state drawn is the store's, now: the item only holds the position (and the copy
   // of the object) of the last layout, which a cascade does not redo.
   const cur = store.current(it.uid);
-  const ghost = !cur || (cur.ghost && !store.held.has(it.uid)); // held: drawn as it was, until the hold ends
+  const ghost = !cur || (cur.ghost && !store.shownDeleting.has(it.uid)); // shown being deleted: drawn as it was, until the hold ends
   const n = cur ? cur.node : it.node, x = it.group.x + it.x, y = it.group.y + it.y;
   const st = itemState(r, it);
   record(r, it, st, now);

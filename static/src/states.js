@@ -2,7 +2,8 @@
 // What an object's drawing says about it: one state (the most pressing), plus markers.
 // The legend is built from the same table, so the two cannot disagree.
 
-import { GC_FINALIZERS } from "./store.js";
+/** Finalizers the collector itself manages; any other one is another controller's hold. */
+export const GC_FINALIZERS = ["foregroundDeletion", "orphan"];
 
 /** @typedef {import("./store.js").NodeState} NodeState */
 /** @typedef {import("./store.js").Store} Store */

@@ -4,6 +4,8 @@
 // snapshot and deltas (docs/stream.md). It knows nothing of drawing; views ask it what
 // changed since they last looked.
 
+import { stateOf } from "./states.js";
+
 // The event and payload typedefs are generated from the Go types (events.gen.js).
 /**
  * @typedef {import("./events.gen.js").OwnerRef} OwnerRef
@@ -28,8 +30,6 @@
 
 export const QUEUE_NAMES = ["graphChanges", "attemptToDelete", "attemptToOrphan"];
 
-/** Finalizers the collector itself manages; any other one is another controller's hold. */
-export const GC_FINALIZERS = ["foregroundDeletion", "orphan"];
 
 /** How long a removed object stays drawn (red, fading) before it goes. */
 export const GHOST_MS = 1600;
@@ -39,7 +39,7 @@ export const BORN_MS = 1200;
  * An object's deletion is shown at least this long, its removal after: a Pod no kubelet
  * runs is removed a millisecond after its deletion began, in the same frame, and would go
  * from normal to removed unseen. While held, the canvas draws it being deleted and its
- * cascade counts it not yet gone (Store.held), so a box and its count agree in every frame.
+ * cascade counts it not yet gone (Store.shownDeleting), so a box and its count agree in every frame.
  */
 export const DELETION_SEEN_MS = 250;
 
@@ -59,10 +59,11 @@ export class Store {
      * missing from a snapshot). deletingSince: when the page saw its deletion begin, if it did.
      * @type {Map<string, {node: NodeState, at: number, removed?: boolean, deletingSince?: number}>} */
     this.ghosts = new Map();
-    /** removed objects still shown being deleted (DELETION_SEEN_MS): until when, and their
-     * owners (the removal of one ends the hold: a foreground cascade's next step, whose order
-     * stays the stream's). @type {Map<string, {until: number, owners: string[]}>} */
-    this.held = new Map();
+    /** removed objects still shown being deleted (DELETION_SEEN_MS): until when, the state
+     * they were in when removed, and their owners (the removal of one ends the hold: a
+     * foreground cascade's next step, whose order stays the stream's).
+     * @type {Map<string, {until: number, state: string, owners: string[]}>} */
+    this.shownDeleting = new Map();
     /** @type {Map<string, number>} */ this.born = new Map();
     /** @type {Map<string, Queue>} */ this.queues = new Map();
     /** newest first. @type {Action[]} */ this.actions = [];
@@ -189,7 +190,7 @@ export class Store {
     } else {
       this.born.set(n.uid, now);
       this.ghosts.delete(n.uid);
-      this.held.delete(n.uid);
+      this.shownDeleting.delete(n.uid);
     }
     this.nodes.set(n.uid, n);
     this.link(n);
@@ -212,6 +213,7 @@ export class Store {
   remove(uid, now) {
     const n = this.nodes.get(uid);
     if (!n) return; // a removal of an object the client never had (docs/stream.md: ignore)
+    const shown = stateOf(this, n); // as it stood, before its links go
     this.unlink(n);
     this.index(n, false);
     const deletingSince = this.deleting.get(uid);
@@ -220,18 +222,18 @@ export class Store {
     this.born.delete(uid);
     this.ghosts.set(uid, { node: n, at: now, removed: true, deletingSince });
     this.touched.add(uid);
-    for (const [u, h] of this.held) if (h.owners.includes(uid)) this.release(u);
+    for (const [u, h] of this.shownDeleting) if (h.owners.includes(uid)) this.release(u);
     const owners = (n.owners || []).map((o) => o.uid);
     // Not when an owner went since its deletion began: it would be shown after that owner.
     const ownerGone = owners.some((o) => (this.ghosts.get(o)?.at ?? -Infinity) >= /** @type {number} */ (deletingSince));
     if (deletingSince !== undefined && now < deletingSince + DELETION_SEEN_MS && !ownerGone) {
-      this.held.set(uid, { until: deletingSince + DELETION_SEEN_MS, owners });
+      this.shownDeleting.set(uid, { until: deletingSince + DELETION_SEEN_MS, state: shown, owners });
     }
   }
 
   /** Ends uid's hold: from now on it is shown removed. @param {string} uid */
   release(uid) {
-    if (this.held.delete(uid)) this.touched.add(uid);
+    if (this.shownDeleting.delete(uid)) this.touched.add(uid);
   }
 
   /** @param {boolean} added @param {{dependent: string, owner: string, controller?: boolean, blockOwnerDeletion?: boolean}} e */
@@ -320,7 +322,7 @@ export class Store {
       }
     }
     for (const [uid, t] of this.born) if (now - t > BORN_MS) this.born.delete(uid);
-    for (const [uid, h] of this.held) if (now >= h.until || !this.ghosts.has(uid)) this.release(uid);
+    for (const [uid, h] of this.shownDeleting) if (now >= h.until || !this.ghosts.has(uid)) this.release(uid);
     this.removedAt = lastRemoval;
     return gone;
   }

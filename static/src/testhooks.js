@@ -45,6 +45,13 @@ function trace(page, uids, current) {
           t.engineLog.push({ uid: u, state: was, t: g.deletingSince });
           lastEngine[u] = was;
         }
+        // Removed in the frame it changed in (its last dependent went with it): the stream
+        // said the state it is shown in (Store.shownDeleting) just before the removal.
+        const shown = n ? undefined : page.store.shownDeleting.get(u)?.state;
+        if (shown !== undefined && g && lastEngine[u] !== shown && lastEngine[u] !== "removed") {
+          t.engineLog.push({ uid: u, state: shown, t: Math.max(g.at, lastT[u] ?? -Infinity) });
+          lastEngine[u] = shown;
+        }
         // A deletion begins when the store applied it (the renderer's clock for it), not later in the frame.
         const began = n ? page.store.deleting.get(u) : undefined;
         if (lastEngine[u] !== st) {
