@@ -8,6 +8,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -189,7 +190,12 @@ func (s *Server) servingCluster(next http.Handler, named func(*http.Request) (st
 			httpapi.WriteJSON(w, http.StatusNotFound, httpapi.ErrNotFound(fmt.Sprintf("no cluster named %s: GET /api/v1/clusters lists them", httpapi.QuoteClip(name))))
 			return
 		}
-		next.ServeHTTP(w, edge.WithCluster(r, c))
+		r = edge.WithCluster(r, c)
+		// A cluster that decides who a user is (several under --auth=kubernetes) serves
+		// the request as the user it names.
+		if r, ok = s.edge.AsClusterSees(w, r, name, c.Authenticator); ok {
+			next.ServeHTTP(w, r)
+		}
 	})
 }
 
@@ -200,11 +206,37 @@ type clustersResponse struct {
 // handleClusters lists the clusters and where each is; it starts none. A remote that
 // refuses the user is listed so (each asked within a bound, together).
 func (s *Server) handleClusters(w http.ResponseWriter, r *http.Request) {
-	list := s.clusters.List()
+	list := s.refusedHere(r, s.clusters.List())
 	if s.opts.Remotes != nil {
 		list = s.opts.Remotes.ForUser(r.Context(), list, s.remoteCredential(r))
 	}
 	httpapi.WriteJSON(w, http.StatusOK, clustersResponse{Clusters: list})
+}
+
+// refusedHere marks refused the clusters built here that review credentials themselves
+// and do not accept r's (each asked together; their reviewers keep answers a minute).
+func (s *Server) refusedHere(r *http.Request, list []registry.Status) []registry.Status {
+	if s.opts.Auth == nil {
+		return list
+	}
+	token := s.edge.Token(r)
+	var wg sync.WaitGroup
+	for i, st := range list {
+		if st.State != registry.Ready {
+			continue
+		}
+		c, _, _ := s.clusters.Open(st.Name, false) // starts none
+		if c == nil || c.Authenticator == nil {
+			continue
+		}
+		wg.Go(func() {
+			if _, err := c.Authenticator.Authenticate(r.Context(), token); errors.Is(err, security.ErrUnauthenticated) {
+				list[i].State, list[i].Reason = registry.Refused, edge.RefusedBy(st.Name)
+			}
+		})
+	}
+	wg.Wait()
+	return list
 }
 
 // serveRemote hands a request to a remote cluster (server/remote) once the hub's own

@@ -219,7 +219,7 @@ func (s *Server) newHub(c *served.Cluster, reg prometheus.Registerer) *stream.Hu
 		},
 		Registerer:          reg,
 		Compression:         o.StreamCompression,
-		Credentials:         s.edge.Credentials,
+		Credentials:         func(r *http.Request) func(context.Context) error { return s.edge.CredentialsFor(r, c.Authenticator) },
 		CredentialsInterval: o.StreamCredentialsInterval,
 	})
 }

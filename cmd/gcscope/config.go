@@ -367,10 +367,5 @@ func (c *config) checkContexts(set map[string]bool) error {
 		}
 		return nil
 	}
-	if c.auth == "kubernetes" {
-		// Each cluster would have to review the user's token itself and impersonate whom
-		// it says; until that is built, one context per gcscope.
-		return errors.New("--auth=kubernetes serves one cluster: each cluster decides who a user is, so run one gcscope per context (or use --auth-token-file)")
-	}
 	return nil
 }

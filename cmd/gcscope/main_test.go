@@ -146,7 +146,6 @@ func TestCommandLineMistakes(t *testing.T) {
 		{[]string{"--in-cluster", "--context=c"}, []string{"--in-cluster cannot be combined"}},
 		{[]string{"--context=a", "--context=a"}, []string{`--context "a" is given twice`}},
 		{[]string{"--all-contexts", "--context=a"}, []string{"--all-contexts serves every context"}},
-		{[]string{"--context=a", "--context=b", "--auth=kubernetes"}, []string{"--auth=kubernetes serves one cluster"}},
 		{[]string{"--context=a", "--start-contexts=all"}, []string{"--start-contexts applies to several contexts"}},
 		{[]string{"--all-contexts", "--start-contexts=some"}, []string{`--start-contexts "some": want opened or all`}},
 		{[]string{"--all-contexts", "--in-cluster"}, []string{"--in-cluster cannot be combined"}},

@@ -100,13 +100,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return serve(ctx, stdout, serving{ln: ln, scheme: scheme, handler: handler, log: log, what: "a hub of remote gcscopes", started: func() error { return nil }})
 	}
 	if cfg.several() {
-		fl, err := startFleet(cfg, getenv, log, stdout)
+		fl, door, err := startFleet(cfg, getenv, log, stdout)
 		if err != nil {
 			return err
 		}
 		defer fl.Stop()
 		opts := common
 		opts.Clusters, opts.Ready = fl, fl.Ready
+		if door != nil {
+			opts.Auth = door
+			if opts.SSO, err = singleSignOn(ctx, cfg); err != nil {
+				return err
+			}
+		}
 		handler := server.New(opts)
 		hubCtx, stopHubs := context.WithCancel(context.Background())
 		defer stopHubs()
@@ -190,10 +196,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		opts.Auth, opts.Authorizer = tokens, access
 	}
-	if cfg.oidc.IssuerURL != "" {
-		if opts.SSO, err = security.NewSSO(ctx, cfg.oidc); err != nil {
-			return fmt.Errorf("--oidc-issuer-url: %w", err)
-		}
+	if opts.SSO, err = singleSignOn(ctx, cfg); err != nil {
+		return err
 	}
 	ready := &readiness{waiting: "garbage collector syncing its monitors"}
 	opts.Ready = func() error {
@@ -334,4 +338,16 @@ func (r *readiness) check() error {
 		return errors.New(r.waiting)
 	}
 	return nil
+}
+
+// singleSignOn is --oidc-issuer-url's provider (nil without it).
+func singleSignOn(ctx context.Context, cfg *config) (*security.SSO, error) {
+	if cfg.oidc.IssuerURL == "" {
+		return nil, nil
+	}
+	sso, err := security.NewSSO(ctx, cfg.oidc)
+	if err != nil {
+		return nil, fmt.Errorf("--oidc-issuer-url: %w", err)
+	}
+	return sso, nil
 }

@@ -88,10 +88,11 @@ func (a *Audit) Refuse(w http.ResponseWriter, r *http.Request, action string, st
 }
 
 // RefuseWrite answers a write that did not happen with e, and writes its audit line:
-// "denied", or "error" when the fault is the server's or the apiserver's.
+// "denied", or "error" when the fault is the server's or the apiserver's. An apiserver's
+// 4xx is the cluster refusing (RBAC's 403 to the user a delete impersonates): denied.
 func (a *Audit) RefuseWrite(w http.ResponseWriter, entry Entry, status int, e *httpapi.Error) {
 	entry.Result, entry.Status, entry.Error = "denied", status, e.Message
-	if status >= 500 || e.Code == "apiserver" {
+	if status >= 500 || e.Code == httpapi.CodeAPIServer && status < 400 {
 		entry.Result = "error"
 	}
 	a.Write(entry)

@@ -102,18 +102,61 @@ func (e *Edge) Authenticate(next http.Handler) http.Handler {
 // cookie names, or its bearer token), for a stream to run again while it lasts; nil
 // without authentication.
 func (e *Edge) Credentials(r *http.Request) func(context.Context) error {
+	return e.CredentialsFor(r, nil)
+}
+
+// CredentialsFor is Credentials as cluster auth reviews them (nil: the server's
+// authentication): a stream of a cluster that decides who a user is ends when that
+// cluster no longer accepts the user, whatever the others say.
+func (e *Edge) CredentialsFor(r *http.Request, auth security.Authenticator) func(context.Context) error {
 	if e.opts.Auth == nil {
 		return nil
+	}
+	if auth == nil {
+		auth = e.opts.Auth
 	}
 	return func(ctx context.Context) error {
 		// A session signed out since stands for no token; the authenticator answers from
 		// its cache while it can.
-		_, err := e.opts.Auth.Authenticate(ctx, e.bearerToken(r))
+		_, err := auth.Authenticate(ctx, e.bearerToken(r))
 		if errors.Is(err, security.ErrUnauthenticated) {
 			return security.ErrNotSignedIn
 		}
 		return err
 	}
+}
+
+// AsClusterSees serves r to cluster name as auth (the cluster's own review of a
+// credential, registry.Cluster.Authenticator) says who its user is: the user the cluster
+// names, whose reads it narrows and whose writes it impersonates. A credential the
+// cluster does not accept is refused (403: the user is signed in to gcscope, and other
+// clusters may accept it); one it cannot review now answers 503. False: answered.
+func (e *Edge) AsClusterSees(w http.ResponseWriter, r *http.Request, name string, auth security.Authenticator) (*http.Request, bool) {
+	if e.opts.Auth == nil || auth == nil {
+		return r, true
+	}
+	refuse := func(status int, err *httpapi.Error) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			e.audit.Refuse(w, r, WriteAction(r), status, err)
+			return
+		}
+		httpapi.WriteJSON(w, status, err)
+	}
+	u, err := auth.Authenticate(r.Context(), e.bearerToken(r))
+	switch {
+	case errors.Is(err, security.ErrUnauthenticated):
+		refuse(http.StatusForbidden, httpapi.ErrForbidden(RefusedBy(name)))
+		return nil, false
+	case err != nil:
+		refuse(http.StatusServiceUnavailable, httpapi.ErrUnavailable(fmt.Sprintf("cluster %q cannot review your credential now: %v", name, err)))
+		return nil, false
+	}
+	return withUser(r, u), true
+}
+
+// RefusedBy says that cluster name does not accept the user's credential.
+func RefusedBy(name string) string {
+	return fmt.Sprintf("cluster %q does not accept your credential: its TokenReview refused it; sign in with one it accepts, or pick another cluster", name)
 }
 
 // authFailure is why a token was not accepted.

@@ -32,9 +32,14 @@ type Cluster struct {
 	// the server's authentication impersonates).
 	Kube       *rest.Config
 	Authorizer security.Authorizer
-	Scenarios  ScenarioPlayer
-	Deletions  Deletions
-	History    History
+	// Authenticator is the cluster's own review of a user's credential, when each cluster
+	// decides who a user is (several clusters under --auth=kubernetes): the server asks it
+	// on every request to the cluster and serves the request as the user it names. Nil: the
+	// server's authentication answers for every cluster.
+	Authenticator security.Authenticator
+	Scenarios     ScenarioPlayer
+	Deletions     Deletions
+	History       History
 }
 
 // Engine is what the server needs of the garbage-collector engine (*gc.GarbageCollector).
@@ -99,6 +104,10 @@ const (
 	Syncing    State = "syncing"    // the engine fills its graph
 	Ready      State = "ready"
 	Failed     State = "failed" // see Status.Reason; opened again, it is retried
+	// Refused: the cluster is up but does not accept the user's credential (GET
+	// /api/v1/clusters as that user; a remote gcscope, or a cluster that reviews
+	// credentials itself); Status.Reason says what it answered.
+	Refused State = "refused"
 )
 
 // Status is one cluster as GET /api/v1/clusters lists it.

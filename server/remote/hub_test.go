@@ -17,7 +17,6 @@ import (
 	"github.com/gcscope/gcscope/gc"
 	"github.com/gcscope/gcscope/internal/testkit"
 	"github.com/gcscope/gcscope/server/registry"
-	"github.com/gcscope/gcscope/server/remote"
 )
 
 // twoRemotes starts a gcscope on each control plane (a knows alice and bob, b alice only)
@@ -62,7 +61,7 @@ func TestHubListsRemotesWithTheirState(t *testing.T) {
 	}
 	list = clusterList{}
 	bob.getJSON("/api/v1/clusters", &list)
-	if st := stateOf(list, "b"); st.State != remote.Refused || !strings.Contains(st.Reason, "does not accept your credential") {
+	if st := stateOf(list, "b"); st.State != registry.Refused || !strings.Contains(st.Reason, "does not accept your credential") {
 		t.Errorf("b for bob: %+v, want refused with the remote's reason", st)
 	}
 	if st := stateOf(list, "a"); st.State != registry.Ready {
@@ -201,6 +200,13 @@ func TestHubDeletesAsTheUser(t *testing.T) {
 	if remoteLine["user"] != "alice" || remoteLine["result"] != "ok" {
 		t.Errorf("a's audit line: %v, want alice, ok", remoteLine)
 	}
+	// The hub writes its line once the remote's answer has been passed on: the client may
+	// read the answer first.
+	testkit.Eventually(t, "the hub's audit line of the delete", func() bool {
+		return slices.ContainsFunc(strings.Split(h.Audit.String(), "\n"), func(l string) bool {
+			return strings.Contains(l, string(cm.UID)) && strings.Contains(l, `"result":"ok"`)
+		})
+	})
 	hubLine := auditLine(t, h.Audit.String(), "delete", string(cm.UID))
 	if hubLine["user"] != "alice" || hubLine["cluster"] != "a" || hubLine["result"] != "ok" || hubLine["policy"] != "Background" {
 		t.Errorf("the hub's audit line: %v, want alice, cluster a, ok, Background", hubLine)

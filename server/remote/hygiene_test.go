@@ -562,7 +562,7 @@ func TestForwardModes(t *testing.T) {
 				c.CloseNow()
 			}
 			list := set.ForUser(context.Background(), []registry.Status{{Name: "r", State: registry.Ready}}, tc.cred)
-			if got := list[0].State == remote.Refused; got != tc.refused {
+			if got := list[0].State == registry.Refused; got != tc.refused {
 				t.Errorf("the picker: %+v; refused want %v", list[0], tc.refused)
 			}
 			reqs := rem.requests()[before:]

@@ -12,10 +12,6 @@ import (
 	"github.com/gcscope/gcscope/server/registry"
 )
 
-// Refused is the state of a remote that is up but does not accept the user's credential
-// (GET /api/v1/clusters as that user); Status.Reason says what it answered.
-const Refused registry.State = "refused"
-
 // Options are the hub's settings for all its remotes.
 type Options struct {
 	Logger *slog.Logger
@@ -151,7 +147,7 @@ func (s *Set) ForUser(ctx context.Context, list []registry.Status, cred Credenti
 		}
 		wg.Go(func() {
 			if why := s.users.check(ctx, rm, cred); why != "" {
-				out[i].State, out[i].Reason = Refused, why
+				out[i].State, out[i].Reason = registry.Refused, why
 			}
 		})
 	}

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"encoding/pem"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/zitadel/oidc/v3/example/server/exampleop"
+	"github.com/zitadel/oidc/v3/example/server/storage"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/gcscope/gcscope/internal/browsertest"
+	"github.com/gcscope/gcscope/internal/testkit"
+)
+
+// TestUISeveralClustersUnderSingleSignOn: one gcscope serving three contexts with
+// --auth=kubernetes and single sign-on, the user signed in once through a real OpenID
+// provider. East's and west's apiservers trust the provider, north's does not. Each cluster
+// reviews the ID token itself and its RBAC decides: in east the user may read and delete
+// ConfigMaps of namespace team, in west only read those of namespace shared. So the user
+// sees, in each cluster, exactly what that cluster allows (and no other cluster's objects),
+// deletes in east as themselves (the audit line names user and cluster), is refused the
+// delete in west, and north says in the picker that it does not accept the credential (not
+// a 500, not another cluster's view).
+func TestUISeveralClustersUnderSingleSignOn(t *testing.T) {
+	parallelUI(t)
+	var provider http.Handler
+	idp := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { provider.ServeHTTP(w, r) }))
+	t.Cleanup(idp.Close)
+	issuer := idp.URL
+	addr := freeAddr(t)
+	const clientID, secret = "gcscope-clusters", "clusters-secret"
+	storage.RegisterClients(storage.WebClient(clientID, secret, "http://"+addr+"/login/sso/callback"))
+	provider = exampleop.SetupServer(issuer, storage.NewStorage(storage.NewUserStore(issuer)), slog.New(slog.NewTextHandler(io.Discard, nil)), false)
+	dir := t.TempDir()
+	ca, secretFile := filepath.Join(dir, "idp-ca.pem"), filepath.Join(dir, "secret")
+	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: idp.Certificate().Raw}), 0o600)
+	os.WriteFile(secretFile, []byte(secret+"\n"), 0o600)
+	oidc := []string{"--auth=kubernetes", "--oidc-issuer-url", issuer, "--oidc-client-id", clientID, "--oidc-client-secret-file", secretFile, "--oidc-ca-file", ca}
+
+	// East and west trust the provider (their embedded apiservers are given its issuer);
+	// north does not.
+	_, eastConfig := startEmbeddedAt(t, freeAddr(t), append([]string{"--demo=false", "--history=false"}, oidc...)...)
+	_, westConfig := startEmbeddedAt(t, freeAddr(t), append([]string{"--demo=false", "--history=false"}, oidc...)...)
+	_, northConfig := startEmbeddedAt(t, freeAddr(t), "--demo=false", "--history=false")
+	east, west := clientFor(t, eastConfig), clientFor(t, westConfig)
+	for _, c := range []struct {
+		kube  kubernetes.Interface
+		ns    string
+		verbs []string
+	}{{east, "team", []string{"get", "list", "watch", "delete"}}, {west, "shared", []string{"get", "list", "watch"}}} {
+		grant(t, c.kube, c.ns, "oidc:id1", c.verbs)
+	}
+	eastMine, eastOther := createConfigMap(t, east, "team", "mine"), createConfigMap(t, east, "default", "not-yours")
+	westShared, westOther := createConfigMap(t, west, "shared", "readable"), createConfigMap(t, west, "default", "not-yours")
+
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	mergeKubeconfigs(t, kubeconfig, map[string]string{"east": eastConfig, "west": westConfig, "north": northConfig}, "gone", "https://"+freeAddr(t))
+	auditLog := filepath.Join(dir, "audit.log")
+	p := startProcess(t, dir, nil, binary, append([]string{"--listen", addr, "--kubeconfig", kubeconfig,
+		"--context", "east", "--context", "west", "--context", "north", "--start-contexts", "all",
+		"--data-dir", filepath.Join(dir, "data"), "--log-level", "warn", "--audit-log", auditLog,
+		"--oidc-display-name", "Example"}, oidc...)...)
+	p.waitReady(t, addr)
+	t.Cleanup(func() { p.stop(t, syscall.SIGTERM) })
+	base := "http://" + addr
+
+	page := browsertest.Start(t, browsertest.Options{Width: 1280, Height: 800, TrustCertificate: idp.Certificate().Raw, OneProcess: true})
+	d := uiDriver{ctx: page.Ctx, failShot: "ui-sso-clusters-failed"}
+	host, _, _ := strings.Cut(strings.TrimPrefix(issuer, "https://"), ":")
+	d.run(t, "sign in once", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#sso")), click("#sso"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="username"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="username"]`), "test-user@"+host),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "verysecure"),
+		chromedp.Submit(chromedp.CSS(`input[name="password"]`)))
+	waitLocation(t, page.Ctx, base+"/?cluster=east") // the default cluster's page
+	d.run(t, "the page", uiReady)
+
+	// fetchJSON runs a same-origin request in the signed-in tab: its status and JSON body.
+	type answer struct {
+		Status int
+		Body   json.RawMessage
+	}
+	fetchJSON := func(method, path string) answer {
+		t.Helper()
+		var a answer
+		c, cancel := context.WithTimeout(page.Ctx, 30*time.Second)
+		defer cancel()
+		_, err := chromedp.Run(c, chromedp.Evaluate[chromedp.Void](`(async () => {
+			const s = await (await fetch("/api/v1/session")).json();
+			const init = { method: `+jsQuoted(method)+`, headers: { "Content-Type": "application/json", "X-CSRF-Token": s.csrfToken } };
+			if (init.method === "POST") init.body = JSON.stringify({ propagationPolicy: "Background", dryRun: false });
+			const r = await fetch(`+jsQuoted(path)+`, init);
+			window.__answer = { status: r.status, body: await r.json().catch(() => null) };
+		})()`, chromedp.EvalAwaitPromise))
+		if err == nil {
+			a, err = chromedp.Run(c, chromedp.Evaluate[answer](`window.__answer`))
+		}
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		return a
+	}
+
+	// The picker: every cluster with its state, north refusing the user and saying why.
+	var picker struct {
+		Clusters []struct{ Name, State, Reason string }
+	}
+	var last answer
+	if err := testkit.Poll(context.Background(), 90*time.Second, func() bool {
+		a := fetchJSON("GET", "/api/v1/clusters")
+		last = a
+		if a.Status != http.StatusOK || json.Unmarshal(a.Body, &picker) != nil || len(picker.Clusters) != 3 {
+			return false
+		}
+		for _, c := range picker.Clusters {
+			if want := map[bool]string{true: "refused", false: "ready"}[c.Name == "north"]; c.State != want {
+				return false
+			}
+		}
+		return true
+	}); err != nil {
+		t.Fatalf("east and west ready, north refusing the user: not within 90 s; the picker said %d %s", last.Status, last.Body)
+	}
+	for _, c := range picker.Clusters {
+		if c.Name == "north" && !strings.Contains(c.Reason, "does not accept your credential") {
+			t.Errorf("north is refused for %q; want that it does not accept your credential", c.Reason)
+		}
+	}
+	browsertest.Screenshot(t, page.Ctx, "ui-sso-clusters-picker")
+
+	// Who the user is, as each cluster says.
+	for _, name := range []string{"east", "west"} {
+		var who struct {
+			User struct{ Name string }
+		}
+		a := fetchJSON("GET", "/api/v1/clusters/"+name+"/session")
+		if json.Unmarshal(a.Body, &who); a.Status != http.StatusOK || who.User.Name != "oidc:id1" {
+			t.Errorf("%s's session: %d %s; want the user oidc:id1", name, a.Status, a.Body)
+		}
+	}
+	// Each cluster's graph holds what its RBAC lets the user list, and nothing of another.
+	graph := func(name string) string {
+		a := fetchJSON("GET", "/api/v1/clusters/"+name+"/graph?limit=100000")
+		if a.Status != http.StatusOK {
+			t.Fatalf("%s's graph: %d %s", name, a.Status, a.Body)
+		}
+		return string(a.Body)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, "east's graph has team's ConfigMap", func() bool { return strings.Contains(graph("east"), string(eastMine.UID)) })
+	testkit.EventuallyWithin(t, 30*time.Second, "west's graph has shared's ConfigMap", func() bool { return strings.Contains(graph("west"), string(westShared.UID)) })
+	g := graph("east") + graph("west")
+	for _, hidden := range []string{string(eastOther.UID), string(westOther.UID)} {
+		if strings.Contains(g, hidden) {
+			t.Errorf("a graph holds %s, which RBAC does not let the user list", hidden)
+		}
+	}
+	if strings.Contains(graph("east"), string(westShared.UID)) || strings.Contains(graph("west"), string(eastMine.UID)) {
+		t.Error("a cluster's graph holds another cluster's object")
+	}
+	// North: refused with why, not a 500 and not another cluster's view.
+	if a := fetchJSON("GET", "/api/v1/clusters/north/graph"); a.Status != http.StatusForbidden || !strings.Contains(string(a.Body), "does not accept your credential") {
+		t.Errorf("north's graph: %d %s; want 403 saying north does not accept your credential", a.Status, a.Body)
+	}
+
+	// Deletes, as the user: east's done, west's refused.
+	if a := fetchJSON("POST", "/api/v1/clusters/east/objects/"+string(eastMine.UID)+"/delete"); a.Status != http.StatusOK {
+		t.Errorf("the delete of east's team/mine: %d %s", a.Status, a.Body)
+	}
+	testkit.EventuallyWithin(t, 30*time.Second, "east's team/mine deleted", func() bool {
+		_, err := east.CoreV1().ConfigMaps("team").Get(context.Background(), "mine", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
+	if a := fetchJSON("POST", "/api/v1/clusters/west/objects/"+string(westShared.UID)+"/delete"); a.Status != http.StatusForbidden {
+		t.Errorf("the delete of west's shared/readable: %d %s; want 403 (west lets the user read it only)", a.Status, a.Body)
+	}
+	if _, err := west.CoreV1().ConfigMaps("shared").Get(context.Background(), "readable", metav1.GetOptions{}); err != nil {
+		t.Errorf("west's shared/readable: %v", err)
+	}
+	// The audit names the user and the cluster of each.
+	lines := auditLines(t, auditLog)
+	found := map[string]string{}
+	for _, l := range lines {
+		if l.Action == "delete" && l.User == "oidc:id1" {
+			found[l.Cluster] = l.Result
+		}
+	}
+	if found["east"] != "ok" || found["west"] != "denied" {
+		t.Errorf("the audit's deletes by oidc:id1, by cluster: %v; want east ok and west denied\n%+v", found, lines)
+	}
+	// 403: the refusals asked for; the provider's site has no favicon.
+	page.NoErrorsExcept(t, func(m string) bool { return strings.Contains(m, "403") || strings.Contains(m, issuer+"/favicon.ico") })
+	page.Close()
+}
+
+// grant lets user verbs on ConfigMaps in namespace ns (made if missing).
+func grant(t *testing.T, kube kubernetes.Interface, ns, user string, verbs []string) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := kube.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		t.Fatal(err)
+	}
+	if _, err := kube.RbacV1().Roles(ns).Create(ctx, &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "configmaps"},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"configmaps"}, Verbs: verbs}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kube.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "configmaps"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: "configmaps"},
+		Subjects: []rbacv1.Subject{{APIGroup: "rbac.authorization.k8s.io", Kind: "User", Name: user}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type auditLine struct {
+	User, Cluster, Action, Result string
+	Status                        int
+}
+
+// auditLines reads the audit log's JSON lines.
+func auditLines(t *testing.T, path string) []auditLine {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []auditLine
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var l auditLine
+		if json.Unmarshal(sc.Bytes(), &l) == nil {
+			out = append(out, l)
+		}
+	}
+	return out
+}
