@@ -4,11 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"encoding/pem"
-	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,8 +13,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/zitadel/oidc/v3/example/server/exampleop"
-	"github.com/zitadel/oidc/v3/example/server/storage"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,19 +34,10 @@ import (
 // a 500, not another cluster's view).
 func TestUISeveralClustersUnderSingleSignOn(t *testing.T) {
 	parallelUI(t)
-	var provider http.Handler
-	idp := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { provider.ServeHTTP(w, r) }))
-	t.Cleanup(idp.Close)
-	issuer := idp.URL
 	addr := freeAddr(t)
-	const clientID, secret = "gcscope-clusters", "clusters-secret"
-	storage.RegisterClients(storage.WebClient(clientID, secret, "http://"+addr+"/login/sso/callback"))
-	provider = exampleop.SetupServer(issuer, storage.NewStorage(storage.NewUserStore(issuer)), slog.New(slog.NewTextHandler(io.Discard, nil)), false)
+	idp, oidc := startOpenIDProvider(t, addr, "gcscope-clusters", "clusters-secret")
+	issuer := idp.URL
 	dir := t.TempDir()
-	ca, secretFile := filepath.Join(dir, "idp-ca.pem"), filepath.Join(dir, "secret")
-	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: idp.Certificate().Raw}), 0o600)
-	os.WriteFile(secretFile, []byte(secret+"\n"), 0o600)
-	oidc := []string{"--auth=kubernetes", "--oidc-issuer-url", issuer, "--oidc-client-id", clientID, "--oidc-client-secret-file", secretFile, "--oidc-ca-file", ca}
 
 	// East and west trust the provider (their embedded apiservers are given its issuer);
 	// north does not.

@@ -34,21 +34,10 @@ import (
 // and not other's, deletes one in team from the dialog, and is refused other's.
 func TestUISingleSignOn(t *testing.T) {
 	parallelUI(t)
-	var provider http.Handler
-	idp := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { provider.ServeHTTP(w, r) }))
-	t.Cleanup(idp.Close)
-	issuer := idp.URL
 	addr := freeAddr(t)
-	const clientID, secret = "gcscope-e2e", "e2e-secret"
-	storage.RegisterClients(storage.WebClient(clientID, secret, "http://"+addr+"/login/sso/callback"))
-	provider = exampleop.SetupServer(issuer, storage.NewStorage(storage.NewUserStore(issuer)), slog.New(slog.NewTextHandler(io.Discard, nil)), false)
-
-	dir := t.TempDir()
-	ca, secretFile := filepath.Join(dir, "idp-ca.pem"), filepath.Join(dir, "secret")
-	os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: idp.Certificate().Raw}), 0o600)
-	os.WriteFile(secretFile, []byte(secret+"\n"), 0o600)
-	base, kubeconfig := startEmbeddedAt(t, addr, "--demo=false", "--auth=kubernetes", "--oidc-issuer-url", issuer, "--oidc-client-id", clientID,
-		"--oidc-client-secret-file", secretFile, "--oidc-ca-file", ca, "--oidc-display-name", "Example")
+	idp, oidc := startOpenIDProvider(t, addr, "gcscope-e2e", "e2e-secret")
+	issuer := idp.URL
+	base, kubeconfig := startEmbeddedAt(t, addr, append([]string{"--demo=false", "--oidc-display-name", "Example"}, oidc...)...)
 	kube := clientFor(t, kubeconfig)
 	ctx := context.Background()
 	for _, ns := range []string{"team", "other"} {
@@ -137,4 +126,26 @@ func TestUISingleSignOn(t *testing.T) {
 	}
 	page.NoErrorsExcept(t, func(m string) bool { return strings.Contains(m, "403") || strings.Contains(m, "404") })
 	page.Close()
+}
+
+// startOpenIDProvider runs a real OpenID provider (zitadel's example, over TLS with a CA of
+// its own) with one client, clientID, whose sign-ins return to gcscope at addr; flags are
+// gcscope's for it (--auth=kubernetes, --oidc-*): given to an embedded cluster, its
+// apiserver trusts the issuer too.
+func startOpenIDProvider(t *testing.T, addr, clientID, secret string) (idp *httptest.Server, flags []string) {
+	t.Helper()
+	var provider http.Handler
+	idp = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { provider.ServeHTTP(w, r) }))
+	t.Cleanup(idp.Close)
+	storage.RegisterClients(storage.WebClient(clientID, secret, "http://"+addr+"/login/sso/callback"))
+	provider = exampleop.SetupServer(idp.URL, storage.NewStorage(storage.NewUserStore(idp.URL)), slog.New(slog.NewTextHandler(io.Discard, nil)), false)
+	dir := t.TempDir()
+	ca, secretFile := filepath.Join(dir, "idp-ca.pem"), filepath.Join(dir, "secret")
+	if err := os.WriteFile(ca, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: idp.Certificate().Raw}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(secretFile, []byte(secret+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return idp, []string{"--auth=kubernetes", "--oidc-issuer-url", idp.URL, "--oidc-client-id", clientID, "--oidc-client-secret-file", secretFile, "--oidc-ca-file", ca}
 }

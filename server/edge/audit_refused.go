@@ -21,14 +21,14 @@ func (e *Edge) AuditRefusedWrites(next http.Handler) http.Handler {
 		trail := &auditTrail{}
 		r = withTrail(r, trail)
 		ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-		body := &headOf{max: 4 << 10}
+		body := &httpapi.HeadOf{Max: 4 << 10}
 		ww.Tee(body)
 		next.ServeHTTP(ww, r)
 		if ww.Status() < http.StatusBadRequest || trail.written.Load() || trail.noRoute.Load() {
 			return
 		}
 		var refusal httpapi.Error
-		_ = json.Unmarshal(body.b, &refusal) // the API's refusals are JSON; the message stays empty otherwise
+		_ = json.Unmarshal(body.B, &refusal) // the API's refusals are JSON; the message stays empty otherwise
 		entry := EntryFor(r, WriteAction(r))
 		if c := trail.cluster.Load(); c != nil {
 			entry.Cluster = *c // resolved under this middleware, in a context it does not see
@@ -39,17 +39,4 @@ func (e *Edge) AuditRefusedWrites(next http.Handler) http.Handler {
 		}
 		e.audit.Write(entry)
 	})
-}
-
-// headOf keeps the first max bytes written to it.
-type headOf struct {
-	b   []byte
-	max int
-}
-
-func (h *headOf) Write(p []byte) (int, error) {
-	if room := h.max - len(h.b); room > 0 {
-		h.b = append(h.b, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
 }

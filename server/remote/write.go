@@ -91,7 +91,7 @@ func (rm *Remote) write(w http.ResponseWriter, r *http.Request, call Call, out *
 
 	// The answer's status and the start of its body, for the audit line.
 	ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
-	head := &headOf{max: 4 << 10}
+	head := &httpapi.HeadOf{Max: 4 << 10}
 	ww.Tee(head)
 	// An answer cut off (over its bound, the remote gone) aborts the handler with a panic:
 	// the write may have been made all the same, so its audit line is written first.
@@ -106,7 +106,7 @@ func (rm *Remote) write(w http.ResponseWriter, r *http.Request, call Call, out *
 	status := ww.Status()
 	var msg string
 	if status >= http.StatusBadRequest {
-		msg = errorMessage(bytes.NewReader(head.b))
+		msg = errorMessage(bytes.NewReader(head.B))
 	}
 	audit(status, msg)
 }
@@ -149,19 +149,6 @@ func (rm *Remote) csrfFor(ctx context.Context, token string) (*remoteCSRF, error
 		}
 	}
 	return nil, errors.New("its /session set no CSRF cookie")
-}
-
-// headOf keeps the first max bytes written to it.
-type headOf struct {
-	b   []byte
-	max int
-}
-
-func (h *headOf) Write(p []byte) (int, error) {
-	if room := h.max - len(h.b); room > 0 {
-		h.b = append(h.b, p[:min(room, len(p))]...)
-	}
-	return len(p), nil
 }
 
 // isUpgrade reports whether r asks for a websocket.
