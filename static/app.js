@@ -5785,15 +5785,16 @@ var Stream = class {
     let broken = false;
     this.ws = ws;
     this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
-    ws.onopen = () => {
-      this.attempt = 0;
-      this.down = { kind: "lost", why: "" };
-      this.refusals = 0;
-      this.liveAt = Date.now();
-      this.online();
-      this.h.onState("live", "live");
-    };
+    let opened = false;
     ws.onmessage = (ev) => {
+      if (!opened) {
+        opened = true;
+        this.attempt = 0;
+        this.down = { kind: "lost", why: "" };
+        this.refusals = 0;
+        this.online();
+        this.h.onState("live", "live");
+      }
       this.liveAt = Date.now();
       const data = ev.data;
       if (typeof data === "string" && !this.inflating) return this.frame(data);

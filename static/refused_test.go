@@ -119,11 +119,13 @@ func TestARefusedStreamDoesNotSignOut(t *testing.T) {
   const seen = (states) => ({ note: note() && !note().hidden ? note().textContent : "", login: !!document.querySelector('a[href="/login"]'),
     path: location.pathname, state: states.at(-1) || "", retries: delays.filter((ms) => ms !== 1000) });
   const { Stream } = await import("/stream.js");
+  // A stream is live once its first frame came (the hub accepts a socket before its remote answers).
+  const live = (ws) => ws.onmessage({ data: JSON.stringify({ type: "pong" }) });
 
   const states = [];
   const s = new Stream({ onFrame() {}, onState: (st, w) => states.push(st + ": " + w), seq: () => 0 });
   s.open();
-  socks[0].onopen();
+  live(socks[0]);
   socks[0].onclose({ code: 4403, reason: 'cluster "west" no longer accepts your credential: token revoked' });
   await settle();
   const refused = { ...seen(states), closed: s.closed };
@@ -138,7 +140,7 @@ func TestARefusedStreamDoesNotSignOut(t *testing.T) {
   delays.length = 0;
   const s2 = new Stream({ onFrame() {}, onState: (st, w) => states2.push(st + ": " + w), seq: () => 0 });
   s2.open();
-  socks[2].onopen();
+  live(socks[2]);
   socks[2].onclose({ code: 1013, reason: 'cluster "west" went away: EOF' });
   await settle();
   const away = { ...seen(states2), closed: s2.closed };

@@ -334,9 +334,6 @@ func (c *config) checkRemotes() error {
 	case len(c.remotes) == 0:
 	case c.allContexts:
 		return errors.New("--remote with --all-contexts: name the contexts with --context each (a remote's name must differ from every context's)")
-	case c.hubOnly() && (c.auth == "kubernetes" || c.oidc.IssuerURL != ""):
-		// There is no cluster of its own to review tokens with.
-		return errors.New("a hub of remotes alone authenticates with --auth-token-file (or none, on loopback); --auth=kubernetes and --oidc-* need a cluster of its own")
 	}
 	return nil
 }

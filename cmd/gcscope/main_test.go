@@ -381,7 +381,7 @@ func (p *process) waitReady(t *testing.T, addr string) {
 	}
 	// /readyz answers before gcscope prints what it serves (its last line), and its output
 	// comes through a pipe: a test reading what it printed waits for that line.
-	if err := testkit.Poll(context.Background(), 10*time.Second, func() bool { return strings.Contains(p.stdout(), " serving on ") }); err != nil {
+	if err := testkit.Poll(context.Background(), 10*time.Second, func() bool { return strings.Contains(p.stdout(), " serving ") }); err != nil {
 		t.Fatalf("ready, but gcscope did not say what it serves:\n%s", p.stdout())
 	}
 }

@@ -92,8 +92,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		common.Remotes = set
 	}
 	if cfg.hubOnly() {
-		// No cluster of its own: the remotes' engines are in their clusters.
-		handler := server.New(common)
+		// No cluster of its own: the remotes' engines are in their clusters, and with
+		// --auth=kubernetes the remotes decide who a user is (each its own cluster's review).
+		opts := common
+		if cfg.auth == "kubernetes" {
+			if opts.SSO, err = singleSignOn(ctx, cfg); err != nil {
+				return err
+			}
+			opts.Auth = opts.Remotes.Door(opts.SSO.Issuer())
+		}
+		handler := server.New(opts)
 		hubCtx, stopHubs := context.WithCancel(context.Background())
 		defer stopHubs()
 		go handler.Run(hubCtx)
@@ -108,10 +116,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		opts := common
 		opts.Clusters, opts.Ready = fl, fl.Ready
 		if door != nil {
-			opts.Auth = door
 			if opts.SSO, err = singleSignOn(ctx, cfg); err != nil {
 				return err
 			}
+			// Every cluster here reviews each request itself, so a remote may sign a user
+			// in too: the contexts' clusters do not take its word for who they are.
+			if opts.Remotes != nil {
+				door = security.AnyOf{door, opts.Remotes.Door(opts.SSO.Issuer())}
+			}
+			opts.Auth = door
 		}
 		handler := server.New(opts)
 		hubCtx, stopHubs := context.WithCancel(context.Background())

@@ -77,37 +77,13 @@ func TestUISeveralClustersUnderSingleSignOn(t *testing.T) {
 	waitLocation(t, page.Ctx, base+"/?cluster=east") // the default cluster's page
 	d.run(t, "the page", uiReady)
 
-	// fetchJSON runs a same-origin request in the signed-in tab: its status and JSON body.
-	type answer struct {
-		Status int
-		Body   json.RawMessage
-	}
-	fetchJSON := func(method, path string) answer {
-		t.Helper()
-		var a answer
-		c, cancel := context.WithTimeout(page.Ctx, 30*time.Second)
-		defer cancel()
-		_, err := chromedp.Run(c, chromedp.Evaluate[chromedp.Void](`(async () => {
-			const s = await (await fetch("/api/v1/session")).json();
-			const init = { method: `+jsQuoted(method)+`, headers: { "Content-Type": "application/json", "X-CSRF-Token": s.csrfToken } };
-			if (init.method === "POST") init.body = JSON.stringify({ propagationPolicy: "Background", dryRun: false });
-			const r = await fetch(`+jsQuoted(path)+`, init);
-			window.__answer = { status: r.status, body: await r.json().catch(() => null) };
-		})()`, chromedp.EvalAwaitPromise))
-		if err == nil {
-			a, err = chromedp.Run(c, chromedp.Evaluate[answer](`window.__answer`))
-		}
-		if err != nil {
-			t.Fatalf("%s %s: %v", method, path, err)
-		}
-		return a
-	}
+	fetchJSON := func(method, path string) pageAnswer { return pageFetch(t, page.Ctx, method, path) }
 
 	// The picker: every cluster with its state, north refusing the user and saying why.
 	var picker struct {
 		Clusters []struct{ Name, State, Reason string }
 	}
-	var last answer
+	var last pageAnswer
 	if err := testkit.Poll(context.Background(), 90*time.Second, func() bool {
 		a := fetchJSON("GET", "/api/v1/clusters")
 		last = a
@@ -192,6 +168,35 @@ func TestUISeveralClustersUnderSingleSignOn(t *testing.T) {
 	// 403: the refusals asked for; the provider's site has no favicon.
 	page.NoErrorsExcept(t, func(m string) bool { return strings.Contains(m, "403") || strings.Contains(m, issuer+"/favicon.ico") })
 	page.Close()
+}
+
+// pageAnswer is a request's answer as a page read it.
+type pageAnswer struct {
+	Status int
+	Body   json.RawMessage
+}
+
+// pageFetch runs a same-origin request in a signed-in tab (a POST with the session's CSRF
+// token and a Background delete's body): its status and JSON body.
+func pageFetch(t *testing.T, tab context.Context, method, path string) pageAnswer {
+	t.Helper()
+	var a pageAnswer
+	c, cancel := context.WithTimeout(tab, 30*time.Second)
+	defer cancel()
+	_, err := chromedp.Run(c, chromedp.Evaluate[chromedp.Void](`(async () => {
+		const s = await (await fetch("/api/v1/session")).json();
+		const init = { method: `+jsQuoted(method)+`, headers: { "Content-Type": "application/json", "X-CSRF-Token": s.csrfToken } };
+		if (init.method === "POST") init.body = JSON.stringify({ propagationPolicy: "Background", dryRun: false });
+		const r = await fetch(`+jsQuoted(path)+`, init);
+		window.__answer = { status: r.status, body: await r.json().catch(() => null) };
+	})()`, chromedp.EvalAwaitPromise))
+	if err == nil {
+		a, err = chromedp.Run(c, chromedp.Evaluate[pageAnswer](`window.__answer`))
+	}
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	return a
 }
 
 // grant lets user verbs on ConfigMaps in namespace ns (made if missing).

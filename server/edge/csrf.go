@@ -133,18 +133,21 @@ func WriteAction(r *http.Request) string {
 
 // SessionResponse tells a page who it is and how it may act.
 type SessionResponse struct {
-	User        *security.User `json:"user"`
-	CSRFToken   string         `json:"csrfToken"`
-	ReadOnly    bool           `json:"readOnly"`
-	Mode        string         `json:"mode,omitempty"`
-	ActionDelay string         `json:"actionDelay,omitempty"`
-	SlowMotion  bool           `json:"slowMotion"`
-	Version     string         `json:"version"`
+	User *security.User `json:"user"`
+	// Authenticated: the server checked who the user is (authentication is on); a hub
+	// signs users in through this server only then (server/remote).
+	Authenticated bool   `json:"authenticated"`
+	CSRFToken     string `json:"csrfToken"`
+	ReadOnly      bool   `json:"readOnly"`
+	Mode          string `json:"mode,omitempty"`
+	ActionDelay   string `json:"actionDelay,omitempty"`
+	SlowMotion    bool   `json:"slowMotion"`
+	Version       string `json:"version"`
 }
 
 // HandleSession answers GET /session: who the request is, the mode, and a CSRF token.
 func (e *Edge) HandleSession(w http.ResponseWriter, r *http.Request) {
-	resp := SessionResponse{User: UserFrom(r), CSRFToken: e.CSRFToken(w, r), ReadOnly: e.opts.ReadOnly, Version: e.opts.Version}
+	resp := SessionResponse{User: UserFrom(r), Authenticated: e.opts.Auth != nil, CSRFToken: e.CSRFToken(w, r), ReadOnly: e.opts.ReadOnly, Version: e.opts.Version}
 	if c := ClusterFrom(r); c.Engine != nil {
 		resp.Mode = string(c.Engine.Mode())
 		if d := c.Engine.ActionDelay(); d > 0 {

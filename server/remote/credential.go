@@ -41,10 +41,10 @@ type Credential struct {
 }
 
 // pick is the token a remote is given for c ("" for none), or why it is given none and
-// the request is refused.
+// the request is refused (an *errRefused).
 func (f Forward) pick(name string, c Credential) (string, error) {
 	if f == ForwardIDToken && c.Token != "" && !c.IDToken {
-		return "", fmt.Errorf("cluster %q takes only single sign-on's ID token: sign in to the hub with single sign-on to reach it", name)
+		return "", &errRefused{name, "takes only single sign-on's ID token: sign in to the hub with single sign-on to reach it"}
 	}
 	return c.Token, nil
 }

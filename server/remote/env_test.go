@@ -117,12 +117,16 @@ type gcscope struct {
 	hs *http.Server
 }
 
-// remoteGcscope serves cluster c's engine with authentication (users of lines).
+// remoteGcscope serves cluster c's engine with authentication (users of lines; none:
+// without authentication, as on loopback).
 func remoteGcscope(t testing.TB, c *clusterEnv, name string, users ...string) *gcscope {
 	t.Helper()
 	audit := &lockedBuffer{}
-	s := server.New(server.Options{Engine: c.engine, Kube: c.Config, ClusterName: name,
-		Auth: tokenFile(t, users...), Audit: audit})
+	opts := server.Options{Engine: c.engine, Kube: c.Config, ClusterName: name, Audit: audit}
+	if len(users) > 0 {
+		opts.Auth = tokenFile(t, users...)
+	}
+	s := server.New(opts)
 	ctx, cancel := context.WithCancel(context.Background())
 	go s.Run(ctx)
 	g := &gcscope{t: t, handler: s, Audit: audit}
@@ -195,6 +199,14 @@ type hub struct {
 
 func newHub(t testing.TB, remotes map[string]*gcscope, order ...string) *hub {
 	t.Helper()
+	return startHub(t, remotes, order, func(*remote.Set) security.Authenticator {
+		return tokenFile(t, aliceToken+" alice", bobToken+" bob")
+	})
+}
+
+// startHub is a hub gcscope over remotes whose users door signs in.
+func startHub(t testing.TB, remotes map[string]*gcscope, order []string, door func(*remote.Set) security.Authenticator) *hub {
+	t.Helper()
 	var cfgs []remote.Config
 	for _, name := range order {
 		cfgs = append(cfgs, remote.Config{Name: name, URL: remotes[name].URL})
@@ -204,7 +216,7 @@ func newHub(t testing.TB, remotes map[string]*gcscope, order ...string) *hub {
 		t.Fatal(err)
 	}
 	audit := &lockedBuffer{}
-	s := server.New(server.Options{Remotes: set, Auth: tokenFile(t, aliceToken+" alice", bobToken+" bob"), Audit: audit})
+	s := server.New(server.Options{Remotes: set, Auth: door(set), Audit: audit})
 	ctx, cancel := context.WithCancel(context.Background())
 	go s.Run(ctx)
 	go set.Run(ctx)

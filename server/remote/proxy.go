@@ -137,11 +137,6 @@ func requestHeaders(in http.Header, out *outgoing) http.Header {
 	return h
 }
 
-// errRefused: the remote did not accept the user's credential (its 401).
-type errRefused struct{ msg string }
-
-func (e *errRefused) Error() string { return e.msg }
-
 // answer checks and trims the remote's answer before the browser gets it.
 func (rm *Remote) answer(resp *http.Response, call Call) error {
 	switch {
@@ -151,9 +146,9 @@ func (rm *Remote) answer(resp *http.Response, call Call) error {
 	case resp.StatusCode == http.StatusUnauthorized:
 		// Not a 401 at the hub: the page would sign the user out of the hub, where they
 		// are signed in; the remote refuses them, which the page shows as such.
-		msg := errorMessage(resp.Body)
+		refused := refusedBecause(rm.cfg.Name, resp.Body)
 		resp.Body.Close()
-		return &errRefused{fmt.Sprintf("cluster %q does not accept your credential: %s", rm.cfg.Name, msg)}
+		return refused
 	}
 	h := http.Header{}
 	for _, k := range forwardedResponse {
@@ -200,7 +195,7 @@ func (rm *Remote) failed(w http.ResponseWriter, err error) {
 	var refused *errRefused
 	switch {
 	case errors.As(err, &refused):
-		httpapi.WriteJSON(w, http.StatusForbidden, httpapi.ErrForbidden(refused.msg))
+		httpapi.WriteJSON(w, http.StatusForbidden, httpapi.ErrForbidden(refused.Error()))
 	case errors.Is(err, errRedirect):
 		httpapi.WriteJSON(w, http.StatusBadGateway, httpapi.ErrUnavailable(fmt.Sprintf("cluster %q: %v", rm.cfg.Name, err)))
 	case errors.Is(err, context.Canceled):

@@ -92,7 +92,7 @@ func (rm *Remote) relay(w http.ResponseWriter, r *http.Request, call Call) {
 	if dialErr != nil {
 		// Told on the websocket, where a browser can read it; the page tries again.
 		rm.probeNow()
-		closeWith(down, websocket.StatusTryAgainLater, fmt.Sprintf("cluster %q cannot be reached: %v", rm.cfg.Name, dialErr))
+		closeWith(down, websocket.StatusTryAgainLater, fmt.Sprintf("cluster %q cannot be reached: %v", rm.cfg.Name, rootCause(dialErr)))
 		return
 	}
 	rm.pipe(r.Context(), up, down, call)
@@ -194,7 +194,7 @@ func (rm *Remote) upEnded(down *websocket.Conn, err error) {
 		// The browser did not take a frame in time, or went away: nothing to tell it.
 	default:
 		rm.probeNow()
-		closeWith(down, websocket.StatusTryAgainLater, fmt.Sprintf("cluster %q went away: %v", rm.cfg.Name, err))
+		closeWith(down, websocket.StatusTryAgainLater, fmt.Sprintf("cluster %q went away: %v", rm.cfg.Name, rootCause(err)))
 	}
 }
 
@@ -268,5 +268,18 @@ func closeWith(c *websocket.Conn, code websocket.StatusCode, reason string) {
 	case <-done:
 	case <-t.C:
 		c.CloseNow()
+	}
+}
+
+// rootCause is err's innermost error ("connect: connection refused", "EOF"): a close
+// reason holds 123 bytes, which the dial's wrapping ("failed to WebSocket dial: failed to
+// send handshake request: Get ...") would spend before the cause.
+func rootCause(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
 	}
 }

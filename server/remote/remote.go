@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gcscope/gcscope/server/registry"
+	"github.com/gcscope/gcscope/server/security"
 )
 
 // Config is one remote gcscope as the operator names it: --remote NAME=URL[,ca=FILE][,forward=MODE].
@@ -148,7 +149,8 @@ type Remote struct {
 	client *http.Client
 	// origins are the hub's allowed origins (its own are always allowed), for the stream.
 	origins []string
-	streams chan struct{} // a token per relayed stream (Options.MaxStreams)
+	streams chan struct{}           // a token per relayed stream (Options.MaxStreams)
+	users   *security.TokenReviewer // its answers about users' credentials (users.go)
 
 	mu     sync.Mutex
 	status registry.Status
@@ -187,7 +189,7 @@ func newRemote(c Config, o Options) (*Remote, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Remote{
+	rm := &Remote{
 		cfg: c, forward: forward, base: base, limits: l, log: log.With("remote", c.Name),
 		client: &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return errRedirect // the user's credential goes to the configured URL only
@@ -196,7 +198,9 @@ func newRemote(c Config, o Options) (*Remote, error) {
 		streams: make(chan struct{}, o.maxStreams()),
 		status:  registry.Status{Name: c.Name, Server: base.String(), State: registry.Connecting, Since: time.Now()},
 		kick:    make(chan struct{}, 1),
-	}, nil
+	}
+	rm.users = security.NewReviewer(rm.whoIs, nil)
+	return rm, nil
 }
 
 var errRedirect = errors.New("the remote answered with a redirect, which the hub does not follow")

@@ -2,12 +2,9 @@ package remote
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync"
-	"time"
 
 	"github.com/gcscope/gcscope/server/registry"
 )
@@ -32,14 +29,13 @@ func (o Options) maxStreams() int {
 
 // Set is the hub's remotes, in the order given.
 type Set struct {
-	list  []*Remote
-	by    map[string]*Remote
-	users userChecks
+	list []*Remote
+	by   map[string]*Remote
 }
 
 // NewSet makes the remotes of cfgs (CA files are read now); names must differ.
 func NewSet(cfgs []Config, o Options) (*Set, error) {
-	s := &Set{by: map[string]*Remote{}, users: userChecks{by: map[string]userCheck{}}}
+	s := &Set{by: map[string]*Remote{}}
 	for _, c := range cfgs {
 		if _, dup := s.by[c.Name]; dup {
 			return nil, fmt.Errorf("remote %q is given twice", c.Name)
@@ -135,7 +131,7 @@ func (j joined) Open(name string, start bool) (*registry.Cluster, registry.Statu
 
 // ForUser is list (a registry's List) as the user of cred sees it: a ready remote that does
 // not accept the credential is Refused, with its answer. The remotes are asked together,
-// each within ProbeTimeout, and answers are kept for userCheckTTL: a slow remote delays
+// each within ProbeTimeout, and answers are kept (users.go): a slow remote delays
 // the list by that bound at most, and is listed as probed when it does not answer in time.
 func (s *Set) ForUser(ctx context.Context, list []registry.Status, cred Credential) []registry.Status {
 	out := append([]registry.Status(nil), list...)
@@ -146,83 +142,11 @@ func (s *Set) ForUser(ctx context.Context, list []registry.Status, cred Credenti
 			continue
 		}
 		wg.Go(func() {
-			if why := s.users.check(ctx, rm, cred); why != "" {
+			if why := rm.refuses(ctx, cred); why != "" {
 				out[i].State, out[i].Reason = registry.Refused, why
 			}
 		})
 	}
 	wg.Wait()
 	return out
-}
-
-// userCheckTTL is how long a remote's answer about one user's credential is kept.
-const userCheckTTL = 15 * time.Second
-
-// maxUserChecks bounds the answers kept (all remotes, all users).
-const maxUserChecks = 4096
-
-type userCheck struct {
-	refused string
-	at      time.Time
-}
-
-// userChecks keeps remotes' answers about users' credentials, by remote and token hash.
-type userChecks struct {
-	mu sync.Mutex
-	by map[string]userCheck
-}
-
-// check says why rm refuses cred ("" when it accepts it, or cannot say in time).
-func (u *userChecks) check(ctx context.Context, rm *Remote, cred Credential) string {
-	token, err := rm.forward.pick(rm.cfg.Name, cred)
-	if err != nil {
-		return err.Error()
-	}
-	sum := sha256.Sum256([]byte(token))
-	key := rm.cfg.Name + "\x00" + string(sum[:])
-	u.mu.Lock()
-	c, ok := u.by[key]
-	u.mu.Unlock()
-	if ok && time.Since(c.at) < userCheckTTL {
-		return c.refused
-	}
-	why, known := rm.checkUser(ctx, token)
-	if !known {
-		return ""
-	}
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	if len(u.by) >= maxUserChecks {
-		clear(u.by)
-	}
-	u.by[key] = userCheck{refused: why, at: time.Now()}
-	return why
-}
-
-// checkUser asks the remote's /session as the holder of token: why it refuses them, and
-// whether it said at all within ProbeTimeout.
-func (rm *Remote) checkUser(ctx context.Context, token string) (string, bool) {
-	ctx, cancel := context.WithTimeout(ctx, rm.limits.ProbeTimeout)
-	defer cancel()
-	u, _ := rm.endpoint("/api/v1/session")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
-	if err != nil {
-		return "", false
-	}
-	req.Header.Set("User-Agent", "gcscope-hub")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := rm.client.Do(req)
-	if err != nil {
-		return "", false
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-		return "", true
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return fmt.Sprintf("does not accept your credential: %s", errorMessage(resp.Body)), true
-	}
-	return "", false
 }

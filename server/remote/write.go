@@ -78,7 +78,7 @@ func (rm *Remote) write(w http.ResponseWriter, r *http.Request, call Call, out *
 		var refused *errRefused
 		switch {
 		case errors.As(err, &refused):
-			fail(http.StatusForbidden, httpapi.ErrForbidden(refused.msg))
+			fail(http.StatusForbidden, httpapi.ErrForbidden(refused.Error()))
 		default:
 			rm.probeNow()
 			fail(http.StatusBadGateway, httpapi.ErrUnavailable(fmt.Sprintf("cluster %q (%s) did not answer: %v", rm.cfg.Name, rm.base, err)))
@@ -114,41 +114,14 @@ func (rm *Remote) write(w http.ResponseWriter, r *http.Request, call Call, out *
 // csrfFor asks the remote's /session, as the user whose token it is, for its CSRF cookie
 // and token.
 func (rm *Remote) csrfFor(ctx context.Context, token string) (*remoteCSRF, error) {
-	ctx, cancel := context.WithTimeout(ctx, rm.limits.ResponseTimeout)
-	defer cancel()
-	u, _ := rm.endpoint("/api/v1/session")
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	s, err := rm.session(ctx, token, rm.limits.ResponseTimeout)
 	if err != nil {
 		return nil, err
 	}
-	req.Header.Set("User-Agent", "gcscope-hub")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+	if s.csrfCookie == "" || s.CSRFToken == "" {
+		return nil, errors.New("its /session set no CSRF cookie")
 	}
-	resp, err := rm.client.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusUnauthorized, http.StatusForbidden:
-		return nil, &errRefused{fmt.Sprintf("cluster %q does not accept your credential: %s", rm.cfg.Name, errorMessage(resp.Body))}
-	default:
-		return nil, fmt.Errorf("its /session answered %d: %s", resp.StatusCode, errorMessage(resp.Body))
-	}
-	var s struct {
-		CSRFToken string `json:"csrfToken"`
-	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 64<<10)).Decode(&s); err != nil {
-		return nil, fmt.Errorf("its /session: %w", err)
-	}
-	for _, c := range resp.Cookies() {
-		if c.Name == csrfCookie && s.CSRFToken != "" {
-			return &remoteCSRF{cookie: c.Value, token: s.CSRFToken}, nil
-		}
-	}
-	return nil, errors.New("its /session set no CSRF cookie")
+	return &remoteCSRF{cookie: s.csrfCookie, token: s.CSRFToken}, nil
 }
 
 // isUpgrade reports whether r asks for a websocket.

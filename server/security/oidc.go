@@ -55,7 +55,12 @@ type SSO struct {
 }
 
 // Issuer is the provider's issuer URL (an ID token's iss).
-func (s *SSO) Issuer() string { return s.cfg.IssuerURL }
+func (s *SSO) Issuer() string {
+	if s == nil {
+		return "" // no single sign-on
+	}
+	return s.cfg.IssuerURL
+}
 
 // NewSSO reads the provider's discovery document (so a wrong issuer fails at start-up,
 // not at the first sign-in).

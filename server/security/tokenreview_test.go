@@ -2,6 +2,7 @@ package security
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,7 +11,7 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/runtime"
+	k8sruntime "k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -25,7 +26,7 @@ type fakeReviews struct {
 
 func (f *fakeReviews) reviewer() *TokenReviewer {
 	cs := fake.NewClientset()
-	cs.PrependReactor("create", "tokenreviews", func(a k8stesting.Action) (bool, runtime.Object, error) {
+	cs.PrependReactor("create", "tokenreviews", func(a k8stesting.Action) (bool, k8sruntime.Object, error) {
 		f.calls.Add(1)
 		if f.hold != nil {
 			<-f.hold
@@ -118,4 +119,50 @@ func TestTokenReviewCollapsesConcurrentReviewsOfOneToken(t *testing.T) {
 			t.Errorf("%d reviews for 20 concurrent requests with one token, want 1", n)
 		}
 	})
+}
+
+// TestAReviewOutlivesACallerThatLeft: two callers ask about one token at once (the door
+// and the picker); the first goes away mid-review (AnyOf cancels reviews it no longer
+// needs). The second still gets the answer, the review is made once, and its answer is
+// kept: the first caller's cancellation is its own.
+func TestAReviewOutlivesACallerThatLeft(t *testing.T) {
+	var calls atomic.Int64
+	hold := make(chan struct{})
+	tr := NewReviewer(func(ctx context.Context, token string) (*User, error) {
+		calls.Add(1)
+		select { // as a request to the cluster, the review ends with its context
+		case <-hold:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return &User{Name: token[len("good-"):]}, nil
+	}, nil)
+	first, leave := context.WithCancel(context.Background())
+	firstDone := make(chan error, 1)
+	go func() {
+		_, err := tr.Authenticate(first, "good-alice")
+		firstDone <- err
+	}()
+	for calls.Load() == 0 {
+		runtime.Gosched() // the review is under way
+	}
+	second := make(chan *User, 1)
+	go func() {
+		u, _ := tr.Authenticate(context.Background(), "good-alice")
+		second <- u
+	}()
+	leave()
+	if err := <-firstDone; err != context.Canceled {
+		t.Errorf("the caller that left: %v; want its own cancellation", err)
+	}
+	close(hold)
+	if u := <-second; u == nil || u.Name != "alice" {
+		t.Fatalf("the caller that stayed: %+v; want alice", u)
+	}
+	if u, ok := tr.KnownGood("good-alice"); !ok || u.Name != "alice" {
+		t.Errorf("the answer was not kept: %+v %v", u, ok)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Errorf("%d reviews; want 1", n)
+	}
 }

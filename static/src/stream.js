@@ -18,8 +18,8 @@ import { clock } from "./dom.js";
 const OFFLINE_AFTER_MS = 1000;
 
 /**
- * The first retry after the cluster refused the user's credential: the hub keeps its
- * answer about a user 15 s, and nothing changes faster for retrying sooner.
+ * The first retry after the cluster refused the user's credential: the hub keeps a
+ * remote's refusal of a user 10 s, and nothing changes faster for retrying sooner.
  */
 const REFUSED_RETRY_MS = 15000;
 
@@ -72,15 +72,19 @@ export class Stream {
     let broken = false; // a frame of this connection could not be inflated: the ones after it are not handled
     this.ws = ws;
     this.h.onState(this.attempt ? "reconnecting" : "connecting", "opening the stream…");
-    ws.onopen = () => {
-      this.attempt = 0;
-      this.down = { kind: "lost", why: "" };
-      this.refusals = 0;
-      this.liveAt = Date.now();
-      this.online();
-      this.h.onState("live", "live");
-    };
+    // Live at the first frame, not at the open: a hub accepts the socket before its
+    // remote answers, and closes it at once (1013) while that remote is away. Counted as
+    // failed attempts, those back off, and the page says it is offline.
+    let opened = false;
     ws.onmessage = (ev) => {
+      if (!opened) {
+        opened = true;
+        this.attempt = 0;
+        this.down = { kind: "lost", why: "" };
+        this.refusals = 0;
+        this.online();
+        this.h.onState("live", "live");
+      }
       this.liveAt = Date.now();
       const data = ev.data;
       // A text frame with none waiting before it is handled at once.
