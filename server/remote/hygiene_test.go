@@ -450,7 +450,8 @@ func TestProxyAbortsAnOversizedAnswer(t *testing.T) {
 			t.Errorf("an answer of 4 times the bound (%q): %d bytes passed on; want at most %d", q, len(body), bound)
 		}
 	}
-	// A write whose answer is cut off has its audit line all the same: it may have been made.
+	// A write whose answer is cut off has its audit line all the same (it may have been
+	// made), saying so: written before the answer is passed on, from the length it gives.
 	resp, body, err := do(t, http.MethodPost, fmt.Sprintf("%s/api/v1/objects/u1/delete?n=%d", hub.URL, 4*bound), http.Header{"Content-Type": {"application/json"}}, `{"propagationPolicy":"Orphan"}`)
 	if err == nil {
 		t.Errorf("a write's answer of 4 times the bound: %d, %d bytes, no error; want it aborted", resp.StatusCode, len(body))

@@ -49,6 +49,8 @@ type outgoing struct {
 	url   string
 	token string
 	csrf  *remoteCSRF // writes: the remote's own CSRF cookie and token
+	// answered is told of the remote's answer, checked, before it is passed on (nil: not).
+	answered func(*http.Response)
 }
 
 // Serve answers r with the remote's answer to the same request.
@@ -99,11 +101,19 @@ func (rm *Remote) proxy(w http.ResponseWriter, r *http.Request, call Call, out *
 				pr.Out.Body, pr.Out.ContentLength = http.NoBody, 0
 			}
 		},
-		Transport:      rm.client.Transport,
-		FlushInterval:  -1, // a history export streams: pass its bytes on as they come
-		ModifyResponse: func(resp *http.Response) error { return rm.answer(resp, call) },
-		ErrorHandler:   func(w http.ResponseWriter, r *http.Request, err error) { rm.failed(w, err) },
-		ErrorLog:       slog.NewLogLogger(rm.log.Handler(), slog.LevelDebug),
+		Transport:     rm.client.Transport,
+		FlushInterval: -1, // a history export streams: pass its bytes on as they come
+		ModifyResponse: func(resp *http.Response) error {
+			if err := rm.answer(resp, call); err != nil {
+				return err
+			}
+			if out.answered != nil {
+				out.answered(resp)
+			}
+			return nil
+		},
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) { rm.failed(w, err) },
+		ErrorLog:     slog.NewLogLogger(rm.log.Handler(), slog.LevelDebug),
 	}
 	p.ServeHTTP(w, r)
 }

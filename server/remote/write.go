@@ -41,8 +41,10 @@ type Write struct {
 // as the user, then the request proxied; the hub's audit line says how it went.
 func (rm *Remote) write(w http.ResponseWriter, r *http.Request, call Call, out *outgoing) {
 	rec := Write{Cluster: rm.cfg.Name, Path: call.Path}
-	audit := func(status int, msg string) {
-		if call.Audit != nil {
+	audited := false
+	audit := func(status int, msg string) { // once: the first word on the write is its line
+		if call.Audit != nil && !audited {
+			audited = true
 			rec.Status, rec.Error = status, msg
 			call.Audit(rec)
 		}
@@ -88,13 +90,31 @@ func (rm *Remote) write(w http.ResponseWriter, r *http.Request, call Call, out *
 	out.csrf = csrf
 	r.Body = io.NopCloser(bytes.NewReader(body))
 	r.ContentLength = int64(len(body))
+	// The remote's answer is audited before the browser gets a byte of it: whoever reads
+	// the answer can find its line.
+	out.answered = func(resp *http.Response) {
+		var msg string
+		if resp.ContentLength > rm.limits.MaxResponseBytes {
+			msg = fmt.Sprintf("the remote's answer (%d bytes) is larger than the hub passes on: the browser gets it cut off", resp.ContentLength)
+		} else if resp.StatusCode >= http.StatusBadRequest {
+			head, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+			resp.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+			msg = errorMessage(bytes.NewReader(head))
+		}
+		audit(resp.StatusCode, msg)
+	}
 
-	// The answer's status and the start of its body, for the audit line.
+	// An answer the hub makes itself (the remote unreachable, its 401, a redirect): its
+	// status and the start of its body, for the audit line.
 	ww := middleware.NewWrapResponseWriter(w, r.ProtoMajor)
 	head := &httpapi.HeadOf{Max: 4 << 10}
 	ww.Tee(head)
-	// An answer cut off (over its bound, the remote gone) aborts the handler with a panic:
-	// the write may have been made all the same, so its audit line is written first.
+	// An answer cut off before its headers (over its bound, the remote gone) aborts the
+	// handler with a panic: the write may have been made all the same, so its audit line
+	// is written first.
 	cut := true
 	defer func() {
 		if cut {
