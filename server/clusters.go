@@ -206,16 +206,23 @@ type clustersResponse struct {
 // handleClusters lists the clusters and where each is; it starts none. A remote that
 // refuses the user is listed so (each asked within a bound, together).
 func (s *Server) handleClusters(w http.ResponseWriter, r *http.Request) {
-	list := s.refusedHere(r, s.clusters.List())
+	httpapi.WriteJSON(w, http.StatusOK, clustersResponse{Clusters: s.clustersFor(r.Context(), r)})
+}
+
+// clustersFor is the clusters as r's user sees them: those that do not accept the user's
+// credential are refused. Each is asked within ctx, together with the others; one that
+// has not answered by then is listed as it is for everyone.
+func (s *Server) clustersFor(ctx context.Context, r *http.Request) []registry.Status {
+	list := s.refusedHere(ctx, r, s.clusters.List())
 	if s.opts.Remotes != nil {
-		list = s.opts.Remotes.ForUser(r.Context(), list, s.remoteCredential(r))
+		list = s.opts.Remotes.ForUser(ctx, list, s.remoteCredential(r))
 	}
-	httpapi.WriteJSON(w, http.StatusOK, clustersResponse{Clusters: list})
+	return list
 }
 
 // refusedHere marks refused the clusters built here that review credentials themselves
 // and do not accept r's (each asked together; their reviewers keep answers a minute).
-func (s *Server) refusedHere(r *http.Request, list []registry.Status) []registry.Status {
+func (s *Server) refusedHere(ctx context.Context, r *http.Request, list []registry.Status) []registry.Status {
 	if s.opts.Auth == nil {
 		return list
 	}
@@ -230,7 +237,7 @@ func (s *Server) refusedHere(r *http.Request, list []registry.Status) []registry
 			continue
 		}
 		wg.Go(func() {
-			if _, err := c.Authenticator.Authenticate(r.Context(), token); errors.Is(err, security.ErrUnauthenticated) {
+			if _, err := c.Authenticator.Authenticate(ctx, token); errors.Is(err, security.ErrUnauthenticated) {
 				list[i].State, list[i].Reason = registry.Refused, edge.RefusedBy(st.Name)
 			}
 		})

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
@@ -9,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gcscope/gcscope/server/edge"
 	"github.com/gcscope/gcscope/server/httpapi"
@@ -21,6 +23,10 @@ import (
 // assetURL names an embedded asset with the assets' digest, so a browser never keeps a
 // stale one.
 func assetURL(name string) string { return "/static/" + name + "?v=" + static.Version }
+
+// pickerWait bounds how long the page waits for the clusters to say whether they accept
+// its user, for its picker.
+const pickerWait = 500 * time.Millisecond
 
 // handleIndex renders the UI's page, of the cluster it shows (pageCluster).
 func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
@@ -48,7 +54,11 @@ func (s *Server) handleIndex(w http.ResponseWriter, r *http.Request) {
 		if c.Engine == nil {
 			p.ClusterState, p.ClusterReason = string(c.Status.State), c.Status.Reason
 		}
-		for _, st := range s.clusters.List() {
+		// The picker as this user sees it; a cluster slow to say is listed as it is for
+		// everyone until the page's first poll.
+		ctx, cancel := context.WithTimeout(r.Context(), pickerWait)
+		defer cancel()
+		for _, st := range s.clustersFor(ctx, r) {
 			p.Clusters = append(p.Clusters, web.ClusterOption{Name: st.Name, Server: st.Server, State: string(st.State), Reason: st.Reason})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -66,6 +67,10 @@ func TestHubListsRemotesWithTheirState(t *testing.T) {
 	}
 	if st := stateOf(list, "a"); st.State != registry.Ready {
 		t.Errorf("a for bob: %+v, want ready", st)
+	}
+	// The page's first paint draws the picker as bob sees it, before its first poll.
+	if code, _, page := bob.do(http.MethodGet, "/?cluster=a", nil, nil); code != http.StatusOK || !regexp.MustCompile(`<option value="b"[^>]*data-state="refused"`).Match(page) {
+		t.Errorf("bob's page: %d; want b's option drawn refused:\n%s", code, page)
 	}
 	// And b's routes refuse bob as b does, not as a 401 that would sign him out of the hub.
 	if code, _, body := bob.do(http.MethodGet, "/api/v1/clusters/b/graph", nil, nil); code != http.StatusForbidden {
