@@ -136,7 +136,7 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	ignored := fs.String("gc-ignored-resources", "events,events.events.k8s.io", "comma-separated resource[.group] the engine does not monitor")
 	fs.Float64Var(&c.qps, "kube-api-qps", 50, "queries per second to the apiserver")
 	fs.IntVar(&c.burst, "kube-api-burst", 100, "burst of queries to the apiserver")
-	fs.StringVar(&c.auth, "auth", "", `"kubernetes": require a bearer token the cluster accepts (TokenReview) and delete as its user (impersonation)`)
+	fs.StringVar(&c.auth, "auth", "", `"kubernetes": require a bearer token the cluster accepts (TokenReview) and delete as its user (impersonation); at a hub of --remote alone, a token one of the remotes accepts (each reviews it with its own cluster)`)
 	fs.StringVar(&c.oidc.IssuerURL, "oidc-issuer-url", "", "with --auth=kubernetes: sign users in through this OpenID provider (single sign-on); its ID token is their credential, so the apiserver must trust the same issuer and client ID")
 	fs.StringVar(&c.oidc.ClientID, "oidc-client-id", "", "the client ID gcscope has at --oidc-issuer-url (the audience the apiserver expects)")
 	fs.StringVar(&c.oidcSecretFile, "oidc-client-secret-file", "", "a file holding the client secret of --oidc-client-id (none: a public client, PKCE only)")
