@@ -99,7 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			if opts.SSO, err = singleSignOn(ctx, cfg); err != nil {
 				return err
 			}
-			opts.Auth = opts.Remotes.Door(opts.SSO.Issuer())
+			opts.Auth = opts.Remotes.Door(idTokens(opts.SSO))
 		}
 		handler := server.New(opts)
 		hubCtx, stopHubs := context.WithCancel(context.Background())
@@ -122,7 +122,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			// Every cluster here reviews each request itself, so a remote may sign a user
 			// in too: the contexts' clusters do not take its word for who they are.
 			if opts.Remotes != nil {
-				door = security.AnyOf{door, opts.Remotes.Door(opts.SSO.Issuer())}
+				door = security.AnyOf{door, opts.Remotes.Door(idTokens(opts.SSO))}
 			}
 			opts.Auth = door
 		}
@@ -363,4 +363,12 @@ func singleSignOn(ctx context.Context, cfg *config) (*security.SSO, error) {
 		return nil, fmt.Errorf("--oidc-issuer-url: %w", err)
 	}
 	return sso, nil
+}
+
+// idTokens is sso as a hub's door checks ID tokens (nil without single sign-on).
+func idTokens(sso *security.SSO) remote.IDTokens {
+	if sso == nil {
+		return nil
+	}
+	return sso
 }

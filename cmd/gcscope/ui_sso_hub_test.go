@@ -59,7 +59,7 @@ func TestUIHubUnderSingleSignOn(t *testing.T) {
 	north := startProcess(t, dir, nil, binary, "--listen", northAddr, "--kubeconfig", eastConfig, "--auth-token-file", tokens,
 		"--history=false", "--data-dir", filepath.Join(dir, "north-data"), "--log-level", "warn")
 	hub := startProcess(t, dir, nil, binary, append([]string{"--listen", addr,
-		"--remote", "east=http://" + eastAddr, "--remote", "west=http://" + westAddr, "--remote", "north=http://" + northAddr,
+		"--remote", "east=http://" + eastAddr, "--remote", "west=http://" + westAddr + ",forward=id-token", "--remote", "north=http://" + northAddr,
 		"--audit-log", hubAudit, "--log-level", "warn", "--oidc-display-name", "Example"}, oidc...)...)
 	westGcscope.waitReady(t, westAddr)
 	north.waitReady(t, northAddr)

@@ -1,6 +1,9 @@
 package remote_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -28,7 +31,7 @@ func TestTheRemotesDecideWhoSignsIn(t *testing.T) {
 	gb := remoteGcscope(t, b, "b", aliceToken+" alice", carolToken+" carol", daveToken+" dave")
 	open := remoteGcscope(t, a, "open")
 	h := startHub(t, map[string]*gcscope{"a": ga, "b": gb, "open": open}, []string{"a", "b", "open"},
-		func(s *remote.Set) security.Authenticator { return s.Door("") })
+		func(s *remote.Set) security.Authenticator { return s.Door(nil) })
 	alice, bob, carol := h.as(aliceToken), h.as(bobToken), h.as(carolToken)
 
 	var list clusterList
@@ -86,4 +89,56 @@ func TestTheRemotesDecideWhoSignsIn(t *testing.T) {
 		code, _, _ := dave.do(http.MethodGet, "/api/v1/clusters", nil, nil)
 		return code == http.StatusOK
 	})
+}
+
+// checkedIDTokens is single sign-on whose valid ID tokens are those listed.
+type checkedIDTokens struct {
+	issuer string
+	valid  map[string]bool
+}
+
+func (c checkedIDTokens) Issuer() string { return c.issuer }
+
+func (c checkedIDTokens) VerifyIDToken(_ context.Context, token string) error {
+	if !c.valid[token] {
+		return errors.New("bad signature")
+	}
+	return nil
+}
+
+// TestTheDoorForwardsNoForgedIDToken: a token that claims to be single sign-on's ID token
+// is checked at the hub before any remote gets it: a forged one (the issuer's name, a
+// signature of no key of its) is refused without a request to the remote, whose budget of
+// failed authentications is the hub's; a real one is forwarded and the remote's answer
+// signs the user in. A remote given forward=id-token gets no pasted token either.
+func TestTheDoorForwardsNoForgedIDToken(t *testing.T) {
+	const issuer = "https://sso.example.com"
+	real, forged := idToken(issuer), idToken(issuer)+"x"
+	rem := newStandIn(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+real {
+			w.WriteHeader(http.StatusUnauthorized)
+			fmt.Fprint(w, `{"error":"unauthorized","message":"a valid bearer token is required"}`)
+			return
+		}
+		fmt.Fprint(w, `{"user":{"name":"oidc:alice"},"authenticated":true,"csrfToken":"t"}`)
+	})
+	set, err := remote.NewSet([]remote.Config{{Name: "r", URL: rem.URL, Forward: remote.ForwardIDToken}}, remote.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	door := set.Door(checkedIDTokens{issuer, map[string]bool{real: true}})
+	for _, token := range []string{forged, "pasted-token-0123456789"} {
+		if u, err := door.Authenticate(context.Background(), token); !errors.Is(err, security.ErrUnauthenticated) {
+			t.Errorf("%.20s...: %+v, %v; want refused", token, u, err)
+		}
+	}
+	if n := len(rem.requests()); n != 0 {
+		t.Errorf("the remote got %d requests (the first with %q); want none", n, rem.requests()[0].Header.Get("Authorization"))
+	}
+	if u, err := door.Authenticate(context.Background(), real); err != nil || u.Name != "oidc:alice" {
+		t.Errorf("the real ID token: %+v, %v; want oidc:alice, as the remote says", u, err)
+	}
+	if n := len(rem.requests()); n != 1 {
+		t.Errorf("the remote got %d requests; want 1, for the real ID token", n)
+	}
 }

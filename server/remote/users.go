@@ -126,15 +126,65 @@ func (rm *Remote) refuses(ctx context.Context, cred Credential) string {
 	return ""
 }
 
-// memberOf is the remote as one of the hub's doors: the credential the hub would forward
-// to it, reviewed by it.
+// IDTokens is single sign-on as the hub's door needs it (*security.SSO): its issuer, and
+// a check of a token that claims to be one of its ID tokens.
+type IDTokens interface {
+	Issuer() string
+	VerifyIDToken(ctx context.Context, token string) error
+}
+
+// Door signs a user in to the hub when one of the remotes accepts their credential (the
+// one the hub would forward to it). Whom it names is only the hub's (its session, its
+// audit lines): each remote reviews every request to it again, under the name it gives.
+//
+// A token that claims to be single sign-on's ID token (ids nil: none does) is checked at
+// the hub first: a forged or expired one reaches no remote. A remote counts the
+// credentials it refuses against the hub's address (its budget of failed
+// authentications), so that what the hub forwards must not be anyone's guess: a remote
+// given forward=id-token only ever gets ID tokens the hub has checked.
+func (s *Set) Door(ids IDTokens) security.Authenticator {
+	d := door{ids: ids, members: make(security.AnyOf, 0, len(s.list))}
+	for _, rm := range s.list {
+		d.members = append(d.members, memberOf{rm, &d})
+	}
+	return &d
+}
+
+type door struct {
+	ids     IDTokens
+	members security.AnyOf
+}
+
+// isIDToken reports whether token claims to be single sign-on's ID token.
+func (d *door) isIDToken(token string) bool {
+	return d.ids != nil && IsIDTokenOf(token, d.ids.Issuer())
+}
+
+// Authenticate implements security.Authenticator.
+func (d *door) Authenticate(ctx context.Context, token string) (*security.User, error) {
+	if d.isIDToken(token) {
+		if err := d.ids.VerifyIDToken(ctx, token); err != nil {
+			return nil, fmt.Errorf("%w: %v", security.ErrUnauthenticated, err)
+		}
+	}
+	return d.members.Authenticate(ctx, token)
+}
+
+// KnownGood implements security.KnownGood.
+func (d *door) KnownGood(token string) (*security.User, bool) { return d.members.KnownGood(token) }
+
+// AcceptedBefore implements security.Recognizer.
+func (d *door) AcceptedBefore(token string) bool { return d.members.AcceptedBefore(token) }
+
+// memberOf is one remote as a member of the door: the credential the hub would forward to
+// it, reviewed by it.
 type memberOf struct {
-	rm     *Remote
-	issuer string
+	rm   *Remote
+	door *door
 }
 
 func (m memberOf) forwarded(token string) (string, error) {
-	return m.rm.forward.pick(m.rm.cfg.Name, Credential{Token: token, IDToken: IsIDTokenOf(token, m.issuer)})
+	return m.rm.forward.pick(m.rm.cfg.Name, Credential{Token: token, IDToken: m.door.isIDToken(token)})
 }
 
 // Authenticate implements security.Authenticator.
@@ -159,16 +209,4 @@ func (m memberOf) KnownGood(token string) (*security.User, bool) {
 func (m memberOf) AcceptedBefore(token string) bool {
 	fwd, err := m.forwarded(token)
 	return err == nil && m.rm.users.AcceptedBefore(fwd)
-}
-
-// Door signs a user in to the hub when one of the remotes accepts their credential (the
-// one the hub would forward to it; issuer tells single sign-on's ID tokens, "" without
-// it). Whom it names is only the hub's (its session, its audit lines): each remote reviews
-// every request to it again, under the name it gives.
-func (s *Set) Door(issuer string) security.Authenticator {
-	door := make(security.AnyOf, 0, len(s.list))
-	for _, rm := range s.list {
-		door = append(door, memberOf{rm, issuer})
-	}
-	return door
 }

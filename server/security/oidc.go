@@ -55,12 +55,7 @@ type SSO struct {
 }
 
 // Issuer is the provider's issuer URL (an ID token's iss).
-func (s *SSO) Issuer() string {
-	if s == nil {
-		return "" // no single sign-on
-	}
-	return s.cfg.IssuerURL
-}
+func (s *SSO) Issuer() string { return s.cfg.IssuerURL }
 
 // NewSSO reads the provider's discovery document (so a wrong issuer fails at start-up,
 // not at the first sign-in).
@@ -194,6 +189,16 @@ func (o *SSO) verify(ctx context.Context, tok *oauth2.Token) (string, *oidc.IDTo
 		return "", nil, fmt.Errorf("the ID token: %w", err)
 	}
 	return raw, id, nil
+}
+
+// VerifyIDToken checks that raw is an ID token the provider issued to gcscope's client and
+// that it has not expired (signature, issuer, audience, expiry): a hub forwards no
+// forged or stale one to its remotes.
+func (o *SSO) VerifyIDToken(ctx context.Context, raw string) error {
+	if _, err := o.verifier.Verify(o.ClientContext(ctx), raw); err != nil {
+		return fmt.Errorf("not an ID token of %s: %w", o.cfg.IssuerURL, err)
+	}
+	return nil
 }
 
 // nameOf is the user's name as the configured claim of id says (its subject without one).
