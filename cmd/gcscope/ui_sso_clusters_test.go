@@ -44,16 +44,7 @@ func TestUISeveralClustersUnderSingleSignOn(t *testing.T) {
 	_, eastConfig := startEmbeddedAt(t, freeAddr(t), append([]string{"--demo=false", "--history=false"}, oidc...)...)
 	_, westConfig := startEmbeddedAt(t, freeAddr(t), append([]string{"--demo=false", "--history=false"}, oidc...)...)
 	_, northConfig := startEmbeddedAt(t, freeAddr(t), "--demo=false", "--history=false")
-	east, west := clientFor(t, eastConfig), clientFor(t, westConfig)
-	for _, c := range []struct {
-		kube  kubernetes.Interface
-		ns    string
-		verbs []string
-	}{{east, "team", []string{"get", "list", "watch", "delete"}}, {west, "shared", []string{"get", "list", "watch"}}} {
-		grant(t, c.kube, c.ns, "oidc:id1", c.verbs)
-	}
-	eastMine, eastOther := createConfigMap(t, east, "team", "mine"), createConfigMap(t, east, "default", "not-yours")
-	westShared, westOther := createConfigMap(t, west, "shared", "readable"), createConfigMap(t, west, "default", "not-yours")
+	scene := newSSOScene(t, clientFor(t, eastConfig), clientFor(t, westConfig))
 
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	mergeKubeconfigs(t, kubeconfig, map[string]string{"east": eastConfig, "west": westConfig, "north": northConfig}, "gone", "https://"+freeAddr(t))
@@ -77,17 +68,50 @@ func TestUISeveralClustersUnderSingleSignOn(t *testing.T) {
 	waitLocation(t, page.Ctx, base+"/?cluster=east") // the default cluster's page
 	d.run(t, "the page", uiReady)
 
-	fetchJSON := func(method, path string) pageAnswer { return pageFetch(t, page.Ctx, method, path) }
+	scene.check(t, func(method, path string) pageAnswer { return pageFetch(t, page.Ctx, method, path) })
+	browsertest.Screenshot(t, page.Ctx, "ui-sso-clusters-picker")
 
-	// The picker: every cluster with its state, north refusing the user and saying why.
+	// The audit names the user and the cluster of each.
+	if found := auditedDeletes(t, auditLog, "oidc:id1"); found["east"] != "ok" || found["west"] != "denied" {
+		t.Errorf("the audit's deletes by oidc:id1, by cluster: %v; want east ok and west denied", found)
+	}
+	// 403: the refusals asked for; the provider's site has no favicon.
+	page.NoErrorsExcept(t, func(m string) bool { return strings.Contains(m, "403") || strings.Contains(m, issuer+"/favicon.ico") })
+	page.Close()
+}
+
+// ssoScene is what the tests of several clusters under single sign-on set up: in east the
+// provider's user (oidc:id1) may read and delete team's ConfigMaps, in west only read
+// shared's; each cluster also holds a ConfigMap the user may not list; north (the tests'
+// third cluster) does not accept the user's credential.
+type ssoScene struct {
+	east, west                                 kubernetes.Interface
+	eastMine, eastOther, westShared, westOther *corev1.ConfigMap
+}
+
+func newSSOScene(t *testing.T, east, west kubernetes.Interface) ssoScene {
+	t.Helper()
+	grant(t, east, "team", "oidc:id1", []string{"get", "list", "watch", "delete"})
+	grant(t, west, "shared", "oidc:id1", []string{"get", "list", "watch"})
+	return ssoScene{east: east, west: west,
+		eastMine: createConfigMap(t, east, "team", "mine"), eastOther: createConfigMap(t, east, "default", "not-yours"),
+		westShared: createConfigMap(t, west, "shared", "readable"), westOther: createConfigMap(t, west, "default", "not-yours")}
+}
+
+// check asks, as the signed-in page (fetch), what each cluster shows the user and does for
+// them: the picker (east and west ready, north refused, saying why), the name each cluster
+// gives the user, each graph (what its RBAC lets the user list, and nothing of another
+// cluster), north's refusal (a 403 saying why, not a 500 nor another cluster's view), and
+// the user's deletes (east's done, west's refused).
+func (s ssoScene) check(t *testing.T, fetch func(method, path string) pageAnswer) {
+	t.Helper()
 	var picker struct {
 		Clusters []struct{ Name, State, Reason string }
 	}
 	var last pageAnswer
 	if err := testkit.Poll(context.Background(), 90*time.Second, func() bool {
-		a := fetchJSON("GET", "/api/v1/clusters")
-		last = a
-		if a.Status != http.StatusOK || json.Unmarshal(a.Body, &picker) != nil || len(picker.Clusters) != 3 {
+		last = fetch("GET", "/api/v1/clusters")
+		if last.Status != http.StatusOK || json.Unmarshal(last.Body, &picker) != nil || len(picker.Clusters) != 3 {
 			return false
 		}
 		for _, c := range picker.Clusters {
@@ -104,70 +128,61 @@ func TestUISeveralClustersUnderSingleSignOn(t *testing.T) {
 			t.Errorf("north is refused for %q; want that it does not accept your credential", c.Reason)
 		}
 	}
-	browsertest.Screenshot(t, page.Ctx, "ui-sso-clusters-picker")
-
-	// Who the user is, as each cluster says.
 	for _, name := range []string{"east", "west"} {
-		var who struct {
-			User struct{ Name string }
-		}
-		a := fetchJSON("GET", "/api/v1/clusters/"+name+"/session")
+		var who struct{ User struct{ Name string } }
+		a := fetch("GET", "/api/v1/clusters/"+name+"/session")
 		if json.Unmarshal(a.Body, &who); a.Status != http.StatusOK || who.User.Name != "oidc:id1" {
 			t.Errorf("%s's session: %d %s; want the user oidc:id1", name, a.Status, a.Body)
 		}
 	}
-	// Each cluster's graph holds what its RBAC lets the user list, and nothing of another.
 	graph := func(name string) string {
-		a := fetchJSON("GET", "/api/v1/clusters/"+name+"/graph?limit=100000")
+		a := fetch("GET", "/api/v1/clusters/"+name+"/graph?limit=100000")
 		if a.Status != http.StatusOK {
 			t.Fatalf("%s's graph: %d %s", name, a.Status, a.Body)
 		}
 		return string(a.Body)
 	}
-	testkit.EventuallyWithin(t, 30*time.Second, "east's graph has team's ConfigMap", func() bool { return strings.Contains(graph("east"), string(eastMine.UID)) })
-	testkit.EventuallyWithin(t, 30*time.Second, "west's graph has shared's ConfigMap", func() bool { return strings.Contains(graph("west"), string(westShared.UID)) })
-	g := graph("east") + graph("west")
-	for _, hidden := range []string{string(eastOther.UID), string(westOther.UID)} {
-		if strings.Contains(g, hidden) {
+	testkit.EventuallyWithin(t, 30*time.Second, "east's graph has team's ConfigMap", func() bool { return strings.Contains(graph("east"), string(s.eastMine.UID)) })
+	testkit.EventuallyWithin(t, 30*time.Second, "west's graph has shared's ConfigMap", func() bool { return strings.Contains(graph("west"), string(s.westShared.UID)) })
+	east, west := graph("east"), graph("west")
+	for _, hidden := range []string{string(s.eastOther.UID), string(s.westOther.UID)} {
+		if strings.Contains(east+west, hidden) {
 			t.Errorf("a graph holds %s, which RBAC does not let the user list", hidden)
 		}
 	}
-	if strings.Contains(graph("east"), string(westShared.UID)) || strings.Contains(graph("west"), string(eastMine.UID)) {
+	if strings.Contains(east, string(s.westShared.UID)) || strings.Contains(west, string(s.eastMine.UID)) {
 		t.Error("a cluster's graph holds another cluster's object")
 	}
-	// North: refused with why, not a 500 and not another cluster's view.
-	if a := fetchJSON("GET", "/api/v1/clusters/north/graph"); a.Status != http.StatusForbidden || !strings.Contains(string(a.Body), "does not accept your credential") {
+	if a := fetch("GET", "/api/v1/clusters/north/graph"); a.Status != http.StatusForbidden || !strings.Contains(string(a.Body), "does not accept your credential") {
 		t.Errorf("north's graph: %d %s; want 403 saying north does not accept your credential", a.Status, a.Body)
 	}
 
-	// Deletes, as the user: east's done, west's refused.
-	if a := fetchJSON("POST", "/api/v1/clusters/east/objects/"+string(eastMine.UID)+"/delete"); a.Status != http.StatusOK {
+	if a := fetch("POST", "/api/v1/clusters/east/objects/"+string(s.eastMine.UID)+"/delete"); a.Status != http.StatusOK {
 		t.Errorf("the delete of east's team/mine: %d %s", a.Status, a.Body)
 	}
 	testkit.EventuallyWithin(t, 30*time.Second, "east's team/mine deleted", func() bool {
-		_, err := east.CoreV1().ConfigMaps("team").Get(context.Background(), "mine", metav1.GetOptions{})
+		_, err := s.east.CoreV1().ConfigMaps("team").Get(context.Background(), "mine", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
-	if a := fetchJSON("POST", "/api/v1/clusters/west/objects/"+string(westShared.UID)+"/delete"); a.Status != http.StatusForbidden {
+	if a := fetch("POST", "/api/v1/clusters/west/objects/"+string(s.westShared.UID)+"/delete"); a.Status != http.StatusForbidden {
 		t.Errorf("the delete of west's shared/readable: %d %s; want 403 (west lets the user read it only)", a.Status, a.Body)
 	}
-	if _, err := west.CoreV1().ConfigMaps("shared").Get(context.Background(), "readable", metav1.GetOptions{}); err != nil {
+	if _, err := s.west.CoreV1().ConfigMaps("shared").Get(context.Background(), "readable", metav1.GetOptions{}); err != nil {
 		t.Errorf("west's shared/readable: %v", err)
 	}
-	// The audit names the user and the cluster of each.
-	lines := auditLines(t, auditLog)
+}
+
+// auditedDeletes is the result of the last delete by user in each cluster, as the audit
+// log at path says.
+func auditedDeletes(t *testing.T, path, user string) map[string]string {
+	t.Helper()
 	found := map[string]string{}
-	for _, l := range lines {
-		if l.Action == "delete" && l.User == "oidc:id1" {
+	for _, l := range auditLines(t, path) {
+		if l.Action == "delete" && l.User == user {
 			found[l.Cluster] = l.Result
 		}
 	}
-	if found["east"] != "ok" || found["west"] != "denied" {
-		t.Errorf("the audit's deletes by oidc:id1, by cluster: %v; want east ok and west denied\n%+v", found, lines)
-	}
-	// 403: the refusals asked for; the provider's site has no favicon.
-	page.NoErrorsExcept(t, func(m string) bool { return strings.Contains(m, "403") || strings.Contains(m, issuer+"/favicon.ico") })
-	page.Close()
+	return found
 }
 
 // pageAnswer is a request's answer as a page read it.

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -12,8 +10,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/gcscope/gcscope/internal/browsertest"
 	"github.com/gcscope/gcscope/internal/testkit"
@@ -43,11 +39,7 @@ func TestUIHubUnderSingleSignOn(t *testing.T) {
 	eastAudit, westAudit, hubAudit := filepath.Join(dir, "east-audit.log"), filepath.Join(dir, "west-audit.log"), filepath.Join(dir, "hub-audit.log")
 	_, eastConfig := startEmbeddedAt(t, eastAddr, append([]string{"--demo=false", "--history=false", "--audit-log", eastAudit}, oidc...)...)
 	_, westConfig := startEmbeddedAt(t, freeAddr(t), append([]string{"--demo=false", "--history=false"}, oidc...)...)
-	east, west := clientFor(t, eastConfig), clientFor(t, westConfig)
-	grant(t, east, "team", "oidc:id1", []string{"get", "list", "watch", "delete"})
-	grant(t, west, "shared", "oidc:id1", []string{"get", "list", "watch"})
-	eastMine, eastOther := createConfigMap(t, east, "team", "mine"), createConfigMap(t, east, "default", "not-yours")
-	westShared, westOther := createConfigMap(t, west, "shared", "readable"), createConfigMap(t, west, "default", "not-yours")
+	scene := newSSOScene(t, clientFor(t, eastConfig), clientFor(t, westConfig))
 
 	westArgs := []string{"--listen", westAddr, "--kubeconfig", westConfig, "--auth=kubernetes", "--history=false",
 		"--data-dir", filepath.Join(dir, "west-data"), "--audit-log", westAudit, "--log-level", "warn"}
@@ -77,106 +69,27 @@ func TestUIHubUnderSingleSignOn(t *testing.T) {
 		chromedp.Submit(chromedp.CSS(`input[name="password"]`)))
 	waitLocation(t, page.Ctx, base+"/?cluster=east") // the first remote's page
 	d.run(t, "the page", uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)),
-		chromedp.Poll[chromedp.Void](`window.gcscope.store.nodes.has(`+jsQuoted(string(eastMine.UID))+`)`, chromedp.WithPollingTimeout(30*time.Second)))
+		chromedp.Poll[chromedp.Void](`window.gcscope.store.nodes.has(`+jsQuoted(string(scene.eastMine.UID))+`)`, chromedp.WithPollingTimeout(30*time.Second)))
 	fetchJSON := func(method, path string) pageAnswer { return pageFetch(t, page.Ctx, method, path) }
-
-	// The picker: east and west ready, north refusing the user and saying why.
-	var picker struct {
-		Clusters []struct{ Name, State, Reason string }
-	}
-	var last pageAnswer
-	if err := testkit.Poll(context.Background(), 60*time.Second, func() bool {
-		last = fetchJSON("GET", "/api/v1/clusters")
-		if last.Status != http.StatusOK || json.Unmarshal(last.Body, &picker) != nil || len(picker.Clusters) != 3 {
-			return false
-		}
-		for _, c := range picker.Clusters {
-			if want := map[bool]string{true: "refused", false: "ready"}[c.Name == "north"]; c.State != want {
-				return false
-			}
-		}
-		return true
-	}); err != nil {
-		t.Fatalf("east and west ready, north refusing the user: not within 60 s; the picker said %d %s", last.Status, last.Body)
-	}
-	for _, c := range picker.Clusters {
-		if c.Name == "north" && !strings.Contains(c.Reason, "does not accept your credential") {
-			t.Errorf("north is refused for %q; want that it does not accept your credential", c.Reason)
-		}
-	}
+	scene.check(t, fetchJSON)
 	d.run(t, "the picker says north refuses", chromedp.Poll[chromedp.Void](`document.querySelector('#cluster-picker option[value="north"]')?.dataset.state === "refused"`, chromedp.WithPollingTimeout(30*time.Second)))
 	browsertest.Screenshot(t, page.Ctx, "ui-sso-hub-picker")
-
-	// Who the user is, as each remote says: the name its apiserver gives the ID token.
-	for _, name := range []string{"east", "west"} {
-		var who struct{ User struct{ Name string } }
-		if a := fetchJSON("GET", "/api/v1/clusters/"+name+"/session"); json.Unmarshal(a.Body, &who) != nil || a.Status != http.StatusOK || who.User.Name != "oidc:id1" {
-			t.Errorf("%s's session through the hub: %d %s; want the user oidc:id1", name, a.Status, a.Body)
-		}
-	}
-	// Each cluster's graph holds what its RBAC lets the user list, and nothing of another.
-	graph := func(name string) string {
-		a := fetchJSON("GET", "/api/v1/clusters/"+name+"/graph?limit=100000")
-		if a.Status != http.StatusOK {
-			t.Fatalf("%s's graph: %d %s", name, a.Status, a.Body)
-		}
-		return string(a.Body)
-	}
-	testkit.EventuallyWithin(t, 30*time.Second, "west's graph has shared's ConfigMap", func() bool { return strings.Contains(graph("west"), string(westShared.UID)) })
-	eastGraph, westGraph := graph("east"), graph("west")
-	if !strings.Contains(eastGraph, string(eastMine.UID)) {
-		t.Errorf("east's graph has not team/mine")
-	}
-	for _, hidden := range []string{string(eastOther.UID), string(westOther.UID)} {
-		if strings.Contains(eastGraph+westGraph, hidden) {
-			t.Errorf("a graph holds %s, which RBAC does not let the user list", hidden)
-		}
-	}
-	if strings.Contains(eastGraph, string(westShared.UID)) || strings.Contains(westGraph, string(eastMine.UID)) {
-		t.Error("a cluster's graph holds another cluster's object")
-	}
-	if a := fetchJSON("GET", "/api/v1/clusters/north/graph"); a.Status != http.StatusForbidden || !strings.Contains(string(a.Body), "does not accept your credential") {
-		t.Errorf("north's graph: %d %s; want 403 saying north does not accept your credential", a.Status, a.Body)
-	}
-
-	// Deletes through the hub, as the user: east's done, west's refused. Each remote's own
-	// audit names the user (it made the delete, or refused it, as them), as does the hub's.
-	if a := fetchJSON("POST", "/api/v1/clusters/east/objects/"+string(eastMine.UID)+"/delete"); a.Status != http.StatusOK {
-		t.Errorf("the delete of east's team/mine: %d %s", a.Status, a.Body)
-	}
-	testkit.EventuallyWithin(t, 30*time.Second, "east's team/mine deleted", func() bool {
-		_, err := east.CoreV1().ConfigMaps("team").Get(context.Background(), "mine", metav1.GetOptions{})
-		return apierrors.IsNotFound(err)
-	})
-	if a := fetchJSON("POST", "/api/v1/clusters/west/objects/"+string(westShared.UID)+"/delete"); a.Status != http.StatusForbidden {
-		t.Errorf("the delete of west's shared/readable: %d %s; want 403 (west lets the user read it only)", a.Status, a.Body)
-	}
-	if _, err := west.CoreV1().ConfigMaps("shared").Get(context.Background(), "readable", metav1.GetOptions{}); err != nil {
-		t.Errorf("west's shared/readable: %v", err)
-	}
-	deletes := func(path string) map[string]string {
-		found := map[string]string{}
-		for _, l := range auditLines(t, path) {
-			if l.Action == "delete" && l.User == "oidc:id1" {
-				found[l.Cluster] = l.Result
-			}
-		}
-		return found
-	}
-	if got := deletes(eastAudit); got["east"] != "ok" && got["embedded"] != "ok" {
+	// Each remote made the delete, or refused it, as the user, and its own audit says so,
+	// as does the hub's.
+	if got := auditedDeletes(t, eastAudit, "oidc:id1"); len(got) != 1 || !mapHasValue(got, "ok") {
 		t.Errorf("east's own audit, deletes by oidc:id1: %v; want one done", got)
 	}
-	if got := deletes(westAudit); len(got) != 1 || !mapHasValue(got, "denied") {
+	if got := auditedDeletes(t, westAudit, "oidc:id1"); len(got) != 1 || !mapHasValue(got, "denied") {
 		t.Errorf("west's own audit, deletes by oidc:id1: %v; want one denied", got)
 	}
-	if got := deletes(hubAudit); got["east"] != "ok" || got["west"] != "denied" {
+	if got := auditedDeletes(t, hubAudit, "oidc:id1"); got["east"] != "ok" || got["west"] != "denied" {
 		t.Errorf("the hub's audit, deletes by oidc:id1 by cluster: %v; want east ok and west denied", got)
 	}
 
 	// West's gcscope goes down while the page streams west: the page says so, the picker
 	// lists west failed; started again, the page is live with what changed meanwhile.
 	d.run(t, "west's page", chromedp.Navigate(base+"/?cluster=west"), uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)),
-		chromedp.Poll[chromedp.Void](`window.gcscope.store.nodes.has(`+jsQuoted(string(westShared.UID))+`)`, chromedp.WithPollingTimeout(30*time.Second)))
+		chromedp.Poll[chromedp.Void](`window.gcscope.store.nodes.has(`+jsQuoted(string(scene.westShared.UID))+`)`, chromedp.WithPollingTimeout(30*time.Second)))
 	if err := westGcscope.cmd.Process.Kill(); err != nil { // a crash: no goodbye to the hub
 		t.Fatal(err)
 	}
@@ -188,10 +101,10 @@ func TestUIHubUnderSingleSignOn(t *testing.T) {
 		chromedp.Poll[chromedp.Void](`(() => { const n = document.getElementById("offline-note"); return !!n && !n.hidden && n.textContent.includes('cluster "west"'); })()`, chromedp.WithPollingTimeout(30*time.Second)))
 	testkit.EventuallyWithin(t, 30*time.Second, "west listed failed", func() bool {
 		a := fetchJSON("GET", "/api/v1/clusters")
-		return a.Status == http.StatusOK && strings.Contains(string(a.Body), `"name":"west"`) && json.Unmarshal(a.Body, &picker) == nil && stateIn(picker.Clusters, "west") == "failed"
+		return a.Status == http.StatusOK && strings.Contains(string(a.Body), `"name":"west"`) && strings.Contains(string(a.Body), `"name":"west","server":"http://`+westAddr+`","state":"failed"`)
 	})
 	browsertest.Screenshot(t, page.Ctx, "ui-sso-hub-west-down")
-	meanwhile := createConfigMap(t, west, "shared", "while-away")
+	meanwhile := createConfigMap(t, scene.west, "shared", "while-away")
 	westGcscope = startProcess(t, dir, nil, binary, westArgs...)
 	westGcscope.waitReady(t, westAddr)
 	t.Cleanup(func() { westGcscope.stop(t, syscall.SIGTERM) })
@@ -215,13 +128,4 @@ func mapHasValue(m map[string]string, v string) bool {
 		}
 	}
 	return false
-}
-
-func stateIn(clusters []struct{ Name, State, Reason string }, name string) string {
-	for _, c := range clusters {
-		if c.Name == name {
-			return c.State
-		}
-	}
-	return ""
 }
