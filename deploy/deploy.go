@@ -7,8 +7,11 @@
 //	gcscope-monitoring.yaml  the monitoring add-ons alone (ServiceMonitor, PrometheusRule,
 //	                     Grafana dashboard), to apply beside gcscope.yaml
 //
-// and testdata/monitoring-*.yaml, other settings of the monitoring add-ons, and
-// testdata/hub.yaml, hub mode (hub.remotes), for the tests.
+// and testdata/monitoring-*.yaml, other settings of the monitoring add-ons,
+// testdata/hub.yaml, hub mode (hub.remotes) with a token file, testdata/hub-sso*.yaml and
+// hub-kubernetes.yaml, hub mode without one (single sign-on, or the remotes' tokens), and
+// testdata/refused.txt, helm's message for each of the values the chart refuses, for the
+// tests.
 //
 // `make manifests` (or `make generate`, which runs go generate ./...) renders them again;
 // CI fails when they differ from what is committed. The test beside them applies them to an

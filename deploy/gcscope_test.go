@@ -197,8 +197,9 @@ func (l *lockedWriter) String() string {
 	return l.w.String()
 }
 
-// certificate writes a self-signed serving certificate for localhost and 127.0.0.1 and
-// returns its files and a pool that trusts it.
+// certificate writes a self-signed serving certificate for localhost, 127.0.0.1, the
+// Service's name and the hub's public name in testdata/hub-sso.yaml, and returns its files
+// and a pool that trusts it.
 func certificate(t testing.TB, dir string) (certFile, keyFile string, pool *x509.CertPool) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -208,7 +209,7 @@ func certificate(t testing.TB, dir string) (certFile, keyFile string, pool *x509
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "gcscope"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		DNSNames: []string{"localhost", "gcscope.gcscope.svc"}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames: []string{"localhost", "gcscope.gcscope.svc", hubHost}, IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
 		KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true, IsCA: true,
 	}

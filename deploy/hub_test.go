@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -160,7 +159,7 @@ func TestHubWithTheChartsArgs(t *testing.T) {
 	}
 	var mu sync.Mutex
 	seen := map[string][]string{} // remote → Authorization of each API request
-	standIn := map[string]string{}
+	standIns := map[string]string{}
 	for _, r := range hubRemotes {
 		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 			if req.URL.Path == "/readyz" || strings.HasSuffix(req.URL.Path, "/readyz") {
@@ -176,37 +175,10 @@ func TestHubWithTheChartsArgs(t *testing.T) {
 		s.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
 		s.StartTLS()
 		t.Cleanup(s.Close)
-		standIn[r.name] = s.URL
+		standIns[r.name] = s.URL
 	}
 
-	caPath := regexp.MustCompile(`^/etc/gcscope/remotes/[0-9]+/ca\.crt$`)
-	args := []string{}
-	for _, a := range c.Args {
-		switch {
-		case a == "--listen=0.0.0.0:8443":
-			a = "--listen=127.0.0.1:0"
-		case a == "--tls-cert-file="+tlsMountPath+"/tls.crt":
-			a = "--tls-cert-file=" + certFile
-		case a == "--tls-private-key-file="+tlsMountPath+"/tls.key":
-			a = "--tls-private-key-file=" + keyFile
-		case a == "--auth-token-file=/etc/gcscope/auth/tokens":
-			a = "--auth-token-file=" + tokens
-		case strings.HasPrefix(a, "--remote="):
-			parts := strings.Split(strings.TrimPrefix(a, "--remote="), ",")
-			name, _, _ := strings.Cut(parts[0], "=")
-			parts[0] = name + "=" + standIn[name]
-			for i, p := range parts[1:] {
-				if f, ok := strings.CutPrefix(p, "ca="); ok {
-					if !caPath.MatchString(f) {
-						t.Fatalf("--remote %s: CA file %q", name, f)
-					}
-					parts[i+1] = "ca=" + certFile // the stand-ins' certificate is its own CA
-				}
-			}
-			a = "--remote=" + strings.Join(parts, ",")
-		}
-		args = append(args, a)
-	}
+	args := localArgs(t, c.Args, certFile, keyFile, standIns, map[string]string{"--auth-token-file=/etc/gcscope/auth/tokens": "--auth-token-file=" + tokens})
 	p := launch(t, dir, args, c.Env, pool)
 	if code, body := p.get(t, "/readyz", "", ""); code != http.StatusOK {
 		t.Errorf("/readyz of the hub: %d %s", code, body)

@@ -120,11 +120,47 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 {{- with $r.forward }}
 {{- $spec = printf "%s,forward=%s" $spec . }}
 {{- end }}
-- {{ printf "--remote=%s" $spec | quote }}
-{{ end }}
+{{ printf "- %s" (printf "--remote=%s" $spec | quote) }}
+{{- end }}
 {{- end }}
 
 {{/* The ConfigMap holding the PEM of the remotes given as hub.remotes[].ca. */}}
 {{- define "gcscope.hubCAConfigMapName" -}}
 {{- printf "%s-remote-cas" (include "gcscope.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* "true" when a hub signs users in through single sign-on (hub.singleSignOn.issuerURL),
+     "" otherwise; checks how a hub authenticates: a token file (hub.authTokenSecret) or
+     the remotes deciding (--auth=kubernetes), with single sign-on or without, not both. */}}
+{{- define "gcscope.hubSSO" -}}
+{{- if include "gcscope.hub" . }}
+{{- $sso := .Values.hub.singleSignOn | default dict }}
+{{- if $sso.issuerURL }}
+{{- if .Values.hub.authTokenSecret.name }}
+{{- fail "hub.authTokenSecret.name and hub.singleSignOn.issuerURL are two ways to authenticate: pick one (a token file the hub checks, or single sign-on with the remotes deciding who a user is)" }}
+{{- end }}
+{{- if not (hasPrefix "https://" $sso.issuerURL) }}
+{{- fail (printf "hub.singleSignOn.issuerURL %q: an OpenID issuer is an https URL" $sso.issuerURL) }}
+{{- end }}
+{{- $_ := required "hub.singleSignOn.clientID is required with issuerURL: the hub's client ID at the OpenID provider (the audience the remotes' apiservers expect)" $sso.clientID }}
+{{- if and ($sso.caSecret | default dict).name ($sso.caConfigMap | default dict).name }}
+{{- fail "hub.singleSignOn: give one of caSecret and caConfigMap" }}
+{{- end }}
+{{- true }}
+{{- else }}
+{{- range $k := list "clientID" "displayName" }}
+{{- if get $sso $k }}
+{{- fail (printf "hub.singleSignOn.%s goes with hub.singleSignOn.issuerURL, which is not given" $k) }}
+{{- end }}
+{{- end }}
+{{- range $k := list "clientSecret" "caSecret" "caConfigMap" }}
+{{- if (get $sso $k | default dict).name }}
+{{- fail (printf "hub.singleSignOn.%s goes with hub.singleSignOn.issuerURL, which is not given" $k) }}
+{{- end }}
+{{- end }}
+{{- if not (kindIs "invalid" $sso.scopes) }}
+{{- fail "hub.singleSignOn.scopes goes with hub.singleSignOn.issuerURL, which is not given" }}
+{{- end }}
+{{- end }}
+{{- end }}
 {{- end }}
