@@ -1247,11 +1247,19 @@ var Layout = class {
     }
     this.pack();
   }
-  /** Places the namespace boxes in shelves: those with ownership first, by name; cluster-scoped last. */
+  /**
+   * Where namespace ns's box goes among the shelves (pack): those with ownership first, by
+   * name; cluster-scoped last. Ownership is what people come to look at; cluster-scoped
+   * objects (mostly RBAC and API machinery) go last. One not laid out yet ranks first.
+   * @param {string} a @param {string} b
+   */
+  compare(a, b) {
+    const rank = (ns) => ns === "" ? 2 : this.byName || (this.groups.get(ns)?.owned ?? true) ? 0 : 1;
+    return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
+  }
+  /** Places the namespace boxes in shelves, in compare's order. */
   pack() {
-    const rank = (ns) => ns === "" ? 2 : this.byName || /** @type {Group} */
-    this.groups.get(ns).owned ? 0 : 1;
-    const names = [...this.groups.keys()].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+    const names = [...this.groups.keys()].sort((a, b) => this.compare(a, b));
     let area = 0, widest = 0;
     for (const g of this.groups.values()) {
       area += (g.w + GROUP_GAP) * (g.h + GROUP_GAP);
@@ -5546,12 +5554,20 @@ function newFrames(page2, p) {
     updateEmpty(page2);
   }
   function settledDirty(now) {
-    const dirty = page2.store.dirtyNamespaces;
-    if (dirty.has("*")) return dirty;
-    const out = /* @__PURE__ */ new Set();
-    for (const ns of dirty) {
-      if (now - (page2.store.removedAt.get(ns) ?? -Infinity) > GHOST_MS && !page2.cascades.progressing(ns, now, GHOST_MS)) out.add(ns);
+    const store = page2.store;
+    const dirty = store.dirtyNamespaces;
+    const settled = (ns) => now - (store.removedAt.get(ns) ?? -Infinity) > GHOST_MS && !page2.cascades.progressing(ns, now, GHOST_MS);
+    const watched = [...layout2.groups.keys()].filter((ns) => !settled(ns));
+    if (!watched.length) return dirty;
+    if (dirty.has("*")) {
+      dirty.delete("*");
+      for (const ns of layout2.groups.keys()) dirty.add(ns);
+      for (const ns of store.byNamespace.keys()) dirty.add(ns);
+      for (const g of store.ghosts.values()) dirty.add(g.node.namespace || "");
+      if (store === live2 && page2.detail.mode === "summary") for (const ns of page2.detail.counts.keys()) dirty.add(ns);
     }
+    const out = /* @__PURE__ */ new Set();
+    for (const ns of dirty) if (settled(ns) && !watched.some((w) => layout2.compare(ns, w) < 0)) out.add(ns);
     return out;
   }
   function tick(now) {

@@ -91,17 +91,28 @@ export function newFrames(page, p) {
   /**
    * The dirty namespaces whose layout may change now: not one in the middle of a cascade (a
    * removal still fading, or a cascade's counts moving, in the last GHOST_MS), so that nothing
-   * moves while the user watches; it is laid out once it has settled.
+   * moves while the user watches; it is laid out once it has settled. Nor one whose box
+   * comes before such a namespace's on the shelves: a new size of it would push that box
+   * aside.
    * @param {number} now
    */
   function settledDirty(now) {
-    const dirty = page.store.dirtyNamespaces;
-    if (dirty.has("*")) return dirty;
+    const store = page.store;
+    const dirty = store.dirtyNamespaces;
+    const settled = (/** @type {string} */ ns) => now - (store.removedAt.get(ns) ?? -Infinity) > GHOST_MS && !page.cascades.progressing(ns, now, GHOST_MS);
+    const watched = [...layout.groups.keys()].filter((ns) => !settled(ns));
+    if (!watched.length) return dirty;
+    if (dirty.has("*")) {
+      // All of them (a snapshot after the stream missed events), named one by one.
+      dirty.delete("*");
+      for (const ns of layout.groups.keys()) dirty.add(ns);
+      for (const ns of store.byNamespace.keys()) dirty.add(ns);
+      for (const g of store.ghosts.values()) dirty.add(g.node.namespace || "");
+      if (store === live && page.detail.mode === "summary") for (const ns of page.detail.counts.keys()) dirty.add(ns);
+    }
     /** @type {Set<string>} */
     const out = new Set();
-    for (const ns of dirty) {
-      if (now - (page.store.removedAt.get(ns) ?? -Infinity) > GHOST_MS && !page.cascades.progressing(ns, now, GHOST_MS)) out.add(ns);
-    }
+    for (const ns of dirty) if (settled(ns) && !watched.some((w) => layout.compare(ns, w) < 0)) out.add(ns);
     return out;
   }
 

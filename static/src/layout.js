@@ -129,12 +129,20 @@ export class Layout {
     this.pack();
   }
 
-  /** Places the namespace boxes in shelves: those with ownership first, by name; cluster-scoped last. */
+  /**
+   * Where namespace ns's box goes among the shelves (pack): those with ownership first, by
+   * name; cluster-scoped last. Ownership is what people come to look at; cluster-scoped
+   * objects (mostly RBAC and API machinery) go last. One not laid out yet ranks first.
+   * @param {string} a @param {string} b
+   */
+  compare(a, b) {
+    const rank = (/** @type {string} */ ns) => (ns === "" ? 2 : this.byName || (this.groups.get(ns)?.owned ?? true) ? 0 : 1);
+    return rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0);
+  }
+
+  /** Places the namespace boxes in shelves, in compare's order. */
   pack() {
-    // Ownership is what people come to look at; cluster-scoped objects (mostly RBAC and
-    // API machinery) go last.
-    const rank = (/** @type {string} */ ns) => (ns === "" ? 2 : this.byName || /** @type {Group} */ (this.groups.get(ns)).owned ? 0 : 1);
-    const names = [...this.groups.keys()].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+    const names = [...this.groups.keys()].sort((a, b) => this.compare(a, b));
     // Shelves about as wide as a screen's shape wants, from the total area, rounded up
     // to a power of two so that they change width only when the cluster doubles.
     let area = 0, widest = 0;
