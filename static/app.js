@@ -241,6 +241,7 @@ var Store = class {
     this.seq = 0;
     this.clock = null;
     this.applied = 0;
+    this.snapshots = 0;
     this.dirtyNamespaces = /* @__PURE__ */ new Set();
     this.touched = /* @__PURE__ */ new Set();
     this.removedAt = /* @__PURE__ */ new Map();
@@ -285,6 +286,7 @@ var Store = class {
     }
     if (frame.mode) this.mode = frame.mode;
     this.seq = frame.seq;
+    this.snapshots++;
     if (fade) this.dirtyNamespaces.add("*");
     this.queuesChanged = true;
   }
@@ -8209,6 +8211,17 @@ function testHooks(page2, parts) {
     },
     /** @param {string} uid */
     select: (uid) => parts.select(uid),
+    /** Opens the stream again from a fresh snapshot, as when the server no longer holds the
+     * events the page missed; resolves once the snapshot is applied. */
+    resnapshot: () => {
+      const before = live2.snapshots;
+      parts.stream.hadSnapshot = false;
+      parts.stream.ws?.close(4e3, "a fresh snapshot, asked by a test");
+      return new Promise((done) => {
+        const wait = () => live2.snapshots > before ? done(true) : setTimeout(wait, 10);
+        wait();
+      });
+    },
     /** The objects selected together (shift-click), in the order they were. */
     selected: () => [...parts.selection.uids],
     /**
@@ -8478,7 +8491,7 @@ shortcuts.listen();
 search.input.addEventListener("keydown", (ev) => shortcuts.handle(ev, "search"));
 shortcuts.renderHelp($("help-keys"));
 $("help-button").addEventListener("click", () => helpDialog.showModal());
-var hooks = testHooks(page, { stuckView, tabs, shortcuts, selection, select: show });
+var hooks = testHooks(page, { stuckView, tabs, shortcuts, selection, select: show, stream });
 if (page.hasHistory) {
   page.travelUI = newTimeTravel(page, {
     objectPanel,

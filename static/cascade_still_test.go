@@ -24,9 +24,10 @@ type traced struct {
 
 // TestANamespaceBesideMovesNoCascade: while a Foreground cascade runs in namespace b,
 // namespace a, laid out before it on the same shelf, grows (an owner and a dependent
-// created). None of b's objects moves before b has settled: a's box waits for its new
-// width until then, since a wider a would push b's box aside while the user watches its
-// objects go. Before, b's box moved at once.
+// created), and the stream starts again from a fresh snapshot. None of b's objects moves
+// before b has settled: a's box waits for its new width until then, since a wider a would
+// push b's box aside while the user watches its objects go, and so does the whole layout a
+// snapshot asks for. Before, b's box moved at once.
 func TestANamespaceBesideMovesNoCascade(t *testing.T) {
 	testkit.Shared(t, uiOptions)
 	a, b := namespace(t, "still-a-"), namespace(t, "still-b-")
@@ -53,6 +54,12 @@ func TestANamespaceBesideMovesNoCascade(t *testing.T) {
 		p.until(fmt.Sprintf("%d of b's objects removed", i), fmt.Sprintf(`window.gcscope.traceLog().engine.filter((c) => c.state === "removed").length >= %d`, i))
 		o := configMap(t, a, fmt.Sprintf("owner-%d", i))
 		grown = append(grown, o.UID, configMap(t, a, fmt.Sprintf("dependent-%d", i), o).UID)
+		if i == 2 {
+			// And the stream starts again from a fresh snapshot (the server no longer held
+			// what the page missed, or it read too slowly): the whole layout is redone, but
+			// for b's box.
+			eval[bool](p, `window.gcscope.resnapshot()`)
+		}
 	}
 	p.until("the cascade's end drawn, and a's new objects", `(() => { const d = new Set(window.gcscope.drawnUIDs());
 		return `+list+`.every((u) => !d.has(u) && !window.gcscope.store.ghosts.has(u)) && `+uidsJS(grown...)+`.every((u) => d.has(u)); })()`)

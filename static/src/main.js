@@ -254,7 +254,7 @@ $("help-button").addEventListener("click", () => helpDialog.showModal());
 
 // --- hooks for tests, time travel, the frame loop ---
 
-const hooks = testHooks(page, { stuckView, tabs, shortcuts, selection, select: show });
+const hooks = testHooks(page, { stuckView, tabs, shortcuts, selection, select: show, stream });
 if (page.hasHistory) {
   page.travelUI = newTimeTravel(page, {
     objectPanel, queuesPanel, cascadeStrip, tabs, filters, search, view: pageView, relayout,

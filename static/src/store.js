@@ -82,6 +82,8 @@ export class Store {
     this.clock = null;
     this.applied = 0;
     // What changed since the views last took it (frame.js reads and clears these).
+    /** how many snapshots were applied (a test waits for one) */
+    this.snapshots = 0;
     /** namespaces whose layout must be redone; "*" means all. @type {Set<string>} */
     this.dirtyNamespaces = new Set();
     /** uids whose drawing changed. @type {Set<string>} */ this.touched = new Set();
@@ -134,6 +136,7 @@ export class Store {
     }
     if (frame.mode) this.mode = frame.mode;
     this.seq = frame.seq;
+    this.snapshots++;
     if (fade) this.dirtyNamespaces.add("*");
     this.queuesChanged = true;
   }

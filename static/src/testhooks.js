@@ -90,7 +90,7 @@ function trace(page, uids, current) {
  * it on the stream's deltas and time travel's seeks), for the trace running.
  * @param {Page} page
  * @param {{stuckView: import("./stuck.js").StuckView, tabs: import("./tabs.js").Tabs, shortcuts: import("./shortcuts.js").Shortcuts,
- *   selection: import("./selection.js").Selection, select: (uid: string) => void}} parts
+ *   selection: import("./selection.js").Selection, select: (uid: string) => void, stream: import("./stream.js").Stream}} parts
  */
 export function testHooks(page, parts) {
   const { renderer, layout, live, view, perf } = page;
@@ -142,6 +142,17 @@ export function testHooks(page, parts) {
     },
     /** @param {string} uid */
     select: (uid) => parts.select(uid),
+    /** Opens the stream again from a fresh snapshot, as when the server no longer holds the
+     * events the page missed; resolves once the snapshot is applied. */
+    resnapshot: () => {
+      const before = live.snapshots;
+      parts.stream.hadSnapshot = false;
+      parts.stream.ws?.close(4000, "a fresh snapshot, asked by a test");
+      return new Promise((done) => {
+        const wait = () => (live.snapshots > before ? done(true) : setTimeout(wait, 10));
+        wait();
+      });
+    },
     /** The objects selected together (shift-click), in the order they were. */
     selected: () => [...parts.selection.uids],
     /**
