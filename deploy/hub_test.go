@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -35,12 +36,12 @@ var hubRemotes = []struct {
 		corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{LocalObjectReference: corev1.LocalObjectReference{Name: "gcscope-remote-cas"}, Items: []corev1.KeyToPath{{Key: "remote-2.crt", Path: "ca.crt"}}}}},
 }
 
-// TestRenderedHub: a hub runs gcscope itself (not the image's `gcscope --in-cluster`) with
-// a --remote per remote whose ca= is the file its volume mounts; it signs users in with
-// the token file of its Secret; it has no ClusterRole, no binding, no mounted
-// ServiceAccount token, no history and no claim; the pod is hardened as any other.
-func TestRenderedHub(t *testing.T) {
-	m := load(t, "testdata/hub.yaml")
+// checkHubGrantsNothing checks that a rendered hub has no ClusterRole, no binding, no
+// claim and no mounted ServiceAccount token, that its pod is hardened as any other and
+// that it runs gcscope itself (not the image's `gcscope --in-cluster`); it returns the hub's
+// Deployment.
+func checkHubGrantsNothing(t *testing.T, m *manifest) *appsv1.Deployment {
+	t.Helper()
 	for _, kind := range []string{"ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding", "PersistentVolumeClaim"} {
 		if n := len(m.of(kind)); n > 0 {
 			t.Errorf("the hub's manifest has %d %s: a hub reads no cluster and records no history", n, kind)
@@ -52,10 +53,21 @@ func TestRenderedHub(t *testing.T) {
 		t.Errorf("automountServiceAccountToken %v: a hub needs no ServiceAccount token", a)
 	}
 	checkPod(t, d)
-	c := spec.Containers[0]
-	if !slices.Equal(c.Command, []string{"/usr/local/bin/gcscope"}) {
+	if c := spec.Containers[0]; !slices.Equal(c.Command, []string{"/usr/local/bin/gcscope"}) {
 		t.Errorf("command %q: want gcscope without the image's --in-cluster", c.Command)
 	}
+	return d
+}
+
+// TestRenderedHub: a hub runs gcscope itself (not the image's `gcscope --in-cluster`) with
+// a --remote per remote whose ca= is the file its volume mounts; it signs users in with
+// the token file of its Secret; it has no ClusterRole, no binding, no mounted
+// ServiceAccount token, no history and no claim; the pod is hardened as any other.
+func TestRenderedHub(t *testing.T) {
+	m := load(t, "testdata/hub.yaml")
+	d := checkHubGrantsNothing(t, m)
+	spec := d.Spec.Template.Spec
+	c := spec.Containers[0]
 	for _, a := range []string{"--listen=0.0.0.0:8443", "--auth-token-file=/etc/gcscope/auth/tokens",
 		"--tls-cert-file=" + tlsMountPath + "/tls.crt", "--tls-private-key-file=" + tlsMountPath + "/tls.key", "--history=false"} {
 		if !slices.Contains(c.Args, a) {

@@ -59,12 +59,7 @@ func TestUISeveralClustersUnderSingleSignOn(t *testing.T) {
 
 	page := browsertest.Start(t, browsertest.Options{Width: 1280, Height: 800, TrustCertificate: idp.Certificate().Raw, OneProcess: true})
 	d := uiDriver{ctx: page.Ctx, failShot: "ui-sso-clusters-failed"}
-	host, _, _ := strings.Cut(strings.TrimPrefix(issuer, "https://"), ":")
-	d.run(t, "sign in once", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#sso")), click("#sso"),
-		chromedp.WaitVisible(chromedp.CSS(`input[name="username"]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name="username"]`), "test-user@"+host),
-		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "verysecure"),
-		chromedp.Submit(chromedp.CSS(`input[name="password"]`)))
+	signInOnce(t, d, base, issuer)
 	waitLocation(t, page.Ctx, base+"/?cluster=east") // the default cluster's page
 	d.run(t, "the page", uiReady)
 
@@ -78,6 +73,18 @@ func TestUISeveralClustersUnderSingleSignOn(t *testing.T) {
 	// 403: the refusals asked for; the provider's site has no favicon.
 	page.NoErrorsExcept(t, func(m string) bool { return strings.Contains(m, "403") || strings.Contains(m, issuer+"/favicon.ico") })
 	page.Close()
+}
+
+// signInOnce signs the provider's test user in at gcscope's base, from its login page
+// through the provider's form at issuer.
+func signInOnce(t *testing.T, d uiDriver, base, issuer string) {
+	t.Helper()
+	host, _, _ := strings.Cut(strings.TrimPrefix(issuer, "https://"), ":")
+	d.run(t, "sign in once", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#sso")), click("#sso"),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="username"]`)),
+		chromedp.SendKeys(chromedp.CSS(`input[name="username"]`), "test-user@"+host),
+		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "verysecure"),
+		chromedp.Submit(chromedp.CSS(`input[name="password"]`)))
 }
 
 // ssoScene is what the tests of several clusters under single sign-on set up: in east the

@@ -61,12 +61,7 @@ func TestUIHubUnderSingleSignOn(t *testing.T) {
 
 	page := browsertest.Start(t, browsertest.Options{Width: 1280, Height: 800, TrustCertificate: idp.Certificate().Raw, OneProcess: true})
 	d := uiDriver{ctx: page.Ctx, failShot: "ui-sso-hub-failed"}
-	host, _, _ := strings.Cut(strings.TrimPrefix(issuer, "https://"), ":")
-	d.run(t, "sign in once, at the hub", chromedp.Navigate(base+"/"), chromedp.WaitVisible(chromedp.CSS("#sso")), click("#sso"),
-		chromedp.WaitVisible(chromedp.CSS(`input[name="username"]`)),
-		chromedp.SendKeys(chromedp.CSS(`input[name="username"]`), "test-user@"+host),
-		chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), "verysecure"),
-		chromedp.Submit(chromedp.CSS(`input[name="password"]`)))
+	signInOnce(t, d, base, issuer)                   // at the hub
 	waitLocation(t, page.Ctx, base+"/?cluster=east") // the first remote's page
 	d.run(t, "the page", uiReady, chromedp.WaitVisible(chromedp.CSS(`#conn[data-state="live"]`)),
 		chromedp.Poll[chromedp.Void](`window.gcscope.store.nodes.has(`+jsQuoted(string(scene.eastMine.UID))+`)`, chromedp.WithPollingTimeout(30*time.Second)))
