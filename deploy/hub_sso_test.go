@@ -254,9 +254,14 @@ type standIn struct {
 	review func(ctx context.Context, token string) (user string, ok bool)
 }
 
-// startStandIns serves a standIn per name over https with cert.
-func startStandIns(t *testing.T, cert tls.Certificate, names []string, review func(ctx context.Context, token string) (string, bool)) map[string]*standIn {
+// startStandIns serves a standIn per name over https with the key pair of certFile and
+// keyFile.
+func startStandIns(t *testing.T, certFile, keyFile string, names []string, review func(ctx context.Context, token string) (string, bool)) map[string]*standIn {
 	t.Helper()
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out := map[string]*standIn{}
 	for _, name := range names {
 		s := &standIn{review: review}
@@ -366,13 +371,9 @@ func TestHubWithoutTokenFileWithTheChartsArgs(t *testing.T) {
 	c := m.deployment(t).Spec.Template.Spec.Containers[0]
 	dir := t.TempDir()
 	certFile, keyFile, pool := certificate(t, dir)
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// East's cluster knows alice's token; west takes ID tokens only, so it is never sent one.
 	const aliceToken = "east-alice-token-0123456789"
-	remotes := startStandIns(t, cert, []string{"east", "west"}, func(_ context.Context, token string) (string, bool) {
+	remotes := startStandIns(t, certFile, keyFile, []string{"east", "west"}, func(_ context.Context, token string) (string, bool) {
 		return "alice", token == aliceToken
 	})
 	p := launch(t, dir, localArgs(t, c.Args, certFile, keyFile, map[string]string{"east": remotes["east"].url, "west": remotes["west"].url}, nil), systemRoots(c.Env, certFile), pool)
@@ -420,10 +421,6 @@ func TestHubSingleSignOnWithTheChartsArgs(t *testing.T) {
 	c := m.deployment(t).Spec.Template.Spec.Containers[0]
 	dir := t.TempDir()
 	certFile, keyFile, pool := certificate(t, dir)
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
 
 	// The provider, with one client: the chart's client ID, whose redirect URL is the hub's
 	// at its public name.
@@ -453,7 +450,7 @@ func TestHubSingleSignOnWithTheChartsArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 	verifier := provider.Verifier(&oidc.Config{ClientID: clientID})
-	remotes := startStandIns(t, cert, []string{"east", "west"}, func(ctx context.Context, token string) (string, bool) {
+	remotes := startStandIns(t, certFile, keyFile, []string{"east", "west"}, func(ctx context.Context, token string) (string, bool) {
 		id, err := verifier.Verify(oidc.ClientContext(ctx, idp.Client()), token)
 		if err != nil {
 			return "", false

@@ -1,15 +1,13 @@
 package deploy_test
 
 import (
-	"crypto/tls"
+	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -164,30 +162,18 @@ func TestHubWithTheChartsArgs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A stand-in gcscope per remote, serving https with the test's certificate.
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	seen := map[string][]string{} // remote → Authorization of each API request
-	standIns := map[string]string{}
+	// A stand-in gcscope per remote, serving https with the test's certificate, that
+	// accepts the user's token.
+	var names []string
 	for _, r := range hubRemotes {
-		s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-			if req.URL.Path == "/readyz" || strings.HasSuffix(req.URL.Path, "/readyz") {
-				w.Write([]byte("ok"))
-				return
-			}
-			mu.Lock()
-			seen[r.name] = append(seen[r.name], req.Header.Get("Authorization"))
-			mu.Unlock()
-			w.Header().Set("Content-Type", "application/json")
-			w.Write([]byte(`{"nodes":[],"edges":[]}`))
-		}))
-		s.TLS = &tls.Config{Certificates: []tls.Certificate{cert}}
-		s.StartTLS()
-		t.Cleanup(s.Close)
-		standIns[r.name] = s.URL
+		names = append(names, r.name)
+	}
+	remotes := startStandIns(t, certFile, keyFile, names, func(_ context.Context, token string) (string, bool) {
+		return "alice", token == userToken
+	})
+	standIns := map[string]string{}
+	for name, s := range remotes {
+		standIns[name] = s.url
 	}
 
 	args := localArgs(t, c.Args, certFile, keyFile, standIns, map[string]string{"--auth-token-file=/etc/gcscope/auth/tokens": "--auth-token-file=" + tokens})
@@ -233,15 +219,13 @@ func TestHubWithTheChartsArgs(t *testing.T) {
 			t.Errorf("%s's graph through the hub: %d %s, want %d", r.name, code, body, want)
 		}
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	for _, r := range hubRemotes {
-		got := seen[r.name]
+		got := remotes[r.name].reviewed()
 		switch {
 		case r.forward == "id-token" && len(got) > 0:
-			t.Errorf("%s (id-token) got requests with %q; want none", r.name, got)
-		case r.forward != "id-token" && (len(got) == 0 || slices.ContainsFunc(got, func(a string) bool { return a != "Bearer "+userToken })):
-			t.Errorf("%s got Authorization %q; want the user's token on each request", r.name, got)
+			t.Errorf("%s (id-token) got requests as %q; want none", r.name, got)
+		case r.forward != "id-token" && (len(got) == 0 || slices.ContainsFunc(got, func(u string) bool { return u != "alice" })):
+			t.Errorf("%s reviewed its requests as %q; want the user's token (alice) on each", r.name, got)
 		}
 	}
 }

@@ -5560,8 +5560,8 @@ function newFrames(page2, p) {
     const dirty = store.dirtyNamespaces;
     const settled = (ns) => now - (store.removedAt.get(ns) ?? -Infinity) > GHOST_MS && !page2.cascades.progressing(ns, now, GHOST_MS);
     const watched = [...layout2.groups.keys()].filter((ns) => !settled(ns));
-    if (!watched.length) return dirty;
     if (dirty.has("*")) {
+      if (!watched.length) return dirty;
       dirty.delete("*");
       for (const ns of layout2.groups.keys()) dirty.add(ns);
       for (const ns of store.byNamespace.keys()) dirty.add(ns);

@@ -101,8 +101,8 @@ export function newFrames(page, p) {
     const dirty = store.dirtyNamespaces;
     const settled = (/** @type {string} */ ns) => now - (store.removedAt.get(ns) ?? -Infinity) > GHOST_MS && !page.cascades.progressing(ns, now, GHOST_MS);
     const watched = [...layout.groups.keys()].filter((ns) => !settled(ns));
-    if (!watched.length) return dirty;
     if (dirty.has("*")) {
+      if (!watched.length) return dirty;
       // All of them (a snapshot after the stream missed events), named one by one.
       dirty.delete("*");
       for (const ns of layout.groups.keys()) dirty.add(ns);
